@@ -1,0 +1,3 @@
+from fxlab.cli.main import main
+
+main()

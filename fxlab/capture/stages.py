@@ -1,0 +1,102 @@
+"""How each FX stage of a Dynamo graph is obtained (DESIGN.md, "The pipeline: stages").
+
+``aten``: the Dynamo graph traced with ``make_fx`` in fake mode, no functionalization.
+``functional``: what ``aot_module_simplified`` hands TorchAir's inference compiler, with
+TorchAir's choices (its decomposition table, ``keep_inference_input_mutations=True``).
+``reinplaced``: built from ``functional`` by :mod:`fxlab.passes.reinplace`.
+"""
+from __future__ import annotations
+
+import contextlib
+from typing import Any, Callable, Iterator, Sequence
+
+import torch
+import torch.fx as fx
+
+STAGES = ("dynamo", "aten", "functional", "reinplaced")
+
+
+def torchair_decompositions() -> dict[Any, Callable[..., Any]]:
+    """TorchAir's default decomposition table: only collectives (which need NPU process
+    groups and never appear in a CPU trace), so the table is empty here; aot_autograd's
+    own CompositeImplicitAutograd decompositions still apply, exactly as under TorchAir.
+    ``upsample_nearest2d.vec`` is kept whole, as TorchAir patches it to be."""
+    return {}
+
+
+def _fake_mode_of(inputs: Sequence[Any]) -> Any:
+    from torch._guards import detect_fake_mode
+
+    return detect_fake_mode(inputs)
+
+
+def functional_stage(
+    gm: fx.GraphModule,
+    example_inputs: Sequence[Any],
+    decompositions: dict[Any, Callable[..., Any]] | None = None,
+) -> tuple[fx.GraphModule, Callable[..., Any]]:
+    """Run ``aot_module_simplified`` as TorchAir's backend does; return the functional
+    inference graph its compiler receives and the compiled callable (which runs that
+    graph eagerly, with the input mutations applied by aot's epilogue)."""
+    from torch._functorch.aot_autograd import aot_module_simplified
+
+    captured: list[fx.GraphModule] = []
+
+    def inference_compiler(fw: fx.GraphModule, fw_inputs: Sequence[Any]) -> Callable[..., Any]:
+        captured.append(fw)
+        return fw
+
+    compiled = aot_module_simplified(
+        gm,
+        list(example_inputs),
+        fw_compiler=inference_compiler,
+        decompositions=torchair_decompositions() if decompositions is None else decompositions,
+        keep_inference_input_mutations=True,
+    )
+    if not captured:
+        raise RuntimeError("aot_autograd produced no inference graph")
+    return captured[-1], compiled
+
+
+def aten_stage(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> fx.GraphModule:
+    """Trace ``gm`` to ATen ops in fake mode without functionalization, so in-place ops
+    (``add_``, ``copy_``, custom ``(a!)`` ops) are still visible."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    fake_mode = _fake_mode_of(example_inputs)
+    with _maybe(fake_mode), torch.no_grad():
+        inputs = [_as_fake(x, fake_mode) for x in example_inputs]
+        return make_fx(gm, decomposition_table=torchair_decompositions(), tracing_mode="real" if fake_mode else "fake", pre_dispatch=False)(*inputs)
+
+
+def _as_fake(x: Any, fake_mode: Any) -> Any:
+    if fake_mode is None or not isinstance(x, torch.Tensor) or isinstance(x, torch._subclasses.FakeTensor):
+        return x
+    return fake_mode.from_tensor(x)
+
+
+@contextlib.contextmanager
+def _maybe(ctx: Any) -> Iterator[None]:
+    if ctx is None:
+        yield
+    else:
+        with ctx:
+            yield
+
+
+def functional_graph(fn: Callable[..., Any], *inputs: torch.Tensor) -> fx.GraphModule:
+    """The ``functional`` stage of a plain function or module, without Dynamo: traced
+    with ``make_fx`` to a graph module first. For tests and quick experiments."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def as_tuple(*args: Any) -> tuple[Any, ...]:
+        out = fn(*args)  # aot_autograd wants tuple outputs
+        return tuple(out) if isinstance(out, (tuple, list)) else (out,)
+
+    with torch.no_grad():
+        gm = make_fx(as_tuple, tracing_mode="fake")(*inputs)
+        fake_mode = _fake_mode_of([n.meta.get("val") for n in gm.graph.nodes if n.op == "placeholder"])
+        fake_inputs = [fake_mode.from_tensor(x) if isinstance(x, torch.Tensor) else x for x in inputs] if fake_mode else list(inputs)
+        with _maybe(fake_mode):
+            functional, _ = functional_stage(gm, fake_inputs)
+    return functional

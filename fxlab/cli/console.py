@@ -1,0 +1,37 @@
+"""The one place fxlab prints: rich consoles for results (stdout) and messages (stderr).
+
+``NO_COLOR`` is honoured by rich itself; ``FXLAB_WIDTH`` pins the width (tests, CI logs).
+"""
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+from rich.console import Console
+
+
+def _width() -> int | None:
+    value = os.environ.get("FXLAB_WIDTH")
+    return int(value) if value and value.isdigit() else None
+
+
+@lru_cache(maxsize=1)
+def out() -> Console:
+    return Console(width=_width(), highlight=False, soft_wrap=False)
+
+
+@lru_cache(maxsize=1)
+def err() -> Console:
+    return Console(stderr=True, width=_width(), highlight=False)
+
+
+def error(message: str) -> None:
+    err().print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+
+
+def note(message: str) -> None:
+    err().print(f"[dim]note:[/] {message}", markup=True, highlight=False)
+
+
+def warn(message: str) -> None:
+    err().print(f"[yellow]warning:[/] {message}", markup=True, highlight=False)

@@ -1,0 +1,49 @@
+"""``fxlab``: the command-line entry point. Each command lives in its own module and is
+thin: parse, call the layers below, render, choose the exit code."""
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from fxlab.cli import console
+
+app = typer.Typer(
+    name="fxlab",
+    help=(
+        "See how PyTorch graph mode on Ascend NPUs (TorchAir) turns your model into the "
+        "Ascend IR (GE graph): every Dynamo graph, each stage from the Dynamo graph through "
+        "functionalization and re-inplacing to the converted GE ops, with every op traced back "
+        "to its FX node and source line. Runs on CPU; uses the real TorchAir when importable."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+
+
+def _register_commands() -> None:
+    # Each module adds its command(s) to ``app``; heavy imports stay inside the commands.
+    from fxlab.cli import trace  # noqa: F401
+
+    for optional in ("diff", "scopes", "ops"):
+        try:
+            __import__(f"fxlab.cli.{optional}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"fxlab.cli.{optional}":
+                raise
+
+
+def main(argv: list[str] | None = None) -> None:
+    from fxlab.errors import FxlabError
+
+    _register_commands()
+    try:
+        app(args=argv, standalone_mode=True)
+    except FxlabError as exc:
+        console.error(str(exc))
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        console.error("interrupted")
+        sys.exit(130)

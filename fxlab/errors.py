@@ -1,0 +1,30 @@
+"""fxlab's user-facing errors: one paragraph naming the cause and the fix, and an exit code.
+
+Layers below the CLI raise these; the CLI prints the message (never a traceback) and
+exits with ``exit_code``.
+"""
+from __future__ import annotations
+
+
+class FxlabError(Exception):
+    """An error the user can fix. ``str(err)`` is the whole paragraph shown to them."""
+
+    exit_code = 2
+
+
+class ModelLoadError(FxlabError):
+    """The model file is missing, does not import, or defines no model and inputs."""
+
+
+class CaptureError(FxlabError):
+    """The model failed under ``torch.compile`` or while a stage was being traced."""
+
+    exit_code = 3
+
+
+class OutputError(FxlabError):
+    """``--out`` cannot be written."""
+
+
+class UsageError(FxlabError):
+    """A bad option value (an unknown stage, a bad core count, ...)."""

@@ -1,0 +1,218 @@
+"""Building an Ascend IR graph: the API converters call.
+
+A :class:`GraphBuilder` owns one :class:`IrGraph` under construction. While a converter
+runs, the builder is *current* (a context variable, like TorchAir's default GE graph), so
+converter code reads as TorchAir's does: ``ge.op("Add", {"x1": a, "x2": b})`` returns a
+:class:`Tensor` handle. The builder names ops the way TorchAir does (``Add``, ``Add_1``,
+...), stamps each op with the FX node and source line being converted, and applies the
+scope attrs (SuperKernel, core limits, ...) pushed by ``air::scope_enter`` to every op a
+node's conversion creates.
+"""
+from __future__ import annotations
+
+import contextlib
+import contextvars
+from dataclasses import dataclass
+from typing import Any, Iterator, Mapping, Sequence
+
+from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, attr_of
+
+# Scope attrs stored as bools; every other scope attr is a string (TorchAir's choice).
+BOOL_SCOPE_ATTRS = frozenset({"_op_exec_never_timeout", "_enable_inner_parallel"})
+SUPER_KERNEL_ATTRS = ("_super_kernel_scope", "_super_kernel_options")
+
+
+class Tensor:
+    """One output of an op in the graph being built: ``"<op name>:<index>"``."""
+
+    __slots__ = ("op", "index")
+
+    def __init__(self, op: IrOp, index: int) -> None:
+        self.op = op
+        self.index = index
+
+    @property
+    def tensor(self) -> str:
+        return f"{self.op.name}:{self.index}"
+
+    @property
+    def controller(self) -> str:
+        return f"{self.op.name}:-1"
+
+    @property
+    def desc(self) -> TensorDesc:
+        return self.op.output_desc[self.index]
+
+    @property
+    def dtype(self) -> DataType:
+        return self.desc.dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.desc.shape
+
+    @property
+    def rank(self) -> int:
+        return len(self.desc.shape)
+
+    def __repr__(self) -> str:
+        return f"Tensor({self.tensor}, {self.dtype.name}, {list(self.shape)})"
+
+
+InputSpec = Mapping[str, "Tensor | None"] | Sequence["Tensor | None"]
+
+
+@dataclass
+class Provenance:
+    fx_node: str | None = None
+    source: str | None = None
+
+
+class GraphBuilder:
+    """Accumulates ops into one :class:`IrGraph`."""
+
+    def __init__(self, name: str) -> None:
+        self.graph = IrGraph(name=name)
+        self._names: set[str] = set()
+        self._type_counters: dict[str, int] = {}
+        self.provenance = Provenance()
+        self.scope_stack: list[dict[str, str]] = []
+
+    # -- naming -----------------------------------------------------------------------
+    def unique_name(self, op_type: str, name: str | None = None) -> str:
+        """TorchAir's scheme: the type itself first, then ``Type_1``, ``Type_2``, ..."""
+        if name is not None:
+            if name in self._names:
+                raise ValueError(f"duplicated GE op name {name!r}")
+            self._names.add(name)
+            return name
+        counter = self._type_counters.get(op_type)
+        if counter is None:
+            self._type_counters[op_type] = 0
+            if op_type not in self._names:
+                self._names.add(op_type)
+                return op_type
+            counter = 0
+        candidate = op_type
+        while candidate in self._names:
+            counter += 1
+            candidate = f"{op_type}_{counter}"
+        self._type_counters[op_type] = counter
+        self._names.add(candidate)
+        return candidate
+
+    # -- op creation ------------------------------------------------------------------
+    def add_op(
+        self,
+        op_type: str,
+        inputs: InputSpec = (),
+        attrs: Mapping[str, Any] | None = None,
+        outputs: Sequence[str] | int = ("y",),
+        *,
+        dtypes: Sequence[DataType] | DataType | None = None,
+        shapes: Sequence[tuple[int, ...]] | None = None,
+        dependencies: Sequence[Tensor] = (),
+        name: str | None = None,
+    ) -> list[Tensor]:
+        """Append one op and return a handle per output.
+
+        ``inputs`` maps prototype input names to tensors (a sequence gets ``x0, x1, ...``;
+        ``None`` is an absent optional input). Output dtypes default to the first input's.
+        """
+        op = IrOp(name=self.unique_name(op_type, name), type=op_type)
+        op.fx_node, op.source = self.provenance.fx_node, self.provenance.source
+        op.inputs.extend(dep.controller for dep in dependencies)
+        named = inputs.items() if isinstance(inputs, Mapping) else ((f"x{i}", t) for i, t in enumerate(inputs))
+        first_dtype = DataType.DT_UNDEFINED
+        for input_name, tensor in named:
+            if tensor is None:
+                op.inputs.append("")
+                op.input_desc.append(TensorDesc(name=input_name, attrs={"_is_unfed_optional": Attr(AttrKind.INT, 1)}))
+                continue
+            if not isinstance(tensor, Tensor):
+                raise TypeError(f"{op_type} input {input_name!r} must be a graph Tensor, got {type(tensor).__name__}")
+            op.inputs.append(tensor.tensor)
+            src = tensor.desc
+            op.input_desc.append(TensorDesc(input_name, src.dtype, src.shape, src.layout))
+            if first_dtype is DataType.DT_UNDEFINED:
+                first_dtype = src.dtype
+        for key, value in (attrs or {}).items():
+            op.attrs[key] = attr_of(value)
+        names = [f"y{i}" for i in range(outputs)] if isinstance(outputs, int) else list(outputs)
+        out_dtypes = _expand_dtypes(dtypes, len(names), first_dtype)
+        for i, out_name in enumerate(names):
+            shape = tuple(shapes[i]) if shapes is not None else ()
+            op.output_desc.append(TensorDesc(out_name, out_dtypes[i], shape))
+        self.graph.ops.append(op)
+        return [Tensor(op, i) for i in range(len(names))]
+
+    # -- provenance and scopes ---------------------------------------------------------
+    @contextlib.contextmanager
+    def converting(self, fx_node: str | None, source: str | None) -> Iterator[None]:
+        """Stamp ops created inside with their FX node, and give them the pushed scope
+        attrs when the node's conversion is done (helper ops included, as TorchAir)."""
+        saved = self.provenance
+        self.provenance = Provenance(fx_node, source)
+        first_new = len(self.graph.ops)
+        try:
+            yield
+        finally:
+            self.provenance = saved
+            if self.scope_stack:
+                for op in self.graph.ops[first_new:]:
+                    apply_scope_attrs(op, self.scope_stack)
+
+    def push_scope(self, keys: Sequence[str], values: Sequence[str]) -> None:
+        self.scope_stack.append(dict(zip(keys, values)))
+
+    def pop_scope(self) -> bool:
+        """Pop the innermost scope; ``False`` when there was none (an unbalanced exit)."""
+        if not self.scope_stack:
+            return False
+        self.scope_stack.pop()
+        return True
+
+
+def apply_scope_attrs(op: IrOp, stack: Sequence[Mapping[str, str]]) -> None:
+    """Give ``op`` every pushed attr, outer scope first so inner ones override; an empty
+    SuperKernel scope name clears the SuperKernel attrs set by outer scopes."""
+    for attrs in stack:
+        for key, value in attrs.items():
+            if key == "_super_kernel_scope" and value in ("", None):
+                for sk_key in SUPER_KERNEL_ATTRS:
+                    op.attrs.pop(sk_key, None)
+                break
+            if key in BOOL_SCOPE_ATTRS:
+                op.attrs[key] = Attr(AttrKind.BOOL, str(value) == "True")
+            else:
+                op.attrs[key] = Attr(AttrKind.STR, str(value))
+
+
+def _expand_dtypes(dtypes: Sequence[DataType] | DataType | None, count: int, default: DataType) -> list[DataType]:
+    if dtypes is None:
+        return [default] * count
+    if isinstance(dtypes, DataType):
+        return [dtypes] * count
+    if len(dtypes) != count:
+        raise ValueError(f"{len(dtypes)} output dtypes given for {count} outputs")
+    return list(dtypes)
+
+
+_CURRENT: contextvars.ContextVar[GraphBuilder | None] = contextvars.ContextVar("fxlab_ge_builder", default=None)
+
+
+def current_builder() -> GraphBuilder:
+    builder = _CURRENT.get()
+    if builder is None:
+        raise RuntimeError("no Ascend IR graph is being built: GE ops can only be created inside a converter")
+    return builder
+
+
+@contextlib.contextmanager
+def building(builder: GraphBuilder) -> Iterator[GraphBuilder]:
+    """Make ``builder`` the current graph for ``ge.*`` calls inside the block."""
+    token = _CURRENT.set(builder)
+    try:
+        yield builder
+    finally:
+        _CURRENT.reset(token)

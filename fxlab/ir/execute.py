@@ -1,0 +1,77 @@
+"""A reference executor: run an Ascend IR graph on CPU with torch, to check conversion
+numerically against eager.
+
+Each GE op type has a kernel: ``kernel(op, inputs, attrs) -> list[Tensor]`` where
+``inputs`` are torch tensors (``None`` for absent optional inputs) and ``attrs`` plain
+Python values. Semantics that matter for in-place conversion:
+
+- ``Data`` reads graph input ``index`` itself (not a copy), so ops that write their
+  input in place (``Assign``, ref outputs of in-place GE ops) mutate the caller's tensor,
+  as GE does with memory the user passed in;
+- ``TensorMove`` copies; an in-place op's kernel writes into its ref input and returns
+  that same tensor as its ref output.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import torch
+
+from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp
+
+Kernel = Callable[[IrOp, list[Any], dict[str, Any]], list[Any]]
+KERNELS: dict[str, Kernel] = {}
+
+
+class ExecutionError(RuntimeError):
+    pass
+
+
+def register_kernel(*op_types: str) -> Callable[[Kernel], Kernel]:
+    """Register the CPU reference kernel of GE op types (one kernel per type)."""
+
+    def decorate(fn: Kernel) -> Kernel:
+        for op_type in op_types:
+            if op_type in KERNELS:
+                raise ValueError(f"two reference kernels registered for GE op type {op_type}")
+            KERNELS[op_type] = fn
+        return fn
+
+    return decorate
+
+
+def plain_attrs(op: IrOp) -> dict[str, Any]:
+    return {k: _plain(v) for k, v in op.attrs.items()}
+
+
+def _plain(attr: Attr) -> Any:
+    if attr.kind is AttrKind.TENSOR:
+        return attr.value.to_torch()
+    return attr.value
+
+
+def execute(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    """Run ``graph`` on ``inputs`` (in ``Data`` index order); return the ``NetOutput``
+    inputs. Raises :class:`ExecutionError` naming the op that failed."""
+    from fxlab.ir import kernels  # noqa: F401 - registers the reference kernels
+
+    values: dict[str, Any] = {}
+    outputs: list[torch.Tensor] = []
+    for op in graph.ops:
+        args = [None if not ref else values[ref] for ref in op.data_inputs]
+        if op.type == "Data":
+            results = [inputs[op.attr_value("index")]]
+        elif op.type == "NetOutput":
+            outputs = list(args)
+            continue
+        else:
+            kernel = KERNELS.get(op.type)
+            if kernel is None:
+                raise ExecutionError(f"no reference kernel for GE op type {op.type} (op {op.name}, from FX node {op.fx_node})")
+            try:
+                results = kernel(op, args, plain_attrs(op))
+            except Exception as exc:
+                raise ExecutionError(f"{op.type} op {op.name} (from FX node {op.fx_node}) failed: {exc}") from exc
+        for index, value in enumerate(results):
+            values[f"{op.name}:{index}"] = value
+    return outputs

@@ -1,0 +1,96 @@
+"""``ge.*``: the calls converters use to create GE ops in the current graph.
+
+Kept small on purpose: ``op`` creates any op type, and the helpers below are the few
+patterns TorchAir's converters share (scalars as ``Const``, dtype promotion as ``Cast``).
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import torch
+
+from fxlab.ir.builder import InputSpec, Tensor, current_builder
+from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType, TensorValue, ge_dtype, torch_dtype
+
+__all__ = ["Tensor", "DataType", "op", "op1", "const", "cast", "cast_to", "promote", "dtype_of"]
+
+
+def op(
+    op_type: str,
+    inputs: InputSpec = (),
+    attrs: Mapping[str, Any] | None = None,
+    outputs: Sequence[str] | int = ("y",),
+    **kwargs: Any,
+) -> list[Tensor]:
+    """Create one op of ``op_type`` in the current graph; a handle per output."""
+    return current_builder().add_op(op_type, inputs, attrs, outputs, **kwargs)
+
+
+def op1(op_type: str, inputs: InputSpec = (), attrs: Mapping[str, Any] | None = None, **kwargs: Any) -> Tensor:
+    """Create a single-output op and return its output."""
+    return current_builder().add_op(op_type, inputs, attrs, ("y",), **kwargs)[0]
+
+
+def const(value: Any, dtype: DataType | torch.dtype | None = None) -> Tensor:
+    """A ``Const`` op holding ``value`` (a Python scalar, list, or tensor).
+
+    Python scalars keep a ``_readable_value`` attr as TorchAir writes it, so dumps show
+    the number and not only its bytes.
+    """
+    if isinstance(dtype, torch.dtype):
+        dtype = ge_dtype(dtype)
+    tensor = _as_tensor(value, dtype)
+    attrs: dict[str, Any] = {"value": TensorValue.from_torch(tensor)}
+    if not isinstance(value, torch.Tensor):
+        attrs["_readable_value"] = repr(value)
+    return op1("Const", (), attrs, dtypes=ge_dtype(tensor.dtype), shapes=[tuple(tensor.shape)])
+
+
+def _as_tensor(value: Any, dtype: DataType | None) -> torch.Tensor:
+    if isinstance(value, torch.Tensor):
+        return value if dtype is None else value.to(torch_dtype(dtype))
+    target = torch_dtype(dtype) if dtype is not None else None
+    if target is None:
+        target = _default_scalar_dtype(value)
+    return torch.tensor(value, dtype=target)
+
+
+def _default_scalar_dtype(value: Any) -> torch.dtype:
+    probe = value
+    while isinstance(probe, (list, tuple)) and probe:
+        probe = probe[0]
+    if isinstance(probe, bool):
+        return torch.bool
+    if isinstance(probe, int):
+        return torch.int64
+    return torch.float32
+
+
+def cast(x: Tensor, dst: DataType) -> Tensor:
+    """``Cast(x)`` to ``dst``; ``dst_type`` carries TorchAir's dtype number."""
+    return op1("Cast", {"x": x}, {"dst_type": TORCHAIR_DTYPE_NUMBER[dst]}, dtypes=dst, shapes=[x.shape])
+
+
+def cast_to(x: Tensor, dst: DataType) -> Tensor:
+    """``x`` itself when it already has type ``dst``, else a ``Cast``."""
+    return x if x.dtype == dst else cast(x, dst)
+
+
+def dtype_of(value: Any) -> DataType:
+    if isinstance(value, Tensor):
+        return value.dtype
+    if isinstance(value, torch.Tensor):
+        return ge_dtype(value.dtype)
+    return ge_dtype(_default_scalar_dtype(value))
+
+
+def promote(target: DataType, *values: Any) -> list[Tensor]:
+    """Bring every operand to ``target``: tensors are cast when their type differs,
+    Python scalars become ``Const`` ops of that type (TorchAir's dtype promotion)."""
+    out = []
+    for value in values:
+        if isinstance(value, Tensor):
+            out.append(cast_to(value, target))
+        else:
+            out.append(const(value, target))
+    return out

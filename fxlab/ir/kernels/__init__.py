@@ -1,0 +1,7 @@
+"""CPU reference kernels for GE op types, one module per op family.
+
+Importing this package registers them in :data:`fxlab.ir.execute.KERNELS`.
+"""
+from __future__ import annotations
+
+from fxlab.ir.kernels import core, elementwise  # noqa: F401

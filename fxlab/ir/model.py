@@ -1,0 +1,347 @@
+"""The Ascend IR (GE graph) data model: graphs of typed ops with tensor descriptors.
+
+The model mirrors GE's ``ge.proto`` closely enough that writing it as a ``ModelDef`` and
+reading it back is lossless, but it is plain Python: converters build it, passes read it,
+writers serialize it. Each op also keeps its provenance (the FX node and source line it
+came from), which GE has no field for; the JSON dump carries it, the protobuf dumps keep
+it as op attrs only when asked.
+"""
+from __future__ import annotations
+
+import ctypes
+import enum
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+
+class DataType(enum.IntEnum):
+    """GE tensor element types, numbered as in ``ge.proto`` (the wire format)."""
+
+    DT_UNDEFINED = 0
+    DT_FLOAT = 1
+    DT_FLOAT16 = 2
+    DT_INT8 = 3
+    DT_UINT8 = 4
+    DT_INT16 = 5
+    DT_UINT16 = 6
+    DT_INT32 = 7
+    DT_INT64 = 8
+    DT_UINT32 = 9
+    DT_UINT64 = 10
+    DT_BOOL = 11
+    DT_DOUBLE = 12
+    DT_STRING = 13
+    DT_COMPLEX64 = 16
+    DT_COMPLEX128 = 17
+    DT_BF16 = 27
+
+
+# TorchAir's Python ``ge.DataType`` numbers types differently from the proto enum; attrs
+# such as ``Cast.dst_type`` carry TorchAir's numbers, so converters need both.
+TORCHAIR_DTYPE_NUMBER: dict[DataType, int] = {
+    DataType.DT_FLOAT: 0,
+    DataType.DT_FLOAT16: 1,
+    DataType.DT_INT8: 2,
+    DataType.DT_INT32: 3,
+    DataType.DT_UINT8: 4,
+    DataType.DT_INT16: 6,
+    DataType.DT_UINT16: 7,
+    DataType.DT_UINT32: 8,
+    DataType.DT_INT64: 9,
+    DataType.DT_UINT64: 10,
+    DataType.DT_DOUBLE: 11,
+    DataType.DT_BOOL: 12,
+    DataType.DT_STRING: 13,
+    DataType.DT_COMPLEX64: 16,
+    DataType.DT_COMPLEX128: 17,
+    DataType.DT_BF16: 27,
+    DataType.DT_UNDEFINED: 28,
+}
+DTYPE_FROM_TORCHAIR_NUMBER: dict[int, DataType] = {v: k for k, v in TORCHAIR_DTYPE_NUMBER.items()}
+
+_TORCH_TO_GE: dict[torch.dtype, DataType] = {
+    torch.float32: DataType.DT_FLOAT,
+    torch.float16: DataType.DT_FLOAT16,
+    torch.bfloat16: DataType.DT_BF16,
+    torch.float64: DataType.DT_DOUBLE,
+    torch.int8: DataType.DT_INT8,
+    torch.uint8: DataType.DT_UINT8,
+    torch.int16: DataType.DT_INT16,
+    torch.int32: DataType.DT_INT32,
+    torch.int64: DataType.DT_INT64,
+    torch.bool: DataType.DT_BOOL,
+    torch.complex64: DataType.DT_COMPLEX64,
+    torch.complex128: DataType.DT_COMPLEX128,
+}
+_GE_TO_TORCH: dict[DataType, torch.dtype] = {v: k for k, v in _TORCH_TO_GE.items()}
+
+
+def ge_dtype(dtype: torch.dtype) -> DataType:
+    """The GE type of a torch dtype (``DT_UNDEFINED`` for types GE has no name for)."""
+    return _TORCH_TO_GE.get(dtype, DataType.DT_UNDEFINED)
+
+
+def torch_dtype(dtype: DataType) -> torch.dtype:
+    """The torch dtype of a GE type; raises ``KeyError`` for types torch lacks."""
+    return _GE_TO_TORCH[dtype]
+
+
+UNKNOWN_DIM = -1
+UNKNOWN_RANK = (-2,)
+
+
+@dataclass
+class TensorDesc:
+    """A GE ``TensorDescriptor``: name, element type, shape (``-1`` unknown dim,
+    ``(-2,)`` unknown rank) and layout."""
+
+    name: str = ""
+    dtype: DataType = DataType.DT_UNDEFINED
+    shape: tuple[int, ...] = ()
+    layout: str = "ND"
+    attrs: dict[str, "Attr"] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "dtype": self.dtype.name,
+            "shape": list(self.shape),
+            "layout": self.layout,
+        }
+        if self.attrs:
+            out["attrs"] = {k: v.to_json() for k, v in self.attrs.items()}
+        return out
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "TensorDesc":
+        return cls(
+            name=data.get("name", ""),
+            dtype=DataType[data.get("dtype", "DT_UNDEFINED")],
+            shape=tuple(data.get("shape", ())),
+            layout=data.get("layout", "ND"),
+            attrs={k: Attr.from_json(v) for k, v in data.get("attrs", {}).items()},
+        )
+
+
+class AttrKind(str, enum.Enum):
+    """The ``AttrDef`` value a GE attr is stored in."""
+
+    STR = "s"
+    INT = "i"
+    FLOAT = "f"
+    BOOL = "b"
+    DTYPE = "dt"
+    TENSOR = "t"
+    LIST_STR = "list_s"
+    LIST_INT = "list_i"
+    LIST_FLOAT = "list_f"
+    LIST_BOOL = "list_b"
+    LIST_DTYPE = "list_dt"
+    LIST_LIST_INT = "list_list_int"
+
+
+@dataclass(frozen=True)
+class TensorValue:
+    """A constant tensor attr (``Const.value``): its descriptor and raw little-endian bytes."""
+
+    desc: TensorDesc
+    data: bytes
+
+    def to_torch(self) -> torch.Tensor:
+        dtype = torch_dtype(self.desc.dtype)
+        flat = torch.frombuffer(bytearray(self.data), dtype=dtype) if self.data else torch.empty(0, dtype=dtype)
+        return flat.reshape(self.desc.shape).clone()
+
+    @classmethod
+    def from_torch(cls, value: torch.Tensor, name: str = "") -> "TensorValue":
+        value = value.detach().contiguous().cpu()
+        desc = TensorDesc(name=name, dtype=ge_dtype(value.dtype), shape=tuple(value.shape))
+        # ctypes, not numpy: numpy is not a dependency and the copy is one memcpy.
+        data = ctypes.string_at(value.data_ptr(), value.numel() * value.element_size()) if value.numel() else b""
+        return cls(desc=desc, data=data)
+
+
+@dataclass(frozen=True)
+class Attr:
+    """A typed GE attr value. ``kind`` says which ``AttrDef`` field holds it."""
+
+    kind: AttrKind
+    value: Any
+
+    def to_json(self) -> Any:
+        """Plain JSON: dtypes by name, tensors as ``{"dtype", "shape", "values"}``."""
+        if self.kind is AttrKind.DTYPE:
+            return self.value.name
+        if self.kind is AttrKind.LIST_DTYPE:
+            return [v.name for v in self.value]
+        if self.kind is AttrKind.TENSOR:
+            t = self.value.to_torch()
+            return {"dtype": self.value.desc.dtype.name, "shape": list(t.shape), "values": t.reshape(-1).tolist()}
+        if self.kind in (AttrKind.LIST_INT, AttrKind.LIST_FLOAT, AttrKind.LIST_STR, AttrKind.LIST_BOOL):
+            return list(self.value)
+        if self.kind is AttrKind.LIST_LIST_INT:
+            return [list(v) for v in self.value]
+        return self.value
+
+    def to_typed_json(self) -> dict[str, Any]:
+        """JSON that keeps the kind, so reading it back is exact."""
+        return {"kind": self.kind.value, "value": self.to_json()}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Attr":
+        kind = AttrKind(data["kind"])
+        value = data["value"]
+        if kind is AttrKind.DTYPE:
+            return cls(kind, DataType[value])
+        if kind is AttrKind.LIST_DTYPE:
+            return cls(kind, tuple(DataType[v] for v in value))
+        if kind is AttrKind.TENSOR:
+            t = torch.tensor(value["values"], dtype=torch_dtype(DataType[value["dtype"]])).reshape(value["shape"])
+            return cls(kind, TensorValue.from_torch(t))
+        if kind is AttrKind.LIST_LIST_INT:
+            return cls(kind, tuple(tuple(v) for v in value))
+        if kind.value.startswith("list_"):
+            return cls(kind, tuple(value))
+        return cls(kind, value)
+
+
+def attr_of(value: Any) -> Attr:
+    """Infer the GE attr kind of a plain Python value (bool before int: bool is an int)."""
+    if isinstance(value, Attr):
+        return value
+    if isinstance(value, bool):
+        return Attr(AttrKind.BOOL, value)
+    if isinstance(value, DataType):
+        return Attr(AttrKind.DTYPE, value)
+    if isinstance(value, int):
+        return Attr(AttrKind.INT, value)
+    if isinstance(value, float):
+        return Attr(AttrKind.FLOAT, value)
+    if isinstance(value, str):
+        return Attr(AttrKind.STR, value)
+    if isinstance(value, TensorValue):
+        return Attr(AttrKind.TENSOR, value)
+    if isinstance(value, torch.Tensor):
+        return Attr(AttrKind.TENSOR, TensorValue.from_torch(value))
+    if isinstance(value, (list, tuple)):
+        return _list_attr_of(tuple(value))
+    raise TypeError(f"cannot store {type(value).__name__} value {value!r} as a GE attr")
+
+
+def _list_attr_of(values: tuple[Any, ...]) -> Attr:
+    if not values:
+        return Attr(AttrKind.LIST_INT, ())
+    if all(isinstance(v, bool) for v in values):
+        return Attr(AttrKind.LIST_BOOL, values)
+    if all(isinstance(v, DataType) for v in values):
+        return Attr(AttrKind.LIST_DTYPE, values)
+    if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        return Attr(AttrKind.LIST_INT, values)
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
+        return Attr(AttrKind.LIST_FLOAT, tuple(float(v) for v in values))
+    if all(isinstance(v, str) for v in values):
+        return Attr(AttrKind.LIST_STR, values)
+    if all(isinstance(v, (list, tuple)) for v in values):
+        return Attr(AttrKind.LIST_LIST_INT, tuple(tuple(int(x) for x in v) for v in values))
+    raise TypeError(f"cannot store mixed list {values!r} as a GE attr")
+
+
+@dataclass
+class IrOp:
+    """One GE ``OpDef``. ``inputs`` are ``"producer:index"`` strings (``":-1"`` for a control
+    edge); ``fx_node`` and ``source`` say which FX node and source line it came from."""
+
+    name: str
+    type: str
+    inputs: list[str] = field(default_factory=list)
+    attrs: dict[str, Attr] = field(default_factory=dict)
+    input_desc: list[TensorDesc] = field(default_factory=list)
+    output_desc: list[TensorDesc] = field(default_factory=list)
+    fx_node: str | None = None
+    source: str | None = None
+
+    def attr_value(self, key: str, default: Any = None) -> Any:
+        attr = self.attrs.get(key)
+        return default if attr is None else attr.value
+
+    @property
+    def data_inputs(self) -> list[str]:
+        return [i for i in self.inputs if not i.endswith(":-1")]
+
+    @property
+    def control_inputs(self) -> list[str]:
+        return [i for i in self.inputs if i.endswith(":-1")]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "type": self.type,
+            "inputs": list(self.inputs),
+            "attrs": {k: v.to_json() for k, v in self.attrs.items()},
+            "attr_kinds": {k: v.kind.value for k, v in self.attrs.items()},
+            "input_desc": [d.to_json() for d in self.input_desc],
+            "output_desc": [d.to_json() for d in self.output_desc],
+            "fx_node": self.fx_node,
+            "source": self.source,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "IrOp":
+        kinds = data.get("attr_kinds", {})
+        attrs = {
+            k: Attr.from_json({"kind": kinds[k], "value": v}) if k in kinds else attr_of(v)
+            for k, v in data.get("attrs", {}).items()
+        }
+        return cls(
+            name=data["name"],
+            type=data["type"],
+            inputs=list(data.get("inputs", [])),
+            attrs=attrs,
+            input_desc=[TensorDesc.from_json(d) for d in data.get("input_desc", [])],
+            output_desc=[TensorDesc.from_json(d) for d in data.get("output_desc", [])],
+            fx_node=data.get("fx_node"),
+            source=data.get("source"),
+        )
+
+
+@dataclass
+class IrGraph:
+    """A GE ``GraphDef``: ops in creation order; ``inputs``/``outputs`` name the ``Data``
+    ops and the ``NetOutput`` inputs."""
+
+    name: str
+    ops: list[IrOp] = field(default_factory=list)
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    attrs: dict[str, Attr] = field(default_factory=dict)
+
+    def op_by_name(self) -> dict[str, IrOp]:
+        return {op.name: op for op in self.ops}
+
+    def ops_of_type(self, op_type: str) -> list[IrOp]:
+        return [op for op in self.ops if op.type == op_type]
+
+    @property
+    def types(self) -> list[str]:
+        return [op.type for op in self.ops]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "inputs": list(self.inputs),
+            "outputs": list(self.outputs),
+            "attrs": {k: v.to_typed_json() for k, v in self.attrs.items()},
+            "ops": [op.to_json() for op in self.ops],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "IrGraph":
+        return cls(
+            name=data["name"],
+            ops=[IrOp.from_json(o) for o in data.get("ops", [])],
+            inputs=list(data.get("inputs", [])),
+            outputs=list(data.get("outputs", [])),
+            attrs={k: Attr.from_json(v) for k, v in data.get("attrs", {}).items()},
+        )

@@ -1,0 +1,280 @@
+"""Convert a functional ATen FX graph to Ascend IR, node by node, as TorchAir does.
+
+Placeholders become ``Data`` ops (``index`` attr, output desc ``y``), the output node a
+``NetOutput``; every ``call_function`` node goes through its registered converter (or an
+auto converter for custom ops). ``air::scope_enter``/``scope_exit`` push and pop scope
+attrs that land on every op created inside. A node that cannot be converted never stops
+the pass: it becomes a clearly marked placeholder op and the result is *partial*.
+
+Per node, ``node.meta["fxlab.ge_ops"]`` lists the GE op names it produced and
+``node.meta["fxlab.convert_status"]`` says how (see :class:`Status`).
+"""
+from __future__ import annotations
+
+import enum
+import operator
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import torch
+import torch.fx as fx
+
+from fxlab.ir.builder import GraphBuilder, Tensor, building
+from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, TensorDesc, ge_dtype
+from fxlab.passes.converters.registry import CONVERTERS, ConverterRegistry
+
+UNSUPPORTED_OP_TYPE = "FxlabUnsupported"
+SCOPE_ENTER = "air.scope_enter.default"
+SCOPE_EXIT = "air.scope_exit.default"
+
+
+class Status(str, enum.Enum):
+    CONVERTED = "converted"
+    AUTO = "auto"  # TorchAir's auto converter rules for a custom op
+    UNSUPPORTED = "unsupported"
+    RAISED = "raised"
+    MARKER = "marker"  # scope markers and getitem: no GE op of their own
+
+
+@dataclass
+class NodeConversion:
+    node: str
+    target: str
+    status: Status
+    ge_ops: list[str] = field(default_factory=list)
+    message: str = ""
+    source: str | None = None
+
+
+@dataclass
+class ConversionResult:
+    graph: IrGraph
+    nodes: list[NodeConversion]
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def partial(self) -> bool:
+        return any(n.status in (Status.UNSUPPORTED, Status.RAISED) for n in self.nodes)
+
+
+# Fallback converter lookups for targets without a registered converter, tried in order
+# (the custom-op kit adds TorchAir's auto-converter rules here). Each returns a converter
+# function or ``None``.
+AutoConverterLookup = Callable[[Any], "Callable[..., Any] | None"]
+AUTO_CONVERTER_LOOKUPS: list[AutoConverterLookup] = []
+
+
+def node_source(node: fx.Node) -> str | None:
+    """``file:line`` of the user code that produced ``node`` (last frame of its stack)."""
+    cached = node.meta.get("fxlab.source")
+    if cached is not None:
+        return cached
+    trace = node.meta.get("stack_trace")
+    if not trace:
+        return None
+    last = None
+    for line in trace.splitlines():
+        line = line.strip()
+        if line.startswith("File "):
+            last = line
+    if last is None:
+        return None
+    try:
+        path = last.split('"')[1]
+        lineno = last.split("line ")[1].split(",")[0]
+    except IndexError:
+        return None
+    return f"{path}:{lineno}"
+
+
+def desc_from_meta(val: Any, name: str = "y") -> TensorDesc:
+    """A tensor desc from a node's fake value; symbolic dims become ``-1`` and the
+    symbols are kept in ``_fxlab_symbolic_shape``."""
+    if not isinstance(val, torch.Tensor):
+        if isinstance(val, (torch.SymInt, int)):
+            return TensorDesc(name, DataType.DT_INT64, ())
+        if isinstance(val, (torch.SymFloat, float)):
+            return TensorDesc(name, DataType.DT_FLOAT, ())
+        return TensorDesc(name)
+    dims: list[int] = []
+    symbolic = False
+    for d in val.shape:
+        if isinstance(d, int):
+            dims.append(d)
+        else:
+            symbolic = True
+            dims.append(-1)
+    desc = TensorDesc(name, ge_dtype(val.dtype), tuple(dims))
+    if symbolic:
+        desc.attrs["_fxlab_symbolic_shape"] = Attr(AttrKind.STR, str(list(val.shape)))
+    return desc
+
+
+class AscendIrConverter:
+    """One pass over a functional graph; see the module docstring."""
+
+    def __init__(self, gm: fx.GraphModule, name: str, registry: ConverterRegistry | None = None) -> None:
+        self.gm = gm
+        self.builder = GraphBuilder(name)
+        self.registry = registry or CONVERTERS
+        self.values: dict[fx.Node, Any] = {}
+        self.records: list[NodeConversion] = []
+        self.warnings: list[str] = []
+        self._data_index = 0
+
+    def run(self) -> ConversionResult:
+        start = time.perf_counter()
+        with building(self.builder):
+            for node in self.gm.graph.nodes:
+                self._convert_node(node)
+        if self.builder.scope_stack:
+            self.warnings.append(f"{len(self.builder.scope_stack)} scope(s) entered and never exited")
+        return ConversionResult(self.builder.graph, self.records, time.perf_counter() - start, self.warnings)
+
+    def _convert_node(self, node: fx.Node) -> None:
+        if node.op == "placeholder":
+            self._convert_placeholder(node)
+        elif node.op == "get_attr":
+            self._convert_get_attr(node)
+        elif node.op == "output":
+            self._convert_output(node)
+        elif node.op == "call_function":
+            self._convert_call(node)
+        else:
+            self._record(node, Status.UNSUPPORTED, [], f"FX node kind {node.op!r} is not converted")
+
+    # -- graph boundary ---------------------------------------------------------------
+    def _convert_placeholder(self, node: fx.Node) -> None:
+        val = node.meta.get("val")
+        if not isinstance(val, torch.Tensor):
+            # Symbolic ints (dynamic shapes) are also graph inputs in TorchAir.
+            if not isinstance(val, torch.SymInt):
+                self.values[node] = val
+                return
+        with self.builder.converting(node.name, node_source(node)):
+            (out,) = self.builder.add_op("Data", (), {"index": self._data_index}, ("y",), name=node.name)
+        out.op.output_desc[0] = desc_from_meta(val, "y")
+        self._data_index += 1
+        self.builder.graph.inputs.append(out.op.name)
+        self.values[node] = out
+        node.meta["fxlab.ge_ops"] = [out.op.name]
+
+    def _convert_get_attr(self, node: fx.Node) -> None:
+        from fxlab.ir import ge
+
+        value = getattr(self.gm, str(node.target))
+        with self.builder.converting(node.name, node_source(node)):
+            out = ge.const(value)
+        self.values[node] = out
+        self._record(node, Status.CONVERTED, [out.op.name])
+
+    def _convert_output(self, node: fx.Node) -> None:
+        flat = [self.values.get(a) if isinstance(a, fx.Node) else a for a in _flatten(node.args[0])]
+        tensors = [t for t in flat if isinstance(t, Tensor)]
+        with self.builder.converting(node.name, None):
+            self.builder.add_op("NetOutput", {f"x{i}": t for i, t in enumerate(tensors)}, None, (), name="NetOutput")
+        self.builder.graph.outputs.extend(t.tensor for t in tensors)
+
+    # -- call_function ----------------------------------------------------------------
+    def _convert_call(self, node: fx.Node) -> None:
+        target = node.target
+        if target is operator.getitem:
+            base, index = node.args
+            self.values[node] = self.values[base][index]
+            self._record(node, Status.MARKER, [])
+            return
+        if str(target) in (SCOPE_ENTER, SCOPE_EXIT):
+            self._convert_scope_marker(node)
+            return
+        fn, status = self._lookup(target)
+        if fn is None:
+            self._emit_placeholder(node, Status.UNSUPPORTED, f"no Ascend IR converter for {target}")
+            return
+        self._run_converter(node, fn, status)
+
+    def _convert_scope_marker(self, node: fx.Node) -> None:
+        if str(node.target) == SCOPE_ENTER:
+            keys, values = node.args[0], node.args[1]
+            self.builder.push_scope(list(keys), list(values))
+        elif not self.builder.pop_scope():
+            self.warnings.append(f"{node.name}: scope_exit without a matching scope_enter")
+        self._record(node, Status.MARKER, [])
+
+    def _lookup(self, target: Any) -> tuple[Callable[..., Any] | None, Status]:
+        converter = self.registry.get(target)
+        if converter is not None:
+            return converter.fn, Status.CONVERTED
+        for lookup in AUTO_CONVERTER_LOOKUPS:
+            fn = lookup(target)
+            if fn is not None:
+                return fn, Status.AUTO
+        return None, Status.UNSUPPORTED
+
+    def _run_converter(self, node: fx.Node, fn: Callable[..., Any], status: Status) -> None:
+        args = fx.node.map_arg(node.args, self._value_of)
+        kwargs = fx.node.map_arg(node.kwargs, self._value_of)
+        meta = node.meta.get("val")
+        first_new = len(self.builder.graph.ops)
+        source = node_source(node)
+        try:
+            with self.builder.converting(node.name, source):
+                result = fn(*args, **kwargs, meta_outputs=meta)
+                _check_output_count(result, meta, node)
+        except Exception as exc:  # noqa: BLE001 - any converter failure becomes a placeholder
+            del self.builder.graph.ops[first_new:]
+            where = f" ({source})" if source else ""
+            self._emit_placeholder(node, Status.RAISED, f"converter for {node.target} raised at node {node.name}{where}: {type(exc).__name__}: {exc}")
+            return
+        self._set_output_descs(result, meta)
+        self.values[node] = result
+        self._record(node, status, [op.name for op in self.builder.graph.ops[first_new:]])
+
+    def _value_of(self, node: fx.Node) -> Any:
+        return self.values.get(node)
+
+    def _set_output_descs(self, result: Any, meta: Any) -> None:
+        if isinstance(result, Tensor):
+            result.op.output_desc[result.index] = desc_from_meta(meta, result.desc.name)
+        elif isinstance(result, (list, tuple)) and isinstance(meta, (list, tuple)):
+            for out, val in zip(result, meta):
+                if isinstance(out, Tensor) and isinstance(val, torch.Tensor):
+                    out.op.output_desc[out.index] = desc_from_meta(val, out.desc.name)
+
+    def _emit_placeholder(self, node: fx.Node, status: Status, message: str) -> None:
+        meta = node.meta.get("val")
+        metas = list(meta) if isinstance(meta, (list, tuple)) else [meta]
+        inputs = [v for v in (self._value_of(a) for a in node.all_input_nodes) if isinstance(v, Tensor)]
+        attrs = {"_fxlab_unsupported": str(node.target), "_fxlab_reason": message}
+        with self.builder.converting(node.name, node_source(node)):
+            outs = self.builder.add_op(UNSUPPORTED_OP_TYPE, {f"x{i}": t for i, t in enumerate(inputs)}, attrs, len(metas))
+        for out, val in zip(outs, metas):
+            out.op.output_desc[out.index] = desc_from_meta(val, out.desc.name)
+        self.values[node] = outs if isinstance(meta, (list, tuple)) else outs[0]
+        self._record(node, status, [outs[0].op.name], message)
+
+    def _record(self, node: fx.Node, status: Status, ge_ops: list[str], message: str = "") -> None:
+        node.meta["fxlab.ge_ops"] = ge_ops
+        node.meta["fxlab.convert_status"] = status.value
+        self.records.append(NodeConversion(node.name, str(node.target), status, ge_ops, message, node_source(node)))
+
+
+def _check_output_count(result: Any, meta: Any, node: fx.Node) -> None:
+    if isinstance(meta, (list, tuple)) and not isinstance(result, (list, tuple)):
+        raise TypeError(f"returned 1 output, the schema of {node.target} has {len(meta)}")
+    if isinstance(meta, (list, tuple)) and isinstance(result, (list, tuple)) and len(result) != len(meta):
+        raise TypeError(f"returned {len(result)} outputs, the schema of {node.target} has {len(meta)}")
+
+
+def _flatten(value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _flatten(v)]
+    return [value]
+
+
+def convert_to_ascend_ir(gm: fx.GraphModule, name: str = "graph", registry: ConverterRegistry | None = None) -> ConversionResult:
+    """Convert ``gm`` (a functional ATen graph with fake ``val`` meta) to Ascend IR."""
+    from fxlab.passes import converters  # noqa: F401 - registers fxlab's converters
+
+    return AscendIrConverter(gm, name, registry).run()

@@ -1,0 +1,10 @@
+"""fxlab's built-in Ascend IR converters, one module per op family.
+
+Importing this package registers every converter in :data:`registry.CONVERTERS`.
+"""
+from __future__ import annotations
+
+from fxlab.passes.converters import elementwise  # noqa: F401
+from fxlab.passes.converters.registry import CONVERTERS, Sample, register_converter
+
+__all__ = ["CONVERTERS", "Sample", "register_converter"]
