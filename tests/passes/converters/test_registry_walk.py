@@ -1,0 +1,129 @@
+"""Walk the whole converter registry: every converter, every sample, checked against eager.
+
+For each sample a one-node FX graph calling the converter's overload is built (graph
+tensors as placeholders, fake ``val`` meta as the functional stage has it), converted to
+Ascend IR, run by the CPU reference executor and compared with the ATen op run eagerly:
+same values (``assert_close``: dtype and shape included), and inputs the op mutates
+mutated the same way. A converter without samples fails.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import pytest
+import torch
+import torch.fx as fx
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import ShapeEnv
+from torch.utils import _pytree as pytree
+
+from fxlab.ir.execute import execute
+from fxlab.passes import converters  # noqa: F401 - registers the shipped converters
+from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, convert_to_ascend_ir
+from fxlab.passes.converters.registry import CONVERTERS, Converter, Sample
+
+# Ops whose output values are undefined (uninitialised memory): only dtype and shape count.
+VALUES_UNDEFINED = {"aten.empty.memory_format", "aten.empty_like.default", "aten.empty_strided.default", "aten.new_empty.default"}
+SEED = 0
+
+
+def _samples_of(converter: Converter) -> list[Sample]:
+    torch.manual_seed(SEED)
+    return list(converter.samples()) if converter.samples is not None else []
+
+
+def _cases() -> list[Any]:
+    cases = []
+    for converter in sorted(CONVERTERS, key=lambda c: str(c.target)):
+        count = len(_samples_of(converter))
+        if count == 0:
+            cases.append(pytest.param(converter.target, None, id=f"{converter.target}-no-samples"))
+        cases.extend(pytest.param(converter.target, i, id=f"{converter.target}-{i}") for i in range(count))
+    return cases
+
+
+def _clone(value: Any) -> Any:
+    return pytree.tree_map(lambda x: x.clone() if isinstance(x, torch.Tensor) else x, value)
+
+
+def one_node_graph(target: Any, sample: Sample) -> tuple[fx.GraphModule, list[torch.Tensor]]:
+    """An FX graph ``outputs = target(*args, **kwargs)``: every tensor of the sample is a
+    placeholder (in order of appearance), everything else a constant argument; tuple
+    outputs are read through ``getitem`` nodes as in a functional graph."""
+    graph = fx.Graph()
+    tensors: list[torch.Tensor] = []
+
+    def as_placeholder(x: Any) -> Any:
+        if not isinstance(x, torch.Tensor):
+            return x
+        tensors.append(x)
+        return graph.placeholder(f"arg{len(tensors) - 1}")
+
+    args, kwargs = pytree.tree_map(as_placeholder, (sample.args, sample.kwargs))
+    # A shape env lets data-dependent ops (nonzero, item) get unbacked sizes; the inputs
+    # themselves stay static as in a graph compiled without dynamic shapes.
+    fake_mode = FakeTensorMode(shape_env=ShapeEnv())
+    fakes = [fake_mode.from_tensor(t, static_shapes=True) for t in tensors]
+    for node, fake in zip(graph.nodes, fakes):
+        node.meta["val"] = fake
+    fake_args, fake_kwargs = _bind(sample, fakes)
+    with fake_mode:
+        val = target(*fake_args, **fake_kwargs)
+    call = graph.call_function(target, tuple(args), dict(kwargs))
+    call.meta["val"] = val
+    if isinstance(val, (tuple, list)):
+        outs = []
+        for i, item in enumerate(val):
+            getter = graph.call_function(operator.getitem, (call, i))
+            getter.meta["val"] = item
+            outs.append(getter)
+        graph.output(tuple(outs))
+    else:
+        graph.output((call,))
+    return fx.GraphModule(torch.nn.Module(), graph), tensors
+
+
+def _bind(sample: Sample, tensors: list[torch.Tensor]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The sample's arguments with its tensors replaced, in order, by ``tensors``."""
+    remaining = iter(tensors)
+    return pytree.tree_map(lambda x: next(remaining) if isinstance(x, torch.Tensor) else x, (sample.args, sample.kwargs))
+
+
+def _flat_outputs(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (tuple, list)) else [value]
+
+
+def _check_output(name: str, actual: torch.Tensor, expected: Any, undefined_values: bool) -> None:
+    if not isinstance(expected, torch.Tensor):
+        expected = torch.tensor(expected)
+        actual = actual.reshape(())
+    if undefined_values:
+        assert (actual.dtype, actual.shape) == (expected.dtype, expected.shape), name
+        return
+    torch.testing.assert_close(actual, expected, equal_nan=True, msg=lambda m: f"{name}: {m}")
+
+
+@pytest.mark.parametrize("target,index", _cases())
+def test_converter_matches_eager(target: Any, index: int | None) -> None:
+    converter = CONVERTERS.get(target)
+    if index is None:
+        pytest.fail(f"converter of {target} ({converter.where}) has no samples")
+    sample = _samples_of(converter)[index]
+    gm, tensors = one_node_graph(target, sample)
+    result = convert_to_ascend_ir(gm, name=f"walk_{index}")
+    placeholders = result.graph.ops_of_type(UNSUPPORTED_OP_TYPE)
+    assert not placeholders, [op.attr_value("_fxlab_reason") for op in placeholders]
+
+    eager_tensors = _clone(tensors)
+    eager_args, eager_kwargs = _bind(sample, eager_tensors)
+    expected = _flat_outputs(target(*eager_args, **eager_kwargs))
+    ir_tensors = _clone(tensors)
+    actual = execute(result.graph, ir_tensors)
+
+    assert len(actual) == len(expected), f"{len(actual)} graph outputs, eager gave {len(expected)}"
+    undefined = str(target) in VALUES_UNDEFINED
+    for i, (got, want) in enumerate(zip(actual, expected)):
+        _check_output(f"{target} output {i}", got, want, undefined)
+    for i, (got, want) in enumerate(zip(ir_tensors, eager_tensors)):
+        torch.testing.assert_close(got, want, equal_nan=True, msg=lambda m: f"{target} input {i} after the op: {m}")
