@@ -34,17 +34,19 @@ def functional_stage(
     gm: fx.GraphModule,
     example_inputs: Sequence[Any],
     decompositions: dict[Any, Callable[..., Any]] | None = None,
+    wrap_compiled: Callable[[fx.GraphModule], Callable[..., Any]] | None = None,
 ) -> tuple[fx.GraphModule, Callable[..., Any]]:
     """Run ``aot_module_simplified`` as TorchAir's backend does; return the functional
     inference graph its compiler receives and the compiled callable (which runs that
-    graph eagerly, with the input mutations applied by aot's epilogue)."""
+    graph eagerly; the graph itself applies input mutations with trailing ``copy_``).
+    ``wrap_compiled`` may wrap the graph module aot will call (to observe its inputs)."""
     from torch._functorch.aot_autograd import aot_module_simplified
 
     captured: list[fx.GraphModule] = []
 
     def inference_compiler(fw: fx.GraphModule, fw_inputs: Sequence[Any]) -> Callable[..., Any]:
         captured.append(fw)
-        return fw
+        return wrap_compiled(fw) if wrap_compiled is not None else fw
 
     compiled = aot_module_simplified(
         gm,
@@ -60,13 +62,20 @@ def functional_stage(
 
 def aten_stage(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> fx.GraphModule:
     """Trace ``gm`` to ATen ops in fake mode without functionalization, so in-place ops
-    (``add_``, ``copy_``, custom ``(a!)`` ops) are still visible."""
+    (``add_``, ``copy_``, custom ``(a!)`` ops) are still visible. The graph is run by an
+    Interpreter with node meta preserved, so provenance (stack traces, module paths)
+    carries over to the ATen nodes, as aot_autograd does for the functional stage."""
+    from torch.fx import traceback as fx_traceback
     from torch.fx.experimental.proxy_tensor import make_fx
 
+    def run(*args: Any) -> Any:
+        return fx.Interpreter(gm).run(*args)
+
     fake_mode = _fake_mode_of(example_inputs)
-    with _maybe(fake_mode), torch.no_grad():
+    with _maybe(fake_mode), torch.no_grad(), fx_traceback.preserve_node_meta():
         inputs = [_as_fake(x, fake_mode) for x in example_inputs]
-        return make_fx(gm, decomposition_table=torchair_decompositions(), tracing_mode="real" if fake_mode else "fake", pre_dispatch=False)(*inputs)
+        mode = "real" if fake_mode else "fake"
+        return make_fx(run, decomposition_table=torchair_decompositions(), tracing_mode=mode)(*inputs)
 
 
 def _as_fake(x: Any, fake_mode: Any) -> Any:

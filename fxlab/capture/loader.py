@@ -1,0 +1,148 @@
+"""Load a user's model file (and plugin files) with errors that name the file and line.
+
+A model file defines ``model`` and ``example_inputs`` at module level, or a function
+``get_model_and_inputs()`` returning ``(callable, inputs)``; ``entry`` names another such
+function. Inputs are a tuple/list of tensors, or ``(args, kwargs)``.
+"""
+from __future__ import annotations
+
+import importlib.util
+import sys
+import traceback
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import torch
+
+from fxlab.errors import ModelLoadError
+
+DEFAULT_ENTRY = "get_model_and_inputs"
+
+
+@dataclass
+class LoadedModel:
+    fn: Callable[..., Any]
+    args: tuple[Any, ...]
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+    entry: str = ""
+    module: types.ModuleType | None = None
+
+    @property
+    def name(self) -> str:
+        return self.path.name if self.path else getattr(self.fn, "__name__", "model")
+
+
+def load_python_file(path: str | Path, role: str = "model") -> types.ModuleType:
+    """Import ``path`` as a module; its folder becomes importable. Import failures become
+    a :class:`ModelLoadError` naming the file and line."""
+    path = Path(path).expanduser()
+    if not path.is_file():
+        what = "is a directory" if path.is_dir() else "does not exist"
+        raise ModelLoadError(f"the {role} file {path} {what}. Pass the path of a Python file.")
+    folder = str(path.resolve().parent)
+    if folder not in sys.path:
+        sys.path.insert(0, folder)
+    module_name = f"_fxlab_{role}_{path.stem}".replace("-", "_")
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ModelLoadError(f"cannot import the {role} file {path}: it is not a Python source file.")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        sys.modules.pop(module_name, None)
+        raise ModelLoadError(
+            f"the {role} file {exc.filename}, line {exc.lineno}, has a syntax error: {exc.msg}. Fix it and run again."
+        ) from exc
+    except BaseException as exc:
+        sys.modules.pop(module_name, None)
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        where = _where_in(exc, path)
+        raise ModelLoadError(
+            f"importing the {role} file {path} raised {type(exc).__name__}: {exc} ({where}). "
+            f"Fix the {role} file so that `python {path.name}` imports cleanly, then run again."
+        ) from exc
+    return module
+
+
+def _where_in(exc: BaseException, path: Path) -> str:
+    """The deepest traceback frame inside ``path``, else the deepest frame."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    resolved = str(path.resolve())
+    inside = [f for f in frames if str(Path(f.filename).resolve()) == resolved]
+    frame = (inside or frames or [None])[-1]
+    if frame is None:
+        return "at import"
+    return f"{frame.filename}, line {frame.lineno}"
+
+
+def load_model(path: str | Path, entry: str | None = None, plugins: list[str | Path] | tuple = ()) -> LoadedModel:
+    """Import plugins, then the model file, and find the model and its example inputs."""
+    for plugin in plugins:
+        load_python_file(plugin, role="plugin")
+    module = load_python_file(path, role="model")
+    fn, inputs, entry_name = _find_model(module, Path(path), entry)
+    args, kwargs = normalize_inputs(inputs, f"{Path(path).name}:{entry_name}")
+    return LoadedModel(fn=fn, args=args, kwargs=kwargs, path=Path(path), entry=entry_name, module=module)
+
+
+def _find_model(module: types.ModuleType, path: Path, entry: str | None) -> tuple[Any, Any, str]:
+    if entry is not None:
+        return (*_call_entry(module, path, entry), entry)
+    if hasattr(module, "model") and hasattr(module, "example_inputs"):
+        return module.model, module.example_inputs, "model"
+    if hasattr(module, DEFAULT_ENTRY):
+        return (*_call_entry(module, path, DEFAULT_ENTRY), DEFAULT_ENTRY)
+    raise ModelLoadError(
+        f"{path} defines no model to trace: fxlab looked for module-level `model` and "
+        f"`example_inputs`, then for a function `{DEFAULT_ENTRY}()` returning (model, inputs). "
+        "Define one of them, or name your function with --entry NAME."
+    )
+
+
+def _call_entry(module: types.ModuleType, path: Path, entry: str) -> tuple[Any, Any]:
+    fn = getattr(module, entry, None)
+    if not callable(fn):
+        found = "is not callable" if hasattr(module, entry) else "is not defined"
+        raise ModelLoadError(f"--entry {entry}: `{entry}` {found} in {path}. Give the name of a function returning (model, inputs).")
+    try:
+        result = fn()
+    except Exception as exc:
+        raise ModelLoadError(f"{path}: {entry}() raised {type(exc).__name__}: {exc} ({_where_in(exc, path)}).") from exc
+    if not (isinstance(result, (tuple, list)) and len(result) == 2 and callable(result[0])):
+        raise ModelLoadError(
+            f"{path}: {entry}() returned {_describe(result)}; it must return a pair (model, inputs) "
+            "where model is an nn.Module or function and inputs a tuple of tensors or (args, kwargs)."
+        )
+    return result[0], result[1]
+
+
+def normalize_inputs(inputs: Any, where: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """``(args, kwargs)`` from a tensor, a tuple/list of tensors, or ``(args, kwargs)``."""
+    if isinstance(inputs, torch.Tensor):
+        args, kwargs = (inputs,), {}
+    elif isinstance(inputs, (tuple, list)) and len(inputs) == 2 and isinstance(inputs[1], dict) and isinstance(inputs[0], (tuple, list)):
+        args, kwargs = tuple(inputs[0]), dict(inputs[1])
+    elif isinstance(inputs, (tuple, list)):
+        args, kwargs = tuple(inputs), {}
+    else:
+        raise ModelLoadError(f"{where}: example inputs are {_describe(inputs)}; give a tuple of tensors, or (args, kwargs).")
+    bad = [f"argument {i} ({_describe(a)})" for i, a in enumerate(args) if not isinstance(a, torch.Tensor)]
+    bad += [f"keyword {k!r} ({_describe(v)})" for k, v in kwargs.items() if not isinstance(v, torch.Tensor)]
+    if bad:
+        raise ModelLoadError(
+            f"{where}: example inputs must be tensors, but {', '.join(bad)} is not. "
+            "Wrap numbers with torch.tensor(...) or make them constants of the model."
+        )
+    return args, kwargs
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, (tuple, list)):
+        return f"a {type(value).__name__} of {len(value)}"
+    return f"a {type(value).__name__}"

@@ -1,0 +1,180 @@
+"""Capture a loaded model: compile once with the capturing backend, then build the
+Trace — every stage of every Dynamo graph, the Ascend IR, and the eager checks."""
+from __future__ import annotations
+
+import time
+from typing import Any, Callable, Sequence
+
+import torch
+import torch.fx as fx
+
+import fxlab
+from fxlab.capture.backend import CapturedGraph, CapturingBackend
+from fxlab.capture.check import RunRecorder, compare_eager_compiled, verify_ir
+from fxlab.capture.loader import LoadedModel
+from fxlab.capture.records import KIND_COPY_EPILOGUE, stage_from_module
+from fxlab.capture.stages import STAGES
+from fxlab.capture.trace import GraphTrace, Trace
+from fxlab.errors import CaptureError, UsageError
+
+ALL_STAGES = (*STAGES, "ascend_ir")
+Progress = Callable[[str], None]
+# Graphs above this many FX nodes are not run through the reference executor by default.
+VERIFY_NODE_LIMIT = 4000
+
+# Analyses run on every stage's graph before it is recorded (scope annotation registers
+# itself here): each takes a GraphModule and stores results in node.meta["fxlab.*"].
+STAGE_ANALYSES: list[Callable[[fx.GraphModule], Any]] = []
+
+
+def validate_stages(stages: Sequence[str]) -> tuple[str, ...]:
+    unknown = [s for s in stages if s not in ALL_STAGES]
+    if unknown:
+        raise UsageError(f"unknown stage {', '.join(map(repr, unknown))}: the stages are {', '.join(ALL_STAGES)}.")
+    return tuple(s for s in ALL_STAGES if s in stages)
+
+
+def capture_trace(
+    loaded: LoadedModel,
+    stages: Sequence[str] = ALL_STAGES,
+    progress: Progress | None = None,
+    verify: bool | None = None,
+    converter: Callable[[fx.GraphModule, str], Any] | None = None,
+) -> Trace:
+    """Run ``loaded`` eagerly and compiled, and record ``stages`` for each graph.
+
+    ``converter(gm, name)`` produces the ``ascend_ir`` stage (fxlab's built-in conversion
+    by default); ``verify`` runs the IR on CPU against the compiled run (default: for
+    graphs up to :data:`VERIFY_NODE_LIMIT` nodes).
+    """
+    stages = validate_stages(stages)
+    say = progress or (lambda message: None)
+    recorder = RunRecorder()
+    backend = CapturingBackend(want_aten="aten" in stages, wrap_compiled=recorder.wrap)
+    say(f"running {loaded.name} eagerly and under torch.compile")
+    check = compare_eager_compiled(loaded, lambda fn: _compile(fn, backend))
+    trace = Trace(
+        model=str(loaded.path) if loaded.path else loaded.name,
+        entry=loaded.entry,
+        fxlab_version=fxlab.__version__,
+        torch_version=torch.__version__,
+        stages=list(stages),
+        check=check,
+    )
+    for captured in backend.graphs:
+        say(f"recording graph {captured.index} of {len(backend.graphs)}")
+        trace.graphs.append(_build_graph_trace(captured, stages, converter, say))
+    _verify(trace, recorder, verify, say)
+    trace.status = _status(trace)
+    return trace
+
+
+def _compile(fn: Callable[..., Any], backend: CapturingBackend) -> Callable[..., Any]:
+    torch._dynamo.reset()
+    return torch.compile(fn, backend=backend, fullgraph=False)
+
+
+def _build_graph_trace(captured: CapturedGraph, stages: Sequence[str], converter: Any, say: Progress) -> GraphTrace:
+    graph = GraphTrace(index=captured.index, break_reason=captured.break_reason, break_location=captured.break_location, error=captured.error)
+    modules = dict(captured.modules)
+    if "reinplaced" in stages and "functional" in modules:
+        from fxlab.passes.reinplace import reinplace
+
+        try:
+            modules["reinplaced"] = reinplace(modules["functional"])[0]
+        except Exception as exc:  # noqa: BLE001 - the other stages stay useful
+            graph.error = f"reinplaced stage: {type(exc).__name__}: {exc}"
+    for module in modules.values():
+        for analysis in STAGE_ANALYSES:
+            analysis(module)
+    if "ascend_ir" in stages and "functional" in modules:
+        say(f"converting graph {captured.index} to Ascend IR")
+        stage_from_module("functional", modules["functional"])  # caches sources for the converter
+        _convert(graph, modules["functional"], converter)
+    for name in STAGES:
+        if name in stages and name in modules:
+            graph.stages[name] = stage_from_module(name, modules[name])
+    graph.modules = modules
+    graph.mutated_inputs = _mutated_inputs(modules)
+    return graph
+
+
+def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Any) -> None:
+    if converter is None:
+        from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir as converter
+    start = time.perf_counter()
+    result = converter(functional, f"graph_{graph.index}")
+    graph.conversion = result
+    graph.ir = result.graph
+    graph.ir_summary = {
+        "ops": len(result.graph.ops),
+        "partial": bool(result.partial),
+        "seconds": round(time.perf_counter() - start, 4),
+        "warnings": list(getattr(result, "warnings", [])),
+    }
+
+
+def _mutated_inputs(modules: dict[str, fx.GraphModule]) -> list[str]:
+    """Graph inputs the functional graph writes back (its trailing ``copy_`` epilogue),
+    named as Dynamo named them (``L_self_buffers_cache_`` etc.)."""
+    functional = modules.get("functional")
+    if functional is None:
+        return []
+    from fxlab.capture.records import classify, mutated_arguments
+
+    placeholders = [n for n in functional.graph.nodes if n.op == "placeholder"]
+    dynamo = modules.get("dynamo")
+    dynamo_names = [n.name for n in dynamo.graph.nodes if n.op == "placeholder"] if dynamo else []
+    offset = len(placeholders) - len(dynamo_names)
+    names = []
+    for node in functional.graph.nodes:
+        if node.op == "call_function" and classify(node, mutated_arguments(node)) == KIND_COPY_EPILOGUE:
+            index = placeholders.index(node.args[0])
+            user_name = dynamo_names[index - offset] if 0 <= index - offset < len(dynamo_names) else None
+            names.append(f"{node.args[0].name} ({user_name})" if user_name else node.args[0].name)
+    return names
+
+
+def _verify(trace: Trace, recorder: RunRecorder, verify: bool | None, say: Progress) -> None:
+    if "ascend_ir" not in trace.stages or verify is False:
+        return
+    graphs = [g for g in trace.graphs if g.ir is not None]
+    big = [g.index for g in graphs if len(g.modules["functional"].graph.nodes) > VERIFY_NODE_LIMIT]
+    if verify is None and big:
+        trace.notes.append(f"Ascend IR of graph(s) {big} not run on CPU (over {VERIFY_NODE_LIMIT} nodes); pass --verify to run it.")
+        graphs = [g for g in graphs if g.index not in big]
+    if graphs:
+        say("running the Ascend IR on CPU against the compiled run")
+        trace.ir_check = verify_ir(graphs, recorder)
+
+
+def _status(trace: Trace) -> str:
+    if any(g.error for g in trace.graphs) or any(g.ir_summary and g.ir_summary["partial"] for g in trace.graphs):
+        return "partial"
+    if trace.check is not None and not trace.check.ok and not trace.check.skipped:
+        return "partial"
+    return "ok"
+
+
+def summarize_compile_error(exc: BaseException, loaded: LoadedModel) -> CaptureError:
+    """Dynamo's error in one paragraph, with the user's source line when it has one."""
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    where = _user_frame(exc, loaded)
+    return CaptureError(
+        f"the model failed under torch.compile ({type(exc).__name__}: {message})"
+        + (f" at {where}" if where else "")
+        + ". Check that the model runs eagerly on the example inputs and that every custom op has a Meta/fake "
+        "function (`fxlab ops check OP`); run with TORCH_LOGS=graph_breaks for Dynamo's own detail."
+    )
+
+
+def _user_frame(exc: BaseException, loaded: LoadedModel) -> str | None:
+    import traceback
+
+    model_file = str(loaded.path.resolve()) if loaded.path else None
+    user_stack = getattr(exc, "real_stack", None) or []
+    frames = list(user_stack) + list(traceback.extract_tb(exc.__traceback__))
+    for frame in reversed(frames):
+        if model_file and frame.filename == model_file:
+            return f"{frame.filename}:{frame.lineno} ({(frame.line or '').strip()})"
+    return None

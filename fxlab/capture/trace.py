@@ -1,0 +1,205 @@
+"""The Trace: what fxlab recorded about one model, as plain data.
+
+trace -> graphs (one per Dynamo graph) -> stages (dynamo, aten, functional, reinplaced)
+-> nodes (with provenance and mutation info). Everything here serializes to JSON and
+loads back, so saved traces can be diffed later; the live ``GraphModule`` objects and
+the Ascend IR ride along on :class:`GraphTrace` but are not part of the JSON of a stage.
+No printing in this layer.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import torch.fx as fx
+
+from fxlab.ir.model import IrGraph
+
+
+@dataclass
+class TensorMeta:
+    """Shape, dtype and stride of one tensor value (symbolic dims as strings)."""
+
+    shape: list[int | str]
+    dtype: str
+    stride: list[int | str] | None = None
+
+    def signature(self) -> str:
+        dims = ", ".join(str(d) for d in self.shape)
+        return f"{self.dtype}[{dims}]"
+
+
+@dataclass
+class Provenance:
+    """Where a node came from in the user's code."""
+
+    file: str | None = None
+    line: int | None = None
+    code: str | None = None
+    module_path: list[str] = field(default_factory=list)
+    from_node: list[str] = field(default_factory=list)
+    original_aten: str | None = None
+
+    @property
+    def location(self) -> str | None:
+        return f"{self.file}:{self.line}" if self.file and self.line else None
+
+
+@dataclass
+class NodeRecord:
+    """One FX node: what it is, what it produces, where it came from, what it mutates."""
+
+    name: str
+    op: str  # placeholder | call_function | call_method | call_module | get_attr | output
+    target: str
+    args: str
+    outputs: list[TensorMeta] = field(default_factory=list)
+    provenance: Provenance = field(default_factory=Provenance)
+    mutates: list[str] = field(default_factory=list)  # schema argument names written in place
+    kind: str = ""  # "inplace", "copy_epilogue", "auto_functionalized", "scope", "" ...
+    scopes: list[dict[str, str]] = field(default_factory=list)
+    ge_ops: list[str] = field(default_factory=list)
+
+    @property
+    def is_highlighted(self) -> bool:
+        return bool(self.kind)
+
+
+@dataclass
+class StageTrace:
+    """One FX stage of one graph: its readable code and its nodes."""
+
+    name: str
+    code: str
+    nodes: list[NodeRecord] = field(default_factory=list)
+
+    def call_nodes(self) -> list[NodeRecord]:
+        return [n for n in self.nodes if n.op not in ("placeholder", "output", "get_attr")]
+
+    def targets(self) -> list[str]:
+        return [n.target for n in self.call_nodes()]
+
+    def count(self, kind: str) -> int:
+        return sum(1 for n in self.nodes if n.kind == kind)
+
+
+@dataclass
+class GraphTrace:
+    """Everything recorded for one Dynamo graph."""
+
+    index: int
+    break_reason: str | None = None
+    break_location: str | None = None
+    stages: dict[str, StageTrace] = field(default_factory=dict)
+    mutated_inputs: list[str] = field(default_factory=list)
+    ir_summary: dict[str, Any] | None = None
+    error: str | None = None
+    # Live objects, not serialized with the stages.
+    modules: dict[str, fx.GraphModule] = field(default_factory=dict, repr=False, compare=False)
+    ir: IrGraph | None = field(default=None, repr=False, compare=False)
+    conversion: Any = field(default=None, repr=False, compare=False)
+
+
+@dataclass
+class CheckResult:
+    """Eager vs compiled: outputs and input/state mutations."""
+
+    ok: bool
+    compared: int = 0
+    max_abs_diff: float = 0.0
+    mismatches: list[str] = field(default_factory=list)
+    skipped: str | None = None
+
+    @property
+    def verdict(self) -> str:
+        if self.skipped:
+            return f"not checked ({self.skipped})"
+        if self.ok:
+            return f"match ({self.compared} tensors, max |diff| {self.max_abs_diff:.3g})"
+        return "MISMATCH: " + "; ".join(self.mismatches)
+
+
+@dataclass
+class Trace:
+    model: str
+    entry: str
+    fxlab_version: str
+    torch_version: str
+    graphs: list[GraphTrace] = field(default_factory=list)
+    stages: list[str] = field(default_factory=list)
+    check: CheckResult | None = None
+    ir_check: CheckResult | None = None
+    status: str = "ok"  # ok | partial | failed
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "entry": self.entry,
+            "fxlab_version": self.fxlab_version,
+            "torch_version": self.torch_version,
+            "stages": list(self.stages),
+            "status": self.status,
+            "notes": list(self.notes),
+            "check": asdict(self.check) if self.check else None,
+            "ir_check": asdict(self.ir_check) if self.ir_check else None,
+            "graphs": [graph_to_json(g) for g in self.graphs],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "Trace":
+        return cls(
+            model=data["model"],
+            entry=data["entry"],
+            fxlab_version=data["fxlab_version"],
+            torch_version=data["torch_version"],
+            stages=list(data.get("stages", [])),
+            status=data.get("status", "ok"),
+            notes=list(data.get("notes", [])),
+            check=CheckResult(**data["check"]) if data.get("check") else None,
+            ir_check=CheckResult(**data["ir_check"]) if data.get("ir_check") else None,
+            graphs=[graph_from_json(g) for g in data.get("graphs", [])],
+        )
+
+
+def graph_to_json(graph: GraphTrace) -> dict[str, Any]:
+    return {
+        "index": graph.index,
+        "break_reason": graph.break_reason,
+        "break_location": graph.break_location,
+        "mutated_inputs": list(graph.mutated_inputs),
+        "ir_summary": graph.ir_summary,
+        "error": graph.error,
+        "stages": {name: stage_to_json(stage) for name, stage in graph.stages.items()},
+        "ir": graph.ir.to_json() if graph.ir is not None else None,
+    }
+
+
+def graph_from_json(data: dict[str, Any]) -> GraphTrace:
+    graph = GraphTrace(
+        index=data["index"],
+        break_reason=data.get("break_reason"),
+        break_location=data.get("break_location"),
+        mutated_inputs=list(data.get("mutated_inputs", [])),
+        ir_summary=data.get("ir_summary"),
+        error=data.get("error"),
+        stages={name: stage_from_json(s) for name, s in data.get("stages", {}).items()},
+    )
+    if data.get("ir"):
+        graph.ir = IrGraph.from_json(data["ir"])
+    return graph
+
+
+def stage_to_json(stage: StageTrace) -> dict[str, Any]:
+    return {"name": stage.name, "code": stage.code, "nodes": [asdict(n) for n in stage.nodes]}
+
+
+def stage_from_json(data: dict[str, Any]) -> StageTrace:
+    return StageTrace(name=data["name"], code=data["code"], nodes=[node_from_json(n) for n in data["nodes"]])
+
+
+def node_from_json(data: dict[str, Any]) -> NodeRecord:
+    data = dict(data)
+    data["outputs"] = [TensorMeta(**m) for m in data.get("outputs", [])]
+    data["provenance"] = Provenance(**data.get("provenance", {}))
+    return NodeRecord(**data)

@@ -1,0 +1,107 @@
+"""The ``reinplaced`` stage: the functional graph with in-place ops restored where safe.
+
+What the aclgraph path does, on a copy of the functional graph:
+
+1. Inductor's ``reinplace_inplaceable_ops`` marks which ``auto_functionalized*`` bases
+   need no clone (and re-inplaces scatter ops), then ``decompose_auto_functionalized``
+   puts each custom in-place op back into the graph;
+2. an ``op(input, ...)`` whose only use is a trailing ``copy_(input, op)`` into a graph
+   input is folded into the in-place form (``mul`` + ``copy_`` -> ``mul_``), as TorchAir's
+   aclgraph input-inplace pass does. Folded nodes get ``meta["fxlab.folded_from"]``.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+aten = torch.ops.aten
+
+
+def reinplace(gm: fx.GraphModule) -> tuple[fx.GraphModule, bool]:
+    """Return a re-inplaced copy of ``gm`` and whether anything changed."""
+    out = copy.deepcopy(gm)
+    before = _signature(out)
+    _inductor_reinplace(out)
+    folded = fold_input_copy_epilogues(out.graph)
+    _remove_self_copies(out.graph)
+    out.graph.lint()
+    out.recompile()
+    return out, folded > 0 or _signature(out) != before
+
+
+def _signature(gm: fx.GraphModule) -> list[str]:
+    return [str(n.target) for n in gm.graph.nodes]
+
+
+def _inductor_reinplace(gm: fx.GraphModule) -> None:
+    from torch._inductor.fx_passes.post_grad import decompose_auto_functionalized
+    from torch._inductor.fx_passes.reinplace import reinplace_inplaceable_ops
+    from torch._inductor.fx_utils import FakeTensorUpdater
+
+    from torch._guards import detect_fake_mode
+    from torch._inductor.virtualized import V
+
+    try:
+        updater = FakeTensorUpdater(gm)
+    except (AttributeError, TypeError):  # torch < 2.8 takes the graph
+        updater = FakeTensorUpdater(gm.graph)
+    # Inductor's passes create nodes under the fake mode the graph's values live in.
+    fake_mode = detect_fake_mode([n.meta.get("val") for n in gm.graph.nodes if n.op == "placeholder"])
+    with V.set_fake_mode(fake_mode):
+        reinplace_inplaceable_ops(updater, gm.graph)
+        decompose_auto_functionalized(gm.graph)
+    gm.graph.eliminate_dead_code()
+
+
+def _remove_self_copies(graph: fx.Graph) -> None:
+    """``copy_(x, x)`` is what decomposing a re-inplaced op leaves behind; it is a no-op
+    (Inductor's ``remove_noop_ops`` drops it too)."""
+    for node in list(graph.nodes):
+        if node.target is aten.copy_.default and node.args[0] is node.args[1]:
+            node.replace_all_uses_with(node.args[0])
+            graph.erase_node(node)
+
+
+def _inplace_variant(target: Any) -> Any:
+    """``aten.mul_.Tensor`` for ``aten.mul.Tensor``; ``None`` if there is none."""
+    if not isinstance(target, torch._ops.OpOverload) or target.namespace != "aten":
+        return None
+    packet = getattr(aten, target._schema.name.split("::")[1] + "_", None)
+    if packet is None:
+        return None
+    return getattr(packet, target._overloadname, None)
+
+
+def fold_input_copy_epilogues(graph: fx.Graph) -> int:
+    """Fold ``y = op(x, ...); copy_(x, y)`` into ``op_(x, ...)`` when ``x`` is a graph
+    input and ``x`` is not read between ``op`` and the ``copy_`` (users of ``y`` then read
+    the mutated ``x``, which holds the same value). Returns how many pairs were folded."""
+    order = {node: i for i, node in enumerate(graph.nodes)}
+    folded = 0
+    for copy_node in [n for n in graph.nodes if n.target is aten.copy_.default]:
+        dst, src = copy_node.args[0], copy_node.args[1]
+        if not _foldable(dst, src, copy_node, order):
+            continue
+        inplace = _inplace_variant(src.target)
+        with graph.inserting_before(src):
+            new = graph.call_function(inplace, src.args, src.kwargs)
+        new.meta = dict(src.meta)
+        new.meta["fxlab.folded_from"] = [src.name, copy_node.name]
+        src.replace_all_uses_with(new)
+        copy_node.replace_all_uses_with(new)
+        graph.erase_node(copy_node)
+        graph.erase_node(src)
+        folded += 1
+    return folded
+
+
+def _foldable(dst: Any, src: Any, copy_node: fx.Node, order: dict[fx.Node, int]) -> bool:
+    if not (isinstance(dst, fx.Node) and isinstance(src, fx.Node) and dst.op == "placeholder"):
+        return False
+    if src.op != "call_function" or not src.args or src.args[0] is not dst or _inplace_variant(src.target) is None:
+        return False
+    # The input must not be read after ``src`` computes from it (except by the copy_).
+    return not any(order[src] < order[user] < order[copy_node] for user in dst.users if user is not copy_node)
