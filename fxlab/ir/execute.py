@@ -21,6 +21,10 @@ from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp
 
 Kernel = Callable[[IrOp, list[Any], dict[str, Any]], list[Any]]
 KERNELS: dict[str, Kernel] = {}
+# Kernels chosen per op rather than per type, asked before KERNELS: an op that says which
+# torch op it came from (an auto-converted custom op) runs that op, whatever its GE type.
+KernelResolver = Callable[[IrOp], "Kernel | None"]
+KERNEL_RESOLVERS: list[KernelResolver] = []
 
 
 class ExecutionError(RuntimeError):
@@ -50,6 +54,14 @@ def _plain(attr: Attr) -> Any:
     return attr.value
 
 
+def _kernel_for(op: IrOp) -> Kernel | None:
+    for resolve in KERNEL_RESOLVERS:
+        kernel = resolve(op)
+        if kernel is not None:
+            return kernel
+    return KERNELS.get(op.type)
+
+
 def execute(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
     """Run ``graph`` on ``inputs`` (in ``Data`` index order); return the ``NetOutput``
     inputs. Raises :class:`ExecutionError` naming the op that failed."""
@@ -65,7 +77,7 @@ def execute(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor
             outputs = list(args)
             continue
         else:
-            kernel = KERNELS.get(op.type)
+            kernel = _kernel_for(op)
             if kernel is None:
                 raise ExecutionError(f"no reference kernel for GE op type {op.type} (op {op.name}, from FX node {op.fx_node})")
             try:
