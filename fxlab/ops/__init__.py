@@ -1,0 +1,30 @@
+"""The custom-op kit: the seed ops, a one-place way to define an op, and their prototypes.
+
+Importing this package defines the seed ops ``torch.ops.npu.npu_add_custom``,
+``torch.ops.npu.my_op`` and ``torch.ops.npu.my_inplace`` (reusing them when torch_npu
+already defines them) together with their converters, prototypes and reference kernels.
+The checks behind ``fxlab ops check`` live in :mod:`fxlab.ops.check`.
+"""
+from __future__ import annotations
+
+from fxlab.ops.define import CUSTOM_OPS, CustomOp, OpDefinitionError, define_op
+from fxlab.ops.prototype import PROTOTYPES, Prototype, PrototypeError, camel_case, load_prototype, registered_prototype
+from fxlab.ops.seeds import define_seed_ops
+from fxlab.passes.converters.registry import Sample
+
+SEED_OPS: dict[str, CustomOp] = define_seed_ops()
+
+__all__ = [
+    "CUSTOM_OPS",
+    "CustomOp",
+    "OpDefinitionError",
+    "PROTOTYPES",
+    "Prototype",
+    "PrototypeError",
+    "SEED_OPS",
+    "Sample",
+    "camel_case",
+    "define_op",
+    "load_prototype",
+    "registered_prototype",
+]
