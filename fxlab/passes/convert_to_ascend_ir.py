@@ -15,14 +15,16 @@ import enum
 import operator
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 import torch.fx as fx
 
 from fxlab.ir.builder import GraphBuilder, Tensor, building
 from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, TensorDesc, ge_dtype
-from fxlab.passes.converters.registry import CONVERTERS, ConverterRegistry
+
+if TYPE_CHECKING:
+    from fxlab.passes.converters.registry import ConverterRegistry
 
 UNSUPPORTED_OP_TYPE = "FxlabUnsupported"
 SCOPE_ENTER = "air.scope_enter.default"
@@ -117,6 +119,10 @@ class AscendIrConverter:
 
     def __init__(self, gm: fx.GraphModule, name: str, registry: ConverterRegistry | None = None) -> None:
         self.gm = gm
+        # Imported here, not at module level: the converters package imports this module
+        # (to add auto-converter lookups), so a top-level import would be circular.
+        from fxlab.passes.converters.registry import CONVERTERS
+
         self.builder = GraphBuilder(name)
         self.registry = registry or CONVERTERS
         self.values: dict[fx.Node, Any] = {}
