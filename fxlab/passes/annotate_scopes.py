@@ -1,0 +1,150 @@
+"""Record, on every FX node, the scopes (``air::scope_enter`` ... ``scope_exit``) it is in.
+
+Works on any FX stage: the Dynamo graph calls the op packet ``torch.ops.air.scope_enter``,
+the ATen stages its ``.default`` overload; both are recognised. Per node it stores
+
+- ``node.meta["fxlab.scopes"]``: the scope stack, outer first, each frame a plain dict
+  ``{"index", "enter", "attrs"}`` (``index`` counts scope_enter nodes of this graph from 0,
+  ``enter`` is that node's name, ``attrs`` the pushed key/value strings);
+- ``node.meta["fxlab.scope_attrs"]``: the attrs a GE op converted from this node gets, as
+  plain JSON values (computed with the builder's own rule, so they cannot drift apart);
+- ``node.meta["fxlab.scope_marker"]``: ``"enter"`` / ``"exit"`` on the marker nodes.
+
+A scope_enter node is recorded inside its own scope and a scope_exit inside the scope it
+closes, so the markers draw as the first and last line of their scope.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping, Sequence
+
+import torch.fx as fx
+
+from fxlab.ir.builder import apply_scope_attrs
+from fxlab.ir.model import IrOp
+
+SCOPES_KEY = "fxlab.scopes"
+SCOPE_ATTRS_KEY = "fxlab.scope_attrs"
+MARKER_KEY = "fxlab.scope_marker"
+
+_ENTER_TARGETS = ("air.scope_enter", "air.scope_enter.default")
+_EXIT_TARGETS = ("air.scope_exit", "air.scope_exit.default")
+
+
+def is_scope_enter(node: fx.Node) -> bool:
+    return node.op == "call_function" and str(node.target) in _ENTER_TARGETS
+
+
+def is_scope_exit(node: fx.Node) -> bool:
+    return node.op == "call_function" and str(node.target) in _EXIT_TARGETS
+
+
+def scope_enter_attrs(node: fx.Node) -> dict[str, str]:
+    """The key/value strings a scope_enter node pushes (positional or keyword args)."""
+    keys = node.kwargs.get("keys", node.args[0] if node.args else [])
+    values = node.kwargs.get("values", node.args[1] if len(node.args) > 1 else [])
+    return {str(k): str(v) for k, v in zip(keys, values)}
+
+
+def effective_scope_attrs(stack: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What a GE op created under ``stack`` (frames or attr dicts, outer first) carries."""
+    probe = IrOp(name="", type="")
+    apply_scope_attrs(probe, [frame["attrs"] if "attrs" in frame else frame for frame in stack])
+    return {key: attr.value for key, attr in probe.attrs.items()}
+
+
+@dataclass
+class ScopeSpan:
+    """One scope of one graph: where it opens and closes and which nodes it covers."""
+
+    index: int
+    attrs: dict[str, str]
+    enter: str
+    exit: str | None = None
+    depth: int = 0
+    nodes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "attrs": dict(self.attrs),
+            "enter": self.enter,
+            "exit": self.exit,
+            "depth": self.depth,
+            "nodes": list(self.nodes),
+        }
+
+
+@dataclass
+class ScopeAnnotation:
+    """What :func:`annotate_scopes` found in one graph."""
+
+    spans: list[ScopeSpan] = field(default_factory=list)
+    unmatched_exits: list[str] = field(default_factory=list)
+
+    @property
+    def unclosed(self) -> list[ScopeSpan]:
+        return [span for span in self.spans if span.exit is None]
+
+    @property
+    def balanced(self) -> bool:
+        return not self.unmatched_exits and not self.unclosed
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "spans": [s.to_json() for s in self.spans],
+            "unmatched_exits": list(self.unmatched_exits),
+            "unclosed": [s.enter for s in self.unclosed],
+        }
+
+
+def annotate_scopes(graph: fx.GraphModule | fx.Graph) -> ScopeAnnotation:
+    """Walk the nodes in order, keep the scope stack, and store it on every node."""
+    fx_graph = graph.graph if isinstance(graph, fx.GraphModule) else graph
+    result = ScopeAnnotation()
+    open_spans: list[ScopeSpan] = []
+    for node in fx_graph.nodes:
+        if is_scope_enter(node):
+            span = ScopeSpan(len(result.spans), scope_enter_attrs(node), node.name, depth=len(open_spans))
+            result.spans.append(span)
+            open_spans.append(span)
+            _store(node, open_spans, "enter")
+        elif is_scope_exit(node):
+            _store(node, open_spans, "exit")
+            if open_spans:
+                open_spans.pop().exit = node.name
+            else:
+                result.unmatched_exits.append(node.name)
+        else:
+            _store(node, open_spans, None)
+    return result
+
+
+def _store(node: fx.Node, open_spans: Sequence[ScopeSpan], marker: str | None) -> None:
+    frames = [{"index": s.index, "enter": s.enter, "attrs": dict(s.attrs)} for s in open_spans]
+    node.meta[SCOPES_KEY] = frames
+    node.meta[SCOPE_ATTRS_KEY] = effective_scope_attrs(frames)
+    if marker is None:
+        node.meta.pop(MARKER_KEY, None)
+        for span in open_spans:
+            span.nodes.append(node.name)
+    else:
+        node.meta[MARKER_KEY] = marker
+
+
+def node_scopes(node: fx.Node) -> list[dict[str, Any]]:
+    """The stored scope stack of ``node`` (empty when the pass has not run)."""
+    return list(node.meta.get(SCOPES_KEY, []))
+
+
+def _register_with_capture() -> None:
+    """Run on every stage the capture records (its ``STAGE_ANALYSES`` hook)."""
+    try:
+        from fxlab.capture.pipeline import STAGE_ANALYSES
+    except ImportError:  # capture not importable in a stripped-down install
+        return
+    if annotate_scopes not in STAGE_ANALYSES:
+        STAGE_ANALYSES.append(annotate_scopes)
+
+
+_register_with_capture()
