@@ -1,0 +1,568 @@
+"""GE ``ModelDef`` protobuf: the schema, and the IR model written as / read from it.
+
+The schema is fxlab's own ``ge_ir.proto`` (wire-compatible with GE's ``ge.proto``); its
+message classes are built at runtime from that file, in a private descriptor pool, so
+no protoc-generated code is needed and TorchAir's own generated module can be loaded
+beside it without a name clash.
+
+Writing does not go through message objects: :func:`encode_model_def` emits the wire
+bytes directly, reusing the bytes of repeated pieces (tensor descs and attrs repeat a
+lot), which is many times faster than building one message per field. The bytes are
+those ``SerializeToString(deterministic=True)`` would give (map entries sorted by key).
+Reading parses with the protobuf runtime and walks the messages.
+
+Conventions on the wire, as GE and TorchAir use them:
+
+- ``AttrDef.dt`` and ``ListValue.dt`` carry GE's C++ type numbers (TorchAir's Python
+  ``DataType``, e.g. ``DT_FLOAT=0``); ``TensorDescriptor.dtype`` uses the proto enum.
+- Lists set ``val_type`` so an empty list keeps its kind.
+- Floats are 32-bit on the wire; reading gives back the shortest decimal that has the
+  same 32-bit value, so ``1e-05`` reads back as ``1e-05``. A double that is not such a
+  decimal (e.g. ``0.1 + 0.2``) reads back as its nearest short decimal.
+- An op's provenance is kept as string attrs ``_fxlab_fx_node`` / ``_fxlab_source``;
+  reading strips them back into :attr:`IrOp.fx_node` / :attr:`IrOp.source`.
+"""
+from __future__ import annotations
+
+import functools
+import math
+import re
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from fxlab.ir.model import (
+    DTYPE_FROM_TORCHAIR_NUMBER,
+    TORCHAIR_DTYPE_NUMBER,
+    Attr,
+    AttrKind,
+    DataType,
+    IrGraph,
+    IrOp,
+    TensorDesc,
+    TensorValue,
+)
+
+PROTO_PATH = Path(__file__).with_name("ge_ir.proto")
+PROVENANCE_FX_NODE = "_fxlab_fx_node"
+PROVENANCE_SOURCE = "_fxlab_source"
+
+# ``AttrDef.ListValue.ListValueType`` numbers.
+VT_LIST_NONE, VT_LIST_STRING, VT_LIST_INT, VT_LIST_FLOAT, VT_LIST_BOOL = 0, 1, 2, 3, 4
+VT_LIST_DATA_TYPE = 10
+
+
+class GeProtoError(ValueError):
+    """A ModelDef that cannot be read into the IR model (bad bytes, unknown types)."""
+
+
+# --------------------------------------------------------------------------------------
+# The schema: a small parser for the subset of proto3 that ge_ir.proto uses.
+# --------------------------------------------------------------------------------------
+_SCALAR_TYPES = {
+    "double": 1, "float": 2, "int64": 3, "uint64": 4, "int32": 5, "fixed64": 6, "fixed32": 7,
+    "bool": 8, "string": 9, "bytes": 12, "uint32": 13, "sfixed32": 15, "sfixed64": 16,
+    "sint32": 17, "sint64": 18,
+}
+_TYPE_MESSAGE, _TYPE_ENUM = 11, 14
+_LABEL_OPTIONAL, _LABEL_REPEATED = 1, 3
+_TOKEN = re.compile(r'\s+|//[^\n]*|/\*.*?\*/|(?P<tok>"[^"]*"|[A-Za-z_][\w.]*|-?\d+|[{}<>;=,])', re.S)
+
+
+def _tokenize(text: str) -> list[str]:
+    tokens, pos = [], 0
+    while pos < len(text):
+        match = _TOKEN.match(text, pos)
+        if match is None:
+            raise GeProtoError(f"ge_ir.proto: unexpected text at offset {pos}: {text[pos:pos + 20]!r}")
+        if match.group("tok"):
+            tokens.append(match.group("tok"))
+        pos = match.end()
+    return tokens
+
+
+class _ProtoParser:
+    """Parses ``ge_ir.proto`` into a ``FileDescriptorProto``. Type names are resolved
+    after parsing, innermost scope first, as protoc does."""
+
+    def __init__(self, text: str) -> None:
+        from google.protobuf import descriptor_pb2
+
+        self.tokens = _tokenize(text)
+        self.pos = 0
+        self.file = descriptor_pb2.FileDescriptorProto(name="fxlab/ir/ge_ir.proto")
+        self.unresolved: list[tuple[Any, str, str]] = []  # (field, type name, scope)
+        self.known: dict[str, int] = {}  # full name -> _TYPE_MESSAGE / _TYPE_ENUM
+
+    def next(self, expected: str | None = None) -> str:
+        token = self.tokens[self.pos]
+        if expected is not None and token != expected:
+            raise GeProtoError(f"ge_ir.proto: expected {expected!r}, found {token!r} (token {self.pos})")
+        self.pos += 1
+        return token
+
+    def parse(self) -> Any:
+        while self.pos < len(self.tokens):
+            word = self.next()
+            if word == "syntax":
+                self.next("=")
+                self.file.syntax = self.next().strip('"')
+                self.next(";")
+            elif word == "package":
+                self.file.package = self.next()
+                self.next(";")
+            elif word == "message":
+                self._message(self.file.message_type.add(), "." + self.file.package)
+            elif word == "enum":
+                self._enum(self.file.enum_type.add(), "." + self.file.package)
+            else:
+                raise GeProtoError(f"ge_ir.proto: unexpected {word!r} at top level")
+        self._resolve()
+        return self.file
+
+    def _message(self, msg: Any, scope: str) -> None:
+        msg.name = self.next()
+        full = f"{scope}.{msg.name}"
+        self.known[full] = _TYPE_MESSAGE
+        self.next("{")
+        while (word := self.next()) != "}":
+            if word == "message":
+                self._message(msg.nested_type.add(), full)
+            elif word == "enum":
+                self._enum(msg.enum_type.add(), full)
+            elif word == "oneof":
+                self._oneof(msg, full)
+            elif word == "map":
+                self._map_field(msg, full)
+            else:
+                self._field(msg, full, word)
+
+    def _enum(self, enum: Any, scope: str) -> None:
+        enum.name = self.next()
+        self.known[f"{scope}.{enum.name}"] = _TYPE_ENUM
+        self.next("{")
+        while (name := self.next()) != "}":
+            self.next("=")
+            enum.value.add(name=name, number=int(self.next()))
+            self.next(";")
+
+    def _field(self, msg: Any, scope: str, first: str, oneof_index: int | None = None) -> Any:
+        label = _LABEL_OPTIONAL
+        if first == "repeated":
+            label, first = _LABEL_REPEATED, self.next()
+        name = self.next()
+        self.next("=")
+        field = msg.field.add(name=name, number=int(self.next()), label=label)
+        self.next(";")
+        if oneof_index is not None:
+            field.oneof_index = oneof_index
+        self._set_type(field, first, scope)
+        return field
+
+    def _oneof(self, msg: Any, scope: str) -> None:
+        index = len(msg.oneof_decl)
+        msg.oneof_decl.add(name=self.next())
+        self.next("{")
+        while (word := self.next()) != "}":
+            self._field(msg, scope, word, oneof_index=index)
+
+    def _map_field(self, msg: Any, scope: str) -> None:
+        self.next("<")
+        key_type = self.next()
+        self.next(",")
+        value_type = self.next()
+        self.next(">")
+        name = self.next()
+        self.next("=")
+        number = int(self.next())
+        self.next(";")
+        entry = msg.nested_type.add(name="".join(p.capitalize() for p in name.split("_")) + "Entry")
+        entry.options.map_entry = True
+        entry_scope = f"{scope}.{entry.name}"
+        self.known[entry_scope] = _TYPE_MESSAGE
+        self._set_type(entry.field.add(name="key", number=1, label=_LABEL_OPTIONAL), key_type, entry_scope)
+        self._set_type(entry.field.add(name="value", number=2, label=_LABEL_OPTIONAL), value_type, entry_scope)
+        field = msg.field.add(name=name, number=number, label=_LABEL_REPEATED)
+        field.type, field.type_name = _TYPE_MESSAGE, entry_scope
+
+    def _set_type(self, field: Any, type_name: str, scope: str) -> None:
+        if type_name in _SCALAR_TYPES:
+            field.type = _SCALAR_TYPES[type_name]
+        else:
+            self.unresolved.append((field, type_name, scope))
+
+    def _resolve(self) -> None:
+        for field, name, scope in self.unresolved:
+            candidates = [f"{scope[:i]}.{name}" for i in _scope_cuts(scope)]
+            full = next((c for c in candidates if c in self.known), None)
+            if full is None:
+                raise GeProtoError(f"ge_ir.proto: unknown type {name!r} in {scope}")
+            field.type, field.type_name = self.known[full], full
+
+
+def _scope_cuts(scope: str) -> list[int]:
+    """End offsets of ``scope`` and each enclosing scope, innermost first."""
+    cuts = [len(scope)]
+    cuts += [i for i in range(len(scope) - 1, 0, -1) if scope[i] == "."]
+    return cuts
+
+
+@dataclass(frozen=True)
+class GeSchema:
+    """The message classes of ``ge_ir.proto`` (package ``ge.proto``)."""
+
+    file: Any
+    ModelDef: Any
+    GraphDef: Any
+    OpDef: Any
+    AttrDef: Any
+    TensorDescriptor: Any
+    ShapeDef: Any
+    TensorDef: Any
+    NamedAttrs: Any
+
+
+@functools.cache
+def schema() -> GeSchema:
+    """Parse ``ge_ir.proto`` once and build its message classes."""
+    from google.protobuf import descriptor_pool, message_factory
+
+    file_proto = _ProtoParser(PROTO_PATH.read_text(encoding="utf-8")).parse()
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(file_proto)
+    names = ("ModelDef", "GraphDef", "OpDef", "AttrDef", "TensorDescriptor", "ShapeDef", "TensorDef", "NamedAttrs")
+    classes = {n: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"ge.proto.{n}")) for n in names}
+    return GeSchema(file=file_proto, **classes)
+
+
+def file_descriptor_proto(text: str) -> Any:
+    """The ``FileDescriptorProto`` of proto text in ``ge_ir.proto``'s dialect."""
+    return _ProtoParser(text).parse()
+
+
+# --------------------------------------------------------------------------------------
+# Writing: IR model -> wire bytes.
+# --------------------------------------------------------------------------------------
+def _make_small_varints(limit: int) -> list[bytes]:
+    out = []
+    for n in range(limit):
+        out.append(bytes([n]) if n < 0x80 else bytes([(n & 0x7F) | 0x80, n >> 7]))
+    return out
+
+
+_SMALL_VARINTS = _make_small_varints(1 << 14)
+
+
+def _varint(n: int) -> bytes:
+    if 0 <= n < 16384:
+        return _SMALL_VARINTS[n]
+    if n < 0:
+        n += 1 << 64  # int64 two's complement, ten bytes on the wire
+    out = bytearray()
+    while n > 0x7F:
+        out.append((n & 0x7F) | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+def _ld(tag: bytes, payload: bytes) -> bytes:
+    """A length-delimited field: tag, length, payload."""
+    return tag + _varint(len(payload)) + payload
+
+
+def _float32(value: float) -> bytes:
+    try:
+        return struct.pack("<f", value)
+    except OverflowError:  # beyond float32 range: what a C++ narrowing cast gives
+        return struct.pack("<f", math.copysign(math.inf, value))
+
+
+_LIST_TAGS = {  # kind -> (ListValue field tag, val_type bytes)
+    AttrKind.LIST_STR: (b"\x12", b"\xa0\x01" + _varint(VT_LIST_STRING)),
+    AttrKind.LIST_INT: (b"\x1a", b"\xa0\x01" + _varint(VT_LIST_INT)),
+    AttrKind.LIST_FLOAT: (b"\x22", b"\xa0\x01" + _varint(VT_LIST_FLOAT)),
+    AttrKind.LIST_BOOL: (b"\x2a", b"\xa0\x01" + _varint(VT_LIST_BOOL)),
+    AttrKind.LIST_DTYPE: (b"\x62", b"\xa0\x01" + _varint(VT_LIST_DATA_TYPE)),
+}
+_UNCACHED_KINDS = frozenset({AttrKind.FLOAT, AttrKind.LIST_FLOAT, AttrKind.TENSOR})  # -0.0 == 0.0; tensors unhashable
+
+
+def _attr_payload(attr: Attr) -> bytes:
+    """The bytes of one ``AttrDef``."""
+    kind, value = attr.kind, attr.value
+    if kind is AttrKind.STR:
+        return _ld(b"\x12", value.encode())
+    if kind is AttrKind.INT:
+        return b"\x18" + _varint(value)
+    if kind is AttrKind.FLOAT:
+        return b"\x25" + _float32(value)
+    if kind is AttrKind.BOOL:
+        return b"\x28\x01" if value else b"\x28\x00"
+    if kind is AttrKind.DTYPE:
+        return b"\x78" + _varint(TORCHAIR_DTYPE_NUMBER[value])
+    if kind is AttrKind.TENSOR:
+        return _ld(b"\x62", _tensor_payload(value))
+    if kind is AttrKind.LIST_LIST_INT:
+        rows = (_ld(b"\x0a", _ld(b"\x0a", b"".join(map(_varint, row))) if row else b"") for row in value)
+        return _ld(b"\x72", b"".join(rows))
+    return _ld(b"\x0a", _list_payload(kind, value))
+
+
+def _list_payload(kind: AttrKind, values: Iterable[Any]) -> bytes:
+    tag, val_type = _LIST_TAGS[kind]
+    values = tuple(values)
+    if not values:
+        return val_type
+    if kind is AttrKind.LIST_STR:
+        return b"".join(_ld(tag, v.encode()) for v in values) + val_type
+    if kind is AttrKind.LIST_INT:
+        packed = b"".join(map(_varint, values))
+    elif kind is AttrKind.LIST_FLOAT:
+        packed = b"".join(_float32(v) for v in values)
+    elif kind is AttrKind.LIST_BOOL:
+        packed = bytes(1 if v else 0 for v in values)
+    else:
+        packed = b"".join(_varint(TORCHAIR_DTYPE_NUMBER[v]) for v in values)
+    return _ld(tag, packed) + val_type
+
+
+def _tensor_payload(value: TensorValue) -> bytes:
+    payload = _ld(b"\x0a", _desc_payload(value.desc))
+    return payload + _ld(b"\x12", value.data) if value.data else payload
+
+
+def _desc_payload(desc: TensorDesc) -> bytes:
+    parts = []
+    if desc.name:
+        parts.append(_ld(b"\x0a", desc.name.encode()))
+    if desc.dtype:
+        parts.append(b"\x10" + _varint(desc.dtype))
+    if desc.shape:
+        parts.append(_ld(b"\x1a", _ld(b"\x0a", b"".join(map(_varint, desc.shape)))))
+    if desc.layout:
+        parts.append(_ld(b"\x22", desc.layout.encode()))
+    for key in sorted(desc.attrs):
+        parts.append(_map_entry(b"\x2a", key, _attr_payload(desc.attrs[key])))
+    return b"".join(parts)
+
+
+def _map_entry(tag: bytes, key: str, value_payload: bytes) -> bytes:
+    return _ld(tag, _ld(b"\x0a", key.encode()) + _ld(b"\x12", value_payload))
+
+
+class _WireEncoder:
+    """Encodes one graph; remembers the bytes of tensor descs and attrs it has seen."""
+
+    def __init__(self) -> None:
+        self.desc_fields: dict[tuple[Any, ...], bytes] = {}
+        self.attr_entries: dict[tuple[Any, ...], bytes] = {}
+
+    def model(self, graph: IrGraph) -> bytes:
+        head = _ld(b"\x0a", graph.name.encode()) if graph.name else b""
+        return head + _ld(b"\x3a", self.graph(graph))
+
+    def graph(self, graph: IrGraph) -> bytes:
+        parts = [_ld(b"\x0a", graph.name.encode())] if graph.name else []
+        parts += [_ld(b"\x22", s.encode()) for s in graph.inputs]
+        parts += [_ld(b"\x2a", s.encode()) for s in graph.outputs]
+        parts += [self.op(op) for op in graph.ops]
+        parts += [self.attr_entry(b"\x5a", k, graph.attrs[k]) for k in sorted(graph.attrs)]
+        return b"".join(parts)
+
+    def op(self, op: IrOp) -> bytes:
+        parts = []
+        if op.name:
+            name = op.name.encode()
+            parts.append(b"\x0a" + _varint(len(name)) + name)
+        if op.type:
+            op_type = op.type.encode()
+            parts.append(b"\x12" + _varint(len(op_type)) + op_type)
+        for producer in op.inputs:
+            encoded = producer.encode()
+            parts.append(b"\x2a" + _varint(len(encoded)) + encoded)
+        attrs = op.attrs
+        if op.fx_node is not None or op.source is not None:
+            attrs = dict(attrs)
+            if op.fx_node is not None:
+                attrs[PROVENANCE_FX_NODE] = Attr(AttrKind.STR, op.fx_node)
+            if op.source is not None:
+                attrs[PROVENANCE_SOURCE] = Attr(AttrKind.STR, op.source)
+        for key in sorted(attrs):
+            parts.append(self.attr_entry(b"\x52", key, attrs[key]))
+        for desc in op.input_desc:
+            parts.append(self.desc_field(b"\x8a\x02", desc))
+        for desc in op.output_desc:
+            parts.append(self.desc_field(b"\x92\x02", desc))
+        payload = b"".join(parts)
+        return b"\x32" + _varint(len(payload)) + payload
+
+    def desc_field(self, tag: bytes, desc: TensorDesc) -> bytes:
+        if desc.attrs:
+            return _ld(tag, _desc_payload(desc))
+        key = (tag, desc.name, desc.dtype, desc.shape, desc.layout)
+        encoded = self.desc_fields.get(key)
+        if encoded is None:
+            encoded = self.desc_fields[key] = _ld(tag, _desc_payload(desc))
+        return encoded
+
+    def attr_entry(self, tag: bytes, key: str, attr: Attr) -> bytes:
+        if attr.kind in _UNCACHED_KINDS:
+            return _map_entry(tag, key, _attr_payload(attr))
+        try:
+            cache_key = (tag, key, attr.kind, attr.value)
+            encoded = self.attr_entries.get(cache_key)
+        except TypeError:  # an unhashable value (a list where a tuple was expected)
+            return _map_entry(tag, key, _attr_payload(attr))
+        if encoded is None:
+            encoded = self.attr_entries[cache_key] = _map_entry(tag, key, _attr_payload(attr))
+        return encoded
+
+
+def encode_model_def(graph: IrGraph) -> bytes:
+    """``graph`` as a serialized GE ``ModelDef`` holding one ``GraphDef``."""
+    return _WireEncoder().model(graph)
+
+
+def model_def_message(graph: IrGraph) -> Any:
+    """``graph`` as a ``ModelDef`` message object of :func:`schema`."""
+    return schema().ModelDef.FromString(encode_model_def(graph))
+
+
+# --------------------------------------------------------------------------------------
+# Reading: ModelDef message -> IR model.
+# --------------------------------------------------------------------------------------
+def decode_model_def(data: bytes) -> IrGraph:
+    """The IR graph in a serialized ``ModelDef`` (its first graph)."""
+    from google.protobuf.message import DecodeError
+
+    model = schema().ModelDef()
+    try:
+        model.ParseFromString(data)
+    except DecodeError as exc:
+        raise GeProtoError(f"not a GE ModelDef: {exc}") from exc
+    return graph_from_model_def(model)
+
+
+def graph_from_model_def(model: Any) -> IrGraph:
+    """The IR graph of a ``ModelDef`` message (its first graph)."""
+    if not model.graph:
+        raise GeProtoError(f"ModelDef {model.name!r} holds no graph")
+    proto = model.graph[0]
+    graph = IrGraph(name=proto.name, inputs=list(proto.input), outputs=list(proto.output))
+    graph.attrs = _attrs_from_map(proto.attr)
+    graph.ops = [_op_from_proto(op) for op in proto.op]
+    return graph
+
+
+def _op_from_proto(proto: Any) -> IrOp:
+    attrs = _attrs_from_map(proto.attr)
+    fx_node = attrs.pop(PROVENANCE_FX_NODE, None)
+    source = attrs.pop(PROVENANCE_SOURCE, None)
+    return IrOp(
+        name=proto.name,
+        type=proto.type,
+        inputs=list(proto.input),
+        attrs=attrs,
+        input_desc=[_desc_from_proto(d) for d in proto.input_desc],
+        output_desc=[_desc_from_proto(d) for d in proto.output_desc],
+        fx_node=None if fx_node is None else fx_node.value,
+        source=None if source is None else source.value,
+    )
+
+
+def _desc_from_proto(proto: Any) -> TensorDesc:
+    return TensorDesc(
+        name=proto.name,
+        dtype=_proto_dtype(proto.dtype),
+        shape=tuple(proto.shape.dim),
+        layout=proto.layout,
+        attrs=_attrs_from_map(proto.attr) if proto.attr else {},
+    )
+
+
+def _proto_dtype(number: int) -> DataType:
+    try:
+        return DataType(number)
+    except ValueError:
+        values = schema().file.enum_type[0].value
+        known = next((v.name for v in values if v.number == number), str(number))
+        raise GeProtoError(f"tensor type {known} has no counterpart in fxlab's IR model") from None
+
+
+def _torchair_dtype(number: int) -> DataType:
+    dtype = DTYPE_FROM_TORCHAIR_NUMBER.get(number)
+    if dtype is None:
+        raise GeProtoError(f"dtype attr value {number} (GE's C++ numbering) has no counterpart in fxlab's IR model")
+    return dtype
+
+
+def _attrs_from_map(attr_map: Any) -> dict[str, Attr]:
+    return {key: _attr_from_proto(key, attr_map[key]) for key in attr_map}
+
+
+def _attr_from_proto(key: str, proto: Any) -> Attr:
+    which = proto.WhichOneof("value")
+    if which == "s":
+        return Attr(AttrKind.STR, proto.s.decode("utf-8", "surrogateescape"))
+    if which == "i":
+        return Attr(AttrKind.INT, proto.i)
+    if which == "f":
+        return Attr(AttrKind.FLOAT, shortest_float32(proto.f))
+    if which == "b":
+        return Attr(AttrKind.BOOL, proto.b)
+    if which == "dt":
+        return Attr(AttrKind.DTYPE, _torchair_dtype(proto.dt))
+    if which == "t":
+        return Attr(AttrKind.TENSOR, TensorValue(_desc_from_proto(proto.t.desc), proto.t.data))
+    if which == "list_list_int":
+        return Attr(AttrKind.LIST_LIST_INT, tuple(tuple(row.list_i) for row in proto.list_list_int.list_list_i))
+    if which == "list":
+        return _list_attr_from_proto(proto.list)
+    raise GeProtoError(f"attr {key!r}: AttrDef member {which!r} has no counterpart in fxlab's IR model")
+
+
+def _list_attr_from_proto(proto: Any) -> Attr:
+    kind = {
+        VT_LIST_STRING: AttrKind.LIST_STR,
+        VT_LIST_INT: AttrKind.LIST_INT,
+        VT_LIST_FLOAT: AttrKind.LIST_FLOAT,
+        VT_LIST_BOOL: AttrKind.LIST_BOOL,
+        VT_LIST_DATA_TYPE: AttrKind.LIST_DTYPE,
+    }.get(proto.val_type)
+    if kind is None:  # no val_type (TorchAir writes none for string lists): by content
+        kind = next((k for k, f in _LIST_FIELDS.items() if len(getattr(proto, f))), AttrKind.LIST_INT)
+    if kind is AttrKind.LIST_STR:
+        return Attr(kind, tuple(s.decode("utf-8", "surrogateescape") for s in proto.s))
+    if kind is AttrKind.LIST_FLOAT:
+        return Attr(kind, tuple(shortest_float32(f) for f in proto.f))
+    if kind is AttrKind.LIST_DTYPE:
+        return Attr(kind, tuple(_torchair_dtype(d) for d in proto.dt))
+    return Attr(kind, tuple(getattr(proto, _LIST_FIELDS[kind])))
+
+
+_LIST_FIELDS = {
+    AttrKind.LIST_STR: "s",
+    AttrKind.LIST_INT: "i",
+    AttrKind.LIST_FLOAT: "f",
+    AttrKind.LIST_BOOL: "b",
+    AttrKind.LIST_DTYPE: "dt",
+}
+
+
+def shortest_float32(value: float) -> float:
+    """The shortest decimal with the same float32 as ``value`` (``1e-05``, not
+    ``9.99999974737875e-06``): what a 32-bit float field most likely held. Gives the
+    number protobuf's text format prints for a float field."""
+    if math.isnan(value) or math.isinf(value):
+        return value
+    target = _float32(value)
+    as_float32 = struct.unpack("<f", target)[0]
+    if math.isinf(as_float32):
+        return as_float32
+    for digits in range(6, 10):  # every float32 is told apart by 9 significant digits
+        candidate = float(f"{as_float32:.{digits}g}")
+        if _float32(candidate) == target:
+            return candidate
+    return as_float32
