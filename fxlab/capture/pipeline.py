@@ -2,6 +2,7 @@
 Trace — every stage of every Dynamo graph, the Ascend IR, and the eager checks."""
 from __future__ import annotations
 
+import re
 import time
 from typing import Any, Callable, Sequence
 
@@ -131,8 +132,17 @@ def _mutated_inputs(modules: dict[str, fx.GraphModule]) -> list[str]:
         if node.op == "call_function" and classify(node, mutated_arguments(node)) == KIND_COPY_EPILOGUE:
             index = placeholders.index(node.args[0])
             user_name = dynamo_names[index - offset] if 0 <= index - offset < len(dynamo_names) else None
-            names.append(f"{node.args[0].name} ({user_name})" if user_name else node.args[0].name)
+            names.append(f"{node.args[0].name} ({readable_input_name(user_name)})" if user_name else node.args[0].name)
     return names
+
+
+def readable_input_name(dynamo_name: str) -> str:
+    """``l_self_modules_layers_modules_0_modules_attn_buffers_k_cache_`` ->
+    ``layers.0.attn.k_cache``; ``l_x_`` -> ``x``."""
+    name = re.sub(r"^l_", "", dynamo_name.lower()).rstrip("_")
+    for kind in ("modules", "buffers", "parameters"):
+        name = name.replace(f"self_{kind}_", "").replace(f"_{kind}_", ".")
+    return name
 
 
 def _verify(trace: Trace, recorder: RunRecorder, verify: bool | None, say: Progress) -> None:

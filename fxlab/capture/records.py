@@ -189,6 +189,8 @@ def stage_from_module(name: str, gm: fx.GraphModule) -> StageTrace:
 def readable_code(gm: fx.GraphModule) -> str:
     """The graph as Python with shapes and dtypes, in the spirit of ``print_readable``."""
     try:
-        return gm.print_readable(print_output=False, include_stride=False, include_device=False, colored=False)
+        code = gm.print_readable(print_output=False, include_stride=False, include_device=False, colored=False)
     except TypeError:  # older torch without these keyword arguments
-        return gm.print_readable(print_output=False)
+        code = gm.print_readable(print_output=False)
+    # make_fx names the class after the traced callable (``<lambda>``); say what it is.
+    return code.replace("class <lambda>(", "class GraphModule(", 1)

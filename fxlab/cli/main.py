@@ -23,6 +23,17 @@ app = typer.Typer(
 )
 
 
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", help="Print fxlab's version and exit.", is_eager=True),
+) -> None:
+    if version:
+        from fxlab import __version__
+
+        console.out().print(f"fxlab {__version__}")
+        raise typer.Exit(0)
+
+
 def _register_commands() -> None:
     # Each module adds its command(s) to ``app``; heavy imports stay inside the commands.
     from fxlab.cli import trace  # noqa: F401

@@ -1,0 +1,117 @@
+"""Write and read the saved trace layout (DESIGN.md, "Saved trace layout").
+
+``DIR/manifest.json`` is written last and only says ``"status": "ok"`` when everything
+before it was written; a run that fails midway leaves a manifest saying ``"failed"``
+with the reason, never one that looks complete. File names are deterministic.
+"""
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from fxlab.capture.trace import Trace, stage_from_json, stage_to_json
+from fxlab.errors import OutputError
+
+MANIFEST = "manifest.json"
+
+
+def prepare_out_dir(path: str | Path) -> Path:
+    """Create ``path`` (or reuse it), check it is writable, and remove a stale manifest
+    so an interrupted run cannot be mistaken for a complete one."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"--out {out} is a file, not a directory. Give a directory path (it is created if missing).")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / ".fxlab-write-probe"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise OutputError(f"--out {out} is not writable ({exc.strerror or exc}). Choose a directory you can write to.") from exc
+    (out / MANIFEST).unlink(missing_ok=True)
+    return out
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write to a temporary file beside ``path`` and rename it into place."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_json(path: Path, data: Any) -> None:
+    write_text_atomic(path, json.dumps(data, indent=1, sort_keys=False, default=str) + "\n")
+
+
+def save_trace(trace: Trace, out: Path) -> list[Path]:
+    """Write every graph's stages and Ascend IR, then the manifest. Returns the files."""
+    written: list[Path] = []
+    try:
+        for graph in trace.graphs:
+            folder = out / f"graph_{graph.index}"
+            folder.mkdir(exist_ok=True)
+            for name, stage in graph.stages.items():
+                write_text_atomic(folder / f"{name}.py", stage.code)
+                write_json(folder / f"{name}.json", stage_to_json(stage))
+                written += [folder / f"{name}.py", folder / f"{name}.json"]
+            if graph.ir is not None:
+                written += _write_ir(graph, folder)
+    except OSError as exc:
+        write_failed_manifest(out, trace.model, f"writing the trace failed: {exc}")
+        raise OutputError(f"writing the trace to {out} failed: {exc}. Check free space and permissions.") from exc
+    write_json(out / MANIFEST, manifest(trace))
+    written.append(out / MANIFEST)
+    return written
+
+
+def _write_ir(graph: Any, folder: Path) -> list[Path]:
+    from fxlab.ir.dumps import write_ir_dumps
+
+    written = list(write_ir_dumps(graph.ir, folder))
+    if graph.conversion is not None:
+        from fxlab.passes.conversion_summary import write_summary
+
+        written += list(write_summary(graph.conversion, graph.modules.get("functional"), folder))
+    return written
+
+
+def manifest(trace: Trace) -> dict[str, Any]:
+    data = trace.to_json()
+    # Stages live in their own files; the manifest lists them.
+    for graph in data["graphs"]:
+        graph["stages"] = sorted(graph["stages"])
+        graph["has_ascend_ir"] = graph.pop("ir") is not None
+    return data
+
+
+def write_failed_manifest(out: Path, model: str, reason: str) -> None:
+    write_json(out / MANIFEST, {"model": model, "status": "failed", "error": reason, "graphs": []})
+
+
+def load_trace(path: str | Path) -> Trace:
+    """Read a saved trace directory back into a :class:`Trace` (stages and IR included)."""
+    out = Path(path)
+    try:
+        data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise OutputError(f"{out} holds no saved trace ({MANIFEST} is missing). Write one with `fxlab trace MODEL.py --out {out}`.") from exc
+    if data.get("status") == "failed":
+        raise OutputError(f"the trace in {out} is from a failed run: {data.get('error')}. Run `fxlab trace` again.")
+    graphs = data.get("graphs", [])
+    for graph in graphs:
+        folder = out / f"graph_{graph['index']}"
+        graph["stages"] = {
+            name: stage_to_json(stage_from_json(json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))))
+            for name in graph["stages"]
+        }
+        ir_file = folder / "ascend_ir.json"
+        graph["ir"] = json.loads(ir_file.read_text(encoding="utf-8")) if graph.pop("has_ascend_ir", False) and ir_file.exists() else None
+    return Trace.from_json(data)

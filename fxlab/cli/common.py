@@ -1,0 +1,56 @@
+"""What every model-taking command shares: options, loading with plugins inside the
+TorchAir-compatible layer, and capturing with a status indicator on stderr."""
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional, Sequence
+
+import typer
+
+from fxlab.cli import console
+
+ModelArg = typer.Argument(..., help="Python file defining `model` + `example_inputs`, or `get_model_and_inputs()`.", show_default=False)
+EntryOpt = typer.Option(None, "--entry", help="Name of a function in the model file returning (model, inputs).")
+PluginOpt = typer.Option(
+    None, "--plugin", help="Python file imported before the model (custom-op registrations, Meta functions, converters). Repeatable."
+)
+
+
+@contextlib.contextmanager
+def user_code_environment() -> Iterator[None]:
+    """While user files run: fxlab's stand-ins for `torchair` / `torch_npu` when the real
+    ones are not importable (announced once on stderr)."""
+    try:
+        from fxlab.compat.layer import compat_layer
+    except ImportError:
+        yield
+        return
+    with compat_layer(announce=console.note):
+        yield
+
+
+def capture_model(
+    model: Path,
+    entry: Optional[str],
+    plugins: Optional[Sequence[Path]],
+    stages: Sequence[str],
+    verify: Optional[bool] = None,
+    converter: Callable[..., Any] | None = None,
+) -> Any:
+    """Load and capture ``model`` with a spinner on stderr; returns (loaded, trace)."""
+    from fxlab.capture import capture_trace, load_model
+
+    status = console.err().status("loading model", spinner="dots")
+    with user_code_environment(), status:
+        loaded = load_model(model, entry=entry, plugins=list(plugins or []))
+        trace = capture_trace(loaded, stages=stages, progress=lambda msg: status.update(msg), verify=verify, converter=converter)
+    return loaded, trace
+
+
+def parse_stages(value: Optional[str]) -> tuple[str, ...]:
+    from fxlab.capture import ALL_STAGES, validate_stages
+
+    if not value or value == "all":
+        return tuple(ALL_STAGES)
+    return validate_stages([s.strip() for s in value.split(",") if s.strip()])

@@ -1,0 +1,70 @@
+"""``fxlab trace MODEL.py``: every stage of every Dynamo graph, the Ascend IR, and checks."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from fxlab.cli import console
+from fxlab.cli.common import EntryOpt, ModelArg, PluginOpt, capture_model, parse_stages
+from fxlab.cli.main import app
+
+
+@app.command(
+    "trace",
+    help=(
+        "Capture MODEL.py under torch.compile and show, for every graph Dynamo captures, each "
+        "stage on the way to the Ascend IR: dynamo, aten (before functionalization), functional, "
+        "reinplaced, ascend_ir. In-place ops, copy_ epilogues and auto_functionalized nodes are "
+        "highlighted; every GE op is traced back to its FX node and source line. The compiled run "
+        "and the Ascend IR (run on CPU) are checked against eager.\n\n"
+        "Examples:\n\n"
+        "  fxlab trace examples/inplace_ops.py\n\n"
+        "  fxlab trace examples/llama_decoder.py --stages functional,ascend_ir --out trace_dir\n\n"
+        "  fxlab trace model.py --plugin my_op_plugin.py --json"
+    ),
+)
+def trace_command(
+    model: Path = ModelArg,
+    stages: Optional[str] = typer.Option(None, "--stages", help="Comma-separated stages to record and show (default: all): dynamo,aten,functional,reinplaced,ascend_ir."),
+    out: Optional[Path] = typer.Option(None, "--out", help="Directory to save the trace in (manifest.json, graph_<k>/<stage>.py|.json, ascend_ir.pb|.pbtxt|.py|.json)."),
+    plugin: Optional[List[Path]] = PluginOpt,
+    entry: Optional[str] = EntryOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print a machine-readable summary instead of the views."),
+    verify: Optional[bool] = typer.Option(None, "--verify/--no-verify", help="Run the Ascend IR on CPU and compare with the compiled run (default: on for graphs up to 4000 nodes)."),
+    summary_only: bool = typer.Option(False, "--summary", help="Print only the one-screen summary, not the stages."),
+) -> None:
+    from fxlab.capture.save import prepare_out_dir, save_trace, write_failed_manifest
+    from fxlab.errors import FxlabError
+    from fxlab.viz import trace_views
+
+    wanted = parse_stages(stages)
+    out_dir = prepare_out_dir(out) if out is not None else None
+    try:
+        _, trace = capture_model(model, entry, plugin, wanted, verify=verify)
+    except FxlabError as exc:
+        if out_dir is not None:
+            write_failed_manifest(out_dir, str(model), str(exc))
+        raise
+    if out_dir is not None:
+        save_trace(trace, out_dir)
+    if as_json:
+        console.out().print_json(json.dumps(trace_views.json_summary(trace, str(out_dir) if out_dir else None)))
+    else:
+        _print_views(trace, trace_views, summary_only)
+        if out_dir is not None:
+            console.note(f"trace saved to {out_dir}/ (manifest.json, {len(trace.graphs)} graph folder(s))")
+    raise typer.Exit(0 if trace.status == "ok" else 1)
+
+
+def _print_views(trace, trace_views, summary_only: bool) -> None:  # type: ignore[no-untyped-def]
+    out = console.out()
+    if not summary_only:
+        for graph in trace.graphs:
+            for stage in graph.stages.values():
+                out.print(trace_views.stage_view(graph, stage))
+            if graph.ir is not None:
+                out.print(trace_views.ir_view(graph))
+    out.print(trace_views.summary_view(trace))

@@ -1,0 +1,204 @@
+"""Rich renderables for ``fxlab trace``: each stage as readable code with in-place ops,
+``copy_`` epilogues, ``auto_functionalized*`` nodes and scopes highlighted; the Ascend IR
+per FX node; and the one-screen summary. Renderers return data; the CLI prints."""
+from __future__ import annotations
+
+import re
+from typing import Any, Iterable
+
+from rich.console import Group, RenderableType
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+from fxlab.capture.trace import GraphTrace, StageTrace, Trace
+
+KIND_STYLE = {
+    "inplace": ("bold yellow", "in-place"),
+    "copy_epilogue": ("bold magenta", "copy_ epilogue: writes a graph input"),
+    "auto_functionalized": ("bold cyan", "auto_functionalized"),
+    "scope": ("bold green", "scope marker"),
+}
+SCOPE_KEYS_SHOWN = ("_super_kernel_scope", "_op_aicore_num", "_op_vectorcore_num", "_user_stream_label", "_op_exec_never_timeout")
+STAGE_TITLES = {
+    "dynamo": "Dynamo graph (torch level)",
+    "aten": "ATen graph before functionalization",
+    "functional": "ATen graph after functionalization (what TorchAir converts)",
+    "reinplaced": "after re-inplacing (the aclgraph path)",
+}
+
+_ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*\"[^\"]*\")?\s*=")
+
+
+def stage_view(graph: GraphTrace, stage: StageTrace) -> RenderableType:
+    """A stage's code, syntax-highlighted, with notable lines marked at the end."""
+    marks = {n.name: n for n in stage.nodes if n.kind or n.scopes}
+    text = Syntax(stage.code.rstrip(), "python", theme="ansi_dark", background_color="default").highlight(stage.code.rstrip())
+    lines = text.split("\n", include_separator=False)
+    out = Text()
+    for line in lines:
+        match = _ASSIGN.match(line.plain)
+        node = marks.get(match.group(1)) if match else None
+        if node is not None:
+            style, label = KIND_STYLE.get(node.kind, ("", ""))
+            if style:
+                line.stylize(style)
+            tags = [label] if label else []
+            tags += [scope_tag(s) for s in node.scopes]
+            line.append(f"   # <- {'; '.join(t for t in tags if t)}", style=style or "green")
+        out.append_text(line)
+        out.append("\n")
+    title = f"graph {graph.index} · {stage.name}: {STAGE_TITLES.get(stage.name, stage.name)}"
+    return Panel(out, title=title, title_align="left", border_style="blue")
+
+
+def scope_tag(scope: dict[str, Any]) -> str:
+    shown = [f"{k.strip('_')}={v}" for k, v in scope.items() if k in SCOPE_KEYS_SHOWN]
+    return "[" + ", ".join(shown) + "]" if shown else ""
+
+
+def ir_view(graph: GraphTrace) -> RenderableType:
+    """Which GE ops each FX node of the functional graph became, with scope attrs."""
+    ir = graph.ir
+    if ir is None:
+        return Text("")
+    table = Table(title=f"graph {graph.index} · ascend_ir: {len(ir.ops)} GE ops", title_justify="left", expand=False)
+    table.add_column("FX node")
+    table.add_column("GE ops (type:name)")
+    table.add_column("scope / core attrs", style="green")
+    table.add_column("source", style="dim")
+    for fx_node, ops in _ops_by_fx_node(ir.ops):
+        types = ", ".join(_op_label(op) for op in ops)
+        attrs = sorted({f"{k}={op.attrs[k].value}" for op in ops for k in SCOPE_KEYS_SHOWN if k in op.attrs})
+        table.add_row(fx_node, types, ", ".join(attrs), _short_source(ops[0].source))
+    return table
+
+
+def _op_label(op: Any) -> str:
+    label = op.type if op.name == op.type else f"{op.type}:{op.name}"
+    return f"[bold red]{label}[/]" if op.type == "FxlabUnsupported" else label
+
+
+def _ops_by_fx_node(ops: Iterable[Any]) -> list[tuple[str, list[Any]]]:
+    groups: dict[str, list[Any]] = {}
+    for op in ops:
+        groups.setdefault(op.fx_node or "?", []).append(op)
+    return list(groups.items())
+
+
+def _short_source(source: str | None) -> str:
+    if not source:
+        return ""
+    path, _, line = source.rpartition(":")
+    return f"{path.rsplit('/', 1)[-1]}:{line}"
+
+
+def summary_view(trace: Trace) -> RenderableType:
+    """One screen: nodes per stage, in-place ops before vs after functionalization,
+    mutated inputs, graph breaks, and the eager checks."""
+    table = Table(title=f"fxlab trace · {trace.model}", title_justify="left")
+    table.add_column("graph", justify="right")
+    for stage in trace.stages:
+        table.add_column(f"{stage}\nnodes" if stage != "ascend_ir" else "ascend_ir\nGE ops", justify="right")
+    table.add_column("in-place ops\naten → functional", justify="center")
+    table.add_column("mutated inputs")
+    table.add_column("graph break")
+    for graph in trace.graphs:
+        table.add_row(str(graph.index), *_stage_counts(trace, graph), _inplace_change(graph), "\n".join(graph.mutated_inputs) or "-", _break(graph))
+    return Group(table, *_check_lines(trace))
+
+
+def _stage_counts(trace: Trace, graph: GraphTrace) -> list[str]:
+    counts = []
+    for stage in trace.stages:
+        if stage == "ascend_ir":
+            partial = graph.ir_summary and graph.ir_summary.get("partial")
+            counts.append(f"{len(graph.ir.ops)}{' [red](partial)[/]' if partial else ''}" if graph.ir else "-")
+        else:
+            counts.append(str(len(graph.stages[stage].call_nodes())) if stage in graph.stages else "-")
+    return counts
+
+
+def _inplace_change(graph: GraphTrace) -> str:
+    def count(stage: str) -> str:
+        s = graph.stages.get(stage)
+        return str(s.count("inplace")) if s else "-"
+
+    functional = graph.stages.get("functional")
+    extra = ""
+    if functional is not None:
+        parts = []
+        if functional.count("auto_functionalized"):
+            parts.append(f"{functional.count('auto_functionalized')} auto_functionalized")
+        if functional.count("copy_epilogue"):
+            parts.append(f"{functional.count('copy_epilogue')} copy_ epilogue")
+        extra = f"\n({', '.join(parts)})" if parts else ""
+    return f"{count('aten')} → {count('functional')}{extra}"
+
+
+def _break(graph: GraphTrace) -> str:
+    if not graph.break_reason:
+        return "-"
+    reason = graph.break_reason.splitlines()[0]
+    return f"{reason}\nat {_short_source(graph.break_location)}" if graph.break_location else reason
+
+
+def _check_lines(trace: Trace) -> list[RenderableType]:
+    lines: list[RenderableType] = []
+    if trace.check is not None:
+        lines.append(_verdict_line("eager vs compiled", trace.check))
+    if trace.ir_check is not None:
+        lines.append(_verdict_line("Ascend IR on CPU vs compiled", trace.ir_check))
+    for graph in trace.graphs:
+        if graph.error:
+            lines.append(Text(f"graph {graph.index}: {graph.error}", style="yellow"))
+    for note in trace.notes:
+        lines.append(Text(note, style="dim"))
+    status_style = {"ok": "bold green", "partial": "bold yellow"}.get(trace.status, "bold red")
+    lines.append(Text.assemble(("status: ", ""), (trace.status, status_style)))
+    return lines
+
+
+def _verdict_line(label: str, check: Any) -> Text:
+    style = "green" if check.ok and not check.skipped else ("dim" if check.skipped else "bold red")
+    return Text.assemble((f"{label}: ", ""), (check.verdict, style))
+
+
+def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:
+    """The machine-readable summary printed by ``fxlab trace --json``."""
+    graphs = []
+    for graph in trace.graphs:
+        stages = {
+            name: {"nodes": len(stage.call_nodes()), "inplace": stage.count("inplace"), "auto_functionalized": stage.count("auto_functionalized"), "copy_epilogue": stage.count("copy_epilogue")}
+            for name, stage in graph.stages.items()
+        }
+        graphs.append(
+            {
+                "index": graph.index,
+                "break_reason": graph.break_reason,
+                "break_location": graph.break_location,
+                "stages": stages,
+                "mutated_inputs": graph.mutated_inputs,
+                "ascend_ir": {"ops": len(graph.ir.ops), "types": graph.ir.types, **(graph.ir_summary or {})} if graph.ir else None,
+                "error": graph.error,
+            }
+        )
+    return {
+        "model": trace.model,
+        "entry": trace.entry,
+        "status": trace.status,
+        "torch_version": trace.torch_version,
+        "fxlab_version": trace.fxlab_version,
+        "check": _check_json(trace.check),
+        "ir_check": _check_json(trace.ir_check),
+        "notes": trace.notes,
+        "graphs": graphs,
+        "out": out_dir,
+    }
+
+
+def _check_json(check: Any) -> dict[str, Any] | None:
+    if check is None:
+        return None
+    return {"ok": check.ok, "verdict": check.verdict, "compared": check.compared, "max_abs_diff": check.max_abs_diff, "mismatches": check.mismatches}
