@@ -5,3 +5,4 @@ Importing this package registers them in :data:`fxlab.ir.execute.KERNELS`.
 from __future__ import annotations
 
 from fxlab.ir.kernels import core, elementwise  # noqa: F401
+from fxlab.ir.kernels import shape  # noqa: F401

@@ -1,0 +1,288 @@
+"""Shape and view converters: reshape-like views, transposes, broadcasts, squeezes,
+strided views and symbolic sizes.
+
+GE tensors have no strides, so every ATen view becomes a real GE op (``Reshape``,
+``Transpose``, ``BroadcastTo``, ...). Integer lists (sizes, permutations, axes) enter as
+``Const`` inputs of type int64, as TorchAir's ``dtype_promote`` and its raw-op wrappers
+make them; a list holding symbolic sizes becomes a ``Pack`` of its items, as TorchAir's
+``parse_symlist`` does before a converter runs. Every op is written with all the attrs
+of its GE prototype, defaults included, because TorchAir's generated op builders do so.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import torch
+
+from fxlab.ir import ge
+from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType, ge_dtype
+from fxlab.passes.converters.registry import Sample, register_converter
+
+aten = torch.ops.aten
+INDEX_TYPES = (DataType.DT_INT32, DataType.DT_INT64)
+_FLOAT_TYPES = (DataType.DT_BF16, DataType.DT_FLOAT16, DataType.DT_FLOAT, DataType.DT_DOUBLE)
+_INT_TYPES = (DataType.DT_INT8, DataType.DT_UINT8, DataType.DT_INT32, DataType.DT_UINT32, DataType.DT_INT64)
+
+
+# -- argument helpers shared by this family's converters ------------------------------
+def pack_symbols(values: Sequence[Any]) -> ge.Tensor:
+    """A list mixing symbolic sizes (graph tensors) and ints as one int64 ``Pack``;
+    TorchAir marks it ``_force_unknown_shape`` since its value is known only at run time."""
+    items = [v if isinstance(v, ge.Tensor) else ge.const(int(v), DataType.DT_INT64) for v in values]
+    attrs = {"N": len(items), "axis": 0, "_force_unknown_shape": True}
+    return ge.op1("Pack", {f"x{i}": t for i, t in enumerate(items)}, attrs, dtypes=DataType.DT_INT64, shapes=[(len(items),)])
+
+
+def index_input(value: Any, dtype: DataType = DataType.DT_INT64, *, keep_int32: bool = False) -> ge.Tensor:
+    """An index-typed GE input from an int, an int list (maybe with symbols) or a tensor.
+
+    Python values become a ``Const`` of ``dtype``; tensors are cast to ``dtype`` unless
+    ``keep_int32`` and they already are int32/int64 (what TorchAir's view converter does).
+    """
+    if isinstance(value, (list, tuple)) and any(isinstance(v, ge.Tensor) for v in value):
+        value = pack_symbols(value)
+    if isinstance(value, ge.Tensor):
+        if keep_int32 and value.dtype in INDEX_TYPES:
+            return value
+        return ge.cast_to(value, dtype)
+    return ge.const(list(value) if isinstance(value, tuple) else value, dtype)
+
+
+def scalar_input(value: Any, *peers: ge.Tensor) -> ge.Tensor:
+    """A Python scalar as TorchAir's raw-op wrappers turn it into a ``Const``: a float
+    takes the float type of the tensor operands, an int their integer type, else the
+    numpy defaults (float32, int64)."""
+    if isinstance(value, ge.Tensor):
+        return value
+    types = {p.dtype for p in peers if isinstance(p, ge.Tensor)}
+    if isinstance(value, float):
+        floats = [t for t in types if t in _FLOAT_TYPES]
+        return ge.const(value, floats[0] if len(floats) == 1 else DataType.DT_FLOAT)
+    ints = [t for t in types if t in _INT_TYPES]
+    return ge.const(value, ints[0] if len(ints) == 1 else DataType.DT_INT64)
+
+
+def _reshape(x: ge.Tensor, shape: ge.Tensor) -> ge.Tensor:
+    return ge.op1("Reshape", {"x": x, "shape": shape}, {"axis": 0, "num_axes": -1})
+
+
+def transpose(x: ge.Tensor, perm: Sequence[int]) -> ge.Tensor:
+    """``Transpose(x, perm)`` with the permutation as an int64 ``Const``."""
+    return ge.op1("Transpose", {"x": x, "perm": ge.const(list(perm), DataType.DT_INT64)})
+
+
+def squeeze(x: ge.Tensor, axis: Sequence[int] = ()) -> ge.Tensor:
+    return ge.op1("Squeeze", {"x": x}, {"axis": list(axis)})
+
+
+def unsqueeze(x: ge.Tensor, axes: Sequence[int]) -> ge.Tensor:
+    return ge.op1("Unsqueeze", {"x": x}, {"axes": list(axes)})
+
+
+def identity(x: ge.Tensor) -> ge.Tensor:
+    return ge.op1("Identity", {"x": x})
+
+
+def shape_of(x: ge.Tensor, dtype: DataType = DataType.DT_INT32) -> ge.Tensor:
+    """``Shape(x)``; its ``dtype`` attr is an int in TorchAir's dtype numbering."""
+    return ge.op1("Shape", {"x": x}, {"dtype": TORCHAIR_DTYPE_NUMBER[dtype]}, dtypes=dtype, shapes=[(x.rank,)])
+
+
+# -- samples ----------------------------------------------------------------------------
+def _view_samples() -> list[Sample]:
+    return [Sample((torch.randn(2, 3, 4), [6, 4])), Sample((torch.randn(2, 3, 4), [-1, 12]))]
+
+
+def _permute_samples() -> list[Sample]:
+    return [Sample((torch.randn(2, 3, 4), [2, 0, 1])), Sample((torch.randn(2, 1, 4), [1, 0, 2])), Sample((torch.randn(2, 3), [-1, 0]))]
+
+
+# -- converters ---------------------------------------------------------------------------
+@register_converter(aten.view.default, samples=_view_samples)
+def convert_view(self: ge.Tensor, size: Any, *, meta_outputs: Any = None) -> ge.Tensor:
+    """view(Tensor(a) self, SymInt[] size) -> Tensor(a)"""
+    return _reshape(self, index_input(size, keep_int32=True))
+
+
+@register_converter(aten.reshape.default, samples=_view_samples)
+def convert_reshape(self: ge.Tensor, shape: Any, *, meta_outputs: Any = None) -> ge.Tensor:
+    """reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)"""
+    return _reshape(self, index_input(shape, keep_int32=True))
+
+
+@register_converter(aten._unsafe_view.default, samples=_view_samples)
+def convert_unsafe_view(self: ge.Tensor, size: Any, *, meta_outputs: Any = None) -> ge.Tensor:
+    """_unsafe_view(Tensor self, SymInt[] size) -> Tensor"""
+    return _reshape(self, index_input(size))
+
+
+@register_converter(aten._reshape_alias.default, samples=lambda: [Sample((torch.randn(2, 3, 4), [6, 4], [4, 1]))])
+def convert_reshape_alias(self: ge.Tensor, size: Any, stride: Any, *, meta_outputs: Any = None) -> ge.Tensor:
+    """_reshape_alias(Tensor(a) self, SymInt[] size, SymInt[] stride) -> Tensor(a)"""
+    # The strides describe a contiguous result (that is when ATen emits this op), so a
+    # Reshape is exact; TorchAir ships no converter of its own for it.
+    return _reshape(self, index_input(size))
+
+
+@register_converter(aten.view.dtype, samples=lambda: [Sample((torch.randn(2, 3), torch.int32))])
+def convert_view_dtype(self: ge.Tensor, dtype: torch.dtype, *, meta_outputs: Any = None) -> ge.Tensor:
+    """view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)"""
+    target = ge_dtype(dtype)
+    return ge.op1("Bitcast", {"x": self}, {"type": target, "keep_dim": False}, dtypes=target)
+
+
+@register_converter(aten.permute.default, samples=_permute_samples)
+def convert_permute(self: ge.Tensor, dims: Sequence[int], *, meta_outputs: Any = None) -> ge.Tensor:
+    """permute(Tensor(a) self, int[] dims) -> Tensor(a)"""
+    rank = len(dims)
+    dims = [d + rank if d < 0 else d for d in dims]
+    # TorchAir's shortcut: when only size-1 axes move, squeeze them all and unsqueeze at
+    # their new places instead of transposing.
+    ones = [i for i, size in enumerate(self.shape) if size == 1]
+    kept_in = [i for i in range(len(self.shape)) if i not in ones]
+    kept_out = [d for d in dims if d not in ones]
+    if kept_in == kept_out:
+        out_ones = [i for i, size in enumerate(meta_outputs.shape) if size == 1]
+        return unsqueeze(squeeze(self), out_ones)
+    return transpose(self, dims)
+
+
+@register_converter(aten.transpose.int, samples=lambda: [Sample((torch.randn(2, 3, 4), 1, 2)), Sample((torch.randn(2, 3, 4), 0, -1))])
+def convert_transpose(self: ge.Tensor, dim0: int, dim1: int, *, meta_outputs: Any = None) -> ge.Tensor:
+    """transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)"""
+    perm = list(range(self.rank))
+    perm[dim0], perm[dim1] = perm[dim1], perm[dim0]
+    return transpose(self, perm)
+
+
+@register_converter(aten.t.default, samples=lambda: [Sample((torch.randn(3, 4),)), Sample((torch.randn(5),))])
+def convert_t(self: ge.Tensor, *, meta_outputs: Any = None) -> ge.Tensor:
+    """t(Tensor(a) self) -> Tensor(a)"""
+    if self.rank < 2:
+        return identity(self)
+    return transpose(self, [1, 0])
+
+
+def _expand_samples() -> list[Sample]:
+    return [Sample((torch.randn(3, 1), [3, 4])), Sample((torch.randn(4), [2, 3, 4])), Sample((torch.randn(2, 1), [-1, 5])), Sample((torch.randn(2, 3), [2, 3]))]
+
+
+@register_converter(aten.expand.default, samples=_expand_samples)
+def convert_expand(self: ge.Tensor, size: Any, *, implicit: bool = False, meta_outputs: Any = None) -> ge.Tensor:
+    """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
+    if implicit:
+        raise NotImplementedError("expand with implicit=True has no GE mapping (TorchAir rejects it too)")
+    if meta_outputs is not None and tuple(self.shape) == tuple(_dims(meta_outputs)) and all(d >= 0 for d in self.shape):
+        return self  # TorchAir returns the input itself when nothing is broadcast
+    return ge.op1("BroadcastTo", {"x": self, "shape": index_input(size)})
+
+
+def _dims(meta: Any) -> list[int]:
+    return [d if isinstance(d, int) else -1 for d in meta.shape]
+
+
+@register_converter(aten.unsqueeze.default, samples=lambda: [Sample((torch.randn(2, 3), 1)), Sample((torch.randn(2, 3), -1))])
+def convert_unsqueeze(self: ge.Tensor, dim: int, *, meta_outputs: Any = None) -> ge.Tensor:
+    """unsqueeze(Tensor(a) self, int dim) -> Tensor(a)"""
+    return unsqueeze(self, [dim])
+
+
+@register_converter(aten.squeeze.default, samples=lambda: [Sample((torch.randn(2, 1, 3, 1),)), Sample((torch.randn(2, 3),))])
+def convert_squeeze(self: ge.Tensor, *, meta_outputs: Any = None) -> ge.Tensor:
+    """squeeze(Tensor(a) self) -> Tensor(a)"""
+    ones = [i for i, size in enumerate(self.shape) if size == 1]
+    return squeeze(self, ones) if ones else identity(self)
+
+
+@register_converter(aten.squeeze.dim, samples=lambda: [Sample((torch.randn(2, 1, 3), 1)), Sample((torch.randn(2, 3), 0)), Sample((torch.randn(2, 1), -1))])
+def convert_squeeze_dim(self: ge.Tensor, dim: int, *, meta_outputs: Any = None) -> ge.Tensor:
+    """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)"""
+    return squeeze(self, [dim]) if self.shape[dim] == 1 else identity(self)
+
+
+@register_converter(aten.squeeze.dims, samples=lambda: [Sample((torch.randn(2, 1, 3, 1), [1, 3])), Sample((torch.randn(2, 1, 3), [0, 1]))])
+def convert_squeeze_dims(self: ge.Tensor, dim: Sequence[int], *, meta_outputs: Any = None) -> ge.Tensor:
+    """squeeze.dims(Tensor(a) self, int[] dim) -> Tensor(a)"""
+    # TorchAir has no converter for this overload; squeezing only the listed axes of
+    # static size 1 is what the single-dim converter does for each of them.
+    rank = self.rank
+    ones = sorted({d % rank for d in dim if self.shape[d] == 1}) if rank else []
+    return squeeze(self, ones) if ones else identity(self)
+
+
+def _as_strided_samples() -> list[Sample]:
+    return [
+        Sample((torch.randn(4, 4), [2, 2], [4, 1], 1)),
+        Sample((torch.randn(16), [3, 3], [1, 2])),
+        Sample((torch.randn(600), [2, 2], [1, 256], 3)),
+    ]
+
+
+@register_converter(aten.as_strided.default, samples=_as_strided_samples)
+def convert_as_strided(self: ge.Tensor, size: Any, stride: Any, storage_offset: Any = None, *, meta_outputs: Any = None) -> ge.Tensor:
+    """as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)"""
+    offset = 0 if storage_offset is None else storage_offset
+    static = _all_ints(size) and _all_ints(stride)
+    if static and stride and stride[-1] >= 256:
+        return _as_strided_large_stride(self, list(size), list(stride), offset)
+    inputs = {"x": self, "size": index_input(size), "stride": index_input(stride), "storage_offset": index_input(offset)}
+    return ge.op1("AsStrided", inputs)
+
+
+def _as_strided_large_stride(self: ge.Tensor, size: list[int], stride: list[int], offset: Any) -> ge.Tensor:
+    """TorchAir's faster form when the innermost stride is large: read the axes in
+    decreasing stride order with ``AsStrided``, then ``Transpose`` them back."""
+    order = sorted({(stride[i], (i, size[i])) for i in range(len(stride))}, reverse=True)
+    sorted_stride = [s for s, _ in order]
+    sorted_size = [dim_size for _, (_, dim_size) in order]
+    origin = [i for _, (i, _) in order]
+    offset_t = index_input(offset)
+    inputs = {"x": self, "size": index_input(sorted_size), "stride": index_input(sorted_stride), "storage_offset": offset_t}
+    strided = ge.op1("AsStrided", inputs)
+    perm = [0] * len(stride)
+    for i, axis in enumerate(origin):
+        perm[axis] = i
+    return transpose(strided, perm)
+
+
+def _all_ints(values: Any) -> bool:
+    return isinstance(values, (list, tuple)) and all(isinstance(v, int) for v in values)
+
+
+@register_converter(aten.repeat.default, samples=lambda: [Sample((torch.randn(2, 3), [2, 1])), Sample((torch.randn(3), [2, 2]))])
+def convert_repeat(self: ge.Tensor, repeats: Any, *, meta_outputs: Any = None) -> ge.Tensor:
+    """repeat(Tensor self, SymInt[] repeats) -> Tensor"""
+    return ge.op1("Tile", {"x": self, "multiples": index_input(repeats)})
+
+
+@register_converter(aten.flip.default, samples=lambda: [Sample((torch.randn(2, 3, 4), [0, 2])), Sample((torch.randn(2, 3), [-1]))])
+def convert_flip(self: ge.Tensor, dims: Sequence[int], *, meta_outputs: Any = None) -> ge.Tensor:
+    """flip(Tensor self, int[] dims) -> Tensor"""
+    return ge.op1("ReverseV2", {"x": self, "axis": index_input(list(dims))})
+
+
+@register_converter(aten.sym_size.int, samples=lambda: [Sample((torch.randn(2, 3), 1))])
+def convert_sym_size(self: ge.Tensor, dim: int, *, meta_outputs: Any = None) -> Any:
+    """sym_size.int(Tensor self, int dim) -> SymInt"""
+    static = _static_value(meta_outputs)
+    if static is not None:
+        # TorchAir folds a size known at trace time into a Python int and emits no op;
+        # fxlab keeps it as an int64 Const so the value stays visible and can be a graph
+        # output. A Dynamo graph only has sym_size nodes for symbolic sizes, where both
+        # emit Shape + Gather.
+        return ge.const(static, DataType.DT_INT64)
+    shape = shape_of(self, DataType.DT_INT64)
+    indices = ge.const(dim, DataType.DT_INT64)
+    attrs = {"validate_indices": True, "batch_dims": 0, "is_preprocessed": False, "negative_index_support": False, "_force_unknown_shape": True}
+    return ge.op1("Gather", {"x": shape, "indices": indices}, attrs, dtypes=DataType.DT_INT64, shapes=[()])
+
+
+def _static_value(meta: Any) -> int | None:
+    if isinstance(meta, int):
+        return meta
+    if isinstance(meta, torch.SymInt):
+        try:
+            return int(str(meta))
+        except ValueError:
+            return None
+    return None
