@@ -107,8 +107,15 @@ def _module_path_entry(value: Any) -> str:
     if isinstance(value, tuple) and value:
         path, kind = value[0], value[1] if len(value) > 1 else ""
         kind_name = getattr(kind, "__name__", str(kind)).rsplit(".", 1)[-1]
-        return f"{path} ({kind_name})" if kind_name else str(path)
+        path = _readable_module_path(str(path))
+        return f"{path} ({kind_name})" if kind_name else path
     return str(value)
+
+
+def _readable_module_path(path: str) -> str:
+    """Dynamo's ``L['self'].layers[0].attn`` -> ``layers.0.attn``."""
+    path = path.replace("L['self'].", "").replace("L['self']", "self")
+    return path.replace("[", ".").replace("]", "").replace("'", "")
 
 
 def _from_node_chain(value: Any) -> list[str]:
@@ -120,7 +127,7 @@ def _from_node_chain(value: Any) -> list[str]:
         if isinstance(source, tuple):  # older torch: (name, target) pairs
             chain.extend(str(s[0]) for s in reversed(items))
             break
-        chain.append(f"{getattr(source, 'pass_name', '')}:{getattr(source, 'name', '?')}".lstrip(":"))
+        chain.append(str(getattr(source, "name", "?")))
         items = list(getattr(source, "from_node", []) or [])
     return chain
 

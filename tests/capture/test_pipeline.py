@@ -1,0 +1,87 @@
+"""Stage contents of the examples, exactly as DESIGN.md's pipeline specifies."""
+from __future__ import annotations
+
+import pytest
+
+from fxlab.capture.pipeline import readable_input_name, validate_stages
+from fxlab.errors import UsageError
+
+
+def _targets(trace, stage, graph=0):
+    return trace.graphs[graph].stages[stage].targets()
+
+
+def _inplace(trace, stage, graph=0):
+    return [n.target for n in trace.graphs[graph].stages[stage].nodes if n.kind == "inplace"]
+
+
+def test_aten_inplace_ops_on_intermediate_view_and_input(example_trace):
+    trace = example_trace("inplace_ops")
+    assert len(trace.graphs) == 1
+    assert _inplace(trace, "aten") == ["aten.mul_.Tensor", "aten.copy_.default", "aten.add_.Tensor"]
+    assert trace.check.ok and trace.check.compared >= 3
+
+
+def test_functional_stage_has_no_inplace_op_but_copy_epilogues(example_trace):
+    trace = example_trace("inplace_ops")
+    functional = trace.graphs[0].stages["functional"]
+    assert _inplace(trace, "functional") == []
+    epilogues = [n for n in functional.nodes if n.kind == "copy_epilogue"]
+    assert [n.target for n in epilogues] == ["aten.copy_.default", "aten.copy_.default"]
+    assert {"aten.mul.Tensor", "aten.slice_scatter.default", "aten.add.Tensor"} <= set(functional.targets())
+    assert trace.graphs[0].mutated_inputs == ["arg2_1 (x)", "arg3_1 (cache)"]
+
+
+def test_reinplaced_folds_input_copy_back_to_inplace(example_trace):
+    trace = example_trace("inplace_ops")
+    reinplaced = trace.graphs[0].stages["reinplaced"]
+    assert "aten.add_.Tensor" in reinplaced.targets()
+    folded = [n for n in reinplaced.nodes if n.target == "aten.add_.Tensor"]
+    assert folded[0].mutates == ["self"]
+
+
+def test_custom_inplace_op_through_the_stages(example_trace):
+    trace = example_trace("my_inplace")
+    assert _inplace(trace, "aten") == ["npu.my_inplace.default"] * 3
+    functional = trace.graphs[0].stages["functional"]
+    assert functional.count("auto_functionalized") == 3
+    assert functional.count("inplace") == 0
+    assert [n.target for n in functional.nodes if n.kind == "copy_epilogue"] == ["aten.copy_.default"] * 2
+    auto = [n for n in functional.nodes if n.kind == "auto_functionalized"][0]
+    assert auto.mutates == ["x"]
+    assert _targets(trace, "reinplaced").count("npu.my_inplace.default") == 3
+    assert trace.graphs[0].mutated_inputs == ["arg0_1 (x)", "arg2_1 (state)"]
+    assert trace.check.ok
+
+
+def test_graph_break_gives_two_graphs_with_reason_and_line(example_trace):
+    trace = example_trace("graph_break")
+    assert len(trace.graphs) == 2
+    first, second = trace.graphs
+    assert "item" in first.break_reason
+    assert first.break_location.endswith("graph_break.py:19")
+    assert second.break_reason is None
+    assert trace.check.ok
+
+
+def test_provenance_of_nodes(example_trace):
+    trace = example_trace("inplace_ops")
+    node = next(n for n in trace.graphs[0].stages["functional"].nodes if n.target == "aten.addmm.default")
+    prov = node.provenance
+    assert prov.file.endswith("inplace_ops.py") and prov.line == 21
+    assert prov.code == "h = self.proj(x)"
+    assert prov.module_path == ["proj (Linear)"]
+    assert prov.from_node[0] == "h" and prov.original_aten == "aten.addmm.default"
+    aten_node = next(n for n in trace.graphs[0].stages["aten"].nodes if n.target == "aten.mul_.Tensor")
+    assert aten_node.provenance.line == 22 and aten_node.outputs[0].shape == [2, 4, 8]
+    assert aten_node.outputs[0].dtype == "float32" and aten_node.outputs[0].stride == [32, 8, 1]
+
+
+def test_unknown_stage_is_a_usage_error():
+    with pytest.raises(UsageError, match="unknown stage 'atem'"):
+        validate_stages(["atem"])
+
+
+def test_readable_input_names():
+    assert readable_input_name("l_self_modules_layers_modules_0_modules_attn_buffers_k_cache_") == "layers.0.attn.k_cache"
+    assert readable_input_name("L_x_") == "x"

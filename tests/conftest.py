@@ -1,0 +1,39 @@
+"""Shared fixtures: example paths and cached traces (capturing is the slow part)."""
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+
+os.environ.setdefault("FXLAB_WIDTH", "160")
+
+
+@functools.lru_cache(maxsize=None)
+def _trace(name: str, entry: str | None = None, stages: tuple[str, ...] | None = None):
+    from fxlab.capture import ALL_STAGES, capture_trace, load_model
+
+    loaded = load_model(EXAMPLES / f"{name}.py", entry=entry)
+    return capture_trace(loaded, stages=stages or ALL_STAGES)
+
+
+@pytest.fixture(scope="session")
+def example_trace():
+    """``example_trace("inplace_ops")``: the full trace of an example, captured once."""
+    return _trace
+
+
+@pytest.fixture
+def write_model(tmp_path):
+    """Write a model file from source text and return its path."""
+
+    def write(source: str, name: str = "model.py") -> Path:
+        path = tmp_path / name
+        path.write_text(source)
+        return path
+
+    return write
