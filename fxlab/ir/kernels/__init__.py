@@ -6,3 +6,4 @@ from __future__ import annotations
 
 from fxlab.ir.kernels import core, elementwise  # noqa: F401
 from fxlab.ir.kernels import shape  # noqa: F401
+from fxlab.ir.kernels import inplace  # noqa: F401 - keep last: registers ExpandDims only if no family did
