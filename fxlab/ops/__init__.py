@@ -14,6 +14,22 @@ from fxlab.passes.converters.registry import Sample
 
 SEED_OPS: dict[str, CustomOp] = define_seed_ops()
 
+
+def _register_prototype_lookup() -> None:
+    """Let TorchAir's auto-converter rules see the prototypes registered here (as CANN's
+    op registry would answer), when those rules are part of this build."""
+    try:
+        from fxlab.passes.converters.auto import PROTOTYPE_LOOKUPS
+    except ImportError:
+        return
+    from fxlab.ops.inspect_op import registered_ge_prototype
+
+    if registered_ge_prototype not in PROTOTYPE_LOOKUPS:
+        PROTOTYPE_LOOKUPS.append(registered_ge_prototype)
+
+
+_register_prototype_lookup()
+
 __all__ = [
     "CUSTOM_OPS",
     "CustomOp",

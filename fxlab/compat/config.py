@@ -1,0 +1,88 @@
+"""``torchair.CompilerConfig``, ``get_npu_backend`` and ``get_compiler`` for the stand-in.
+
+The config is an option tree that accepts what a TorchAir model file sets
+(``config.mode``, ``config.ge_config.aicore_num``, ``config.debug.graph_dump.type``, ...)
+and remembers it, so fxlab can read the options that matter to it (the global core
+limit, the mode). The backend runs what TorchAir's runs before the Graph Engine:
+``aot_module_simplified`` with ``keep_inference_input_mutations=True``; the compiled graph
+then runs eagerly on CPU.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import torch.fx as fx
+
+# Sections of TorchAir's CompilerConfig (its configs/compiler_config.py).
+SECTIONS = ("debug", "aoe_config", "export", "dump_config", "fusion_config", "experimental_config",
+            "inference_config", "ge_config", "aclgraph_config", "npugraphex_config")
+
+
+class OptionSection:
+    """A group of options: any attribute can be set; unset nested groups appear on first use."""
+
+    def __init__(self, path: str, **defaults: Any) -> None:
+        object.__setattr__(self, "_path", path)
+        object.__setattr__(self, "_values", dict(defaults))
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        values = object.__getattribute__(self, "_values")
+        if name not in values:
+            values[name] = OptionSection(f"{self._path}.{name}")
+        return values[name]
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self._values[name] = value
+
+    def as_dict(self) -> dict[str, Any]:
+        """The options set, flattened to dotted names (``ge_config.aicore_num``)."""
+        flat: dict[str, Any] = {}
+        for key, value in self._values.items():
+            if isinstance(value, OptionSection):
+                flat.update({f"{key}.{k}": v for k, v in value.as_dict().items()})
+            elif value is not None:
+                flat[key] = value
+        return flat
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.as_dict()})"
+
+
+class CompilerConfig(OptionSection):
+    """Stand-in for ``torchair.CompilerConfig``: ``mode`` defaults to ``"max-autotune"``."""
+
+    def __init__(self) -> None:
+        super().__init__("config", mode="max-autotune", post_grad_custom_pre_pass=None, post_grad_custom_post_pass=None)
+        for section in SECTIONS:
+            self._values[section] = OptionSection(section)
+        self.ge_config.aicore_num = None
+
+
+class NpuBackend:
+    """What ``torchair.get_npu_backend()`` returns here: a ``torch.compile`` backend."""
+
+    def __init__(self, compiler_config: CompilerConfig | None = None, custom_decompositions: dict[Any, Any] | None = None) -> None:
+        self.compiler_config = compiler_config if compiler_config is not None else CompilerConfig()
+        self.custom_decompositions = dict(custom_decompositions or {})
+
+    def __call__(self, gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+        from fxlab.capture.stages import functional_stage, torchair_decompositions
+
+        decompositions = {**torchair_decompositions(), **self.custom_decompositions}
+        _, compiled = functional_stage(gm, example_inputs, decompositions)
+        return compiled
+
+
+def get_npu_backend(*, compiler_config: CompilerConfig | None = None, custom_decompositions: dict[Any, Any] | None = None) -> NpuBackend:
+    return NpuBackend(compiler_config, custom_decompositions)
+
+
+def get_compiler(compiler_config: CompilerConfig | None = None) -> Callable[[fx.GraphModule, Sequence[Any]], Callable[..., Any]]:
+    """TorchAir's inference compiler: here, the functional graph run eagerly."""
+
+    def compile_graph(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+        return gm
+
+    return compile_graph

@@ -1,0 +1,118 @@
+"""The import hook that lets files written for TorchAir run inside fxlab without it.
+
+:func:`compat_layer` is a context manager. While it is open, and only for the packages
+this Python cannot import for real, ``import torchair`` and ``import torch_npu`` load
+fxlab's stand-ins (``fxlab/compat/standins/``) through a ``sys.meta_path`` finder. When
+it closes, the finder is removed, the stand-in modules leave ``sys.modules`` and the
+converters registered through ``torchair.register_fx_node_ge_converter`` are
+unregistered, so nothing leaks into the rest of the process. The first import of each
+stand-in is announced through the ``announce`` callback (the CLI prints it).
+"""
+from __future__ import annotations
+
+import contextlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator
+
+STANDIN_DIR = Path(__file__).parent / "standins"
+
+ANNOUNCEMENTS = {
+    "torchair": (
+        "torchair not found: using fxlab's TorchAir-compatible layer (register_fx_node_ge_converter, "
+        "ge.custom_op, ge.attr, scope, CompilerConfig, get_npu_backend; converters build fxlab's Ascend IR, "
+        "no Graph Engine runs)"
+    ),
+    "torch_npu": (
+        "torch_npu not found: using fxlab's minimal torch_npu stand-in (the npu custom ops run on CPU; "
+        "torch_npu.meta._meta_registrations.m registers Meta functions)"
+    ),
+}
+
+
+@dataclass
+class CompatSession:
+    """What one :func:`compat_layer` block stood in, and what it announced."""
+
+    standing_in: tuple[str, ...] = ()
+    used: list[str] = field(default_factory=list)
+    announce: Callable[[str], None] | None = None
+
+    @property
+    def notes(self) -> list[str]:
+        return [ANNOUNCEMENTS[name] for name in self.used]
+
+    def mark_used(self, top_level: str) -> None:
+        if top_level not in self.used:
+            self.used.append(top_level)
+            if self.announce is not None:
+                self.announce(ANNOUNCEMENTS[top_level])
+
+
+class StandinFinder(importlib.abc.MetaPathFinder):
+    """Finds ``torchair[.x]`` / ``torch_npu[.x]`` in the stand-in folder."""
+
+    def __init__(self, session: CompatSession) -> None:
+        self.session = session
+
+    def find_spec(self, fullname: str, path: object = None, target: object = None) -> importlib.machinery.ModuleSpec | None:
+        top = fullname.split(".", 1)[0]
+        if top not in self.session.standing_in:
+            return None
+        base = STANDIN_DIR.joinpath(*fullname.split("."))
+        package_init = base / "__init__.py"
+        if package_init.is_file():
+            spec = importlib.util.spec_from_file_location(fullname, package_init, submodule_search_locations=[str(base)])
+        elif base.with_suffix(".py").is_file():
+            spec = importlib.util.spec_from_file_location(fullname, base.with_suffix(".py"))
+        else:
+            return None
+        self.session.mark_used(top)
+        return spec
+
+
+def really_importable(name: str) -> bool:
+    """Whether ``name`` imports without fxlab (already imported, or findable)."""
+    module = sys.modules.get(name)
+    if module is not None:
+        return not is_standin(module)
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def is_standin(module: object) -> bool:
+    origin = getattr(getattr(module, "__spec__", None), "origin", None) or ""
+    return str(STANDIN_DIR) in str(origin)
+
+
+@contextlib.contextmanager
+def compat_layer(announce: Callable[[str], None] | None = None) -> Iterator[CompatSession]:
+    """Stand in for ``torchair`` / ``torch_npu`` inside the block when they are missing."""
+    import fxlab.ops  # noqa: F401 - the npu seed ops exist before any plugin names them
+    from fxlab.compat.converters import close_session, open_session
+
+    missing = tuple(name for name in ("torchair", "torch_npu") if not really_importable(name))
+    session = CompatSession(standing_in=missing, announce=announce)
+    finder = StandinFinder(session)
+    if missing:
+        sys.meta_path.append(finder)
+    registrations = open_session()
+    try:
+        yield session
+    finally:
+        close_session(registrations)
+        if finder in sys.meta_path:
+            sys.meta_path.remove(finder)
+        _forget_standin_modules(missing)
+
+
+def _forget_standin_modules(names: tuple[str, ...]) -> None:
+    for key in list(sys.modules):
+        if key.split(".", 1)[0] in names and is_standin(sys.modules[key]):
+            del sys.modules[key]

@@ -1,0 +1,45 @@
+"""Loading plugin files (the seeds' "plugin-style adaptation": Meta functions and
+converters in any .py file, loaded before the model runs).
+
+Import errors name the file and line (fxlab's model loader does the import). What a
+plugin adds is recorded: the ops it defines with ``torch.library`` (so ``fxlab ops list``
+shows them) and the converters it registers.
+"""
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch.library
+
+
+@dataclass
+class LoadedPlugin:
+    path: Path
+    module: types.ModuleType
+    defined_ops: list[str] = field(default_factory=list)  # "ns::name" qualnames
+
+
+def load_python_file(path: str | Path, role: str = "plugin") -> types.ModuleType:
+    """Import a user file; failures raise :class:`fxlab.errors.ModelLoadError` with file and line."""
+    from fxlab.capture.loader import load_python_file as load
+
+    return load(path, role=role)
+
+
+def load_plugin(path: str | Path) -> LoadedPlugin:
+    """Import one plugin file and record the custom ops it defines."""
+    before = set(torch.library._defs)
+    module = load_python_file(path, role="plugin")
+    defined = sorted(set(torch.library._defs) - before)
+    _PLUGIN_OPS.extend(q for q in defined if q not in _PLUGIN_OPS)
+    return LoadedPlugin(Path(path), module, defined)
+
+
+# Ops defined by plugin files loaded in this process (``fxlab ops list`` lists them).
+_PLUGIN_OPS: list[str] = []
+
+
+def plugin_defined_ops() -> list[str]:
+    return list(_PLUGIN_OPS)

@@ -1,0 +1,23 @@
+"""fxlab's minimal stand-in for ``torch_npu`` (active only inside fxlab runs, when the real
+one is missing): the ``npu`` custom ops (fxlab's seed ops and any a plugin defines) run
+on CPU, and ``torch_npu.<op>`` calls them as torch_npu exposes its OpPlugin ops."""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+import fxlab.ops  # noqa: F401 - defines the npu seed ops
+
+from . import meta, npu  # noqa: F401
+
+__version__ = "0.0+fxlab.standin"
+
+
+def __getattr__(name: str) -> Any:
+    if not name.startswith("_"):
+        try:
+            return getattr(torch.ops.npu, name)
+        except (AttributeError, RuntimeError):
+            pass
+    raise AttributeError(f"module 'torch_npu' (fxlab stand-in) has no attribute {name!r}")

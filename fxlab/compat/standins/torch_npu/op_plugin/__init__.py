@@ -1,0 +1,1 @@
+"""Stand-in ``torch_npu.op_plugin``."""

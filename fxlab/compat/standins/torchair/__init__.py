@@ -1,0 +1,14 @@
+"""fxlab's stand-in for ``torchair`` (active only inside fxlab runs, when the real one is
+missing): converters build fxlab's Ascend IR; no Graph Engine, no NPU."""
+from __future__ import annotations
+
+import logging
+
+from fxlab.compat.config import CompilerConfig, get_compiler, get_npu_backend
+from fxlab.compat.converters import register_fx_node_ge_converter
+
+from . import ge, scope  # noqa: F401 - torchair.ge and torchair.scope, as in TorchAir
+
+logger = logging.getLogger("torchair")
+
+__all__ = ["CompilerConfig", "get_compiler", "get_npu_backend", "logger", "register_fx_node_ge_converter", "ge", "scope"]
