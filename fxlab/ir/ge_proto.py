@@ -352,12 +352,28 @@ def _map_entry(tag: bytes, key: str, value_payload: bytes) -> bytes:
     return _ld(tag, _ld(b"\x0a", key.encode()) + _ld(b"\x12", value_payload))
 
 
+def desc_cache_key(tag: Any, desc: TensorDesc) -> tuple[Any, ...] | None:
+    """A dict key for a desc's encoding, or ``None`` when it cannot be cached."""
+    if not desc.attrs:
+        return (tag, desc.name, desc.dtype, desc.shape, desc.layout)
+    if any(a.kind in _UNCACHED_KINDS for a in desc.attrs.values()):
+        return None
+    key = (tag, desc.name, desc.dtype, desc.shape, desc.layout, tuple(desc.attrs.items()))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
 class _WireEncoder:
-    """Encodes one graph; remembers the bytes of tensor descs and attrs it has seen."""
+    """Encodes one graph; remembers the bytes of tensor descs and attrs it has seen
+    (graphs repeat them a lot), so most ops are a few dict lookups and one join."""
 
     def __init__(self) -> None:
         self.desc_fields: dict[tuple[Any, ...], bytes] = {}
         self.attr_entries: dict[tuple[Any, ...], bytes] = {}
+        self.provenance_entries: dict[tuple[str, str], bytes] = {}
 
     def model(self, graph: IrGraph) -> bytes:
         head = _ld(b"\x0a", graph.name.encode()) if graph.name else b""
@@ -372,36 +388,41 @@ class _WireEncoder:
         return b"".join(parts)
 
     def op(self, op: IrOp) -> bytes:
-        parts = []
-        if op.name:
-            name = op.name.encode()
-            parts.append(b"\x0a" + _varint(len(name)) + name)
-        if op.type:
-            op_type = op.type.encode()
-            parts.append(b"\x12" + _varint(len(op_type)) + op_type)
+        small = _SMALL_VARINTS
+        name, op_type = op.name.encode(), op.type.encode()
+        parts = [b"\x0a", small[len(name)], name] if name else []
+        if op_type:
+            parts += (b"\x12", small[len(op_type)], op_type)
         for producer in op.inputs:
             encoded = producer.encode()
-            parts.append(b"\x2a" + _varint(len(encoded)) + encoded)
-        attrs = op.attrs
-        if op.fx_node is not None or op.source is not None:
-            attrs = dict(attrs)
-            if op.fx_node is not None:
-                attrs[PROVENANCE_FX_NODE] = Attr(AttrKind.STR, op.fx_node)
-            if op.source is not None:
-                attrs[PROVENANCE_SOURCE] = Attr(AttrKind.STR, op.source)
-        for key in sorted(attrs):
-            parts.append(self.attr_entry(b"\x52", key, attrs[key]))
-        for desc in op.input_desc:
-            parts.append(self.desc_field(b"\x8a\x02", desc))
-        for desc in op.output_desc:
-            parts.append(self.desc_field(b"\x92\x02", desc))
+            parts += (b"\x2a", small[len(encoded)], encoded)
+        parts += self.op_attrs(op)
+        desc_field = self.desc_field
+        parts += [desc_field(b"\x8a\x02", d) for d in op.input_desc]
+        parts += [desc_field(b"\x92\x02", d) for d in op.output_desc]
         payload = b"".join(parts)
         return b"\x32" + _varint(len(payload)) + payload
 
+    def op_attrs(self, op: IrOp) -> list[bytes]:
+        """The ``OpDef.attr`` map entries, provenance included, sorted by key."""
+        attrs, entry = op.attrs, self.attr_entry
+        if op.fx_node is None and op.source is None:
+            return [entry(b"\x52", key, attrs[key]) for key in sorted(attrs)]
+        items = [(key, entry(b"\x52", key, attr)) for key, attr in attrs.items()]
+        for key, value in ((PROVENANCE_FX_NODE, op.fx_node), (PROVENANCE_SOURCE, op.source)):
+            if value is not None:
+                encoded = self.provenance_entries.get((key, value))
+                if encoded is None:
+                    encoded = _map_entry(b"\x52", key, _ld(b"\x12", value.encode()))
+                    self.provenance_entries[(key, value)] = encoded
+                items.append((key, encoded))
+        items.sort()  # keys are unique, so only keys are compared
+        return [encoded for _, encoded in items]
+
     def desc_field(self, tag: bytes, desc: TensorDesc) -> bytes:
-        if desc.attrs:
+        key = desc_cache_key(tag, desc)
+        if key is None:
             return _ld(tag, _desc_payload(desc))
-        key = (tag, desc.name, desc.dtype, desc.shape, desc.layout)
         encoded = self.desc_fields.get(key)
         if encoded is None:
             encoded = self.desc_fields[key] = _ld(tag, _desc_payload(desc))

@@ -12,10 +12,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from google.protobuf import text_encoding
+
 from fxlab.ir.ge_proto import (
     PROVENANCE_FX_NODE,
     PROVENANCE_SOURCE,
     GeProtoError,
+    desc_cache_key,
     graph_from_model_def,
     schema,
     shortest_float32,
@@ -39,8 +42,6 @@ _UNCACHED_KINDS = frozenset({AttrKind.FLOAT, AttrKind.LIST_FLOAT, AttrKind.TENSO
 def _quote(text: str | bytes) -> str:
     if isinstance(text, str) and _PLAIN_TEXT.fullmatch(text):
         return f'"{text}"'
-    from google.protobuf import text_encoding
-
     raw = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
     return f'"{text_encoding.CEscape(raw, False)}"'
 
@@ -135,7 +136,7 @@ class _TextWriter:
             out.append(f"  name: {_quote(graph.name)}")
         out.extend(f"  input: {_quote(s)}" for s in graph.inputs)
         out.extend(f"  output: {_quote(s)}" for s in graph.outputs)
-        out.extend(self.op(op) for op in graph.ops)
+        out.extend([self.op(op) for op in graph.ops])
         for key in sorted(graph.attrs):
             _attr_entry_lines("attr", key, graph.attrs[key], "  ", out)
         out.append("}")
@@ -147,22 +148,22 @@ class _TextWriter:
             out.append(f"    name: {_quote(op.name)}")
         if op.type:
             out.append(f"    type: {_quote(op.type)}")
-        out.extend(f"    input: {_quote(s)}" for s in op.inputs)
-        attrs = op.attrs
-        if op.fx_node is not None or op.source is not None:
-            attrs = dict(attrs)
-            if op.fx_node is not None:
-                attrs[PROVENANCE_FX_NODE] = Attr(AttrKind.STR, op.fx_node)
-            if op.source is not None:
-                attrs[PROVENANCE_SOURCE] = Attr(AttrKind.STR, op.source)
-        out.extend(self.attr_entry(key, attrs[key]) for key in sorted(attrs))
-        out.extend(self.desc("input_desc", d) for d in op.input_desc)
-        out.extend(self.desc("output_desc", d) for d in op.output_desc)
+        out += [f"    input: {_quote(s)}" for s in op.inputs]
+        entry = self.attr_entry
+        items = [(key, entry(key, attr)) for key, attr in op.attrs.items()]
+        if op.fx_node is not None:
+            items.append((PROVENANCE_FX_NODE, entry(PROVENANCE_FX_NODE, Attr(AttrKind.STR, op.fx_node))))
+        if op.source is not None:
+            items.append((PROVENANCE_SOURCE, entry(PROVENANCE_SOURCE, Attr(AttrKind.STR, op.source))))
+        items.sort()  # keys are unique, so only keys are compared
+        out += [text for _, text in items]
+        out += [self.desc("input_desc", d) for d in op.input_desc]
+        out += [self.desc("output_desc", d) for d in op.output_desc]
         out.append("  }")
         return "\n".join(out)
 
     def desc(self, field: str, desc: TensorDesc) -> str:
-        key = None if desc.attrs else (field, desc.name, desc.dtype, desc.shape, desc.layout)
+        key = desc_cache_key(field, desc)
         text = self.desc_texts.get(key) if key is not None else None
         if text is None:
             out = [f"    {field} {{"]
@@ -175,7 +176,7 @@ class _TextWriter:
 
     def attr_entry(self, key: str, attr: Attr) -> str:
         cache_key: tuple[Any, ...] | None = None
-        if attr.kind not in _UNCACHED_KINDS and key not in (PROVENANCE_FX_NODE, PROVENANCE_SOURCE):
+        if attr.kind not in _UNCACHED_KINDS:
             cache_key = (key, attr.kind, attr.value)
             try:
                 text = self.attr_texts.get(cache_key)

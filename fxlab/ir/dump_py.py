@@ -1,0 +1,200 @@
+"""TorchAir-style ``py`` dump of an Ascend IR graph: a readable script of ``ge.*`` calls.
+
+Like TorchAir's own ``py`` dump (``config.debug.graph_dump.type = "py"``), each GE op is
+one call ``<outputs> = ge.<Type>(<inputs>, <attrs>, node_name="<name>")``; an output is
+named ``<op>_<index>``; scalar ``Const`` ops (those with ``_readable_value``) are written
+inline where they are used, as ``ge.Const(<value>, dtype=<n>)``; dtypes are TorchAir's
+``DataType`` numbers. Ops are grouped per FX node in order, under a
+``# File "<file>", line N`` comment when the source line changes and a
+``## FX Code: <node>`` comment naming the FX node they came from.
+
+Differences from TorchAir, on purpose: a ``# File`` comment is repeated whenever the
+source line changes (TorchAir writes each line once per file, so the second layer of a
+loop has none); attrs starting with ``_`` (scope, core-limit and provenance attrs) are
+listed in a trailing comment instead of being hidden; tensor constants up to 16 values
+are shown, larger ones as ``...``.
+"""
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import torch.fx as fx
+
+from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, IrGraph, IrOp, TensorValue
+
+HEADER = (
+    "# -*- coding: utf-8 -*-\n"
+    "from torch import tensor\n"
+    "from torchair._ge_concrete_graph import ge_apis as ge\n"
+    "from torchair.ge._ge_graph import get_default_ge_graph\n"
+)
+READABLE_VALUE = "_readable_value"
+MAX_SHOWN_VALUES = 16
+_BOUNDARY_TYPES = frozenset({"Data", "NetOutput"})
+
+
+def _var(tensor: str) -> str:
+    """The script variable of ``"op:index"``: TorchAir's ``op_index``."""
+    return tensor.replace(":", "_").replace("/", "_")
+
+
+_str_literal = json.encoder.encode_basestring  # a double-quoted, escaped literal
+
+
+def _tensor_literal(value: TensorValue) -> str:
+    count = 1
+    for dim in value.desc.shape:
+        count *= dim
+    if count > MAX_SHOWN_VALUES or count < 0:
+        return "..."
+    try:
+        return f"tensor({value.to_torch().tolist()!r})"
+    except (KeyError, RuntimeError, ValueError):  # a type torch lacks, or bytes that do not fit the shape
+        return "..."
+
+
+def attr_literal(attr: Attr) -> str:
+    """A Python literal for an attr value, as a ``ge.*`` call would receive it."""
+    kind, value = attr.kind, attr.value
+    if kind is AttrKind.STR:
+        return _str_literal(value)
+    if kind is AttrKind.DTYPE:
+        return str(TORCHAIR_DTYPE_NUMBER[value])
+    if kind is AttrKind.LIST_DTYPE:
+        return f"[{', '.join(str(TORCHAIR_DTYPE_NUMBER[v]) for v in value)}]"
+    if kind is AttrKind.LIST_STR:
+        return f"[{', '.join(_str_literal(v) for v in value)}]"
+    if kind is AttrKind.TENSOR:
+        return _tensor_literal(value)
+    if kind is AttrKind.LIST_LIST_INT:
+        return repr([list(row) for row in value])
+    if kind.value.startswith("list_"):
+        return repr(list(value))
+    return repr(value)
+
+
+class _PyDumpWriter:
+    def __init__(self, graph: IrGraph, fx_graph: fx.Graph | fx.GraphModule | None) -> None:
+        self.graph = graph
+        if isinstance(fx_graph, fx.GraphModule):
+            fx_graph = fx_graph.graph
+        self.fx_nodes = {n.name: n for n in fx_graph.nodes} if fx_graph is not None else {}
+        self.inline_consts = {op.name: op for op in graph.ops if op.type == "Const" and READABLE_VALUE in op.attrs}
+        self.lines: list[str] = [HEADER]
+        self.last_file_line: str | None = None
+
+    def write(self) -> str:
+        group: list[IrOp] = []
+        for op in self.graph.ops:
+            if group and op.fx_node != group[0].fx_node:
+                self._write_group(group)
+                group = []
+            group.append(op)
+        if group:
+            self._write_group(group)
+        return "\n".join(self.lines) + "\n"
+
+    def _write_group(self, ops: list[IrOp]) -> None:
+        node = self.fx_nodes.get(ops[0].fx_node or "")
+        file_line = _file_line(node, ops[0].source)
+        if file_line is not None and file_line != self.last_file_line:
+            self.lines.append(f"\n# File {file_line}")
+        self.last_file_line = file_line if file_line is not None else self.last_file_line
+        if self._is_fx_call(node, ops):
+            self.lines.append(f"## FX Code: {format_fx_node(node) if node is not None else ops[0].fx_node}")
+        for op in ops:
+            if op.name not in self.inline_consts:
+                self.lines.append(self._call(op))
+
+    @staticmethod
+    def _is_fx_call(node: fx.Node | None, ops: list[IrOp]) -> bool:
+        if node is not None:
+            return node.op in ("call_function", "call_method", "call_module", "get_attr")
+        return ops[0].fx_node is not None and not any(op.type in _BOUNDARY_TYPES for op in ops)
+
+    def _call(self, op: IrOp) -> str:
+        if op.type == "Data":
+            args = self._data_args(op)
+        elif op.type == "NetOutput":
+            args = [f"[{', '.join(self._input(i) for i in op.data_inputs)}]"]
+        else:
+            args = [self._input(i) for i in op.data_inputs]
+            args += [f"{k}={attr_literal(a)}" for k, a in op.attrs.items() if not k.startswith("_")]
+        if op.control_inputs:
+            args.append(f"dependencies=[{', '.join(_var(c[:-3] + ':0') for c in op.control_inputs)}]")
+        if op.type == "NetOutput":
+            line = f"\n_ = ge.NetOutput({', '.join(args)})"
+        else:
+            outputs = ", ".join(f"{_var(op.name)}_{i}" for i in range(len(op.output_desc))) or "_"
+            line = f"{outputs} = ge.{op.type}({', '.join(args)}, node_name={_str_literal(op.name)})"
+        private = [f"{k}={attr_literal(a)}" for k, a in op.attrs.items() if k.startswith("_") and k != READABLE_VALUE]
+        return f"{line}  # {', '.join(private)}" if private else line
+
+    def _data_args(self, op: IrOp) -> list[str]:
+        args = [f"index={op.attr_value('index', 0)}"]
+        if op.output_desc:
+            desc = op.output_desc[0]
+            args += [f"dtype={TORCHAIR_DTYPE_NUMBER[desc.dtype]}", f"shape={list(desc.shape)}"]
+            if desc.layout and desc.layout != "ND":
+                args.append(f"format={_str_literal(desc.layout)}")
+        args += [f"{k}={attr_literal(a)}" for k, a in op.attrs.items() if k != "index" and not k.startswith("_")]
+        return args
+
+    def _input(self, tensor: str) -> str:
+        if not tensor:
+            return "None"  # an optional input left unfed
+        producer = self.inline_consts.get(tensor.rsplit(":", 1)[0])
+        if producer is not None:
+            dtype = producer.output_desc[0].dtype if producer.output_desc else None
+            dtype_text = f", dtype={TORCHAIR_DTYPE_NUMBER[dtype]}" if dtype is not None else ""
+            return f"ge.Const({producer.attrs[READABLE_VALUE].value}{dtype_text})"
+        return _var(tensor)
+
+
+def _file_line(node: fx.Node | None, source: str | None) -> str | None:
+    """``"<file>", line N[, in fn    code]``: from the FX node's stack trace (TorchAir's
+    form) when there is one, else from the op's ``file:line`` provenance."""
+    trace = node.meta.get("stack_trace") if node is not None else None
+    if trace:
+        return trace.split(" File ")[-1].replace("\n", "")
+    if not source or ":" not in source:
+        return None
+    path, line = source.rsplit(":", 1)
+    return f'"{path}", line {line}'
+
+
+def _target_text(target: Any) -> str:
+    if isinstance(target, str):
+        return target
+    module = getattr(target, "__module__", None) or ""
+    if module.startswith("torch._ops"):
+        return f"torch.ops.{target}"
+    name = getattr(target, "__qualname__", None) or getattr(target, "__name__", None) or str(target)
+    return f"{module}.{name}" if module and module != "builtins" else name
+
+
+def _annotated(value: Any) -> str:
+    if not isinstance(value, fx.Node):
+        return repr(value) if isinstance(value, str) else str(value)
+    meta = value.meta.get("val")
+    shape = getattr(meta, "shape", None)
+    if shape is not None and hasattr(meta, "dtype"):
+        return f"{value.name}: {meta.dtype}[{', '.join(str(d) for d in shape)}]{meta.device}"
+    if meta is not None and type(meta).__name__.startswith("Sym"):
+        return f'{value.name}: "Sym({meta})"'
+    return value.name
+
+
+def format_fx_node(node: fx.Node) -> str:
+    """TorchAir's ``FX Code`` line: ``name: dtype[shape]device = target(args)``."""
+    args = [_annotated(a) for a in node.args]
+    args += [f"{k}={_annotated(v)}" for k, v in node.kwargs.items()]
+    return f"{_annotated(node)} = {_target_text(node.target)}({', '.join(args)})"
+
+
+def graph_to_py(graph: IrGraph, fx_graph: fx.Graph | fx.GraphModule | None = None) -> str:
+    """The ``py`` dump of ``graph``. With the FX graph it was converted from, the
+    ``FX Code`` comments show each node's call and types, and ``File`` comments the
+    code line, as TorchAir prints them; without it, node names and ``file:line``."""
+    return _PyDumpWriter(graph, fx_graph).write()
