@@ -5,5 +5,6 @@ Importing this package registers them in :data:`fxlab.ir.execute.KERNELS`.
 from __future__ import annotations
 
 from fxlab.ir.kernels import core, elementwise  # noqa: F401
+from fxlab.ir.kernels import conv, matmul, norm  # noqa: F401
 from fxlab.ir.kernels import shape  # noqa: F401
 from fxlab.ir.kernels import inplace  # noqa: F401 - keep last: registers ExpandDims only if no family did

@@ -65,7 +65,9 @@ def convert_split(self: ge.Tensor, split_size: Any, dim: int = 0, *, meta_output
     sizes = [split_size] * (count - 1) + [-1]
     items = [s if isinstance(s, ge.Tensor) else ge.const(s, DataType.DT_INT64) for s in sizes]
     packed = ge.op1("Pack", {f"x{i}": t for i, t in enumerate(items)}, {"axis": 0, "N": count}, dtypes=DataType.DT_INT64, shapes=[(count,)])
-    return _split_v(self, ge.cast_to(packed, DataType.DT_INT64), split_dim, count)
+    # TorchAir casts the Pack to int64 even though it already is: the dtype of an op made
+    # inside a converter is unknown to its dtype_promote, which then always casts.
+    return _split_v(self, ge.cast(packed, DataType.DT_INT64), split_dim, count)
 
 
 @register_converter(aten.split_with_sizes.default, samples=lambda: [Sample((torch.randn(5, 4), [2, 3])), Sample((torch.randn(2, 6), [1, 2, 3], 1))])

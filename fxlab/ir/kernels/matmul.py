@@ -1,0 +1,34 @@
+"""Kernels of GE matrix-product ops."""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from fxlab.ir.execute import register_kernel
+from fxlab.ir.model import IrOp
+
+
+def _transposed(x: torch.Tensor, flag: bool) -> torch.Tensor:
+    return x.transpose(-1, -2) if flag else x
+
+
+@register_kernel("MatMul", "MatMulV2")
+def matmul(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    x1, x2, bias = inputs[0], inputs[1], inputs[2] if len(inputs) > 2 else None
+    out = torch.matmul(_transposed(x1, attrs.get("transpose_x1", False)), _transposed(x2, attrs.get("transpose_x2", False)))
+    return [out if bias is None else out + bias]
+
+
+@register_kernel("BatchMatMul")
+def batch_matmul(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    x1 = _transposed(inputs[0], attrs.get("adj_x1", False))
+    x2 = _transposed(inputs[1], attrs.get("adj_x2", False))
+    return [torch.matmul(x1, x2)]
+
+
+@register_kernel("AxpyV2")
+def axpy_v2(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    """``y = x1 + alpha * x2``."""
+    x1, x2, alpha = inputs
+    return [x1 + alpha * x2]
