@@ -86,6 +86,28 @@ class OpFacts:
     prototype: Prototype | None
     record: CustomOp | None
 
+    def to_json(self) -> dict[str, Any]:
+        proto = self.prototype
+        return {
+            "op": self.qualname,
+            "schema": self.schema,
+            "kernels": dict(self.kernels),
+            "fake": self.fake or None,
+            "converter": {"origin": self.converter, "where": self.converter_where or None, "replaces": self.replaced or None},
+            "prototype": None if proto is None else {"op": proto.op_type, "source": proto.source},
+            "reused": bool(self.record and self.record.reused),
+        }
+
+
+def list_ops() -> list[OpFacts]:
+    """Facts about every custom op fxlab knows (see :func:`known_op_names`)."""
+    facts = []
+    for qualname in known_op_names():
+        overload = existing_overload(qualname)
+        if overload is not None:
+            facts.append(op_facts(overload))
+    return facts
+
 
 def op_facts(overload: Any) -> OpFacts:
     qualname = overload.name().split(".")[0]
