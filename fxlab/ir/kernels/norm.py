@@ -5,7 +5,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.execute import register_kernel
+from fxlab.ir.execute import KERNELS, register_kernel
 from fxlab.ir.model import IrOp
 
 _INT32_MAX = 2147483647
@@ -56,3 +56,13 @@ def lp_norm_v2(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     order = torch.inf if p == _INT32_MAX else -torch.inf if p == _INT32_MIN else p
     axes = list(attrs.get("axes", [])) or None
     return [torch.linalg.vector_norm(inputs[0], order, axes, attrs.get("keepdim", False))]
+
+
+def _rsqrt(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    return [torch.rsqrt(inputs[0])]
+
+
+# GroupNorm's rstd needs Rsqrt; the element-wise family owns that type, so this one is
+# registered only when that family has not (it is imported before this module).
+if "Rsqrt" not in KERNELS:
+    register_kernel("Rsqrt")(_rsqrt)
