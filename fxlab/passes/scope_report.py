@@ -495,9 +495,9 @@ def _timeline(name: str, window: list[IrOp]) -> list[Segment | SegmentBreak]:
 def _cut_of(name: str, op: IrOp) -> SegmentBreak | None:
     scope = _sk_name(op)
     if scope is None:
-        return SegmentBreak(_scope_op(op), "outside", f"{op.type} {op.name} is in no SuperKernel scope but runs between the scope's ops")
+        return SegmentBreak(_scope_op(op), "outside", f"{op.name} ({op.type}) is in no SuperKernel scope but runs between the scope's ops")
     if scope != name:
-        return SegmentBreak(_scope_op(op), "other_scope", f"{op.type} {op.name} belongs to SuperKernel scope {scope!r}")
+        return SegmentBreak(_scope_op(op), "other_scope", f"{op.name} ({op.type}) belongs to SuperKernel scope {scope!r}")
     reason = unfusable_reason(op.type)
     if reason is not None:
         return SegmentBreak(_scope_op(op), "unfusable", f"{op.type} cannot be fused: {reason}")

@@ -1,0 +1,84 @@
+"""``fxlab scopes MODEL.py``: SuperKernel scopes and core-count limits, explained."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, List, Optional
+
+import typer
+
+from fxlab.cli import console
+from fxlab.cli.common import EntryOpt, ModelArg, PluginOpt, capture_model
+from fxlab.cli.main import app
+
+
+@app.command(
+    "scopes",
+    help=(
+        "Report the SuperKernel scopes (torchair.scope.super_kernel) and core-count limits "
+        "(torchair.scope.limit_core_num, ge_config.aicore_num) of MODEL.py: which GE ops each "
+        "scope covers, its options parsed and checked, where and why a scope splits into several "
+        "SuperKernels, which core limit each op runs with and whether it fits the SoC, and "
+        "problems such as a graph break inside a scope. Exit code 1 when it finds errors.\n\n"
+        "Examples:\n\n"
+        "  fxlab scopes examples/superkernel_scopes.py --soc Ascend910B1\n\n"
+        "  fxlab scopes model.py --soc-ini $ASCEND_HOME_PATH/<arch>-linux/data/platform_config/Ascend910B2.ini --aicore-num 20|40 --json"
+    ),
+)
+def scopes_command(
+    model: Path = ModelArg,
+    soc: Optional[str] = typer.Option(None, "--soc", help="SoC to check core counts against (e.g. Ascend910B1); see the error for the known names."),
+    soc_ini: Optional[Path] = typer.Option(None, "--soc-ini", help="CANN platform ini of the SoC (<arch>-linux/data/platform_config/<SoC>.ini)."),
+    aicore_num: Optional[str] = typer.Option(None, "--aicore-num", help="Global core limit \"A|V\" (as ge_config.aicore_num); overrides the model's CompilerConfig."),
+    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    plugin: Optional[List[Path]] = PluginOpt,
+    entry: Optional[str] = EntryOpt,
+) -> None:
+    import fxlab.passes.annotate_scopes  # noqa: F401 - registers the annotation with the capture
+    from fxlab.passes.scope_report import report_for_trace
+
+    soc_info = _soc(soc, soc_ini)
+    if aicore_num is not None:
+        _parse_global(aicore_num, "--aicore-num")  # fail before the (slow) capture
+    loaded, trace = capture_model(model, entry, plugin, ("dynamo", "functional", "ascend_ir"), verify=False)
+    report = report_for_trace(trace, soc_info, _global_limit(aicore_num, loaded))
+    if as_json:
+        console.out().print_json(json.dumps(report.to_json()))
+    else:
+        from fxlab.viz.scopes import render_scope_report
+
+        console.out().print(render_scope_report(report))
+    raise typer.Exit(1 if report.has_errors else 0)
+
+
+def _soc(name: Optional[str], ini: Optional[Path]) -> Any:
+    from fxlab.errors import UsageError
+    from fxlab.socs import read_platform_ini, soc_by_name
+
+    if name is not None and ini is not None:
+        raise UsageError("Give either --soc NAME or --soc-ini FILE, not both.")
+    if ini is not None:
+        return read_platform_ini(ini)
+    return soc_by_name(name) if name is not None else None
+
+
+def _parse_global(text: str, origin: str) -> Any:
+    from fxlab.passes.scope_report import GlobalCoreLimit
+    from fxlab.socs import parse_aicore_num
+
+    aicore, vectorcore = parse_aicore_num(text, origin)
+    return GlobalCoreLimit(aicore, vectorcore, origin)
+
+
+def _global_limit(cli_value: Optional[str], loaded: Any) -> Any:
+    """``--aicore-num`` wins; otherwise the model's CompilerConfig (a malformed value
+    there is the model's error, reported as such)."""
+    from fxlab.passes.scope_report import global_limit_of
+
+    if cli_value is not None:
+        return _parse_global(cli_value, "--aicore-num")
+    found = global_limit_of(getattr(loaded, "module", None))
+    if found is None:
+        return None
+    value, origin = found
+    return _parse_global(value, origin)

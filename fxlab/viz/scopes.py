@@ -1,0 +1,133 @@
+"""Rich renderables for scopes: coloured scope tags for node listings, and the
+``fxlab scopes`` report. Returns renderables; never prints."""
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from fxlab.passes.scope_report import Finding, ScopeReport, Segment, SegmentBreak, SuperKernelScope
+
+_SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+_SCOPE_COLOURS = ("magenta", "green", "blue", "cyan", "yellow", "bright_magenta")
+
+
+def _colour(name: str) -> str:
+    return _SCOPE_COLOURS[sum(map(ord, name)) % len(_SCOPE_COLOURS)]
+
+
+def scope_tag(frames: Sequence[Mapping[str, Any]]) -> Text:
+    """Tags for a node's scope stack (``node.meta["fxlab.scopes"]``), outer first:
+    ``sk:name``, ``sk:-`` (a None hole), ``cores 8|16``, ``never-timeout``, ``stream:s1``."""
+    tag = Text()
+    for frame in frames:
+        attrs = frame.get("attrs", frame)
+        for label, style in _frame_labels(attrs):
+            if tag:
+                tag.append(" ")
+            tag.append(f"[{label}]", style=style)
+    return tag
+
+
+def _frame_labels(attrs: Mapping[str, str]) -> list[tuple[str, str]]:
+    labels = []
+    if "_super_kernel_scope" in attrs:
+        name = attrs["_super_kernel_scope"]
+        labels.append((f"sk:{name}" if name else "sk:-", _colour(name) if name else "dim"))
+    if "_op_aicore_num" in attrs or "_op_vectorcore_num" in attrs:
+        labels.append((f"cores {attrs.get('_op_aicore_num', '?')}|{attrs.get('_op_vectorcore_num', '?')}", "bold"))
+    if attrs.get("_op_exec_never_timeout") == "True":
+        labels.append(("never-timeout", "dim"))
+    if "_user_stream_label" in attrs:
+        labels.append((f"stream:{attrs['_user_stream_label']}", "blue"))
+    known = {"_super_kernel_scope", "_super_kernel_options", "_op_aicore_num", "_op_vectorcore_num",
+             "_op_exec_never_timeout", "_user_stream_label", "_user_stream_priority", "_enable_inner_parallel"}
+    labels.extend((f"{k}={v}", "dim") for k, v in attrs.items() if k not in known)
+    return labels
+
+
+def render_scope_report(report: ScopeReport) -> RenderableType:
+    parts: list[RenderableType] = [_header(report)]
+    if not report.super_kernels and not report.core_limits and not any(g.annotation.spans for g in report.graphs):
+        parts.append(Text("No scopes in this model (no torchair.scope / fxlab.scope markers were traced).", style="dim"))
+    for scope in report.super_kernels:
+        parts.append(_super_kernel_table(scope))
+    if report.core_limits or report.global_limit:
+        parts.append(_core_limit_table(report))
+    parts.append(_findings(report.findings))
+    return Group(*parts)
+
+
+def _header(report: ScopeReport) -> Text:
+    text = Text("SoC: ", style="bold")
+    if report.soc is None:
+        text.append("not given (core counts checked for sign and type only; pass --soc or --soc-ini)", style="dim")
+    else:
+        soc = report.soc
+        text.append(f"{soc.name}  AI Cores {soc.ai_core_cnt}, Vector Cores {soc.vector_core_cnt}  ({soc.source})")
+    text.append("\nGlobal core limit: ", style="bold")
+    limit = report.global_limit
+    text.append(f"{limit.aicore}|{limit.vectorcore} from {limit.origin}" if limit else "none (ops use all cores unless limited)")
+    text.append(f"\nGraphs: {len(report.graphs)}, SuperKernel scopes: {len(report.super_kernels)}")
+    return text
+
+
+def _super_kernel_table(scope: SuperKernelScope) -> Table:
+    options = scope.options.text or "(defaults)"
+    title = Text.assemble(("SuperKernel ", "bold"), (scope.name, f"bold {_colour(scope.name)}"), f"  graph {scope.graph}")
+    if scope.stream:
+        title.append(f"  stream {scope.stream}")
+    title.append(f"  options: {options}", style="dim")
+    table = Table(title=title, title_justify="left", show_lines=False)
+    for column in ("segment", "GE op", "type", "FX node", "source"):
+        table.add_column(column)
+    segment_no = 0
+    for item in scope.timeline:
+        if isinstance(item, Segment):
+            segment_no += 1
+            for op in item.ops:
+                table.add_row(str(segment_no), op.name, op.type, op.fx_node or "", op.source or "")
+        else:
+            table.add_row(Text("cut", style="bold red"), item.op.name, item.op.type, item.op.fx_node or "", Text(item.reason, style="red"))
+    table.caption = _segments_caption(scope)
+    return table
+
+
+def _segments_caption(scope: SuperKernelScope) -> str:
+    count = len(scope.segments)
+    if not scope.breaks:
+        return f"{len(scope.ops)} op(s), fused as one SuperKernel"
+    return f"{len(scope.ops)} op(s) in {count} segment(s): GE fuses each segment separately"
+
+
+def _core_limit_table(report: ScopeReport) -> Table:
+    table = Table(title=Text("Core limits (op-level limit_core_num wins over the global aicore_num)", style="bold"), title_justify="left")
+    for column in ("graph", "GE op", "type", "op-level", "runs with", "decided by", "source"):
+        table.add_column(column)
+    for row in report.core_limits:
+        op_level = "|".join(row.op_level) if row.op_level else ""
+        table.add_row(str(row.graph), row.op.name, row.op.type, op_level, f"{row.aicore}|{row.vectorcore}", row.winner, row.op.source or row.op.fx_node or "")
+    if report.global_limit is not None:
+        limit = report.global_limit
+        table.caption = f"{report.ops_under_global_limit} other op(s) run with the global {limit.aicore}|{limit.vectorcore}"
+    return table
+
+
+def _findings(findings: Sequence[Finding]) -> Text:
+    if not findings:
+        return Text("No problems found.", style="green")
+    text = Text()
+    for finding in findings:
+        if text:
+            text.append("\n")
+        text.append(f"{finding.severity}: ", style=_SEVERITY_STYLE.get(finding.severity, ""))
+        text.append(f"[{finding.code}] ", style="dim")
+        text.append(finding.message)
+    return text
+
+
+def break_summary(item: SegmentBreak) -> str:
+    """One line for a cut: which op and why (for compact listings)."""
+    return f"{item.op.name} ({item.op.type}): {item.reason}"

@@ -1,0 +1,81 @@
+"""``fxlab scopes``: the report of the example model, and every bad command-line input."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fxlab.cli.main import main
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "superkernel_scopes.py"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(list(argv))
+    captured = capsys.readouterr()
+    return info.value.code, captured.out, captured.err
+
+
+def test_example_report_as_json(capsys) -> None:
+    code, out, _ = run(capsys, "scopes", str(EXAMPLE), "--soc", "Ascend910B1", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["global_limit"] == {"aicore": 20, "vectorcore": 40, "origin": "compiler_config.ge_config.aicore_num in the model file"}
+    mlp, norm = report["super_kernels"]
+    assert (mlp["name"], mlp["options"]["values"]) == ("mlp", {"stream-fusion": "1", "feed-sync-all": "1"})
+    kinds = [item["kind"] for item in mlp["timeline"]]
+    assert kinds[0] == "segment" and kinds[-1] == "segment" and "break" in kinds
+    assert {item["op"]["fx_node"] for item in mlp["timeline"] if item["kind"] == "break"} == {"mul"}
+    assert norm["name"] == "norm" and [item["kind"] for item in norm["timeline"]] == ["segment"]
+    (swish,) = report["core_limits"]
+    assert (swish["op"]["type"], swish["aicore"], swish["vectorcore"], swish["winner"]) == ("Swish", "8", "16", "op-level")
+    assert [f["code"] for f in report["findings"]] == ["scope-split"]
+
+
+def test_aicore_num_option_overrides_the_model_and_is_checked(capsys) -> None:
+    code, out, _ = run(capsys, "scopes", str(EXAMPLE), "--soc", "Ascend910B4", "--aicore-num", "24|48", "--json")
+    report = json.loads(out)
+    assert code == 1  # 24|48 is above Ascend910B4's 20|40
+    assert report["global_limit"]["origin"] == "--aicore-num"
+    assert [f["message"] for f in report["findings"] if f["code"] == "bad-core-limit"] == [
+        "global aicore_num (--aicore-num): AI Core count 24 is above the maximum of Ascend910B4 (20)",
+        "global aicore_num (--aicore-num): Vector Core count 48 is above the maximum of Ascend910B4 (40)",
+    ]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--soc", "Ascend999"], "Unknown SoC 'Ascend999'. fxlab knows Ascend910B1"),
+        (["--aicore-num", "24"], "is not an aicore_num value"),
+        (["--aicore-num", "a|b"], "is not an aicore_num value"),
+        (["--soc", "Ascend910B1", "--soc-ini", "x.ini"], "not both"),
+    ],
+)
+def test_bad_command_line_input_exits_2_before_capturing(capsys, argv: list[str], message: str) -> None:
+    code, _, err = run(capsys, "scopes", str(EXAMPLE), *argv)
+    assert code == 2 and message in " ".join(err.split())
+
+
+def test_platform_ini_without_core_counts_exits_2(capsys, tmp_path) -> None:
+    ini = tmp_path / "Partial.ini"
+    ini.write_text("[SoCInfo]\nai_core_cnt=24\n")
+    code, _, err = run(capsys, "scopes", str(EXAMPLE), "--soc-ini", str(ini))
+    assert code == 2 and "vector_core_cnt" in err
+
+
+def test_bad_core_limit_in_the_model_is_reported_with_exit_1(capsys, tmp_path) -> None:
+    model = tmp_path / "bad_limit.py"
+    model.write_text(
+        "import torch\nimport torchair\n\n"
+        "def model(x):\n"
+        "    with torchair.scope.limit_core_num(0, 64):\n"
+        "        return x + x\n\n"
+        "example_inputs = (torch.randn(3),)\n"
+    )
+    code, out, _ = run(capsys, "scopes", str(model), "--soc", "Ascend910B1")
+    text = " ".join(out.split())
+    assert code == 1
+    assert "AI Core count 0 is not allowed" in text and "Vector Core count 64 is above the maximum of Ascend910B1 (48)" in text
