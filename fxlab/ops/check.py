@@ -158,7 +158,8 @@ def _tensors_first(schema: Any) -> CheckItem:
 
 
 def _no_mutated_return(schema: Any) -> CheckItem:
-    aliased = [str(r) for r in schema.returns if r.alias_info is not None]
+    aliased = [f"return {i} ({r.type}({r.alias_info.before_set and sorted(r.alias_info.before_set)[0]}{'!' if r.alias_info.is_write else ''}))"
+               for i, r in enumerate(schema.returns) if r.alias_info is not None]
     if aliased:
         return CheckItem("no mutated input returned", FAIL, f"the schema returns an alias of an input: {', '.join(aliased)}",
                          "Return only new tensors (-> Tensor, not -> Tensor(a!)); callers see the mutation through the input itself. "
@@ -183,12 +184,12 @@ def _mutations_declared(overload: Any, samples: list[Sample]) -> CheckItem:
     problems, fixes = [], []
     if undeclared:
         problems.append(f"the kernel writes input(s) {', '.join(sorted(undeclared))} but the schema does not mark them mutated")
-        fixes.append(f"mark them Tensor(a!) in the schema (e.g. `Tensor(a!) {sorted(undeclared)[0]}`)")
+        fixes.append(f"Mark them Tensor(a!) in the schema (e.g. `Tensor(a!) {sorted(undeclared)[0]}`)")
     if returned:
         problems.append(f"an output shares memory with input(s) {', '.join(sorted(returned))}")
-        fixes.append("return a new tensor, never an input")
+        fixes.append("Return a new tensor, never an input")
     if problems:
-        return CheckItem("mutations declared", FAIL, "; ".join(problems), "; ".join(fixes).capitalize() + ".")
+        return CheckItem("mutations declared", FAIL, "; ".join(problems), "; ".join(fixes) + ".")
     what = f"mutates only {', '.join(sorted(declared))}, as declared" if declared else "mutates no input, as declared"
     return CheckItem("mutations declared", PASS, f"the kernel {what}; no output aliases an input")
 

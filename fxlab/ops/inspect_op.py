@@ -116,8 +116,9 @@ def op_facts(overload: Any) -> OpFacts:
     fake = kernels.pop("Meta", "")
     if not fake and has_fake(qualname):
         fake = "register_fake"
-    converter, where, replaced = converter_origin(overload)
-    return OpFacts(overload, qualname, str(overload._schema), kernels, fake, converter, where, replaced, prototype_of(overload, record), record)
+    prototype = prototype_of(overload, record)
+    converter, where, replaced = converter_origin(overload, prototype)
+    return OpFacts(overload, qualname, str(overload._schema), kernels, fake, converter, where, replaced, prototype, record)
 
 
 _DUMP_LINE = re.compile(r"^(?P<key>[A-Za-z0-9_]+): registered at (?P<site>.+?) :: ")
@@ -138,13 +139,13 @@ def dispatch_kernels(qualname: str, record: CustomOp | None = None) -> dict[str,
     return kernels
 
 
-def converter_origin(overload: Any) -> tuple[str, str, str]:
+def converter_origin(overload: Any, prototype: Prototype | None = None) -> tuple[str, str, str]:
     converter = CONVERTERS.get(overload)
     if converter is not None:
         replaced = converter.replaced.where if converter.replaced is not None else ""
         origin = "torchair" if converter.origin == ORIGIN_TORCHAIR else ("fxlab" if converter.origin == ORIGIN_FXLAB else converter.origin)
         return origin, converter.where, replaced
-    verdict = auto_verdict(overload)
+    verdict = auto_verdict(overload, prototype)
     if verdict is not None and verdict[0]:
         return "auto", f"TorchAir auto converter -> {verdict[1]}", ""
     return "none", "", ""

@@ -1,0 +1,136 @@
+"""``fxlab ops check``'s checks: the seed ops pass; purpose-built broken ops fail with the
+message naming their fault."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+import fxlab.ops  # noqa: F401 - the seed ops
+from fxlab.ops.check import FAIL, PASS, WARN, check_op
+from fxlab.ops.define import define_op
+from fxlab.ops.inspect_op import UnknownOpError
+from fxlab.ops.prototype import PrototypeError
+from fxlab.passes.converters.registry import Sample
+
+DATA = Path(__file__).parents[1] / "data" / "prototypes"
+SAMPLES = [Sample((torch.randn(2, 3), torch.randn(2, 3)))]
+
+
+def _x_like(x, y):
+    return torch.empty_like(x)
+
+
+def _add(x, y):
+    return x + y
+
+
+define_op("fxlabtest::bad_fake(Tensor x, Tensor y) -> Tensor", kernels={"cpu": _add},
+          fake=lambda x, y: x.new_empty((x.shape[0],)), samples=SAMPLES)
+
+
+def _writes_x(x, y):
+    x.add_(y)
+    return y * 2
+
+
+define_op("fxlabtest::bad_mutation(Tensor x, Tensor y) -> Tensor", kernels={"cpu": _writes_x}, fake=_x_like, samples=SAMPLES)
+
+
+def _returns_x(x, y):
+    return x.add_(y)
+
+
+define_op("fxlabtest::bad_return(Tensor(a!) x, Tensor y) -> Tensor(a!)", kernels={"cpu": _returns_x}, fake=lambda x, y: x, samples=SAMPLES)
+
+
+def _accumulate(x, y):
+    x.add_(y)
+    return y * y
+
+
+define_op("fxlabtest::bad_noref(Tensor(a!) x, Tensor y) -> Tensor", kernels={"cpu": _accumulate},
+          fake=lambda x, y: torch.empty_like(y), prototype=DATA / "bad_noref.json", samples=SAMPLES)
+define_op("fxlabtest::bad_name(Tensor x) -> Tensor", kernels={"cpu": lambda x: x * 2}, fake=lambda x: torch.empty_like(x),
+          prototype=DATA / "bad_name.json", samples=[Sample((torch.randn(3),))])
+define_op("fxlabtest::no_samples(Tensor x, float alpha=0.5) -> Tensor", kernels={"cpu": lambda x, alpha=0.5: x * alpha},
+          fake=lambda x, alpha=0.5: torch.empty_like(x))
+
+
+def _by_name(report):
+    return {item.name: item for item in report.items}
+
+
+@pytest.mark.parametrize("op", ["npu::npu_add_custom", "npu::my_op", "npu::my_inplace"])
+def test_seed_ops_pass_every_check(op: str) -> None:
+    report = check_op(op)
+    assert report.ok, [(i.name, i.detail) for i in report.items if i.status == FAIL]
+    assert report.samples_source == "registered"
+    assert {i.status for i in report.items} == {PASS}
+    assert _by_name(report)["converter"].detail.endswith({"npu::npu_add_custom": "AddCustom", "npu::my_op": "MyOp", "npu::my_inplace": "MyInplace"}[op])
+
+
+def test_wrong_fake_shape_is_caught() -> None:
+    report = check_op("fxlabtest::bad_fake")
+    item = _by_name(report)["fake vs kernel"]
+    assert item.status == FAIL and "fake shape (2,), CPU kernel shape (2, 3)" in item.detail
+    assert _by_name(report)["opcheck"].status == FAIL
+    assert not report.ok
+
+
+def test_undeclared_mutation_is_caught() -> None:
+    item = _by_name(check_op("fxlabtest::bad_mutation"))["mutations declared"]
+    assert item.status == FAIL
+    assert "writes input(s) x but the schema does not mark them mutated" in item.detail
+    assert "Tensor(a!) x" in item.fix
+
+
+def test_returning_the_mutated_input_is_caught() -> None:
+    by_name = _by_name(check_op("fxlabtest::bad_return"))
+    assert by_name["no mutated input returned"].status == FAIL
+    assert "Tensor(a!)" in by_name["no mutated input returned"].detail
+    assert by_name["mutations declared"].status == FAIL
+    assert "output shares memory with input(s) x" in by_name["mutations declared"].detail
+
+
+def test_prototype_without_ref_output_is_caught() -> None:
+    item = _by_name(check_op("fxlabtest::bad_noref"))["prototype outputs"]
+    assert item.status == FAIL
+    assert "no ref output named x" in item.detail and "['x', '<output 0>']" in item.fix
+
+
+def test_prototype_name_not_camel_case_is_caught() -> None:
+    by_name = _by_name(check_op("fxlabtest::bad_name"))
+    assert by_name["prototype name"].status == FAIL
+    assert "'BadNameOp' is not 'BadName'" in by_name["prototype name"].detail
+    assert by_name["converter"].status == FAIL
+
+
+def test_prototype_option_overrides_the_registered_one() -> None:
+    report = check_op("npu::my_inplace", prototype=DATA / "bad_noref.json")
+    by_name = _by_name(report)
+    # The registered converter names the GE op itself, so a non-CamelCase name is no fault.
+    assert by_name["prototype name"].status == PASS
+    assert "BadNoref is not the CamelCase MyInplace" in by_name["prototype name"].detail
+    assert by_name["prototype outputs"].status == FAIL
+    assert not report.ok
+
+
+def test_op_without_samples_gets_samples_from_its_schema() -> None:
+    report = check_op("fxlabtest::no_samples")
+    assert report.samples_source == "derived from the schema"
+    assert _by_name(report)["opcheck"].status == PASS
+    assert _by_name(report)["prototype"].status == WARN
+
+
+def test_unknown_op_suggests_close_names() -> None:
+    with pytest.raises(UnknownOpError, match="Did you mean npu::my_inplace"):
+        check_op("my_inplac")
+
+
+def test_missing_and_malformed_prototype_files() -> None:
+    with pytest.raises(PrototypeError, match="does not exist"):
+        check_op("npu::my_inplace", prototype=DATA / "nope.json")
+    with pytest.raises(PrototypeError, match="not valid JSON: .* line 2"):
+        check_op("npu::my_inplace", prototype=DATA / "malformed.json")
