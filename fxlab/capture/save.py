@@ -16,6 +16,8 @@ from fxlab.capture.trace import Trace, stage_from_json, stage_to_json
 from fxlab.errors import OutputError
 
 MANIFEST = "manifest.json"
+CONVERSION_SUMMARY_CSV = "conversion_summary.csv"
+CONVERSION_SUMMARY_JSON = "conversion_summary.json"
 
 
 def prepare_out_dir(path: str | Path) -> Path:
@@ -76,10 +78,13 @@ def _write_ir(graph: Any, folder: Path) -> list[Path]:
     from fxlab.ir.dumps import write_ir_dumps
 
     written = list(write_ir_dumps(graph.ir, folder))
-    if graph.conversion is not None:
-        from fxlab.passes.conversion_summary import write_summary
+    functional = graph.modules.get("functional")
+    if graph.conversion is not None and functional is not None:
+        from fxlab.passes import conversion_summary as summary
 
-        written += list(write_summary(graph.conversion, graph.modules.get("functional"), folder))
+        rows = summary.summarize_conversion(functional, graph.conversion)
+        written.append(summary.write_summary_csv(rows, folder / CONVERSION_SUMMARY_CSV))
+        written.append(summary.write_summary_json(rows, folder / CONVERSION_SUMMARY_JSON))
     return written
 
 

@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+import json
+
+from fxlab.capture.trace import Trace
+
+
+def test_json_round_trip_is_exact(example_trace):
+    trace = example_trace("my_inplace")
+    data = json.loads(json.dumps(trace.to_json()))
+    back = Trace.from_json(data)
+    assert back.to_json() == trace.to_json()
+    graph = back.graphs[0]
+    assert graph.stages["functional"].nodes == trace.graphs[0].stages["functional"].nodes
+    assert graph.ir is not None and graph.ir.types == trace.graphs[0].ir.types
+
+
+def test_stage_records_keep_provenance_and_mutation(example_trace):
+    trace = Trace.from_json(json.loads(json.dumps(example_trace("inplace_ops").to_json())))
+    aten = trace.graphs[0].stages["aten"]
+    add_ = next(n for n in aten.nodes if n.target == "aten.add_.Tensor")
+    assert add_.kind == "inplace" and add_.mutates == ["self"]
+    assert add_.provenance.code == "x.add_(1)  # in place on a graph input"
+    assert add_.outputs[0].signature() == "float32[2, 4, 8]"

@@ -1,0 +1,101 @@
+"""``fxlab trace`` end to end: through a real subprocess for the console script and
+through typer's CliRunner for the many error paths."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+from typer.testing import CliRunner
+
+from fxlab.cli.main import _register_commands, app
+from tests.conftest import EXAMPLES
+
+_register_commands()
+runner = CliRunner()
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args), env={"FXLAB_WIDTH": "160", "NO_COLOR": "1"})
+    if result.exception and not isinstance(result.exception, SystemExit):
+        from fxlab.errors import FxlabError
+
+        if isinstance(result.exception, FxlabError):
+            return result.exception.exit_code, result.stdout, str(result.exception)
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_console_script_runs_an_example(tmp_path):
+    env = dict(os.environ, FXLAB_WIDTH="160", NO_COLOR="1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "fxlab", "trace", str(EXAMPLES / "my_op.py"), "--out", str(tmp_path / "out")],
+        capture_output=True, text=True, env=env, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "graph 0 · functional" in proc.stdout and "MyOp" in proc.stdout
+    assert "eager vs compiled: match" in proc.stdout
+    assert "\x1b[" not in proc.stdout, "NO_COLOR must turn colour off"
+    assert json.loads((tmp_path / "out" / "manifest.json").read_text())["status"] == "ok"
+
+
+def test_json_summary():
+    code, out, _ = run("trace", str(EXAMPLES / "graph_break.py"), "--json", "--stages", "dynamo,aten,functional")
+    data = json.loads(out)
+    assert [g["index"] for g in data["graphs"]] == [0, 1]
+    assert "item" in data["graphs"][0]["break_reason"]
+    assert set(data["graphs"][0]["stages"]) == {"dynamo", "aten", "functional"}
+    assert data["check"]["ok"] is True and code == 0
+
+
+def test_stage_selection_and_highlights():
+    code, out, _ = run("trace", str(EXAMPLES / "inplace_ops.py"), "--stages", "aten,functional")
+    assert code == 0
+    assert "graph 0 · aten" in out and "graph 0 · functional" in out and "graph 0 · dynamo" not in out
+    assert "# <- in-place" in out and "# <- copy_ epilogue" in out
+
+
+def test_help_teaches():
+    code, out, _ = run("trace", "--help")
+    assert code == 0 and "--stages" in out and "Examples" in out
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["missing.py"], "does not exist"),
+        ([str(EXAMPLES / "inplace_ops.py"), "--stages", "bogus"], "unknown stage 'bogus'"),
+    ],
+)
+def test_bad_input_exit_2(args, message):
+    code, _, err = run("trace", *args)
+    assert code == 2 and message in err
+
+
+def test_out_pointing_at_a_file(tmp_path):
+    target = tmp_path / "f"
+    target.write_text("")
+    code, _, err = run("trace", str(EXAMPLES / "inplace_ops.py"), "--out", str(target))
+    assert code == 2 and "is a file, not a directory" in err
+
+
+def test_model_failing_under_compile_names_user_line(write_model, tmp_path):
+    path = write_model(
+        "import torch\n"
+        "lib = torch.library.Library('fxlabnofake', 'DEF')\n"
+        "lib.define('f(Tensor x) -> Tensor')\n"
+        "lib.impl('f', lambda x: x.clone(), 'CPU')\n"
+        "@torch.library.register_fake('fxlabnofake::f', lib=lib)\n"
+        "def broken_meta(x):\n"
+        "    raise RuntimeError('broken Meta function')\n"
+        "def model(x):\n"
+        "    return torch.ops.fxlabnofake.f(x) + 1\n"
+        "example_inputs = (torch.randn(2),)\n"
+    )
+    code, _, err = run("trace", str(path), "--out", str(tmp_path / "o"))
+    assert code == 3
+    assert "failed under torch.compile" in err and "model.py:9" in err and "broken Meta function" in err
+    manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())
+    assert manifest["status"] == "failed"
