@@ -1,0 +1,56 @@
+"""``fxlab ops list`` / ``fxlab ops check``: output, JSON, exit codes."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fxlab.cli.main import main
+
+DATA = Path(__file__).parents[1] / "data"
+
+
+def _run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(argv)
+    captured = capsys.readouterr()
+    return int(info.value.code or 0), captured.out, captured.err
+
+
+def test_ops_list_json_shows_seed_ops_and_the_active_plugin_converter(capsys, monkeypatch) -> None:
+    monkeypatch.setenv("FXLAB_WIDTH", "200")
+    code, out, err = _run(["ops", "list", "--json", "--plugin", str(DATA / "seed_plugins" / "my_inplace_plugin.py")], capsys)
+    assert code == 0
+    rows = {row["op"]: row for row in json.loads(out)}
+    assert set(rows) >= {"npu::npu_add_custom", "npu::my_op", "npu::my_inplace"}
+    inplace = rows["npu::my_inplace"]
+    assert inplace["converter"]["origin"] == "torchair" and inplace["converter"]["where"].endswith("my_inplace_plugin.py:13")
+    assert inplace["converter"]["replaces"].endswith("seeds.py:96")
+    assert inplace["fake"].endswith("my_inplace_plugin.py:5") and "CPU" in inplace["kernels"]
+    assert rows["npu::my_op"]["converter"]["origin"] == "fxlab" and rows["npu::my_op"]["prototype"]["op"] == "MyOp"
+    assert "torchair not found: using fxlab's TorchAir-compatible layer" in err
+
+
+def test_ops_check_seed_op_passes(capsys, monkeypatch) -> None:
+    monkeypatch.setenv("FXLAB_WIDTH", "200")
+    code, out, _ = _run(["ops", "check", "npu::my_inplace"], capsys)
+    assert code == 0
+    assert "PASS prototype outputs: ref output(s) x then 1 own output(s): ['x', 'z']" in out
+    assert out.strip().endswith("all checks passed")
+
+
+def test_ops_check_failure_exits_1_with_fixes_in_json(capsys) -> None:
+    code, out, _ = _run(["ops", "check", "my_inplace", "--prototype", str(DATA / "prototypes" / "bad_noref.json"), "--json"], capsys)
+    assert code == 1
+    report = json.loads(out)
+    failed = [c for c in report["checks"] if c["status"] == "fail"]
+    assert report["ok"] is False
+    assert [c["name"] for c in failed] == ["prototype outputs"]
+    assert "no ref output named x" in failed[0]["detail"] and failed[0]["fix"]
+
+
+def test_ops_check_unknown_op_exits_2_with_suggestion(capsys) -> None:
+    code, _, err = _run(["ops", "check", "npu::my_opp"], capsys)
+    assert code == 2
+    assert "no custom op named 'npu::my_opp'" in err and "npu::my_op" in err

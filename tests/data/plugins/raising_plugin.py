@@ -1,0 +1,4 @@
+import torch
+
+x = 1
+raise RuntimeError("plugin setup failed on purpose")
