@@ -124,7 +124,7 @@ class AscendIrConverter:
         from fxlab.passes.converters.registry import CONVERTERS
 
         self.builder = GraphBuilder(name)
-        self.registry = registry or CONVERTERS
+        self.registry = CONVERTERS if registry is None else registry  # an empty registry is falsy
         self.values: dict[fx.Node, Any] = {}
         self.records: list[NodeConversion] = []
         self.warnings: list[str] = []

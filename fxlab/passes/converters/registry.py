@@ -118,7 +118,7 @@ def register_converter(
         for target in targets:
             if target is None:
                 continue
-            (registry or CONVERTERS).register(
+            (CONVERTERS if registry is None else registry).register(
                 Converter(target=target, fn=fn, origin=origin, samples=source, where=_where(fn))
             )
         return fn
