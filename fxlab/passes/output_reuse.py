@@ -1,0 +1,158 @@
+"""Turn ``Assign`` into a graph input into an extra graph output, as TorchAir does before
+handing its graph to GE.
+
+Functionalization writes a mutated graph input back with a trailing ``copy_``, which
+converts to ``Assign(input, value)``. TorchAir does not keep that ``Assign``: it makes
+``value`` a graph output (reusing an existing output when ``value`` already is one, or
+replacing the ``Assign`` output where it is one), removes the ``Assign``, and tells GE to
+write that output into the input's memory with the compile option
+``ge.exec.outputReuseInputMemIndexes = "<input index>,<output index>|..."``. The other
+outputs of the original graph get ``ge.exec.outputReuseMemIndexes = "<i>,<j>,..."``. An
+``Assign`` into anything but a graph input stays, kept alive by a control edge into
+``NetOutput``.
+
+GE options are not part of a GE graph; fxlab records them on the graph as string attrs
+named ``_fxlab_ge_option:<option>`` so dumps show them and the reference executor
+(:func:`execute_with_output_reuse`) can honour them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+import torch
+
+from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, IrGraph, IrOp, TensorDesc
+
+REUSE_INPUT_OPTION = "ge.exec.outputReuseInputMemIndexes"
+REUSE_OUTPUT_OPTION = "ge.exec.outputReuseMemIndexes"
+OPTION_ATTR_PREFIX = "_fxlab_ge_option:"
+OUTPUT_DTYPES_ATTR = "_output_dtypes"
+
+
+@dataclass
+class OutputReuse:
+    """What the pass did: graph output index -> graph input (``Data`` index) it writes,
+    the ``Assign`` ops removed or kept, and the GE options TorchAir would pass."""
+
+    output_ref_input: dict[int, int] = field(default_factory=dict)
+    removed_assigns: list[str] = field(default_factory=list)
+    kept_assigns: list[str] = field(default_factory=list)
+    ge_options: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.removed_assigns or self.kept_assigns)
+
+
+def _net_output(graph: IrGraph) -> IrOp:
+    for op in graph.ops:
+        if op.type == "NetOutput":
+            return op
+    raise ValueError(f"graph {graph.name} has no NetOutput op")
+
+
+def _data_outputs(graph: IrGraph) -> dict[str, IrOp]:
+    return {f"{op.name}:0": op for op in graph.ops if op.type == "Data"}
+
+
+def _output_positions(net_output: IrOp) -> list[int]:
+    """For each entry of ``net_output.inputs``, its graph output index (-1 for control edges)."""
+    positions, count = [], 0
+    for source in net_output.inputs:
+        if source.endswith(":-1"):
+            positions.append(-1)
+        else:
+            positions.append(count)
+            count += 1
+    return positions
+
+
+def _map_to_output(net_output: IrOp, assign: IrOp, data: IrOp, output_dtypes: list[int]) -> list[int]:
+    """The graph outputs that now carry the assigned value (appending one if none does)."""
+    assign_out, value = f"{assign.name}:0", assign.data_inputs[1]
+    positions = _output_positions(net_output)
+    found = []
+    for i, source in enumerate(net_output.inputs):
+        if source == assign_out:
+            net_output.inputs[i] = value
+            found.append(positions[i])
+        elif source == value:
+            found.append(positions[i])
+    if found:
+        return found
+    net_output.inputs.append(value)
+    desc = assign.output_desc[0]
+    index = len(net_output.input_desc)
+    net_output.input_desc.append(TensorDesc(f"input{index}", desc.dtype, tuple(data.output_desc[0].shape), desc.layout))
+    output_dtypes.append(TORCHAIR_DTYPE_NUMBER[desc.dtype])
+    return [index]
+
+
+def _initial_output_dtypes(graph: IrGraph, net_output: IrOp) -> list[int]:
+    """TorchAir's ``_output_dtypes`` graph attr (its dtype numbers, one per output)."""
+    attr = graph.attrs.get(OUTPUT_DTYPES_ATTR)
+    if attr is not None:
+        return list(attr.value)
+    return [TORCHAIR_DTYPE_NUMBER[d.dtype] for d in net_output.input_desc]
+
+
+def map_assign_to_graph_output(graph: IrGraph) -> OutputReuse:
+    """Apply the rewrite to ``graph`` in place; see the module docstring."""
+    net_output = _net_output(graph)
+    original_outputs = len(net_output.input_desc)
+    output_dtypes = _initial_output_dtypes(graph, net_output)
+    data_ops = _data_outputs(graph)
+    result = OutputReuse()
+    for op in [op for op in graph.ops if op.type == "Assign"]:
+        ref = op.data_inputs[0]
+        if ref in data_ops:
+            data = data_ops[ref]
+            for index in _map_to_output(net_output, op, data, output_dtypes):
+                result.output_ref_input[index] = data.attr_value("index")
+            result.removed_assigns.append(op.name)
+        else:
+            net_output.inputs.append(f"{op.name}:-1")
+            result.kept_assigns.append(op.name)
+    removed = set(result.removed_assigns)
+    graph.ops = [op for op in graph.ops if op.name not in removed]
+    graph.outputs = list(net_output.data_inputs)
+    graph.attrs[OUTPUT_DTYPES_ATTR] = Attr(AttrKind.LIST_INT, tuple(output_dtypes))
+    result.ge_options = reuse_options(result.output_ref_input, original_outputs)
+    for key, value in result.ge_options.items():
+        graph.attrs[OPTION_ATTR_PREFIX + key] = Attr(AttrKind.STR, value)
+    return result
+
+
+def reuse_options(output_ref_input: dict[int, int], original_outputs: int) -> dict[str, str]:
+    """TorchAir's memory-reuse compile options for a graph with ``original_outputs``
+    outputs before the rewrite."""
+    options: dict[str, str] = {}
+    others = [i for i in range(original_outputs) if i not in output_ref_input]
+    if others:
+        options[REUSE_OUTPUT_OPTION] = ",".join(str(i) for i in others)
+    if output_ref_input:
+        options[REUSE_INPUT_OPTION] = "|".join(f"{inp},{out}" for out, inp in output_ref_input.items())
+    return options
+
+
+def parse_reuse_input_option(value: str) -> dict[int, int]:
+    """``"<input>,<output>|..."`` -> {output index: input index}."""
+    pairs = (item.split(",") for item in value.split("|") if item)
+    return {int(out): int(inp) for inp, out in pairs}
+
+
+def execute_with_output_reuse(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    """Run ``graph`` like GE with its reuse option: each output mapped to an input is
+    written into that input's memory and *is* that input afterwards."""
+    from fxlab.ir.execute import execute
+
+    outputs = execute(graph, inputs)
+    attr = graph.attrs.get(OPTION_ATTR_PREFIX + REUSE_INPUT_OPTION)
+    if attr is None:
+        return outputs
+    for out, inp in parse_reuse_input_option(attr.value).items():
+        with torch.no_grad():
+            inputs[inp].copy_(outputs[out])
+        outputs[out] = inputs[inp]
+    return outputs

@@ -1,0 +1,97 @@
+"""The conversion summary (fx_summary-like): rows per target with count, status,
+signatures and messages; CSV and JSON files."""
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+from fxlab.capture.stages import functional_graph
+from fxlab.passes.conversion_summary import CSV_COLUMNS, SummaryRow, summarize_conversion, value_signature, write_summary_csv, write_summary_json
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
+from fxlab.passes.converters.registry import ConverterRegistry, register_converter
+
+LIB = torch.library.Library("fxlabtest", "FRAGMENT")
+LIB.define("summary_scale(Tensor(a!) x, float s) -> ()")
+
+
+def _scale(x: torch.Tensor, s: float) -> None:
+    x.mul_(s)
+
+
+LIB.impl("summary_scale", _scale, "CPU")
+torch.library.register_fake("fxlabtest::summary_scale", lambda x, s: None, lib=LIB)
+
+
+def model(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    torch.ops.fxlabtest.summary_scale(x, 2.0)
+    a = torch.special.bessel_j0(y)  # no converter: the unsupported path
+    b = torch.special.bessel_j0(a)
+    return b
+
+
+def _rows(registry: ConverterRegistry | None = None) -> tuple[fx.GraphModule, list[SummaryRow]]:
+    gm = functional_graph(model, torch.randn(2, 3), torch.randn(3))
+    return gm, summarize_conversion(gm, convert_to_ascend_ir(gm, registry=registry))
+
+
+def _by_target(rows: list[SummaryRow]) -> dict[str, SummaryRow]:
+    return {row.target: row for row in rows}
+
+
+def test_rows_count_status_and_signatures() -> None:
+    _, rows = _rows()
+    by_target = _by_target(rows)
+    bessel = by_target["aten.special_bessel_j0.default"]
+    assert (bessel.kind, bessel.count, bessel.status) == ("aten", 2, "unsupported")
+    assert bessel.inputs == {"(float32(3,),)": 2}
+    assert bessel.outputs == {"float32(3,)": 2}
+    assert bessel.messages == ["no Ascend IR converter for aten.special_bessel_j0.default"]
+    wrapped = by_target["auto_functionalized_v2(fxlabtest.summary_scale.default)"]
+    assert (wrapped.kind, wrapped.count, wrapped.status) == ("higher_order", 1, "auto")
+    assert wrapped.outputs == {"(None, float32(2, 3))": 1}
+    copy = by_target["aten.copy_.default"]
+    assert (copy.status, copy.inputs) == ("converted", {"(float32(2, 3), float32(2, 3))": 1})
+    assert by_target["getitem"].status == "marker"
+    assert [r.target for r in rows][0] == "auto_functionalized_v2(fxlabtest.summary_scale.default)"
+
+
+def test_a_raising_converter_is_reported_with_its_message() -> None:
+    registry = ConverterRegistry()
+
+    @register_converter(torch.ops.aten.copy_.default, registry=registry)
+    def broken(self: Any, src: Any, non_blocking: bool = False, *, meta_outputs: Any = None) -> Any:
+        """copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!)"""
+        raise ValueError("cannot assign here")
+
+    _, rows = _rows(registry)
+    copy = _by_target(rows)["aten.copy_.default"]
+    assert copy.status == "raised"
+    assert "ValueError: cannot assign here" in copy.messages[0]
+
+
+def test_signature_of_values() -> None:
+    assert value_signature(torch.zeros(2, 3, dtype=torch.float16)) == "float16(2, 3)"
+    assert value_signature([torch.zeros(1, dtype=torch.int64), 3]) == "[int64(1,), 3]"
+    assert value_signature((torch.zeros(()),)) == "(float32(),)"
+
+
+def test_csv_and_json_files(tmp_path: Path) -> None:
+    _, rows = _rows()
+    csv_path = write_summary_csv(rows, tmp_path / "summary.csv")
+    with csv_path.open(newline="", encoding="utf-8") as handle:
+        table = list(csv.reader(handle))
+    assert tuple(table[0]) == CSV_COLUMNS
+    bessel = next(r for r in table[1:] if r[0] == "aten.special_bessel_j0.default")
+    assert bessel == ["aten.special_bessel_j0.default", "aten", "unsupported", "2", "2x: (float32(3,),)", "2x: float32(3,)", "no Ascend IR converter for aten.special_bessel_j0.default"]
+    assert len(table) == len(rows) + 1
+
+    data = json.loads(write_summary_json(rows, tmp_path / "summary.json").read_text(encoding="utf-8"))
+    by_target = {op["target"]: op for op in data["ops"]}
+    assert by_target["aten.special_bessel_j0.default"]["statuses"] == {"unsupported": 2}
+    assert by_target["aten.special_bessel_j0.default"]["status"] == "unsupported"
+    assert [op["target"] for op in data["ops"]] == [r.target for r in rows]

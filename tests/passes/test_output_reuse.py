@@ -1,0 +1,137 @@
+"""Assign into a graph input -> extra graph output + ge.exec.outputReuseInputMemIndexes,
+as TorchAir does; the result still mutates the input like eager."""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import torch
+
+from fxlab.capture.stages import functional_graph
+from fxlab.ir.builder import GraphBuilder, building
+from fxlab.ir import ge
+from fxlab.ir.model import DataType, IrGraph
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
+from fxlab.passes.output_reuse import (
+    OPTION_ATTR_PREFIX,
+    REUSE_INPUT_OPTION,
+    REUSE_OUTPUT_OPTION,
+    execute_with_output_reuse,
+    map_assign_to_graph_output,
+    parse_reuse_input_option,
+)
+
+LIB = torch.library.Library("fxlabtest", "FRAGMENT")
+LIB.define("reuse_accumulate(Tensor(a!) x, Tensor y) -> Tensor")
+
+
+def _accumulate(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    x.add_(y)
+    return y * 3
+
+
+LIB.impl("reuse_accumulate", _accumulate, "CPU")
+torch.library.register_fake("fxlabtest::reuse_accumulate", lambda x, y: torch.empty_like(y), lib=LIB)
+
+
+def _graph(fn: Callable[..., Any], *inputs: torch.Tensor) -> IrGraph:
+    return convert_to_ascend_ir(functional_graph(fn, *inputs), name="g").graph
+
+
+def _check(fn: Callable[..., Any], graph: IrGraph, outputs: int, *inputs: torch.Tensor) -> None:
+    eager = [t.clone() for t in inputs]
+    expected = fn(*eager)
+    expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
+    ir = [t.clone() for t in inputs]
+    actual = execute_with_output_reuse(graph, ir)
+    for got, want in zip(actual[:outputs], expected):
+        torch.testing.assert_close(got, want)
+    for got, want in zip(ir, eager):
+        torch.testing.assert_close(got, want)
+
+
+def add_into_input(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    x.add_(y)
+    return x * y
+
+
+def test_assign_into_input_becomes_an_extra_output_reusing_its_memory() -> None:
+    graph = _graph(add_into_input, torch.randn(2, 3), torch.randn(2, 3))
+    (assign,) = graph.ops_of_type("Assign")
+    value = assign.inputs[1]
+    result = map_assign_to_graph_output(graph)
+    assert "Assign" not in graph.types
+    (net_output,) = graph.ops_of_type("NetOutput")
+    assert net_output.inputs[-1] == value
+    assert [d.name for d in net_output.input_desc][-1] == "input1"
+    assert net_output.input_desc[-1].shape == (2, 3)
+    assert graph.outputs == net_output.inputs
+    assert result.output_ref_input == {1: 0}
+    assert result.ge_options == {REUSE_OUTPUT_OPTION: "0", REUSE_INPUT_OPTION: "0,1"}
+    assert graph.attrs[OPTION_ATTR_PREFIX + REUSE_INPUT_OPTION].value == "0,1"
+    assert graph.attrs["_output_dtypes"].value == (0, 0)  # TorchAir's DT_FLOAT number
+    _check(add_into_input, graph, 1, torch.randn(2, 3), torch.randn(2, 3))
+
+
+def mutate_and_return(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    x.mul_(y)
+    return x, y + 1
+
+
+def test_assign_output_that_is_a_graph_output_is_replaced_by_the_value() -> None:
+    graph = _graph(mutate_and_return, torch.randn(3), torch.randn(3))
+    (assign,) = graph.ops_of_type("Assign")
+    assert graph.outputs[0] == "Assign:0"  # the graph returns the mutated input
+    outputs_before = list(graph.outputs)
+    result = map_assign_to_graph_output(graph)
+    assert graph.outputs == [assign.inputs[1]] + outputs_before[1:]
+    assert result.output_ref_input == {0: 0}
+    assert result.ge_options == {REUSE_OUTPUT_OPTION: "1", REUSE_INPUT_OPTION: "0,0"}
+    _check(mutate_and_return, graph, 2, torch.randn(3), torch.randn(3))
+
+
+def custom_inplace(state: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    return torch.ops.fxlabtest.reuse_accumulate(state, y)
+
+
+def test_custom_inplace_op_ref_output_is_written_back_into_the_input() -> None:
+    graph = _graph(custom_inplace, torch.randn(4), torch.randn(4))
+    result = map_assign_to_graph_output(graph)
+    (net_output,) = graph.ops_of_type("NetOutput")
+    assert net_output.inputs == ["ReuseAccumulate:1", "ReuseAccumulate:0"]
+    assert result.output_ref_input == {1: 0}
+    _check(custom_inplace, graph, 1, torch.randn(4), torch.randn(4))
+
+
+def test_assign_into_a_non_input_is_kept_by_a_control_edge() -> None:
+    builder = GraphBuilder("g")
+    with building(builder):
+        (x,) = builder.add_op("Data", (), {"index": 0}, ("y",), dtypes=DataType.DT_FLOAT, shapes=[(2,)], name="x")
+        moved = ge.op1("TensorMove", {"x": x}, shapes=[(2,)])
+        ge.op("Assign", {"ref": moved, "value": x}, None, ("ref",))
+        builder.add_op("NetOutput", {"input0": x}, None, (), name="NetOutput")
+    graph = builder.graph
+    result = map_assign_to_graph_output(graph)
+    assert result.kept_assigns == ["Assign"] and result.output_ref_input == {}
+    assert graph.ops_of_type("NetOutput")[0].inputs == ["x:0", "Assign:-1"]
+    assert result.ge_options == {REUSE_OUTPUT_OPTION: "0"}
+
+
+def test_option_string_parses_back() -> None:
+    assert parse_reuse_input_option("0,2|3,1") == {2: 0, 1: 3}
+
+
+def copy_and_return_value(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    z = torch.sigmoid(y)
+    x.copy_(z)
+    return z
+
+
+def test_assigned_value_already_an_output_is_reused_without_a_new_output() -> None:
+    graph = _graph(copy_and_return_value, torch.randn(3), torch.randn(3))
+    (assign,) = graph.ops_of_type("Assign")
+    assert graph.outputs == [assign.inputs[1]]
+    result = map_assign_to_graph_output(graph)
+    assert graph.outputs == [assign.inputs[1]]
+    assert result.output_ref_input == {0: 0}
+    assert result.ge_options == {REUSE_INPUT_OPTION: "0,0"}
+    _check(copy_and_return_value, graph, 1, torch.randn(3), torch.randn(3))
