@@ -8,13 +8,12 @@ are kept per graph, not raised, so one bad graph does not hide the others.
 """
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import torch.fx as fx
 
-from fxlab.capture.stages import aten_stage, functional_stage
+from fxlab.capture.stages import aten_stage, copy_graph_module, functional_stage
 
 
 @dataclass
@@ -40,8 +39,8 @@ class CapturingBackend:
         captured = CapturedGraph(index=len(self.graphs))
         self.graphs.append(captured)
         captured.break_reason, captured.break_location = _break_reason(gm)
-        # Dynamo's graph is mutated by aot_autograd (meta, recompile): keep a pristine copy.
-        captured.modules["dynamo"] = copy.deepcopy(gm)
+        # aot_autograd adds meta to Dynamo's graph as it traces: record a copy.
+        captured.modules["dynamo"] = copy_graph_module(gm)
         if self.want_aten:
             try:
                 captured.modules["aten"] = aten_stage(gm, example_inputs)

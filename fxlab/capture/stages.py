@@ -24,6 +24,15 @@ def torchair_decompositions() -> dict[Any, Callable[..., Any]]:
     return {}
 
 
+def copy_graph_module(gm: fx.GraphModule) -> fx.GraphModule:
+    """A structural copy of ``gm`` whose nodes share the original's meta values (fake
+    tensors are not copied, which ``copy.deepcopy`` would do at great cost)."""
+    graph = fx.Graph()
+    output = graph.graph_copy(gm.graph, {})
+    graph.output(output)
+    return fx.GraphModule(gm, graph)
+
+
 def _fake_mode_of(inputs: Sequence[Any]) -> Any:
     from torch._guards import detect_fake_mode
 

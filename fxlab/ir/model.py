@@ -111,7 +111,7 @@ class TensorDesc:
             "layout": self.layout,
         }
         if self.attrs:
-            out["attrs"] = {k: v.to_json() for k, v in self.attrs.items()}
+            out["attrs"] = {k: v.to_typed_json() for k, v in self.attrs.items()}
         return out
 
     @classmethod

@@ -11,18 +11,19 @@ What the aclgraph path does, on a copy of the functional graph:
 """
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import torch
 import torch.fx as fx
+
+from fxlab.capture.stages import copy_graph_module
 
 aten = torch.ops.aten
 
 
 def reinplace(gm: fx.GraphModule) -> tuple[fx.GraphModule, bool]:
     """Return a re-inplaced copy of ``gm`` and whether anything changed."""
-    out = copy.deepcopy(gm)
+    out = copy_graph_module(gm)
     before = _signature(out)
     _inductor_reinplace(out)
     folded = fold_input_copy_epilogues(out.graph)
