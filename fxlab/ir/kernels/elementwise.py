@@ -185,3 +185,37 @@ def clip_by_value_v2(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list
     x, low, high = inputs
     same_type(op, x, low, high)
     return [torch.minimum(torch.maximum(x, low), high)]
+
+
+# -- more unary math and activations -------------------------------------------------
+register_kernel("FloorMod")(_binary(torch.remainder))
+register_kernel("BitwiseAnd")(_binary(torch.bitwise_and))
+register_kernel("BitwiseOr")(_binary(torch.bitwise_or))
+register_kernel("Log1p")(_unary(torch.log1p, FLOATS))
+register_kernel("Expm1")(_unary(torch.expm1, FLOATS))
+register_kernel("Tan")(_unary(torch.tan, FLOATS))
+register_kernel("IsInf")(_unary(torch.isinf, FLOATS))
+register_kernel("HardSwish")(_unary(torch.nn.functional.hardswish, FLOATS))
+register_kernel("Mish")(_unary(torch.nn.functional.mish, FLOATS))
+
+
+@register_kernel("HardSigmoid")
+def hard_sigmoid(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    """y = clip(alpha * x + beta, 0, 1)"""
+    x = inputs[0]
+    return [(attrs.get("alpha", 0.16666666) * x + attrs.get("beta", 0.5)).clamp(0, 1).to(x.dtype)]
+
+
+@register_kernel("LeakyRelu")
+def leaky_relu(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    require(op, inputs[0], FLOATS)
+    return [torch.nn.functional.leaky_relu(inputs[0], attrs.get("negative_slope", 0.0))]
+
+
+@register_kernel("Elu")
+def elu(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    """y = scale * (x if x > 0 else alpha * (exp(input_scale * x) - 1))"""
+    x = inputs[0]
+    require(op, x, FLOATS)
+    negative = attrs.get("alpha", 1.0) * torch.expm1(attrs.get("input_scale", 1.0) * x)
+    return [attrs.get("scale", 1.0) * torch.where(x > 0, x, negative)]

@@ -5,7 +5,7 @@ Importing this package registers every converter in :data:`registry.CONVERTERS`.
 from __future__ import annotations
 
 from fxlab.passes.converters import elementwise  # noqa: F401
-from fxlab.passes.converters import activation, comparison, creation, reduction  # noqa: F401
+from fxlab.passes.converters import activation, comparison, creation, elementwise_extra, reduction  # noqa: F401
 from fxlab.passes.converters import conv, matmul, norm  # noqa: F401
 from fxlab.passes.converters import index, join, shape  # noqa: F401
 from fxlab.passes.converters import auto, inplace  # noqa: F401
