@@ -136,3 +136,22 @@ def cumsum(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     if attrs.get("exclusive", False):
         out = out - x
     return [out.flip(dim) if attrs.get("reverse", False) else out]
+
+
+@register_kernel("TopKV2")
+def top_k_v2(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    """Outputs (values, indices int32); ``k`` is an input tensor."""
+    x, k = inputs
+    values, indices = torch.topk(
+        x, int(k.reshape(-1)[0]), dim=attrs.get("dim", -1), largest=attrs.get("largest", True), sorted=attrs.get("sorted", True)
+    )
+    return [values, indices.to(torch.int32)]
+
+
+@register_kernel("Sort")
+def sort(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    """Outputs (y1 sorted values, y2 indices int32)."""
+    values, indices = torch.sort(
+        inputs[0], dim=attrs.get("axis", -1), descending=attrs.get("descending", False), stable=attrs.get("stable", False)
+    )
+    return [values, indices.to(torch.int32)]

@@ -1,5 +1,5 @@
 """Reduction converters: sum, mean, max (whole tensor and ``dim``), argmax/argmin,
-std (correction), any/all, cumsum.
+std (correction), any/all, cumsum, topk and sort.
 
 Axes reach GE as ``DT_INT64`` ``Const`` inputs, as TorchAir's op builders make them.
 TorchAir has no working converter for ``amax``, ``amin``, ``prod``, ``var``/``var_mean``
@@ -15,7 +15,7 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.model import DataType, ge_dtype
-from fxlab.passes.converters.promotion import dtype_promote, index_input, output_dtype
+from fxlab.passes.converters.promotion import dtype_promote, index_input, output_dtype, scalar_input
 from fxlab.passes.converters.registry import Sample, register_converter
 
 aten = torch.ops.aten
@@ -202,3 +202,45 @@ def convert_cumsum(self: ge.Tensor, dim: int, *, dtype: torch.dtype | None = Non
     """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
     x = dtype_promote(dtype if dtype is not None else output_dtype(meta_outputs), self)
     return ge.op1("Cumsum", {"x": x, "axis": index_input(dim)}, {"exclusive": False, "reverse": False})
+
+
+# -- topk / sort ----------------------------------------------------------------------
+@register_converter(
+    aten.topk.default,
+    samples=lambda: [Sample((torch.randn(3, 8), 3)), Sample((torch.randn(3, 8), 2, 0, False)), Sample((torch.randn(4, 5).half(), 2, -1))],
+)
+def convert_topk(
+    self: ge.Tensor, k: Any, dim: int = -1, largest: bool = True, sorted: bool = True, meta_outputs: Any = None  # noqa: A002
+) -> tuple[ge.Tensor, ge.Tensor]:
+    """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
+    count = scalar_input(k, self)
+    values, indices = ge.op(
+        "TopKV2", {"x": self, "k": count}, {"sorted": sorted, "dim": dim, "largest": largest},
+        ("values", "indices"), dtypes=[self.dtype, DataType.DT_INT32],
+    )
+    return values, dtype_promote(ge_dtype(meta_outputs[1].dtype), indices)
+
+
+def _transpose(x: ge.Tensor, perm: Any) -> ge.Tensor:
+    return ge.op1("Transpose", {"x": x, "perm": perm})
+
+
+@register_converter(
+    aten.sort.default,
+    samples=lambda: [Sample((torch.randn(3, 6),)), Sample((torch.randn(3, 6), 0, True)), Sample((torch.randperm(7),))],
+)
+def convert_sort(self: ge.Tensor, dim: int = -1, descending: bool = False, meta_outputs: Any = None) -> tuple[ge.Tensor, ge.Tensor]:
+    """sort(Tensor self, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices)"""
+    dim = dim + self.rank if dim < 0 else dim
+    last = self.rank - 1
+    attrs = {"axis": last, "descending": descending, "stable": False}
+    if dim == last:
+        values, indices = ge.op("Sort", {"x": self}, attrs, ("y1", "y2"), dtypes=[self.dtype, DataType.DT_INT32])
+    else:
+        order = list(range(self.rank))
+        order[dim], order[last] = order[last], order[dim]
+        perm = dtype_promote(INT64, order)
+        moved = _transpose(self, perm)
+        values, indices = ge.op("Sort", {"x": moved}, attrs, ("y1", "y2"), dtypes=[self.dtype, DataType.DT_INT32])
+        values, indices = _transpose(values, perm), _transpose(indices, perm)
+    return values, dtype_promote(INT64, indices)

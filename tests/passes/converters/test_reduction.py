@@ -113,3 +113,17 @@ def test_reductions_torchair_cannot_convert_stay_unsupported(fn: Callable[..., A
     assert result.partial
     assert [r.status for r in result.nodes if r.status == Status.UNSUPPORTED] == [Status.UNSUPPORTED]
     assert len(result.graph.ops_of_type(UNSUPPORTED_OP_TYPE)) == 1
+
+
+def test_topk_takes_k_as_a_const_input_and_casts_indices() -> None:
+    graph = lower(lambda a: torch.topk(a, 3), torch.randn(4, 8))
+    assert types(graph) == ["Const", "TopKV2", "Cast"]
+    op = graph.ops_of_type("TopKV2")[0]
+    assert [d.name for d in op.input_desc] == ["x", "k"] and [d.name for d in op.output_desc] == ["values", "indices"]
+    assert graph.ops_of_type("Const")[0].attr_value("_readable_value") == "3"
+
+
+def test_sort_along_a_middle_dim_transposes_around_sort() -> None:
+    graph = lower(lambda a: torch.sort(a, dim=0, descending=True), torch.randn(3, 6))
+    assert types(graph) == ["Const", "Transpose", "Sort", "Transpose", "Transpose", "Cast"]
+    assert graph.ops_of_type("Sort")[0].attr_value("axis") == 1
