@@ -1,0 +1,233 @@
+"""The bridge to TorchAir's own conversion: its FX passes and fx2ge converters on a
+``functional`` graph, stopped before the Graph Engine compiles, read into fxlab's IR.
+
+Usage::
+
+    with open_torchair(path) as torchair:          # path: None -> discover
+        graph, statuses = convert_with_torchair(gm, "graph_0", torchair)
+
+What runs is TorchAir's max-autotune path from its ``_NpuFxCompiler``: a copy of the graph,
+its FX passes (``_optimize_fx``: recover_view_inplace_pattern, optimize_sym_input,
+view_to_reshape, and the user's custom passes when configured), its ``GeConcreteGraph``
+walked by its ``_NpuGraphConverter``, then its Python-side GE graph passes
+(``optimize_graph_without_runtime``: dead-data removal, Assign to graph output, explicit
+ordering, transpose moves, normalisation). Skipped: the custom-op pre-scan (it compiles
+C++ callbacks with CANN) and everything from ``GeConcreteGraph.compile`` on.
+
+Per FX node the conversion is recorded as in fxlab's own pass (``NodeConversion``); a
+TorchAir converter that raises becomes an ``FxlabUnsupported`` op carrying the message,
+node and source line, and the walk goes on.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import torch
+import torch.fx as fx
+
+from fxlab.compat.torchair_loader import LoadedTorchAir, locate_torchair, torchair_session
+from fxlab.compat.torchair_versions import read_torchair_version, release_of
+from fxlab.errors import FxlabError
+from fxlab.ir.model import Attr, AttrKind, IrGraph
+from fxlab.passes.convert_to_ascend_ir import SCOPE_ENTER, SCOPE_EXIT, UNSUPPORTED_OP_TYPE, NodeConversion, Status, node_source
+
+ENV_VAR = "FXLAB_TORCHAIR_PATH"
+CACHE_DIR = Path(".cache") / "torchair"
+STOP_NOTE = "GE compilation and fusion do not run: this is TorchAir's GE graph after its Python-side passes, before GE compiles it"
+SKIPPED_NOTE = "skipped: TorchAir's custom-op pre-scan (it compiles C++ callbacks with CANN)"
+
+
+class TorchAirConversionError(FxlabError):
+    """TorchAir's conversion failed outside a single converter (an FX or GE graph pass)."""
+
+    exit_code = 3
+
+
+@dataclass
+class TorchAirConversion:
+    """TorchAir's answer for one graph."""
+
+    graph: IrGraph
+    nodes: list[NodeConversion]
+    fx_graph: fx.GraphModule  # the graph after TorchAir's FX passes: what its converters walked
+    options: dict[str, str] = field(default_factory=dict)  # GE compile options TorchAir would pass
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def partial(self) -> bool:
+        return any(n.status in (Status.UNSUPPORTED, Status.RAISED) for n in self.nodes)
+
+
+# -- finding TorchAir ----------------------------------------------------------------------
+def find_torchair(explicit: str | Path | None = None) -> Path | None:
+    """Where to load TorchAir from: ``explicit``, else ``$FXLAB_TORCHAIR_PATH``, else
+    ``None`` when the installed TorchAir is importable, else the newest copy in
+    ``.cache/torchair/`` suiting the installed torch. Raises when nothing is found."""
+    if explicit:
+        return locate_torchair(explicit)
+    if os.environ.get(ENV_VAR):
+        return locate_torchair(os.environ[ENV_VAR])
+    if installed_torchair_importable():
+        return None
+    cached = cached_torchair()
+    if cached is not None:
+        return cached
+    raise TorchAirNotFoundError(
+        "no TorchAir found: it is not importable here and neither --torchair-path nor "
+        f"{ENV_VAR} is set. Run `python .ci/fetch_torchair.py` to download the torch_npu wheel "
+        "matching your torch and extract TorchAir's sources into .cache/torchair/ (torch_npu is "
+        "not installed), or pass --torchair-path DIR."
+    )
+
+
+class TorchAirNotFoundError(FxlabError):
+    """No TorchAir copy could be found."""
+
+
+def installed_torchair_importable() -> bool:
+    """True when a real TorchAir (not fxlab's stand-in) can be imported."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("torchair")
+    return spec is not None and spec.origin is not None and (Path(spec.origin).parent / "_ge_concrete_graph").is_dir()
+
+
+def cached_torchair(roots: list[Path] | None = None) -> Path | None:
+    """The copy in ``.cache/torchair/<version>/`` closest to (not above) the installed torch."""
+    roots = roots or [Path.cwd(), Path(__file__).resolve().parents[2]]
+    found: list[tuple[tuple[int, ...], Path]] = []
+    for root in roots:
+        for candidate in sorted((root / CACHE_DIR).glob("*/torch_npu/dynamo/torchair")):
+            release = read_torchair_version(candidate).torch_release or release_of(candidate.parts[-4])
+            found.append((release, candidate))
+    wanted = release_of(torch.__version__)
+    suitable = [f for f in found if f[0] <= wanted] or found
+    return max(suitable, key=lambda f: f[0])[1].resolve() if suitable else None
+
+
+@contextlib.contextmanager
+def open_torchair(path: str | Path | None = None, *, discover: bool = True) -> Iterator[LoadedTorchAir]:
+    """TorchAir for the block: from ``path``, or discovered (:func:`find_torchair`).
+    fxlab's scope markers are defined first so both sides share ``air::scope_enter``."""
+    with contextlib.suppress(ImportError):
+        import fxlab.scope  # noqa: F401 - defines air::scope_enter/exit before TorchAir looks
+    where = find_torchair(path) if (discover or path) else None
+    with torchair_session(where) as torchair:
+        yield torchair
+
+
+# -- conversion ------------------------------------------------------------------------------
+def convert_with_torchair(gm: fx.GraphModule, name: str, torchair: LoadedTorchAir) -> tuple[IrGraph, list[NodeConversion]]:
+    """TorchAir's conversion of a ``functional`` graph: the IR graph and per-node statuses."""
+    result = run_torchair_conversion(gm, name, torchair)
+    return result.graph, result.nodes
+
+
+def run_torchair_conversion(gm: fx.GraphModule, name: str, torchair: LoadedTorchAir, config: Any = None) -> TorchAirConversion:
+    """As :func:`convert_with_torchair`, with the FX graph TorchAir converted, its GE
+    options and notes. ``config`` is a TorchAir ``CompilerConfig`` (default: its defaults)."""
+    from torch._guards import TracingContext, detect_fake_mode, tracing
+    from torch.utils._mode_utils import no_dispatch
+
+    from fxlab.compat.torchair_ir import ir_graph
+
+    start = time.perf_counter()
+    compiler = torchair.module("npu_fx_compiler")
+    config = config if config is not None else torchair.package.CompilerConfig()
+    with no_dispatch():
+        mutable = copy.deepcopy(gm)
+    inputs, fake_mode, placement_note = device_inputs([n.meta.get("val") for n in mutable.graph.nodes if n.op == "placeholder"])
+    graph = _recording_graph_class(torchair)(config, name)
+    with tracing(TracingContext(fake_mode)) if fake_mode is not None else contextlib.nullcontext():
+        observer = torchair.module("_utils.graph_transform_observer").GraphTransformObserver(mutable, inputs, config)
+        optimized = _stage("its FX passes", lambda: _optimize(compiler, observer, mutable, config))
+        graph.save_fx_graph(optimized)
+        compiler._NpuGraphConverter(optimized, graph=graph, garbage_collect_values=False).run(*inputs)
+        _stage("its GE graph passes", lambda: graph.optimize_graph_without_runtime(*inputs, observer=observer, aot_gm=gm))
+        options = dict(_stage("its GE options", lambda: graph._normalize_ge_option()[0]))
+    ir = ir_graph(graph.graph._proto, graph.fxlab_provenance)
+    _mark_placeholders(ir, graph.fxlab_records)
+    notes = [torchair.report.native_note, STOP_NOTE, placement_note] + ([] if torchair.report.real else [SKIPPED_NOTE])
+    records = _complete_records(optimized, graph.fxlab_records)
+    return TorchAirConversion(ir, records, optimized, {k: str(v) for k, v in options.items()}, notes, time.perf_counter() - start)
+
+
+def device_inputs(values: list[Any]) -> tuple[list[Any], Any, str]:
+    """The graph inputs as TorchAir sees them on an NPU machine: on the device, not the
+    host. TorchAir places a ``Data`` op on the host when its input is a CPU tensor, which
+    changes its graph (``_host_tensor`` attrs, no input-output memory reuse). Fake CPU
+    inputs are re-made as fake tensors of the same shape and strides on a non-CPU device
+    (``meta``: no NPU device type exists without torch_npu); symbolic shapes keep the
+    originals (re-making them would lose their symbols)."""
+    from torch._guards import detect_fake_mode
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    original_mode = detect_fake_mode(values)
+    tensors = [v for v in values if isinstance(v, torch.Tensor)]
+    if any(not isinstance(d, int) for t in tensors for d in (*t.shape, *t.stride())) or len(tensors) != len(values):
+        return values, original_mode, "graph inputs kept as host (CPU) tensors: symbolic shapes or non-tensor inputs"
+    fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
+    remade = [fake_mode.from_tensor(torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")) for t in tensors]
+    return remade, fake_mode, "graph inputs placed on the device, as on an NPU machine"
+
+
+def _optimize(compiler: Any, observer: Any, gm: fx.GraphModule, config: Any) -> fx.GraphModule:
+    optimized = compiler._optimize_fx(gm, config, observer)
+    compiler._valid_graph(optimized)
+    return optimized
+
+
+def _stage(what: str, run: Any) -> Any:
+    try:
+        return run()
+    except FxlabError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - explained with the stage that failed
+        raise TorchAirConversionError(
+            f"TorchAir's conversion failed in {what}: {type(exc).__name__}: {exc}. This is outside any "
+            "single converter; the built-in conversion (without --converter torchair) still works."
+        ) from exc
+
+
+def _mark_placeholders(ir: IrGraph, records: list[NodeConversion]) -> None:
+    """TorchAir's mock ops for nodes it could not convert get fxlab's placeholder type,
+    so every view treats both conversions' gaps alike."""
+    reasons = {op: r for r in records if r.status in (Status.UNSUPPORTED, Status.RAISED) for op in r.ge_ops}
+    for op in ir.ops:
+        record = reasons.get(op.name)
+        if record is not None:
+            op.attrs["_fxlab_unsupported"] = Attr(AttrKind.STR, record.target)
+            op.attrs["_fxlab_reason"] = Attr(AttrKind.STR, record.message)
+            op.type = UNSUPPORTED_OP_TYPE
+
+
+def _complete_records(gm: fx.GraphModule, records: list[NodeConversion]) -> list[NodeConversion]:
+    """One record per call_function node in graph order; nodes TorchAir never hands to a
+    converter (``getitem`` and other Python builtins) are markers."""
+    by_node = {r.node: r for r in records}
+    out = []
+    for node in gm.graph.nodes:
+        if node.op != "call_function":
+            continue
+        record = by_node.get(node.name) or NodeConversion(node.name, str(node.target), Status.MARKER, [], "", node_source(node))
+        node.meta["fxlab.ge_ops"] = record.ge_ops
+        node.meta["fxlab.convert_status"] = record.status.value
+        out.append(record)
+    return out
+
+
+def _recording_graph_class(torchair: LoadedTorchAir) -> Any:
+    """TorchAir's ``GeConcreteGraph`` extended to record which GE ops each FX node made,
+    to turn a raising converter into a placeholder, and to apply scope markers with
+    TorchAir's own scope-attr stack whoever defined the ``air`` ops."""
+    fx2ge = torchair.module("_ge_concrete_graph.fx2ge_converter")
+    from fxlab.compat.torchair_nodes import recording_graph_class
+
+    return recording_graph_class(fx2ge, torchair.module("scope._scope_attr"))

@@ -1,0 +1,104 @@
+"""GE operator prototypes for the stood-in ``get_registered_ir_def``.
+
+On a machine with CANN, TorchAir asks the Graph Engine's operator registry for an op's
+prototype (inputs, outputs, attrs); its auto converter for custom ops and
+``torchair.ge.custom_op`` depend on the answer. Without CANN, fxlab answers from two
+sources: prototypes registered here (an msOpGen-style JSON of a custom op, as the
+custom-op kit writes them), and the ``REG_OP`` text TorchAir keeps in the docstring of
+each generated ``ge.<Op>`` function.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+# The value-type tags TorchAir's ``torchair.ge.attr`` maps to attr constructors.
+_REG_OP_ATTR_TAGS = {
+    "Int": "VT_INT",
+    "int": "VT_INT",
+    "Float": "VT_FLOAT",
+    "Bool": "VT_BOOL",
+    "String": "VT_STRING",
+    "Type": "VT_DATA_TYPE",
+    "ListInt": "VT_LIST_INT",
+    "ListFloat": "VT_LIST_FLOAT",
+    "ListBool": "VT_LIST_BOOL",
+    "ListString": "VT_LIST_STRING",
+    "ListType": "VT_LIST_DATA_TYPE",
+    "ListListInt": "VT_LIST_LIST_INT",
+}
+# msOpGen JSON attr "type" values.
+_MSOPGEN_ATTR_TAGS = {
+    "int": "VT_INT",
+    "float": "VT_FLOAT",
+    "bool": "VT_BOOL",
+    "str": "VT_STRING",
+    "string": "VT_STRING",
+    "type": "VT_DATA_TYPE",
+    "list_int": "VT_LIST_INT",
+    "listint": "VT_LIST_INT",
+    "list_float": "VT_LIST_FLOAT",
+    "listfloat": "VT_LIST_FLOAT",
+    "list_bool": "VT_LIST_BOOL",
+    "listbool": "VT_LIST_BOOL",
+    "list_str": "VT_LIST_STRING",
+    "list_string": "VT_LIST_STRING",
+    "list_list_int": "VT_LIST_LIST_INT",
+}
+_REG_OP_ENTRY = re.compile(r"\.(INPUT|OPTIONAL_INPUT|DYNAMIC_INPUT|OUTPUT|DYNAMIC_OUTPUT|ATTR|ATRR|REQUIRED_ATTR)\(\s*(\w+)\s*(?:,\s*(\w+))?")
+
+
+@dataclass
+class IrPrototype:
+    """What ``get_registered_ir_def`` returns: ``(name, kind)`` pairs, where an input or
+    output kind is ``required`` / ``optional`` / ``dynamic`` and an attr kind a ``VT_*`` tag."""
+
+    op_type: str
+    inputs: list[tuple[str, str]] = field(default_factory=list)
+    outputs: list[tuple[str, str]] = field(default_factory=list)
+    attrs: list[tuple[str, str]] = field(default_factory=list)
+
+    @classmethod
+    def from_msopgen(cls, data: Mapping[str, Any]) -> "IrPrototype":
+        """From an msOpGen prototype (``op``, ``input_desc``, ``output_desc``, ``attr``)."""
+        def kind(desc: Mapping[str, Any]) -> str:
+            return str(desc.get("param_type", "required")).lower()
+
+        attrs = [(a["name"], _MSOPGEN_ATTR_TAGS.get(str(a.get("type", "")).lower(), "VT_STRING")) for a in data.get("attr", [])]
+        return cls(
+            op_type=str(data["op"]),
+            inputs=[(d["name"], kind(d)) for d in data.get("input_desc", [])],
+            outputs=[(d["name"], kind(d)) for d in data.get("output_desc", [])],
+            attrs=attrs,
+        )
+
+    @classmethod
+    def from_reg_op(cls, op_type: str, text: str) -> "IrPrototype | None":
+        """From GE's ``REG_OP(Name) .INPUT(x, ...) .ATTR(a, Int, 0) ...`` text."""
+        if f"REG_OP({op_type})" not in text:
+            return None
+        proto = cls(op_type)
+        for entry, name, type_name in _REG_OP_ENTRY.findall(text):
+            if entry.endswith("INPUT"):
+                proto.inputs.append((name, {"INPUT": "required", "OPTIONAL_INPUT": "optional"}.get(entry, "dynamic")))
+            elif entry.endswith("OUTPUT"):
+                proto.outputs.append((name, "required" if entry == "OUTPUT" else "dynamic"))
+            else:
+                proto.attrs.append((name, _REG_OP_ATTR_TAGS.get(type_name, "VT_STRING")))
+        return proto
+
+
+# Custom-op prototypes registered for this process (op type -> prototype).
+REGISTERED: dict[str, IrPrototype] = {}
+
+
+def register_prototype(prototype: IrPrototype | Mapping[str, Any]) -> IrPrototype:
+    """Make ``prototype`` (an :class:`IrPrototype` or msOpGen JSON) known to the stand-in."""
+    proto = prototype if isinstance(prototype, IrPrototype) else IrPrototype.from_msopgen(prototype)
+    REGISTERED[proto.op_type] = proto
+    return proto
+
+
+def unregister_prototype(op_type: str) -> None:
+    REGISTERED.pop(op_type, None)

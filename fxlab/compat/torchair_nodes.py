@@ -1,0 +1,120 @@
+"""Per-node bookkeeping around TorchAir's ``GeConcreteGraph`` (see :mod:`fxlab.compat.bridge`).
+
+:func:`recording_graph_class` builds, inside a TorchAir session, a subclass of TorchAir's
+``GeConcreteGraph`` (created with ``record_ascend_ir=True``, TorchAir's own mode that
+puts a mock op in place of a node without a converter) that also:
+
+* stamps every GE op with the FX node and source line it came from;
+* records a :class:`NodeConversion` per converted node, with TorchAir's reason when a
+  node had no converter, and the converter's message when it raised (the partial ops it
+  made are dropped and a mock op takes its place, so the walk goes on);
+* applies ``air::scope_enter``/``scope_exit`` through TorchAir's scope-attr stack
+  directly: when fxlab defined the ``air`` ops first, their kernels are fxlab's and
+  would not push onto TorchAir's stack.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch.fx as fx
+
+from fxlab.passes.convert_to_ascend_ir import SCOPE_ENTER, SCOPE_EXIT, NodeConversion, Status, node_source
+
+
+def _has_converter(fx2ge: Any, target: Any) -> bool:
+    return hasattr(target, "_ge_converter") or fx2ge._get_converter(target) is not None
+
+
+def _no_converter_reason(fx2ge: Any, target: Any) -> str:
+    try:
+        fx2ge.get_or_auto_gen_converter(target)
+    except Exception as exc:  # noqa: BLE001 - TorchAir's reason, shown to the user
+        return f"TorchAir has no converter for {target}: {exc}"
+    return f"TorchAir has no converter for {target}"
+
+
+def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
+    base = fx2ge.GeConcreteGraph
+
+    class RecordingGeConcreteGraph(base):  # type: ignore[misc, valid-type]
+        def __init__(self, config: Any, name: str) -> None:
+            super().__init__(config, name=name, record_ascend_ir=True)
+            self.fxlab_records: list[NodeConversion] = []
+            self.fxlab_provenance: dict[str, tuple[str | None, str | None]] = {}
+
+        # -- provenance of graph inputs and outputs -------------------------------------
+        def parse_input(self, target: Any, args: Any, kwargs: Any, meta_outputs: Any) -> Any:
+            before = len(self.graph.op)
+            result = super().parse_input(target, args, kwargs, meta_outputs)
+            self._stamp(before)
+            return result
+
+        def parse_output(self, target: Any, args: Any, kwargs: Any, meta_outputs: Any) -> Any:
+            before = len(self.graph.op)
+            result = super().parse_output(target, args, kwargs, meta_outputs)
+            self._stamp(before)
+            return result
+
+        # -- one call_function node -------------------------------------------------------
+        def parse_node(self, target: Any, args: Any, kwargs: Any, meta_outputs: Any) -> Any:
+            node: fx.Node = self._converter_ctx.node
+            if str(target) in (SCOPE_ENTER, SCOPE_EXIT):
+                return self._scope_marker(node, target, args, kwargs)
+            had_converter = str(target) == "auto_functionalized_v2" or _has_converter(fx2ge, target)
+            before = len(self.graph.op)
+            try:
+                result = super().parse_node(target, args, kwargs, meta_outputs)
+            except Exception as exc:  # noqa: BLE001 - one converter's failure is recorded, not fatal
+                del self.graph.op[before:]
+                result = self._mock(target, args, kwargs, meta_outputs)
+                self._record(node, Status.RAISED, before, _raised_message(node, exc))
+                return result
+            entry = self.get_ascend_ir_map().get(node.name)
+            if entry is not None and entry.source == "":
+                self._record(node, Status.UNSUPPORTED, before, _no_converter_reason(fx2ge, target))
+            else:
+                self._record(node, Status.CONVERTED if had_converter else Status.AUTO, before, "")
+            return result
+
+        def _scope_marker(self, node: fx.Node, target: Any, args: Any, kwargs: Any) -> None:
+            if str(target) == SCOPE_ENTER:
+                keys = kwargs.get("keys", args[0] if args else [])
+                values = kwargs.get("values", args[1] if len(args) > 1 else [])
+                scope_attr.scope_enter(list(keys), list(values))
+            else:
+                scope_attr.scope_exit()
+            self._record(node, Status.MARKER, len(self.graph.op), "")
+            return None
+
+        def _mock(self, target: Any, args: Any, kwargs: Any, meta_outputs: Any) -> Any:
+            if str(target) == "auto_functionalized_v2":
+                from torchair._ge_concrete_graph.auto_functionalized_v2 import conveter_auto_functionalize_v2  # type: ignore[import-not-found]
+
+                result = conveter_auto_functionalize_v2(*args, _conveter_auto_functionalize_v2_internal_mock=True, **kwargs)
+            else:
+                result = self._create_mock_node_for_op(target, args, kwargs)
+            if meta_outputs is not None:
+                fx2ge.set_ge_outputs(result, meta_outputs)
+            return result
+
+        # -- bookkeeping --------------------------------------------------------------------
+        def _stamp(self, before: int) -> list[str]:
+            node = getattr(self._converter_ctx, "node", None)
+            provenance = (node.name, node_source(node)) if node is not None else (None, None)
+            names = [op.name for op in self.graph.op[before:]]
+            for op_name in names:
+                self.fxlab_provenance[op_name] = provenance
+            return names
+
+        def _record(self, node: fx.Node, status: Status, before: int, message: str) -> None:
+            ge_ops = self._stamp(before)
+            self.fxlab_records.append(NodeConversion(node.name, str(node.target), status, ge_ops, message, node_source(node)))
+
+    return RecordingGeConcreteGraph
+
+
+def _raised_message(node: fx.Node, exc: BaseException) -> str:
+    where = node_source(node)
+    at = f" ({where})" if where else ""
+    text = str(exc).strip().splitlines()
+    return f"TorchAir's converter for {node.target} raised at node {node.name}{at}: {type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")

@@ -1,0 +1,151 @@
+"""Undo what importing TorchAir does to the process.
+
+Importing TorchAir is not free of side effects: its converter registrations set a
+``_ge_converter`` attribute on torch's ``OpOverload`` objects, its ``torch.library``
+fragments define ops, ``torchair.core._backend`` installs SIGINT/SIGTERM handlers and an
+``atexit`` hook, its collective remapping edits ``torch.distributed`` tables, and its
+``auto_functionalized_v2`` converter adds methods to torch's view-info classes.
+:class:`ProcessStateGuard` records that state before TorchAir is imported and puts it
+back afterwards, so a TorchAir session leaves the process as it found it.
+"""
+from __future__ import annotations
+
+import atexit
+import importlib
+import signal
+import sys
+import threading
+import types
+from typing import Any
+
+import torch
+
+CONVERTER_ATTR = "_ge_converter"
+_SIGNALS = ("SIGINT", "SIGTERM")
+# torch classes TorchAir adds methods to while converting (auto_functionalized_v2 gives
+# the view-info classes ``regenerate_ge_view`` / ``view_copy``).
+_PATCHED_CLASSES = (("torch._higher_order_ops.auto_functionalize", ("AsStridedViewInfo", "SliceViewInfo", "AliasViewInfo", "NotView")),)
+
+
+def _op_namespaces() -> list[Any]:
+    namespaces = [v for v in vars(torch.ops).values() if isinstance(v, torch._ops._OpNamespace)]
+    higher_order = getattr(torch.ops, "higher_order", None)
+    if higher_order is not None and higher_order not in namespaces:
+        namespaces.append(higher_order)
+    return namespaces
+
+
+def _ops_in(namespace: Any) -> list[Any]:
+    """Every operator object already materialised in ``namespace``: packets, their
+    cached overloads, and higher-order operators."""
+    found = []
+    for value in list(vars(namespace).values()):
+        if isinstance(value, torch._ops.OpOverloadPacket):
+            found.append(value)
+            found.extend(v for v in list(vars(value).values()) if isinstance(v, torch._ops.OpOverload))
+        elif isinstance(value, (torch._ops.OpOverload, torch._ops.HigherOrderOperator)):
+            found.append(value)
+    return found
+
+
+def attached_converters() -> list[Any]:
+    """Operator objects carrying a TorchAir converter attribute right now."""
+    return [op for ns in _op_namespaces() for op in _ops_in(ns) if CONVERTER_ATTR in vars(op)]
+
+
+class ProcessStateGuard:
+    """Context manager: snapshot on enter, restore on exit (see the module docstring)."""
+
+    def __enter__(self) -> "ProcessStateGuard":
+        self._converters_before = {id(op) for op in attached_converters()}
+        self._handlers = self._signal_handlers()
+        self._modules_before = set(sys.modules)
+        self._collectives = self._collectives_state()
+        self._class_attrs = {cls: set(vars(cls)) for cls in _patched_classes()}
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        new_modules = [sys.modules[n] for n in set(sys.modules) - self._modules_before if n in sys.modules]
+        torchair_modules = [m for m in new_modules if _is_torchair_module(m)]
+        self._detach_converters()
+        self._destroy_libraries(torchair_modules)
+        self._unregister_atexit(torchair_modules)
+        self._restore_signal_handlers()
+        self._restore_collectives()
+        self._restore_classes()
+
+    def _restore_classes(self) -> None:
+        for cls, names in self._class_attrs.items():
+            for name in [n for n in vars(cls) if n not in names]:
+                delattr(cls, name)
+
+    # -- converters and op libraries --------------------------------------------------
+    def _detach_converters(self) -> None:
+        for op in attached_converters():
+            if id(op) not in self._converters_before:
+                delattr(op, CONVERTER_ATTR)
+
+    @staticmethod
+    def _destroy_libraries(modules: list[types.ModuleType]) -> None:
+        for module in modules:
+            for value in list(vars(module).values()):
+                # A Library's registrations live until it is destroyed; TorchAir's must not
+                # outlive the session. ``_destroy`` is idempotent.
+                if isinstance(value, torch.library.Library) and hasattr(value, "_destroy"):
+                    value._destroy()
+
+    @staticmethod
+    def _unregister_atexit(modules: list[types.ModuleType]) -> None:
+        for module in modules:
+            for value in list(vars(module).values()):
+                if isinstance(value, types.FunctionType) and value.__module__ == module.__name__:
+                    atexit.unregister(value)
+
+    # -- signals ------------------------------------------------------------------------
+    @staticmethod
+    def _signal_handlers() -> dict[int, Any]:
+        if threading.current_thread() is not threading.main_thread():
+            return {}
+        return {getattr(signal, name): signal.getsignal(getattr(signal, name)) for name in _SIGNALS}
+
+    def _restore_signal_handlers(self) -> None:
+        for signum, handler in self._handlers.items():
+            if handler is not None and signal.getsignal(signum) is not handler:
+                signal.signal(signum, handler)
+
+    # -- torch.distributed tables TorchAir extends ----------------------------------------
+    @staticmethod
+    def _collectives_state() -> tuple[Any, dict[str, Any], dict[Any, Any]] | None:
+        if not torch.distributed.is_available():
+            return None
+        # Imported here so the snapshot exists before TorchAir edits it.
+        module = importlib.import_module("torch.distributed._functional_collectives")
+        remaps = getattr(module, "traceable_collective_remaps", None)
+        return module, dict(vars(module)), dict(remaps) if isinstance(remaps, dict) else {}
+
+    def _restore_collectives(self) -> None:
+        if self._collectives is None:
+            return
+        module, names, remaps = self._collectives
+        for name in [n for n in vars(module) if n not in names]:
+            delattr(module, name)
+        table = getattr(module, "traceable_collective_remaps", None)
+        if isinstance(table, dict):
+            table.clear()
+            table.update(remaps)
+
+
+def _patched_classes() -> list[type]:
+    classes = []
+    for module_name, names in _PATCHED_CLASSES:
+        try:
+            module = importlib.import_module(module_name)
+        except ImportError:
+            continue
+        classes.extend(getattr(module, n) for n in names if isinstance(getattr(module, n, None), type))
+    return classes
+
+
+def _is_torchair_module(module: types.ModuleType) -> bool:
+    name = getattr(module, "__name__", "") or ""
+    return name == "torchair" or name.startswith("torchair.") or name.startswith("torch_npu")
