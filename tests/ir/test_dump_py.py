@@ -1,0 +1,104 @@
+"""TorchAir-style ``py`` dump of an Ascend IR graph."""
+from __future__ import annotations
+
+import torch
+
+from fxlab.capture.stages import functional_graph
+from fxlab.ir import ge
+from fxlab.ir.builder import GraphBuilder, building
+from fxlab.ir.dump_py import HEADER, graph_to_py
+from fxlab.ir.model import DataType, IrGraph
+
+MODEL = "/models/model.py"
+
+
+def _scaled_add_fx():
+    gm = functional_graph(lambda x, y: x + y * 2, torch.randn(2, 3), torch.randn(2, 3))
+    code = {"mul": (7, "z = y * 2"), "add": (8, "return x + z")}
+    for node in gm.graph.nodes:
+        if node.name in code:
+            line, text = code[node.name]
+            node.meta["stack_trace"] = f'  File "{MODEL}", line {line}, in forward\n    {text}\n'
+    return gm
+
+
+def _scaled_add_ir() -> IrGraph:
+    """The IR of ``_scaled_add_fx``, built by hand as a converter would build it."""
+    b = GraphBuilder("graph_0")
+    with building(b):
+        data = []
+        for i in range(2):
+            with b.converting(f"arg{i}_1", None):
+                (t,) = b.add_op("Data", (), {"index": i}, ("y",), dtypes=DataType.DT_FLOAT, shapes=[(2, 3)], name=f"arg{i}_1")
+            data.append(t)
+        with b.converting("mul", f"{MODEL}:7"):
+            mul = ge.op1("Mul", {"x1": data[1], "x2": ge.const(2.0)}, shapes=[(2, 3)])
+        with b.converting("add", f"{MODEL}:8"):
+            add = ge.op1("Add", {"x1": data[0], "x2": mul}, shapes=[(2, 3)])
+        with b.converting("output", None):
+            b.add_op("NetOutput", {"x0": add}, None, (), name="NetOutput")
+    return b.graph
+
+
+def test_ops_grouped_per_fx_node_as_torchair_prints_them() -> None:
+    assert graph_to_py(_scaled_add_ir(), _scaled_add_fx()) == HEADER + f"""
+arg0_1_0 = ge.Data(index=0, dtype=0, shape=[2, 3], node_name="arg0_1")
+arg1_1_0 = ge.Data(index=1, dtype=0, shape=[2, 3], node_name="arg1_1")
+
+# File "{MODEL}", line 7, in forward    z = y * 2
+## FX Code: mul: torch.float32[2, 3]cpu = torch.ops.aten.mul.Tensor(arg1_1: torch.float32[2, 3]cpu, 2)
+Mul_0 = ge.Mul(arg1_1_0, ge.Const(2.0, dtype=0), node_name="Mul")
+
+# File "{MODEL}", line 8, in forward    return x + z
+## FX Code: add: torch.float32[2, 3]cpu = torch.ops.aten.add.Tensor(arg0_1: torch.float32[2, 3]cpu, mul: torch.float32[2, 3]cpu)
+Add_0 = ge.Add(arg0_1_0, Mul_0, node_name="Add")
+
+_ = ge.NetOutput([Add_0])
+"""
+
+
+def test_without_the_fx_graph_names_and_source_lines_are_used() -> None:
+    text = graph_to_py(_scaled_add_ir())
+    assert f'\n# File "{MODEL}", line 7\n## FX Code: mul\nMul_0 = ge.Mul(' in text
+    assert f'\n# File "{MODEL}", line 8\n## FX Code: add\nAdd_0 = ge.Add(' in text
+    assert "## FX Code: arg0_1" not in text and "## FX Code: output" not in text
+
+
+def test_file_comment_repeats_when_the_source_line_changes() -> None:
+    b = GraphBuilder("g")
+    with building(b):
+        with b.converting("x", None):
+            (x,) = b.add_op("Data", (), {"index": 0}, ("y",), dtypes=DataType.DT_FLOAT, shapes=[(2,)], name="x")
+        for i, line in enumerate([3, 4, 3]):
+            with b.converting(f"neg_{i}", f"{MODEL}:{line}"):
+                x = ge.op1("Neg", {"x": x})
+    text = graph_to_py(b.graph)
+    assert text.count(f'# File "{MODEL}", line 3') == 2 and text.count(f'# File "{MODEL}", line 4') == 1
+
+
+def test_call_details() -> None:
+    b = GraphBuilder("g")
+    with building(b):
+        with b.converting("x", None):
+            (x,) = b.add_op("Data", (), {"index": 0}, ("y",), dtypes=DataType.DT_BF16, shapes=[(4, -1)], name="x")
+        b.push_scope(["_super_kernel_scope", "_op_aicore_num"], ["sk", "8"])
+        with b.converting("split", f"{MODEL}:5"):
+            parts = ge.op("SplitV", {"x": x, "size_splits": ge.const([2, 2]), "split_dim": ge.const(0)},
+                          {"num_split": 2, "mode": "fast", "dst": DataType.DT_FLOAT}, outputs=("y0", "y1"))
+        b.pop_scope()
+        with b.converting("mm", f"{MODEL}:6"):
+            w = ge.const(torch.ones(8, 8))
+            small = ge.const(torch.tensor([[1.5, 2.0]]))
+            ge.op1("MatMulV2", {"x1": parts[0], "x2": w, "bias": None, "w": small}, {"transpose_x1": False}, dependencies=[parts[1]])
+    text = graph_to_py(b.graph)
+    assert ('SplitV_0, SplitV_1 = ge.SplitV(x_0, ge.Const([2, 2], dtype=9), ge.Const(0, dtype=9), num_split=2, mode="fast", dst=0, '
+            'node_name="SplitV")  # _super_kernel_scope="sk", _op_aicore_num="8"') in text
+    assert 'Const_2_0 = ge.Const(value=..., node_name="Const_2")' in text
+    assert 'Const_3_0 = ge.Const(value=tensor([[1.5, 2.0]]), node_name="Const_3")' in text
+    assert ('MatMulV2_0 = ge.MatMulV2(SplitV_0, Const_2_0, None, Const_3_0, transpose_x1=False, dependencies=[SplitV_0], '
+            'node_name="MatMulV2")') in text
+    assert 'x_0 = ge.Data(index=0, dtype=27, shape=[4, -1], node_name="x")' in text
+
+
+def test_dump_is_deterministic() -> None:
+    assert graph_to_py(_scaled_add_ir(), _scaled_add_fx()) == graph_to_py(_scaled_add_ir(), _scaled_add_fx())

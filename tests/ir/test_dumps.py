@@ -1,0 +1,115 @@
+"""The four Ascend IR dumps of a graph, written atomically, and read back."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from fxlab.capture.stages import functional_graph
+from fxlab.ir import dumps
+from fxlab.ir.dumps import IrFileError, graph_to_json_text, read_ir, write_ir_dumps
+from fxlab.ir.model import Attr, AttrKind, IrGraph
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
+from tests.ir.ir_fixtures import every_kind_graph
+
+NAMES = ["ascend_ir.json", "ascend_ir.pb", "ascend_ir.pbtxt", "ascend_ir.py"]
+
+
+def _converted():
+    gm = functional_graph(lambda x, y: (x + y + 1.5,), torch.randn(2, 3), torch.randn(2, 3))
+    return convert_to_ascend_ir(gm, "graph_0").graph, gm
+
+
+def test_writes_the_four_files_of_the_saved_trace_layout(tmp_path: Path) -> None:
+    graph, gm = _converted()
+    paths = write_ir_dumps(graph, tmp_path / "graph_0", fx_graph=gm)
+    assert [p.name for p in paths] == NAMES and all(p.parent == tmp_path / "graph_0" for p in paths)
+    assert sorted(p.name for p in (tmp_path / "graph_0").iterdir()) == sorted(NAMES)  # no temp files left
+    data = json.loads(paths[0].read_text(encoding="utf-8"))
+    assert list(data) == ["name", "inputs", "outputs", "attrs", "ops"]
+    assert [op["type"] for op in data["ops"]] == ["Data", "Data", "Add", "Const", "Add", "NetOutput"]
+    assert data["ops"][2]["fx_node"] == "add" and data["ops"][2]["inputs"] == ["arg0_1:0", "arg1_1:0"]
+    assert "## FX Code: add: torch.float32[2, 3]cpu = torch.ops.aten.add.Tensor(" in paths[3].read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("name", NAMES[:3])
+def test_read_ir_gives_back_the_graph(tmp_path: Path, name: str) -> None:
+    graph, _ = _converted()
+    write_ir_dumps(graph, tmp_path)
+    assert read_ir(tmp_path / name) == graph
+
+
+@pytest.mark.parametrize("name", NAMES[1:3])
+def test_read_ir_of_every_attr_kind(tmp_path: Path, name: str) -> None:
+    graph = every_kind_graph()
+    write_ir_dumps(graph, tmp_path)
+    assert read_ir(tmp_path / name) == graph
+
+
+def test_json_text_is_ir_graph_to_json_one_op_per_line() -> None:
+    graph = every_kind_graph()
+    text = graph_to_json_text(graph)
+    assert json.loads(text) == graph.to_json()
+    lines = text.splitlines()
+    assert len(lines) == len(graph.ops) + 2
+    assert [json.loads(line.rstrip(",")) for line in lines[1:-1]] == [op.to_json() for op in graph.ops]
+    assert json.loads(graph_to_json_text(IrGraph("empty"))) == IrGraph("empty").to_json()
+
+
+def test_json_keeps_negative_zero_apart_from_zero() -> None:
+    graph = every_kind_graph()
+    graph.ops[0].attrs["a"] = Attr(AttrKind.FLOAT, 0.0)
+    graph.ops[1].attrs["a"] = Attr(AttrKind.FLOAT, -0.0)
+    ops = json.loads(graph_to_json_text(graph))["ops"]
+    assert str(ops[0]["attrs"]["a"]) == "0.0" and str(ops[1]["attrs"]["a"]) == "-0.0"
+
+
+def test_dumps_are_deterministic(tmp_path: Path) -> None:
+    graph, gm = _converted()
+    first = [p.read_bytes() for p in write_ir_dumps(graph, tmp_path / "a", fx_graph=gm)]
+    second = [p.read_bytes() for p in write_ir_dumps(graph, tmp_path / "b", fx_graph=gm)]
+    assert first == second
+
+
+class _HalfWriter:
+    """A file handle that writes half of the data, then fails like a full disk."""
+
+    def __init__(self, handle) -> None:
+        self.handle = handle
+
+    def __enter__(self) -> "_HalfWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.handle.close()
+
+    def write(self, data: bytes) -> None:
+        self.handle.write(data[: len(data) // 2])
+        raise OSError("No space left on device")
+
+
+def test_a_failing_write_leaves_no_half_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    graph, _ = _converted()
+    write_ir_dumps(graph, tmp_path)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    graph.ops[2].attrs["changed"] = Attr(AttrKind.INT, 1)
+    real_fdopen = dumps.os.fdopen
+    monkeypatch.setattr(dumps.os, "fdopen", lambda fd, mode: _HalfWriter(real_fdopen(fd, mode)))
+    with pytest.raises(OSError, match="No space left"):
+        write_ir_dumps(graph, tmp_path)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # old files whole, no temp file left
+
+
+def test_read_ir_errors_name_the_file_and_the_fix(tmp_path: Path) -> None:
+    with pytest.raises(IrFileError, match="cannot tell the IR format"):
+        read_ir(tmp_path / "graph.txt")
+    with pytest.raises(IrFileError, match="does not exist"):
+        read_ir(tmp_path / "missing.pb")
+    (tmp_path / "bad.pb").write_bytes(b"\x0a\xff\x01")
+    with pytest.raises(IrFileError, match="bad.pb is not a readable Ascend IR .pb file"):
+        read_ir(tmp_path / "bad.pb")
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(IrFileError, match="bad.json"):
+        read_ir(tmp_path / "bad.json")
