@@ -10,7 +10,8 @@ conversion time. Two graphs are measured:
   directly (every op converted, with scope attrs and provenance), so the dump figures do
   not depend on which converters exist.
 
-Run: ``python bench/bench_ir_dumps.py [--layers 32] [--repeat 3]``.
+Times are the best of ``--repeat`` runs, in CPU time of this process (steadier than
+wall time on a shared machine). Run: ``python bench/bench_ir_dumps.py [--layers 32]``.
 """
 from __future__ import annotations
 
@@ -111,9 +112,9 @@ def built_decoder_like_graph(layers: int, hidden: int = 16) -> IrGraph:
 def _best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     best, result = float("inf"), None
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = time.process_time()
         result = fn()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
     return best, result
 
 
