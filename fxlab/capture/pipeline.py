@@ -48,6 +48,8 @@ def capture_trace(
     by default); ``verify`` runs the IR on CPU against the compiled run (default: for
     graphs up to :data:`VERIFY_NODE_LIMIT` nodes).
     """
+    import fxlab.passes.annotate_scopes  # noqa: F401 - registers the scope annotation analysis
+
     stages = validate_stages(stages)
     say = progress or (lambda message: None)
     recorder = RunRecorder()
