@@ -60,9 +60,11 @@ def pad_v3(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     x, paddings = inputs[0], [int(v) for v in inputs[1].reshape(-1).tolist()]
     value = inputs[2].item() if len(inputs) > 2 and inputs[2] is not None else 0
     mode = attrs.get("mode", "constant")
-    if mode != "constant":
-        return [F.pad(x, _pairs(paddings), mode=mode)]
-    return [F.pad(x, _pairs(paddings), value=value)]
+    if mode == "constant":
+        return [F.pad(x, _pairs(paddings), value=value)]
+    # F.pad pads only spatial dims in these modes: drop the leading (0, 0) pairs.
+    pads = _pairs(paddings)[: 2 * (x.dim() - 2)]
+    return [F.pad(x, pads, mode={"edge": "replicate", "reflect": "reflect"}[mode])]
 
 
 @register_kernel("MirrorPad")

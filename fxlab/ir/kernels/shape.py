@@ -177,3 +177,12 @@ def tril(op: IrOp, inputs: Inputs, attrs: Attrs) -> list[Any]:
 def triu(op: IrOp, inputs: Inputs, attrs: Attrs) -> list[Any]:
     return [torch.triu(inputs[0], attrs.get("diagonal", 0))]
 
+
+
+@register_kernel("ReduceProdD")
+def reduce_prod_d(op: IrOp, inputs: Inputs, attrs: Attrs) -> list[Any]:
+    x = inputs[0]
+    axes = [a % max(x.dim(), 1) for a in attrs.get("axes", ())] or list(range(x.dim()))
+    for axis in sorted(axes, reverse=True):
+        x = torch.prod(x, axis, keepdim=attrs.get("keep_dims", False))
+    return [x]

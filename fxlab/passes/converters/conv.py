@@ -198,3 +198,15 @@ def convert_reflection_pad2d(self: ge.Tensor, padding: Sequence[int], *, meta_ou
     pairs = ge.op1("Reshape", {"x": ge.const(_leading_dim_pairs(padding, rank), DataType.DT_INT64), "shape": index_input([rank, 2])}, {"axis": 0, "num_axes": -1}, shapes=[(rank, 2)])
     out = ge.op1("MirrorPad", {"x": x, "paddings": pairs}, {"mode": "REFLECT"})
     return squeeze(out, [0]) if self.rank == 3 else out
+
+
+@register_converter(aten.replication_pad1d.default, samples=lambda: [Sample((torch.randn(2, 3, 5), [2, 1])), Sample((torch.randn(3, 4), [0, 3]))])
+def convert_replication_pad1d(self: ge.Tensor, padding: Sequence[int], *, meta_outputs: Any = None) -> ge.Tensor:
+    """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
+    if any(isinstance(p, ge.Tensor) for p in padding) or len(padding) < 2:
+        raise ValueError("replication_pad1d needs 2 static paddings")
+    # TorchAir pads a leading unit axis as if the input were 4-D, whatever its rank.
+    x = unsqueeze(self, [0])
+    inputs = {"x": x, "paddings": index_input([0, 0, 0, 0, 0, 0, padding[0], padding[1]]), "constant_values": ge.const([0], DataType.DT_INT64)}
+    out = ge.op1("PadV3", inputs, {"mode": "edge", "paddings_contiguous": True})
+    return squeeze(out, [0])

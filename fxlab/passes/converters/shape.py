@@ -286,3 +286,12 @@ def _static_value(meta: Any) -> int | None:
         except ValueError:
             return None
     return None
+
+
+@register_converter(aten.sym_numel.default, samples=lambda: [Sample((torch.randn(2, 3, 4),))])
+def convert_sym_numel(self: ge.Tensor, *, meta_outputs: Any = None) -> ge.Tensor:
+    """sym_numel(Tensor self) -> SymInt"""
+    # TorchAir has no static shortcut here: the element count is always computed.
+    shape = shape_of(self)
+    count = ge.op1("ReduceProdD", {"x": shape}, {"axes": [0], "keep_dims": False}, dtypes=shape.dtype, shapes=[()])
+    return ge.cast(count, DataType.DT_INT64)
