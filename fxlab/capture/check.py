@@ -151,7 +151,7 @@ class RunRecorder:
 def verify_ir(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> CheckResult:
     """Execute each graph's Ascend IR on the inputs its functional graph got in the
     compiled run; compare outputs and the graph inputs it mutates."""
-    from fxlab.ir.execute import execute
+    from fxlab.passes.output_reuse import execute_with_output_reuse
 
     cmp = _Comparison()
     for graph in graphs:
@@ -161,7 +161,7 @@ def verify_ir(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> CheckResul
         inputs = _clone(run.inputs_before)
         tensor_inputs = [x for x in inputs if isinstance(x, torch.Tensor)]
         try:
-            outputs = execute(graph.ir, tensor_inputs)
+            outputs = execute_with_output_reuse(graph.ir, tensor_inputs)
         except Exception as exc:  # noqa: BLE001 - reported as a failed check
             cmp.mismatches.append(f"graph {graph.index}: {exc}")
             continue

@@ -105,8 +105,13 @@ def _build_graph_trace(captured: CapturedGraph, stages: Sequence[str], converter
 def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Any) -> None:
     if converter is None:
         from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir as converter
+    from fxlab.passes.output_reuse import map_assign_to_graph_output
+
     start = time.perf_counter()
     result = converter(functional, f"graph_{graph.index}")
+    # As TorchAir before handing the graph to GE: Assign into a graph input becomes an
+    # extra graph output that GE writes into the input's memory.
+    reuse = map_assign_to_graph_output(result.graph)
     graph.conversion = result
     graph.ir = result.graph
     graph.ir_summary = {
@@ -114,6 +119,8 @@ def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Any) -> N
         "partial": bool(result.partial),
         "seconds": round(time.perf_counter() - start, 4),
         "warnings": list(getattr(result, "warnings", [])),
+        "assigns_to_outputs": reuse.removed_assigns,
+        "ge_options": reuse.ge_options,
     }
 
 

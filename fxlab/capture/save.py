@@ -77,8 +77,8 @@ def save_trace(trace: Trace, out: Path) -> list[Path]:
 def _write_ir(graph: Any, folder: Path) -> list[Path]:
     from fxlab.ir.dumps import write_ir_dumps
 
-    written = list(write_ir_dumps(graph.ir, folder))
     functional = graph.modules.get("functional")
+    written = list(write_ir_dumps(graph.ir, folder, fx_graph=functional))
     if graph.conversion is not None and functional is not None:
         from fxlab.passes import conversion_summary as summary
 

@@ -72,6 +72,15 @@ def ir_view(graph: GraphTrace) -> RenderableType:
         types = ", ".join(_op_label(op) for op in ops)
         attrs = sorted({f"{k}={op.attrs[k].value}" for op in ops for k in SCOPE_KEYS_SHOWN if k in op.attrs})
         table.add_row(fx_node, types, ", ".join(attrs), _short_source(ops[0].source))
+    summary = graph.ir_summary or {}
+    if summary.get("assigns_to_outputs"):
+        options = "; ".join(f"{k}={v!r}" for k, v in summary.get("ge_options", {}).items())
+        note = Text(
+            f"{len(summary['assigns_to_outputs'])} Assign(s) into graph inputs became graph outputs "
+            f"that GE writes into the inputs' memory ({options})",
+            style="magenta",
+        )
+        return Group(table, note)
     return table
 
 
