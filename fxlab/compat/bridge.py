@@ -96,7 +96,9 @@ def installed_torchair_importable() -> bool:
     import importlib.util
 
     spec = importlib.util.find_spec("torchair")
-    return spec is not None and spec.origin is not None and (Path(spec.origin).parent / "_ge_concrete_graph").is_dir()
+    if spec is None or spec.origin is None or type(spec.loader).__module__.startswith("fxlab."):
+        return False  # absent, or served by fxlab (a stand-in or a session's finder)
+    return (Path(spec.origin).parent / "_ge_concrete_graph").is_dir()
 
 
 def cached_torchair(roots: list[Path] | None = None) -> Path | None:

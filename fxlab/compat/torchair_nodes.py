@@ -14,6 +14,8 @@ puts a mock op in place of a node without a converter) that also:
 """
 from __future__ import annotations
 
+import traceback
+from pathlib import Path
 from typing import Any
 
 import torch.fx as fx
@@ -117,4 +119,17 @@ def _raised_message(node: fx.Node, exc: BaseException) -> str:
     where = node_source(node)
     at = f" ({where})" if where else ""
     text = str(exc).strip().splitlines()
-    return f"TorchAir's converter for {node.target} raised at node {node.name}{at}: {type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+    message = f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
+    raised_in = _torchair_frame(exc)
+    inside = f" [in TorchAir's {raised_in}]" if raised_in else ""
+    return f"TorchAir's converter for {node.target} raised at node {node.name}{at}: {message}{inside}"
+
+
+def _torchair_frame(exc: BaseException) -> str | None:
+    """``path/inside/torchair.py:line`` of the innermost TorchAir frame that raised."""
+    found = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        parts = Path(frame.filename).parts
+        if "torchair" in parts:
+            found = f"{'/'.join(parts[len(parts) - parts[::-1].index('torchair'):])}:{frame.lineno}"
+    return found

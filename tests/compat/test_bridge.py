@@ -1,0 +1,289 @@
+"""TorchAir's own conversion on CPU: loading its sources with stand-ins, running its
+converters on small functional graphs, and what it leaves behind (nothing)."""
+from __future__ import annotations
+
+import importlib.util
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from fxlab.capture.stages import functional_graph, functional_stage
+from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair, open_torchair, run_torchair_conversion
+from fxlab.compat.native_standins.prototypes import IrPrototype, register_prototype, unregister_prototype
+from fxlab.compat.torchair_loader import NotTorchAirError, _GuardRegistrations, locate_torchair
+from fxlab.compat.torchair_versions import TorchAirVersion
+from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, Status, convert_to_ascend_ir
+from fxlab.passes.ir_diff import diff_ir
+
+ROOT = Path(__file__).resolve().parents[2]
+# TorchAir itself warns when its lazily imported NPU custom-op converters need torch_npu ops.
+pytestmark = pytest.mark.filterwarnings("ignore:Failed to import torchair")
+
+
+def _torchair_path() -> Path | None:
+    try:
+        return find_torchair()
+    except TorchAirNotFoundError:
+        return None
+
+
+@pytest.fixture(scope="class")
+def torchair():
+    try:
+        path = find_torchair()
+    except TorchAirNotFoundError as exc:
+        pytest.skip(f"no TorchAir copy: {exc}")
+    with open_torchair(path) as loaded:
+        yield loaded
+
+
+def convert(torchair, fn, *inputs):
+    return run_torchair_conversion(functional_graph(fn, *inputs), "graph", torchair)
+
+
+def ops_of(result, node: str) -> list[str]:
+    return [op.type for op in result.graph.ops if op.fx_node == node]
+
+
+@pytest.fixture
+def custom_inplace_op():
+    lib = torch.library.Library("fxlab_bridge_test", "DEF")
+    lib.define("my_inplace(Tensor(a!) x, Tensor y) -> Tensor")
+    lib.impl("my_inplace", lambda x, y: x.add_(y).mul(2), "CompositeExplicitAutograd")
+    torch.library.register_fake("fxlab_bridge_test::my_inplace", lambda x, y: torch.empty_like(x), lib=lib)
+    register_prototype(
+        {
+            "op": "MyInplace",
+            "input_desc": [{"name": "x", "param_type": "required"}, {"name": "y", "param_type": "required"}],
+            "output_desc": [{"name": "x", "param_type": "required"}, {"name": "z", "param_type": "required"}],
+        }
+    )
+    yield torch.ops.fxlab_bridge_test.my_inplace
+    unregister_prototype("MyInplace")
+    lib._destroy()
+
+
+# -- TorchAir's conversion, pattern by pattern (one TorchAir session for the class) -----------
+class TestTorchAirConversion:
+    def test_elementwise_ops_and_scalar_const(self, torchair):
+        result = convert(torchair, lambda x, y: (torch.relu(x * y) + 1.5,), torch.randn(3, 4), torch.randn(3, 4))
+        # TorchAir's mul casts its result to the output dtype: a fresh GE op's dtype is unknown.
+        assert ops_of(result, "mul") == ["Mul", "Cast"]
+        assert next(op for op in result.graph.ops if op.type == "Cast").attr_value("dst_type") == 0  # TorchAir's DT_FLOAT
+        assert ops_of(result, "relu") == ["Relu"]
+        assert ops_of(result, "add") == ["Const", "Add"]
+        const = next(op for op in result.graph.ops if op.fx_node == "add" and op.type == "Const")
+        assert const.attr_value("_readable_value") == "1.5"
+        assert result.graph.types[:2] == ["Data", "Data"] and result.graph.types[-1] == "NetOutput"
+        assert all(n.status is Status.CONVERTED for n in result.nodes)
+
+
+    def test_linear_is_transpose_plus_matmul_with_the_view_materialised_at_its_user(self, torchair):
+        result = convert(torchair, lambda x, w, b: (F.linear(x, w, b),), torch.randn(2, 8), torch.randn(4, 8), torch.randn(4))
+        # TorchAir's view optimisation skips the `t` view and builds it inside addmm's conversion.
+        assert ops_of(result, "t") == []
+        assert ops_of(result, "addmm") == ["Const", "Transpose", "Const", "Const", "MatMulV2", "Mul", "Add"]
+        matmul = result.graph.ops_of_type("MatMulV2")[0]
+        assert matmul.attr_value("transpose_x1") is False and matmul.attr_value("transpose_x2") is False
+
+
+    def test_softmax_layer_norm_and_slice(self, torchair):
+        def model(x, g, b):
+            return (F.layer_norm(x, (4,), g, b).softmax(-1)[:, 1:3],)
+
+        result = convert(torchair, model, torch.randn(2, 4), torch.randn(4), torch.randn(4))
+        assert ops_of(result, "native_layer_norm") == ["Const", "LayerNormV4"]
+        assert result.graph.ops_of_type("LayerNormV4")[0].attr_value("epsilon") == pytest.approx(1e-5)
+        assert ops_of(result, "_softmax") == ["SoftmaxV2"]
+        assert result.graph.ops_of_type("SoftmaxV2")[0].attr_value("axes") == (-1,)
+        assert ops_of(result, "slice_1") == ["Const"] * 4 + ["StridedSliceV2"]
+
+
+    def test_inplace_on_input_becomes_a_reused_graph_output(self, torchair):
+        def model(x, y):
+            y.mul_(2)
+            return (x + 1,)
+
+        result = convert(torchair, model, torch.randn(3), torch.randn(3))
+        # copy_ -> Assign, which TorchAir's pass turns into an extra output reusing input 1.
+        assert not result.graph.ops_of_type("Assign")
+        mul_result = [op for op in result.graph.ops if op.fx_node == "mul"][-1]
+        assert ops_of(result, "mul") == ["Const", "Mul", "Cast"]
+        assert result.graph.outputs[-1] == f"{mul_result.name}:0"
+        assert result.options["ge.exec.outputReuseInputMemIndexes"] == f"1,{len(result.graph.outputs) - 1}"
+        copy_record = next(n for n in result.nodes if n.node == "copy_")
+        assert copy_record.ge_ops == ["Assign"]
+
+
+    def test_custom_inplace_op_through_auto_functionalized_v2(self, torchair, custom_inplace_op):
+        def model(state, y):
+            z = custom_inplace_op(state, y)
+            return (z + state,)
+
+        result = convert(torchair, model, torch.randn(4), torch.randn(4))
+        assert ops_of(result, "auto_functionalized_v2") == ["TensorMove", "MyInplace"]
+        move, op = result.graph.ops_of_type("TensorMove")[0], result.graph.ops_of_type("MyInplace")[0]
+        assert move.inputs == [f"{result.graph.inputs[0]}:0"]
+        assert op.inputs == [f"{move.name}:0", f"{result.graph.inputs[1]}:0"]
+        add = next(o for o in result.graph.ops if o.fx_node == "add")
+        assert add.inputs == [f"{op.name}:1", f"{op.name}:0"]  # z, then the ref output x
+        assert result.options["ge.exec.outputReuseInputMemIndexes"].startswith("0,")
+
+
+    def test_raising_converter_becomes_a_placeholder_with_message_node_and_source_line(self, torchair):
+        def model(x):
+            return torch.cumprod(x, 0) + 1
+
+        graphs = []
+
+        def backend(gm, example_inputs):
+            functional, compiled = functional_stage(gm, example_inputs)
+            graphs.append(functional)
+            return compiled
+
+        torch._dynamo.reset()
+        torch.compile(model, backend=backend)(torch.randn(4))
+        result = run_torchair_conversion(graphs[0], "graph", torchair)
+        record = next(n for n in result.nodes if n.node == "cumprod")
+        line = model.__code__.co_firstlineno + 1
+        assert record.status is Status.RAISED
+        assert record.source == f"{__file__}:{line}"
+        assert "NotImplementedError: torch.ops.aten.cumprod.default ge_converter is not implemented" in record.message
+        assert f"at node cumprod ({__file__}:{line})" in record.message
+        assert "ge_converter/aten/cumprod.py:" in record.message
+        (placeholder,) = [op for op in result.graph.ops if op.name in record.ge_ops]
+        assert placeholder.type == UNSUPPORTED_OP_TYPE
+        assert placeholder.attr_value("_fxlab_unsupported") == "aten.cumprod.default"
+        assert ops_of(result, "add") == ["Const", "Add"]  # the walk went on
+        assert result.partial
+
+
+    def test_scope_attrs_come_from_torchair(self, torchair):
+        scope = pytest.importorskip("fxlab.scope")
+
+        def model(x):
+            with scope.super_kernel("sk1", "stream-fusion=1"), scope.limit_core_num(4, 8):
+                y = x * 2
+            return (y + 1,)
+
+        result = convert(torchair, model, torch.randn(4))
+        (mul,) = [op for op in result.graph.ops if op.fx_node == "mul" and op.type == "Mul"]
+        assert mul.attr_value("_super_kernel_scope") == "sk1"
+        assert mul.attr_value("_super_kernel_options") == "stream-fusion=1"
+        assert (mul.attr_value("_op_aicore_num"), mul.attr_value("_op_vectorcore_num")) == ("4", "8")
+        add = next(op for op in result.graph.ops if op.fx_node == "add" and op.type == "Add")
+        assert "_super_kernel_scope" not in add.attrs
+
+
+    def test_builtin_and_torchair_conversions_diff_op_by_op(self, torchair):
+        def model(x, w, b):
+            return (F.linear(x, w, b).softmax(-1),)
+
+        gm = functional_graph(model, torch.randn(2, 8), torch.randn(4, 8), torch.randn(4))
+        builtin = convert_to_ascend_ir(gm, "graph").graph
+        theirs = run_torchair_conversion(gm, "graph", torchair).graph
+        diff = diff_ir(builtin, theirs, left_label="ascend_ir", right_label="ascend_ir:torchair")
+        by_node = {n.fx_node: n for n in diff.nodes}
+        assert by_node["_softmax"].right_types == ["SoftmaxV2"]
+        assert by_node["t"].right_types == []  # TorchAir builds the transpose at addmm
+        assert "Transpose" in by_node["addmm"].right_types
+        assert diff.summary()["only_right"] >= 1
+
+
+    def test_notes_say_what_is_stood_in_and_where_the_run_stops(self, torchair):
+        result = convert(torchair, lambda x: (x + 1,), torch.randn(2))
+        text = " ".join(result.notes)
+        assert "stood in" in text and "GE compilation and fusion do not run" in text
+        assert torchair.report.converters > 1000
+        assert "torchair.core._torchair" in torchair.report.standins
+
+
+# -- loading: reports, guarding, leaving nothing behind -------------------------------------
+def test_registration_failures_name_overloads_this_torch_lacks(torchair):
+    for issue in torchair.report.registration_failures:
+        assert issue.target and "torch.ops." in issue.target
+        op_path = issue.target.split("torch.ops.")[1].split(")")[0].split(",")[0]
+        namespace, packet, overload = (op_path.split(".") + ["default"])[:3]
+        packet_obj = getattr(getattr(torch.ops, namespace), packet, None)
+        assert packet_obj is None or not hasattr(packet_obj, overload), issue.describe()
+
+
+def test_guarding_keeps_good_registrations_when_one_names_a_missing_overload():
+    source = (
+        "import torch\nREG = []\n"
+        "def register(op):\n    def deco(fn):\n        REG.append(op)\n        return fn\n    return deco\n"
+        "@register(torch.ops.aten.no_such_op_in_torch.default)\ndef bad():\n    pass\n"
+        "@register(torch.ops.aten.add.Tensor)\ndef good():\n    pass\n"
+    )
+    import ast
+
+    failures = []
+    tree = _GuardRegistrations(source).visit(ast.parse(source))
+    namespace = {"__fxlab_registration_failed__": lambda *a: failures.append(a)}
+    exec(compile(ast.fix_missing_locations(tree), "<converters>", "exec"), namespace)
+    assert namespace["REG"] == [torch.ops.aten.add.Tensor]
+    assert [(f[0], f[1]) for f in failures] == [("bad", 9)]  # the line of its `def`
+    assert "no_such_op_in_torch" in str(failures[0][3])
+
+
+def test_session_leaves_the_process_as_it_found_it():
+    path = _torchair_path()
+    if path is None:
+        pytest.skip("no TorchAir copy")
+    handler = signal.getsignal(signal.SIGINT)
+    with open_torchair(path) as loaded:
+        assert hasattr(torch.ops.aten.add.Tensor, "_ge_converter")
+        assert "torchair" in sys.modules and loaded.report.path == path
+        run_torchair_conversion(functional_graph(lambda x: (x + 1,), torch.randn(2)), "g", loaded)
+    assert not any(n == "torchair" or n.startswith("torchair.") or n == "torch_npu" for n in sys.modules)
+    assert not hasattr(torch.ops.aten.add.Tensor, "_ge_converter")
+    assert signal.getsignal(signal.SIGINT) is handler
+    from torch._higher_order_ops.auto_functionalize import NotView
+
+    assert not hasattr(NotView, "regenerate_ge_view")
+
+
+def test_a_directory_that_is_not_torchair_gets_a_clear_error(tmp_path):
+    (tmp_path / "__init__.py").write_text("")
+    with pytest.raises(NotTorchAirError) as err:
+        locate_torchair(tmp_path)
+    assert "is not a TorchAir source tree" in str(err.value)
+    assert "npu_fx_compiler.py" in str(err.value) and "fetch_torchair.py" in str(err.value)
+
+
+# -- versions, prototypes, fetching -----------------------------------------------------------
+def test_version_compatibility_is_said_plainly():
+    match = TorchAirVersion("2.13.0", "2.13.0.*").compatibility("2.13.0+cpu")
+    assert "matches the installed torch 2.13.0+cpu" in match
+    old = TorchAirVersion("2.9.0.post2", "2.9.0.*").compatibility("2.13.0+cpu")
+    assert "older than the installed torch" in old and "torch_npu 2.13.0" in old
+    unknown = TorchAirVersion().compatibility("2.13.0")
+    assert "does not say" in unknown and "torch_npu 2.13.0" in unknown
+
+
+def test_prototype_from_reg_op_text():
+    text = "REG_OP(Foo)\n.INPUT(x, T)\n.OPTIONAL_INPUT(bias, T)\n.DYNAMIC_INPUT(xs, T)\n.OUTPUT(y, T)\n.ATTR(axes, ListInt, {})\n.REQUIRED_ATTR(eps, Float)\n"
+    proto = IrPrototype.from_reg_op("Foo", text)
+    assert proto.inputs == [("x", "required"), ("bias", "optional"), ("xs", "dynamic")]
+    assert proto.outputs == [("y", "required")]
+    assert proto.attrs == [("axes", "VT_LIST_INT"), ("eps", "VT_FLOAT")]
+
+
+def _fetch_module():
+    spec = importlib.util.spec_from_file_location("fetch_torchair", ROOT / ".ci" / "fetch_torchair.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_fetch_picks_the_release_built_for_the_installed_torch():
+    choose = _fetch_module().choose_release
+    available = ["2.14.0", "2.13.0", "2.12.0.post3", "2.12.0.post2", "2.12.0", "2.9.0.post9", "2.10.0rc1"]
+    assert choose(available, "2.13.0+cpu") == "2.13.0"
+    assert choose(available, "2.12.0") == "2.12.0.post3"
+    assert choose(available, "2.11.1") == "2.9.0.post9"  # closest lower release
+    assert choose(available, "2.1.0") is None
