@@ -21,7 +21,7 @@ from fxlab.errors import CaptureError, UsageError
 ALL_STAGES = (*STAGES, "ascend_ir")
 Progress = Callable[[str], None]
 # Graphs above this many FX nodes are not run through the reference executor by default.
-VERIFY_NODE_LIMIT = 4000
+VERIFY_NODE_LIMIT = 1500
 
 # Analyses run on every stage's graph before it is recorded (scope annotation registers
 # itself here): each takes a GraphModule and stores results in node.meta["fxlab.*"].

@@ -132,7 +132,7 @@ class Trace:
     status: str = "ok"  # ok | partial | failed
     notes: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self, with_stages: bool = True) -> dict[str, Any]:
         return {
             "model": self.model,
             "entry": self.entry,
@@ -143,7 +143,7 @@ class Trace:
             "notes": list(self.notes),
             "check": asdict(self.check) if self.check else None,
             "ir_check": asdict(self.ir_check) if self.ir_check else None,
-            "graphs": [graph_to_json(g) for g in self.graphs],
+            "graphs": [graph_to_json(g, with_stages) for g in self.graphs],
         }
 
     @classmethod
@@ -162,7 +162,7 @@ class Trace:
         )
 
 
-def graph_to_json(graph: GraphTrace) -> dict[str, Any]:
+def graph_to_json(graph: GraphTrace, with_stages: bool = True) -> dict[str, Any]:
     return {
         "index": graph.index,
         "break_reason": graph.break_reason,
@@ -170,8 +170,8 @@ def graph_to_json(graph: GraphTrace) -> dict[str, Any]:
         "mutated_inputs": list(graph.mutated_inputs),
         "ir_summary": graph.ir_summary,
         "error": graph.error,
-        "stages": {name: stage_to_json(stage) for name, stage in graph.stages.items()},
-        "ir": graph.ir.to_json() if graph.ir is not None else None,
+        "stages": {name: stage_to_json(stage) for name, stage in graph.stages.items()} if with_stages else sorted(graph.stages),
+        "ir": (graph.ir.to_json() if with_stages else True) if graph.ir is not None else None,
     }
 
 
@@ -191,7 +191,32 @@ def graph_from_json(data: dict[str, Any]) -> GraphTrace:
 
 
 def stage_to_json(stage: StageTrace) -> dict[str, Any]:
-    return {"name": stage.name, "code": stage.code, "nodes": [asdict(n) for n in stage.nodes]}
+    return {"name": stage.name, "code": stage.code, "nodes": [node_to_json(n) for n in stage.nodes]}
+
+
+def node_to_json(node: NodeRecord) -> dict[str, Any]:
+    # Written out by hand: dataclasses.asdict deep-copies every value and is the slowest
+    # part of saving a large trace.
+    prov = node.provenance
+    return {
+        "name": node.name,
+        "op": node.op,
+        "target": node.target,
+        "args": node.args,
+        "outputs": [{"shape": m.shape, "dtype": m.dtype, "stride": m.stride} for m in node.outputs],
+        "provenance": {
+            "file": prov.file,
+            "line": prov.line,
+            "code": prov.code,
+            "module_path": prov.module_path,
+            "from_node": prov.from_node,
+            "original_aten": prov.original_aten,
+        },
+        "mutates": node.mutates,
+        "kind": node.kind,
+        "scopes": node.scopes,
+        "ge_ops": node.ge_ops,
+    }
 
 
 def stage_from_json(data: dict[str, Any]) -> StageTrace:

@@ -33,7 +33,7 @@ def trace_command(
     plugin: Optional[List[Path]] = PluginOpt,
     entry: Optional[str] = EntryOpt,
     as_json: bool = typer.Option(False, "--json", help="Print a machine-readable summary instead of the views."),
-    verify: Optional[bool] = typer.Option(None, "--verify/--no-verify", help="Run the Ascend IR on CPU and compare with the compiled run (default: on for graphs up to 4000 nodes)."),
+    verify: Optional[bool] = typer.Option(None, "--verify/--no-verify", help="Run the Ascend IR on CPU and compare with the compiled run (default: on for graphs up to 1500 FX nodes)."),
     summary_only: bool = typer.Option(False, "--summary", help="Print only the one-screen summary, not the stages."),
 ) -> None:
     from fxlab.capture.save import prepare_out_dir, save_trace, write_failed_manifest
