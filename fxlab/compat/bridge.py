@@ -156,6 +156,7 @@ def run_torchair_conversion(gm: fx.GraphModule, name: str, torchair: LoadedTorch
         options = dict(_stage("its GE options", lambda: graph._normalize_ge_option()[0]))
     ir = ir_graph(graph.graph._proto, graph.fxlab_provenance)
     _mark_placeholders(ir, graph.fxlab_records)
+    _record_reuse_options(ir, options)
     notes = [torchair.report.native_note, STOP_NOTE, placement_note] + ([] if torchair.report.real else [SKIPPED_NOTE])
     records = _complete_records(optimized, graph.fxlab_records)
     return TorchAirConversion(ir, records, optimized, {k: str(v) for k, v in options.items()}, notes, time.perf_counter() - start)
@@ -196,6 +197,17 @@ def _stage(what: str, run: Any) -> Any:
             f"TorchAir's conversion failed in {what}: {type(exc).__name__}: {exc}. This is outside any "
             "single converter; the built-in conversion (without --converter torchair) still works."
         ) from exc
+
+
+def _record_reuse_options(ir: IrGraph, options: dict[str, Any]) -> None:
+    """GE options are not part of a GE graph; the memory-reuse ones decide what the
+    graph computes into, so they go on the graph as string attrs, named as fxlab's
+    own output-reuse pass names them."""
+    from fxlab.passes.output_reuse import OPTION_ATTR_PREFIX, REUSE_INPUT_OPTION, REUSE_OUTPUT_OPTION
+
+    for key in (REUSE_INPUT_OPTION, REUSE_OUTPUT_OPTION):
+        if key in options:
+            ir.attrs[OPTION_ATTR_PREFIX + key] = Attr(AttrKind.STR, str(options[key]))
 
 
 def _mark_placeholders(ir: IrGraph, records: list[NodeConversion]) -> None:

@@ -22,8 +22,14 @@ from typing import Any, Iterable, Sequence
 from fxlab.ir.model import IrGraph, IrOp
 
 # Attrs TorchAir's ``_normalize_ge_graph`` adds to every op just before GE compiles
-# (prototype name/index tables), and fxlab's own explanation text: not conversion results.
-DEFAULT_IGNORED_ATTRS = frozenset({"_input_name_key", "_input_name_value", "_output_name_key", "_output_name_value", "_fxlab_reason"})
+# (prototype name/index tables) and to the graph for its runtime (input placements,
+# executor type), and fxlab's own bookkeeping (``_fxlab_*``, but not the
+# GE options fxlab records as graph attrs): not conversion results. A trailing ``*``
+# makes an entry a prefix.
+DEFAULT_IGNORED_ATTRS = frozenset(
+    {"_input_name_key", "_input_name_value", "_output_name_key", "_output_name_value", "_input_placements", "_executor_type", "_fxlab_*"}
+)
+KEPT_FXLAB_ATTRS = ("_fxlab_ge_option:",)
 MISSING = "<missing>"
 NO_NODE = "<no fx node>"
 
@@ -89,10 +95,11 @@ class IrDiff:
     inputs: tuple[list[str], list[str]]
     outputs: tuple[list[str], list[str]]  # right side mapped to left names where paired
     ignored_attrs: list[str]
+    graph_attrs: dict[str, tuple[Any, Any]] = field(default_factory=dict)
 
     @property
     def identical(self) -> bool:
-        return all(n.same for n in self.nodes) and self.outputs[0] == self.outputs[1]
+        return all(n.same for n in self.nodes) and self.outputs[0] == self.outputs[1] and not self.graph_attrs
 
     @property
     def ops(self) -> list[OpDiff]:
@@ -115,6 +122,7 @@ class IrDiff:
             "ignored_attrs": self.ignored_attrs,
             "inputs": {"left": self.inputs[0], "right": self.inputs[1]},
             "outputs": {"left": self.outputs[0], "right": self.outputs[1]},
+            "graph_attrs": {k: {"left": a, "right": b} for k, (a, b) in self.graph_attrs.items()},
             "nodes": [n.to_json() for n in self.nodes],
         }
 
@@ -144,7 +152,8 @@ def diff_ir(
         nodes.append(NodeDiff(key, [o.type for o in left_groups.get(key, [])], [o.type for o in right_groups.get(key, [])], ops, key in moved_nodes))
     outputs = (list(left.outputs), [_map_ref(ref, right_to_left) for ref in right.outputs])
     inputs = (list(left.inputs), [right_to_left.get(name, name) for name in right.inputs])
-    return IrDiff(left_label, right_label, nodes, inputs, outputs, sorted(ignored))
+    graph_attrs = _attrs_differing(left.attrs, right.attrs, ignored)
+    return IrDiff(left_label, right_label, nodes, inputs, outputs, sorted(ignored), graph_attrs)
 
 
 def _groups(graph: IrGraph) -> dict[str, list[IrOp]]:
@@ -246,11 +255,23 @@ def _op_diff(
     return diff
 
 
+def _is_ignored(key: str, ignored: frozenset[str]) -> bool:
+    if key in ignored:
+        return True
+    if key.startswith(KEPT_FXLAB_ATTRS):
+        return False
+    return any(entry.endswith("*") and key.startswith(entry[:-1]) for entry in ignored)
+
+
 def _attr_differences(left: IrOp, right: IrOp, ignored: frozenset[str]) -> dict[str, tuple[Any, Any]]:
+    return _attrs_differing(left.attrs, right.attrs, ignored)
+
+
+def _attrs_differing(left: dict[str, Any], right: dict[str, Any], ignored: frozenset[str]) -> dict[str, tuple[Any, Any]]:
     out: dict[str, tuple[Any, Any]] = {}
-    for key in sorted((set(left.attrs) | set(right.attrs)) - ignored):
-        a = left.attrs[key].to_json() if key in left.attrs else MISSING
-        b = right.attrs[key].to_json() if key in right.attrs else MISSING
+    for key in sorted(k for k in set(left) | set(right) if not _is_ignored(k, ignored)):
+        a = left[key].to_json() if key in left else MISSING
+        b = right[key].to_json() if key in right else MISSING
         if _as_float32(a) != _as_float32(b):
             out[key] = (a, b)
     return out

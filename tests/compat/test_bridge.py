@@ -194,6 +194,20 @@ class TestTorchAirConversion:
         assert diff.summary()["only_right"] >= 1
 
 
+    def test_inplace_on_input_agrees_with_builtin_after_output_reuse(self, torchair):
+        from fxlab.passes.output_reuse import map_assign_to_graph_output
+
+        def model(x, y):
+            y.mul_(2)
+            return (x + 1,)
+
+        gm = functional_graph(model, torch.randn(3), torch.randn(3))
+        builtin = convert_to_ascend_ir(gm, "graph").graph
+        map_assign_to_graph_output(builtin)
+        diff = diff_ir(builtin, run_torchair_conversion(gm, "graph", torchair).graph)
+        assert diff.identical, diff.to_json()
+        assert "_fxlab_ge_option:ge.exec.outputReuseInputMemIndexes" in builtin.attrs
+
     def test_notes_say_what_is_stood_in_and_where_the_run_stops(self, torchair):
         result = convert(torchair, lambda x: (x + 1,), torch.randn(2))
         text = " ".join(result.notes)
