@@ -35,7 +35,7 @@ from fxlab.compat.torchair_loader import LoadedTorchAir, locate_torchair, torcha
 from fxlab.compat.torchair_versions import read_torchair_version, release_of
 from fxlab.errors import FxlabError
 from fxlab.ir.model import Attr, AttrKind, IrGraph
-from fxlab.passes.convert_to_ascend_ir import SCOPE_ENTER, SCOPE_EXIT, UNSUPPORTED_OP_TYPE, NodeConversion, Status, node_source
+from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, NodeConversion, Status, node_source
 
 ENV_VAR = "FXLAB_TORCHAIR_PATH"
 CACHE_DIR = Path(".cache") / "torchair"

@@ -10,8 +10,9 @@ itself as the top-level package ``torchair``. On a CPU machine its native module
   naming an overload this torch lacks is reported and skipped instead of dropping its
   whole module;
 * TorchAir's native modules from :mod:`fxlab.compat.native_standins`;
-* ``torch_npu`` pieces TorchAir imports from :mod:`fxlab.compat.native_standins.torch_npu`,
-  unless a ``torch_npu`` (real or another stand-in) is already importable.
+* an empty ``torch_npu`` (:mod:`fxlab.compat.native_standins.torch_npu`) while the
+  package itself is imported, unless a real torch_npu is importable; fxlab's own
+  stand-in ``torchair``/``torch_npu`` (the compat layer's) are set aside meanwhile.
 
 Leaving the session removes the finder and every module it served, and undoes what
 importing TorchAir did to the process (see :mod:`fxlab.compat.torchair_state`).
@@ -358,12 +359,10 @@ def _import_package(session: _Session) -> LoadedTorchAir:
         version=version,
         torch_version=torch.__version__,
         standins=sorted(set(session.standins)),
-        module_failures=list(session.module_failures),
-        registration_failures=list(session.registration_failures),
         converters=converter_count,
         seconds=time.perf_counter() - start,
     )
-    # Later imports (a converter module loaded lazily) keep appending to the session lists.
+    # Shared with the session: modules TorchAir imports lazily later are reported too.
     report.module_failures = session.module_failures
     report.registration_failures = session.registration_failures
     return LoadedTorchAir(package, report)
