@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from fxlab.viz.trace_views import relative_paths
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -88,7 +89,7 @@ def _super_kernel_table(scope: SuperKernelScope) -> Table:
         if isinstance(item, Segment):
             segment_no += 1
             for op in item.ops:
-                table.add_row(str(segment_no), op.name, op.type, op.fx_node or "", op.source or "")
+                table.add_row(str(segment_no), op.name, op.type, op.fx_node or "", relative_paths(op.source or ""))
         else:
             table.add_row(Text("cut", style="bold red"), item.op.name, item.op.type, item.op.fx_node or "", Text(item.reason, style="red"))
     table.caption = _segments_caption(scope)
@@ -108,7 +109,7 @@ def _core_limit_table(report: ScopeReport) -> Table:
         table.add_column(column)
     for row in report.core_limits:
         op_level = "|".join(row.op_level) if row.op_level else ""
-        table.add_row(str(row.graph), row.op.name, row.op.type, op_level, f"{row.aicore}|{row.vectorcore}", row.winner, row.op.source or row.op.fx_node or "")
+        table.add_row(str(row.graph), row.op.name, row.op.type, op_level, f"{row.aicore}|{row.vectorcore}", row.winner, relative_paths(row.op.source or row.op.fx_node or ""))
     if report.global_limit is not None:
         limit = report.global_limit
         table.caption = f"{report.ops_under_global_limit} other op(s) run with the global {limit.aicore}|{limit.vectorcore}"

@@ -3,6 +3,7 @@
 per FX node; and the one-screen summary. Renderers return data; the CLI prints."""
 from __future__ import annotations
 
+import os
 import re
 from typing import Any, Iterable
 
@@ -34,7 +35,8 @@ _ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*\"[^\"]*\")?\s*=")
 def stage_view(graph: GraphTrace, stage: StageTrace) -> RenderableType:
     """A stage's code, syntax-highlighted, with notable lines marked at the end."""
     marks = {n.name: n for n in stage.nodes if n.kind or n.scopes}
-    text = Syntax(stage.code.rstrip(), "python", theme="ansi_dark", background_color="default").highlight(stage.code.rstrip())
+    code = relative_paths(stage.code.rstrip())
+    text = Syntax(code, "python", theme="ansi_dark", background_color="default").highlight(code)
     lines = text.split("\n", include_separator=False)
     out = Text()
     for line in lines:
@@ -51,6 +53,12 @@ def stage_view(graph: GraphTrace, stage: StageTrace) -> RenderableType:
         out.append("\n")
     title = f"graph {graph.index} · {stage.name}: {STAGE_TITLES.get(stage.name, stage.name)}"
     return Panel(out, title=title, title_align="left", border_style="blue")
+
+
+def relative_paths(text: str) -> str:
+    """Source paths under the working directory, shown relative to it."""
+    cwd = os.getcwd().rstrip(os.sep) + os.sep
+    return text.replace(cwd, "")
 
 
 def scope_tag(scope: dict[str, Any]) -> str:
@@ -85,7 +93,8 @@ def ir_view(graph: GraphTrace) -> RenderableType:
 
 
 def _op_label(op: Any) -> str:
-    label = op.type if op.name == op.type else f"{op.type}:{op.name}"
+    # TorchAir names ops Type, Type_1, ...: the name alone says the type then.
+    label = op.name if op.name == op.type or op.name.startswith(op.type + "_") else f"{op.type}:{op.name}"
     return f"[bold red]{label}[/]" if op.type == "FxlabUnsupported" else label
 
 
