@@ -103,15 +103,11 @@ def _build_graph_trace(captured: CapturedGraph, stages: Sequence[str], converter
 
 
 def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Any) -> None:
-    if converter is None:
-        from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir as converter
-    from fxlab.passes.output_reuse import map_assign_to_graph_output
-
     start = time.perf_counter()
-    result = converter(functional, f"graph_{graph.index}")
-    # As TorchAir before handing the graph to GE: Assign into a graph input becomes an
-    # extra graph output that GE writes into the input's memory.
-    reuse = map_assign_to_graph_output(result.graph)
+    if converter is None:
+        result, reuse = _convert_builtin(functional, f"graph_{graph.index}")
+    else:  # e.g. TorchAir's own conversion, which maps Assign to outputs itself
+        result, reuse = converter(functional, f"graph_{graph.index}"), None
     graph.conversion = result
     graph.ir = result.graph
     graph.ir_summary = {
@@ -119,9 +115,20 @@ def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Any) -> N
         "partial": bool(result.partial),
         "seconds": round(time.perf_counter() - start, 4),
         "warnings": list(getattr(result, "warnings", [])),
-        "assigns_to_outputs": reuse.removed_assigns,
-        "ge_options": reuse.ge_options,
+        "notes": list(getattr(result, "notes", [])),
+        "assigns_to_outputs": reuse.removed_assigns if reuse else [],
+        "ge_options": reuse.ge_options if reuse else dict(getattr(result, "options", {})),
     }
+
+
+def _convert_builtin(functional: fx.GraphModule, name: str) -> tuple[Any, Any]:
+    from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
+    from fxlab.passes.output_reuse import map_assign_to_graph_output
+
+    result = convert_to_ascend_ir(functional, name)
+    # As TorchAir before handing the graph to GE: Assign into a graph input becomes an
+    # extra graph output that GE writes into the input's memory.
+    return result, map_assign_to_graph_output(result.graph)
 
 
 def _mutated_inputs(modules: dict[str, fx.GraphModule]) -> list[str]:

@@ -1,9 +1,10 @@
 """``fxlab trace MODEL.py``: every stage of every Dynamo graph, the Ascend IR, and checks."""
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, Callable, Iterator, List, Optional
 
 import typer
 
@@ -35,6 +36,8 @@ def trace_command(
     as_json: bool = typer.Option(False, "--json", help="Print a machine-readable summary instead of the views."),
     verify: Optional[bool] = typer.Option(None, "--verify/--no-verify", help="Run the Ascend IR on CPU and compare with the compiled run (default: on for graphs up to 1500 FX nodes)."),
     summary_only: bool = typer.Option(False, "--summary", help="Print only the one-screen summary, not the stages."),
+    converter: str = typer.Option("builtin", "--converter", help="Who builds the ascend_ir stage: builtin (fxlab's converters) or torchair (TorchAir's own code path: the real torchair when importable, else a copy of its sources, see --torchair-path)."),
+    torchair_path: Optional[Path] = typer.Option(None, "--torchair-path", help="TorchAir sources to load for --converter torchair: a torch_npu wheel's torch_npu/dynamo/torchair folder or a TorchAir checkout's python/ folder (default: $FXLAB_TORCHAIR_PATH, the installed torchair, or .cache/torchair/)."),
 ) -> None:
     from fxlab.capture.save import prepare_out_dir, save_trace, write_failed_manifest
     from fxlab.errors import FxlabError
@@ -43,7 +46,8 @@ def trace_command(
     wanted = parse_stages(stages)
     out_dir = prepare_out_dir(out) if out is not None else None
     try:
-        _, trace = capture_model(model, entry, plugin, wanted, verify=verify)
+        with ascend_ir_converter(converter, torchair_path) as convert:
+            _, trace = capture_model(model, entry, plugin, wanted, verify=verify if convert is None else bool(verify), converter=convert)
     except FxlabError as exc:
         if out_dir is not None:
             write_failed_manifest(out_dir, str(model), str(exc))
@@ -57,6 +61,27 @@ def trace_command(
         if out_dir is not None:
             console.note(f"trace saved to {out_dir}/ (manifest.json, {len(trace.graphs)} graph folder(s))")
     raise typer.Exit(0 if trace.status == "ok" else 1)
+
+
+@contextlib.contextmanager
+def ascend_ir_converter(name: str, torchair_path: Optional[Path]) -> Iterator[Optional[Callable[..., Any]]]:
+    """``None`` for fxlab's built-in conversion; for ``torchair``, TorchAir's own
+    conversion with its session held open for the whole capture."""
+    from fxlab.errors import UsageError
+
+    if name == "builtin":
+        yield None
+        return
+    if name != "torchair":
+        raise UsageError(f"--converter {name!r}: choose builtin or torchair.")
+    from fxlab.compat.bridge import open_torchair, run_torchair_conversion
+
+    with open_torchair(torchair_path) as torchair:
+        report = torchair.report
+        console.note(f"TorchAir {report.version} loaded ({report.converters} converters): {report.native_note}")
+        for issue in report.module_failures + report.registration_failures:
+            console.warn(f"TorchAir converter not loaded: {issue.describe()}")
+        yield lambda gm, graph_name: run_torchair_conversion(gm, graph_name, torchair)
 
 
 def _print_views(trace, trace_views, summary_only: bool) -> None:  # type: ignore[no-untyped-def]
