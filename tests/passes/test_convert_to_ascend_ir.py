@@ -1,0 +1,95 @@
+"""The conversion pass itself: graph boundary, failure handling, symbolic shapes."""
+from __future__ import annotations
+
+import torch
+
+from fxlab.capture.stages import functional_graph
+from fxlab.ir import ge
+from fxlab.ir.model import DataType
+from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, Status, convert_to_ascend_ir
+from fxlab.passes.converters.registry import CONVERTERS, Converter, ConverterRegistry
+
+aten = torch.ops.aten
+
+
+def test_data_ops_index_and_netoutput():
+    gm = functional_graph(lambda x, y: x * y, torch.randn(2, 3), torch.randn(2, 3))
+    graph = convert_to_ascend_ir(gm).graph
+    data = graph.ops_of_type("Data")
+    assert [op.attr_value("index") for op in data] == [0, 1]
+    assert [op.output_desc[0].name for op in data] == ["y", "y"]
+    assert data[0].output_desc[0].dtype is DataType.DT_FLOAT and data[0].output_desc[0].shape == (2, 3)
+    assert graph.ops[-1].type == "NetOutput" and graph.outputs == [graph.ops[-1].inputs[0]]
+    assert graph.inputs == [op.name for op in data]
+
+
+def test_unsupported_op_becomes_a_marked_placeholder_and_partial():
+    gm = functional_graph(lambda x: torch.special.bessel_j0(x) + 1, torch.randn(3))
+    result = convert_to_ascend_ir(gm)
+    placeholder = result.graph.ops_of_type(UNSUPPORTED_OP_TYPE)
+    assert len(placeholder) == 1 and result.partial
+    assert placeholder[0].attr_value("_fxlab_unsupported") == "aten.special_bessel_j0.default"
+    record = next(r for r in result.nodes if r.status is Status.UNSUPPORTED)
+    assert "no Ascend IR converter" in record.message
+    # Later nodes still convert, reading the placeholder's output.
+    assert result.graph.ops_of_type("Add")[0].inputs[0] == f"{placeholder[0].name}:0"
+
+
+def _registry_with(target, fn) -> ConverterRegistry:
+    registry = ConverterRegistry()
+    for converter in CONVERTERS:
+        registry.register(Converter(converter.target, converter.fn, converter.origin, converter.samples, converter.where))
+    registry._by_target[target] = Converter(target, fn, origin="user", where="test")
+    return registry
+
+
+def test_raising_converter_names_node_and_source_line_and_goes_on():
+    def broken(self, other, *, meta_outputs=None):
+        raise ValueError("bad attr")
+
+    def model(x):
+        return torch.sin(x * 2.0)  # the line named in the message
+
+    gm = functional_graph(model, torch.randn(3))
+    for node in gm.graph.nodes:  # what capture caches from Dynamo's stack traces
+        node.meta["fxlab.source"] = "model.py:7"
+    result = convert_to_ascend_ir(gm, registry=_registry_with(aten.mul.Tensor, broken))
+    record = next(r for r in result.nodes if r.status is Status.RAISED)
+    assert record.node == "mul" and "model.py:7" in record.message and "ValueError: bad attr" in record.message
+    assert result.partial and result.graph.ops_of_type("Sin"), "conversion goes on after a failure"
+
+
+def test_wrong_number_of_outputs_is_reported():
+    def one_output(self, split_size, dim=0, *, meta_outputs=None):
+        return ge.op1("Identity", {"x": self})
+
+    gm = functional_graph(lambda x: x.split(2), torch.randn(4))
+    result = convert_to_ascend_ir(gm, registry=_registry_with(aten.split.Tensor, one_output))
+    record = next(r for r in result.nodes if r.status is Status.RAISED)
+    assert "returned 1 output, the schema of aten.split.Tensor has 2" in record.message
+
+
+def test_symbolic_dims_are_minus_one_and_the_symbol_is_kept():
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    gm = make_fx(lambda x: (x * 2,), tracing_mode="symbolic")(torch.randn(5, 3))
+    result = convert_to_ascend_ir(gm)
+    desc = result.graph.ops_of_type("Data")[0].output_desc[0]
+    assert desc.shape == (-1, -1) or desc.shape == (-1, 3)
+    assert "s" in desc.attrs["_fxlab_symbolic_shape"].value
+
+
+def test_scope_markers_push_attrs_and_make_no_op():
+    from fxlab import scope
+
+    def model(x):
+        with scope.super_kernel("sk", "stream-fusion=1"):
+            y = x + 1
+        return y * 2
+
+    gm = functional_graph(model, torch.randn(3))
+    graph = convert_to_ascend_ir(gm).graph
+    add = graph.ops_of_type("Add")[0]
+    assert add.attr_value("_super_kernel_scope") == "sk" and add.attr_value("_super_kernel_options") == "stream-fusion=1"
+    assert "_super_kernel_scope" not in graph.ops_of_type("Mul")[0].attrs
+    assert not [op for op in graph.ops if "scope" in op.type.lower()]
