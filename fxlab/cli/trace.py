@@ -92,4 +92,5 @@ def _print_views(trace, trace_views, summary_only: bool) -> None:  # type: ignor
                 out.print(trace_views.stage_view(graph, stage))
             if graph.ir is not None:
                 out.print(trace_views.ir_view(graph))
+                out.print(trace_views.conversion_view(graph))
     out.print(trace_views.summary_view(trace))

@@ -92,6 +92,33 @@ def ir_view(graph: GraphTrace) -> RenderableType:
     return table
 
 
+STATUS_STYLE = {"converted": "green", "auto": "cyan", "marker": "dim", "unsupported": "bold red", "raised": "bold red"}
+
+
+def conversion_view(graph: GraphTrace) -> RenderableType:
+    """Every ATen op of the functional graph: count, conversion status, signatures
+    (TorchAir's ``fx_summary``, without compiling anything)."""
+    functional = graph.modules.get("functional")
+    if graph.conversion is None or functional is None or not hasattr(graph.conversion, "graph"):
+        return Text("")
+    from fxlab.passes.conversion_summary import summarize_conversion
+
+    rows = [r for r in summarize_conversion(functional, graph.conversion) if r.status != "marker"]
+    table = Table(title=f"graph {graph.index} · ATen ops and their conversion", title_justify="left")
+    for column in ("ATen op", "count", "status", "input signatures", "output signatures"):
+        table.add_column(column, justify="right" if column == "count" else "left")
+    for row in rows:
+        status = row.status + (f": {row.messages[0]}" if row.messages and row.status in ("unsupported", "raised") else "")
+        table.add_row(row.target, str(row.count), Text(status, style=STATUS_STYLE.get(row.status, "")), _top(row.inputs), _top(row.outputs))
+    return table
+
+
+def _top(signatures: dict[str, int]) -> str:
+    ordered = sorted(signatures.items(), key=lambda item: -item[1])
+    shown = [f"{n}x {sig}" if len(ordered) > 1 else sig for sig, n in ordered[:2]]
+    return "\n".join(shown) + (f"\n(+{len(ordered) - 2} more)" if len(ordered) > 2 else "")
+
+
 def _op_label(op: Any) -> str:
     # TorchAir names ops Type, Type_1, ...: the name alone says the type then.
     label = op.name if op.name == op.type or op.name.startswith(op.type + "_") else f"{op.type}:{op.name}"

@@ -99,3 +99,19 @@ def test_model_failing_under_compile_names_user_line(write_model, tmp_path):
     assert "failed under torch.compile" in err and "model.py:9" in err and "broken Meta function" in err
     manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())
     assert manifest["status"] == "failed"
+
+
+def test_unsupported_op_gives_partial_trace_and_summary_row(write_model, tmp_path):
+    path = write_model(
+        "import torch\n"
+        "def model(x):\n"
+        "    return torch.special.bessel_j0(x) + 1\n"
+        "example_inputs = (torch.randn(4),)\n"
+    )
+    code, out, _ = run("trace", str(path), "--stages", "functional,ascend_ir", "--out", str(tmp_path / "o"))
+    assert code == 1
+    assert "aten.special_bessel_j0.default" in out and "unsupported: no Ascend IR converter" in out
+    assert "FxlabUnsupported" in out and "status: partial" in out
+    csv_text = (tmp_path / "o" / "graph_0" / "conversion_summary.csv").read_text()
+    assert "aten.special_bessel_j0.default" in csv_text and "unsupported" in csv_text
+    assert json.loads((tmp_path / "o" / "manifest.json").read_text())["status"] == "partial"
