@@ -25,12 +25,38 @@ def reinplace(gm: fx.GraphModule) -> tuple[fx.GraphModule, bool]:
     """Return a re-inplaced copy of ``gm`` and whether anything changed."""
     out = copy_graph_module(gm)
     before = _signature(out)
-    _inductor_reinplace(out)
+    if _has_reinplace_candidates(out.graph):
+        _inductor_reinplace(out)
     folded = fold_input_copy_epilogues(out.graph)
     _remove_self_copies(out.graph)
     out.graph.lint()
     out.recompile()
     return out, folded > 0 or _signature(out) != before
+
+
+# What Inductor's reinplacing acts on; a graph without any of these is left as it is, and
+# Inductor (seconds to import) is not loaded for it.
+_REINPLACE_TARGETS = {
+    "auto_functionalized",
+    "auto_functionalized_v2",
+    "aten.slice_scatter.default",
+    "aten.select_scatter.default",
+    "aten.as_strided_scatter.default",
+    "aten.diagonal_scatter.default",
+    "aten.index_put.default",
+    "aten._unsafe_index_put.default",
+}
+
+
+def _has_reinplace_candidates(graph: fx.Graph) -> bool:
+    for node in graph.nodes:
+        if node.op != "call_function":
+            continue
+        target = node.target
+        name = target.name() if isinstance(target, torch._ops.HigherOrderOperator) else str(target)
+        if name in _REINPLACE_TARGETS:
+            return True
+    return False
 
 
 def _signature(gm: fx.GraphModule) -> list[str]:
