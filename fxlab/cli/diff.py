@@ -1,0 +1,190 @@
+"""``fxlab diff``: two stages of one model's trace, the built-in Ascend IR against
+TorchAir's, or two saved traces, node by node."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, List, Optional
+
+import typer
+
+from fxlab.cli import console
+from fxlab.cli.common import EntryOpt, PluginOpt, capture_model
+from fxlab.cli.main import app
+from fxlab.errors import FxlabError, UsageError
+
+FX_STAGES = ("dynamo", "aten", "functional", "reinplaced")
+IR_STAGES = ("ascend_ir", "ascend_ir:torchair")
+TORCHAIR_STAGE = "ascend_ir:torchair"
+
+
+@app.command(
+    "diff",
+    help=(
+        "Diff two stages of MODEL.py node by node, grouped by source line: what functionalization "
+        "did to in-place ops (add_ -> add + copy_ epilogue, a custom in-place op -> "
+        "auto_functionalized_v2 + getitems), what re-inplacing put back, which nodes were added or "
+        "removed. Or diff fxlab's Ascend IR with TorchAir's own conversion op by op, or two saved "
+        "traces (every stage both recorded). Exit code 0 when the diff was made, 2 for bad input.\n\n"
+        "Examples:\n\n"
+        "  fxlab diff examples/inplace_ops.py --before-functionalize\n\n"
+        "  fxlab diff examples/my_inplace.py --from functional --to reinplaced\n\n"
+        "  fxlab diff examples/llama_decoder.py --from ascend_ir --to ascend_ir:torchair --torchair-path DIR\n\n"
+        "  fxlab diff run_a/ run_b/ --json"
+    ),
+)
+def diff_command(
+    paths: List[Path] = typer.Argument(..., help="MODEL.py, or two trace directories saved by `fxlab trace --out`.", show_default=False),
+    before_functionalize: bool = typer.Option(False, "--before-functionalize", help="aten (before functionalization) -> functional; the default for MODEL.py."),
+    from_stage: Optional[str] = typer.Option(None, "--from", help=f"Left stage: {', '.join(FX_STAGES + IR_STAGES)}."),
+    to_stage: Optional[str] = typer.Option(None, "--to", help="Right stage (same choices as --from)."),
+    torchair_path: Optional[Path] = typer.Option(
+        None, "--torchair-path", help="TorchAir sources for ascend_ir:torchair (default: FXLAB_TORCHAIR_PATH, an importable TorchAir, or .cache/torchair/)."
+    ),
+    plugin: Optional[List[Path]] = PluginOpt,
+    entry: Optional[str] = EntryOpt,
+    graph: Optional[int] = typer.Option(None, "--graph", help="Diff only Dynamo graph K (default: every graph)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the diff as JSON."),
+) -> None:
+    if len(paths) == 2:
+        _reject_model_options(before_functionalize, from_stage, to_stage, torchair_path, plugin, entry)
+        diff = _saved_traces_diff(paths[0], paths[1], graph)
+    elif len(paths) == 1:
+        if paths[0].is_dir():
+            raise UsageError(f"{paths[0]} is a directory: give a model file, or two saved trace directories to diff them with each other.")
+        left, right = stage_pair(before_functionalize, from_stage, to_stage, torchair_path)
+        diff = _model_diff(paths[0], left, right, plugin, entry, graph, torchair_path)
+    else:
+        raise UsageError(f"fxlab diff takes one model file or two saved trace directories, not {len(paths)} paths.")
+    _render(diff, as_json)
+    raise typer.Exit(0)
+
+
+def stage_pair(before_functionalize: bool, left: Optional[str], right: Optional[str], torchair_path: Optional[Path]) -> tuple[str, str]:
+    """The two stages to diff, checked before anything is captured."""
+    if before_functionalize and (left or right):
+        raise UsageError("--before-functionalize is aten -> functional; give it or --from/--to, not both.")
+    if not (left or right):
+        left, right = "aten", "functional"
+    if not (left and right):
+        raise UsageError("give both --from STAGE and --to STAGE (or --before-functionalize).")
+    known = FX_STAGES + IR_STAGES
+    for option, stage in (("--from", left), ("--to", right)):
+        if stage not in known:
+            raise UsageError(f"{option} {stage!r} is not a stage: the stages are {', '.join(known)}.")
+    if left == right:
+        raise UsageError(f"--from and --to are both {left!r}: a stage has no differences with itself. Pick two stages.")
+    if (left in IR_STAGES) != (right in IR_STAGES):
+        raise UsageError(
+            f"{left} and {right} cannot be compared: FX stages ({', '.join(FX_STAGES)}) diff with FX stages, "
+            f"the Ascend IR ({', '.join(IR_STAGES)}) with the Ascend IR."
+        )
+    if torchair_path is not None and TORCHAIR_STAGE not in (left, right):
+        raise UsageError(f"--torchair-path is used only with {TORCHAIR_STAGE} (e.g. --from ascend_ir --to {TORCHAIR_STAGE}).")
+    return left, right
+
+
+def _reject_model_options(*values: Any) -> None:
+    if any(values):
+        raise UsageError(
+            "two saved traces are diffed stage by stage as they were recorded: --before-functionalize, "
+            "--from, --to, --torchair-path, --plugin and --entry apply to a model file only."
+        )
+
+
+# -- a model ----------------------------------------------------------------------------------
+def _model_diff(model: Path, left: str, right: str, plugins: Any, entry: Optional[str], graph: Optional[int], torchair_path: Optional[Path]) -> Any:
+    from fxlab.passes.fx_diff import TraceDiff, diff_graph, select_graphs
+
+    torchair_dir = _find_torchair(torchair_path) if TORCHAIR_STAGE in (left, right) else None
+    stages = ("functional", "ascend_ir") if left in IR_STAGES else tuple(s for s in FX_STAGES if s in (left, right))
+    _, trace = capture_model(model, entry, plugins, stages, verify=False)
+    indices = select_graphs(len(trace.graphs), graph)
+    diff = TraceDiff(left, right, notes=[f"graph {g.index}: {g.error}" for g in trace.graphs if g.error and g.index in indices])
+    if left in IR_STAGES:
+        sides = _ir_sides(trace, indices, torchair_dir, diff.notes)
+    else:
+        sides = {i: (trace.graphs[i].stages.get(left), trace.graphs[i].stages.get(right)) for i in indices}
+    for index in indices:
+        lside, rside = sides[index] if left != TORCHAIR_STAGE else sides[index][::-1]
+        diff.graphs.append(diff_graph(index, lside, rside, left, right, left_label=left, right_label=right))
+    return diff
+
+
+def _find_torchair(explicit: Optional[Path]) -> Any:
+    """Where TorchAir is (found before the slow capture, so a bad path fails fast)."""
+    from fxlab.compat.bridge import find_torchair
+
+    return find_torchair(explicit)
+
+
+def _ir_sides(trace: Any, indices: list[int], torchair_dir: Any, notes: list[str]) -> dict[int, tuple[Any, Any]]:
+    """(built-in IR, TorchAir's IR) of each graph; TorchAir's bridge notes go to ``notes``."""
+    from fxlab.compat.bridge import open_torchair, run_torchair_conversion
+
+    sides: dict[int, tuple[Any, Any]] = {}
+    status = console.err().status("loading TorchAir", spinner="dots")
+    with status, open_torchair(torchair_dir) as torchair:
+        for index in indices:
+            graph = trace.graphs[index]
+            functional = graph.modules.get("functional")
+            if functional is None:
+                sides[index] = (graph.ir, None)
+                continue
+            status.update(f"converting graph {index} with TorchAir")
+            converted = run_torchair_conversion(functional, f"graph_{index}", torchair)
+            sides[index] = (graph.ir, converted.graph)
+            notes += [n for n in converted.notes if n and n not in notes]
+        notes += _load_notes(torchair.report)
+    return sides
+
+
+def _load_notes(report: Any) -> list[str]:
+    notes = []
+    if report.registration_failures:
+        notes.append(
+            f"{len(report.registration_failures)} TorchAir converter registration(s) did not load with this torch "
+            "(they name ops or overloads it lacks); a node that needs one shows as FxlabUnsupported on the TorchAir side"
+        )
+    notes += [f"TorchAir module did not load: {issue.describe()}" for issue in report.module_failures]
+    return notes
+
+
+# -- two saved traces ---------------------------------------------------------------------------
+def _saved_traces_diff(left: Path, right: Path, graph: Optional[int]) -> Any:
+    from fxlab.passes.fx_diff import diff_saved_traces
+
+    left_label, right_label = _labels(left, right)
+    return diff_saved_traces(_load(left), _load(right), left_label=left_label, right_label=right_label, graph=graph)
+
+
+def _labels(left: Path, right: Path) -> tuple[str, str]:
+    if left.name and right.name and left.name != right.name:
+        return left.name, right.name
+    return str(left), str(right)
+
+
+def _load(path: Path) -> Any:
+    from fxlab.capture.save import load_trace
+
+    if not path.is_dir():
+        what = "does not exist" if not path.exists() else "is not a directory"
+        raise UsageError(f"{path} {what}: a saved trace is the directory `fxlab trace MODEL.py --out DIR` writes.")
+    try:
+        return load_trace(path)
+    except FxlabError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise UsageError(
+            f"{path} is not a readable saved trace ({type(exc).__name__}: {exc}). Write it again with `fxlab trace MODEL.py --out {path}`."
+        ) from exc
+
+
+# -- output -----------------------------------------------------------------------------------
+def _render(diff: Any, as_json: bool) -> None:
+    if as_json:
+        console.out().print_json(json.dumps(diff.to_json(), default=str))
+        return
+    from fxlab.viz.diff import trace_diff_view
+
+    console.out().print(trace_diff_view(diff))

@@ -1,0 +1,233 @@
+"""Rich renderables for ``fxlab diff``: an FX stage diff grouped by source line, an
+Ascend IR diff grouped by FX node, and a whole trace diff. Returns renderables; the CLI
+prints."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from fxlab.passes.fx_diff import GraphDiff, LineGroup, NodeChange, NodeRef, StageDiff, TraceDiff
+from fxlab.viz.trace_views import relative_paths
+
+MARKS = {"same": ("=", "dim"), "changed": ("~", "yellow"), "added": ("+", "green"), "removed": ("-", "red")}
+IR_MARKS = {"same": ("=", "dim"), "changed": ("~", "yellow"), "only_right": ("+", "green"), "only_left": ("-", "red")}
+# How the per-change counts read in a graph's summary line.
+CHANGE_WORDS = {
+    "functionalized": "in-place op(s) became functional",
+    "auto_functionalized": "in-place custom op(s) wrapped in auto_functionalized",
+    "reinplaced": "re-inplaced",
+    "copy_epilogue_added": "copy_ epilogue(s) added",
+    "copy_epilogue_removed": "copy_ epilogue(s) removed",
+    "target_changed": "other target",
+    "inputs_changed": "other inputs",
+    "outputs_changed": "other output shape/dtype",
+    "scopes_changed": "other scopes",
+    "moved": "other source line",
+}
+UNCHANGED_NAMES_SHOWN = 6
+
+
+def trace_diff_view(diff: TraceDiff) -> RenderableType:
+    """Every graph's diff, then the notes and a closing verdict."""
+    parts: list[RenderableType] = [graph_diff_view(g) for g in diff.graphs]
+    parts += [Text(f"note: {note}", style="dim") for note in diff.notes]
+    verdict = "no differences" if diff.identical else "differences found (above)"
+    parts.append(Text.assemble((f"{diff.left_label} → {diff.right_label}: ", "bold"), (verdict, "green" if diff.identical else "yellow")))
+    return Group(*parts)
+
+
+def graph_diff_view(diff: GraphDiff) -> RenderableType:
+    if diff.fx is not None:
+        return stage_diff_view(diff.fx, diff.graph)
+    if diff.ir is not None:
+        return ir_diff_view(diff.ir, diff.graph)
+    return Text(f"graph {diff.graph} · {diff.left_stage} → {diff.right_stage}: {diff.missing}", style="yellow")
+
+
+# -- FX stages ------------------------------------------------------------------------------
+def stage_diff_view(diff: StageDiff, graph: int = 0) -> RenderableType:
+    """Header with counts, then each source line's nodes side by side with what changed;
+    a line whose nodes are all unchanged shows as one dim row."""
+    widths = _column_widths(diff.entries)
+    parts: list[RenderableType] = [_stage_header(diff, graph)]
+    for group in diff.groups:
+        parts.append(_line_header(group))
+        parts.append(_unchanged_line(group) if group.same else _group_table(group, widths))
+    parts += _input_output_lines(diff)
+    parts.append(Text(""))
+    return Group(*parts)
+
+
+def _stage_header(diff: StageDiff, graph: int) -> Text:
+    counts = diff.summary()
+    head = Text(f"graph {graph} · {diff.left_label} → {diff.right_label}: ", style="bold blue")
+    head.append(f"{counts['changed']} changed, {counts['added']} added, {counts['removed']} removed, {counts['same']} same")
+    words = [f"{counts[code]} {text}" for code, text in CHANGE_WORDS.items() if counts.get(code)]
+    if words:
+        head.append("\n  " + "; ".join(words), style="dim")
+    if diff.identical:
+        head.append("  (identical)", style="green")
+    return head
+
+
+def _line_header(group: LineGroup) -> Text:
+    where = relative_paths(group.location) if group.location else "(no source line)"
+    text = Text(f"  {where}", style="bold cyan")
+    if group.code:
+        text.append(f"  {group.code}", style="cyan")
+    return text
+
+
+def _unchanged_line(group: LineGroup) -> Text:
+    names = [e.left.name for e in group.entries if e.left is not None]
+    shown = ", ".join(names[:UNCHANGED_NAMES_SHOWN]) + (", …" if len(names) > UNCHANGED_NAMES_SHOWN else "")
+    return Text(f"    = {len(names)} unchanged: {shown}", style="dim")
+
+
+def _column_widths(entries: Sequence[NodeChange]) -> tuple[int, int]:
+    """One width for each side across all groups, so the columns line up."""
+    left = max((len(_node_label(e.left)) for e in entries if e.left), default=1)
+    right = max((len(_node_label(e.right)) for e in entries if e.right), default=1)
+    return min(left, 48), min(right, 48)
+
+
+def _group_table(group: LineGroup, widths: tuple[int, int]) -> Table:
+    table = Table.grid(padding=(0, 2))
+    table.add_column(width=5)
+    table.add_column(min_width=widths[0], max_width=48)
+    table.add_column(width=1)
+    table.add_column(min_width=widths[1], max_width=48)
+    table.add_column(ratio=1)
+    for entry in group.entries:
+        mark, style = MARKS[entry.kind]
+        table.add_row(
+            Text(f"    {mark}", style=style),
+            _node_cell(entry.left, style),
+            Text("→" if entry.left and entry.right else "", style="dim"),
+            _node_cell(entry.right, style),
+            _changes_cell(entry),
+        )
+    return table
+
+
+def _node_label(ref: NodeRef | None) -> str:
+    if ref is None:
+        return ""
+    if ref.kind == "auto_functionalized":  # the name says the wrapper; show what it wraps
+        return f"{ref.name}({ref.args.split(',', 1)[0]})"
+    return f"{ref.name}: {ref.target}"
+
+
+def _node_cell(ref: NodeRef | None, style: str) -> Text:
+    if ref is None:
+        return Text("")
+    text = Text(_node_label(ref), style=style)
+    if ref.attached:
+        text.append(f"\n  + {', '.join(ref.attached)}", style="dim")
+    return text
+
+
+def _changes_cell(entry: NodeChange) -> Text:
+    text = Text()
+    for change in entry.changes:
+        if text:
+            text.append("\n")
+        if change.code in ("added", "removed"):  # the node cell names it already: show what it reads
+            lone = entry.left or entry.right
+            text.append(f"({lone.args})", style="dim")  # type: ignore[union-attr]
+        else:
+            text.append(change.detail, style="dim" if change.code in ("inputs_changed", "moved") else "")
+    return text
+
+
+def _input_output_lines(diff: StageDiff) -> list[Text]:
+    lines = []
+    for index, entry in enumerate(diff.inputs):
+        if entry.kind != "same":
+            detail = "; ".join(c.detail for c in entry.changes) or entry.kind
+            name = (entry.left or entry.right).name  # type: ignore[union-attr]
+            lines.append(Text(f"  graph input {index} ({name}): {detail}", style=MARKS[entry.kind][1]))
+    if not diff.outputs_same:
+        lines.append(Text(f"  graph outputs: ({diff.outputs[0]}) → ({diff.outputs[1]})", style="yellow"))
+    return lines
+
+
+# -- Ascend IR ------------------------------------------------------------------------------
+def ir_diff_view(diff: Any, graph: int = 0) -> RenderableType:
+    """An :class:`~fxlab.passes.ir_diff.IrDiff`: per FX node, the GE ops on each side and
+    every op that differs; FX nodes whose ops all agree are counted, not listed."""
+    counts = diff.summary()
+    head = Text(f"graph {graph} · {diff.left_label} → {diff.right_label}: ", style="bold blue")
+    head.append(
+        f"{counts['same']} GE ops same, {counts['changed']} changed, {counts['only_left']} only in {diff.left_label}, "
+        f"{counts['only_right']} only in {diff.right_label}; {counts['nodes_differing']} FX node(s) differ"
+    )
+    parts: list[RenderableType] = [head]
+    same_nodes = [n.fx_node for n in diff.nodes if n.same]
+    for node in diff.nodes:
+        if not node.same:
+            parts.append(_ir_node_view(node, diff.left_label, diff.right_label))
+    if same_nodes:
+        shown = ", ".join(same_nodes[:UNCHANGED_NAMES_SHOWN]) + (", …" if len(same_nodes) > UNCHANGED_NAMES_SHOWN else "")
+        parts.append(Text(f"  = {len(same_nodes)} FX node(s) convert alike: {shown}", style="dim"))
+    parts += _ir_graph_lines(diff)
+    parts.append(Text(""))
+    return Group(*parts)
+
+
+def _ir_node_view(node: Any, left_label: str, right_label: str) -> RenderableType:
+    header = Text(f"  {node.fx_node}", style="bold cyan")
+    header.append(f"  {left_label}: {' '.join(node.left_types) or '-'}  |  {right_label}: {' '.join(node.right_types) or '-'}", style="cyan")
+    if node.moved:
+        header.append("  (moved)", style="yellow")
+    table = Table.grid(padding=(0, 2))
+    table.add_column(width=5)
+    for _ in range(3):
+        table.add_column()
+    table.add_column(ratio=1)
+    for op in node.ops:
+        if op.kind == "same" and not op.moved:
+            continue
+        mark, style = IR_MARKS[op.kind]
+        left = _op_label(op.left, op.left_type)
+        right = _op_label(op.right, op.right_type)
+        table.add_row(Text(f"    {mark}", style=style), Text(left, style=style), Text("→" if op.left and op.right else "", style="dim"), Text(right, style=style), _op_details(op))
+    return Group(header, table)
+
+
+def _op_label(name: str | None, op_type: str | None) -> str:
+    # GE names ops Type, Type_1, ...: then the name alone says the type.
+    if not name:
+        return ""
+    return name if name == op_type or name.startswith(f"{op_type}_") else f"{name} ({op_type})"
+
+
+def _op_details(op: Any) -> Text:
+    lines = []
+    if op.left_type and op.right_type and op.left_type != op.right_type:
+        lines.append(f"type {op.left_type} → {op.right_type}")
+    lines += [f"attr {key}: {a} → {b}" for key, (a, b) in op.attrs.items()]
+    lines += [f"input {slot}: {a} → {b}" for slot, a, b in op.inputs]
+    lines += [f"output {slot}: {_desc(a)} → {_desc(b)}" for slot, a, b in op.outputs]
+    if op.moved:
+        lines.append("runs at another place relative to the other ops")
+    return Text("\n".join(lines))
+
+
+def _desc(value: Any) -> str:
+    if not isinstance(value, dict):
+        return str(value)
+    shape = value.get("shape")
+    return f"{value.get('dtype')}{list(shape) if shape is not None else ''}"
+
+
+def _ir_graph_lines(diff: Any) -> list[Text]:
+    lines = []
+    if diff.outputs[0] != diff.outputs[1]:
+        lines.append(Text(f"  graph outputs: {diff.outputs[0]} → {diff.outputs[1]}", style="yellow"))
+    for key, (a, b) in diff.graph_attrs.items():
+        lines.append(Text(f"  graph attr {key}: {a} → {b}", style="yellow"))
+    return lines
