@@ -163,7 +163,8 @@ class StageDiff:
         for entry in self.entries:
             counts[entry.kind] += 1
             for code in entry.codes:
-                counts[code] = counts.get(code, 0) + 1
+                if code not in (ADDED, REMOVED):  # already counted as the entry's kind
+                    counts[code] = counts.get(code, 0) + 1
         return counts
 
     def to_json(self) -> dict[str, Any]:
@@ -366,9 +367,6 @@ def _describe(lside: _Side, rside: _Side, l: NodeRecord | None, r: NodeRecord | 
         return entry
     rewrite = _rewrite(l, r)
     if rewrite is not None:
-        getitems = (entry.right if rewrite.code == AUTO_FUNCTIONALIZED else entry.left).attached  # type: ignore[union-attr]
-        if getitems and _WRAPPER in (l.kind, r.kind):
-            rewrite.detail += f" (+ {', '.join(getitems)})"
         entry.changes.append(rewrite)
     elif l.target != r.target:
         entry.changes.append(Change(TARGET_CHANGED, f"{l.target} -> {r.target}"))

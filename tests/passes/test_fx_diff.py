@@ -1,0 +1,221 @@
+"""FX stage diff: exact alignment on the in-place examples, value-level input comparison,
+the fallback alignment, saved (JSON) stages, and whole-trace diffs."""
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from fxlab.capture.trace import NodeRecord, Provenance, StageTrace, TensorMeta, stage_from_json, stage_to_json
+from fxlab.errors import UsageError
+from fxlab.passes.fx_diff import diff_saved_traces, diff_stages, op_family, select_graphs
+
+
+def rows(diff) -> list[tuple[str | None, str | None, list[str]]]:
+    """(left name, right name, change codes) of every entry, in order."""
+    return [(e.left and e.left.name, e.right and e.right.name, e.codes) for e in diff.entries]
+
+
+def by_right(diff, name: str):
+    return next(e for e in diff.entries if e.right and e.right.name == name)
+
+
+def test_inplace_ops_aten_to_functional_pairs_exactly(example_trace) -> None:
+    graph = example_trace("inplace_ops").graphs[0]
+    diff = diff_stages(graph.stages["aten"], graph.stages["functional"])
+    assert rows(diff) == [
+        ("view", "view", []),
+        ("t", "t", []),
+        ("addmm", "addmm", []),
+        ("view_1", "view_1", []),
+        ("mul_", "mul", ["functionalized"]),
+        (None, "view_2", ["added"]),
+        (None, "view_3", ["added"]),
+        ("slice_1", "slice_1", []),
+        ("copy_", "copy", ["functionalized", "inputs_changed"]),
+        (None, "slice_scatter", ["added"]),
+        (None, "copy__1", ["copy_epilogue_added"]),
+        ("add_", "add", ["functionalized"]),
+        (None, "copy_", ["copy_epilogue_added"]),
+        ("sum_1", "sum_1", ["inputs_changed"]),  # reads the view of the result, not mul_
+        ("mean", "mean", ["inputs_changed"]),  # reads the scattered cache, not the input
+        ("add", "add_1", []),
+    ]
+    (mul,) = [e for e in diff.entries if e.left and e.left.name == "mul_"]
+    assert mul.changes[0].detail == "in-place aten.mul_.Tensor became functional aten.mul.Tensor"
+    assert (mul.left.target, mul.right.target) == ("aten.mul_.Tensor", "aten.mul.Tensor")
+    assert by_right(diff, "copy_").changes[0].detail == "copy_ epilogue added: writes add back into graph input arg2_1"
+    assert by_right(diff, "copy__1").changes[0].detail == "copy_ epilogue added: writes slice_scatter back into graph input arg3_1"
+    assert by_right(diff, "mean").changes[0].detail == "inputs (arg3_1) -> (slice_scatter)"
+    assert [g.location.rsplit(":", 1)[1] for g in diff.groups] == ["21", "22", "23", "24", "25"]
+    assert [g.same for g in diff.groups] == [True, False, False, False, False]
+    assert diff.outputs_same and not diff.identical
+    assert diff.summary() == {"same": 6, "changed": 5, "added": 5, "removed": 0, "functionalized": 3, "inputs_changed": 3, "copy_epilogue_added": 2}
+
+
+def test_custom_inplace_op_pairs_with_auto_functionalized_and_its_getitems(example_trace) -> None:
+    graph = example_trace("my_inplace").graphs[0]
+    diff = diff_stages(graph.stages["aten"], graph.stages["functional"])
+    assert rows(diff) == [
+        ("mul", "mul", []),
+        ("my_inplace", "auto_functionalized_v2", ["auto_functionalized"]),
+        ("my_inplace_1", "auto_functionalized_v2_1", ["auto_functionalized"]),
+        (None, "copy_", ["copy_epilogue_added"]),
+        ("slice_1", None, ["removed"]),  # the view is an argument of the wrapper now
+        ("my_inplace_2", "auto_functionalized_v2_2", ["auto_functionalized"]),
+        (None, "copy__1", ["copy_epilogue_added"]),
+        # add reads (getitem_1, getitem) = (the rewritten base mul, the op's result): same values
+        ("add", "add", []),
+        ("add_1", "add_1", []),
+    ]
+    wrapped = by_right(diff, "auto_functionalized_v2")
+    assert wrapped.right.attached == ["getitem", "getitem_1"]
+    assert wrapped.left.target == "npu.my_inplace.default"
+    assert wrapped.changes[0].detail == "in-place npu.my_inplace.default wrapped in auto_functionalized_v2"
+    assert by_right(diff, "copy_").changes[0].detail == "copy_ epilogue added: writes getitem_3 back into graph input arg0_1"
+
+
+def test_reinplacing_unwraps_auto_functionalized_and_drops_the_epilogues(example_trace) -> None:
+    graph = example_trace("my_inplace").graphs[0]
+    diff = diff_stages(graph.stages["functional"], graph.stages["reinplaced"])
+    codes = {(l, r): c for l, r, c in rows(diff)}
+    assert codes[("auto_functionalized_v2", "my_inplace_default_2")] == ["reinplaced"]
+    assert codes[("auto_functionalized_v2_1", "my_inplace_default_1")] == ["reinplaced"]
+    assert codes[("auto_functionalized_v2_2", "my_inplace_default")] == ["reinplaced"]
+    assert codes[("copy_", None)] == codes[("copy__1", None)] == ["copy_epilogue_removed"]
+    assert codes[(None, "slice_tensor")] == ["added"]
+    assert codes[("add", "add")] == codes[("add_1", "add_1")] == []
+    assert by_right(diff, "my_inplace_default_2").changes[0].detail == (
+        "auto_functionalized_v2 unwrapped: in-place npu.my_inplace.default again"
+    )
+
+
+def test_functional_add_becomes_inplace_again_when_reinplaced(example_trace) -> None:
+    graph = example_trace("inplace_ops").graphs[0]
+    diff = diff_stages(graph.stages["functional"], graph.stages["reinplaced"])
+    entry = by_right(diff, "add__tensor")
+    assert (entry.left.name, entry.codes) == ("add", ["reinplaced"])
+    assert entry.changes[0].detail == "functional aten.add.Tensor became in-place aten.add_.Tensor"
+
+
+def test_dynamo_to_aten_lowers_targets_without_claiming_rewrites(example_trace) -> None:
+    graph = example_trace("my_inplace").graphs[0]
+    diff = diff_stages(graph.stages["dynamo"], graph.stages["aten"])
+    # Dynamo's call of the op packet has no schema: only the target changed.
+    assert ("z", "my_inplace", ["target_changed"]) in rows(diff)
+    assert all(not e.left or e.left.kind == "" for e in diff.entries)
+    assert not [e for e in diff.inputs if e.kind != "same"]  # same inputs, named differently
+
+
+@pytest.mark.parametrize("example", ["inplace_ops", "my_inplace"])
+@pytest.mark.parametrize("stage", ["dynamo", "aten", "functional", "reinplaced"])
+def test_a_stage_and_its_json_round_trip_have_no_differences(example_trace, example: str, stage: str) -> None:
+    original = example_trace(example).graphs[0].stages[stage]
+    reloaded = stage_from_json(json.loads(json.dumps(stage_to_json(original))))
+    diff = diff_stages(original, reloaded)
+    assert diff.identical and diff.summary()["same"] == len(diff.entries) > 0
+
+
+# -- hand-made stages: the rules one at a time ----------------------------------------------
+def node(name: str, target: str, args: str = "", line: int | None = 1, kind: str = "", op: str = "call_function", shape=(2,)) -> NodeRecord:
+    return NodeRecord(
+        name=name, op=op, target=target, args=args, kind=kind,
+        outputs=[TensorMeta(shape=list(shape), dtype="float32")],
+        provenance=Provenance(file="m.py", line=line, code=f"line {line}") if line else Provenance(),
+    )
+
+
+def stage(*nodes: NodeRecord, output: str = "[out]") -> StageTrace:
+    inputs = [node("x", "x", op="placeholder", line=None), node("y", "y", op="placeholder", line=None)]
+    return StageTrace("s", "", [*inputs, *nodes, node("output", "output", output, op="output", line=None)])
+
+
+def test_inputs_compare_by_value_not_by_name() -> None:
+    left = stage(node("a", "aten.mul.Tensor", "x, y"), node("out", "aten.relu.default", "a", line=2))
+    renamed = stage(node("b", "aten.mul.Tensor", "x, y"), node("c", "aten.relu.default", "b", line=2), output="[c]")
+    swapped = stage(node("a", "aten.mul.Tensor", "y, x"), node("out", "aten.relu.default", "a", line=2))
+    assert diff_stages(left, renamed).identical
+    diff = diff_stages(left, swapped)
+    assert rows(diff) == [("a", "a", ["inputs_changed"]), ("out", "out", [])]
+
+
+def test_nodes_whose_line_changed_pair_in_a_second_pass_and_say_so() -> None:
+    left = stage(node("a", "aten.add.Tensor", "x, 1", line=3), node("b", "aten.neg.default", "a", line=4))
+    right = stage(node("a", "aten.add.Tensor", "x, 1", line=9), node("b", "aten.neg.default", "a", line=4))
+    diff = diff_stages(left, right)
+    assert rows(diff) == [("a", "a", ["moved"]), ("b", "b", [])]
+    assert diff.entries[0].changes[0].detail == "source line 3 -> 9"
+
+
+def test_other_families_do_not_pair_and_output_changes_are_seen() -> None:
+    left = stage(node("a", "aten.add.Tensor", "x, y"), node("out", "aten.neg.default", "a", line=2))
+    right = stage(node("a", "aten.sub.Tensor", "x, y"), node("out", "aten.neg.default", "a", line=2, shape=(3,)))
+    assert rows(diff_stages(left, right)) == [
+        ("a", None, ["removed"]),
+        (None, "a", ["added"]),
+        ("out", "out", ["inputs_changed", "outputs_changed"]),
+    ]
+    assert diff_stages(left, right).entries[2].changes[1].detail == "float32[2] -> float32[3]"
+
+
+def test_graph_inputs_and_outputs_are_compared() -> None:
+    left = stage(node("out", "aten.neg.default", "x"))
+    right = copy.deepcopy(left)
+    right.nodes[1].outputs = [TensorMeta(shape=[5], dtype="float16")]
+    right.nodes[-1].args = "[x]"
+    diff = diff_stages(left, right)
+    assert [e.kind for e in diff.inputs] == ["same", "changed"]
+    assert diff.inputs[1].changes[0].detail == "float32[2] -> float16[5]"
+    assert not diff.outputs_same and not diff.identical
+
+
+@pytest.mark.parametrize(
+    "target, family",
+    [
+        ("aten.add_.Tensor", "add"),
+        ("aten.add.Tensor", "add"),
+        ("aten.copy_.default", "copy"),
+        ("aten.__and__.Tensor", "__and__"),
+        ("npu.my_inplace.default", "npu.my_inplace"),
+        ("npu.my_inplace", "npu.my_inplace"),
+        ("mul_", "mul"),
+        ("linear", "linear"),
+        ("higher_order.auto_functionalized_v2", "higher_order.auto_functionalized_v2"),
+    ],
+)
+def test_op_family(target: str, family: str) -> None:
+    assert op_family(target) == family
+
+
+# -- whole traces ------------------------------------------------------------------------------
+def test_a_trace_diffed_with_itself_is_identical_stage_by_stage(example_trace) -> None:
+    trace = example_trace("inplace_ops")
+    diff = diff_saved_traces(trace, trace, left_label="a", right_label="b")
+    assert [(g.graph, g.left_stage, bool(g.fx), bool(g.ir)) for g in diff.graphs] == [
+        (0, "dynamo", True, False), (0, "aten", True, False), (0, "functional", True, False),
+        (0, "reinplaced", True, False), (0, "ascend_ir", False, True),
+    ]
+    assert diff.identical and diff.notes == []
+
+
+def test_traces_with_other_graphs_and_stages_say_so(example_trace) -> None:
+    full = example_trace("graph_break")
+    fewer = copy.copy(full)
+    fewer.graphs = full.graphs[:1]
+    fewer.stages = [s for s in full.stages if s != "dynamo"]
+    diff = diff_saved_traces(full, fewer, left_label="a", right_label="b")
+    assert diff.notes == ["only a recorded stage(s) dynamo", "a has 2 graph(s), b has 1"]
+    missing = [g for g in diff.graphs if g.missing]
+    assert {g.graph for g in missing} == {1} and missing[0].missing == "graph 1 has no b"
+    assert not diff.identical
+    assert json.loads(json.dumps(diff.to_json()))["graphs"][-1]["missing"] == "graph 1 has no b"
+
+
+def test_graph_selection() -> None:
+    assert select_graphs(3, None) == [0, 1, 2]
+    assert select_graphs(3, 2) == [2]
+    with pytest.raises(UsageError, match="--graph 3 does not exist: the trace has 3 graph"):
+        select_graphs(3, 3)
+    with pytest.raises(UsageError, match="none at all"):
+        select_graphs(0, 0)
