@@ -1,38 +1,18 @@
 """Comparison and logical converters: each of TorchAir's operand typing rules, on CPU."""
 from __future__ import annotations
 
-from typing import Any, Callable
 
 import pytest
 import torch
 
 from fxlab.capture.stages import functional_graph
-from fxlab.ir.execute import execute
-from fxlab.ir.model import DataType, IrGraph, IrOp, TORCHAIR_DTYPE_NUMBER
+from fxlab.ir.model import DataType, TORCHAIR_DTYPE_NUMBER
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
+from tests.passes.converters.lowering import lower, types, cast_targets
 
 
-def lower(fn: Callable[..., Any], *inputs: torch.Tensor) -> IrGraph:
-    """Convert ``fn``'s functional graph and check it numerically against eager."""
-    graph = convert_to_ascend_ir(functional_graph(fn, *inputs), "g").graph
-    expected = fn(*inputs)
-    expected = list(expected) if isinstance(expected, tuple) else [expected]
-    actual = execute(graph, [x.clone() for x in inputs])
-    for got, want in zip(actual, expected, strict=True):
-        torch.testing.assert_close(got, want)
-    return graph
 
 
-def body(graph: IrGraph) -> list[IrOp]:
-    return [op for op in graph.ops if op.type not in ("Data", "NetOutput")]
-
-
-def types(graph: IrGraph) -> list[str]:
-    return [op.type for op in body(graph)]
-
-
-def cast_targets(graph: IrGraph) -> list[int]:
-    return [op.attr_value("dst_type") for op in graph.ops_of_type("Cast")]
 
 
 from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE  # noqa: E402

@@ -2,40 +2,19 @@
 Consts) for real functional graphs, and the numbers they compute on CPU."""
 from __future__ import annotations
 
-from typing import Any, Callable
 
 import pytest
 import torch
 
-from fxlab.capture.stages import functional_graph
 from fxlab.ir.builder import GraphBuilder, building
 from fxlab.ir.execute import ExecutionError, execute
-from fxlab.ir.model import DataType, IrGraph, IrOp, TORCHAIR_DTYPE_NUMBER
+from fxlab.ir.model import DataType, TORCHAIR_DTYPE_NUMBER
 from fxlab.ir import ge
-from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
+from tests.passes.converters.lowering import lower, body, types, cast_targets
 
 
-def lower(fn: Callable[..., Any], *inputs: torch.Tensor) -> IrGraph:
-    """Convert ``fn``'s functional graph and check it numerically against eager."""
-    graph = convert_to_ascend_ir(functional_graph(fn, *inputs), "g").graph
-    expected = fn(*inputs)
-    expected = list(expected) if isinstance(expected, tuple) else [expected]
-    actual = execute(graph, [x.clone() for x in inputs])
-    for got, want in zip(actual, expected, strict=True):
-        torch.testing.assert_close(got, want)
-    return graph
 
 
-def body(graph: IrGraph) -> list[IrOp]:
-    return [op for op in graph.ops if op.type not in ("Data", "NetOutput")]
-
-
-def types(graph: IrGraph) -> list[str]:
-    return [op.type for op in body(graph)]
-
-
-def cast_targets(graph: IrGraph) -> list[int]:
-    return [op.attr_value("dst_type") for op in graph.ops_of_type("Cast")]
 
 
 F32, F16 = TORCHAIR_DTYPE_NUMBER[DataType.DT_FLOAT], TORCHAIR_DTYPE_NUMBER[DataType.DT_FLOAT16]
