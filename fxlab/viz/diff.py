@@ -51,11 +51,11 @@ def graph_diff_view(diff: GraphDiff) -> RenderableType:
 def stage_diff_view(diff: StageDiff, graph: int = 0) -> RenderableType:
     """Header with counts, then each source line's nodes side by side with what changed;
     a line whose nodes are all unchanged shows as one dim row."""
-    widths = _column_widths(diff.entries)
+    width = _left_width(diff.entries)
     parts: list[RenderableType] = [_stage_header(diff, graph)]
     for group in diff.groups:
         parts.append(_line_header(group))
-        parts.append(_unchanged_line(group) if group.same else _group_table(group, widths))
+        parts.append(_unchanged_line(group) if group.same else _group_lines(group, width))
     parts += _input_output_lines(diff)
     parts.append(Text(""))
     return Group(*parts)
@@ -87,60 +87,48 @@ def _unchanged_line(group: LineGroup) -> Text:
     return Text(f"    = {len(names)} unchanged: {shown}", style="dim")
 
 
-def _column_widths(entries: Sequence[NodeChange]) -> tuple[int, int]:
-    """One width for each side across all groups, so the columns line up."""
-    left = max((len(_node_label(e.left)) for e in entries if e.left), default=1)
-    right = max((len(_node_label(e.right)) for e in entries if e.right), default=1)
-    return min(left, 48), min(right, 48)
+def _left_width(entries: Sequence[NodeChange]) -> int:
+    """One width for the left side across all groups, so the arrows line up."""
+    return min(max((len(_node_label(e.left)) for e in entries if e.left), default=1), 56)
 
 
-def _group_table(group: LineGroup, widths: tuple[int, int]) -> Table:
-    table = Table.grid(padding=(0, 2))
-    table.add_column(width=5)
-    table.add_column(min_width=widths[0], max_width=48)
-    table.add_column(width=1)
-    table.add_column(min_width=widths[1], max_width=48)
-    table.add_column(ratio=1)
+def _group_lines(group: LineGroup, width: int) -> Text:
+    """Each entry as ``mark left → right``, what changed indented below it."""
+    text = Text()
     for entry in group.entries:
         mark, style = MARKS[entry.kind]
-        table.add_row(
-            Text(f"    {mark}", style=style),
-            _node_cell(entry.left, style),
-            Text("→" if entry.left and entry.right else "", style="dim"),
-            _node_cell(entry.right, style),
-            _changes_cell(entry),
-        )
-    return table
+        text.append(f"    {mark}  ", style=style)
+        left = _node_label(entry.left)
+        text.append(left.ljust(width) if entry.right else left, style=style)
+        if entry.right:
+            text.append("  →  " if entry.left else "     ", style="dim")
+            text.append(_node_label(entry.right), style=style)
+        text.append("\n")
+        for line, line_style in _change_lines(entry):
+            text.append(f"         {line}\n", style=line_style)
+    text.rstrip()
+    return text
 
 
 def _node_label(ref: NodeRef | None) -> str:
     if ref is None:
         return ""
     if ref.kind == "auto_functionalized":  # the name says the wrapper; show what it wraps
-        return f"{ref.name}({ref.args.split(',', 1)[0]})"
-    return f"{ref.name}: {ref.target}"
+        label = f"{ref.name}({ref.args.split(',', 1)[0]})"
+    else:
+        label = f"{ref.name}: {ref.target}"
+    return f"{label} + {', '.join(ref.attached)}" if ref.attached else label
 
 
-def _node_cell(ref: NodeRef | None, style: str) -> Text:
-    if ref is None:
-        return Text("")
-    text = Text(_node_label(ref), style=style)
-    if ref.attached:
-        text.append(f"\n  + {', '.join(ref.attached)}", style="dim")
-    return text
-
-
-def _changes_cell(entry: NodeChange) -> Text:
-    text = Text()
+def _change_lines(entry: NodeChange) -> list[tuple[str, str]]:
+    lines = []
     for change in entry.changes:
-        if text:
-            text.append("\n")
-        if change.code in ("added", "removed"):  # the node cell names it already: show what it reads
+        if change.code in ("added", "removed"):  # the node is named already: show what it reads
             lone = entry.left or entry.right
-            text.append(f"({lone.args})", style="dim")  # type: ignore[union-attr]
+            lines.append((f"reads ({lone.args})", "dim"))  # type: ignore[union-attr]
         else:
-            text.append(change.detail, style="dim" if change.code in ("inputs_changed", "moved") else "")
-    return text
+            lines.append((change.detail, "dim" if change.code in ("inputs_changed", "moved") else ""))
+    return lines
 
 
 def _input_output_lines(diff: StageDiff) -> list[Text]:

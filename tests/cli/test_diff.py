@@ -1,0 +1,204 @@
+"""``fxlab diff`` end to end: stage diffs of the examples, two saved runs, fxlab's Ascend
+IR against TorchAir's, and every bad input (exit code 2, before anything is captured)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fxlab.capture.save import write_failed_manifest
+from fxlab.cli.diff import stage_pair
+from fxlab.cli.main import main
+from tests.conftest import EXAMPLES
+
+INPLACE = str(EXAMPLES / "inplace_ops.py")
+MY_INPLACE = str(EXAMPLES / "my_inplace.py")
+# TorchAir itself warns when its lazily imported NPU custom-op converters need torch_npu ops.
+pytestmark = pytest.mark.filterwarnings("ignore:Failed to import torchair")
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    with pytest.raises(SystemExit) as info:
+        main(list(argv))
+    captured = capsys.readouterr()
+    return info.value.code, captured.out, " ".join(captured.err.split())
+
+
+def entries(graph: dict) -> list[tuple[str | None, str | None, list[str]]]:
+    return [
+        (e["left"] and e["left"]["name"], e["right"] and e["right"]["name"], [c["code"] for c in e["changes"]])
+        for group in graph["diff"]["groups"]
+        for e in group["entries"]
+    ]
+
+
+@pytest.fixture(scope="module")
+def saved_runs(tmp_path_factory) -> tuple[Path, Path]:
+    """The same model traced twice with ``fxlab trace --out``."""
+    root = tmp_path_factory.mktemp("runs")
+    for name in ("run_a", "run_b"):
+        with pytest.raises(SystemExit) as info:
+            main(["trace", INPLACE, "--out", str(root / name), "--summary"])
+        assert info.value.code == 0
+    return root / "run_a", root / "run_b"
+
+
+def test_before_functionalize_as_json(capsys) -> None:
+    code, out, _ = run(capsys, "diff", INPLACE, "--before-functionalize", "--json")
+    data = json.loads(out)
+    assert code == 0 and (data["left"], data["right"], data["identical"]) == ("aten", "functional", False)
+    (graph,) = data["graphs"]
+    assert graph["kind"] == "fx" and graph["graph"] == 0
+    rewrites = [(l, r, c) for l, r, c in entries(graph) if c and c != ["inputs_changed"]]
+    assert rewrites == [
+        ("mul_", "mul", ["functionalized"]),
+        (None, "view_2", ["added"]),
+        (None, "view_3", ["added"]),
+        ("copy_", "copy", ["functionalized", "inputs_changed"]),
+        (None, "slice_scatter", ["added"]),
+        (None, "copy__1", ["copy_epilogue_added"]),
+        ("add_", "add", ["functionalized"]),
+        (None, "copy_", ["copy_epilogue_added"]),
+    ]
+    assert graph["diff"]["groups"][1]["code"] == "h.mul_(2)  # in place on an intermediate"
+
+
+def test_stage_pair_defaults_to_before_functionalize() -> None:
+    assert stage_pair(False, None, None, None) == stage_pair(True, None, None, None) == ("aten", "functional")
+    assert stage_pair(False, "ascend_ir:torchair", "ascend_ir", Path("x")) == ("ascend_ir:torchair", "ascend_ir")
+
+
+def test_human_view_groups_by_source_line(capsys) -> None:
+    code, out, _ = run(capsys, "diff", MY_INPLACE, "--from", "functional", "--to", "reinplaced")
+    assert code == 0
+    assert "graph 0 · functional → reinplaced: 4 changed, 1 added, 2 removed, 2 same" in out
+    headers = [line.strip().split("  ")[0] for line in out.splitlines() if line.startswith("  examples/")]
+    assert headers == [f"examples/my_inplace.py:{n}" for n in (23, 24, 25, 26, 27)]
+    assert "auto_functionalized_v2(npu.my_inplace.default)" in out
+    assert "auto_functionalized_v2 unwrapped: in-place npu.my_inplace.default again" in out
+    assert "copy_ epilogue removed: writes getitem_3 back into graph input arg0_1" in out
+    assert "= 2 unchanged: add, add_1" in out
+
+
+def test_two_saved_runs_have_no_differences(capsys, saved_runs) -> None:
+    code, out, _ = run(capsys, "diff", *map(str, saved_runs), "--json")
+    data = json.loads(out)
+    assert code == 0 and data["identical"] is True and data["notes"] == []
+    assert [(g["left_stage"], g["kind"]) for g in data["graphs"]] == [
+        ("dynamo", "fx"), ("aten", "fx"), ("functional", "fx"), ("reinplaced", "fx"), ("ascend_ir", "ir"),
+    ]
+    code, out, _ = run(capsys, "diff", *map(str, saved_runs))
+    assert code == 0 and "run_a → run_b: no differences" in out
+
+
+def test_an_edited_saved_trace_shows_the_edit(capsys, saved_runs, tmp_path) -> None:
+    import shutil
+
+    edited = tmp_path / "edited"
+    shutil.copytree(saved_runs[1], edited)
+    stage_file = edited / "graph_0" / "functional.json"
+    stage = json.loads(stage_file.read_text())
+    mul = next(n for n in stage["nodes"] if n["name"] == "mul")
+    mul["outputs"][0]["dtype"] = "float16"
+    stage_file.write_text(json.dumps(stage))
+    code, out, _ = run(capsys, "diff", str(saved_runs[0]), str(edited), "--json", "--graph", "0")
+    data = json.loads(out)
+    assert code == 0 and data["identical"] is False
+    functional = next(g for g in data["graphs"] if g["left_stage"] == "functional")
+    changed = [(l, r, c) for l, r, c in entries(functional) if c]
+    assert changed == [("mul", "mul", ["outputs_changed"])]
+
+
+def _torchair_or_skip() -> None:
+    from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair
+
+    try:
+        find_torchair()
+    except TorchAirNotFoundError as exc:
+        pytest.skip(f"no TorchAir copy: {exc}")
+
+
+SMALL_MODEL = """
+import torch
+import torch.nn.functional as F
+
+class Small(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 4)
+
+    def forward(self, x):
+        return F.softmax(self.proj(x), dim=-1)
+
+model = Small()
+example_inputs = (torch.randn(2, 8),)
+"""
+
+
+def test_builtin_ir_against_torchair(capsys, write_model) -> None:
+    _torchair_or_skip()
+    model = str(write_model(SMALL_MODEL))
+    code, out, _ = run(capsys, "diff", model, "--from", "ascend_ir", "--to", "ascend_ir:torchair", "--json")
+    data = json.loads(out)
+    assert code == 0 and (data["left"], data["right"]) == ("ascend_ir", "ascend_ir:torchair")
+    (graph,) = data["graphs"]
+    nodes = {n["fx_node"]: n for n in graph["diff"]["nodes"]}
+    assert nodes["_softmax"]["left_types"] == nodes["_softmax"]["right_types"] == ["SoftmaxV2"]
+    assert nodes["t"]["left_types"] == ["Const", "Transpose"] and nodes["t"]["right_types"] == []  # TorchAir transposes at addmm
+    assert "Transpose" in nodes["addmm"]["right_types"] and "Transpose" not in nodes["addmm"]["left_types"]
+    notes = " ".join(data["notes"])
+    assert "stood in" in notes and "GE compilation and fusion do not run" in notes
+
+    code, out, _ = run(capsys, "diff", model, "--from", "ascend_ir:torchair", "--to", "ascend_ir")
+    assert code == 0 and "graph 0 · ascend_ir:torchair → ascend_ir:" in out
+    assert "t  ascend_ir:torchair: -  |  ascend_ir: Const Transpose" in out
+    assert "note: GE compilation and fusion do not run" in " ".join(out.split())
+
+
+# -- bad input: exit 2 with the cause and the fix ---------------------------------------------
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--from", "nope", "--to", "aten"], "--from 'nope' is not a stage: the stages are dynamo, aten"),
+        (["--from", "aten", "--to", "aten"], "--from and --to are both 'aten'"),
+        (["--from", "aten", "--to", "ascend_ir"], "aten and ascend_ir cannot be compared"),
+        (["--from", "aten"], "give both --from STAGE and --to STAGE"),
+        (["--before-functionalize", "--to", "functional"], "give it or --from/--to, not both"),
+        (["--torchair-path", "somewhere"], "--torchair-path is used only with ascend_ir:torchair"),
+        (["--from", "ascend_ir", "--to", "ascend_ir:torchair", "--torchair-path", "no/such/dir"], "is not a TorchAir source tree"),
+    ],
+)
+def test_bad_options_fail_before_capturing(capsys, argv: list[str], message: str) -> None:
+    code, out, err = run(capsys, "diff", INPLACE, *argv)
+    assert code == 2 and message in err and out == ""
+
+
+def test_bad_saved_traces(capsys, tmp_path, saved_runs) -> None:
+    empty, failed, corrupt = (tmp_path / name for name in ("empty", "failed", "corrupt"))
+    for folder in (empty, failed, corrupt):
+        folder.mkdir()
+    write_failed_manifest(failed, "m.py", "the model raised")
+    (corrupt / "manifest.json").write_text("{not json")
+    good = str(saved_runs[0])
+    cases = [
+        ([good, str(empty)], "holds no saved trace (manifest.json is missing)"),
+        ([str(failed), good], "is from a failed run: the model raised"),
+        ([good, str(corrupt)], "is not a readable saved trace (JSONDecodeError"),
+        ([good, INPLACE], "is not a directory"),
+        ([good, str(tmp_path / "absent")], "does not exist"),
+        ([good], "is a directory: give a model file, or two saved trace directories"),
+        ([good, good, good], "not 3 paths"),
+        ([good, good, "--from", "aten", "--to", "functional"], "apply to a model file only"),
+        ([good, good, "--graph", "1"], "--graph 1 does not exist: the trace has 1 graph(s), numbered 0 to 0"),
+    ]
+    for argv, message in cases:
+        code, out, err = run(capsys, "diff", *argv)
+        assert (code, message in err, out) == (2, True, ""), (argv, err)
+
+
+def test_missing_model_and_missing_graph(capsys) -> None:
+    code, _, err = run(capsys, "diff", str(EXAMPLES / "no_such_model.py"))
+    assert code == 2 and "does not exist" in err
+    code, out, err = run(capsys, "diff", INPLACE, "--graph", "4")
+    assert code == 2 and "--graph 4 does not exist: the trace has 1 graph(s)" in err and out == ""
