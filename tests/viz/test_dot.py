@@ -1,0 +1,217 @@
+"""DOT text of FX stages and Ascend IR graphs, exactly; rendering with and without dot."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import torch
+
+from fxlab.capture.records import stage_from_module
+from fxlab.capture.stages import functional_graph
+from fxlab.capture.trace import GraphTrace, NodeRecord, StageTrace, TensorMeta, Trace
+from fxlab.errors import UsageError
+from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc
+from fxlab.viz import dot, graphviz_probe
+from fxlab.viz.dot import fx_node_views, fx_stage_dot, ir_graph_dot, write_pictures
+
+SK_FRAME = {"index": 0, "enter": "scope_enter", "attrs": {"_super_kernel_scope": "s1", "_super_kernel_options": "stream-fusion=1"}}
+CORE_FRAME = {"index": 1, "enter": "scope_enter_1", "attrs": {"_op_aicore_num": "8", "_op_vectorcore_num": "16"}}
+
+
+def _f32(*shape: int) -> list[TensorMeta]:
+    return [TensorMeta(shape=list(shape), dtype="float32")]
+
+
+def small_stage() -> StageTrace:
+    """x.add_(y) inside SuperKernel scope s1, a core limit nested in it, and a copy_
+    epilogue writing the result back into the input (names as the functional stage has them)."""
+    nodes = [
+        NodeRecord("x", "placeholder", "x", "", _f32(2)),
+        NodeRecord("y", "placeholder", "y", "", _f32(2)),
+        NodeRecord("scope_enter", "call_function", "air.scope_enter.default", "['_super_kernel_scope'], ['s1']", kind="scope", scopes=[SK_FRAME]),
+        NodeRecord("add_", "call_function", "aten.add_.Tensor", "x, y", _f32(2), mutates=["self"], kind="inplace", scopes=[SK_FRAME]),
+        NodeRecord("scope_enter_1", "call_function", "air.scope_enter.default", "['_op_aicore_num'], ['8']", kind="scope", scopes=[SK_FRAME, CORE_FRAME]),
+        NodeRecord("relu", "call_function", "aten.relu.default", "add_", _f32(2), scopes=[SK_FRAME, CORE_FRAME]),
+        NodeRecord("scope_exit", "call_function", "air.scope_exit.default", "", kind="scope", scopes=[SK_FRAME, CORE_FRAME]),
+        NodeRecord("scope_exit_1", "call_function", "air.scope_exit.default", "", kind="scope", scopes=[SK_FRAME]),
+        NodeRecord("copy_", "call_function", "aten.copy_.default", "x, relu", _f32(2), mutates=["self"], kind="copy_epilogue"),
+        NodeRecord("output", "output", "output", "[relu]"),
+    ]
+    return StageTrace(name="functional", code="", nodes=nodes)
+
+
+EXPECTED_STAGE_DOT = r'''digraph "g" {
+  graph [fontname="Helvetica", fontsize=11, labelloc=t, labeljust=l];
+  node [shape=box, style="rounded,filled", fillcolor="white", fontname="Helvetica", fontsize=10];
+  edge [fontname="Helvetica", fontsize=9, color="#555555"];
+  label="graph 0 · functional";
+  "x" [label="x\nfloat32[2]", shape="ellipse"];
+  "y" [label="y\nfloat32[2]", shape="ellipse"];
+  "copy_" [label="copy_\naten.copy_.default\nfloat32[2]\ncopy_ epilogue", fillcolor="#f9d0f3", color="#a3229a", penwidth="2"];
+  "output" [label="output", shape="house"];
+  subgraph "cluster_scope_0" {
+    label="scope 0\nSuperKernel s1\nstream-fusion=1";
+    style="filled,rounded";
+    fillcolor="#d0defa";
+    color="#1f4fb4";
+    "scope_enter" [label="scope_enter\nair.scope_enter.default\nscope marker", fillcolor="#d3f2cc", color="#2e7d32", penwidth="2"];
+    "add_" [label="add_\naten.add_.Tensor\nfloat32[2]\nin-place", fillcolor="#fff3b0", color="#b8860b", penwidth="2"];
+    "scope_exit_1" [label="scope_exit_1\nair.scope_exit.default\nscope marker", fillcolor="#d3f2cc", color="#2e7d32", penwidth="2"];
+    subgraph "cluster_scope_1" {
+      label="scope 1\ncores: aicore 8, vectorcore 16";
+      style="dashed,rounded";
+      color="#777777";
+      "scope_enter_1" [label="scope_enter_1\nair.scope_enter.default\nscope marker", fillcolor="#d3f2cc", color="#2e7d32", penwidth="2"];
+      "relu" [label="relu\naten.relu.default\nfloat32[2]"];
+      "scope_exit" [label="scope_exit\nair.scope_exit.default\nscope marker", fillcolor="#d3f2cc", color="#2e7d32", penwidth="2"];
+    }
+  }
+  "x" -> "add_";
+  "y" -> "add_";
+  "add_" -> "relu";
+  "x" -> "copy_";
+  "relu" -> "copy_";
+  "relu" -> "output";
+  "scope_enter_1" -> "relu" [style="invis"];
+  "relu" -> "scope_exit" [style="invis"];
+  "scope_enter" -> "add_" [style="invis"];
+  "add_" -> "scope_exit_1" [style="invis"];
+}
+'''
+
+
+def test_fx_stage_dot_exact() -> None:
+    assert fx_stage_dot(small_stage(), "g", "graph 0 · functional") == EXPECTED_STAGE_DOT
+
+
+def test_saved_node_args_give_edges_only_to_earlier_node_names() -> None:
+    nodes = [
+        NodeRecord("x", "placeholder", "x", ""),
+        NodeRecord("h", "placeholder", "h", ""),
+        NodeRecord("auto", "call_function", "higher_order.auto_functionalized_v2", "npu.my_inplace.default, _x_base_index=0, x=h, y='x', h=[x, auto]"),
+    ]
+    views = fx_node_views(StageTrace("functional", "", nodes))
+    assert views[2].inputs == ["h", "x"]
+
+
+def test_live_module_and_saved_stage_draw_the_same_picture() -> None:
+    def fn(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        x.add_(y)
+        return x * 2
+
+    gm = functional_graph(fn, torch.randn(3), torch.randn(3))
+    from_module = fx_stage_dot(gm, "g")
+    assert from_module == fx_stage_dot(stage_from_module("functional", gm), "g")
+    # the functional graph writes x back with a copy_ epilogue, drawn magenta
+    epilogue = next(line for line in from_module.splitlines() if "aten.copy_.default" in line)
+    assert 'fillcolor="#f9d0f3", color="#a3229a"' in epilogue and "copy_ epilogue" in epilogue
+    assert '  "arg0_1" -> "copy_";' in from_module and '  "mul" -> "output";' in from_module
+
+
+def _desc(dtype: DataType, *shape: int) -> TensorDesc:
+    return TensorDesc(name="y", dtype=dtype, shape=shape)
+
+
+def small_ir() -> IrGraph:
+    sk = {"_super_kernel_scope": Attr(AttrKind.STR, "s1"), "_super_kernel_options": Attr(AttrKind.STR, "stream-fusion=1")}
+    cores = {"_op_aicore_num": Attr(AttrKind.STR, "8"), "_op_vectorcore_num": Attr(AttrKind.STR, "16")}
+    ops = [
+        IrOp("x", "Data", attrs={"index": Attr(AttrKind.INT, 0)}, output_desc=[_desc(DataType.DT_FLOAT, 2, -1)], fx_node="x"),
+        IrOp("Const", "Const", attrs={"_readable_value": Attr(AttrKind.STR, "0.5"), **sk}, output_desc=[_desc(DataType.DT_FLOAT)], fx_node="mul", source="/m/model.py:7"),
+        IrOp("Mul", "Mul", ["x:0", "Const:0"], attrs=dict(sk), output_desc=[_desc(DataType.DT_FLOAT, 2, -1)], fx_node="mul", source="/m/model.py:7"),
+        IrOp("Split", "SplitV", ["Mul:0"], attrs={**sk, **cores}, output_desc=[_desc(DataType.DT_FLOAT, 1), _desc(DataType.DT_FLOAT16, -2)], fx_node="split", source="/m/model.py:8"),
+        IrOp("FxlabUnsupported", "FxlabUnsupported", ["Split:1", "Mul:-1", ""], attrs={"_fxlab_unsupported": Attr(AttrKind.STR, "aten.foo.default")}, fx_node="foo"),
+        IrOp("NetOutput", "NetOutput", ["FxlabUnsupported:0", "Gone:0"], fx_node="output"),
+    ]
+    return IrGraph(name="g", ops=ops, inputs=["x"], outputs=["FxlabUnsupported:0"])
+
+
+EXPECTED_IR_DOT = r'''digraph "g" {
+  graph [fontname="Helvetica", fontsize=11, labelloc=t, labeljust=l];
+  node [shape=box, style="rounded,filled", fillcolor="white", fontname="Helvetica", fontsize=10];
+  edge [fontname="Helvetica", fontsize=9, color="#555555"];
+  "x" [label="Data\nx\nFLOAT[2, ?]", shape="ellipse", fillcolor="#eeeeee", tooltip="fx: x"];
+  "FxlabUnsupported" [label="FxlabUnsupported\nunsupported: aten.foo.default\n<- foo", fillcolor="#f8c4c4", color="#c62828", fontcolor="#c62828", penwidth="2", tooltip="fx: foo"];
+  "NetOutput" [label="NetOutput\n<- output", shape="house", fillcolor="#eeeeee", tooltip="fx: output"];
+  subgraph "cluster_sk_s1" {
+    label="SuperKernel s1\nstream-fusion=1";
+    style="filled,rounded";
+    fillcolor="#d0defa";
+    color="#1f4fb4";
+    penwidth="2";
+    subgraph "cluster_fx_0" {
+      label="fx: mul  (model.py:7)"; style="dashed,rounded"; color="#777777";
+      "Const" [label="Const\nFLOAT[]\n= 0.5", fontsize="8", color="#999999", tooltip="fx: mul\nmodel.py:7"];
+      "Mul" [label="Mul\nFLOAT[2, ?]", tooltip="fx: mul\nmodel.py:7"];
+    }
+    "Split" [label="SplitV\nSplit\nFLOAT[1], FLOAT16[*]\ncores: aicore 8, vectorcore 16\n<- split", tooltip="fx: split\nmodel.py:8"];
+  }
+  "Gone" [label="Gone\n(not in graph)", style="dashed", color="#c62828", fontcolor="#c62828"];
+  "x" -> "Mul";
+  "Const" -> "Mul";
+  "Mul" -> "Split";
+  "Split" -> "FxlabUnsupported" [label="1"];
+  "Mul" -> "FxlabUnsupported" [style="dashed", color="#999999"];
+  "FxlabUnsupported" -> "NetOutput";
+  "Gone" -> "NetOutput";
+}
+'''
+
+
+def test_ir_graph_dot_exact() -> None:
+    assert ir_graph_dot(small_ir(), "g") == EXPECTED_IR_DOT
+
+
+def test_big_graphs_get_bounded_layout_passes() -> None:
+    ops = [IrOp("x", "Data")] + [IrOp(f"Relu_{i}", "Relu", [f"{'x' if i == 0 else f'Relu_{i - 1}'}:0"]) for i in range(dot.LARGE_GRAPH_NODES)]
+    text = ir_graph_dot(IrGraph("big", ops))
+    assert "  graph [nslimit=2, nslimit1=2];" in text.splitlines()[:6]
+    assert text.count(" -> ") == dot.LARGE_GRAPH_NODES
+    assert "nslimit" not in ir_graph_dot(small_ir())
+
+
+def small_trace() -> Trace:
+    graph = GraphTrace(index=0, stages={"functional": small_stage()}, ir=small_ir())
+    return Trace(model="/m/model.py", entry="model", fxlab_version="0", torch_version="0", graphs=[graph], stages=["functional", "ascend_ir"])
+
+
+def test_without_dot_only_dot_files_are_written_with_install_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(graphviz_probe, "dot_binary", lambda: None)
+    files, messages = write_pictures(small_trace(), tmp_path, "svg")
+    assert files == [tmp_path / "graph_0" / "functional.dot", tmp_path / "graph_0" / "ascend_ir.dot"]
+    assert files[0].read_text() == fx_stage_dot(small_stage(), "graph_0_functional", "model.py · graph 0 · functional")
+    assert files[1].read_text() == ir_graph_dot(small_ir(), "graph_0_ascend_ir", "model.py · graph 0 · ascend_ir")
+    (message,) = messages
+    assert "apt-get install graphviz" in message and str(files[0]) in message
+    assert sorted(p.name for p in (tmp_path / "graph_0").iterdir()) == ["ascend_ir.dot", "functional.dot"]
+
+
+def test_dot_format_writes_dot_files_only(tmp_path: Path) -> None:
+    files, messages = write_pictures(small_trace(), tmp_path, "dot")
+    assert [p.name for p in files] == ["functional.dot", "ascend_ir.dot"] and messages == []
+    with pytest.raises(UsageError, match="unknown picture format 'jpg'"):
+        write_pictures(small_trace(), tmp_path, "jpg")
+
+
+def test_a_failing_dot_is_reported_and_the_dot_file_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    failing = shutil.which("false")
+    if failing is None:
+        pytest.skip("no `false` binary to stand in for a failing dot")
+    monkeypatch.setattr(graphviz_probe, "dot_binary", lambda: failing)
+    files, message = graphviz_probe.render(ir_graph_dot(small_ir()), tmp_path / "ir.svg", "svg")
+    assert files == [tmp_path / "ir.dot"] and not (tmp_path / "ir.svg").exists()
+    assert message is not None and message.startswith(f"dot failed on {tmp_path / 'ir.dot'}")
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz `dot` is not installed")
+def test_renders_svg_and_png_with_dot(tmp_path: Path) -> None:
+    files, messages = write_pictures(small_trace(), tmp_path, "svg")
+    assert messages == []
+    assert [p.name for p in files] == ["functional.dot", "ascend_ir.dot", "functional.svg", "ascend_ir.svg"]
+    svg = (tmp_path / "graph_0" / "ascend_ir.svg").read_text()
+    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
+    for title in ("<title>cluster_sk_s1</title>", "<title>Split</title>", "<title>Split&#45;&gt;FxlabUnsupported</title>"):
+        assert title in svg
+    files, messages = graphviz_probe.render(fx_stage_dot(small_stage()), tmp_path / "stage.png", "png")
+    assert messages is None and (tmp_path / "stage.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
