@@ -119,48 +119,66 @@ class GraphBuilder:
         ``inputs`` maps prototype input names to tensors (a sequence gets ``x0, x1, ...``;
         ``None`` is an absent optional input). Output dtypes default to the first input's.
         """
-        op = IrOp(name=self.unique_name(op_type, name), type=op_type)
-        op.fx_node, op.source = self.provenance.fx_node, self.provenance.source
-        op.inputs.extend(dep.controller for dep in dependencies)
-        named = inputs.items() if isinstance(inputs, Mapping) else ((f"x{i}", t) for i, t in enumerate(inputs))
+        # The hot path of every conversion: each list is built once and handed to IrOp.
+        # The name is taken first, so a call that then fails still uses it up.
+        op_name = self.unique_name(op_type, name)
+        op_inputs = [dep.controller for dep in dependencies] if dependencies else []
+        input_desc: list[TensorDesc] = []
         first_dtype = DataType.DT_UNDEFINED
-        for input_name, tensor in named:
+        for input_name, tensor in _named_inputs(inputs):
             if tensor is None:
-                op.inputs.append("")
-                op.input_desc.append(TensorDesc(name=input_name, attrs={"_is_unfed_optional": Attr(AttrKind.INT, 1)}))
+                op_inputs.append("")
+                input_desc.append(TensorDesc(input_name, attrs={"_is_unfed_optional": _UNFED_OPTIONAL}))
                 continue
-            if not isinstance(tensor, Tensor):
+            if type(tensor) is not Tensor and not isinstance(tensor, Tensor):
                 raise TypeError(f"{op_type} input {input_name!r} must be a graph Tensor, got {type(tensor).__name__}")
-            op.inputs.append(tensor.tensor)
-            src = tensor.desc
-            op.input_desc.append(TensorDesc(input_name, src.dtype, src.shape, src.layout))
+            src = tensor.op.output_desc[tensor.index]
+            op_inputs.append(f"{tensor.op.name}:{tensor.index}")
+            input_desc.append(TensorDesc(input_name, src.dtype, src.shape, src.layout))
             if first_dtype is DataType.DT_UNDEFINED:
                 first_dtype = src.dtype
-        for key, value in (attrs or {}).items():
-            op.attrs[key] = attr_of(value)
-        names = [f"y{i}" for i in range(outputs)] if isinstance(outputs, int) else list(outputs)
-        out_dtypes = _expand_dtypes(dtypes, len(names), first_dtype)
-        for i, out_name in enumerate(names):
-            shape = tuple(shapes[i]) if shapes is not None else ()
-            op.output_desc.append(TensorDesc(out_name, out_dtypes[i], shape))
+        op_attrs = {key: attr_of(value) for key, value in attrs.items()} if attrs else {}
+        output_desc = _output_descs(outputs, dtypes, shapes, first_dtype)
+        provenance = self.provenance
+        op = IrOp(op_name, op_type, op_inputs, op_attrs, input_desc, output_desc, provenance.fx_node, provenance.source)
         self.graph.ops.append(op)
-        return [Tensor(op, i) for i in range(len(names))]
+        if len(output_desc) == 1:
+            return [Tensor(op, 0)]
+        return [Tensor(op, i) for i in range(len(output_desc))]
+
+    def add_constant_op(self, op_type: str, attrs: Mapping[str, Attr], dtype: DataType, shape: tuple[int, ...]) -> Tensor:
+        """``add_op(op_type, (), attrs, dtypes=dtype, shapes=[shape])[0]`` for an op with
+        no inputs and attrs already typed (``Const``: almost half the ops of a graph)."""
+        op_name = self.unique_name(op_type)
+        provenance = self.provenance
+        op = IrOp(op_name, op_type, [], dict(attrs), [], [TensorDesc("y", dtype, shape)], provenance.fx_node, provenance.source)
+        self.graph.ops.append(op)
+        return Tensor(op, 0)
 
     # -- provenance and scopes ---------------------------------------------------------
     @contextlib.contextmanager
     def converting(self, fx_node: str | None, source: str | None) -> Iterator[None]:
         """Stamp ops created inside with their FX node, and give them the pushed scope
         attrs when the node's conversion is done (helper ops included, as TorchAir)."""
-        saved = self.provenance
-        self.provenance = Provenance(fx_node, source)
-        first_new = len(self.graph.ops)
+        token = self.begin_node(fx_node, source)
         try:
             yield
         finally:
-            self.provenance = saved
-            if self.scope_stack:
-                for op in self.graph.ops[first_new:]:
-                    apply_scope_attrs(op, self.scope_stack)
+            self.end_node(token)
+
+    def begin_node(self, fx_node: str | None, source: str | None) -> tuple[Provenance, int]:
+        """:meth:`converting` without a context manager (the conversion pass's hot path);
+        hand the token to :meth:`end_node`, also when the conversion fails."""
+        saved = self.provenance
+        self.provenance = Provenance(fx_node, source)
+        return saved, len(self.graph.ops)
+
+    def end_node(self, token: tuple[Provenance, int]) -> None:
+        saved, first_new = token
+        self.provenance = saved
+        if self.scope_stack:
+            for op in self.graph.ops[first_new:]:
+                apply_scope_attrs(op, self.scope_stack)
 
     def push_scope(self, keys: Sequence[str], values: Sequence[str]) -> None:
         self.scope_stack.append(dict(zip(keys, values)))
@@ -186,6 +204,27 @@ def apply_scope_attrs(op: IrOp, stack: Sequence[Mapping[str, str]]) -> None:
                 op.attrs[key] = Attr(AttrKind.BOOL, str(value) == "True")
             else:
                 op.attrs[key] = Attr(AttrKind.STR, str(value))
+
+
+_UNFED_OPTIONAL = Attr(AttrKind.INT, 1)
+_INPUT_NAMES = tuple(f"x{i}" for i in range(64))
+
+
+def _named_inputs(inputs: InputSpec) -> Any:
+    kind = type(inputs)
+    if kind is dict or (kind is not tuple and kind is not list and isinstance(inputs, Mapping)):
+        return inputs.items()
+    if len(inputs) <= len(_INPUT_NAMES):
+        return zip(_INPUT_NAMES, inputs)
+    return ((f"x{i}", t) for i, t in enumerate(inputs))
+
+
+def _output_descs(outputs: Sequence[str] | int, dtypes: Sequence[DataType] | DataType | None, shapes: Sequence[tuple[int, ...]] | None, default: DataType) -> list[TensorDesc]:
+    if outputs == ("y",) and dtypes is None and shapes is None:
+        return [TensorDesc("y", default)]
+    names = [f"y{i}" for i in range(outputs)] if isinstance(outputs, int) else list(outputs)
+    out_dtypes = _expand_dtypes(dtypes, len(names), default)
+    return [TensorDesc(out_name, out_dtypes[i], tuple(shapes[i]) if shapes is not None else ()) for i, out_name in enumerate(names)]
 
 
 def _expand_dtypes(dtypes: Sequence[DataType] | DataType | None, count: int, default: DataType) -> list[DataType]:

@@ -10,7 +10,7 @@ from typing import Any, Mapping, Sequence
 import torch
 
 from fxlab.ir.builder import InputSpec, Tensor, current_builder
-from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType, TensorValue, ge_dtype, torch_dtype
+from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, DataType, TensorValue, ge_dtype, torch_dtype
 
 __all__ = ["Tensor", "DataType", "op", "op1", "const", "cast", "cast_to", "promote", "dtype_of"]
 
@@ -39,11 +39,51 @@ def const(value: Any, dtype: DataType | torch.dtype | None = None) -> Tensor:
     """
     if isinstance(dtype, torch.dtype):
         dtype = ge_dtype(dtype)
+    key = _const_key(value, dtype)
+    entry = _CONST_ATTRS.get(key) if key is not None else None
+    if entry is None:
+        entry = _const_attrs(value, dtype)
+        if key is not None:
+            if len(_CONST_ATTRS) >= _CONST_CACHE_LIMIT:
+                _CONST_ATTRS.clear()
+            _CONST_ATTRS[key] = entry
+    attrs, out_dtype, shape = entry
+    return current_builder().add_constant_op("Const", attrs, out_dtype, shape)
+
+
+# The attrs of Python-valued constants, built once per distinct value: making a tensor
+# and copying its bytes costs far more than the op itself, and converters ask for the
+# same few constants (axes, perms, shapes, 1.0) over and over. The attrs are immutable
+# and shared; every op still gets its own attrs dict.
+_ConstEntry = tuple[dict[str, Attr], DataType, tuple[int, ...]]
+_CONST_ATTRS: dict[tuple[Any, ...], _ConstEntry] = {}
+_CONST_CACHE_LIMIT = 4096
+_PLAIN_SCALARS = frozenset({int, float, bool})
+
+
+def _const_key(value: Any, dtype: DataType | None) -> tuple[Any, ...] | None:
+    """A cache key for plain scalars and flat lists of them; ``repr`` tells ``1``,
+    ``1.0``, ``True`` and ``-0.0`` apart. NaNs (whose sign ``repr`` hides) and every
+    other value are not cached."""
+    kind = type(value)
+    if kind in _PLAIN_SCALARS:
+        if value != value:
+            return None
+    elif isinstance(value, (list, tuple)):  # FX hands lists over as immutable_list
+        for item in value:
+            if type(item) not in _PLAIN_SCALARS or item != item:
+                return None
+    else:
+        return None
+    return (dtype, repr(value))
+
+
+def _const_attrs(value: Any, dtype: DataType | None) -> _ConstEntry:
     tensor = _as_tensor(value, dtype)
-    attrs: dict[str, Any] = {"value": TensorValue.from_torch(tensor)}
+    attrs = {"value": Attr(AttrKind.TENSOR, TensorValue.from_torch(tensor))}
     if not isinstance(value, torch.Tensor):
-        attrs["_readable_value"] = repr(value)
-    return op1("Const", (), attrs, dtypes=ge_dtype(tensor.dtype), shapes=[tuple(tensor.shape)])
+        attrs["_readable_value"] = Attr(AttrKind.STR, repr(value))
+    return attrs, ge_dtype(tensor.dtype), tuple(tensor.shape)
 
 
 def _as_tensor(value: Any, dtype: DataType | None) -> torch.Tensor:

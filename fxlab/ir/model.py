@@ -92,7 +92,7 @@ UNKNOWN_DIM = -1
 UNKNOWN_RANK = (-2,)
 
 
-@dataclass
+@dataclass(slots=True)  # slots: converters create thousands of these
 class TensorDesc:
     """A GE ``TensorDescriptor``: name, element type, shape (``-1`` unknown dim,
     ``(-2,)`` unknown rank) and layout."""
@@ -142,7 +142,7 @@ class AttrKind(str, enum.Enum):
     LIST_LIST_INT = "list_list_int"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class TensorValue:
     """A constant tensor attr (``Const.value``): its descriptor and raw little-endian bytes."""
 
@@ -163,7 +163,7 @@ class TensorValue:
         return cls(desc=desc, data=data)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Attr:
     """A typed GE attr value. ``kind`` says which ``AttrDef`` field holds it."""
 
@@ -209,6 +209,9 @@ class Attr:
 
 def attr_of(value: Any) -> Attr:
     """Infer the GE attr kind of a plain Python value (bool before int: bool is an int)."""
+    kind = _SCALAR_ATTR_KINDS.get(type(value))
+    if kind is not None:
+        return _scalar_attr(kind, value)
     if isinstance(value, Attr):
         return value
     if isinstance(value, bool):
@@ -230,9 +233,32 @@ def attr_of(value: Any) -> Attr:
     raise TypeError(f"cannot store {type(value).__name__} value {value!r} as a GE attr")
 
 
+# Exact types only: subclasses (DataType is an int, str enums are strs) take the checks.
+_SCALAR_ATTR_KINDS: dict[type, AttrKind] = {bool: AttrKind.BOOL, int: AttrKind.INT, float: AttrKind.FLOAT, str: AttrKind.STR}
+# Attrs are immutable, so ops may share them: converters set the same few values
+# (``keep_dims=True``, ``axis=0``) thousands of times. Floats are not cached (``-0.0 ==
+# 0.0``, ``nan != nan``); the key's type keeps ``True`` and ``1`` apart.
+_SCALAR_ATTRS: dict[tuple[type, Any], Attr] = {}
+_SCALAR_ATTR_LIMIT = 4096
+
+
+def _scalar_attr(kind: AttrKind, value: Any) -> Attr:
+    if kind is AttrKind.FLOAT:
+        return Attr(kind, value)
+    key = (type(value), value)
+    attr = _SCALAR_ATTRS.get(key)
+    if attr is None:
+        if len(_SCALAR_ATTRS) >= _SCALAR_ATTR_LIMIT:
+            _SCALAR_ATTRS.clear()
+        attr = _SCALAR_ATTRS[key] = Attr(kind, value)
+    return attr
+
+
 def _list_attr_of(values: tuple[Any, ...]) -> Attr:
     if not values:
         return Attr(AttrKind.LIST_INT, ())
+    if all(type(v) is int for v in values):  # the common case, decided in one pass
+        return Attr(AttrKind.LIST_INT, values)
     if all(isinstance(v, bool) for v in values):
         return Attr(AttrKind.LIST_BOOL, values)
     if all(isinstance(v, DataType) for v in values):
@@ -248,7 +274,7 @@ def _list_attr_of(values: tuple[Any, ...]) -> Attr:
     raise TypeError(f"cannot store mixed list {values!r} as a GE attr")
 
 
-@dataclass
+@dataclass(slots=True)
 class IrOp:
     """One GE ``OpDef``. ``inputs`` are ``"producer:index"`` strings (``":-1"`` for a control
     edge); ``fx_node`` and ``source`` say which FX node and source line it came from."""

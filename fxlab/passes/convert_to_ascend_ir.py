@@ -12,6 +12,7 @@ Per node, ``node.meta["fxlab.ge_ops"]`` lists the GE op names it produced and
 from __future__ import annotations
 
 import enum
+import gc
 import operator
 import time
 from dataclasses import dataclass, field
@@ -61,6 +62,10 @@ class ConversionResult:
         return any(n.status in (Status.UNSUPPORTED, Status.RAISED) for n in self.nodes)
 
 
+# What the pass does with a call_function target (see AscendIrConverter._plan).
+_CONVERT, _GETITEM, _SCOPE, _UNSUPPORTED = "convert", "getitem", "scope", "unsupported"
+_UNKNOWN: Any = object()  # "not computed yet", where None is a valid value
+
 # Fallback converter lookups for targets without a registered converter, tried in order
 # (the custom-op kit adds TorchAir's auto-converter rules here). Each returns a converter
 # function or ``None``.
@@ -100,9 +105,12 @@ def desc_from_meta(val: Any, name: str = "y") -> TensorDesc:
         if isinstance(val, (torch.SymFloat, float)):
             return TensorDesc(name, DataType.DT_FLOAT, ())
         return TensorDesc(name)
+    shape = tuple(val.shape)
+    if all(type(d) is int for d in shape):  # static: the common case, one pass
+        return TensorDesc(name, ge_dtype(val.dtype), shape)
     dims: list[int] = []
     symbolic = False
-    for d in val.shape:
+    for d in shape:
         if isinstance(d, int):
             dims.append(d)
         else:
@@ -129,12 +137,22 @@ class AscendIrConverter:
         self.records: list[NodeConversion] = []
         self.warnings: list[str] = []
         self._data_index = 0
+        self._plans: dict[Any, tuple[str, Callable[..., Any] | None, Status, str]] = {}
 
     def run(self) -> ConversionResult:
         start = time.perf_counter()
-        with building(self.builder):
-            for node in self.gm.graph.nodes:
-                self._convert_node(node)
+        # The pass allocates many small objects and frees none of them; with a large heap
+        # (a trace holds every stage's graph and fake tensors) the collections that
+        # triggers cost more than the conversion itself, and there is no garbage to find.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            with building(self.builder):
+                for node in self.gm.graph.nodes:
+                    self._convert_node(node)
+        finally:
+            if gc_was_enabled:
+                gc.enable()
         if self.builder.scope_stack:
             self.warnings.append(f"{len(self.builder.scope_stack)} scope(s) entered and never exited")
         return ConversionResult(self.builder.graph, self.records, time.perf_counter() - start, self.warnings)
@@ -186,19 +204,39 @@ class AscendIrConverter:
     # -- call_function ----------------------------------------------------------------
     def _convert_call(self, node: fx.Node) -> None:
         target = node.target
-        if target is operator.getitem:
+        try:
+            plan = self._plans.get(target)
+        except TypeError:  # an unhashable target: plan it every time
+            plan = None
+        if plan is None:
+            plan = self._plan(target)
+        kind, fn, status, target_name = plan
+        if kind is _CONVERT:
+            self._run_converter(node, fn, status, target_name)
+        elif kind is _GETITEM:
             base, index = node.args
             self.values[node] = self.values[base][index]
-            self._record(node, Status.MARKER, [])
-            return
-        if str(target) in (SCOPE_ENTER, SCOPE_EXIT):
+            self._record(node, Status.MARKER, [], source=node_source(node), target_name=target_name)
+        elif kind is _SCOPE:
             self._convert_scope_marker(node)
-            return
-        fn, status = self._lookup(target)
-        if fn is None:
+        else:
             self._emit_placeholder(node, Status.UNSUPPORTED, f"no Ascend IR converter for {target}")
-            return
-        self._run_converter(node, fn, status)
+
+    def _plan(self, target: Any) -> tuple[str, Callable[..., Any] | None, Status, str]:
+        """What to do with every node of ``target``, decided once per target and run."""
+        target_name = str(target)
+        if target is operator.getitem:
+            plan = (_GETITEM, None, Status.MARKER, target_name)
+        elif target_name in (SCOPE_ENTER, SCOPE_EXIT):
+            plan = (_SCOPE, None, Status.MARKER, target_name)
+        else:
+            fn, status = self._lookup(target)
+            plan = (_UNSUPPORTED if fn is None else _CONVERT, fn, status, target_name)
+        try:
+            self._plans[target] = plan
+        except TypeError:
+            pass
+        return plan
 
     def _convert_scope_marker(self, node: fx.Node) -> None:
         if str(node.target) == SCOPE_ENTER:
@@ -218,24 +256,28 @@ class AscendIrConverter:
                 return fn, Status.AUTO
         return None, Status.UNSUPPORTED
 
-    def _run_converter(self, node: fx.Node, fn: Callable[..., Any], status: Status) -> None:
-        args = fx.node.map_arg(node.args, self._value_of)
-        kwargs = fx.node.map_arg(node.kwargs, self._value_of)
+    def _run_converter(self, node: fx.Node, fn: Callable[..., Any], status: Status, target_name: str) -> None:
+        value_of = self.values.get
+        args = fx.node.map_arg(node.args, value_of)
+        kwargs = fx.node.map_arg(node.kwargs, value_of) if node.kwargs else {}
         meta = node.meta.get("val")
-        first_new = len(self.builder.graph.ops)
+        ops = self.builder.graph.ops
+        first_new = len(ops)
         source = node_source(node)
+        token = self.builder.begin_node(node.name, source)
         try:
-            with self.builder.converting(node.name, source):
-                result = fn(*args, **kwargs, meta_outputs=meta)
-                _check_output_count(result, meta, node)
+            result = fn(*args, **kwargs, meta_outputs=meta)
+            _check_output_count(result, meta, node)
         except Exception as exc:  # noqa: BLE001 - any converter failure becomes a placeholder
-            del self.builder.graph.ops[first_new:]
+            self.builder.end_node(token)
+            del ops[first_new:]
             where = f" ({source})" if source else ""
             self._emit_placeholder(node, Status.RAISED, f"converter for {node.target} raised at node {node.name}{where}: {type(exc).__name__}: {exc}")
             return
+        self.builder.end_node(token)
         self._set_output_descs(result, meta)
         self.values[node] = result
-        self._record(node, status, [op.name for op in self.builder.graph.ops[first_new:]])
+        self._record(node, status, [op.name for op in ops[first_new:]], source=source, target_name=target_name)
 
     def _value_of(self, node: fx.Node) -> Any:
         return self.values.get(node)
@@ -260,10 +302,13 @@ class AscendIrConverter:
         self.values[node] = outs if isinstance(meta, (list, tuple)) else outs[0]
         self._record(node, status, [outs[0].op.name], message)
 
-    def _record(self, node: fx.Node, status: Status, ge_ops: list[str], message: str = "") -> None:
+    def _record(self, node: fx.Node, status: Status, ge_ops: list[str], message: str = "", *, source: Any = _UNKNOWN, target_name: str | None = None) -> None:
         node.meta["fxlab.ge_ops"] = ge_ops
         node.meta["fxlab.convert_status"] = status.value
-        self.records.append(NodeConversion(node.name, str(node.target), status, ge_ops, message, node_source(node)))
+        if source is _UNKNOWN:
+            source = node_source(node)
+        name = str(node.target) if target_name is None else target_name
+        self.records.append(NodeConversion(node.name, name, status, ge_ops, message, source))
 
 
 def _check_output_count(result: Any, meta: Any, node: fx.Node) -> None:

@@ -1,0 +1,110 @@
+"""Benchmark: Ascend IR conversion of the 32-layer Llama-style decoder, and its dumps
+(issue 4, "Speed").
+
+The decoder (``examples/llama_decoder.py``, ``build(32)``) is captured once with
+``fxlab.capture.capture_trace`` (functional stage and Ascend IR, no CPU check). Then, in
+the same run:
+
+- conversion alone: ``convert_to_ascend_ir`` on the functional graph, best of
+  ``--repeat``, in FX nodes per second. Goal: >= 100k nodes/s.
+- all four dumps: ``write_ir_dumps`` (JSON, pb, pbtxt, py, with files) of the converted
+  graph into a temporary folder, best of ``--repeat``. Goal: <= 2x the conversion time.
+- the conversion step of a trace (conversion + the output-reuse pass, as
+  ``capture_trace`` records it in ``ir_summary["seconds"]``), from the one capture.
+
+Times are CPU time of this process (steadier than wall time on a shared machine); the
+best of several runs is reported. Run: ``python bench/bench_convert.py [--layers 32]``.
+``--json`` prints one JSON line of the figures (``bench/run.py`` reads it).
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "llama_decoder.py"
+
+GOAL_NODES_PER_S = 100_000
+GOAL_DUMP_RATIO = 2.0
+
+
+def capture_decoder(layers: int) -> tuple[Any, float]:
+    """The decoder's functional graph module and the trace's own conversion seconds."""
+    from fxlab.capture import LoadedModel, capture_trace
+
+    sys.path.insert(0, str(EXAMPLE.parent))
+    from llama_decoder import build
+
+    model, inputs = build(layers)
+    loaded = LoadedModel(fn=model, args=inputs, path=EXAMPLE, entry=f"build({layers})")
+    trace = capture_trace(loaded, stages=("functional", "ascend_ir"), verify=False)
+    if len(trace.graphs) != 1:
+        raise RuntimeError(f"expected one Dynamo graph, got {len(trace.graphs)}")
+    graph = trace.graphs[0]
+    return graph.modules["functional"], graph.ir_summary["seconds"]
+
+
+def best_cpu_seconds(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
+    """The smallest CPU time of ``repeat`` calls (garbage collected before each)."""
+    best, result = float("inf"), None
+    for _ in range(repeat):
+        result = None
+        gc.collect()
+        start = time.process_time()
+        result = fn()
+        best = min(best, time.process_time() - start)
+    return best, result
+
+
+def measure(layers: int, repeat: int) -> dict[str, Any]:
+    from fxlab.ir.dumps import write_ir_dumps
+    from fxlab.passes.convert_to_ascend_ir import Status, convert_to_ascend_ir
+
+    gm, trace_step = capture_decoder(layers)
+    nodes = len(gm.graph.nodes)
+    convert_s, result = best_cpu_seconds(lambda: convert_to_ascend_ir(gm, "graph_0"), repeat)
+    with tempfile.TemporaryDirectory() as tmp:
+        dumps_s, _ = best_cpu_seconds(lambda: write_ir_dumps(result.graph, Path(tmp), fx_graph=gm), repeat)
+    placeholders = sum(n.status in (Status.UNSUPPORTED, Status.RAISED) for n in result.nodes)
+    return {
+        "bench": f"convert decoder {layers} layers",
+        "fx_nodes": nodes,
+        "ge_ops": len(result.graph.ops),
+        "placeholders": placeholders,
+        "convert_s": convert_s,
+        "nodes_per_s": nodes / convert_s,
+        "dumps_s": dumps_s,
+        "dump_ratio": dumps_s / convert_s,
+        "trace_step_s": trace_step,
+    }
+
+
+def report(row: dict[str, Any]) -> str:
+    speed_ok = "ok" if row["nodes_per_s"] >= GOAL_NODES_PER_S else "BELOW GOAL"
+    ratio_ok = "ok" if row["dump_ratio"] <= GOAL_DUMP_RATIO else "ABOVE GOAL"
+    return "\n".join([
+        f"{row['bench']}: {row['fx_nodes']} FX nodes -> {row['ge_ops']} GE ops ({row['placeholders']} placeholders)",
+        f"  conversion   {row['convert_s'] * 1e3:8.1f} ms  {row['nodes_per_s']:10,.0f} FX nodes/s   goal >= {GOAL_NODES_PER_S:,} ({speed_ok})",
+        f"  four dumps   {row['dumps_s'] * 1e3:8.1f} ms  {row['dump_ratio']:10.2f}x conversion    goal <= {GOAL_DUMP_RATIO:.0f}x ({ratio_ok})",
+        f"  in a trace   {row['trace_step_s'] * 1e3:8.1f} ms  conversion + output reuse, first run, wall time",
+    ])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layers", type=int, default=32)
+    parser.add_argument("--repeat", type=int, default=5, help="runs per figure; the best is kept")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON line")
+    args = parser.parse_args()
+    row = measure(args.layers, args.repeat)
+    print(json.dumps(row) if args.json else report(row))
+
+
+if __name__ == "__main__":
+    main()
