@@ -1,0 +1,367 @@
+"""One self-contained HTML file for a trace: summary, checks, every stage's code with the
+notable lines highlighted, the Ascend IR per FX node, scopes, and (with graphviz) each
+stage's picture inline as SVG. No network: styles are inline, there is no script.
+Built as plain strings with ``html.escape``; returns or writes text, never prints."""
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from fxlab.capture.trace import CheckResult, GraphTrace, StageTrace, Trace
+from fxlab.ir.model import IrGraph, IrOp
+from fxlab.viz.dot import KIND_COLOURS, UNSUPPORTED_OP_TYPE, scope_attr_lines, trace_dots
+from fxlab.viz.trace_views import SCOPE_KEYS_SHOWN, STAGE_TITLES, relative_paths, scope_tag
+
+# Stages bigger than this are not drawn inline: dot would take minutes and the page
+# would not scroll. ``fxlab trace --graphviz svg`` still draws them.
+PICTURE_NODE_LIMIT = 1500
+MAX_NODES_LISTED = 12
+
+_ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*\"[^\"]*\")?\s*=")
+_STYLE = """
+body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 1.5em; color: #222; }
+h1 { font-size: 1.4em; } h2 { font-size: 1.2em; border-bottom: 1px solid #ccc; margin-top: 2em; }
+h3 { font-size: 1.05em; margin-top: 1.4em; }
+table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.9em; }
+th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; vertical-align: top; }
+th { background: #f2f2f2; }
+td.num { text-align: right; }
+pre.code { background: #fafafa; border: 1px solid #ddd; padding: 0.6em; overflow-x: auto; font-size: 0.82em; line-height: 1.35; }
+pre.code span.line { display: block; white-space: pre; }
+span.tag { color: #2e7d32; font-style: italic; }
+span.unsupported { color: #c62828; font-weight: bold; }
+.ok { color: #2e7d32; font-weight: bold; } .bad { color: #c62828; font-weight: bold; } .dim { color: #777; }
+.partial { color: #b8860b; font-weight: bold; }
+details { margin: 0.4em 0; } summary { cursor: pointer; font-weight: 600; }
+div.picture { overflow: auto; max-height: 80vh; border: 1px solid #ddd; margin: 0.4em 0; }
+span.swatch { display: inline-block; padding: 0 0.5em; margin-right: 0.6em; border-left: 4px solid; }
+"""
+
+
+def write_html_report(trace: Trace, path: str | Path, pictures: bool | None = None) -> Path:
+    """Write the report of ``trace`` to ``path`` (pictures: default when graphviz is there)."""
+    out = Path(path)
+    if out.parent != Path(""):
+        out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(html_report(trace, pictures), encoding="utf-8")
+    return out
+
+
+def html_report(trace: Trace, pictures: bool | None = None) -> str:
+    svgs = _stage_svgs(trace, pictures)
+    title = f"fxlab trace · {_base_name(trace.model)}"
+    body = [
+        f"<h1>{_e(title)}</h1>",
+        _header_line(trace),
+        _summary_table(trace),
+        _checks(trace),
+        _legend(),
+        _contents(trace),
+    ]
+    body += [_graph_section(trace, graph, svgs) for graph in trace.graphs]
+    head = f'<meta charset="utf-8"><title>{_e(title)}</title><style>{_STYLE}</style>'
+    return f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>{head}</head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n"
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _base_name(path: str) -> str:
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
+
+
+def _anchor(graph: GraphTrace, stage: str | None = None) -> str:
+    return f"graph-{graph.index}" + (f"-{stage}" if stage else "")
+
+
+# ---------------------------------------------------------------- pictures
+
+
+def _stage_svgs(trace: Trace, pictures: bool | None) -> dict[tuple[int, str], str]:
+    """Inline SVG per (graph index, stage); empty without graphviz or when not wanted."""
+    from fxlab.viz.graphviz_probe import dot_binary, svg_texts
+
+    if pictures is False or dot_binary() is None:
+        return {}
+    wanted = [(g, s, text) for g, s, text in trace_dots(trace) if _stage_size(g, s) <= PICTURE_NODE_LIMIT]
+    rendered = svg_texts([text for _, _, text in wanted])
+    return {(g.index, s): _inline_svg(svg) for (g, s, _), svg in zip(wanted, rendered) if svg}
+
+
+def _stage_size(graph: GraphTrace, stage: str) -> int:
+    if stage == "ascend_ir":
+        return len(graph.ir.ops) if graph.ir is not None else 0
+    recorded = graph.stages.get(stage)
+    return len(recorded.nodes) if recorded is not None else len(graph.modules[stage].graph.nodes)
+
+
+def _inline_svg(svg: str) -> str:
+    """Graphviz's SVG without its XML prologue and doctype, ready to sit inside HTML."""
+    start = svg.find("<svg")
+    return svg[start:] if start >= 0 else ""
+
+
+def _picture(trace: Trace, graph: GraphTrace, stage: str, svgs: dict[tuple[int, str], str]) -> str:
+    svg = svgs.get((graph.index, stage))
+    if svg:
+        return f'<details><summary>picture</summary><div class="picture">{svg}</div></details>'
+    from fxlab.viz.graphviz_probe import INSTALL_HINT, dot_binary
+
+    if dot_binary() is None:
+        return f'<p class="dim">No picture: graphviz `dot` is not on PATH; {_e(INSTALL_HINT)}.</p>'
+    if _stage_size(graph, stage) > PICTURE_NODE_LIMIT:
+        return f'<p class="dim">No picture inline ({_stage_size(graph, stage)} nodes, over {PICTURE_NODE_LIMIT}): run <code>fxlab trace --graphviz svg --out DIR</code>.</p>'
+    return ""
+
+
+# ---------------------------------------------------------------- summary and checks
+
+
+def _header_line(trace: Trace) -> str:
+    status_class = {"ok": "ok", "partial": "partial"}.get(trace.status, "bad")
+    items = [
+        f"model <code>{_e(relative_paths(trace.model))}</code>",
+        f"entry <code>{_e(trace.entry)}</code>",
+        f"fxlab {_e(trace.fxlab_version)}",
+        f"torch {_e(trace.torch_version)}",
+        f'status <span class="{status_class}">{_e(trace.status)}</span>',
+    ]
+    return "<p>" + " · ".join(items) + "</p>"
+
+
+def _summary_table(trace: Trace) -> str:
+    heads = ["graph", *(f"{s} GE ops" if s == "ascend_ir" else f"{s} nodes" for s in trace.stages)]
+    heads += ["in-place ops aten → functional", "mutated inputs", "graph break"]
+    rows = []
+    for graph in trace.graphs:
+        cells = [f'<td class="num"><a href="#{_anchor(graph)}">{graph.index}</a></td>']
+        cells += [f'<td class="num">{_e(c)}</td>' for c in _stage_counts(trace, graph)]
+        cells.append(f"<td>{_e(_inplace_change(graph))}</td>")
+        cells.append(f"<td>{'<br>'.join(_e(m) for m in graph.mutated_inputs) or '-'}</td>")
+        cells.append(f"<td>{_e(_break_text(graph))}</td>")
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    head = "<tr>" + "".join(f"<th>{_e(h)}</th>" for h in heads) + "</tr>"
+    return "<h2>Summary</h2>\n<table>" + head + "".join(rows) + "</table>"
+
+
+def _stage_counts(trace: Trace, graph: GraphTrace) -> list[str]:
+    counts = []
+    for stage in trace.stages:
+        if stage == "ascend_ir":
+            partial = bool(graph.ir_summary and graph.ir_summary.get("partial"))
+            counts.append(f"{len(graph.ir.ops)}{' (partial)' if partial else ''}" if graph.ir is not None else "-")
+        else:
+            counts.append(str(len(graph.stages[stage].call_nodes())) if stage in graph.stages else "-")
+    return counts
+
+
+def _inplace_change(graph: GraphTrace) -> str:
+    def count(stage: str, kind: str) -> str:
+        recorded = graph.stages.get(stage)
+        return str(recorded.count(kind)) if recorded is not None else "-"
+
+    text = f"{count('aten', 'inplace')} → {count('functional', 'inplace')}"
+    extras = [f"{count('functional', kind)} {label}" for kind, label in (("auto_functionalized", "auto_functionalized"), ("copy_epilogue", "copy_ epilogue"))]
+    extras = [x for x in extras if not x.startswith(("0 ", "- "))]
+    return text + (f" ({', '.join(extras)})" if extras else "")
+
+
+def _break_text(graph: GraphTrace) -> str:
+    if not graph.break_reason:
+        return "-"
+    reason = graph.break_reason.splitlines()[0]
+    return f"{reason} at {relative_paths(graph.break_location)}" if graph.break_location else reason
+
+
+def _checks(trace: Trace) -> str:
+    items = []
+    for label, check in (("eager vs compiled", trace.check), ("Ascend IR on CPU vs compiled", trace.ir_check)):
+        if check is not None:
+            items.append(f"<li>{_e(label)}: {_verdict(check)}</li>")
+    items += [f'<li class="partial">graph {g.index}: {_e(g.error)}</li>' for g in trace.graphs if g.error]
+    items += [f'<li class="dim">{_e(note)}</li>' for note in trace.notes]
+    return "<h2>Checks</h2>\n<ul>" + ("".join(items) or '<li class="dim">no checks recorded</li>') + "</ul>"
+
+
+def _verdict(check: CheckResult) -> str:
+    css = "dim" if check.skipped else ("ok" if check.ok else "bad")
+    return f'<span class="{css}">{_e(check.verdict)}</span>'
+
+
+def _legend() -> str:
+    swatches = [
+        f'<span class="swatch" style="background:{fill};border-color:{border}">{_e(label)}</span>'
+        for fill, border, label in KIND_COLOURS.values()
+    ]
+    return "<p>Highlighted nodes: " + "".join(swatches) + "</p>"
+
+
+def _contents(trace: Trace) -> str:
+    items = []
+    for graph in trace.graphs:
+        links = [f'<a href="#{_anchor(graph, s)}">{_e(s)}</a>' for s in _stages_of(trace, graph)]
+        items.append(f'<li><a href="#{_anchor(graph)}">graph {graph.index}</a>: ' + " · ".join(links) + "</li>")
+    return "<h2>Contents</h2>\n<ul>" + "".join(items) + "</ul>"
+
+
+def _stages_of(trace: Trace, graph: GraphTrace) -> list[str]:
+    return [s for s in trace.stages if s in graph.stages or (s == "ascend_ir" and graph.ir is not None)]
+
+
+# ---------------------------------------------------------------- one graph
+
+
+def _graph_section(trace: Trace, graph: GraphTrace, svgs: dict[tuple[int, str], str]) -> str:
+    parts = [f'<section id="{_anchor(graph)}">', f"<h2>graph {graph.index}</h2>"]
+    if graph.break_reason:
+        parts.append(f"<p>Graph break after this graph: {_e(_break_text(graph))}</p>")
+    if graph.mutated_inputs:
+        parts.append(f"<p>Inputs written in place: {_e(', '.join(graph.mutated_inputs))}</p>")
+    for stage in _stages_of(trace, graph):
+        if stage == "ascend_ir":
+            parts.append(_ir_section(trace, graph, svgs))
+        else:
+            parts.append(_stage_section(trace, graph, graph.stages[stage], svgs))
+    parts.append(_scope_section(graph))
+    parts.append("</section>")
+    return "\n".join(p for p in parts if p)
+
+
+def _stage_section(trace: Trace, graph: GraphTrace, stage: StageTrace, svgs: dict[tuple[int, str], str]) -> str:
+    counts = [f"{len(stage.call_nodes())} nodes"]
+    counts += [f"{label}: {stage.count(kind)}" for kind, (_, _, label) in KIND_COLOURS.items() if stage.count(kind)]
+    title = f"{stage.name}: {STAGE_TITLES.get(stage.name, stage.name)}"
+    return (
+        f'<h3 id="{_anchor(graph, stage.name)}">{_e(title)} <span class="dim">({_e(", ".join(counts))})</span></h3>\n'
+        + highlighted_code(stage)
+        + "\n"
+        + _picture(trace, graph, stage.name, svgs)
+    )
+
+
+def highlighted_code(stage: StageTrace) -> str:
+    """The stage's readable code; lines defining a notable node are coloured by kind and
+    tagged (in-place, copy_ epilogue, auto_functionalized, scope marker, scope attrs)."""
+    marks = {n.name: n for n in stage.nodes if n.kind or n.scopes}
+    lines = []
+    for line in relative_paths(stage.code.rstrip()).split("\n"):
+        match = _ASSIGN.match(line)
+        node = marks.get(match.group(1)) if match else None
+        if node is None:
+            lines.append(f'<span class="line">{_e(line)}</span>')
+            continue
+        style = ""
+        tags = []
+        if node.kind in KIND_COLOURS:
+            fill, border, label = KIND_COLOURS[node.kind]
+            style = f' style="background:{fill};border-left:4px solid {border}"'
+            tags.append(label)
+        tags += [t for t in (scope_tag(s.get("attrs", s)) for s in node.scopes) if t]
+        tag = f'<span class="tag">   # &lt;- {_e("; ".join(tags))}</span>' if tags else ""
+        lines.append(f'<span class="line"{style}>{_e(line)}{tag}</span>')
+    return '<pre class="code">' + "".join(lines) + "</pre>"
+
+
+def _ir_section(trace: Trace, graph: GraphTrace, svgs: dict[tuple[int, str], str]) -> str:
+    ir = graph.ir
+    if ir is None:
+        return ""
+    unsupported = len(ir.ops_of_type(UNSUPPORTED_OP_TYPE))
+    counts = f"{len(ir.ops)} GE ops" + (f", {unsupported} unsupported" if unsupported else "")
+    parts = [
+        f'<h3 id="{_anchor(graph, "ascend_ir")}">ascend_ir: the GE graph, per FX node <span class="dim">({_e(counts)})</span></h3>',
+        ir_table(ir),
+        _output_reuse_note(graph),
+        _picture(trace, graph, "ascend_ir", svgs),
+    ]
+    return "\n".join(p for p in parts if p)
+
+
+def ir_table(ir: IrGraph) -> str:
+    """FX node | GE ops (type:name) | scope and core-limit attrs | source line."""
+    rows = []
+    for fx_node, ops in _ops_by_fx_node(ir.ops):
+        labels = ", ".join(_op_label(op) for op in ops)
+        attrs = sorted({f"{k}={op.attrs[k].value}" for op in ops for k in SCOPE_KEYS_SHOWN if k in op.attrs})
+        source = relative_paths(ops[0].source or "")
+        rows.append(f"<tr><td>{_e(fx_node)}</td><td>{labels}</td><td>{_e(', '.join(attrs))}</td><td class=\"dim\">{_e(source)}</td></tr>")
+    head = "<tr><th>FX node</th><th>GE ops (type:name)</th><th>scope / core attrs</th><th>source</th></tr>"
+    return "<table>" + head + "".join(rows) + "</table>"
+
+
+def _ops_by_fx_node(ops: Iterable[IrOp]) -> list[tuple[str, list[IrOp]]]:
+    groups: dict[str, list[IrOp]] = {}
+    for op in ops:
+        groups.setdefault(op.fx_node or "?", []).append(op)
+    return list(groups.items())
+
+
+def _op_label(op: IrOp) -> str:
+    label = op.name if op.name == op.type or op.name.startswith(op.type + "_") else f"{op.type}:{op.name}"
+    if op.type == UNSUPPORTED_OP_TYPE:
+        reason = op.attr_value("_fxlab_reason", "")
+        return f'<span class="unsupported" title="{_e(reason)}">{_e(label)}</span>'
+    return _e(label)
+
+
+def _output_reuse_note(graph: GraphTrace) -> str:
+    summary = graph.ir_summary or {}
+    assigns = summary.get("assigns_to_outputs") or []
+    if not assigns:
+        return ""
+    options = "; ".join(f"{k}={v!r}" for k, v in (summary.get("ge_options") or {}).items())
+    return f"<p>{len(assigns)} Assign(s) into graph inputs became graph outputs that GE writes into the inputs' memory ({_e(options)}).</p>"
+
+
+# ---------------------------------------------------------------- scopes
+
+
+def _scope_section(graph: GraphTrace) -> str:
+    """Each scope of the functional stage (or the first stage that has scopes): its attrs
+    in words, the FX nodes inside, and the GE ops that carry its attrs."""
+    stage = _stage_with_scopes(graph)
+    if stage is None:
+        return ""
+    frames: dict[Any, dict[str, Any]] = {}
+    members: dict[Any, list[str]] = {}
+    for node in stage.nodes:
+        for position, frame in enumerate(node.scopes):
+            key = frame.get("index", position)
+            frames.setdefault(key, frame)
+            if node.kind != "scope":
+                members.setdefault(key, []).append(node.name)
+    ge_ops = _ge_ops_by_fx_node(graph.ir)
+    rows = [_scope_row(key, frame, members.get(key, []), ge_ops) for key, frame in frames.items()]
+    head = "<tr><th>scope</th><th>attrs</th><th>FX nodes inside</th><th>GE ops converted from them</th></tr>"
+    return f"<h3>scopes ({_e(stage.name)} stage)</h3>\n<table>" + head + "".join(rows) + "</table>"
+
+
+def _stage_with_scopes(graph: GraphTrace) -> StageTrace | None:
+    ordered = [graph.stages[s] for s in ("functional", *graph.stages) if s in graph.stages]
+    return next((s for s in ordered if any(n.scopes for n in s.nodes)), None)
+
+
+def _ge_ops_by_fx_node(ir: IrGraph | None) -> dict[str, list[str]]:
+    groups: dict[str, list[str]] = {}
+    for op in ir.ops if ir is not None else []:
+        groups.setdefault(op.fx_node or "?", []).append(op.name)
+    return groups
+
+
+def _scope_row(key: Any, frame: dict[str, Any], nodes: Sequence[str], ge_ops: dict[str, list[str]]) -> str:
+    attrs = frame.get("attrs", frame)
+    words = "<br>".join(_e(line) for line in scope_attr_lines(attrs)) or "-"
+    ops = [name for node in nodes for name in ge_ops.get(node, [])]
+    return (
+        f"<tr><td>{_e(key)} <span class=\"dim\">{_e(frame.get('enter', ''))}</span></td><td>{words}</td>"
+        f"<td>{_listed(nodes)}</td><td>{_listed(ops) if ge_ops else '-'}</td></tr>"
+    )
+
+
+def _listed(names: Sequence[str]) -> str:
+    shown = ", ".join(names[:MAX_NODES_LISTED])
+    more = f" … (+{len(names) - MAX_NODES_LISTED})" if len(names) > MAX_NODES_LISTED else ""
+    return f"{len(names)}: {_e(shown)}{_e(more)}" if names else "0"
