@@ -31,6 +31,7 @@ from typing import Any, Iterator
 import torch
 import torch.fx as fx
 
+from fxlab.compat.native_standins.torch_npu_runtime import torch_npu_present
 from fxlab.compat.torchair_loader import LoadedTorchAir, locate_torchair, torchair_session
 from fxlab.compat.torchair_versions import read_torchair_version, release_of
 from fxlab.errors import FxlabError
@@ -40,6 +41,9 @@ from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, NodeConversio
 ENV_VAR = "FXLAB_TORCHAIR_PATH"
 CACHE_DIR = Path(".cache") / "torchair"
 STOP_NOTE = "GE compilation and fusion do not run: this is TorchAir's GE graph after its Python-side passes, before GE compiles it"
+# Where graph inputs are placed for TorchAir: any non-CPU device will do, and without
+# torch_npu there is no NPU device type.
+DEVICE = torch.device("meta")
 SKIPPED_NOTE = "skipped: TorchAir's custom-op pre-scan (it compiles C++ callbacks with CANN)"
 
 
@@ -146,12 +150,16 @@ def run_torchair_conversion(gm: fx.GraphModule, name: str, torchair: LoadedTorch
     with no_dispatch():
         mutable = copy.deepcopy(gm)
     inputs, fake_mode, placement_note = device_inputs([n.meta.get("val") for n in mutable.graph.nodes if n.op == "placeholder"])
-    graph = _recording_graph_class(torchair)(config, name)
-    with tracing(TracingContext(fake_mode)) if fake_mode is not None else contextlib.nullcontext():
+    if all(getattr(v, "device", None) == DEVICE for v in inputs):
+        place_created_tensors_on_device(mutable)
+    tracing_context = tracing(TracingContext(fake_mode)) if fake_mode is not None else contextlib.nullcontext()
+    with torch_npu_present(), tracing_context:
+        graph = _recording_graph_class(torchair)(config, name)
         observer = torchair.module("_utils.graph_transform_observer").GraphTransformObserver(mutable, inputs, config)
         optimized = _stage("its FX passes", lambda: _optimize(compiler, observer, mutable, config))
         graph.save_fx_graph(optimized)
-        compiler._NpuGraphConverter(optimized, graph=graph, garbage_collect_values=False).run(*inputs)
+        walker = compiler._NpuGraphConverter(optimized, graph=graph, garbage_collect_values=False)
+        _stage("its walk over the FX graph", lambda: walker.run(*inputs))
         _stage("its GE graph passes", lambda: graph.optimize_graph_without_runtime(*inputs, observer=observer, aot_gm=gm))
         options = dict(_stage("its GE options", lambda: graph._normalize_ge_option()[0]))
     ir = ir_graph(graph.graph._proto, graph.fxlab_provenance)
@@ -177,8 +185,25 @@ def device_inputs(values: list[Any]) -> tuple[list[Any], Any, str]:
     if any(not isinstance(d, int) for t in tensors for d in (*t.shape, *t.stride())) or len(tensors) != len(values):
         return values, original_mode, "graph inputs kept as host (CPU) tensors: symbolic shapes or non-tensor inputs"
     fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
-    remade = [fake_mode.from_tensor(torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device="meta")) for t in tensors]
+    remade = [fake_mode.from_tensor(torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=DEVICE)) for t in tensors]
     return remade, fake_mode, "graph inputs placed on the device, as on an NPU machine"
+
+
+def place_created_tensors_on_device(gm: fx.GraphModule) -> int:
+    """Tensors the graph creates (``full``, ``arange``, ``_to_copy(device=cpu)`` ...) are on
+    the device too, as on an NPU machine where the model runs there: ``device=cpu``
+    arguments become the stand-in device, so TorchAir's fake run does not mix devices.
+    TorchAir's converters build the same ops whatever the device argument says.
+    Returns how many nodes changed."""
+    changed = 0
+    for node in gm.graph.nodes:
+        device = node.kwargs.get("device")
+        if node.op == "call_function" and device is not None and torch.device(device).type == "cpu":
+            node.kwargs = {**node.kwargs, "device": DEVICE}
+            changed += 1
+    if changed:
+        gm.recompile()
+    return changed
 
 
 def _optimize(compiler: Any, observer: Any, gm: fx.GraphModule, config: Any) -> fx.GraphModule:

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
 
 from fxlab.compat.native_standins import STANDINS
+from fxlab.compat.native_standins.npu_ops import torch_npu_operators
 from fxlab.compat.torchair_state import ProcessStateGuard
 from fxlab.compat.torchair_versions import TorchAirVersion, read_torchair_version
 from fxlab.errors import FxlabError
@@ -300,7 +301,9 @@ def torchair_session(path: str | Path | None = None) -> Iterator[LoadedTorchAir]
     stashed = _stash_standins()
     session = _Session(root, stand_in_torch_npu=not _real_module_importable("torch_npu"))
     try:
-        with ProcessStateGuard():
+        # torch_npu's operators that TorchAir's passes name exist on an NPU machine before
+        # TorchAir is imported; defined first, so its converters for them load too.
+        with torch_npu_operators(), ProcessStateGuard():
             sys.meta_path.insert(0, session)
             try:
                 yield _import_package(session)

@@ -10,6 +10,7 @@ each generated ``ge.<Op>`` function.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
@@ -74,6 +75,17 @@ class IrPrototype:
         )
 
     @classmethod
+    def from_kit(cls, proto: Any) -> "IrPrototype":
+        """From the custom-op kit's :class:`fxlab.ops.prototype.Prototype` (the same msOpGen
+        JSON, already read)."""
+        return cls(
+            op_type=proto.op_type,
+            inputs=[(p.name, p.param_type) for p in proto.inputs],
+            outputs=[(p.name, p.param_type) for p in proto.outputs],
+            attrs=[(a.name, _MSOPGEN_ATTR_TAGS.get(a.type.lower(), "VT_STRING")) for a in proto.attrs],
+        )
+
+    @classmethod
     def from_reg_op(cls, op_type: str, text: str) -> "IrPrototype | None":
         """From GE's ``REG_OP(Name) .INPUT(x, ...) .ATTR(a, Int, 0) ...`` text."""
         if f"REG_OP({op_type})" not in text:
@@ -91,6 +103,18 @@ class IrPrototype:
 
 # Custom-op prototypes registered for this process (op type -> prototype).
 REGISTERED: dict[str, IrPrototype] = {}
+
+
+def custom_op_prototype(op_type: str) -> IrPrototype | None:
+    """A custom op's prototype, as CANN's registry answers once the op package is installed:
+    one registered here first, else one the custom-op kit (``fxlab.ops``) holds — its seed
+    ops' and any a user or plugin registered with it. The kit is asked only when it is
+    already imported: importing it defines the seed ops, which a lookup must not do."""
+    if op_type in REGISTERED:
+        return REGISTERED[op_type]
+    kit = sys.modules.get("fxlab.ops.prototype")
+    found = kit.registered_prototype(op_type) if kit is not None else None
+    return IrPrototype.from_kit(found) if found is not None else None
 
 
 def register_prototype(prototype: IrPrototype | Mapping[str, Any]) -> IrPrototype:

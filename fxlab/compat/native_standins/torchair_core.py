@@ -12,7 +12,7 @@ import sys
 from typing import Any, Sequence
 
 from fxlab.compat.native_standins import NativePartStoodIn
-from fxlab.compat.native_standins.prototypes import REGISTERED, IrPrototype
+from fxlab.compat.native_standins.prototypes import IrPrototype, custom_op_prototype
 
 # Set by ``InitializeGraphEngine``: the options TorchAir would hand to GE.
 ge_options: dict[str, str] = {}
@@ -67,8 +67,9 @@ def check_cann_compat(op_type: str, optional_inputs: Sequence[str], optional_att
 
 def get_registered_ir_def(op_type: str) -> tuple[str, list[tuple[str, str]], list[tuple[str, str]], list[tuple[str, str]]]:
     """``(status, inputs, outputs, attrs)`` as GE's registry would answer; ``ERROR`` when
-    neither a registered custom prototype nor TorchAir's ``REG_OP`` text knows the op."""
-    proto = REGISTERED.get(op_type) or _prototype_from_torchair_docs(op_type)
+    neither a custom op's prototype (registered here or with the custom-op kit) nor
+    TorchAir's ``REG_OP`` text knows the op."""
+    proto = custom_op_prototype(op_type) or _prototype_from_torchair_docs(op_type)
     if proto is None:
         return "ERROR", [], [], []
     return "SUCCESS", list(proto.inputs), list(proto.outputs), list(proto.attrs)
