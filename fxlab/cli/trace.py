@@ -75,13 +75,18 @@ def ascend_ir_converter(name: str, torchair_path: Optional[Path]) -> Iterator[Op
     if name != "torchair":
         raise UsageError(f"--converter {name!r}: choose builtin or torchair.")
     from fxlab.compat.bridge import open_torchair, run_torchair_conversion
+    from fxlab.compat.torchair_loader import condensed_failures
 
     with open_torchair(torchair_path) as torchair:
         report = torchair.report
-        console.note(f"TorchAir {report.version} loaded ({report.converters} converters): {report.native_note}")
-        for issue in report.module_failures + report.registration_failures:
-            console.warn(f"TorchAir converter not loaded: {issue.describe()}")
+        console.note(f"TorchAir ({report.version.describe()}) loaded, {report.converters} converters: {report.native_note}")
+        for line in condensed_failures(report.module_failures + report.registration_failures):
+            console.warn(line)
+        loaded_before = len(report.module_failures)
         yield lambda gm, graph_name: run_torchair_conversion(gm, graph_name, torchair)
+        # TorchAir imports some converter modules only when it first converts.
+        for line in condensed_failures(report.module_failures[loaded_before:]):
+            console.warn(line)
 
 
 def _print_views(trace, trace_views, summary_only: bool) -> None:  # type: ignore[no-untyped-def]

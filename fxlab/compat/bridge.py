@@ -24,6 +24,7 @@ import contextlib
 import copy
 import os
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
@@ -153,7 +154,10 @@ def run_torchair_conversion(gm: fx.GraphModule, name: str, torchair: LoadedTorch
     if all(getattr(v, "device", None) == DEVICE for v in inputs):
         place_created_tensors_on_device(mutable)
     tracing_context = tracing(TracingContext(fake_mode)) if fake_mode is not None else contextlib.nullcontext()
-    with torch_npu_present(), tracing_context:
+    with torch_npu_present(), tracing_context, warnings.catch_warnings():
+        # TorchAir warns when a converter module it imports lazily fails; the session
+        # records the same failure (LoadReport.module_failures) for the caller to report.
+        warnings.filterwarnings("ignore", message="Failed to import torchair")
         graph = _recording_graph_class(torchair)(config, name)
         observer = torchair.module("_utils.graph_transform_observer").GraphTransformObserver(mutable, inputs, config)
         optimized = _stage("its FX passes", lambda: _optimize(compiler, observer, mutable, config))

@@ -25,6 +25,7 @@ import importlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
+import re
 import sys
 import time
 import traceback
@@ -97,6 +98,35 @@ class LoadReport:
             f"TorchAir's Python sources from {self.path} with its native parts stood in "
             f"({', '.join(self.standins) or 'none loaded'}); GE compilation and fusion do not run"
         )
+
+
+_OP_NAMED = re.compile(r"torch\.ops\.([\w.]+)")
+_NPU_OP_MISSING = re.compile(r"'npu' object has no attribute '(\w+)'")
+
+
+def condensed_failures(issues: Sequence[LoadIssue]) -> list[str]:
+    """One line for all registrations naming overloads this torch lacks, one per module
+    that failed as a whole, one for the remaining registrations."""
+    lacking = [i for i in issues if i.definition and i.target and "has no attribute" in i.error]
+    npu_modules = [i for i in issues if not i.definition and _NPU_OP_MISSING.search(i.error)]
+    modules = [i for i in issues if not i.definition and i not in npu_modules]
+    other = [i for i in issues if i.definition and i not in lacking]
+    lines = []
+    if lacking:
+        ops = ", ".join(sorted({_op_of(i) for i in lacking}))
+        lines.append(f"{len(lacking)} TorchAir converter(s) not loaded: they name ops this torch does not have ({ops})")
+    if npu_modules:
+        names = ", ".join(f"{i.module.rsplit('.', 1)[-1]} (npu.{_NPU_OP_MISSING.search(i.error).group(1)})" for i in npu_modules)  # type: ignore[union-attr]
+        lines.append(f"{len(npu_modules)} TorchAir converter module(s) not loaded: they name torch_npu ops, which only torch_npu defines ({names})")
+    lines.extend(f"TorchAir module not loaded: {i.describe()}" for i in modules)
+    if other:
+        lines.append(f"{len(other)} TorchAir converter(s) not loaded: " + "; ".join(i.describe() for i in other))
+    return lines
+
+
+def _op_of(issue: LoadIssue) -> str:
+    found = _OP_NAMED.search(issue.target or "")
+    return found.group(1) if found else (issue.definition or issue.module)
 
 
 def locate_torchair(path: str | Path) -> Path:

@@ -31,8 +31,31 @@ def _no_converter_reason(fx2ge: Any, target: Any) -> str:
     try:
         fx2ge.get_or_auto_gen_converter(target)
     except Exception as exc:  # noqa: BLE001 - TorchAir's reason, shown to the user
-        return f"TorchAir has no converter for {target}: {exc}"
-    return f"TorchAir has no converter for {target}"
+        return f"TorchAir has no converter for {target}: {_first_sentence(exc)}{_kit_hint(target)}"
+    return f"TorchAir has no converter for {target}{_kit_hint(target)}"
+
+
+def _first_sentence(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.split(". ", 1)[0].rstrip(".") + "." if text else type(exc).__name__
+
+
+def _kit_hint(target: Any) -> str:
+    """When the custom-op kit knows the op's GE type and it is not the CamelCase of the
+    op name TorchAir's auto converter looks for, say what fixes it."""
+    import sys
+
+    kit = sys.modules.get("fxlab.ops.define")
+    record = kit.CUSTOM_OPS.get(target) if kit is not None else None
+    if record is None or record.prototype is None:
+        return ""
+    if record.prototype.op_type == "".join(word.capitalize() for word in record.name.split("_")):
+        return ""  # the auto converter found the type; its reason above is the one that counts
+    return (
+        f" The op's GE type is {record.prototype.op_type} (its prototype), which TorchAir's auto converter "
+        f"does not derive from the name {record.name}: register a TorchAir converter calling "
+        f"torchair.ge.custom_op(\"{record.prototype.op_type}\", ...) in a file passed with --plugin."
+    )
 
 
 def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:

@@ -45,6 +45,14 @@ class TorchAirVersion:
             return release_of(self.torch_npu)
         return None
 
+    def describe(self) -> str:
+        """``torch_npu 2.13.0 (built for torch 2.13.0.*)``, or ``version unknown``."""
+        if not self.torch_npu:
+            built_for = f" (built for torch {self.requires_torch})" if self.requires_torch else ""
+            return f"version unknown{built_for}"
+        built_for = f", built for torch {self.requires_torch}" if self.requires_torch else ""
+        return f"from torch_npu {self.torch_npu}{built_for}"
+
     def matches(self, torch_version: str) -> bool | None:
         """True/False when known; None when this copy's release is unknown."""
         wanted = self.torch_release
