@@ -71,8 +71,8 @@ def _attr_list(attrs: Mapping[str, str]) -> str:
 def _open_graph(name: str, title: str, node_count: int) -> list[str]:
     lines = [f"digraph {quote(name)} {{", *_HEADER]
     if node_count > LARGE_GRAPH_NODES:
-        # dot's network-simplex passes dominate on big graphs (a 2000-node stage: ~20 s
-        # unbounded, ~4 s bounded) and the bounded layout reads as well.
+        # dot's network-simplex passes dominate on big graphs (a 900-node stage: ~20 s
+        # unbounded, <2 s bounded) and the bounded layout reads as well.
         lines.append("  graph [nslimit=2, nslimit1=2];")
     if title:
         lines.append(f"  label={quote(title)};")

@@ -13,7 +13,6 @@ from fxlab.capture.trace import GraphTrace, Trace
 from fxlab.viz import graphviz_probe
 from fxlab.viz.html_report import html_report, write_html_report
 from fxlab.viz.trace_views import relative_paths
-
 from tests.viz.test_dot import small_ir, small_stage  # the same small graphs as the DOT tests
 
 
@@ -49,6 +48,8 @@ def test_my_inplace_report_has_every_stage_and_ir_op(example_trace, tmp_path: Pa
     assert "eager vs compiled: <span class=\"ok\">match" in page
     assert "arg2_1 (state)" in page
     assert "apt-get install graphviz" in page and "<svg" not in page
+    # a trace read back from its JSON gives the same page
+    assert html_report(Trace.from_json(trace.to_json())) == html_report(trace)
 
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz `dot` is not installed")
