@@ -36,6 +36,8 @@ def trace_command(
     as_json: bool = typer.Option(False, "--json", help="Print a machine-readable summary instead of the views."),
     verify: Optional[bool] = typer.Option(None, "--verify/--no-verify", help="Run the Ascend IR on CPU and compare with the compiled run (default: on for graphs up to 1500 FX nodes)."),
     summary_only: bool = typer.Option(False, "--summary", help="Print only the one-screen summary, not the stages."),
+    graphviz: Optional[str] = typer.Option(None, "--graphviz", help="Also draw each stage and the Ascend IR with graphviz: svg, png or dot (pictures go to --out DIR, else ./fxlab-out; without the `dot` binary only .dot files are written)."),
+    html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML report of the trace to this file."),
     converter: str = typer.Option("builtin", "--converter", help="Who builds the ascend_ir stage: builtin (fxlab's converters) or torchair (TorchAir's own code path: the real torchair when importable, else a copy of its sources, see --torchair-path)."),
     torchair_path: Optional[Path] = typer.Option(None, "--torchair-path", help="TorchAir sources to load for --converter torchair: a torch_npu wheel's torch_npu/dynamo/torchair folder or a TorchAir checkout's python/ folder (default: $FXLAB_TORCHAIR_PATH, the installed torchair, or .cache/torchair/)."),
 ) -> None:
@@ -44,6 +46,10 @@ def trace_command(
     from fxlab.viz import trace_views
 
     wanted = parse_stages(stages)
+    if graphviz is not None:
+        from fxlab.viz.graphviz_probe import check_format
+
+        check_format(graphviz)
     out_dir = prepare_out_dir(out) if out is not None else None
     try:
         with ascend_ir_converter(converter, torchair_path) as convert:
@@ -52,6 +58,7 @@ def trace_command(
         if out_dir is not None:
             write_failed_manifest(out_dir, str(model), str(exc))
         raise
+    _write_extras(trace, graphviz, html, out_dir)
     if out_dir is not None:
         save_trace(trace, out_dir)
     if as_json:
@@ -61,6 +68,28 @@ def trace_command(
         if out_dir is not None:
             console.note(f"trace saved to {out_dir}/ (manifest.json, {len(trace.graphs)} graph folder(s))")
     raise typer.Exit(0 if trace.status == "ok" else 1)
+
+
+def _write_extras(trace: Any, graphviz: Optional[str], html: Optional[Path], out_dir: Optional[Path]) -> None:
+    """Pictures and the HTML report, when asked for (before the manifest is written)."""
+    if graphviz is not None:
+        from fxlab.capture.save import prepare_out_dir
+        from fxlab.viz.dot import write_pictures
+
+        folder = out_dir if out_dir is not None else prepare_out_dir(Path("fxlab-out"))
+        files, messages = write_pictures(trace, folder, graphviz)
+        for message in messages:
+            console.warn(message)
+        console.note(f"{len(files)} picture file(s) written under {folder}/")
+    if html is not None:
+        from fxlab.viz.html_report import write_html_report
+
+        try:
+            console.note(f"HTML report written to {write_html_report(trace, html)}")
+        except OSError as exc:
+            from fxlab.errors import OutputError
+
+            raise OutputError(f"--html {html} cannot be written ({exc.strerror or exc}). Choose a writable path.") from exc
 
 
 @contextlib.contextmanager

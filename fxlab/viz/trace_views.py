@@ -62,7 +62,8 @@ def relative_paths(text: str) -> str:
 
 
 def scope_tag(scope: dict[str, Any]) -> str:
-    shown = [f"{k.strip('_')}={v}" for k, v in scope.items() if k in SCOPE_KEYS_SHOWN]
+    attrs = scope.get("attrs", scope)  # a scope frame from annotate_scopes, or bare attrs
+    shown = [f"{k.strip('_')}={v}" for k, v in attrs.items() if k in SCOPE_KEYS_SHOWN]
     return "[" + ", ".join(shown) + "]" if shown else ""
 
 

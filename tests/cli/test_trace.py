@@ -115,3 +115,19 @@ def test_unsupported_op_gives_partial_trace_and_summary_row(write_model, tmp_pat
     csv_text = (tmp_path / "o" / "graph_0" / "conversion_summary.csv").read_text()
     assert "aten.special_bessel_j0.default" in csv_text and "unsupported" in csv_text
     assert json.loads((tmp_path / "o" / "manifest.json").read_text())["status"] == "partial"
+
+
+def test_pictures_and_html_report(tmp_path):
+    out, report = tmp_path / "o", tmp_path / "r.html"
+    code, _, _ = run("trace", str(EXAMPLES / "my_op.py"), "--out", str(out), "--graphviz", "dot", "--html", str(report))
+    assert code == 0
+    dot_text = (out / "graph_0" / "ascend_ir.dot").read_text()
+    assert dot_text.startswith("digraph") and "MyOp" in dot_text
+    assert (out / "graph_0" / "functional.dot").exists()
+    page = report.read_text()
+    assert "<html" in page and "MyOp" in page and "npu.my_op.default" in page
+
+
+def test_unknown_picture_format_is_refused_before_capturing():
+    code, _, err = run("trace", str(EXAMPLES / "my_op.py"), "--graphviz", "gif")
+    assert code == 2 and "unknown picture format 'gif'" in err
