@@ -2,17 +2,22 @@
 one trace, or one stage of two saved traces), as data.
 
 Works on :class:`~fxlab.capture.trace.StageTrace` records, so live and saved traces
-diff alike. Alignment:
+diff alike. Values are compared by shared keys, not names: graph inputs by position,
+paired nodes by pair; a ``getitem`` of an ``auto_functionalized*`` node is the op's result
+or the base it rewrote; the value a ``copy_`` epilogue writes back into a graph input is
+that input (where the other stage mutates the input in place, readers read the input).
+Alignment:
 
 1. ``getitem`` nodes that unpack a multi-output node (``auto_functionalized_v2``,
    ``native_layer_norm``, ...) are folded into that node and travel with it.
-2. Nodes are grouped by source line (provenance); inside a line, nodes pair up by
-   *target family* in order (longest matching runs). The family drops the overload and
-   a trailing in-place ``_`` (``aten.add_.Tensor`` and ``aten.add.Tensor`` are both
-   ``add``), takes the wrapped op of an ``auto_functionalized*`` node, and keeps
-   ``copy_`` epilogues (writes back into graph inputs) apart from other copies.
-3. Nodes left over anywhere pair up by family in graph order (a node whose source line
-   changed between the stages, or that has none).
+2. The same computation: in the right stage's order, each node pairs with the first
+   unpaired left node of the same *target family* that reads the same values (from
+   the same source line if there is one). The family drops the overload and a trailing
+   in-place ``_`` (``aten.add_.Tensor`` and ``aten.add.Tensor`` are both ``add``), takes
+   the wrapped op of an ``auto_functionalized*`` node (which pairs with the in-place op
+   on its source line), and keeps ``copy_`` epilogues apart from other copies.
+3. The rest, grouped by source line: inside a line, nodes pair by family in order
+   (longest matching runs); then what is left anywhere, by family in graph order.
 
 Each pair then says what changed: an in-place op became functional (``functionalized``),
 an in-place custom op got wrapped in ``auto_functionalized*`` (``auto_functionalized``),
@@ -31,7 +36,6 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
 from fxlab.capture.trace import NodeRecord, StageTrace
-from fxlab.errors import UsageError
 
 FUNCTIONALIZED = "functionalized"
 AUTO_FUNCTIONALIZED = "auto_functionalized"
@@ -46,6 +50,9 @@ OUTPUTS_CHANGED = "outputs_changed"
 SCOPES_CHANGED = "scopes_changed"
 MOVED = "moved"
 
+# Ops that are one computation under two names across stages (functionalization turns
+# make_fx's ``_unsafe_view`` into ``view``).
+FAMILY_ALIASES = {"_unsafe_view": "view"}
 _INPLACE, _EPILOGUE, _WRAPPER = "inplace", "copy_epilogue", "auto_functionalized"
 _CALL_OPS = ("call_function", "call_method", "call_module", "get_attr")
 _OVERLOAD = re.compile(r"^(\w+)\.(\w+)\.(\w+)$")
@@ -198,6 +205,11 @@ class _Side:
                 self.parent_of[node.name] = parent
         self.ops = [n for n in stage.nodes if n.op in _CALL_OPS and n.name not in self.parent_of]
         self.keys: dict[str, str] = {}
+        # The value a copy_ epilogue writes back into a graph input *is* that input's
+        # new value: where the other stage mutates the input in place, its readers read
+        # the input itself.
+        self.written_back = {src: dst for dst, src in (_epilogue_operands(n) for n in stage.nodes if n.kind == _EPILOGUE)}
+        self._pieces: dict[str, list[str]] = {}
 
     def _unpacked_parent(self, node: NodeRecord) -> tuple[str, int] | None:
         match = _GETITEM_ARGS.match(node.args) if node.target == "getitem" else None
@@ -213,9 +225,14 @@ class _Side:
 
     def canonical(self, text: str) -> str:
         """``text`` with every node name replaced by its shared value key."""
-        return _NAME_TOKEN.sub(lambda m: self.key_of(m.group(1)) if m.group(1) in self.records else m.group(1), text)
+        pieces = self._pieces.get(text)
+        if pieces is None:  # odd positions are node names
+            pieces = self._pieces[text] = _NAME_TOKEN.split(text)
+        return "".join(self.key_of(p) if i % 2 and p in self.records else p for i, p in enumerate(pieces))
 
     def key_of(self, name: str) -> str:
+        if name in self.written_back:
+            return self.key_of(self.written_back[name])
         if name in self.keys:
             return self.keys[name]
         if name in self.parent_of:
@@ -236,6 +253,11 @@ class _Side:
         return f"{self.key_of(parent_name)}[{index}]"
 
 
+def _epilogue_operands(record: NodeRecord) -> tuple[str, str]:
+    destination, _, source = record.args.partition(", ")
+    return destination, source
+
+
 def _wrapper_bases(record: NodeRecord) -> list[str]:
     match = _BASES.search(record.args)
     return [b.strip() for b in match.group(1).split(",") if b.strip()] if match else []
@@ -253,30 +275,80 @@ def target_family(record: NodeRecord) -> str:
 
 def op_family(target: str) -> str:
     """``aten.add_.Tensor`` -> ``add``; ``npu.my_inplace.default`` -> ``npu.my_inplace``;
-    ``mul_`` (a Dynamo method call) -> ``mul``."""
+    ``mul_`` (a Dynamo method call) -> ``mul``; ``_VariableFunctionsClass.relu`` (a
+    torch function's qualified name) -> ``relu``."""
+    if target.startswith("higher_order."):
+        return target
     match = _OVERLOAD.match(target)
     if match:
         namespace, name = match.group(1), match.group(2)
-    elif target.count(".") == 1 and not target.startswith("higher_order."):
+    elif target.count(".") == 1 and target.islower():  # an op packet, ``npu.my_inplace``
         namespace, name = target.split(".")
-    else:
-        namespace, name = "", target.rsplit(".", 1)[-1] if not target.startswith("higher_order.") else target
+    else:  # a plain or class-qualified Python name
+        namespace, name = "", target.rsplit(".", 1)[-1]
     if name.endswith("_") and not name.endswith("__"):
         name = name[:-1]
+    name = FAMILY_ALIASES.get(name, name)
     return name if namespace in ("", "aten") else f"{namespace}.{name}"
 
 
 # -- alignment -------------------------------------------------------------------------------
-def align_nodes(left: Sequence[NodeRecord], right: Sequence[NodeRecord]) -> list[tuple[NodeRecord, NodeRecord]]:
-    """Pairs of nodes: same source line and family first, then the rest by family."""
-    pairs: list[tuple[NodeRecord, NodeRecord]] = []
-    left_lines, right_lines = _by_location(left), _by_location(right)
+class _Pairing:
+    """Pairs found so far; pairing two nodes gives both one value key."""
+
+    def __init__(self, lside: _Side, rside: _Side) -> None:
+        self.lside, self.rside = lside, rside
+        self.pairs: list[tuple[NodeRecord, NodeRecord]] = []
+        self.paired: set[int] = set()
+
+    def add(self, left: NodeRecord, right: NodeRecord) -> None:
+        self.lside.keys[left.name] = self.rside.keys[right.name] = f"node{len(self.pairs)}"
+        self.pairs.append((left, right))
+        self.paired.update((id(left), id(right)))
+
+    def unpaired(self, nodes: Iterable[NodeRecord]) -> list[NodeRecord]:
+        return [n for n in nodes if id(n) not in self.paired]
+
+
+def align_nodes(lside: _Side, rside: _Side) -> list[tuple[NodeRecord, NodeRecord]]:
+    """Pairs of nodes: the same computation (family and input values) first, then the
+    same source line and family in order, then the rest by family in order."""
+    pairing = _Pairing(lside, rside)
+    _pair_same_computations(pairing)
+    left_lines = _by_location(pairing.unpaired(lside.ops))
+    right_lines = _by_location(pairing.unpaired(rside.ops))
     for location, lefts in left_lines.items():
-        pairs += _matching_runs(lefts, right_lines.get(location, []))
-    paired_left = {id(l) for l, _ in pairs}
-    paired_right = {id(r) for _, r in pairs}
-    pairs += _matching_runs([n for n in left if id(n) not in paired_left], [n for n in right if id(n) not in paired_right])
-    return pairs
+        for l, r in _matching_runs(lefts, right_lines.get(location, [])):
+            pairing.add(l, r)
+    for l, r in _matching_runs(pairing.unpaired(lside.ops), pairing.unpaired(rside.ops)):
+        pairing.add(l, r)
+    return pairing.pairs
+
+
+def _pair_same_computations(pairing: _Pairing) -> None:
+    """Walk the right side in graph order (so a node's inputs are paired before it) and
+    pair each node with the first unpaired left node of its family that reads the same
+    values, preferring one from the same source line. An in-place op and its
+    ``auto_functionalized*`` wrapper cannot compare arguments: same line suffices."""
+    lside, rside = pairing.lside, pairing.rside
+    buckets: dict[str, list[NodeRecord]] = {}
+    for node in lside.ops:
+        buckets.setdefault(target_family(node), []).append(node)
+    for r in rside.ops:
+        candidates = buckets.get(target_family(r), [])
+        wanted = rside.canonical(r.args)
+        same = [l for l in candidates if _same_computation(l, r, lside.canonical(l.args), wanted)]
+        if same:
+            here = [l for l in same if l.provenance.location == r.provenance.location]
+            chosen = (here or same)[0]
+            candidates.remove(chosen)
+            pairing.add(chosen, r)
+
+
+def _same_computation(l: NodeRecord, r: NodeRecord, left_args: str, right_args: str) -> bool:
+    if (l.kind == _WRAPPER) != (r.kind == _WRAPPER):
+        return l.provenance.location is not None and l.provenance.location == r.provenance.location
+    return left_args == right_args
 
 
 def _by_location(nodes: Iterable[NodeRecord]) -> dict[str | None, list[NodeRecord]]:
@@ -301,9 +373,7 @@ def diff_stages(left: StageTrace, right: StageTrace, *, left_label: str | None =
     """Align ``left`` and ``right`` node by node and say what changed (see module doc)."""
     lside, rside = _Side(left, "L"), _Side(right, "R")
     inputs = _pair_inputs(lside, rside)
-    pairs = align_nodes(lside.ops, rside.ops)
-    for number, (l, r) in enumerate(pairs):
-        lside.keys[l.name] = rside.keys[r.name] = f"node{number}"
+    pairs = align_nodes(lside, rside)
     partner = {r.name: l for l, r in pairs}
     entries = _ordered_entries(lside, rside, partner)
     changes = [_describe(lside, rside, l, r) for l, r in entries]
@@ -421,7 +491,7 @@ def _wrapper_name(record: NodeRecord) -> str:
 
 def _lone_detail(record: NodeRecord, code: str) -> str:
     if code in (COPY_EPILOGUE_ADDED, COPY_EPILOGUE_REMOVED):
-        destination, _, value = record.args.partition(", ")
+        destination, value = _epilogue_operands(record)
         verb = "added" if code == COPY_EPILOGUE_ADDED else "removed"
         return f"copy_ epilogue {verb}: writes {value} back into graph input {destination}"
     return f"{'added' if code == ADDED else 'removed'} {record.target}"
@@ -442,111 +512,3 @@ def _grouped(entries: list[NodeChange]) -> list[LineGroup]:
             group = groups[location] = LineGroup(location, code, [])
         group.entries.append(entry)
     return list(groups.values())
-
-
-# -- whole traces ------------------------------------------------------------------------------
-@dataclass
-class GraphDiff:
-    """One Dynamo graph: an FX stage diff (``fx``) or an Ascend IR diff (``ir``, an
-    :class:`~fxlab.passes.ir_diff.IrDiff`), or why there is none (``missing``)."""
-
-    graph: int
-    left_stage: str
-    right_stage: str
-    fx: StageDiff | None = None
-    ir: Any = None
-    missing: str | None = None
-
-    @property
-    def identical(self) -> bool:
-        diff = self.fx or self.ir
-        return diff is not None and diff.identical
-
-    def to_json(self) -> dict[str, Any]:
-        diff = self.fx or self.ir
-        return {
-            "graph": self.graph,
-            "left_stage": self.left_stage,
-            "right_stage": self.right_stage,
-            "kind": "fx" if self.fx else ("ir" if self.ir else None),
-            "missing": self.missing,
-            "identical": self.identical,
-            "diff": diff.to_json() if diff is not None else None,
-        }
-
-
-@dataclass
-class TraceDiff:
-    left_label: str
-    right_label: str
-    graphs: list[GraphDiff] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def identical(self) -> bool:
-        return all(g.identical for g in self.graphs)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "left": self.left_label,
-            "right": self.right_label,
-            "identical": self.identical,
-            "notes": list(self.notes),
-            "graphs": [g.to_json() for g in self.graphs],
-        }
-
-
-def diff_graph(index: int, left: Any, right: Any, left_stage: str, right_stage: str, *, left_label: str, right_label: str) -> GraphDiff:
-    """Diff two FX stages (:class:`StageTrace`) or two Ascend IR graphs of graph ``index``;
-    a side that is ``None`` makes a diff that says which side is missing."""
-    entry = GraphDiff(index, left_stage, right_stage)
-    if left is None or right is None:
-        absent = [label for label, side in ((left_label, left), (right_label, right)) if side is None]
-        entry.missing = f"graph {index} has no {' and no '.join(absent)}"
-    elif isinstance(left, StageTrace):
-        entry.fx = diff_stages(left, right, left_label=left_label, right_label=right_label)
-    else:
-        from fxlab.passes.ir_diff import diff_ir
-
-        entry.ir = diff_ir(left, right, left_label=left_label, right_label=right_label)
-    return entry
-
-
-def diff_saved_traces(left: Any, right: Any, *, left_label: str, right_label: str, graph: int | None = None) -> TraceDiff:
-    """Every stage two traces both recorded, graph by graph (the same model run twice
-    gives an empty diff: saved traces have deterministic names)."""
-    result = TraceDiff(left_label, right_label)
-    for key in ("model", "entry", "torch_version", "fxlab_version"):
-        if getattr(left, key) != getattr(right, key):
-            result.notes.append(f"{key} differs: {getattr(left, key)} vs {getattr(right, key)}")
-    stages = [s for s in left.stages if s in right.stages]
-    for name, trace in ((left_label, left), (right_label, right)):
-        alone = [s for s in trace.stages if s not in stages]
-        if alone:
-            result.notes.append(f"only {name} recorded stage(s) {', '.join(alone)}")
-    counts = (len(left.graphs), len(right.graphs))
-    if counts[0] != counts[1]:
-        result.notes.append(f"{left_label} has {counts[0]} graph(s), {right_label} has {counts[1]}")
-    for index in select_graphs(max(counts), graph):
-        lgraph = left.graphs[index] if index < counts[0] else None
-        rgraph = right.graphs[index] if index < counts[1] else None
-        for stage in stages:
-            lside, rside = (_stage_of(g, stage) for g in (lgraph, rgraph))
-            result.graphs.append(diff_graph(index, lside, rside, stage, stage, left_label=left_label, right_label=right_label))
-    return result
-
-
-def _stage_of(graph: Any, stage: str) -> Any:
-    if graph is None:
-        return None
-    return graph.ir if stage == "ascend_ir" else graph.stages.get(stage)
-
-
-def select_graphs(count: int, wanted: int | None) -> list[int]:
-    """Graph indices to diff: all, or ``wanted`` when it exists."""
-    if wanted is None:
-        return list(range(count))
-    if not 0 <= wanted < count:
-        have = f"numbered 0 to {count - 1}" if count else "none at all"
-        raise UsageError(f"--graph {wanted} does not exist: the trace has {count} graph(s), {have}. Pick one of them, or leave --graph out to diff every graph.")
-    return [wanted]

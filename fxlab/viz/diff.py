@@ -9,7 +9,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from fxlab.passes.fx_diff import GraphDiff, LineGroup, NodeChange, NodeRef, StageDiff, TraceDiff
+from fxlab.passes.fx_diff import LineGroup, NodeChange, NodeRef, StageDiff
+from fxlab.passes.trace_diff import GraphDiff, TraceDiff
 from fxlab.viz.trace_views import relative_paths
 
 MARKS = {"same": ("=", "dim"), "changed": ("~", "yellow"), "added": ("+", "green"), "removed": ("-", "red")}
