@@ -45,15 +45,15 @@ class Tensor:
 
     @property
     def dtype(self) -> DataType:
-        return self.desc.dtype
+        return self.op.output_desc[self.index].dtype
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.desc.shape
+        return self.op.output_desc[self.index].shape
 
     @property
     def rank(self) -> int:
-        return len(self.desc.shape)
+        return len(self.op.output_desc[self.index].shape)
 
     def __repr__(self) -> str:
         return f"Tensor({self.tensor}, {self.dtype.name}, {list(self.shape)})"
@@ -87,7 +87,13 @@ class GraphBuilder:
             self._names.add(name)
             return name
         counter = self._type_counters.get(op_type)
-        if counter is None:
+        if counter is not None:  # ``op_type`` itself is taken: try the next number first
+            candidate = f"{op_type}_{counter + 1}"
+            if candidate not in self._names:
+                self._type_counters[op_type] = counter + 1
+                self._names.add(candidate)
+                return candidate
+        else:
             self._type_counters[op_type] = 0
             if op_type not in self._names:
                 self._names.add(op_type)

@@ -70,9 +70,9 @@ def _const_key(value: Any, dtype: DataType | None) -> tuple[Any, ...] | None:
         if value != value:
             return None
     elif isinstance(value, (list, tuple)):  # FX hands lists over as immutable_list
-        for item in value:
-            if type(item) not in _PLAIN_SCALARS or item != item:
-                return None
+        kinds = set(map(type, value))
+        if not _PLAIN_SCALARS.issuperset(kinds) or (float in kinds and any(v != v for v in value)):
+            return None
     else:
         return None
     return (dtype, repr(value))

@@ -211,6 +211,10 @@ def attr_of(value: Any) -> Attr:
     """Infer the GE attr kind of a plain Python value (bool before int: bool is an int)."""
     kind = _SCALAR_ATTR_KINDS.get(type(value))
     if kind is not None:
+        if kind is not AttrKind.FLOAT:
+            attr = _SCALAR_ATTRS.get((type(value), value))
+            if attr is not None:
+                return attr
         return _scalar_attr(kind, value)
     if isinstance(value, Attr):
         return value

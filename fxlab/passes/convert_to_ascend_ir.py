@@ -66,6 +66,8 @@ class ConversionResult:
 _CONVERT, _GETITEM, _SCOPE, _UNSUPPORTED = "convert", "getitem", "scope", "unsupported"
 _UNKNOWN: Any = object()  # "not computed yet", where None is a valid value
 
+_STATUS_VALUE = {status: status.value for status in Status}
+
 # Fallback converter lookups for targets without a registered converter, tried in order
 # (the custom-op kit adds TorchAir's auto-converter rules here). Each returns a converter
 # function or ``None``.
@@ -96,6 +98,9 @@ def node_source(node: fx.Node) -> str | None:
     return f"{path}:{lineno}"
 
 
+_ONLY_INT = frozenset({int})
+
+
 def desc_from_meta(val: Any, name: str = "y") -> TensorDesc:
     """A tensor desc from a node's fake value; symbolic dims become ``-1`` and the
     symbols are kept in ``_fxlab_symbolic_shape``."""
@@ -106,7 +111,7 @@ def desc_from_meta(val: Any, name: str = "y") -> TensorDesc:
             return TensorDesc(name, DataType.DT_FLOAT, ())
         return TensorDesc(name)
     shape = tuple(val.shape)
-    if all(type(d) is int for d in shape):  # static: the common case, one pass
+    if _ONLY_INT.issuperset(map(type, shape)):  # static: the common case
         return TensorDesc(name, ge_dtype(val.dtype), shape)
     dims: list[int] = []
     symbolic = False
@@ -158,14 +163,14 @@ class AscendIrConverter:
         return ConversionResult(self.builder.graph, self.records, time.perf_counter() - start, self.warnings)
 
     def _convert_node(self, node: fx.Node) -> None:
-        if node.op == "placeholder":
+        if node.op == "call_function":  # nearly every node: tested first
+            self._convert_call(node)
+        elif node.op == "placeholder":
             self._convert_placeholder(node)
         elif node.op == "get_attr":
             self._convert_get_attr(node)
         elif node.op == "output":
             self._convert_output(node)
-        elif node.op == "call_function":
-            self._convert_call(node)
         else:
             self._record(node, Status.UNSUPPORTED, [], f"FX node kind {node.op!r} is not converted")
 
@@ -261,23 +266,31 @@ class AscendIrConverter:
         args = fx.node.map_arg(node.args, value_of)
         kwargs = fx.node.map_arg(node.kwargs, value_of) if node.kwargs else {}
         meta = node.meta.get("val")
-        ops = self.builder.graph.ops
+        builder = self.builder
+        ops = builder.graph.ops
         first_new = len(ops)
         source = node_source(node)
-        token = self.builder.begin_node(node.name, source)
+        token = builder.begin_node(node.name, source)
         try:
             result = fn(*args, **kwargs, meta_outputs=meta)
-            _check_output_count(result, meta, node)
+            if isinstance(meta, (list, tuple)):
+                _check_output_count(result, meta, node)
         except Exception as exc:  # noqa: BLE001 - any converter failure becomes a placeholder
-            self.builder.end_node(token)
+            builder.end_node(token)
             del ops[first_new:]
             where = f" ({source})" if source else ""
             self._emit_placeholder(node, Status.RAISED, f"converter for {node.target} raised at node {node.name}{where}: {type(exc).__name__}: {exc}")
             return
-        self.builder.end_node(token)
-        self._set_output_descs(result, meta)
+        builder.end_node(token)
+        if type(result) is Tensor:
+            result.op.output_desc[result.index] = desc_from_meta(meta, result.op.output_desc[result.index].name)
+        else:
+            self._set_output_descs(result, meta)
         self.values[node] = result
-        self._record(node, status, [op.name for op in ops[first_new:]], source=source, target_name=target_name)
+        ge_ops = [op.name for op in ops[first_new:]]
+        node.meta["fxlab.ge_ops"] = ge_ops
+        node.meta["fxlab.convert_status"] = _STATUS_VALUE[status]
+        self.records.append(NodeConversion(node.name, target_name, status, ge_ops, "", source))
 
     def _value_of(self, node: fx.Node) -> Any:
         return self.values.get(node)
