@@ -34,26 +34,31 @@ UNCHANGED_NAMES_SHOWN = 6
 def trace_diff_view(diff: TraceDiff) -> RenderableType:
     """Every graph's diff, then the notes and a closing verdict."""
     parts: list[RenderableType] = [graph_diff_view(g) for g in diff.graphs]
-    parts += [Text(f"note: {note}", style="dim") for note in diff.notes]
+    parts += [Text(f"note: {relative_paths(note)}", style="dim") for note in diff.notes]
     verdict = "no differences" if diff.identical else "differences found (above)"
     parts.append(Text.assemble((f"{diff.left_label} → {diff.right_label}: ", "bold"), (verdict, "green" if diff.identical else "yellow")))
     return Group(*parts)
 
 
 def graph_diff_view(diff: GraphDiff) -> RenderableType:
+    # Two traces compare one stage with itself: the title names it.
+    title = f"graph {diff.graph} · " + (f"{diff.left_stage}: " if diff.left_stage == diff.right_stage else "")
     if diff.fx is not None:
-        return stage_diff_view(diff.fx, diff.graph)
+        return stage_diff_view(diff.fx, title)
     if diff.ir is not None:
-        return ir_diff_view(diff.ir, diff.graph)
-    return Text(f"graph {diff.graph} · {diff.left_stage} → {diff.right_stage}: {diff.missing}", style="yellow")
+        return ir_diff_view(diff.ir, title)
+    return Text(f"{title}{diff.left_stage} → {diff.right_stage}: {diff.missing}", style="yellow")
 
 
 # -- FX stages ------------------------------------------------------------------------------
-def stage_diff_view(diff: StageDiff, graph: int = 0) -> RenderableType:
+def stage_diff_view(diff: StageDiff, title: str = "graph 0 · ") -> RenderableType:
     """Header with counts, then each source line's nodes side by side with what changed;
-    a line whose nodes are all unchanged shows as one dim row."""
+    a line whose nodes are all unchanged shows as one dim row; an identical stage shows
+    as its header alone."""
+    if diff.identical:
+        return _stage_header(diff, title)
     width = _left_width(diff.entries)
-    parts: list[RenderableType] = [_stage_header(diff, graph)]
+    parts: list[RenderableType] = [_stage_header(diff, title)]
     for group in diff.groups:
         parts.append(_line_header(group))
         parts.append(_unchanged_line(group) if group.same else _group_lines(group, width))
@@ -62,9 +67,9 @@ def stage_diff_view(diff: StageDiff, graph: int = 0) -> RenderableType:
     return Group(*parts)
 
 
-def _stage_header(diff: StageDiff, graph: int) -> Text:
+def _stage_header(diff: StageDiff, title: str) -> Text:
     counts = diff.summary()
-    head = Text(f"graph {graph} · {diff.left_label} → {diff.right_label}: ", style="bold blue")
+    head = Text(f"{title}{diff.left_label} → {diff.right_label}: ", style="bold blue")
     head.append(f"{counts['changed']} changed, {counts['added']} added, {counts['removed']} removed, {counts['same']} same")
     words = [f"{counts[code]} {text}" for code, text in CHANGE_WORDS.items() if counts.get(code)]
     if words:
@@ -145,15 +150,17 @@ def _input_output_lines(diff: StageDiff) -> list[Text]:
 
 
 # -- Ascend IR ------------------------------------------------------------------------------
-def ir_diff_view(diff: Any, graph: int = 0) -> RenderableType:
+def ir_diff_view(diff: Any, title: str = "graph 0 · ") -> RenderableType:
     """An :class:`~fxlab.passes.ir_diff.IrDiff`: per FX node, the GE ops on each side and
     every op that differs; FX nodes whose ops all agree are counted, not listed."""
     counts = diff.summary()
-    head = Text(f"graph {graph} · {diff.left_label} → {diff.right_label}: ", style="bold blue")
+    head = Text(f"{title}{diff.left_label} → {diff.right_label}: ", style="bold blue")
     head.append(
         f"{counts['same']} GE ops same, {counts['changed']} changed, {counts['only_left']} only in {diff.left_label}, "
         f"{counts['only_right']} only in {diff.right_label}; {counts['nodes_differing']} FX node(s) differ"
     )
+    if diff.identical:
+        return head.append("  (identical)", style="green")
     parts: list[RenderableType] = [head]
     same_nodes = [n.fx_node for n in diff.nodes if n.same]
     for node in diff.nodes:

@@ -102,12 +102,22 @@ def test_an_edited_saved_trace_shows_the_edit(capsys, saved_runs, tmp_path) -> N
     mul = next(n for n in stage["nodes"] if n["name"] == "mul")
     mul["outputs"][0]["dtype"] = "float16"
     stage_file.write_text(json.dumps(stage))
+    ir_file = edited / "graph_0" / "ascend_ir.json"
+    ir = json.loads(ir_file.read_text())
+    next(op for op in ir["ops"] if op["type"] == "ReduceSum")["attrs"]["keep_dims"] = True
+    ir_file.write_text(json.dumps(ir))
     code, out, _ = run(capsys, "diff", str(saved_runs[0]), str(edited), "--json", "--graph", "0")
     data = json.loads(out)
     assert code == 0 and data["identical"] is False
-    functional = next(g for g in data["graphs"] if g["left_stage"] == "functional")
-    changed = [(l, r, c) for l, r, c in entries(functional) if c]
+    by_stage = {g["left_stage"]: g for g in data["graphs"]}
+    assert [s for s, g in by_stage.items() if not g["identical"]] == ["functional", "ascend_ir"]
+    changed = [(l, r, c) for l, r, c in entries(by_stage["functional"]) if c]
     assert changed == [("mul", "mul", ["outputs_changed"])]
+    (reduce_sum,) = [op for node in by_stage["ascend_ir"]["diff"]["nodes"] for op in node["ops"] if op["kind"] != "same"]
+    assert reduce_sum["attrs"] == {"keep_dims": {"left": False, "right": True}}
+    code, out, _ = run(capsys, "diff", str(saved_runs[0]), str(edited))
+    assert "graph 0 · functional: run_a → edited: 1 changed" in out
+    assert "attr keep_dims: False → True" in out
 
 
 def _torchair_or_skip() -> None:
