@@ -212,3 +212,39 @@ def test_missing_model_and_missing_graph(capsys) -> None:
     assert code == 2 and "does not exist" in err
     code, out, err = run(capsys, "diff", INPLACE, "--graph", "4")
     assert code == 2 and "--graph 4 does not exist: the trace has 1 graph(s)" in err and out == ""
+
+
+PLUGIN = """
+import torch
+
+lib = torch.library.Library("fxlab_difftest", "DEF")
+lib.define("scale_(Tensor(a!) x, float factor) -> ()")
+
+
+def scale_(x, factor):
+    x.mul_(factor)
+
+
+lib.impl("scale_", scale_, "CompositeExplicitAutograd")
+torch.library.register_fake("fxlab_difftest::scale_", lambda x, factor: None, lib=lib)
+"""
+
+PLUGIN_MODEL = """
+import torch
+
+def build():
+    def fn(x):
+        y = x + 1
+        torch.ops.fxlab_difftest.scale_(y, 2.0)
+        return y
+    return fn, (torch.randn(3),)
+"""
+
+
+def test_plugin_and_entry_reach_the_capture(capsys, write_model) -> None:
+    plugin = write_model(PLUGIN, "scale_plugin.py")
+    model = write_model(PLUGIN_MODEL, "scale_model.py")
+    code, out, _ = run(capsys, "diff", str(model), "--plugin", str(plugin), "--entry", "build", "--json")
+    assert code == 0
+    (graph,) = json.loads(out)["graphs"]
+    assert entries(graph) == [("add", "add", []), ("scale_", "auto_functionalized_v2", ["auto_functionalized"])]
