@@ -109,6 +109,8 @@ def ascend_ir_converter(name: str, torchair_path: Optional[Path]) -> Iterator[Op
     with open_torchair(torchair_path) as torchair:
         report = torchair.report
         console.note(f"TorchAir ({report.version.describe()}) loaded, {report.converters} converters: {report.native_note}")
+        if report.version.matches(report.torch_version) is False:
+            console.warn(report.version.compatibility(report.torch_version))
         for line in condensed_failures(report.module_failures + report.registration_failures):
             console.warn(line)
         loaded_before = len(report.module_failures)

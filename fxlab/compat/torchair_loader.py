@@ -135,7 +135,7 @@ def locate_torchair(path: str | Path) -> Path:
     base = Path(path).expanduser()
     for candidate in (base, base / "torchair", base / "dynamo" / "torchair", base / "torch_npu" / "dynamo" / "torchair"):
         if all((candidate / marker).is_file() for marker in _MARKERS):
-            return candidate.resolve()
+            return candidate.absolute()  # not resolved: a symlinked copy keeps its own version files
     missing = [m for m in _MARKERS if not (base / m).is_file()]
     reason = "does not exist" if not base.exists() else f"lacks {', '.join(missing)}"
     raise NotTorchAirError(
@@ -330,17 +330,17 @@ def torchair_session(path: str | Path | None = None) -> Iterator[LoadedTorchAir]
     root = locate_torchair(path)
     stashed = _stash_standins()
     session = _Session(root, stand_in_torch_npu=not _real_module_importable("torch_npu"))
+    sys.meta_path.insert(0, session)
     try:
         # torch_npu's operators that TorchAir's passes name exist on an NPU machine before
-        # TorchAir is imported; defined first, so its converters for them load too.
+        # TorchAir is imported; defined first, so its converters for them load too. The
+        # guard exits while TorchAir's modules are still imported: it finds the op
+        # libraries and atexit hooks to undo in them.
         with torch_npu_operators(), ProcessStateGuard():
-            sys.meta_path.insert(0, session)
-            try:
-                yield _import_package(session)
-            finally:
-                sys.meta_path.remove(session)
-                _forget_modules(session.served)
+            yield _import_package(session)
     finally:
+        sys.meta_path.remove(session)
+        _forget_modules(session.served)
         sys.modules.update(stashed)
 
 

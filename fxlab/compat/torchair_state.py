@@ -57,6 +57,7 @@ class ProcessStateGuard:
     """Context manager: snapshot on enter, restore on exit (see the module docstring)."""
 
     def __enter__(self) -> "ProcessStateGuard":
+        self._kernels = _KernelTables()
         self._converters_before = {id(op) for op in attached_converters()}
         self._handlers = self._signal_handlers()
         self._modules_before = set(sys.modules)
@@ -73,6 +74,7 @@ class ProcessStateGuard:
         self._restore_signal_handlers()
         self._restore_collectives()
         self._restore_classes()
+        self._kernels.restore()
 
     def _restore_classes(self) -> None:
         for cls, names in self._class_attrs.items():
@@ -133,6 +135,50 @@ class ProcessStateGuard:
         if isinstance(table, dict):
             table.clear()
             table.update(remaps)
+
+
+class _KernelTables:
+    """What ``torchair.get_npu_backend()`` patches in torch for the whole process (its
+    ``add_npu_patch``): Python kernels of ATen ops (Meta functions, decompositions for
+    NPU autograd keys), torch's decomposition table, and fake-tensor helpers. Snapshot on
+    creation; :meth:`restore` puts them back, and drops Python kernels TorchAir's modules
+    added to ops first materialised meanwhile."""
+
+    def __init__(self) -> None:
+        import torch._decomp
+        import torch._subclasses.fake_tensor as fake_tensor
+
+        self.table = torch._decomp.decomposition_table
+        self.table_before = dict(self.table)
+        self.fake_tensor = fake_tensor
+        self.fake_tensor_before = dict(vars(fake_tensor))
+        self.kernels_before = {op: dict(op.py_kernels) for op in self._overloads()}
+
+    def _overloads(self) -> set[Any]:
+        ops = {op for op in self.table if isinstance(op, torch._ops.OpOverload)}
+        ops.update(op for ns in _op_namespaces() for op in _ops_in(ns) if isinstance(op, torch._ops.OpOverload))
+        return ops
+
+    def restore(self) -> None:
+        self.table.clear()
+        self.table.update(self.table_before)
+        for name, value in list(vars(self.fake_tensor).items()):
+            if name not in self.fake_tensor_before:
+                delattr(self.fake_tensor, name)
+            elif self.fake_tensor_before[name] is not value:
+                setattr(self.fake_tensor, name, self.fake_tensor_before[name])
+        for op in self._overloads():
+            before = self.kernels_before.get(op)
+            kernels = before if before is not None else {k: f for k, f in op.py_kernels.items() if not _from_torchair(f)}
+            if kernels != op.py_kernels:
+                op.py_kernels.clear()
+                op.py_kernels.update(kernels)
+                op._dispatch_cache.clear()
+
+
+def _from_torchair(fn: Any) -> bool:
+    module = getattr(fn, "__module__", "") or ""
+    return module == "torchair" or module.startswith("torchair.")
 
 
 def _patched_classes() -> list[type]:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
+from torch._C import DispatchKey
 
 from fxlab.capture.stages import functional_graph, functional_stage
 from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair, open_torchair, run_torchair_conversion
@@ -208,6 +209,21 @@ class TestTorchAirConversion:
         assert diff.identical, diff.to_json()
         assert "_fxlab_ge_option:ge.exec.outputReuseInputMemIndexes" in builtin.attrs
 
+    def test_pattern_fusion_runs_as_on_an_npu_machine(self, torchair):
+        # torch_npu's operators named by TorchAir's fusion patterns are defined for the
+        # session, so its pattern fusion pass really matches: add_rms_norm + dynamic_quant
+        # become the fused operator, converted to its GE op.
+        def model(x1, x2, gamma, smooth):
+            y, _, x_out = torch.ops.npu.npu_add_rms_norm.default(x1, x2, gamma)
+            q, scale = torch.ops.npu.npu_dynamic_quant.default(y, smooth_scales=smooth)
+            return q, x_out, scale
+
+        half = dict(dtype=torch.float16)
+        result = convert(torchair, model, torch.randn(2, 4, 8, **half), torch.randn(2, 4, 8, **half), torch.randn(8, **half), torch.randn(8, **half))
+        converted = [(n.node, n.ge_ops[:1]) for n in result.nodes if n.status is Status.CONVERTED]
+        assert converted == [("npu_add_rms_norm_dynamic_quant_default", ["AddRmsNormDynamicQuant"])]
+        assert result.options["pattern_fusion_pass"] == "1"
+
     def test_notes_say_what_is_stood_in_and_where_the_run_stops(self, torchair):
         result = convert(torchair, lambda x: (x + 1,), torch.randn(2))
         text = " ".join(result.notes)
@@ -253,12 +269,17 @@ def test_session_leaves_the_process_as_it_found_it():
         assert hasattr(torch.ops.aten.add.Tensor, "_ge_converter")
         assert "torchair" in sys.modules and loaded.report.path == path
         run_torchair_conversion(functional_graph(lambda x: (x + 1,), torch.randn(2)), "g", loaded)
+        loaded.package.get_npu_backend(compiler_config=loaded.package.CompilerConfig())  # patches torch
+        assert DispatchKey.AutogradPrivateUse1 in torch.ops.aten.to.other.py_kernels
     assert not any(n == "torchair" or n.startswith("torchair.") or n == "torch_npu" for n in sys.modules)
     assert not hasattr(torch.ops.aten.add.Tensor, "_ge_converter")
     assert signal.getsignal(signal.SIGINT) is handler
     from torch._higher_order_ops.auto_functionalize import NotView
 
     assert not hasattr(NotView, "regenerate_ge_view")
+    # torch_npu's operators defined for the session, and get_npu_backend's torch patches, are gone.
+    assert not hasattr(torch.ops.npu, "npu_add_rms_norm")
+    assert DispatchKey.AutogradPrivateUse1 not in torch.ops.aten.to.other.py_kernels
 
 
 def test_a_directory_that_is_not_torchair_gets_a_clear_error(tmp_path):

@@ -1,0 +1,147 @@
+"""``fxlab trace --converter torchair``: the ascend_ir stage from TorchAir's own code path,
+through typer's CliRunner (each invocation loads TorchAir, a few seconds)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from fxlab.cli.main import _register_commands, app
+from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair
+from tests.conftest import EXAMPLES
+
+_register_commands()
+runner = CliRunner()
+SEED_PLUGINS = Path(__file__).resolve().parents[1] / "data" / "seed_plugins"
+
+
+@pytest.fixture(scope="module")
+def torchair_path() -> str:
+    try:
+        return str(find_torchair())
+    except TorchAirNotFoundError as exc:
+        pytest.skip(f"no TorchAir copy: {exc}")
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, list(args), env={"FXLAB_WIDTH": "200", "NO_COLOR": "1"})
+    if result.exception and not isinstance(result.exception, SystemExit):
+        from fxlab.errors import FxlabError
+
+        if isinstance(result.exception, FxlabError):
+            return result.exception.exit_code, result.stdout, str(result.exception)
+        raise result.exception
+    return result.exit_code, result.stdout, result.stderr
+
+
+def trace_json(torchair_path: str, example: str, *extra: str) -> tuple[int, dict, str]:
+    code, out, err = run("trace", str(EXAMPLES / f"{example}.py"), "--converter", "torchair", "--torchair-path", torchair_path, "--json", *extra)
+    return code, json.loads(out), err
+
+
+def test_in_place_custom_op_through_torchair(torchair_path):
+    code, summary, err = trace_json(torchair_path, "my_inplace")
+    assert code == 0, err
+    (graph,) = summary["graphs"]
+    types = graph["ascend_ir"]["types"]
+    # TorchAir's auto converter found MyInplace through the custom-op kit's prototype.
+    assert types.count("TensorMove") == 3 and types.count("MyInplace") == 3
+    assert "FxlabUnsupported" not in types and graph["ascend_ir"]["partial"] is False
+    notes = " ".join(graph["ascend_ir"]["notes"])
+    assert "native parts stood in" in notes and "GE compilation and fusion do not run" in notes
+    # torch_npu is present while TorchAir converts, as on an NPU machine.
+    options = graph["ascend_ir"]["ge_options"]
+    assert options["pattern_fusion_pass"] == "1" and options["ge.deterministicLevel"] == "0"
+    assert options["ge.exec.outputReuseInputMemIndexes"].count(",") == 2  # x and state written back
+    # The load is announced in one line per kind, with the version said plainly.
+    assert "TorchAir (" in err and "TorchAirVersion(" not in err
+    assert err.count("converter(s) not loaded: they name ops this torch does not have") == 1
+    assert "prims.slice.default, prims.slice_in_dim.default" in err
+
+
+def test_scopes_come_from_torchair(torchair_path):
+    code, summary, err = trace_json(torchair_path, "superkernel_scopes")
+    assert code == 0, err
+    assert summary["status"] == "ok" and summary["graphs"][0]["ascend_ir"]["partial"] is False
+
+
+def test_custom_op_needing_a_converter_is_partial_with_the_reason_and_the_fix(torchair_path, tmp_path):
+    code, _, _ = run(
+        "trace", str(EXAMPLES / "npu_add_custom.py"), "--converter", "torchair", "--torchair-path", torchair_path,
+        "--stages", "functional,ascend_ir", "--out", str(tmp_path / "out"),
+    )
+    assert code == 1  # partial: what TorchAir does on an NPU machine without the user's converter
+    ir = json.loads((tmp_path / "out" / "graph_0" / "ascend_ir.json").read_text())
+    (placeholder,) = [op for op in ir["ops"] if op["type"] == "FxlabUnsupported"]
+    assert placeholder["fx_node"] == "npu_add_custom" and placeholder["source"].endswith("npu_add_custom.py:21")
+    reason = placeholder["attrs"]["_fxlab_reason"]
+    assert "No AscendIR NpuAddCustom was found to be registered" in reason
+    assert 'torchair.ge.custom_op("AddCustom", ...)' in reason and "--plugin" in reason
+
+
+def test_custom_op_with_the_seed_plugin_converts_to_add_custom(torchair_path):
+    code, summary, err = trace_json(torchair_path, "npu_add_custom", "--plugin", str(SEED_PLUGINS / "npu_add_custom_plugin.py"))
+    assert code == 0, err
+    types = summary["graphs"][0]["ascend_ir"]["types"]
+    assert "AddCustom" in types and "FxlabUnsupported" not in types
+
+
+def test_a_path_that_is_not_torchair_exits_2(tmp_path):
+    code, _, message = run("trace", str(EXAMPLES / "my_op.py"), "--converter", "torchair", "--torchair-path", str(tmp_path))
+    assert code == 2
+    assert "is not a TorchAir source tree" in message and "fetch_torchair.py" in message
+
+
+def test_an_unknown_converter_name_exits_2():
+    code, _, message = run("trace", str(EXAMPLES / "my_op.py"), "--converter", "tvm")
+    assert code == 2 and "choose builtin or torchair" in message
+
+
+def test_a_converter_that_raises_names_its_message_node_and_source_line(torchair_path, tmp_path):
+    plugin = Path(__file__).resolve().parents[1] / "data" / "plugins" / "raising_converter_plugin.py"
+    code, _, _ = run(
+        "trace", str(EXAMPLES / "npu_add_custom.py"), "--converter", "torchair", "--torchair-path", torchair_path,
+        "--plugin", str(plugin), "--stages", "functional,ascend_ir", "--out", str(tmp_path / "out"),
+    )
+    assert code == 1
+    ir = json.loads((tmp_path / "out" / "graph_0" / "ascend_ir.json").read_text())
+    (placeholder,) = [op for op in ir["ops"] if op["type"] == "FxlabUnsupported"]
+    reason = placeholder["attrs"]["_fxlab_reason"]
+    assert "raised at node npu_add_custom" in reason and "npu_add_custom.py:21" in reason
+    assert "ValueError: unsupported layout in broken converter" in reason
+
+
+def _copy_claiming(tmp_path: Path, torchair_path: str, torch_npu: str, requires: str) -> Path:
+    """The TorchAir at ``torchair_path``, labelled as coming from another torch_npu release."""
+    root = tmp_path / torch_npu
+    (root / "torch_npu" / "dynamo").mkdir(parents=True)
+    (root / "torch_npu" / "dynamo" / "torchair").symlink_to(torchair_path)
+    (root / "torchair-source.json").write_text(json.dumps({"torch_npu": torch_npu, "requires_torch": requires}))
+    return root / "torch_npu" / "dynamo" / "torchair"
+
+
+def test_a_torchair_for_another_torch_is_said_plainly(torchair_path, tmp_path):
+    import torch
+
+    older = _copy_claiming(tmp_path, torchair_path, "2.9.0.post2", "2.9.0.*")
+    code, _, err = run("trace", str(EXAMPLES / "my_op.py"), "--converter", "torchair", "--torchair-path", str(older), "--summary")
+    assert code == 0, err
+    text = " ".join(err.split())
+    assert "TorchAir (from torch_npu 2.9.0.post2, built for torch 2.9.0.*) loaded" in text
+    installed = ".".join(torch.__version__.split("+")[0].split(".")[:3])
+    assert "older than the installed torch" in text and f"for torch {installed} that is torch_npu {installed}" in text
+
+
+def test_a_torchair_that_cannot_import_with_this_torch_exits_with_the_versions_that_work(tmp_path):
+    root = tmp_path / "2.1.0" / "torch_npu" / "dynamo" / "torchair"
+    (root / "_ge_concrete_graph").mkdir(parents=True)
+    (root / "__init__.py").write_text("import torch\nfrom torch._dynamo import api_removed_since_2_2\n")
+    (root / "npu_fx_compiler.py").write_text("")
+    (root / "_ge_concrete_graph" / "fx2ge_converter.py").write_text("")
+    (tmp_path / "2.1.0" / "torchair-source.json").write_text(json.dumps({"torch_npu": "2.1.0", "requires_torch": "2.1.0.*"}))
+    code, _, message = run("trace", str(EXAMPLES / "my_op.py"), "--converter", "torchair", "--torchair-path", str(root))
+    assert code == 2
+    assert "could not be imported with torch" in message and "api_removed_since_2_2" in message
+    assert "from torch_npu 2.1.0, built for torch 2.1.0, which is older than the installed torch" in message
