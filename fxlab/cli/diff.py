@@ -34,7 +34,7 @@ TORCHAIR_STAGE = "ascend_ir:torchair"
     ),
 )
 def diff_command(
-    paths: List[Path] = typer.Argument(..., help="MODEL.py, or two trace directories saved by `fxlab trace --out`.", show_default=False),
+    paths: List[Path] = typer.Argument(..., help="MODEL.py, or two trace directories saved by `fxlab trace --out`.", show_default=False, metavar="MODEL.py | TRACE_A TRACE_B"),
     before_functionalize: bool = typer.Option(False, "--before-functionalize", help="aten (before functionalization) -> functional; the default for MODEL.py."),
     from_stage: Optional[str] = typer.Option(None, "--from", help=f"Left stage: {', '.join(FX_STAGES + IR_STAGES)}."),
     to_stage: Optional[str] = typer.Option(None, "--to", help="Right stage (same choices as --from)."),

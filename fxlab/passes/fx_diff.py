@@ -2,40 +2,29 @@
 one trace, or one stage of two saved traces), as data.
 
 Works on :class:`~fxlab.capture.trace.StageTrace` records, so live and saved traces
-diff alike. Values are compared by shared keys, not names: graph inputs by position,
-paired nodes by pair; a ``getitem`` of an ``auto_functionalized*`` node is the op's result
-or the base it rewrote; the value a ``copy_`` epilogue writes back into a graph input is
-that input (where the other stage mutates the input in place, readers read the input).
-Alignment:
+diff alike. Nodes are paired by :func:`fxlab.passes.fx_align.align_nodes` (the same
+computation first, then by source line and op family), and inputs compared by value:
+both sides' node names map to shared keys, so ``getitem_1`` of an
+``auto_functionalized_v2`` reads as the base it rewrote.
 
-1. ``getitem`` nodes that unpack a multi-output node (``auto_functionalized_v2``,
-   ``native_layer_norm``, ...) are folded into that node and travel with it.
-2. The same computation: in the right stage's order, each node pairs with the first
-   unpaired left node of the same *target family* that reads the same values (from
-   the same source line if there is one). The family drops the overload and a trailing
-   in-place ``_`` (``aten.add_.Tensor`` and ``aten.add.Tensor`` are both ``add``), takes
-   the wrapped op of an ``auto_functionalized*`` node (which pairs with the in-place op
-   on its source line), and keeps ``copy_`` epilogues apart from other copies.
-3. The rest, grouped by source line: inside a line, nodes pair by family in order
-   (longest matching runs); then what is left anywhere, by family in graph order.
-
-Each pair then says what changed: an in-place op became functional (``functionalized``),
-an in-place custom op got wrapped in ``auto_functionalized*`` (``auto_functionalized``),
-a functional op or wrapper became in-place again (``reinplaced``), a different target,
-different inputs (compared by value: both sides' node names are mapped to shared keys,
-so ``getitem_1`` of an ``auto_functionalized_v2`` reads as the base it rewrote), other
-output shapes/dtypes, other scopes, another source line. Nodes without a partner are
-``added`` / ``removed`` (``copy_epilogue_added`` / ``_removed`` for write-backs).
+Each pair says what changed: an in-place op became functional (``functionalized``), an
+in-place custom op got wrapped in ``auto_functionalized*`` (``auto_functionalized``), a
+functional op or wrapper became in-place again (``reinplaced``), a different target,
+different inputs, other output shapes/dtypes, other scopes, another source line. Nodes
+without a partner are ``added`` / ``removed`` (``copy_epilogue_added`` / ``_removed``
+for write-backs into graph inputs). Entries are grouped by source line.
 Nothing here prints.
 """
 from __future__ import annotations
 
-import difflib
-import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any, Sequence
 
+from fxlab.capture.records import KIND_AUTO_FUNCTIONALIZED as _WRAPPER
+from fxlab.capture.records import KIND_COPY_EPILOGUE as _EPILOGUE
+from fxlab.capture.records import KIND_INPLACE as _INPLACE
 from fxlab.capture.trace import NodeRecord, StageTrace
+from fxlab.passes.fx_align import StageSide, align_nodes, epilogue_operands, is_overload
 
 FUNCTIONALIZED = "functionalized"
 AUTO_FUNCTIONALIZED = "auto_functionalized"
@@ -49,17 +38,6 @@ INPUTS_CHANGED = "inputs_changed"
 OUTPUTS_CHANGED = "outputs_changed"
 SCOPES_CHANGED = "scopes_changed"
 MOVED = "moved"
-
-# Ops that are one computation under two names across stages (functionalization turns
-# make_fx's ``_unsafe_view`` into ``view``).
-FAMILY_ALIASES = {"_unsafe_view": "view"}
-_INPLACE, _EPILOGUE, _WRAPPER = "inplace", "copy_epilogue", "auto_functionalized"
-_CALL_OPS = ("call_function", "call_method", "call_module", "get_attr")
-_OVERLOAD = re.compile(r"^(\w+)\.(\w+)\.(\w+)$")
-# A node name used as a value in an args string: not part of a dotted name, not a keyword.
-_NAME_TOKEN = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(?![\w.(=])")
-_GETITEM_ARGS = re.compile(r"^(\w+), (\d+)$")
-_BASES = re.compile(r"_all_bases=\[([^\]]*)\]")
 
 
 @dataclass
@@ -186,192 +164,10 @@ class StageDiff:
         }
 
 
-# -- the stage as the diff sees it ---------------------------------------------------------
-class _Side:
-    """One stage: its graph inputs, its ops (getitems of multi-output nodes folded in),
-    its output node, and the shared value key of every node name."""
-
-    def __init__(self, stage: StageTrace, tag: str) -> None:
-        self.tag = tag
-        self.records = {n.name: n for n in stage.nodes}
-        self.inputs = [n for n in stage.nodes if n.op == "placeholder"]
-        self.output = next((n for n in stage.nodes if n.op == "output"), None)
-        self.attached: dict[str, list[NodeRecord]] = {}
-        self.parent_of: dict[str, tuple[str, int]] = {}
-        for node in stage.nodes:
-            parent = self._unpacked_parent(node)
-            if parent is not None:
-                self.attached.setdefault(parent[0], []).append(node)
-                self.parent_of[node.name] = parent
-        self.ops = [n for n in stage.nodes if n.op in _CALL_OPS and n.name not in self.parent_of]
-        self.keys: dict[str, str] = {}
-        # The value a copy_ epilogue writes back into a graph input *is* that input's
-        # new value: where the other stage mutates the input in place, its readers read
-        # the input itself.
-        self.written_back = {src: dst for dst, src in (_epilogue_operands(n) for n in stage.nodes if n.kind == _EPILOGUE)}
-        self._pieces: dict[str, list[str]] = {}
-
-    def _unpacked_parent(self, node: NodeRecord) -> tuple[str, int] | None:
-        match = _GETITEM_ARGS.match(node.args) if node.target == "getitem" else None
-        if match is None:
-            return None
-        parent = self.records.get(match.group(1))
-        if parent is None or parent.op != "call_function" or parent.target == "getitem":
-            return None
-        return parent.name, int(match.group(2))
-
-    def ref(self, record: NodeRecord) -> NodeRef:
-        return NodeRef.of(record, self.attached.get(record.name, []))
-
-    def canonical(self, text: str) -> str:
-        """``text`` with every node name replaced by its shared value key."""
-        pieces = self._pieces.get(text)
-        if pieces is None:  # odd positions are node names
-            pieces = self._pieces[text] = _NAME_TOKEN.split(text)
-        return "".join(self.key_of(p) if i % 2 and p in self.records else p for i, p in enumerate(pieces))
-
-    def key_of(self, name: str) -> str:
-        if name in self.written_back:
-            return self.key_of(self.written_back[name])
-        if name in self.keys:
-            return self.keys[name]
-        if name in self.parent_of:
-            return self._getitem_key(name)
-        return f"{self.tag}:{name}"
-
-    def _getitem_key(self, name: str) -> str:
-        parent_name, index = self.parent_of[name]
-        parent = self.records[parent_name]
-        if parent.kind == _WRAPPER:
-            # auto_functionalized*: the op's own outputs first, then the rewritten bases.
-            bases = _wrapper_bases(parent)
-            own = len(parent.outputs) - len(bases)
-            if index >= own and index - own < len(bases):
-                return self.key_of(bases[index - own])
-            if own == 1:
-                return self.key_of(parent_name)
-        return f"{self.key_of(parent_name)}[{index}]"
-
-
-def _epilogue_operands(record: NodeRecord) -> tuple[str, str]:
-    destination, _, source = record.args.partition(", ")
-    return destination, source
-
-
-def _wrapper_bases(record: NodeRecord) -> list[str]:
-    match = _BASES.search(record.args)
-    return [b.strip() for b in match.group(1).split(",") if b.strip()] if match else []
-
-
-def target_family(record: NodeRecord) -> str:
-    """What a node computes, independent of overload and in-place form."""
-    if record.kind == _EPILOGUE:
-        return "copy_ epilogue"
-    target = record.target
-    if record.kind == _WRAPPER:
-        target = record.args.split(",", 1)[0].strip()
-    return op_family(target)
-
-
-def op_family(target: str) -> str:
-    """``aten.add_.Tensor`` -> ``add``; ``npu.my_inplace.default`` -> ``npu.my_inplace``;
-    ``mul_`` (a Dynamo method call) -> ``mul``; ``_VariableFunctionsClass.relu`` (a
-    torch function's qualified name) -> ``relu``."""
-    if target.startswith("higher_order."):
-        return target
-    match = _OVERLOAD.match(target)
-    if match:
-        namespace, name = match.group(1), match.group(2)
-    elif target.count(".") == 1 and target.islower():  # an op packet, ``npu.my_inplace``
-        namespace, name = target.split(".")
-    else:  # a plain or class-qualified Python name
-        namespace, name = "", target.rsplit(".", 1)[-1]
-    if name.endswith("_") and not name.endswith("__"):
-        name = name[:-1]
-    name = FAMILY_ALIASES.get(name, name)
-    return name if namespace in ("", "aten") else f"{namespace}.{name}"
-
-
-# -- alignment -------------------------------------------------------------------------------
-class _Pairing:
-    """Pairs found so far; pairing two nodes gives both one value key."""
-
-    def __init__(self, lside: _Side, rside: _Side) -> None:
-        self.lside, self.rside = lside, rside
-        self.pairs: list[tuple[NodeRecord, NodeRecord]] = []
-        self.paired: set[int] = set()
-
-    def add(self, left: NodeRecord, right: NodeRecord) -> None:
-        self.lside.keys[left.name] = self.rside.keys[right.name] = f"node{len(self.pairs)}"
-        self.pairs.append((left, right))
-        self.paired.update((id(left), id(right)))
-
-    def unpaired(self, nodes: Iterable[NodeRecord]) -> list[NodeRecord]:
-        return [n for n in nodes if id(n) not in self.paired]
-
-
-def align_nodes(lside: _Side, rside: _Side) -> list[tuple[NodeRecord, NodeRecord]]:
-    """Pairs of nodes: the same computation (family and input values) first, then the
-    same source line and family in order, then the rest by family in order."""
-    pairing = _Pairing(lside, rside)
-    _pair_same_computations(pairing)
-    left_lines = _by_location(pairing.unpaired(lside.ops))
-    right_lines = _by_location(pairing.unpaired(rside.ops))
-    for location, lefts in left_lines.items():
-        for l, r in _matching_runs(lefts, right_lines.get(location, [])):
-            pairing.add(l, r)
-    for l, r in _matching_runs(pairing.unpaired(lside.ops), pairing.unpaired(rside.ops)):
-        pairing.add(l, r)
-    return pairing.pairs
-
-
-def _pair_same_computations(pairing: _Pairing) -> None:
-    """Walk the right side in graph order (so a node's inputs are paired before it) and
-    pair each node with the first unpaired left node of its family that reads the same
-    values, preferring one from the same source line. An in-place op and its
-    ``auto_functionalized*`` wrapper cannot compare arguments: same line suffices."""
-    lside, rside = pairing.lside, pairing.rside
-    buckets: dict[str, list[NodeRecord]] = {}
-    for node in lside.ops:
-        buckets.setdefault(target_family(node), []).append(node)
-    for r in rside.ops:
-        candidates = buckets.get(target_family(r), [])
-        wanted = rside.canonical(r.args)
-        same = [l for l in candidates if _same_computation(l, r, lside.canonical(l.args), wanted)]
-        if same:
-            here = [l for l in same if l.provenance.location == r.provenance.location]
-            chosen = (here or same)[0]
-            candidates.remove(chosen)
-            pairing.add(chosen, r)
-
-
-def _same_computation(l: NodeRecord, r: NodeRecord, left_args: str, right_args: str) -> bool:
-    if (l.kind == _WRAPPER) != (r.kind == _WRAPPER):
-        return l.provenance.location is not None and l.provenance.location == r.provenance.location
-    return left_args == right_args
-
-
-def _by_location(nodes: Iterable[NodeRecord]) -> dict[str | None, list[NodeRecord]]:
-    groups: dict[str | None, list[NodeRecord]] = {}
-    for node in nodes:
-        groups.setdefault(node.provenance.location, []).append(node)
-    return groups
-
-
-def _matching_runs(left: Sequence[NodeRecord], right: Sequence[NodeRecord]) -> list[tuple[NodeRecord, NodeRecord]]:
-    if not left or not right:
-        return []
-    matcher = difflib.SequenceMatcher(None, [target_family(n) for n in left], [target_family(n) for n in right], autojunk=False)
-    pairs = []
-    for block in matcher.get_matching_blocks():
-        pairs += [(left[block.a + k], right[block.b + k]) for k in range(block.size)]
-    return pairs
-
-
 # -- the diff ------------------------------------------------------------------------------
 def diff_stages(left: StageTrace, right: StageTrace, *, left_label: str | None = None, right_label: str | None = None) -> StageDiff:
     """Align ``left`` and ``right`` node by node and say what changed (see module doc)."""
-    lside, rside = _Side(left, "L"), _Side(right, "R")
+    lside, rside = StageSide(left, "L"), StageSide(right, "R")
     inputs = _pair_inputs(lside, rside)
     pairs = align_nodes(lside, rside)
     partner = {r.name: l for l, r in pairs}
@@ -385,7 +181,11 @@ def diff_stages(left: StageTrace, right: StageTrace, *, left_label: str | None =
     )
 
 
-def _pair_inputs(lside: _Side, rside: _Side) -> list[NodeChange]:
+def _ref(side: StageSide, record: NodeRecord) -> NodeRef:
+    return NodeRef.of(record, side.attached.get(record.name, []))
+
+
+def _pair_inputs(lside: StageSide, rside: StageSide) -> list[NodeChange]:
     """Graph inputs pair by position (Dynamo and aot_autograd name them differently)."""
     out = []
     for index in range(max(len(lside.inputs), len(rside.inputs))):
@@ -393,14 +193,14 @@ def _pair_inputs(lside: _Side, rside: _Side) -> list[NodeChange]:
         r = rside.inputs[index] if index < len(rside.inputs) else None
         if l is not None and r is not None:
             lside.keys[l.name] = rside.keys[r.name] = f"input{index}"
-        entry = NodeChange(l and lside.ref(l), r and rside.ref(r))
+        entry = NodeChange(l and _ref(lside, l), r and _ref(rside, r))
         if l is not None and r is not None and entry.left.outputs != entry.right.outputs:  # type: ignore[union-attr]
             entry.changes.append(Change(OUTPUTS_CHANGED, f"{_sig(entry.left)} -> {_sig(entry.right)}"))
         out.append(entry)
     return out
 
 
-def _ordered_entries(lside: _Side, rside: _Side, partner: dict[str, NodeRecord]) -> list[tuple[NodeRecord | None, NodeRecord | None]]:
+def _ordered_entries(lside: StageSide, rside: StageSide, partner: dict[str, NodeRecord]) -> list[tuple[NodeRecord | None, NodeRecord | None]]:
     """Right-side order; a left-only node comes just before the right-side nodes that
     follow its left neighbours (removed before added, as in a unified diff)."""
     left_pos = {n.name: i for i, n in enumerate(lside.ops)}
@@ -427,8 +227,8 @@ def _next_paired_left_positions(right: Sequence[NodeRecord], partner: dict[str, 
     return anchors[::-1]
 
 
-def _describe(lside: _Side, rside: _Side, l: NodeRecord | None, r: NodeRecord | None) -> NodeChange:
-    entry = NodeChange(l and lside.ref(l), r and rside.ref(r))
+def _describe(lside: StageSide, rside: StageSide, l: NodeRecord | None, r: NodeRecord | None) -> NodeChange:
+    entry = NodeChange(l and _ref(lside, l), r and _ref(rside, r))
     if l is None or r is None:
         lone = l or r
         epilogue = lone.kind == _EPILOGUE  # type: ignore[union-attr]
@@ -476,7 +276,7 @@ def _mode(record: NodeRecord) -> str:
         return _WRAPPER if record.kind == _WRAPPER else _INPLACE
     if record.op == "call_method" and record.target.endswith("_") and not record.target.endswith("__"):
         return _INPLACE
-    return "functional" if _OVERLOAD.match(record.target) else "unknown"
+    return "functional" if is_overload(record.target) else "unknown"
 
 
 def _moved(left: str, right: str) -> str:
@@ -491,7 +291,7 @@ def _wrapper_name(record: NodeRecord) -> str:
 
 def _lone_detail(record: NodeRecord, code: str) -> str:
     if code in (COPY_EPILOGUE_ADDED, COPY_EPILOGUE_REMOVED):
-        destination, value = _epilogue_operands(record)
+        destination, value = epilogue_operands(record)
         verb = "added" if code == COPY_EPILOGUE_ADDED else "removed"
         return f"copy_ epilogue {verb}: writes {value} back into graph input {destination}"
     return f"{'added' if code == ADDED else 'removed'} {record.target}"

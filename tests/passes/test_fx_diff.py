@@ -8,7 +8,7 @@ import json
 import pytest
 
 from fxlab.capture.trace import NodeRecord, Provenance, StageTrace, TensorMeta, stage_from_json, stage_to_json
-from fxlab.passes.fx_diff import diff_stages, op_family
+from fxlab.passes.fx_diff import diff_stages
 
 
 def rows(diff) -> list[tuple[str | None, str | None, list[str]]]:
@@ -169,26 +169,6 @@ def test_graph_inputs_and_outputs_are_compared() -> None:
     assert [e.kind for e in diff.inputs] == ["same", "changed"]
     assert diff.inputs[1].changes[0].detail == "float32[2] -> float16[5]"
     assert not diff.outputs_same and not diff.identical
-
-
-@pytest.mark.parametrize(
-    "target, family",
-    [
-        ("aten.add_.Tensor", "add"),
-        ("aten.add.Tensor", "add"),
-        ("aten.copy_.default", "copy"),
-        ("aten.__and__.Tensor", "__and__"),
-        ("npu.my_inplace.default", "npu.my_inplace"),
-        ("npu.my_inplace", "npu.my_inplace"),
-        ("mul_", "mul"),
-        ("linear", "linear"),
-        ("_VariableFunctionsClass.relu", "relu"),
-        ("aten._unsafe_view.default", "view"),
-        ("higher_order.auto_functionalized_v2", "higher_order.auto_functionalized_v2"),
-    ],
-)
-def test_op_family(target: str, family: str) -> None:
-    assert op_family(target) == family
 
 
 TWO_CACHES = """
