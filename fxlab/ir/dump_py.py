@@ -17,7 +17,7 @@ are shown, larger ones as ``...``.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable
 
 import torch.fx as fx
 
@@ -83,6 +83,17 @@ class _PyDumpWriter:
         self.inline_consts = {op.name: op for op in graph.ops if op.type == "Const" and READABLE_VALUE in op.attrs}
         self.lines: list[str] = [HEADER]
         self.last_file_line: str | None = None
+        self.annotations: dict[fx.Node, str] = {}  # each node's typed name, made once
+        self.literals: dict[int, str] = {}
+        self.kept: list[Attr] = []
+
+    def _annotate(self, value: Any) -> str:
+        if not isinstance(value, fx.Node):
+            return _annotated(value)
+        text = self.annotations.get(value)
+        if text is None:
+            text = self.annotations[value] = _annotated(value)
+        return text
 
     def write(self) -> str:
         group: list[IrOp] = []
@@ -102,7 +113,7 @@ class _PyDumpWriter:
             self.lines.append(f"\n# File {file_line}")
         self.last_file_line = file_line if file_line is not None else self.last_file_line
         if self._is_fx_call(node, ops):
-            self.lines.append(f"## FX Code: {format_fx_node(node) if node is not None else ops[0].fx_node}")
+            self.lines.append(f"## FX Code: {format_fx_node(node, self._annotate) if node is not None else ops[0].fx_node}")
         for op in ops:
             if op.name not in self.inline_consts:
                 self.lines.append(self._call(op))
@@ -114,22 +125,35 @@ class _PyDumpWriter:
         return ops[0].fx_node is not None and not any(op.type in _BOUNDARY_TYPES for op in ops)
 
     def _call(self, op: IrOp) -> str:
+        data_inputs = [i for i in op.inputs if not i.endswith(":-1")]
+        control_inputs = [i for i in op.inputs if i.endswith(":-1")] if len(data_inputs) != len(op.inputs) else []
+        literal = self._attr_literal
         if op.type == "Data":
             args = self._data_args(op)
         elif op.type == "NetOutput":
-            args = [f"[{', '.join(self._input(i) for i in op.data_inputs)}]"]
+            args = [f"[{', '.join([self._input(i) for i in data_inputs])}]"]
         else:
-            args = [self._input(i) for i in op.data_inputs]
-            args += [f"{k}={attr_literal(a)}" for k, a in op.attrs.items() if not k.startswith("_")]
-        if op.control_inputs:
-            args.append(f"dependencies=[{', '.join(_var(c[:-3] + ':0') for c in op.control_inputs)}]")
+            args = [self._input(i) for i in data_inputs]
+            args += [f"{k}={literal(a)}" for k, a in op.attrs.items() if not k.startswith("_")]
+        if control_inputs:
+            args.append(f"dependencies=[{', '.join(_var(c[:-3] + ':0') for c in control_inputs)}]")
         if op.type == "NetOutput":
             line = f"\n_ = ge.NetOutput({', '.join(args)})"
         else:
-            outputs = ", ".join(f"{_var(op.name)}_{i}" for i in range(len(op.output_desc))) or "_"
+            outputs = ", ".join([f"{_var(op.name)}_{i}" for i in range(len(op.output_desc))]) or "_"
             line = f"{outputs} = ge.{op.type}({', '.join(args)}, node_name={_str_literal(op.name)})"
-        private = [f"{k}={attr_literal(a)}" for k, a in op.attrs.items() if k.startswith("_") and k != READABLE_VALUE]
+        private = [f"{k}={literal(a)}" for k, a in op.attrs.items() if k.startswith("_") and k != READABLE_VALUE]
         return f"{line}  # {', '.join(private)}" if private else line
+
+    def _attr_literal(self, attr: Attr) -> str:
+        """:func:`attr_literal`, made once per attr object (ops share attr objects for
+        equal scalars and constants). By identity: equal values may print differently
+        (``-0.0`` and ``0.0``, ``True`` and ``1``)."""
+        text = self.literals.get(id(attr))
+        if text is None:
+            text = self.literals[id(attr)] = attr_literal(attr)
+            self.kept.append(attr)  # keeps ids unique while the cache lives
+        return text
 
     def _data_args(self, op: IrOp) -> list[str]:
         args = [f"index={op.attr_value('index', 0)}"]
@@ -138,7 +162,7 @@ class _PyDumpWriter:
             args += [f"dtype={TORCHAIR_DTYPE_NUMBER[desc.dtype]}", f"shape={list(desc.shape)}"]
             if desc.layout and desc.layout != "ND":
                 args.append(f"format={_str_literal(desc.layout)}")
-        args += [f"{k}={attr_literal(a)}" for k, a in op.attrs.items() if k != "index" and not k.startswith("_")]
+        args += [f"{k}={self._attr_literal(a)}" for k, a in op.attrs.items() if k != "index" and not k.startswith("_")]
         return args
 
     def _input(self, tensor: str) -> str:
@@ -157,7 +181,7 @@ def _file_line(node: fx.Node | None, source: str | None) -> str | None:
     form) when there is one, else from the op's ``file:line`` provenance."""
     trace = node.meta.get("stack_trace") if node is not None else None
     if trace:
-        return trace.split(" File ")[-1].replace("\n", "")
+        return trace.rsplit(" File ", 1)[-1].replace("\n", "")  # the last frame
     if not source or ":" not in source:
         return None
     path, line = source.rsplit(":", 1)
@@ -186,11 +210,12 @@ def _annotated(value: Any) -> str:
     return value.name
 
 
-def format_fx_node(node: fx.Node) -> str:
-    """TorchAir's ``FX Code`` line: ``name: dtype[shape]device = target(args)``."""
-    args = [_annotated(a) for a in node.args]
-    args += [f"{k}={_annotated(v)}" for k, v in node.kwargs.items()]
-    return f"{_annotated(node)} = {_target_text(node.target)}({', '.join(args)})"
+def format_fx_node(node: fx.Node, annotate: Callable[[Any], str] = _annotated) -> str:
+    """TorchAir's ``FX Code`` line: ``name: dtype[shape]device = target(args)``.
+    ``annotate`` gives the text of each value (a cache of :func:`_annotated` may be passed)."""
+    args = [annotate(a) for a in node.args]
+    args += [f"{k}={annotate(v)}" for k, v in node.kwargs.items()]
+    return f"{annotate(node)} = {_target_text(node.target)}({', '.join(args)})"
 
 
 def graph_to_py(graph: IrGraph, fx_graph: fx.Graph | fx.GraphModule | None = None) -> str:

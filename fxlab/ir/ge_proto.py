@@ -374,6 +374,10 @@ class _WireEncoder:
         self.desc_fields: dict[tuple[Any, ...], bytes] = {}
         self.attr_entries: dict[tuple[Any, ...], bytes] = {}
         self.provenance_entries: dict[tuple[str, str], bytes] = {}
+        # Attrs that cannot be keyed by value (tensors, floats) by identity instead: a
+        # graph shares one attr object among the ops that have the same constant, and it
+        # keeps every attr alive while it is encoded, so an id is never reused meanwhile.
+        self.shared_attr_entries: dict[tuple[bytes, str, int], bytes] = {}
 
     def model(self, graph: IrGraph) -> bytes:
         head = _ld(b"\x0a", graph.name.encode()) if graph.name else b""
@@ -430,7 +434,10 @@ class _WireEncoder:
 
     def attr_entry(self, tag: bytes, key: str, attr: Attr) -> bytes:
         if attr.kind in _UNCACHED_KINDS:
-            return _map_entry(tag, key, _attr_payload(attr))
+            encoded = self.shared_attr_entries.get((tag, key, id(attr)))
+            if encoded is None:
+                encoded = self.shared_attr_entries[(tag, key, id(attr))] = _map_entry(tag, key, _attr_payload(attr))
+            return encoded
         try:
             cache_key = (tag, key, attr.kind, attr.value)
             encoded = self.attr_entries.get(cache_key)

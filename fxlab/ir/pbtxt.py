@@ -46,6 +46,9 @@ def _quote(text: str | bytes) -> str:
     return f'"{text_encoding.CEscape(raw, False)}"'
 
 
+_plain_quote = '"{}"'.format  # _quote of a string _PLAIN_TEXT matches
+
+
 def _float_text(value: float) -> str:
     return str(shortest_float32(value))
 
@@ -128,6 +131,11 @@ class _TextWriter:
     def __init__(self) -> None:
         self.desc_texts: dict[tuple[Any, ...], str] = {}
         self.attr_texts: dict[tuple[Any, ...], str] = {}
+        # Attrs that cannot be keyed by value (tensors, floats) by identity instead: a
+        # graph shares one attr object among the ops that have the same constant, and it
+        # keeps every attr alive while it is written, so an id is never reused meanwhile.
+        self.shared_attr_texts: dict[tuple[str, int], str] = {}
+        self.provenance_texts: dict[tuple[str, str], str] = {}
 
     def model(self, graph: IrGraph) -> str:
         out = [f"name: {_quote(graph.name)}"] if graph.name else []
@@ -144,17 +152,19 @@ class _TextWriter:
 
     def op(self, op: IrOp) -> str:
         out = ["  op {"]
+        # One check for all the op's names instead of one per string: they rarely need escapes.
+        quote = _plain_quote if _PLAIN_TEXT.fullmatch(op.name + op.type + "".join(op.inputs)) else _quote
         if op.name:
-            out.append(f"    name: {_quote(op.name)}")
+            out.append(f"    name: {quote(op.name)}")
         if op.type:
-            out.append(f"    type: {_quote(op.type)}")
-        out += [f"    input: {_quote(s)}" for s in op.inputs]
+            out.append(f"    type: {quote(op.type)}")
+        out += [f"    input: {quote(s)}" for s in op.inputs]
         entry = self.attr_entry
         items = [(key, entry(key, attr)) for key, attr in op.attrs.items()]
         if op.fx_node is not None:
-            items.append((PROVENANCE_FX_NODE, entry(PROVENANCE_FX_NODE, Attr(AttrKind.STR, op.fx_node))))
+            items.append((PROVENANCE_FX_NODE, self.provenance_entry(PROVENANCE_FX_NODE, op.fx_node)))
         if op.source is not None:
-            items.append((PROVENANCE_SOURCE, entry(PROVENANCE_SOURCE, Attr(AttrKind.STR, op.source))))
+            items.append((PROVENANCE_SOURCE, self.provenance_entry(PROVENANCE_SOURCE, op.source)))
         items.sort()  # keys are unique, so only keys are compared
         out += [text for _, text in items]
         out += [self.desc("input_desc", d) for d in op.input_desc]
@@ -174,22 +184,34 @@ class _TextWriter:
                 self.desc_texts[key] = text
         return text
 
-    def attr_entry(self, key: str, attr: Attr) -> str:
-        cache_key: tuple[Any, ...] | None = None
-        if attr.kind not in _UNCACHED_KINDS:
-            cache_key = (key, attr.kind, attr.value)
-            try:
-                text = self.attr_texts.get(cache_key)
-            except TypeError:  # unhashable value
-                text, cache_key = None, None
-            if text is not None:
-                return text
-        out: list[str] = []
-        _attr_entry_lines("attr", key, attr, "    ", out)
-        text = "\n".join(out)
-        if cache_key is not None:
-            self.attr_texts[cache_key] = text
+    def provenance_entry(self, key: str, value: str) -> str:
+        text = self.provenance_texts.get((key, value))
+        if text is None:
+            text = self.provenance_texts[(key, value)] = self.attr_entry(key, Attr(AttrKind.STR, value))
         return text
+
+    def attr_entry(self, key: str, attr: Attr) -> str:
+        if attr.kind in _UNCACHED_KINDS:
+            text = self.shared_attr_texts.get((key, id(attr)))
+            if text is None:
+                text = self.shared_attr_texts[(key, id(attr))] = _attr_entry_text(key, attr)
+            return text
+        cache_key: tuple[Any, ...] | None = (key, attr.kind, attr.value)
+        try:
+            text = self.attr_texts.get(cache_key)
+        except TypeError:  # unhashable value
+            text, cache_key = None, None
+        if text is None:
+            text = _attr_entry_text(key, attr)
+            if cache_key is not None:
+                self.attr_texts[cache_key] = text
+        return text
+
+
+def _attr_entry_text(key: str, attr: Attr) -> str:
+    out: list[str] = []
+    _attr_entry_lines("attr", key, attr, "    ", out)
+    return "\n".join(out)
 
 
 def graph_to_pbtxt(graph: IrGraph) -> str:
