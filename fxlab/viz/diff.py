@@ -205,12 +205,18 @@ def _op_details(op: Any) -> Text:
     lines = []
     if op.left_type and op.right_type and op.left_type != op.right_type:
         lines.append(f"type {op.left_type} → {op.right_type}")
-    lines += [f"attr {key}: {a} → {b}" for key, (a, b) in op.attrs.items()]
+    lines += [f"attr {key}: {_short(a)} → {_short(b)}" for key, (a, b) in op.attrs.items()]
     lines += [f"input {slot}: {a} → {b}" for slot, a, b in op.inputs]
     lines += [f"output {slot}: {_desc(a)} → {_desc(b)}" for slot, a, b in op.outputs]
     if op.moved:
         lines.append("runs at another place relative to the other ops")
     return Text("\n".join(lines))
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    """An attr value on one line (JSON text is folded), cut at ``limit`` characters."""
+    text = " ".join(str(value).split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _desc(value: Any) -> str:
