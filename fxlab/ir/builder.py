@@ -220,7 +220,7 @@ def _named_inputs(inputs: InputSpec) -> Any:
     kind = type(inputs)
     if kind is dict or (kind is not tuple and kind is not list and isinstance(inputs, Mapping)):
         return inputs.items()
-    if len(inputs) <= len(_INPUT_NAMES):
+    if (kind is tuple or kind is list) and len(inputs) <= len(_INPUT_NAMES):
         return zip(_INPUT_NAMES, inputs)
     return ((f"x{i}", t) for i, t in enumerate(inputs))
 
