@@ -29,6 +29,8 @@ STAGE_TITLES = {
     "reinplaced": "after re-inplacing (the aclgraph path)",
 }
 
+# Stages longer than this are shown without syntax colouring (highlighting is slow).
+SYNTAX_HIGHLIGHT_MAX_LINES = 1200
 _ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*\"[^\"]*\")?\s*=")
 
 
@@ -36,7 +38,10 @@ def stage_view(graph: GraphTrace, stage: StageTrace) -> RenderableType:
     """A stage's code, syntax-highlighted, with notable lines marked at the end."""
     marks = {n.name: n for n in stage.nodes if n.kind or n.scopes}
     code = relative_paths(stage.code.rstrip())
-    text = Syntax(code, "python", theme="ansi_dark", background_color="default").highlight(code)
+    if code.count("\n") < SYNTAX_HIGHLIGHT_MAX_LINES:
+        text = Syntax(code, "python", theme="ansi_dark", background_color="default").highlight(code)
+    else:  # pygments costs seconds on a large graph; the marks below still show
+        text = Text(code)
     lines = text.split("\n", include_separator=False)
     out = Text()
     for line in lines:
