@@ -9,7 +9,6 @@ from typing import Any, Callable, Sequence
 import torch
 import torch.fx as fx
 
-import fxlab
 from fxlab.capture.backend import CapturedGraph, CapturingBackend
 from fxlab.capture.check import RunRecorder, compare_eager_compiled, verify_ir
 from fxlab.capture.loader import LoadedModel

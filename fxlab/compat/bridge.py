@@ -140,7 +140,7 @@ def convert_with_torchair(gm: fx.GraphModule, name: str, torchair: LoadedTorchAi
 def run_torchair_conversion(gm: fx.GraphModule, name: str, torchair: LoadedTorchAir, config: Any = None) -> TorchAirConversion:
     """As :func:`convert_with_torchair`, with the FX graph TorchAir converted, its GE
     options and notes. ``config`` is a TorchAir ``CompilerConfig`` (default: its defaults)."""
-    from torch._guards import TracingContext, detect_fake_mode, tracing
+    from torch._guards import TracingContext, tracing
     from torch.utils._mode_utils import no_dispatch
 
     from fxlab.compat.torchair_ir import ir_graph

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-import torch
 
 import fxlab.ops  # noqa: F401 - registers the seed prototypes (MyOp, MyInplace, AddCustom)
 from fxlab.compat.ge_api import ATTR_BUILDERS as attr

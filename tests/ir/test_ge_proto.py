@@ -4,7 +4,6 @@ from __future__ import annotations
 import struct
 
 import pytest
-import torch
 from hypothesis import given, settings
 from tests.ir.ir_fixtures import every_kind_graph, ir_graphs, torchair_pb2
 
@@ -20,7 +19,7 @@ from fxlab.ir.ge_proto import (
     schema,
     shortest_float32,
 )
-from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, TensorValue
+from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp
 
 # (message, field name, number), from GE's ge.proto (DESIGN.md, "GE graph serialization").
 DESIGN_FIELD_NUMBERS = [
