@@ -134,10 +134,13 @@ def every_kind_graph() -> IrGraph:
 
 def torchair_pb2() -> ModuleType:
     """TorchAir's ``ge_ir`` pb2 module, loaded by path from ``$FXLAB_TORCHAIR_PATH`` (the
-    ``torchair`` package directory, or the pb2 file itself); skips when that is unset."""
-    root = os.environ.get("FXLAB_TORCHAIR_PATH")
+    ``torchair`` package directory, or the pb2 file itself) or the copy CI fetches into
+    ``.cache/torchair/``; skips when there is neither."""
+    from fxlab.compat.bridge import cached_torchair
+
+    root = os.environ.get("FXLAB_TORCHAIR_PATH") or cached_torchair()
     if not root:
-        pytest.skip("FXLAB_TORCHAIR_PATH (TorchAir's package directory) is not set")
+        pytest.skip("no TorchAir copy: set FXLAB_TORCHAIR_PATH or run `python .ci/fetch_torchair.py`")
     path = Path(root)
     if path.is_dir():
         path = path / "_ge_concrete_graph" / "ge_ir_by_protoc_3_19_pb2.py"
