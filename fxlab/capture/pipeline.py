@@ -9,6 +9,7 @@ from typing import Any, Callable, Sequence
 import torch
 import torch.fx as fx
 
+from fxlab import __version__ as FXLAB_VERSION
 from fxlab.capture.backend import CapturedGraph, CapturingBackend
 from fxlab.capture.check import RunRecorder, compare_eager_compiled, verify_ir
 from fxlab.capture.loader import LoadedModel
@@ -47,7 +48,7 @@ def capture_trace(
     by default); ``verify`` runs the IR on CPU against the compiled run (default: for
     graphs up to :data:`VERIFY_NODE_LIMIT` nodes).
     """
-    import fxlab.passes.annotate_scopes  # noqa: F401 - registers the scope annotation analysis
+    from fxlab.passes import annotate_scopes  # noqa: F401 - registers the scope annotation analysis
 
     stages = validate_stages(stages)
     say = progress or (lambda message: None)
@@ -58,7 +59,7 @@ def capture_trace(
     trace = Trace(
         model=str(loaded.path) if loaded.path else loaded.name,
         entry=loaded.entry,
-        fxlab_version=fxlab.__version__,
+        fxlab_version=FXLAB_VERSION,
         torch_version=torch.__version__,
         stages=list(stages),
         check=check,
