@@ -37,3 +37,21 @@ def write_model(tmp_path):
         return path
 
     return write
+
+
+def torchair_path_or_skip():
+    """The TorchAir copy the bridge would use (CI fetches one); skip the test without one."""
+    from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair
+
+    try:
+        return find_torchair()
+    except TorchAirNotFoundError as exc:
+        pytest.skip(f"no TorchAir copy: {exc}")
+
+
+def torchair_session_or_skip():
+    """A TorchAir session for a fixture to yield from; skips without a TorchAir copy."""
+    from fxlab.compat.bridge import open_torchair
+
+    with open_torchair(torchair_path_or_skip()) as loaded:
+        yield loaded

@@ -8,24 +8,14 @@ import subprocess
 import sys
 
 import pytest
-from typer.testing import CliRunner
 
-from fxlab.cli.main import _register_commands, app
+from tests.cli.cli_runner import run_cli
 from tests.conftest import EXAMPLES
 
-_register_commands()
-runner = CliRunner()
 
 
 def run(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args), env={"FXLAB_WIDTH": "160", "NO_COLOR": "1"})
-    if result.exception and not isinstance(result.exception, SystemExit):
-        from fxlab.errors import FxlabError
-
-        if isinstance(result.exception, FxlabError):
-            return result.exception.exit_code, result.stdout, str(result.exception)
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
+    return run_cli(*args, width=160)
 
 
 def test_console_script_runs_an_example(tmp_path):

@@ -6,34 +6,20 @@ import json
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
 
-from fxlab.cli.main import _register_commands, app
-from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair
-from tests.conftest import EXAMPLES
+from tests.cli.cli_runner import run_cli
+from tests.conftest import EXAMPLES, torchair_path_or_skip
 
-_register_commands()
-runner = CliRunner()
 SEED_PLUGINS = Path(__file__).resolve().parents[1] / "data" / "seed_plugins"
 
 
 @pytest.fixture(scope="module")
 def torchair_path() -> str:
-    try:
-        return str(find_torchair())
-    except TorchAirNotFoundError as exc:
-        pytest.skip(f"no TorchAir copy: {exc}")
+    return str(torchair_path_or_skip())
 
 
 def run(*args: str) -> tuple[int, str, str]:
-    result = runner.invoke(app, list(args), env={"FXLAB_WIDTH": "200", "NO_COLOR": "1"})
-    if result.exception and not isinstance(result.exception, SystemExit):
-        from fxlab.errors import FxlabError
-
-        if isinstance(result.exception, FxlabError):
-            return result.exception.exit_code, result.stdout, str(result.exception)
-        raise result.exception
-    return result.exit_code, result.stdout, result.stderr
+    return run_cli(*args, width=200)
 
 
 def trace_json(torchair_path: str, example: str, *extra: str) -> tuple[int, dict, str]:

@@ -2,6 +2,8 @@
 converters on small functional graphs, and what it leaves behind (nothing)."""
 from __future__ import annotations
 
+from tests.conftest import torchair_session_or_skip
+
 import importlib.util
 import signal
 import sys
@@ -34,12 +36,7 @@ def _torchair_path() -> Path | None:
 
 @pytest.fixture(scope="class")
 def torchair():
-    try:
-        path = find_torchair()
-    except TorchAirNotFoundError as exc:
-        pytest.skip(f"no TorchAir copy: {exc}")
-    with open_torchair(path) as loaded:
-        yield loaded
+    yield from torchair_session_or_skip()
 
 
 def convert(torchair, fn, *inputs):

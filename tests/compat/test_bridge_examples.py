@@ -8,6 +8,8 @@ difference fails the test, and so does a row no example needs any more.
 """
 from __future__ import annotations
 
+from tests.conftest import torchair_session_or_skip
+
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair, open_torchair, run_torchair_conversion
+from fxlab.compat.bridge import run_torchair_conversion
 from fxlab.ir.model import IrGraph
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.ir_diff import IrDiff, diff_ir
@@ -125,12 +127,7 @@ class Comparison:
 
 @pytest.fixture(scope="module")
 def torchair():
-    try:
-        path = find_torchair()
-    except TorchAirNotFoundError as exc:
-        pytest.skip(f"no TorchAir copy: {exc}")
-    with open_torchair(path) as loaded:
-        yield loaded
+    yield from torchair_session_or_skip()
 
 
 def compare_example(torchair: Any, example: str, plugins: list[Path] | None = None) -> list[Comparison]:
