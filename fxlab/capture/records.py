@@ -4,15 +4,22 @@ One linear walk over the nodes: provenance (source file:line and code, module pa
 ``from_node`` chain, original ATen op), output tensor metadata, which schema arguments
 the node mutates, and a highlight kind for in-place ops, ``copy_`` epilogues,
 ``auto_functionalized*`` nodes and scope markers.
+
+Large graphs repeat the same few ops, stack traces and module paths once per layer, so
+everything derived from those alone is computed once per distinct value and looked up
+afterwards; the readable code is kept per module until its graph changes (the capture
+records the functional stage twice).
 """
 from __future__ import annotations
 
 import operator
+from functools import lru_cache
 from typing import Any
 
 import torch
 import torch.fx as fx
 
+from fxlab.capture.readable import readable_code
 from fxlab.capture.trace import NodeRecord, Provenance, StageTrace, TensorMeta
 
 KIND_INPLACE = "inplace"
@@ -21,19 +28,42 @@ KIND_AUTO_FUNCTIONALIZED = "auto_functionalized"
 KIND_SCOPE = "scope"
 
 _AUTO_FUNCTIONALIZED_NAMES = ("auto_functionalized", "auto_functionalized_v2")
+_NO_SOURCE: tuple[None, None, None] = (None, None, None)
+
+__all__ = [
+    "KIND_AUTO_FUNCTIONALIZED",
+    "KIND_COPY_EPILOGUE",
+    "KIND_INPLACE",
+    "KIND_SCOPE",
+    "classify",
+    "format_args",
+    "mutated_arguments",
+    "provenance",
+    "readable_code",
+    "stage_from_module",
+    "target_name",
+    "tensor_meta",
+]
 
 
 def target_name(node: fx.Node) -> str:
-    target = node.target
-    if node.op == "call_function":
-        if target is operator.getitem:
-            return "getitem"
-        if isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
-            return str(target)
-        if isinstance(target, torch._ops.HigherOrderOperator):
-            return f"higher_order.{target.name()}"
-        return getattr(target, "__qualname__", None) or getattr(target, "__name__", str(target))
-    return str(target)
+    if node.op != "call_function":
+        return str(node.target)
+    try:
+        return _function_target_name(node.target)
+    except TypeError:  # an unhashable callable
+        return _function_target_name.__wrapped__(node.target)
+
+
+@lru_cache(maxsize=4096)
+def _function_target_name(target: Any) -> str:
+    if target is operator.getitem:
+        return "getitem"
+    if isinstance(target, (torch._ops.OpOverload, torch._ops.OpOverloadPacket)):
+        return str(target)
+    if isinstance(target, torch._ops.HigherOrderOperator):
+        return f"higher_order.{target.name()}"
+    return getattr(target, "__qualname__", None) or getattr(target, "__name__", str(target))
 
 
 def mutated_arguments(node: fx.Node) -> list[str]:
@@ -41,14 +71,15 @@ def mutated_arguments(node: fx.Node) -> list[str]:
     target = node.target
     if isinstance(target, torch._ops.HigherOrderOperator) and target.name() in _AUTO_FUNCTIONALIZED_NAMES:
         inner = node.args[0] if node.args else None
-        return _schema_mutations(inner) if isinstance(inner, torch._ops.OpOverload) else []
+        return list(_schema_mutations(inner)) if isinstance(inner, torch._ops.OpOverload) else []
     if isinstance(target, torch._ops.OpOverload):
-        return _schema_mutations(target)
+        return list(_schema_mutations(target))
     return []
 
 
-def _schema_mutations(op: torch._ops.OpOverload) -> list[str]:
-    return [a.name for a in op._schema.arguments if a.alias_info is not None and a.alias_info.is_write]
+@lru_cache(maxsize=4096)
+def _schema_mutations(op: torch._ops.OpOverload) -> tuple[str, ...]:
+    return tuple(a.name for a in op._schema.arguments if a.alias_info is not None and a.alias_info.is_write)
 
 
 def classify(node: fx.Node, mutates: list[str]) -> str:
@@ -56,7 +87,7 @@ def classify(node: fx.Node, mutates: list[str]) -> str:
     target = node.target
     if isinstance(target, torch._ops.HigherOrderOperator) and target.name() in _AUTO_FUNCTIONALIZED_NAMES:
         return KIND_AUTO_FUNCTIONALIZED
-    name = str(target)
+    name = _target_str(target)
     if name.startswith("air.scope_"):
         return KIND_SCOPE
     if not mutates:
@@ -66,14 +97,38 @@ def classify(node: fx.Node, mutates: list[str]) -> str:
     return KIND_INPLACE
 
 
+def _target_str(target: Any) -> str:
+    if isinstance(target, torch._ops.OpOverload):  # str() of an overload is slow and fixed
+        return _overload_str(target)
+    return str(target)
+
+
+def _overload_str(op: torch._ops.OpOverload) -> str:
+    # Keyed on the overload's C++ handle: nodes' ``original_aten`` are copies of the
+    # overload object (equal only by identity) that share it.
+    key = getattr(op, "_op", op)
+    text = _OVERLOAD_STR.get(key)
+    if text is None:
+        text = _OVERLOAD_STR[key] = str(op)
+    return text
+
+
+_OVERLOAD_STR: dict[Any, str] = {}
+
+
 def tensor_meta(value: Any) -> list[TensorMeta]:
     if isinstance(value, torch.Tensor):
-        return [TensorMeta(shape=[_dim(d) for d in value.shape], dtype=str(value.dtype).replace("torch.", ""), stride=_stride(value))]
+        return [TensorMeta(shape=[_dim(d) for d in value.shape], dtype=_dtype_name(value.dtype), stride=_stride(value))]
     if isinstance(value, (list, tuple)):
         return [m for v in value for m in tensor_meta(v)]
     if isinstance(value, (torch.SymInt, int)) and not isinstance(value, bool):
         return [TensorMeta(shape=[], dtype="symint" if isinstance(value, torch.SymInt) else "int")]
     return []
+
+
+@lru_cache(maxsize=None)
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
 
 
 def _dim(d: Any) -> int | str:
@@ -88,18 +143,30 @@ def _stride(value: torch.Tensor) -> list[int | str] | None:
 
 
 def provenance(node: fx.Node) -> Provenance:
-    file, line, code = _last_user_frame(node.meta.get("stack_trace"))
-    stack = node.meta.get("nn_module_stack") or {}
-    module_path = [_module_path_entry(v) for v in stack.values()]
-    original = node.meta.get("original_aten")
+    meta = node.meta
+    file, line, code = _last_user_frame(meta.get("stack_trace"))
+    stack = meta.get("nn_module_stack") or {}
+    original = meta.get("original_aten")
     return Provenance(
         file=file,
         line=line,
         code=code,
-        module_path=module_path,
-        from_node=_from_node_chain(node.meta.get("from_node")),
-        original_aten=str(original) if original is not None else None,
+        module_path=[_cached_module_path_entry(v) for v in stack.values()],
+        from_node=_from_node_chain(meta.get("from_node")),
+        original_aten=_target_str(original) if original is not None else None,
     )
+
+
+def _cached_module_path_entry(value: Any) -> str:
+    try:
+        return _module_path_entry_of(value)
+    except TypeError:  # unhashable entry
+        return _module_path_entry(value)
+
+
+@lru_cache(maxsize=8192)
+def _module_path_entry_of(value: Any) -> str:
+    return _module_path_entry(value)
 
 
 def _module_path_entry(value: Any) -> str:
@@ -134,7 +201,12 @@ def _from_node_chain(value: Any) -> list[str]:
 
 def _last_user_frame(stack_trace: str | None) -> tuple[str | None, int | None, str | None]:
     if not stack_trace:
-        return None, None, None
+        return _NO_SOURCE
+    return _parse_last_user_frame(stack_trace)
+
+
+@lru_cache(maxsize=4096)
+def _parse_last_user_frame(stack_trace: str) -> tuple[str | None, int | None, str | None]:
     lines = stack_trace.rstrip().splitlines()
     for i in range(len(lines) - 1, -1, -1):
         text = lines[i].strip()
@@ -143,15 +215,16 @@ def _last_user_frame(stack_trace: str | None) -> tuple[str | None, int | None, s
                 file = text.split('"')[1]
                 line = int(text.split("line ")[1].split(",")[0])
             except (IndexError, ValueError):
-                return None, None, None
+                return _NO_SOURCE
             code = lines[i + 1].strip() if i + 1 < len(lines) else None
             return file, line, code
-    return None, None, None
+    return _NO_SOURCE
 
 
 def format_args(node: fx.Node) -> str:
     parts = [_format_arg(a) for a in node.args]
-    parts += [f"{k}={_format_arg(v)}" for k, v in node.kwargs.items()]
+    if node.kwargs:
+        parts += [f"{k}={_format_arg(v)}" for k, v in node.kwargs.items()]
     text = ", ".join(parts)
     return text if len(text) <= 200 else text[:197] + "..."
 
@@ -163,41 +236,31 @@ def _format_arg(arg: Any) -> str:
         inner = ", ".join(_format_arg(a) for a in arg)
         return f"[{inner}]"
     if isinstance(arg, torch._ops.OpOverload):
-        return str(arg)
+        return _overload_str(arg)
     return repr(arg)
 
 
 def stage_from_module(name: str, gm: fx.GraphModule) -> StageTrace:
     """Record ``gm`` as stage ``name``; also caches each node's source in its meta so the
     conversion pass does not parse stack traces again."""
-    records: list[NodeRecord] = []
-    for node in gm.graph.nodes:
-        mutates = mutated_arguments(node) if node.op == "call_function" else []
-        value = node.meta.get("val", node.meta.get("example_value"))
-        prov = provenance(node)
-        node.meta["fxlab.source"] = prov.location
-        records.append(
-            NodeRecord(
-                name=node.name,
-                op=node.op,
-                target=target_name(node),
-                args=format_args(node),
-                outputs=tensor_meta(value),
-                provenance=prov,
-                mutates=mutates,
-                kind=classify(node, mutates) if node.op == "call_function" else "",
-                scopes=list(node.meta.get("fxlab.scopes", [])),
-                ge_ops=list(node.meta.get("fxlab.ge_ops", [])),
-            )
-        )
-    return StageTrace(name=name, code=readable_code(gm), nodes=records)
+    return StageTrace(name=name, code=readable_code(gm), nodes=[_record(node) for node in gm.graph.nodes])
 
 
-def readable_code(gm: fx.GraphModule) -> str:
-    """The graph as Python with shapes and dtypes, in the spirit of ``print_readable``."""
-    try:
-        code = gm.print_readable(print_output=False, include_stride=False, include_device=False, colored=False)
-    except TypeError:  # older torch without these keyword arguments
-        code = gm.print_readable(print_output=False)
-    # make_fx names the class after the traced callable (``<lambda>``); say what it is.
-    return code.replace("class <lambda>(", "class GraphModule(", 1)
+def _record(node: fx.Node) -> NodeRecord:
+    meta = node.meta
+    is_call = node.op == "call_function"
+    mutates = mutated_arguments(node) if is_call else []
+    prov = provenance(node)
+    meta["fxlab.source"] = prov.location
+    return NodeRecord(
+        name=node.name,
+        op=node.op,
+        target=target_name(node),
+        args=format_args(node),
+        outputs=tensor_meta(meta.get("val", meta.get("example_value"))),
+        provenance=prov,
+        mutates=mutates,
+        kind=classify(node, mutates) if is_call else "",
+        scopes=list(meta.get("fxlab.scopes", [])),
+        ge_ops=list(meta.get("fxlab.ge_ops", [])),
+    )
