@@ -57,9 +57,13 @@ def stage_json_text(stage: Any) -> str:
     """A stage as JSON, one node per line: readable, diffable, and fast to write (the
     C encoder runs only without ``indent``)."""
     head = json.dumps({"name": stage.name, "code": stage.code})[:-1]
-    nodes = ",\n  ".join(json.dumps(node_to_json(n), default=str) for n in stage.nodes)
+    # One encoder for all nodes: json.dumps(..., default=str) builds a new one per call.
+    encode = _NODE_ENCODER.encode
+    nodes = ",\n  ".join([encode(node_to_json(n)) for n in stage.nodes])
     return f'{head}, "nodes": [\n  {nodes}\n]}}\n'
 
+
+_NODE_ENCODER = json.JSONEncoder(default=str)
 
 
 def save_trace(trace: Trace, out: Path) -> list[Path]:

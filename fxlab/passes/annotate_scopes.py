@@ -32,11 +32,30 @@ _EXIT_TARGETS = ("air.scope_exit", "air.scope_exit.default")
 
 
 def is_scope_enter(node: fx.Node) -> bool:
-    return node.op == "call_function" and str(node.target) in _ENTER_TARGETS
+    return node.op == "call_function" and _marker_of(node.target) == "enter"
 
 
 def is_scope_exit(node: fx.Node) -> bool:
-    return node.op == "call_function" and str(node.target) in _EXIT_TARGETS
+    return node.op == "call_function" and _marker_of(node.target) == "exit"
+
+
+def _marker_of(target: Any) -> str | None:
+    # str() of an op overload is slow and a graph calls the same few targets many times.
+    try:
+        marker = _MARKERS.get(target, _UNSEEN)
+    except TypeError:  # an unhashable callable
+        return _marker_of_text(str(target))
+    if marker is _UNSEEN:
+        marker = _MARKERS[target] = _marker_of_text(str(target))
+    return marker  # type: ignore[return-value]
+
+
+def _marker_of_text(text: str) -> str | None:
+    return "enter" if text in _ENTER_TARGETS else "exit" if text in _EXIT_TARGETS else None
+
+
+_UNSEEN = object()
+_MARKERS: dict[Any, Any] = {}
 
 
 def scope_enter_attrs(node: fx.Node) -> dict[str, str]:
@@ -103,27 +122,37 @@ def annotate_scopes(graph: fx.GraphModule | fx.Graph) -> ScopeAnnotation:
     fx_graph = graph.graph if isinstance(graph, fx.GraphModule) else graph
     result = ScopeAnnotation()
     open_spans: list[ScopeSpan] = []
+    # The effective attrs change only where a scope opens or closes: compute them there.
+    attrs = effective_scope_attrs([])
     for node in fx_graph.nodes:
-        if is_scope_enter(node):
+        marker = _marker_of(node.target) if node.op == "call_function" else None
+        if marker == "enter":
             span = ScopeSpan(len(result.spans), scope_enter_attrs(node), node.name, depth=len(open_spans))
             result.spans.append(span)
             open_spans.append(span)
-            _store(node, open_spans, "enter")
-        elif is_scope_exit(node):
-            _store(node, open_spans, "exit")
+            attrs = _effective_attrs_of(open_spans)
+            _store(node, open_spans, attrs, "enter")
+        elif marker == "exit":
+            _store(node, open_spans, attrs, "exit")
             if open_spans:
                 open_spans.pop().exit = node.name
             else:
                 result.unmatched_exits.append(node.name)
+            attrs = _effective_attrs_of(open_spans)
         else:
-            _store(node, open_spans, None)
+            _store(node, open_spans, attrs, None)
     return result
 
 
-def _store(node: fx.Node, open_spans: Sequence[ScopeSpan], marker: str | None) -> None:
-    frames = [{"index": s.index, "enter": s.enter, "attrs": dict(s.attrs)} for s in open_spans]
+def _effective_attrs_of(open_spans: Sequence[ScopeSpan]) -> dict[str, Any]:
+    return effective_scope_attrs([{"attrs": span.attrs} for span in open_spans])
+
+
+def _store(node: fx.Node, open_spans: Sequence[ScopeSpan], attrs: dict[str, Any], marker: str | None) -> None:
+    # Fresh containers per node (values are str/bool), as a caller may edit one node's meta.
+    frames = [{"index": s.index, "enter": s.enter, "attrs": dict(s.attrs)} for s in open_spans] if open_spans else []
     node.meta[SCOPES_KEY] = frames
-    node.meta[SCOPE_ATTRS_KEY] = effective_scope_attrs(frames)
+    node.meta[SCOPE_ATTRS_KEY] = dict(attrs)
     if marker is None:
         node.meta.pop(MARKER_KEY, None)
         for span in open_spans:

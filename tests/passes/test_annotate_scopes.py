@@ -114,3 +114,30 @@ def test_keyword_marker_arguments_are_read() -> None:
 def test_effective_attrs_follow_the_builder_rule() -> None:
     stack = [SK, LIMIT, {"_super_kernel_scope": "", "_super_kernel_options": "x"}, {"_super_kernel_scope": "inner"}]
     assert effective_scope_attrs(stack) == {**LIMIT, "_super_kernel_scope": "inner"}
+
+
+def test_every_node_gets_the_attrs_of_its_own_stack_in_fresh_containers() -> None:
+    gm = functional_graph(model, torch.randn(3), torch.randn(3))
+    exit_node = next(n for n in gm.graph.nodes if n.target is torch.ops.air.scope_exit.default)
+    with gm.graph.inserting_after(exit_node):  # an exit that closes nothing, then a node after it
+        gm.graph.call_function(torch.ops.air.scope_exit.default, ())
+    annotate_scopes(gm)
+    annotate_scopes(gm)  # running again gives the same result
+    nodes = list(gm.graph.nodes)
+    for node in nodes:
+        assert node.meta[SCOPE_ATTRS_KEY] == effective_scope_attrs(node.meta[SCOPES_KEY])
+    for a, b in zip(nodes, nodes[1:]):
+        assert a.meta[SCOPES_KEY] is not b.meta[SCOPES_KEY] and a.meta[SCOPE_ATTRS_KEY] is not b.meta[SCOPE_ATTRS_KEY]
+        assert all(fa is not fb for fa, fb in zip(a.meta[SCOPES_KEY], b.meta[SCOPES_KEY]))
+    assert any(n.meta[SCOPE_ATTRS_KEY] for n in nodes) and any(not n.meta[SCOPE_ATTRS_KEY] for n in nodes)
+
+
+def test_a_scope_attr_named_attrs_is_an_ordinary_attr() -> None:
+    graph = fx.Graph()
+    x = graph.placeholder("x")
+    graph.call_function(torch.ops.air.scope_enter.default, (["attrs"], ["v"]))
+    y = graph.call_function(torch.ops.aten.relu.default, (x,))
+    graph.call_function(torch.ops.air.scope_exit.default, ())
+    graph.output(y)
+    annotate_scopes(graph)
+    assert y.meta[SCOPE_ATTRS_KEY] == {"attrs": "v"}
