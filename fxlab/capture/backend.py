@@ -1,8 +1,10 @@
 """fxlab's capturing ``torch.compile`` backend.
 
-For every graph Dynamo hands it, the backend records the ``dynamo`` graph, traces the
-``aten`` stage (no functionalization), runs ``aot_module_simplified`` as TorchAir's
-backend does to get the ``functional`` stage, and returns aot's compiled callable so
+For every graph Dynamo hands it, the backend records the ``dynamo`` graph, runs
+``aot_module_simplified`` as TorchAir's backend does to get the ``functional`` stage —
+recording on the way the ``aten`` stage, the ATen ops functionalization receives
+(:mod:`fxlab.capture.aten_recorder`; a separate ``make_fx`` trace when the recorder
+cannot) — and returns aot's compiled callable so
 the compiled model really runs (its outputs are checked against eager). Stage failures
 are kept per graph, not raised, so one bad graph does not hide the others.
 """
@@ -13,7 +15,8 @@ from typing import Any, Callable, Sequence
 
 import torch.fx as fx
 
-from fxlab.capture.stages import aten_stage, copy_graph_module, functional_stage
+from fxlab.capture.aten_recorder import AtenRecorder
+from fxlab.capture.stages import aten_stage, copy_graph_module, fake_mode_of, functional_stage
 
 
 @dataclass
@@ -25,6 +28,9 @@ class CapturedGraph:
     break_reason: str | None = None
     break_location: str | None = None
     error: str | None = None
+    # Why the ``aten`` stage was traced with a separate make_fx run instead of being
+    # recorded from aot_autograd's trace (None when it was recorded).
+    aten_retraced: str | None = None
 
 
 class CapturingBackend:
@@ -41,14 +47,26 @@ class CapturingBackend:
         captured.break_reason, captured.break_location = _break_reason(gm)
         # aot_autograd adds meta to Dynamo's graph as it traces: record a copy.
         captured.modules["dynamo"] = copy_graph_module(gm)
-        if self.want_aten:
-            try:
-                captured.modules["aten"] = aten_stage(gm, example_inputs)
-            except Exception as exc:  # noqa: BLE001 - recorded; the functional stage may still work
-                captured.error = f"aten stage: {type(exc).__name__}: {exc}"
-        functional, compiled = functional_stage(gm, example_inputs, wrap_compiled=self.wrap_compiled)
+        if not self.want_aten:
+            functional, compiled = functional_stage(gm, example_inputs, wrap_compiled=self.wrap_compiled)
+        else:
+            recorder = AtenRecorder(gm, fake_mode_of(example_inputs))
+            with recorder.installed():
+                functional, compiled = functional_stage(gm, example_inputs, wrap_compiled=self.wrap_compiled)
+            self._keep_aten(captured, gm, example_inputs, recorder)
         captured.modules["functional"] = functional
         return compiled
+
+    @staticmethod
+    def _keep_aten(captured: CapturedGraph, gm: fx.GraphModule, example_inputs: Sequence[Any], recorder: AtenRecorder) -> None:
+        if recorder.graph_module is not None:
+            captured.modules["aten"] = recorder.graph_module
+            return
+        captured.aten_retraced = recorder.reason
+        try:
+            captured.modules["aten"] = aten_stage(gm, example_inputs)
+        except Exception as exc:  # noqa: BLE001 - recorded; the functional stage still works
+            captured.error = f"aten stage: {type(exc).__name__}: {exc}"
 
 
 def _break_reason(gm: fx.GraphModule) -> tuple[str | None, str | None]:

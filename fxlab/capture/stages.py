@@ -1,6 +1,8 @@
 """How each FX stage of a Dynamo graph is obtained (DESIGN.md, "The pipeline: stages").
 
-``aten``: the Dynamo graph traced with ``make_fx`` in fake mode, no functionalization.
+``aten``: the ATen ops before functionalization. Recorded from aot_autograd's own trace
+(:mod:`fxlab.capture.aten_recorder`); :func:`aten_stage` traces the Dynamo graph with
+``make_fx`` in fake mode, no functionalization, where the recorder cannot.
 ``functional``: what ``aot_module_simplified`` hands TorchAir's inference compiler, with
 TorchAir's choices (its decomposition table, ``keep_inference_input_mutations=True``).
 ``reinplaced``: built from ``functional`` by :mod:`fxlab.passes.reinplace`.
@@ -33,7 +35,7 @@ def copy_graph_module(gm: fx.GraphModule) -> fx.GraphModule:
     return fx.GraphModule(gm, graph)
 
 
-def _fake_mode_of(inputs: Sequence[Any]) -> Any:
+def fake_mode_of(inputs: Sequence[Any]) -> Any:
     from torch._guards import detect_fake_mode
 
     return detect_fake_mode(inputs)
@@ -80,7 +82,7 @@ def aten_stage(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> fx.GraphMod
     def run(*args: Any) -> Any:
         return fx.Interpreter(gm).run(*args)
 
-    fake_mode = _fake_mode_of(example_inputs)
+    fake_mode = fake_mode_of(example_inputs)
     with _maybe(fake_mode), torch.no_grad(), fx_traceback.preserve_node_meta():
         inputs = [_as_fake(x, fake_mode) for x in example_inputs]
         mode = "real" if fake_mode else "fake"
@@ -113,7 +115,7 @@ def functional_graph(fn: Callable[..., Any], *inputs: torch.Tensor) -> fx.GraphM
 
     with torch.no_grad():
         gm = make_fx(as_tuple, tracing_mode="fake")(*inputs)
-        fake_mode = _fake_mode_of([n.meta.get("val") for n in gm.graph.nodes if n.op == "placeholder"])
+        fake_mode = fake_mode_of([n.meta.get("val") for n in gm.graph.nodes if n.op == "placeholder"])
         fake_inputs = [fake_mode.from_tensor(x) if isinstance(x, torch.Tensor) else x for x in inputs] if fake_mode else list(inputs)
         with _maybe(fake_mode):
             functional, _ = functional_stage(gm, fake_inputs)
