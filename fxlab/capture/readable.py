@@ -17,6 +17,8 @@ from typing import Any
 
 import torch.fx as fx
 
+from fxlab.capture.readable_fast import fast_print_readable
+
 # Entries hold their module, so a module's id cannot be reused while it is cached; the
 # capture needs at most the last four stages.
 _CACHE_SIZE = 4
@@ -46,12 +48,18 @@ def clear_readable_cache() -> None:
 
 
 def _print_readable(gm: fx.GraphModule) -> str:
-    try:
-        code = gm.print_readable(print_output=False, include_stride=False, include_device=False, colored=False)
-    except TypeError:  # older torch without these keyword arguments
-        code = gm.print_readable(print_output=False)
+    code = fast_print_readable(gm)
+    if code is None:
+        code = torch_print_readable(gm)
     # make_fx names the class after the traced callable (``<lambda>``); say what it is.
     return code.replace("class <lambda>(", "class GraphModule(", 1)
+
+
+def torch_print_readable(gm: fx.GraphModule) -> str:
+    try:
+        return gm.print_readable(print_output=False, include_stride=False, include_device=False, colored=False)
+    except TypeError:  # older torch without these keyword arguments
+        return gm.print_readable(print_output=False)
 
 
 def _fingerprint(gm: fx.GraphModule) -> list[Any] | None:
