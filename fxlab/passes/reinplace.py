@@ -21,7 +21,6 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from fxlab.capture.stages import copy_graph_module
 from fxlab.passes.reinplace_scatter import reinplace_view_scatters
 
 aten = torch.ops.aten
@@ -31,17 +30,44 @@ def reinplace(gm: fx.GraphModule, *, inductor_only: bool = False) -> tuple[fx.Gr
     """Return a re-inplaced copy of ``gm`` and whether anything changed.
 
     ``inductor_only`` skips fxlab's fast path (the reference the tests compare against)."""
-    out = copy_graph_module(gm)
-    before = _signature(out)
-    if _has_reinplace_candidates(out.graph):
-        if inductor_only or not reinplace_view_scatters(out):
+    graph = _copy_graph(gm)
+    before = _signature(graph)
+    attrs = list(dict.fromkeys(n.target for n in graph.nodes if n.op == "get_attr"))
+    out = None
+    if _has_reinplace_candidates(graph):
+        if inductor_only or not reinplace_view_scatters(graph, gm):
+            out = _module(gm, graph, attrs)  # Inductor's passes want the owning module
             _inductor_reinplace(out)
-        out.graph.eliminate_dead_code()
-    folded = fold_input_copy_epilogues(out.graph)
-    _remove_self_copies(out.graph)
-    out.graph.lint()
-    out.recompile()
-    return out, folded > 0 or _signature(out) != before
+        graph.eliminate_dead_code()
+    folded = fold_input_copy_epilogues(graph)
+    _remove_self_copies(graph)
+    graph.lint()
+    if out is None:
+        out = _module(gm, graph, attrs)
+    else:
+        out.recompile()
+    return out, folded > 0 or _signature(graph) != before
+
+
+def _copy_graph(gm: fx.GraphModule) -> fx.Graph:
+    """The graph :func:`copy_graph_module` would give, not yet in a module: the module's
+    code is generated once, when the graph is final."""
+    graph = fx.Graph()
+    graph.output(graph.graph_copy(gm.graph, {}))
+    return graph
+
+
+def _module(gm: fx.GraphModule, graph: fx.Graph, attrs: list[Any]) -> fx.GraphModule:
+    """``fx.GraphModule(gm, graph)`` holding every attribute in ``attrs`` (what the copied
+    graph's ``get_attr`` nodes named, even those the passes dropped, as a module made
+    before the passes holds)."""
+    stub = fx.Graph()
+    for target in attrs:
+        stub.get_attr(target)
+    stub.output(None)
+    out = fx.GraphModule(gm, stub)
+    out.graph = graph
+    return out
 
 
 # What Inductor's reinplacing acts on; a graph without any of these is left as it is, and
@@ -69,8 +95,8 @@ def _has_reinplace_candidates(graph: fx.Graph) -> bool:
     return False
 
 
-def _signature(gm: fx.GraphModule) -> list[str]:
-    return [str(n.target) for n in gm.graph.nodes]
+def _signature(graph: fx.Graph) -> list[str]:
+    return [str(n.target) for n in graph.nodes]
 
 
 def _inductor_reinplace(gm: fx.GraphModule) -> None:

@@ -71,20 +71,19 @@ class _Plan:
     epilogues: dict[fx.Node, fx.Node]  # re-inplaced scatter -> its copy_ epilogue
 
 
-def reinplace_view_scatters(gm: fx.GraphModule) -> bool:
-    """Re-inplace ``gm``'s view scatters as Inductor would; ``False`` (graph untouched)
-    when the graph is outside the covered subset."""
+def reinplace_view_scatters(graph: fx.Graph, root: fx.GraphModule) -> bool:
+    """Re-inplace ``graph``'s view scatters as Inductor would; ``False`` (graph untouched)
+    when the graph is outside the covered subset. ``root`` holds the graph's attributes."""
     try:
-        plan = _plan(gm)
+        plan = _plan(graph, root)
     except NotCovered:
         return False
-    _apply(gm.graph, plan)
+    _apply(graph, plan)
     return True
 
 
-def _plan(gm: fx.GraphModule) -> _Plan:
-    graph = gm.graph
-    _check_targets(gm)
+def _plan(graph: fx.Graph, root: fx.GraphModule) -> _Plan:
+    _check_targets(graph, root)
     fake_mode = _fake_mode(graph)
     scatters = [n for n in graph.nodes if n.op == "call_function" and n.target in SCATTER_TO_VIEW]
     for scatter in scatters:
@@ -106,11 +105,11 @@ def _plan(gm: fx.GraphModule) -> _Plan:
     return _Plan(fake_mode, scatters, reinplace, epilogues)
 
 
-def _check_targets(gm: fx.GraphModule) -> None:
-    for node in gm.graph.nodes:
+def _check_targets(graph: fx.Graph, root: fx.GraphModule) -> None:
+    for node in graph.nodes:
         if node.op == "call_module":
             raise NotCovered("call_module")
-        if node.op == "get_attr" and isinstance(getattr(gm, str(node.target), None), torch.nn.Module):
+        if node.op == "get_attr" and isinstance(_attr(root, str(node.target)), torch.nn.Module):
             raise NotCovered("a subgraph attribute")
         if node.op != "call_function":
             continue
@@ -121,6 +120,13 @@ def _check_targets(gm: fx.GraphModule) -> None:
             name = target._schema.name.split("::")[-1]
             if target.namespace == "_c10d_functional" or name.startswith("_foreach_") or (target.namespace == "aten" and name in _UNCOVERED_ATEN):
                 raise NotCovered(str(target))
+
+
+def _attr(root: fx.GraphModule, target: str) -> Any:
+    value: Any = root
+    for part in target.split("."):
+        value = getattr(value, part, None)
+    return value
 
 
 def _fake_mode(graph: fx.Graph) -> Any:

@@ -40,6 +40,10 @@ def fingerprint(gm: fx.GraphModule) -> list[tuple[Any, ...]]:
     return rows
 
 
+def _attributes(gm: fx.GraphModule) -> tuple[list[str], list[str], list[str]]:
+    return sorted(n for n, _ in gm.named_parameters()), sorted(n for n, _ in gm.named_buffers()), sorted(n for n, _ in gm.named_children())
+
+
 def assert_same_as_inductor(gm: fx.GraphModule) -> bool:
     """Assert fxlab's reinplacing equals Inductor's on ``gm``; return whether the fast path
     took the graph (one with something to re-inplace)."""
@@ -47,8 +51,9 @@ def assert_same_as_inductor(gm: fx.GraphModule) -> bool:
     ref, ref_changed = reinplace(gm, inductor_only=True)
     assert fingerprint(fast) == fingerprint(ref)
     assert fast.code == ref.code
+    assert _attributes(fast) == _attributes(ref)
     assert fast_changed == ref_changed
-    return _has_reinplace_candidates(gm.graph) and reinplace_view_scatters(copy_graph_module(gm))
+    return _has_reinplace_candidates(gm.graph) and reinplace_view_scatters(copy_graph_module(gm).graph, gm)
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
@@ -171,6 +176,21 @@ def test_auto_functionalized_v2_on_a_view_goes_to_inductor():
         return (x + 1,)
 
     assert not assert_same_as_inductor(_functional(f, torch.randn(2, 3), torch.randn(3)))
+
+
+def test_module_keeps_the_attributes_of_dropped_get_attr_nodes():
+    def f(cache, k):
+        cache[:, :2] = k
+        return (cache * 2,)
+
+    gm = _functional(f, torch.zeros(3, 5), torch.randn(3, 2))
+    gm.register_buffer("unused", torch.ones(2))
+    with gm.graph.inserting_before(next(n for n in gm.graph.nodes if n.op == "call_function")):
+        gm.graph.get_attr("unused")
+    gm.recompile()
+    assert assert_same_as_inductor(gm)
+    out, _ = reinplace(gm)
+    assert not [n for n in out.graph.nodes if n.op == "get_attr"] and hasattr(out, "unused")
 
 
 def test_custom_op_beside_a_scatter_goes_to_inductor():
