@@ -229,38 +229,38 @@ def _overlap(a: fx.Node, b: fx.Node) -> bool:
 
 
 def _apply(graph: fx.Graph, plan: _Plan) -> None:
+    from torch._dispatch.python import enable_python_dispatcher
+
     for copy_node in plan.epilogues.values():
         copy_node.replace_all_uses_with(copy_node.args[0])
         graph.erase_node(copy_node)
-    # Inductor decomposes the scatters it kept functional first, then the re-inplaced ones.
-    for scatter in [s for s in plan.scatters if s not in plan.reinplace]:
-        with graph.inserting_before(scatter):
-            new = _call(graph, plan.fake_mode, scatter.target, (*scatter.args,), dict(scatter.kwargs))
-        scatter.replace_all_uses_with(new)
-        graph.erase_node(scatter)
-    for scatter in [s for s in plan.scatters if s in plan.reinplace]:
-        inp, src, view_args = scatter.args[0], scatter.args[1], scatter.args[2:]
-        with graph.inserting_before(scatter):
-            view = _call(graph, plan.fake_mode, SCATTER_TO_VIEW[scatter.target], (inp, *view_args), dict(scatter.kwargs))
-            _call(graph, plan.fake_mode, aten.copy_.default, (view, src), {})
-        scatter.replace_all_uses_with(inp)
-        graph.erase_node(scatter)
+    # New nodes' values are computed as Inductor's ``graph_call_function`` does.
+    with enable_python_dispatcher(), plan.fake_mode:
+        # Inductor decomposes the scatters it kept functional first, then the re-inplaced ones.
+        for scatter in [s for s in plan.scatters if s not in plan.reinplace]:
+            with graph.inserting_before(scatter):
+                new = _call(graph, scatter.target, (*scatter.args,), dict(scatter.kwargs))
+            scatter.replace_all_uses_with(new)
+            graph.erase_node(scatter)
+        for scatter in [s for s in plan.scatters if s in plan.reinplace]:
+            inp, src, view_args = scatter.args[0], scatter.args[1], scatter.args[2:]
+            with graph.inserting_before(scatter):
+                view = _call(graph, SCATTER_TO_VIEW[scatter.target], (inp, *view_args), dict(scatter.kwargs))
+                _call(graph, aten.copy_.default, (view, src), {})
+            scatter.replace_all_uses_with(inp)
+            graph.erase_node(scatter)
     _mark_mutation_regions(graph)
     for node in [n for n in graph.nodes if n.op == "get_attr" and not n.users]:
         graph.erase_node(node)
 
 
-def _call(graph: fx.Graph, fake_mode: Any, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> fx.Node:
-    """A new node with its fake value, as Inductor's ``graph_call_function`` makes it."""
-    from torch._dispatch.python import enable_python_dispatcher
+def _call(graph: fx.Graph, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> fx.Node:
+    """A new node and its value, run on its arguments' fake values (under the fake mode)."""
 
     def fake(a: Any) -> Any:
         return a.meta["val"] if isinstance(a, fx.Node) else a
 
-    fake_args = tuple(fake(a) for a in args)
-    fake_kwargs = {k: fake(v) for k, v in kwargs.items()}
-    with enable_python_dispatcher(), fake_mode:
-        value = target(*fake_args, **fake_kwargs)
+    value = target(*(fake(a) for a in args), **{k: fake(v) for k, v in kwargs.items()})
     node = graph.call_function(target, args, kwargs)
     node.meta["val"] = value
     return node
