@@ -75,6 +75,7 @@ class GraphBuilder:
         self.graph = IrGraph(name=name)
         self._names: set[str] = set()
         self._type_counters: dict[str, int] = {}
+        self.explicit_names = 0  # ops named by their caller (Data, NetOutput)
         self.provenance = Provenance()
         self.scope_stack: list[dict[str, str]] = []
 
@@ -82,6 +83,7 @@ class GraphBuilder:
     def unique_name(self, op_type: str, name: str | None = None) -> str:
         """TorchAir's scheme: the type itself first, then ``Type_1``, ``Type_2``, ..."""
         if name is not None:
+            self.explicit_names += 1
             if name in self._names:
                 raise ValueError(f"duplicated GE op name {name!r}")
             self._names.add(name)
@@ -106,6 +108,28 @@ class GraphBuilder:
         self._type_counters[op_type] = counter
         self._names.add(candidate)
         return candidate
+
+    def unique_names(self, op_types: Sequence[str]) -> list[str]:
+        """``[unique_name(t) for t in op_types]``, with the common case inline (the
+        conversion pass names every replayed op here)."""
+        names = []
+        taken = self._names
+        counters = self._type_counters
+        for op_type in op_types:
+            counter = counters.get(op_type)
+            if counter is not None:
+                candidate = f"{op_type}_{counter + 1}"
+                if candidate not in taken:
+                    counters[op_type] = counter + 1
+                    taken.add(candidate)
+                    names.append(candidate)
+                    continue
+            names.append(self.unique_name(op_type))
+        return names
+
+    @property
+    def names_taken(self) -> int:
+        return len(self._names)
 
     # -- op creation ------------------------------------------------------------------
     def add_op(
@@ -183,8 +207,12 @@ class GraphBuilder:
         saved, first_new = token
         self.provenance = saved
         if self.scope_stack:
-            for op in self.graph.ops[first_new:]:
-                apply_scope_attrs(op, self.scope_stack)
+            self.apply_scopes(self.graph.ops[first_new:])
+
+    def apply_scopes(self, ops: Sequence[IrOp]) -> None:
+        """Give ``ops`` the attrs of every pushed scope (see :func:`apply_scope_attrs`)."""
+        for op in ops:
+            apply_scope_attrs(op, self.scope_stack)
 
     def push_scope(self, keys: Sequence[str], values: Sequence[str]) -> None:
         self.scope_stack.append(dict(zip(keys, values)))

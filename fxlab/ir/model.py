@@ -278,7 +278,7 @@ def _list_attr_of(values: tuple[Any, ...]) -> Attr:
     raise TypeError(f"cannot store mixed list {values!r} as a GE attr")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class IrOp:
     """One GE ``OpDef``. ``inputs`` are ``"producer:index"`` strings (``":-1"`` for a control
     edge); ``fx_node`` and ``source`` say which FX node and source line it came from."""
@@ -291,6 +291,28 @@ class IrOp:
     output_desc: list[TensorDesc] = field(default_factory=list)
     fx_node: str | None = None
     source: str | None = None
+
+    # Written out, not generated: a conversion creates thousands of ops and the
+    # dataclass's default-factory checks cost nearly as much as the rest of an op.
+    def __init__(
+        self,
+        name: str,
+        type: str,
+        inputs: list[str] | None = None,
+        attrs: dict[str, Attr] | None = None,
+        input_desc: list[TensorDesc] | None = None,
+        output_desc: list[TensorDesc] | None = None,
+        fx_node: str | None = None,
+        source: str | None = None,
+    ) -> None:
+        self.name = name
+        self.type = type
+        self.inputs = [] if inputs is None else inputs
+        self.attrs = {} if attrs is None else attrs
+        self.input_desc = [] if input_desc is None else input_desc
+        self.output_desc = [] if output_desc is None else output_desc
+        self.fx_node = fx_node
+        self.source = source
 
     def attr_value(self, key: str, default: Any = None) -> Any:
         attr = self.attrs.get(key)

@@ -20,9 +20,11 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 import torch.fx as fx
+from torch._subclasses.fake_tensor import FakeTensor
 
 from fxlab.ir.builder import GraphBuilder, Tensor, building
 from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, TensorDesc, ge_dtype
+from fxlab.passes.conversion_replay import BuilderMark, ReplayCache, Unreplayable, node_signature, record_template, replay_template
 
 if TYPE_CHECKING:
     from fxlab.passes.converters.registry import ConverterRegistry
@@ -40,7 +42,7 @@ class Status(str, enum.Enum):
     MARKER = "marker"  # scope markers and getitem: no GE op of their own
 
 
-@dataclass
+@dataclass(slots=True, init=False)
 class NodeConversion:
     node: str
     target: str
@@ -48,6 +50,15 @@ class NodeConversion:
     ge_ops: list[str] = field(default_factory=list)
     message: str = ""
     source: str | None = None
+
+    # Written out: one per FX node, and the generated one's default-factory check is slow.
+    def __init__(self, node: str, target: str, status: Status, ge_ops: list[str] | None = None, message: str = "", source: str | None = None) -> None:
+        self.node = node
+        self.target = target
+        self.status = status
+        self.ge_ops = [] if ge_ops is None else ge_ops
+        self.message = message
+        self.source = source
 
 
 @dataclass
@@ -63,10 +74,12 @@ class ConversionResult:
 
 
 # What the pass does with a call_function target (see AscendIrConverter._plan).
-_CONVERT, _GETITEM, _SCOPE, _UNSUPPORTED = "convert", "getitem", "scope", "unsupported"
+_CONVERT, _REPLAY, _GETITEM, _SCOPE, _UNSUPPORTED = "convert", "replay", "getitem", "scope", "unsupported"
 _UNKNOWN: Any = object()  # "not computed yet", where None is a valid value
 
 _STATUS_VALUE = {status: status.value for status in Status}
+# (kind, converter, status, target name)
+_Plan = tuple[str, "Callable[..., Any] | None", Status, str]
 
 # Fallback converter lookups for targets without a registered converter, tried in order
 # (the custom-op kit adds TorchAir's auto-converter rules here). Each returns a converter
@@ -130,7 +143,7 @@ def desc_from_meta(val: Any, name: str = "y") -> TensorDesc:
 class AscendIrConverter:
     """One pass over a functional graph; see the module docstring."""
 
-    def __init__(self, gm: fx.GraphModule, name: str, registry: ConverterRegistry | None = None) -> None:
+    def __init__(self, gm: fx.GraphModule, name: str, registry: ConverterRegistry | None = None, *, replay: bool = True) -> None:
         self.gm = gm
         # Imported here, not at module level: the converters package imports this module
         # (to add auto-converter lookups), so a top-level import would be circular.
@@ -142,7 +155,12 @@ class AscendIrConverter:
         self.records: list[NodeConversion] = []
         self.warnings: list[str] = []
         self._data_index = 0
-        self._plans: dict[Any, tuple[str, Callable[..., Any] | None, Status, str]] = {}
+        self._plans: dict[int, _Plan] = {}
+        # Templates of this run only, by node_signature key (None: not replayable):
+        # repeated layers convert once (see conversion_replay).
+        self.replay_cache: ReplayCache | None = ReplayCache() if replay else None
+        self._templates = self.replay_cache.templates if self.replay_cache is not None else {}
+        self._descs = self.replay_cache.descs if self.replay_cache is not None else None
 
     def run(self) -> ConversionResult:
         start = time.perf_counter()
@@ -153,8 +171,12 @@ class AscendIrConverter:
         gc.disable()
         try:
             with building(self.builder):
+                convert_call, convert_node = self._convert_call, self._convert_node
                 for node in self.gm.graph.nodes:
-                    self._convert_node(node)
+                    if node.op == "call_function":  # nearly every node: dispatched here
+                        convert_call(node)
+                    else:
+                        convert_node(node)
         finally:
             if gc_was_enabled:
                 gc.enable()
@@ -184,7 +206,7 @@ class AscendIrConverter:
                 return
         with self.builder.converting(node.name, node_source(node)):
             (out,) = self.builder.add_op("Data", (), {"index": self._data_index}, ("y",), name=node.name)
-        out.op.output_desc[0] = desc_from_meta(val, "y")
+        out.op.output_desc[0] = self._desc_from_meta(val, "y")
         self._data_index += 1
         self.builder.graph.inputs.append(out.op.name)
         self.values[node] = out
@@ -209,14 +231,14 @@ class AscendIrConverter:
     # -- call_function ----------------------------------------------------------------
     def _convert_call(self, node: fx.Node) -> None:
         target = node.target
-        try:
-            plan = self._plans.get(target)
-        except TypeError:  # an unhashable target: plan it every time
-            plan = None
+        # By id: an OpOverload hashes in Python; the graph keeps every target alive.
+        plan = self._plans.get(id(target))
         if plan is None:
             plan = self._plan(target)
         kind, fn, status, target_name = plan
-        if kind is _CONVERT:
+        if kind is _REPLAY:
+            self._convert_replayable(node, fn, status, target_name)
+        elif kind is _CONVERT:
             self._run_converter(node, fn, status, target_name)
         elif kind is _GETITEM:
             base, index = node.args
@@ -227,7 +249,7 @@ class AscendIrConverter:
         else:
             self._emit_placeholder(node, Status.UNSUPPORTED, f"no Ascend IR converter for {target}")
 
-    def _plan(self, target: Any) -> tuple[str, Callable[..., Any] | None, Status, str]:
+    def _plan(self, target: Any) -> _Plan:
         """What to do with every node of ``target``, decided once per target and run."""
         target_name = str(target)
         if target is operator.getitem:
@@ -235,12 +257,10 @@ class AscendIrConverter:
         elif target_name in (SCOPE_ENTER, SCOPE_EXIT):
             plan = (_SCOPE, None, Status.MARKER, target_name)
         else:
-            fn, status = self._lookup(target)
-            plan = (_UNSUPPORTED if fn is None else _CONVERT, fn, status, target_name)
-        try:
-            self._plans[target] = plan
-        except TypeError:
-            pass
+            fn, status, replayable = self._lookup(target)
+            kind = _UNSUPPORTED if fn is None else _REPLAY if replayable and self.replay_cache is not None else _CONVERT
+            plan = (kind, fn, status, target_name)
+        self._plans[id(target)] = plan
         return plan
 
     def _convert_scope_marker(self, node: fx.Node) -> None:
@@ -251,17 +271,50 @@ class AscendIrConverter:
             self.warnings.append(f"{node.name}: scope_exit without a matching scope_enter")
         self._record(node, Status.MARKER, [])
 
-    def _lookup(self, target: Any) -> tuple[Callable[..., Any] | None, Status]:
+    def _lookup(self, target: Any) -> tuple[Callable[..., Any] | None, Status, bool]:
+        """The converter of ``target``, its status, and whether its ops may be replayed
+        (auto converters are not: their prototypes come from outside the registry)."""
         converter = self.registry.get(target)
         if converter is not None:
-            return converter.fn, Status.CONVERTED
+            return converter.fn, Status.CONVERTED, converter.replayable
         for lookup in AUTO_CONVERTER_LOOKUPS:
             fn = lookup(target)
             if fn is not None:
-                return fn, Status.AUTO
-        return None, Status.UNSUPPORTED
+                return fn, Status.AUTO, False
+        return None, Status.UNSUPPORTED, False
 
-    def _run_converter(self, node: fx.Node, fn: Callable[..., Any], status: Status, target_name: str) -> None:
+    def _convert_replayable(self, node: fx.Node, fn: Callable[..., Any], status: Status, target_name: str) -> None:
+        """Replay the template of an earlier node with the same key, or convert and
+        record one (see :mod:`fxlab.passes.conversion_replay`)."""
+        signature = node_signature(node, target_name, self.values)
+        if signature is None:
+            self._run_converter(node, fn, status, target_name)
+            return
+        key, externals = signature
+        try:
+            template = self._templates.get(key, _UNKNOWN)
+        except TypeError:  # symbolic sizes in the fake output
+            template = None
+        if template is _UNKNOWN:
+            self.replay_cache.pin(externals)  # type: ignore[union-attr]
+            self._run_converter(node, fn, status, target_name, signature)
+            return
+        if template is None:  # not replayable: convert every time
+            self._run_converter(node, fn, status, target_name)
+            return
+        meta = node.meta
+        source = meta.get("fxlab.source")
+        if source is None:
+            source = node_source(node)
+        result, ge_ops = replay_template(template, self.builder, externals, node.name, source)
+        if template.result_has_external:  # the pass re-sets an argument's desc, as after a converter
+            self._set_output_descs(result, meta.get("val"))
+        self.values[node] = result
+        meta["fxlab.ge_ops"] = ge_ops
+        meta["fxlab.convert_status"] = _STATUS_VALUE[status]
+        self.records.append(NodeConversion(node.name, target_name, status, ge_ops, "", source))
+
+    def _run_converter(self, node: fx.Node, fn: Callable[..., Any], status: Status, target_name: str, record: tuple[Any, list[Tensor]] | None = None) -> None:
         value_of = self.values.get
         args = fx.node.map_arg(node.args, value_of)
         kwargs = fx.node.map_arg(node.kwargs, value_of) if node.kwargs else {}
@@ -269,6 +322,7 @@ class AscendIrConverter:
         builder = self.builder
         ops = builder.graph.ops
         first_new = len(ops)
+        mark = BuilderMark.of(builder) if record is not None else None
         source = node_source(node)
         token = builder.begin_node(node.name, source)
         try:
@@ -281,9 +335,10 @@ class AscendIrConverter:
             where = f" ({source})" if source else ""
             self._emit_placeholder(node, Status.RAISED, f"converter for {node.target} raised at node {node.name}{where}: {type(exc).__name__}: {exc}")
             return
+        attrs_before_scopes = [dict(op.attrs) for op in ops[first_new:]] if record is not None else []
         builder.end_node(token)
         if type(result) is Tensor:
-            result.op.output_desc[result.index] = desc_from_meta(meta, result.op.output_desc[result.index].name)
+            result.op.output_desc[result.index] = self._desc_from_meta(meta, result.op.output_desc[result.index].name)
         else:
             self._set_output_descs(result, meta)
         self.values[node] = result
@@ -291,17 +346,41 @@ class AscendIrConverter:
         node.meta["fxlab.ge_ops"] = ge_ops
         node.meta["fxlab.convert_status"] = _STATUS_VALUE[status]
         self.records.append(NodeConversion(node.name, target_name, status, ge_ops, "", source))
+        if record is not None:
+            self._record_template(record, mark, attrs_before_scopes, result, node.name, source)
+
+    def _record_template(self, record: tuple[Any, list[Tensor]], mark: Any, attrs: list[dict[str, Attr]], result: Any, fx_node: str, source: str | None) -> None:
+        key, externals = record
+        try:
+            self._templates[key] = record_template(self.builder, mark, externals, attrs, result, fx_node, source)
+        except Unreplayable:
+            self._templates[key] = None
+
+    def _desc_from_meta(self, val: Any, name: str) -> TensorDesc:
+        """:func:`desc_from_meta`, one shared desc per distinct static (name, dtype, shape)
+        when replaying (descs are never mutated once made)."""
+        descs = self._descs
+        if descs is None or type(val) is not FakeTensor:
+            return desc_from_meta(val, name)
+        try:
+            key = (name, val.dtype, val.shape)
+            desc = descs.get(key)
+        except TypeError:  # symbolic sizes
+            return desc_from_meta(val, name)
+        if desc is None:
+            desc = descs[key] = desc_from_meta(val, name)
+        return desc
 
     def _value_of(self, node: fx.Node) -> Any:
         return self.values.get(node)
 
     def _set_output_descs(self, result: Any, meta: Any) -> None:
         if isinstance(result, Tensor):
-            result.op.output_desc[result.index] = desc_from_meta(meta, result.desc.name)
+            result.op.output_desc[result.index] = self._desc_from_meta(meta, result.desc.name)
         elif isinstance(result, (list, tuple)) and isinstance(meta, (list, tuple)):
             for out, val in zip(result, meta):
                 if isinstance(out, Tensor) and isinstance(val, torch.Tensor):
-                    out.op.output_desc[out.index] = desc_from_meta(val, out.desc.name)
+                    out.op.output_desc[out.index] = self._desc_from_meta(val, out.desc.name)
 
     def _emit_placeholder(self, node: fx.Node, status: Status, message: str) -> None:
         meta = node.meta.get("val")
@@ -311,7 +390,7 @@ class AscendIrConverter:
         with self.builder.converting(node.name, node_source(node)):
             outs = self.builder.add_op(UNSUPPORTED_OP_TYPE, {f"x{i}": t for i, t in enumerate(inputs)}, attrs, len(metas))
         for out, val in zip(outs, metas):
-            out.op.output_desc[out.index] = desc_from_meta(val, out.desc.name)
+            out.op.output_desc[out.index] = self._desc_from_meta(val, out.desc.name)
         self.values[node] = outs if isinstance(meta, (list, tuple)) else outs[0]
         self._record(node, status, [outs[0].op.name], message)
 
@@ -337,8 +416,10 @@ def _flatten(value: Any) -> list[Any]:
     return [value]
 
 
-def convert_to_ascend_ir(gm: fx.GraphModule, name: str = "graph", registry: ConverterRegistry | None = None) -> ConversionResult:
-    """Convert ``gm`` (a functional ATen graph with fake ``val`` meta) to Ascend IR."""
+def convert_to_ascend_ir(gm: fx.GraphModule, name: str = "graph", registry: ConverterRegistry | None = None, *, replay: bool = True) -> ConversionResult:
+    """Convert ``gm`` (a functional ATen graph with fake ``val`` meta) to Ascend IR.
+    ``replay=False`` runs every converter (the IR is the same; it is slower on graphs
+    with repeated layers)."""
     from fxlab.passes import converters  # noqa: F401 - registers fxlab's converters
 
-    return AscendIrConverter(gm, name, registry).run()
+    return AscendIrConverter(gm, name, registry, replay=replay).run()
