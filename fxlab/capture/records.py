@@ -29,6 +29,7 @@ KIND_SCOPE = "scope"
 
 _AUTO_FUNCTIONALIZED_NAMES = ("auto_functionalized", "auto_functionalized_v2")
 _NO_SOURCE: tuple[None, None, None] = (None, None, None)
+_PLAIN_REPR = frozenset({int, float, bool, str, type(None), torch.dtype, torch.device})
 
 __all__ = [
     "KIND_AUTO_FUNCTIONALIZED",
@@ -118,7 +119,7 @@ _OVERLOAD_STR: dict[Any, str] = {}
 
 def tensor_meta(value: Any) -> list[TensorMeta]:
     if isinstance(value, torch.Tensor):
-        return [TensorMeta(shape=[_dim(d) for d in value.shape], dtype=_dtype_name(value.dtype), stride=_stride(value))]
+        return [_one_tensor_meta(value)]
     if isinstance(value, (list, tuple)):
         return [m for v in value for m in tensor_meta(v)]
     if isinstance(value, (torch.SymInt, int)) and not isinstance(value, bool):
@@ -126,20 +127,19 @@ def tensor_meta(value: Any) -> list[TensorMeta]:
     return []
 
 
-@lru_cache(maxsize=None)
-def _dtype_name(dtype: torch.dtype) -> str:
-    return str(dtype).replace("torch.", "")
-
-
-def _dim(d: Any) -> int | str:
-    return d if isinstance(d, int) else str(d)
-
-
-def _stride(value: torch.Tensor) -> list[int | str] | None:
+def _one_tensor_meta(value: torch.Tensor) -> TensorMeta:
     try:
-        return [_dim(s) for s in value.stride()]
+        stride: list[int | str] | None = [s if isinstance(s, int) else str(s) for s in value.stride()]
     except (RuntimeError, NotImplementedError):  # sparse / nested tensors have no strides
-        return None
+        stride = None
+    dtype = value.dtype
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = str(dtype).replace("torch.", "")
+    return TensorMeta(shape=[d if isinstance(d, int) else str(d) for d in value.shape], dtype=name, stride=stride)
+
+
+_DTYPE_NAMES: dict[torch.dtype, str] = {}
 
 
 def provenance(node: fx.Node) -> Provenance:
@@ -230,6 +230,11 @@ def format_args(node: fx.Node) -> str:
 
 
 def _format_arg(arg: Any) -> str:
+    kind = type(arg)
+    if kind is fx.Node:
+        return arg.name
+    if kind in _PLAIN_REPR:
+        return repr(arg)
     if isinstance(arg, fx.Node):
         return arg.name
     if isinstance(arg, (list, tuple)):
@@ -243,24 +248,57 @@ def _format_arg(arg: Any) -> str:
 def stage_from_module(name: str, gm: fx.GraphModule) -> StageTrace:
     """Record ``gm`` as stage ``name``; also caches each node's source in its meta so the
     conversion pass does not parse stack traces again."""
-    return StageTrace(name=name, code=readable_code(gm), nodes=[_record(node) for node in gm.graph.nodes])
+    code = readable_code(gm)
+    # Fake tensors' shapes and strides are plain data: read them without dispatching
+    # through their torch-function handler (that dispatch is most of their cost).
+    with torch._C.DisableTorchFunctionSubclass():
+        records = [_record(node) for node in gm.graph.nodes]
+    return StageTrace(name=name, code=code, nodes=records)
 
 
 def _record(node: fx.Node) -> NodeRecord:
     meta = node.meta
-    is_call = node.op == "call_function"
-    mutates = mutated_arguments(node) if is_call else []
+    op = node.op
+    if op == "call_function":
+        target, mutates, kind = _call_facts(node)
+    else:
+        target, mutates, kind = str(node.target), [], ""
     prov = provenance(node)
-    meta["fxlab.source"] = prov.location
+    meta["fxlab.source"] = f"{prov.file}:{prov.line}" if prov.file and prov.line else None  # Provenance.location
+    value = meta.get("val", meta.get("example_value"))
     return NodeRecord(
         name=node.name,
-        op=node.op,
-        target=target_name(node),
+        op=op,
+        target=target,
         args=format_args(node),
-        outputs=tensor_meta(meta.get("val", meta.get("example_value"))),
+        outputs=[_one_tensor_meta(value)] if isinstance(value, torch.Tensor) else tensor_meta(value),
         provenance=prov,
         mutates=mutates,
-        kind=classify(node, mutates) if is_call else "",
+        kind=kind,
         scopes=list(meta.get("fxlab.scopes", [])),
         ge_ops=list(meta.get("fxlab.ge_ops", [])),
     )
+
+
+def _call_facts(node: fx.Node) -> tuple[str, list[str], str]:
+    """Target name, mutated arguments and highlight kind of a call_function node. Most
+    targets mutate nothing and are nothing special: that is known once per target."""
+    target = node.target
+    facts = _PLAIN_TARGETS.get(id(target))
+    if facts is not None and facts[0] is target:
+        return facts[1], [], ""
+    name = target_name(node)
+    mutates = mutated_arguments(node)
+    kind = classify(node, mutates)
+    if not mutates and not kind and _always_plain(target):
+        _PLAIN_TARGETS[id(target)] = (target, name)  # holds the target: its id stays its own
+    return name, mutates, kind
+
+
+def _always_plain(target: Any) -> bool:
+    # An auto_functionalized node's mutations depend on its arguments; any other
+    # target's mutations and kind depend on the target alone (a copy_ epilogue mutates).
+    return not (isinstance(target, torch._ops.HigherOrderOperator) and target.name() in _AUTO_FUNCTIONALIZED_NAMES)
+
+
+_PLAIN_TARGETS: dict[int, tuple[Any, str]] = {}

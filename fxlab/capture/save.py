@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+from json.encoder import encode_basestring_ascii as _quote  # what json.dumps uses for str
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from fxlab.capture.trace import Trace, node_to_json, stage_from_json, stage_to_json
+from fxlab.capture.trace import NodeRecord, TensorMeta, Trace, node_to_json, stage_from_json, stage_to_json
 from fxlab.errors import OutputError
 
 MANIFEST = "manifest.json"
@@ -57,13 +58,70 @@ def stage_json_text(stage: Any) -> str:
     """A stage as JSON, one node per line: readable, diffable, and fast to write (the
     C encoder runs only without ``indent``)."""
     head = json.dumps({"name": stage.name, "code": stage.code})[:-1]
-    # One encoder for all nodes: json.dumps(..., default=str) builds a new one per call.
-    encode = _NODE_ENCODER.encode
-    nodes = ",\n  ".join([encode(node_to_json(n)) for n in stage.nodes])
+    nodes = ",\n  ".join([node_json_text(n) for n in stage.nodes])
     return f'{head}, "nodes": [\n  {nodes}\n]}}\n'
 
 
+# json.dumps(..., default=str) builds a new encoder per call: one serves every node.
 _NODE_ENCODER = json.JSONEncoder(default=str)
+_encode = _NODE_ENCODER.encode
+
+
+def node_json_text(node: NodeRecord) -> str:
+    """``json.dumps(node_to_json(node), default=str)``, written field by field: a node
+    record has a fixed shape of strings, ints and lists of them, and building the dict
+    and encoding it generically costs several times more. JSON text is compositional,
+    so any field that is not of the plain expected types is encoded by the encoder."""
+    prov = node.provenance
+    return (
+        f'{{"name": {_text(node.name)}, "op": {_text(node.op)}, "target": {_text(node.target)}, "args": {_text(node.args)}, '
+        f'"outputs": {_outputs(node.outputs)}, "provenance": {{"file": {_text(prov.file)}, "line": {_int(prov.line)}, '
+        f'"code": {_text(prov.code)}, "module_path": {_texts(prov.module_path)}, "from_node": {_texts(prov.from_node)}, '
+        f'"original_aten": {_text(prov.original_aten)}}}, "mutates": {_texts(node.mutates)}, "kind": {_text(node.kind)}, '
+        f'"scopes": {_texts(node.scopes)}, "ge_ops": {_texts(node.ge_ops)}}}'
+    )
+
+
+def _text(value: Any) -> str:
+    if type(value) is str:
+        return _quote(value)
+    return "null" if value is None else _encode(value)
+
+
+def _int(value: Any) -> str:
+    if type(value) is int:
+        return str(value)
+    return "null" if value is None else _encode(value)
+
+
+def _texts(values: Any) -> str:
+    if type(values) is list:
+        if not values:
+            return "[]"
+        try:
+            return "[" + ", ".join(map(_quote, values)) + "]"
+        except TypeError:  # not all strings
+            pass
+    return _encode(values)
+
+
+def _outputs(metas: Any) -> str:
+    if type(metas) is not list:
+        return _encode([{"shape": m.shape, "dtype": m.dtype, "stride": m.stride} for m in metas])
+    return "[" + ", ".join([_tensor_meta(m) for m in metas]) + "]"
+
+
+def _tensor_meta(meta: TensorMeta) -> str:
+    return f'{{"shape": {_dims(meta.shape)}, "dtype": {_text(meta.dtype)}, "stride": {"null" if meta.stride is None else _dims(meta.stride)}}}'
+
+
+def _dims(dims: Any) -> str:
+    if type(dims) is list:
+        try:
+            return "[" + ", ".join([str(d) if type(d) is int else _quote(d) for d in dims]) + "]"
+        except TypeError:  # neither int nor str
+            pass
+    return _encode(dims)
 
 
 def save_trace(trace: Trace, out: Path) -> list[Path]:

@@ -59,3 +59,47 @@ def test_out_not_writable(tmp_path):
     blocker.write_text("x")
     with pytest.raises(OutputError, match="not writable"):
         prepare_out_dir(blocker / "sub")
+
+
+def _generic_json(node) -> str:
+    from fxlab.capture.trace import node_to_json
+
+    return json.dumps(node_to_json(node), default=str)
+
+
+@pytest.mark.parametrize("example", ["inplace_ops", "my_inplace", "graph_break", "llama_decoder"])
+def test_node_json_text_is_json_dumps_of_the_node(example_trace, example):
+    from fxlab.capture.save import node_json_text
+
+    nodes = [n for g in example_trace(example).graphs for s in g.stages.values() for n in s.nodes]
+    assert nodes and all(node_json_text(n) == _generic_json(n) for n in nodes)
+
+
+class _Name(str):
+    pass
+
+
+def test_node_json_text_of_unusual_field_values_is_json_dumps_too():
+    from pathlib import PurePosixPath
+
+    from fxlab.capture.save import node_json_text
+    from fxlab.capture.trace import NodeRecord, Provenance, TensorMeta
+
+    odd = [
+        NodeRecord(name="n", op="call_function", target="t", args="a"),
+        NodeRecord(
+            name=_Name("ünï \"q\" \\ \n"),
+            op="call_function",
+            target="aten.x",
+            args="",
+            outputs=[TensorMeta(shape=[2, "s0", True, 1.5], dtype="float32", stride=None), TensorMeta(shape=[], dtype=None)],
+            provenance=Provenance(file=PurePosixPath("/m.py"), line=True, code="x = 1  # é", module_path=("a", "b"), from_node=[1, "x"], original_aten=3),
+            mutates=["self", _Name("out")],
+            kind="inplace",
+            scopes=[{"index": 0, "enter": "e", "attrs": {"k": "v"}}],
+            ge_ops=[None],
+        ),
+        NodeRecord(name="o", op="output", target="output", args="", outputs=(TensorMeta(shape=(1, 2), dtype="i64", stride=(2, 1)),), provenance=Provenance(line=7)),
+    ]
+    for node in odd:
+        assert node_json_text(node) == _generic_json(node)
