@@ -193,6 +193,21 @@ def test_module_keeps_the_attributes_of_dropped_get_attr_nodes():
     assert not [n for n in out.graph.nodes if n.op == "get_attr"] and hasattr(out, "unused")
 
 
+def test_dead_nodes_go_as_with_inductor():
+    def f(cache, k):
+        cache[:, :2] = k
+        return (cache * 2,)
+
+    gm = _functional(f, torch.zeros(3, 5), torch.randn(3, 2))
+    x = next(n for n in gm.graph.nodes if n.op == "placeholder")
+    with gm.graph.inserting_after(x):
+        dead = gm.graph.call_function(torch.ops.aten.neg.default, (x,))
+        dead.meta["val"] = x.meta["val"]
+    gm.recompile()
+    assert assert_same_as_inductor(gm)
+    assert "aten.neg.default" not in [str(n.target) for n in reinplace(gm)[0].graph.nodes]
+
+
 def test_custom_op_beside_a_scatter_goes_to_inductor():
     import fxlab.ops  # noqa: F401
 
