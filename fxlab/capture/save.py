@@ -8,12 +8,20 @@ from __future__ import annotations
 
 import json
 import os
-from json.encoder import encode_basestring_ascii as _quote  # what json.dumps uses for str
 import tempfile
+from json.encoder import (
+    encode_basestring_ascii as _quote,  # what json.dumps uses for str
+)
 from pathlib import Path
 from typing import Any
 
-from fxlab.capture.trace import NodeRecord, TensorMeta, Trace, node_to_json, stage_from_json, stage_to_json
+from fxlab.capture.trace import (
+    NodeRecord,
+    TensorMeta,
+    Trace,
+    stage_from_json,
+    stage_to_json,
+)
 from fxlab.errors import OutputError
 
 MANIFEST = "manifest.json"

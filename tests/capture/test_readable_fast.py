@@ -34,7 +34,7 @@ class Block(torch.nn.Module):
         self.lin = torch.nn.Linear(4, 2)
         self.register_buffer("scale", torch.ones(2))
 
-    def forward(self, x, *rest):  # noqa: ANN001, ANN201 - unannotated: no type to print
+    def forward(self, x, *rest):  # unannotated: a type would be printed instead of the shape
         y = self.lin(x).relu() * self.scale
         y = y[:, 1:3] * x.size(0)
         z = torch.cat([y, y], dim=-1).to(torch.float32)

@@ -35,25 +35,35 @@ def _small_module() -> fx.GraphModule:
 
 
 EXPECTED_NODES = [
-    '{"name": "x", "op": "placeholder", "target": "x", "args": "", "outputs": [{"shape": [2, 3], "dtype": "float32", "stride": [3, 1]}], '
-    '"provenance": {"file": null, "line": null, "code": null, "module_path": [], "from_node": [], "original_aten": null}, '
-    '"mutates": [], "kind": "", "scopes": [], "ge_ops": []}',
-    '{"name": "buf", "op": "placeholder", "target": "buf", "args": "", "outputs": [{"shape": [2, 3], "dtype": "float32", "stride": [3, 1]}], '
-    '"provenance": {"file": null, "line": null, "code": null, "module_path": [], "from_node": [], "original_aten": null}, '
-    '"mutates": [], "kind": "", "scopes": [], "ge_ops": []}',
-    '{"name": "add", "op": "call_function", "target": "aten.add.Tensor", "args": "x, 1, alpha=2", '
-    '"outputs": [{"shape": [2, 3], "dtype": "float32", "stride": [3, 1]}], '
-    '"provenance": {"file": "/m/model.py", "line": 7, "code": "y = self.blk(h)  # ok", "module_path": ["layers.0 (Linear)"], '
-    '"from_node": ["orig_add"], "original_aten": "aten.add.Tensor"}, '
-    '"mutates": [], "kind": "", "scopes": [{"index": 0, "enter": "scope_enter", "attrs": {"k": "v"}}], "ge_ops": []}',
-    '{"name": "copy_", "op": "call_function", "target": "aten.copy_.default", "args": "buf, add", '
-    '"outputs": [{"shape": [2, 3], "dtype": "float32", "stride": [3, 1]}], '
-    '"provenance": {"file": "/m/model.py", "line": 7, "code": "y = self.blk(h)  # ok", "module_path": ["layers.0 (Linear)"], '
-    '"from_node": [], "original_aten": "aten.copy_.default"}, '
-    '"mutates": ["self"], "kind": "copy_epilogue", "scopes": [], "ge_ops": ["Assign_0"]}',
-    '{"name": "output", "op": "output", "target": "output", "args": "[add]", "outputs": [], '
-    '"provenance": {"file": null, "line": null, "code": null, "module_path": [], "from_node": [], "original_aten": null}, '
-    '"mutates": [], "kind": "", "scopes": [], "ge_ops": []}',
+    (
+        '{"name": "x", "op": "placeholder", "target": "x", "args": "", "outputs": [{"shape": [2, 3], "dtype": "float32", "stride": [3, 1]}], '
+        '"provenance": {"file": null, "line": null, "code": null, "module_path": [], "from_node": [], "original_aten": null}, '
+        '"mutates": [], "kind": "", "scopes": [], "ge_ops": []}'
+    ),
+    (
+        '{"name": "buf", "op": "placeholder", "target": "buf", "args": "", "outputs": [{"shape": [2, 3], "dtype": "float32", "stride": [3, 1]}], '
+        '"provenance": {"file": null, "line": null, "code": null, "module_path": [], "from_node": [], "original_aten": null}, '
+        '"mutates": [], "kind": "", "scopes": [], "ge_ops": []}'
+    ),
+    (
+        '{"name": "add", "op": "call_function", "target": "aten.add.Tensor", "args": "x, 1, alpha=2", '
+        '"outputs": [{"shape": [2, 3], "dtype": "float32", "stride": [3, 1]}], '
+        '"provenance": {"file": "/m/model.py", "line": 7, "code": "y = self.blk(h)  # ok", "module_path": ["layers.0 (Linear)"], '
+        '"from_node": ["orig_add"], "original_aten": "aten.add.Tensor"}, '
+        '"mutates": [], "kind": "", "scopes": [{"index": 0, "enter": "scope_enter", "attrs": {"k": "v"}}], "ge_ops": []}'
+    ),
+    (
+        '{"name": "copy_", "op": "call_function", "target": "aten.copy_.default", "args": "buf, add", '
+        '"outputs": [{"shape": [2, 3], "dtype": "float32", "stride": [3, 1]}], '
+        '"provenance": {"file": "/m/model.py", "line": 7, "code": "y = self.blk(h)  # ok", "module_path": ["layers.0 (Linear)"], '
+        '"from_node": [], "original_aten": "aten.copy_.default"}, '
+        '"mutates": ["self"], "kind": "copy_epilogue", "scopes": [], "ge_ops": ["Assign_0"]}'
+    ),
+    (
+        '{"name": "output", "op": "output", "target": "output", "args": "[add]", "outputs": [], '
+        '"provenance": {"file": null, "line": null, "code": null, "module_path": [], "from_node": [], "original_aten": null}, '
+        '"mutates": [], "kind": "", "scopes": [], "ge_ops": []}'
+    ),
 ]
 
 

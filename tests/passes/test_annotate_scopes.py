@@ -1,6 +1,8 @@
 """annotate_scopes: each node's scope stack in node.meta, on Dynamo and ATen graphs."""
 from __future__ import annotations
 
+import itertools
+
 import torch
 import torch.fx as fx
 
@@ -126,7 +128,7 @@ def test_every_node_gets_the_attrs_of_its_own_stack_in_fresh_containers() -> Non
     nodes = list(gm.graph.nodes)
     for node in nodes:
         assert node.meta[SCOPE_ATTRS_KEY] == effective_scope_attrs(node.meta[SCOPES_KEY])
-    for a, b in zip(nodes, nodes[1:]):
+    for a, b in itertools.pairwise(nodes):
         assert a.meta[SCOPES_KEY] is not b.meta[SCOPES_KEY] and a.meta[SCOPE_ATTRS_KEY] is not b.meta[SCOPE_ATTRS_KEY]
         assert all(fa is not fb for fa, fb in zip(a.meta[SCOPES_KEY], b.meta[SCOPES_KEY]))
     assert any(n.meta[SCOPE_ATTRS_KEY] for n in nodes) and any(not n.meta[SCOPE_ATTRS_KEY] for n in nodes)
