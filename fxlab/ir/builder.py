@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import itertools
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
@@ -74,57 +75,47 @@ class GraphBuilder:
     def __init__(self, name: str) -> None:
         self.graph = IrGraph(name=name)
         self._names: set[str] = set()
-        self._type_counters: dict[str, int] = {}
+        # Per op type, the names still to try, in order (an endless iterator).
+        self._candidates: dict[str, Iterator[str]] = {}
         self.explicit_names = 0  # ops named by their caller (Data, NetOutput)
         self.provenance = Provenance()
         self.scope_stack: list[dict[str, str]] = []
 
     # -- naming -----------------------------------------------------------------------
     def unique_name(self, op_type: str, name: str | None = None) -> str:
-        """TorchAir's scheme: the type itself first, then ``Type_1``, ``Type_2``, ..."""
+        """TorchAir's scheme: the type itself first, then ``Type_1``, ``Type_2``, ...
+        (the first of those not taken; numbers once passed are not tried again)."""
         if name is not None:
             self.explicit_names += 1
             if name in self._names:
                 raise ValueError(f"duplicated GE op name {name!r}")
             self._names.add(name)
             return name
-        counter = self._type_counters.get(op_type)
-        if counter is not None:  # ``op_type`` itself is taken: try the next number first
-            candidate = f"{op_type}_{counter + 1}"
-            if candidate not in self._names:
-                self._type_counters[op_type] = counter + 1
-                self._names.add(candidate)
+        candidates = self._candidates.get(op_type)
+        if candidates is None:
+            candidates = self._candidates[op_type] = _name_candidates(op_type)
+        taken = self._names
+        for candidate in candidates:
+            if candidate not in taken:
+                taken.add(candidate)
                 return candidate
-        else:
-            self._type_counters[op_type] = 0
-            if op_type not in self._names:
-                self._names.add(op_type)
-                return op_type
-            counter = 0
-        candidate = op_type
-        while candidate in self._names:
-            counter += 1
-            candidate = f"{op_type}_{counter}"
-        self._type_counters[op_type] = counter
-        self._names.add(candidate)
-        return candidate
+        raise AssertionError("unreachable: the candidates never end")
 
     def unique_names(self, op_types: Sequence[str]) -> list[str]:
-        """``[unique_name(t) for t in op_types]``, with the common case inline (the
-        conversion pass names every replayed op here)."""
+        """``[unique_name(t) for t in op_types]``, inline (the conversion pass names
+        every replayed op here)."""
         names = []
         taken = self._names
-        counters = self._type_counters
+        all_candidates = self._candidates
         for op_type in op_types:
-            counter = counters.get(op_type)
-            if counter is not None:
-                candidate = f"{op_type}_{counter + 1}"
+            candidates = all_candidates.get(op_type)
+            if candidates is None:
+                candidates = all_candidates[op_type] = _name_candidates(op_type)
+            for candidate in candidates:
                 if candidate not in taken:
-                    counters[op_type] = counter + 1
-                    taken.add(candidate)
-                    names.append(candidate)
-                    continue
-            names.append(self.unique_name(op_type))
+                    break
+            taken.add(candidate)
+            names.append(candidate)
         return names
 
     @property
@@ -238,6 +229,11 @@ def apply_scope_attrs(op: IrOp, stack: Sequence[Mapping[str, str]]) -> None:
                 op.attrs[key] = Attr(AttrKind.BOOL, str(value) == "True")
             else:
                 op.attrs[key] = Attr(AttrKind.STR, str(value))
+
+
+def _name_candidates(op_type: str) -> Iterator[str]:
+    """``Type``, ``Type_1``, ``Type_2``, ... made in C (a name is taken per op)."""
+    return itertools.chain((op_type,), map(f"{op_type}_{{}}".format, itertools.count(1)))
 
 
 _UNFED_OPTIONAL = Attr(AttrKind.INT, 1)

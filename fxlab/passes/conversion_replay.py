@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 from itertools import repeat
 from operator import add
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import torch
 import torch.fx as fx
@@ -74,6 +74,8 @@ _INTS = frozenset({int})
 _SEQUENCES = frozenset({list, tuple, immutable_list})
 _OPAQUE = frozenset({torch.dtype, torch.device, torch.memory_format, torch.layout, torch._ops.OpOverload})
 _FAKE_TENSOR = FakeTensor
+_NODE = fx.Node
+_KWARGS = object()  # in a key, between the positional and the keyword arguments
 
 
 def _plain_key(value: Any, kind: type) -> Any:
@@ -108,12 +110,12 @@ def _tensor_key(tensor: Tensor, tensors: list[Tensor]) -> tuple[int, int]:
     return (slot, id(tensor.op.output_desc[tensor.index]))
 
 
-def _arg_key(arg: Any, values: dict[fx.Node, Any], tensors: list[Tensor]) -> Any:
+def _arg_key(arg: Any, value_of: Callable[[fx.Node], Any], tensors: list[Tensor]) -> Any:
     kind = type(arg)
-    if kind is fx.Node:
-        return _value_key(values.get(arg), tensors)
+    if kind is _NODE:
+        return _value_key(value_of(arg), tensors)
     if kind in _SEQUENCES and not _INTS.issuperset(map(type, arg)):
-        return (kind, tuple([_arg_key(a, values, tensors) for a in arg]))
+        return (kind, tuple([_arg_key(a, value_of, tensors) for a in arg]))
     return _plain_key(arg, kind)
 
 
@@ -139,19 +141,19 @@ def _meta_key(val: Any) -> Any:
     return _plain_key(val, kind)
 
 
-def node_signature(node: fx.Node, target_name: str, values: dict[fx.Node, Any]) -> tuple[tuple[Any, ...], list[Tensor]] | None:
+def node_signature(node: fx.Node, target_name: str, value_of: Callable[[fx.Node], Any]) -> tuple[tuple[Any, ...], list[Tensor]] | None:
     """The replay key of ``node`` (target, arguments, fake output) and its distinct
-    graph-tensor arguments; ``None`` when the key cannot describe them. The key may
-    still be unhashable (symbolic sizes in the fake output)."""
+    graph-tensor arguments (``value_of`` gives an FX node's converted value); ``None``
+    when the key cannot describe them. The key may still be unhashable (symbolic sizes
+    in the fake output)."""
     tensors: list[Tensor] = []
-    args = node.args
-    key: list[Any] = [target_name, len(args)]
+    key: list[Any] = [target_name]
     append = key.append
     try:
-        for arg in args:  # the common kinds inline: this runs for nearly every node
+        for arg in node.args:  # the common kinds inline: this runs for nearly every node
             kind = type(arg)
-            if kind is fx.Node:
-                value = values.get(arg)
+            if kind is _NODE:
+                value = value_of(arg)
                 if type(value) is Tensor and value not in tensors:  # a new tensor (no __eq__: identity)
                     append((len(tensors), id(value.op.output_desc[value.index])))
                     tensors.append(value)
@@ -162,12 +164,13 @@ def node_signature(node: fx.Node, target_name: str, values: dict[fx.Node, Any]) 
             elif kind is immutable_list and _INTS.issuperset(map(type, arg)):
                 append((kind, tuple(arg)))
             else:
-                append(_arg_key(arg, values, tensors))
+                append(_arg_key(arg, value_of, tensors))
         kwargs = node.kwargs
         if kwargs:
+            append(_KWARGS)
             for name, arg in kwargs.items():
                 append(name)
-                append(_arg_key(arg, values, tensors))
+                append(_arg_key(arg, value_of, tensors))
         val = node.meta.get("val")
         append((val.dtype, val.shape, val.stride(), val.storage_offset()) if type(val) is _FAKE_TENSOR else _meta_key(val))
     except Unkeyable:

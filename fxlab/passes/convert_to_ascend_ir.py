@@ -161,6 +161,7 @@ class AscendIrConverter:
         self.replay_cache: ReplayCache | None = ReplayCache() if replay else None
         self._templates = self.replay_cache.templates if self.replay_cache is not None else {}
         self._descs = self.replay_cache.descs if self.replay_cache is not None else None
+        self.replayed = 0  # nodes converted by replaying a template
 
     def run(self) -> ConversionResult:
         start = time.perf_counter()
@@ -171,12 +172,17 @@ class AscendIrConverter:
         gc.disable()
         try:
             with building(self.builder):
-                convert_call, convert_node = self._convert_call, self._convert_node
-                for node in self.gm.graph.nodes:
-                    if node.op == "call_function":  # nearly every node: dispatched here
-                        convert_call(node)
-                    else:
+                convert_call, convert_node, replay = self._convert_call, self._convert_node, self._convert_replayable
+                plans = self._plans
+                for node in self.gm.graph.nodes:  # nearly every node is a call: dispatched here
+                    if node.op != "call_function":
                         convert_node(node)
+                        continue
+                    plan = plans.get(id(node.target))
+                    if plan is not None and plan[0] is _REPLAY:
+                        replay(node, *plan[1:])
+                    else:
+                        convert_call(node)
         finally:
             if gc_was_enabled:
                 gc.enable()
@@ -286,7 +292,7 @@ class AscendIrConverter:
     def _convert_replayable(self, node: fx.Node, fn: Callable[..., Any], status: Status, target_name: str) -> None:
         """Replay the template of an earlier node with the same key, or convert and
         record one (see :mod:`fxlab.passes.conversion_replay`)."""
-        signature = node_signature(node, target_name, self.values)
+        signature = node_signature(node, target_name, self.values.get)
         if signature is None:
             self._run_converter(node, fn, status, target_name)
             return
@@ -307,6 +313,7 @@ class AscendIrConverter:
         if source is None:
             source = node_source(node)
         result, ge_ops = replay_template(template, self.builder, externals, node.name, source)
+        self.replayed += 1
         if template.result_has_external:  # the pass re-sets an argument's desc, as after a converter
             self._set_output_descs(result, meta.get("val"))
         self.values[node] = result

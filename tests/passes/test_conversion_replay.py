@@ -1,0 +1,191 @@
+"""Template replay in the conversion pass: the IR and the per-node records are exactly
+those of converting every node, on every example, a multi-layer decoder, scopes, and the
+keys' edge cases; converters that are not pure functions of the key are not replayed."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import itertools
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+import torch.fx as fx
+
+from fxlab import scope
+from fxlab.capture.stages import functional_graph
+from fxlab.ir import ge
+from fxlab.ir.builder import current_builder
+from fxlab.passes.convert_to_ascend_ir import AscendIrConverter, ConversionResult
+from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB, Converter, ConverterRegistry, register_converter
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("*.py"))
+aten = torch.ops.aten
+
+
+def convert(gm: fx.GraphModule, replay: bool, registry: ConverterRegistry | None = None) -> tuple[ConversionResult, dict[str, Any], AscendIrConverter]:
+    """One conversion, and what it left in each node's meta."""
+    from fxlab.passes import converters  # noqa: F401 - registers fxlab's converters
+
+    converter = AscendIrConverter(gm, "graph", registry, replay=replay)
+    result = converter.run()
+    metas = {n.name: (n.meta.get("fxlab.ge_ops"), n.meta.get("fxlab.convert_status")) for n in gm.graph.nodes}
+    return result, metas, converter
+
+
+def assert_replay_changes_nothing(gm: fx.GraphModule, registry: ConverterRegistry | None = None) -> AscendIrConverter:
+    """Convert with replay off, then on, and compare everything the pass produces."""
+    plain, plain_metas, _ = convert(gm, replay=False, registry=registry)
+    replayed, replayed_metas, converter = convert(gm, replay=True, registry=registry)
+    # As text: NaN constants make equal JSON values compare unequal.
+    assert json.dumps(replayed.graph.to_json()) == json.dumps(plain.graph.to_json())
+    assert replayed.graph.ops == plain.graph.ops  # provenance and attr kinds too
+    assert replayed.nodes == plain.nodes  # status, GE op names, message, source per node
+    assert replayed_metas == plain_metas
+    assert replayed.warnings == plain.warnings
+    return converter
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_every_example_converts_the_same_with_replay(example: str) -> None:
+    from fxlab.capture import capture_trace, load_model
+    from fxlab.compat.layer import compat_layer
+
+    with compat_layer():  # as `fxlab trace` runs them: torchair stand-ins, custom op converters
+        trace = capture_trace(load_model(ROOT / "examples" / f"{example}.py"), stages=("functional",), verify=False)
+        graphs = [g.modules["functional"] for g in trace.graphs]
+        assert graphs, f"{example}: no functional graph"
+        for gm in graphs:
+            assert_replay_changes_nothing(gm)
+
+
+def _decoder_graph(layers: int) -> fx.GraphModule:
+    from fxlab.capture import LoadedModel, capture_trace
+
+    spec = importlib.util.spec_from_file_location("llama_decoder_for_replay", ROOT / "examples" / "llama_decoder.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model, inputs = module.build(layers)
+    loaded = LoadedModel(fn=model, args=inputs, path=ROOT / "examples" / "llama_decoder.py", entry=f"build({layers})")
+    trace = capture_trace(loaded, stages=("functional",), verify=False)
+    return trace.graphs[0].modules["functional"]
+
+
+def test_multi_layer_decoder_replays_its_layers_and_converts_the_same() -> None:
+    gm = _decoder_graph(4)
+    converter = assert_replay_changes_nothing(gm)
+    calls = sum(n.op == "call_function" for n in gm.graph.nodes)
+    assert converter.replayed > calls // 2, "the repeated layers are replayed, not converted"
+
+
+def test_identical_nodes_inside_and_outside_scopes_get_their_own_scope_attrs() -> None:
+    def model(x, y):
+        a = x * 0.5
+        with scope.super_kernel("sk", "stream-fusion=1"):
+            b = y * 0.5
+            with scope.limit_core_num(4, 8):
+                c = b * 0.5
+            with scope.super_kernel(None):
+                d = c * 0.5
+        return d * 0.5 + a
+
+    gm = functional_graph(model, torch.randn(3), torch.randn(3))
+    converter = assert_replay_changes_nothing(gm)
+    assert converter.replayed >= 3
+    muls = converter.builder.graph.ops_of_type("Mul")
+    scopes = [(op.attr_value("_super_kernel_scope"), op.attr_value("_op_aicore_num")) for op in muls]
+    assert scopes == [(None, None), ("sk", None), ("sk", "4"), (None, None), (None, None)]
+
+
+def test_keys_tell_apart_signed_zeros_bools_ints_floats_and_aliased_arguments() -> None:
+    def model(x, y):
+        outs = [x * 0.0, x * -0.0, x * 1, x * 1.0, x * True, x * x, x * y, y * x, y * y]
+        outs += [x.sum(0, keepdim=True), x.sum(0, keepdim=False), x.sum(-2, keepdim=True)]
+        return outs
+
+    gm = functional_graph(model, torch.randn(2, 3), torch.randn(2, 3))
+    converter = assert_replay_changes_nothing(gm)
+    readable = [op.attr_value("_readable_value") for op in converter.builder.graph.ops_of_type("Const")]
+    assert "0.0" in readable and "-0.0" in readable
+
+
+def test_nan_arguments_convert_the_same() -> None:
+    gm = functional_graph(lambda x: [x * float("nan"), x * float("nan"), x + 1.0], torch.randn(3))
+    assert_replay_changes_nothing(gm)
+
+
+_COUNTER = itertools.count()
+
+
+def _impure_mul(self, other, *, meta_outputs=None):
+    """mul.Tensor(Tensor self, Tensor other) -> Tensor (tags each op with a global count)"""
+    other = other if isinstance(other, ge.Tensor) else ge.const(other, self.dtype)
+    return ge.op1("Mul", {"x1": self, "x2": other}, {"_call": next(_COUNTER)})
+
+
+def _registry_with_mul(fn: Any, origin: str, replayable: bool | None) -> ConverterRegistry:
+    registry = ConverterRegistry()
+    for converter in CONVERTERS:
+        if converter.target is not aten.mul.Tensor:
+            registry.register(Converter(converter.target, converter.fn, converter.origin, converter.samples, converter.where))
+    register_converter(aten.mul.Tensor, origin=origin, registry=registry, replayable=replayable)(fn)
+    return registry
+
+
+def _repeated_muls(x):
+    return [x * 2.0, x * 2.0, x * 2.0]
+
+
+def _call_tags(converter: AscendIrConverter) -> list[int]:
+    return [op.attr_value("_call") for op in converter.builder.graph.ops_of_type("Mul")]
+
+
+@pytest.mark.parametrize(("origin", "replayable"), [(ORIGIN_FXLAB, False), ("user", None)])
+def test_impure_converters_are_not_replayed(origin: str, replayable: bool | None) -> None:
+    """A converter marked impure, or a plugin converter (purity unknown), runs per node."""
+    gm = functional_graph(_repeated_muls, torch.randn(3))
+
+    def impure(self, other, *, meta_outputs=None):
+        return _impure_mul(self, other)
+
+    registry = _registry_with_mul(impure, origin, replayable)
+    _, _, converter = convert(gm, replay=True, registry=registry)
+    tags = _call_tags(converter)
+    assert len(tags) == 3 and len(set(tags)) == 3, "each node ran the converter"
+    assert converter.replayed == 0
+
+
+def test_an_impure_converter_marked_replayable_would_be_replayed() -> None:
+    """The flag is what keeps impure converters out: marked pure, its ops are copied."""
+    gm = functional_graph(_repeated_muls, torch.randn(3))
+
+    def impure(self, other, *, meta_outputs=None):
+        return _impure_mul(self, other)
+
+    _, _, converter = convert(gm, replay=True, registry=_registry_with_mul(impure, ORIGIN_FXLAB, True))
+    tags = _call_tags(converter)
+    assert converter.replayed == 2 and len(set(tags)) == 1
+
+
+def test_a_recording_that_reads_a_tensor_it_was_not_given_is_refused() -> None:
+    """A converter wiring in a graph tensor that is not its argument cannot be replayed:
+    the pass converts such nodes every time and the IR stays the same."""
+
+    def reads_first_op(self, other, *, meta_outputs=None):
+        first = current_builder().graph.ops[0]  # the first Data op: not an argument
+        return ge.op1("Mul", {"x1": self, "x2": ge.Tensor(first, 0)})
+
+    gm = functional_graph(lambda x, y: [y * 2.0, y * 2.0, y * 2.0], torch.randn(3), torch.randn(3))
+    registry = _registry_with_mul(reads_first_op, ORIGIN_FXLAB, True)
+    converter = assert_replay_changes_nothing(gm, registry)
+    assert converter.replayed == 0
+    assert None in converter.replay_cache.templates.values()
+
+
+def test_auto_functionalized_is_marked_not_replayable() -> None:
+    from fxlab.passes.converters.inplace import AUTO_FUNCTIONALIZED_V2
+
+    assert CONVERTERS.get(AUTO_FUNCTIONALIZED_V2).replayable is False
+    assert CONVERTERS.get(aten.mul.Tensor).replayable is True
