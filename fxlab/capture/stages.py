@@ -32,10 +32,10 @@ def copy_graph_module(gm: fx.GraphModule) -> fx.GraphModule:
     graph = fx.Graph()
     output = graph.graph_copy(gm.graph, {})
     graph.output(output)
-    return _lazy_graph_module_class()(gm, graph)
+    return lazy_graph_module_class()(gm, graph)
 
 
-def _lazy_graph_module_class() -> type[fx.GraphModule]:
+def lazy_graph_module_class() -> type[fx.GraphModule]:
     """A GraphModule that generates its Python code on first use: stage copies are read
     (nodes, readable code) far more often than run, and generating and compiling the
     code of a large graph costs more than copying it."""
