@@ -8,6 +8,11 @@ the pass: it becomes a clearly marked placeholder op and the result is *partial*
 
 Per node, ``node.meta["fxlab.ge_ops"]`` lists the GE op names it produced and
 ``node.meta["fxlab.convert_status"]`` says how (see :class:`Status`).
+
+A node that looks exactly like an earlier one of the same run (same target, argument
+descs and values, fake output) gets copies of the ops the earlier one's converter made
+instead of running the converter again (:mod:`fxlab.passes.conversion_replay`; off with
+``replay=False``); the IR is the same either way.
 """
 from __future__ import annotations
 
