@@ -189,3 +189,16 @@ def test_auto_functionalized_is_marked_not_replayable() -> None:
 
     assert CONVERTERS.get(AUTO_FUNCTIONALIZED_V2).replayable is False
     assert CONVERTERS.get(aten.mul.Tensor).replayable is True
+
+
+def test_symbolic_shapes_convert_the_same() -> None:
+    """Symbolic sizes cannot be keyed (SymInts refuse to hash): such nodes convert every
+    time, and the IR keeps its -1 dims and symbols."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    def model(x):
+        return [x * 2, x * 2, (x * 2).sum(0), (x * 2).sum(0)]
+
+    gm = make_fx(model, tracing_mode="symbolic")(torch.randn(5, 3))
+    converter = assert_replay_changes_nothing(gm)
+    assert any(-1 in op.output_desc[0].shape for op in converter.builder.graph.ops if op.output_desc)
