@@ -144,24 +144,25 @@ _DTYPE_NAMES: dict[torch.dtype, str] = {}
 
 def provenance(node: fx.Node) -> Provenance:
     meta = node.meta
-    file, line, code = _last_user_frame(meta.get("stack_trace"))
-    stack = meta.get("nn_module_stack") or {}
+    stack_trace = meta.get("stack_trace")
+    file, line, code = _parse_last_user_frame(stack_trace) if stack_trace else _NO_SOURCE
+    stack = meta.get("nn_module_stack")
     original = meta.get("original_aten")
     return Provenance(
-        file=file,
-        line=line,
-        code=code,
-        module_path=[_cached_module_path_entry(v) for v in stack.values()],
-        from_node=_from_node_chain(meta.get("from_node")),
-        original_aten=_target_str(original) if original is not None else None,
+        file,
+        line,
+        code,
+        _module_path(stack.values()) if stack else [],
+        _from_node_chain(meta.get("from_node")),
+        _target_str(original) if original is not None else None,
     )
 
 
-def _cached_module_path_entry(value: Any) -> str:
+def _module_path(entries: Any) -> list[str]:
     try:
-        return _module_path_entry_of(value)
-    except TypeError:  # unhashable entry
-        return _module_path_entry(value)
+        return [_module_path_entry_of(v) for v in entries]
+    except TypeError:  # an unhashable entry
+        return [_module_path_entry(v) for v in entries]
 
 
 @lru_cache(maxsize=8192)
@@ -197,12 +198,6 @@ def _from_node_chain(value: Any) -> list[str]:
         chain.append(str(getattr(source, "name", "?")))
         items = list(getattr(source, "from_node", []) or [])
     return chain
-
-
-def _last_user_frame(stack_trace: str | None) -> tuple[str | None, int | None, str | None]:
-    if not stack_trace:
-        return _NO_SOURCE
-    return _parse_last_user_frame(stack_trace)
 
 
 @lru_cache(maxsize=4096)
