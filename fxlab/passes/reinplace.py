@@ -21,6 +21,8 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from fxlab.capture.stages import lazy_graph_module_class
+
 from fxlab.passes.reinplace_scatter import reinplace_view_scatters
 
 aten = torch.ops.aten
@@ -61,8 +63,8 @@ def _kept_by_dead_code_elimination(node: fx.Node) -> bool:
 
 
 def _copy_graph(gm: fx.GraphModule) -> fx.Graph:
-    """The graph :func:`copy_graph_module` would give, not yet in a module: the module's
-    code is generated once, when the graph is final."""
+    """The graph :func:`copy_graph_module` would give, not yet in a module (made by
+    :func:`_module` once the graph is final)."""
     graph = fx.Graph()
     graph.output(graph.graph_copy(gm.graph, {}))
     return graph
@@ -76,7 +78,7 @@ def _module(gm: fx.GraphModule, graph: fx.Graph, attrs: list[Any]) -> fx.GraphMo
     for target in attrs:
         stub.get_attr(target)
     stub.output(None)
-    out = fx.GraphModule(gm, stub)
+    out = lazy_graph_module_class()(gm, stub)  # the module kind copy_graph_module makes
     out.graph = graph
     return out
 
