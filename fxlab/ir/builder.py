@@ -75,7 +75,7 @@ class GraphBuilder:
     def __init__(self, name: str) -> None:
         self.graph = IrGraph(name=name)
         self._names: set[str] = set()
-        # Per op type, the names still to try, in order (an endless iterator).
+        # Per op type, its names not taken yet, in order (an endless iterator).
         self._candidates: dict[str, Iterator[str]] = {}
         self.explicit_names = 0  # ops named by their caller (Data, NetOutput)
         self.provenance = Provenance()
@@ -93,30 +93,30 @@ class GraphBuilder:
             return name
         candidates = self._candidates.get(op_type)
         if candidates is None:
-            candidates = self._candidates[op_type] = _name_candidates(op_type)
-        taken = self._names
-        for candidate in candidates:
-            if candidate not in taken:
-                taken.add(candidate)
-                return candidate
-        raise AssertionError("unreachable: the candidates never end")
+            candidates = self._candidates[op_type] = self._free_names(op_type)
+        candidate = next(candidates)
+        self._names.add(candidate)
+        return candidate
 
     def unique_names(self, op_types: Sequence[str]) -> list[str]:
         """``[unique_name(t) for t in op_types]``, inline (the conversion pass names
         every replayed op here)."""
         names = []
-        taken = self._names
+        add = self._names.add
         all_candidates = self._candidates
         for op_type in op_types:
             candidates = all_candidates.get(op_type)
             if candidates is None:
-                candidates = all_candidates[op_type] = _name_candidates(op_type)
-            for candidate in candidates:
-                if candidate not in taken:
-                    break
-            taken.add(candidate)
+                candidates = all_candidates[op_type] = self._free_names(op_type)
+            candidate = next(candidates)
+            add(candidate)  # before the next type's candidates are filtered
             names.append(candidate)
         return names
+
+    def _free_names(self, op_type: str) -> Iterator[str]:
+        """The names of ``op_type`` not taken when asked for, in order: the taken set is
+        read lazily, at each ``next``."""
+        return itertools.filterfalse(self._names.__contains__, _name_candidates(op_type))
 
     @property
     def names_taken(self) -> int:

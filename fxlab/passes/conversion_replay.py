@@ -75,6 +75,7 @@ _SEQUENCES = frozenset({list, tuple, immutable_list})
 _OPAQUE = frozenset({torch.dtype, torch.device, torch.memory_format, torch.layout, torch._ops.OpOverload})
 _FAKE_TENSOR = FakeTensor
 _NODE = fx.Node
+_NO_SUBCLASS_TORCH_FUNCTION = torch._C.DisableTorchFunctionSubclass
 _KWARGS = object()  # in a key, between the positional and the keyword arguments
 
 
@@ -172,7 +173,12 @@ def node_signature(node: fx.Node, target_name: str, value_of: Callable[[fx.Node]
                 append(name)
                 append(_arg_key(arg, value_of, tensors))
         val = node.meta.get("val")
-        append((val.dtype, val.shape, val.stride(), val.storage_offset()) if type(val) is _FAKE_TENSOR else _meta_key(val))
+        if type(val) is _FAKE_TENSOR:
+            # The same C getters without the subclass torch-function check (half the cost).
+            with _NO_SUBCLASS_TORCH_FUNCTION():
+                append((val.dtype, val.shape, val.stride(), val.storage_offset()))
+        else:
+            append(_meta_key(val))
     except Unkeyable:
         return None
     return tuple(key), tensors
