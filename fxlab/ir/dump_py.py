@@ -19,9 +19,18 @@ from __future__ import annotations
 import json
 from typing import Any, Callable
 
+import torch
 import torch.fx as fx
 
-from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, IrGraph, IrOp, TensorValue
+from fxlab.ir.model import (
+    TORCHAIR_DTYPE_NUMBER,
+    Attr,
+    AttrKind,
+    IrGraph,
+    IrOp,
+    TensorValue,
+)
+from fxlab.ir.op_shapes import OpShapes
 
 HEADER = (
     "# -*- coding: utf-8 -*-\n"
@@ -75,8 +84,10 @@ def attr_literal(attr: Attr) -> str:
 
 
 class _PyDumpWriter:
-    def __init__(self, graph: IrGraph, fx_graph: fx.Graph | fx.GraphModule | None) -> None:
+    def __init__(self, graph: IrGraph, fx_graph: fx.Graph | fx.GraphModule | None, shapes: OpShapes | None) -> None:
         self.graph = graph
+        self.shapes = shapes
+        self.shape_texts: dict[int, tuple[str, str]] = {}  # per op shape: attr arguments, comment
         if isinstance(fx_graph, fx.GraphModule):
             fx_graph = fx_graph.graph
         self.fx_nodes = {n.name: n for n in fx_graph.nodes} if fx_graph is not None else {}
@@ -86,37 +97,73 @@ class _PyDumpWriter:
         self.annotations: dict[fx.Node, str] = {}  # each node's typed name, made once
         self.literals: dict[int, str] = {}
         self.kept: list[Attr] = []
+        self.type_texts: dict[tuple[Any, ...], str] = {}  # "dtype[shape]device" per tensor type
+        self.targets: dict[Any, str] = {}
+        self.file_lines: dict[tuple[Any, str | None], str | None] = {}
 
     def _annotate(self, value: Any) -> str:
         if not isinstance(value, fx.Node):
             return _annotated(value)
         text = self.annotations.get(value)
         if text is None:
-            text = self.annotations[value] = _annotated(value)
+            text = self.annotations[value] = self._annotated_node(value)
+        return text
+
+    def _annotated_node(self, node: fx.Node) -> str:
+        """:func:`_annotated` of a node, with the text of each tensor type made once."""
+        meta = node.meta.get("val")
+        if not isinstance(meta, torch.Tensor):
+            return _annotated(node)
+        try:
+            key = (meta.dtype, meta.shape, meta.device)
+            text = self.type_texts.get(key)
+        except TypeError:  # symbolic dims
+            return _annotated(node)
+        if text is None:
+            text = self.type_texts[key] = _annotated(node)[len(node.name):]
+        return node.name + text
+
+    def _target(self, target: Any) -> str:
+        try:
+            text = self.targets.get(target)
+        except TypeError:
+            return _target_text(target)
+        if text is None:
+            text = self.targets[target] = _target_text(target)
         return text
 
     def write(self) -> str:
-        group: list[IrOp] = []
-        for op in self.graph.ops:
-            if group and op.fx_node != group[0].fx_node:
+        ops = self.graph.ops
+        index = self.shapes.index if self.shapes is not None else [None] * len(ops)
+        group: list[tuple[IrOp, int | None]] = []
+        for op, shape in zip(ops, index):
+            if group and op.fx_node != group[0][0].fx_node:
                 self._write_group(group)
                 group = []
-            group.append(op)
+            group.append((op, shape))
         if group:
             self._write_group(group)
         return "\n".join(self.lines) + "\n"
 
-    def _write_group(self, ops: list[IrOp]) -> None:
+    def _file_line(self, node: fx.Node | None, source: str | None) -> str | None:
+        trace = node.meta.get("stack_trace") if node is not None else None
+        key = (trace, source)
+        if key not in self.file_lines:
+            self.file_lines[key] = _file_line(node, source)
+        return self.file_lines[key]
+
+    def _write_group(self, group: list[tuple[IrOp, int | None]]) -> None:
+        ops = [op for op, _ in group]
         node = self.fx_nodes.get(ops[0].fx_node or "")
-        file_line = _file_line(node, ops[0].source)
+        file_line = self._file_line(node, ops[0].source)
         if file_line is not None and file_line != self.last_file_line:
             self.lines.append(f"\n# File {file_line}")
         self.last_file_line = file_line if file_line is not None else self.last_file_line
         if self._is_fx_call(node, ops):
-            self.lines.append(f"## FX Code: {format_fx_node(node, self._annotate) if node is not None else ops[0].fx_node}")
-        for op in ops:
+            self.lines.append(f"## FX Code: {format_fx_node(node, self._annotate, self._target) if node is not None else ops[0].fx_node}")
+        for op, shape in group:
             if op.name not in self.inline_consts:
-                self.lines.append(self._call(op))
+                self.lines.append(self._call(op, shape))
 
     @staticmethod
     def _is_fx_call(node: fx.Node | None, ops: list[IrOp]) -> bool:
@@ -124,17 +171,31 @@ class _PyDumpWriter:
             return node.op in ("call_function", "call_method", "call_module", "get_attr")
         return ops[0].fx_node is not None and not any(op.type in _BOUNDARY_TYPES for op in ops)
 
-    def _call(self, op: IrOp) -> str:
+    def _attr_texts(self, op: IrOp, shape: int | None) -> tuple[str, str]:
+        """The attr arguments of a call and its trailing comment (private attrs), made
+        once per op shape."""
+        texts = self.shape_texts.get(shape) if shape is not None else None
+        if texts is None:
+            literal = self._attr_literal
+            public = [f"{k}={literal(a)}" for k, a in op.attrs.items() if not k.startswith("_")]
+            private = [f"{k}={literal(a)}" for k, a in op.attrs.items() if k.startswith("_") and k != READABLE_VALUE]
+            texts = (", ".join(public), f"  # {', '.join(private)}" if private else "")
+            if shape is not None:
+                self.shape_texts[shape] = texts
+        return texts
+
+    def _call(self, op: IrOp, shape: int | None) -> str:
         data_inputs = [i for i in op.inputs if not i.endswith(":-1")]
         control_inputs = [i for i in op.inputs if i.endswith(":-1")] if len(data_inputs) != len(op.inputs) else []
-        literal = self._attr_literal
+        attr_args, comment = self._attr_texts(op, shape)
         if op.type == "Data":
             args = self._data_args(op)
         elif op.type == "NetOutput":
             args = [f"[{', '.join([self._input(i) for i in data_inputs])}]"]
         else:
             args = [self._input(i) for i in data_inputs]
-            args += [f"{k}={literal(a)}" for k, a in op.attrs.items() if not k.startswith("_")]
+            if attr_args:
+                args.append(attr_args)
         if control_inputs:
             args.append(f"dependencies=[{', '.join(_var(c[:-3] + ':0') for c in control_inputs)}]")
         if op.type == "NetOutput":
@@ -142,8 +203,7 @@ class _PyDumpWriter:
         else:
             outputs = ", ".join([f"{_var(op.name)}_{i}" for i in range(len(op.output_desc))]) or "_"
             line = f"{outputs} = ge.{op.type}({', '.join(args)}, node_name={_str_literal(op.name)})"
-        private = [f"{k}={literal(a)}" for k, a in op.attrs.items() if k.startswith("_") and k != READABLE_VALUE]
-        return f"{line}  # {', '.join(private)}" if private else line
+        return line + comment
 
     def _attr_literal(self, attr: Attr) -> str:
         """:func:`attr_literal`, made once per attr object (ops share attr objects for
@@ -210,16 +270,19 @@ def _annotated(value: Any) -> str:
     return value.name
 
 
-def format_fx_node(node: fx.Node, annotate: Callable[[Any], str] = _annotated) -> str:
+def format_fx_node(node: fx.Node, annotate: Callable[[Any], str] = _annotated, target_text: Callable[[Any], str] = _target_text) -> str:
     """TorchAir's ``FX Code`` line: ``name: dtype[shape]device = target(args)``.
-    ``annotate`` gives the text of each value (a cache of :func:`_annotated` may be passed)."""
+    ``annotate`` gives the text of each value, ``target_text`` of the target (caches of
+    :func:`_annotated` and :func:`_target_text` may be passed)."""
     args = [annotate(a) for a in node.args]
     args += [f"{k}={annotate(v)}" for k, v in node.kwargs.items()]
-    return f"{annotate(node)} = {_target_text(node.target)}({', '.join(args)})"
+    return f"{annotate(node)} = {target_text(node.target)}({', '.join(args)})"
 
 
-def graph_to_py(graph: IrGraph, fx_graph: fx.Graph | fx.GraphModule | None = None) -> str:
+def graph_to_py(graph: IrGraph, fx_graph: fx.Graph | fx.GraphModule | None = None, shapes: OpShapes | None = None) -> str:
     """The ``py`` dump of ``graph``. With the FX graph it was converted from, the
     ``FX Code`` comments show each node's call and types, and ``File`` comments the
-    code line, as TorchAir prints them; without it, node names and ``file:line``."""
-    return _PyDumpWriter(graph, fx_graph).write()
+    code line, as TorchAir prints them; without it, node names and ``file:line``.
+    ``shapes`` (the graph's :func:`op_shapes`, when the caller has them) lets the attr
+    text of each op shape be made once."""
+    return _PyDumpWriter(graph, fx_graph, shapes).write()

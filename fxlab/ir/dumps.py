@@ -11,14 +11,15 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Callable
 
 import torch.fx as fx
 
 from fxlab.errors import FxlabError
 from fxlab.ir.dump_py import graph_to_py
 from fxlab.ir.ge_proto import GeProtoError, decode_model_def, encode_model_def
-from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp, TensorDesc
+from fxlab.ir.model import Attr, IrGraph, IrOp, TensorDesc
+from fxlab.ir.op_shapes import OpShapes, op_shapes
 from fxlab.ir.pbtxt import graph_to_pbtxt, pbtxt_to_graph
 
 JSON_FILE = "ascend_ir.json"
@@ -33,76 +34,78 @@ class IrFileError(FxlabError):
 
 _encode_str = json.encoder.encode_basestring  # the C encoder json.dumps(ensure_ascii=False) uses
 _encode_value = json.JSONEncoder(ensure_ascii=False).encode
-_UNCACHED_JSON_KINDS = frozenset({AttrKind.FLOAT, AttrKind.LIST_FLOAT})  # -0.0 == 0.0 as a dict key
 
 
-def _optional_str(value: str | None) -> str:
-    return "null" if value is None else _encode_str(value)
+class _JsonShapes:
+    """The text of each op shape, in the four pieces that go between an op's name,
+    inputs, FX node and source. ``quote`` closes and opens those strings when they are
+    written without escapes. The text of each attr and desc object is made once."""
 
+    def __init__(self, quote: str) -> None:
+        self.quote = quote
+        self.attr_texts: dict[int, str] = {}  # by id: the graph keeps the objects alive
+        self.desc_texts: dict[int, str] = {}
 
-class _JsonWriter:
-    """``json.dumps(op.to_json())`` for every op, from cached pieces: the text of each
-    distinct attr and tensor desc is encoded once per graph."""
-
-    def __init__(self) -> None:
-        self.attrs: dict[tuple[Any, ...], str] = {}
-        self.kinds: dict[tuple[str, AttrKind], str] = {}
-        self.descs: dict[tuple[Any, ...], str] = {}
-
-    def op(self, op: IrOp) -> str:
+    def pieces(self, op: IrOp) -> tuple[str, str, str, str]:
+        quote = self.quote
         attrs = ", ".join([self.attr(k, a) for k, a in op.attrs.items()])
-        kinds = ", ".join([self.kind(k, a.kind) for k, a in op.attrs.items()])
+        kinds = ", ".join([f"{_encode_str(k)}: {_encode_str(a.kind.value)}" for k, a in op.attrs.items()])
+        in_quote = quote if op.inputs else ""
+        fx_quote = quote if op.fx_node is not None else ""
+        source_quote = quote if op.source is not None else ""
         return (
-            f'{{"name": {_encode_str(op.name)}, "type": {_encode_str(op.type)}, '
-            f'"inputs": [{", ".join([_encode_str(i) for i in op.inputs])}], '
-            f'"attrs": {{{attrs}}}, "attr_kinds": {{{kinds}}}, '
-            f'"input_desc": [{", ".join([self.desc(d) for d in op.input_desc])}], '
-            f'"output_desc": [{", ".join([self.desc(d) for d in op.output_desc])}], '
-            f'"fx_node": {_optional_str(op.fx_node)}, "source": {_optional_str(op.source)}}}'
+            f'{quote}, "type": {_encode_str(op.type)}, "inputs": [{in_quote}',
+            f'{in_quote}], "attrs": {{{attrs}}}, "attr_kinds": {{{kinds}}}, '
+            f'"input_desc": [{", ".join(map(self.desc, op.input_desc))}], '
+            f'"output_desc": [{", ".join(map(self.desc, op.output_desc))}], '
+            f'"fx_node": {fx_quote or ("null" if op.fx_node is None else "")}',
+            f'{fx_quote}, "source": {source_quote or ("null" if op.source is None else "")}',
+            f"{source_quote}}},\n",
         )
 
     def attr(self, key: str, attr: Attr) -> str:
-        if attr.kind is AttrKind.TENSOR:
-            desc = attr.value.desc
-            cache_key: tuple[Any, ...] | None = (key, desc.dtype, desc.shape, attr.value.data)
-        elif attr.kind in _UNCACHED_JSON_KINDS:
-            cache_key = None
-        else:
-            cache_key = (key, attr.kind, attr.value)
-        try:
-            text = self.attrs.get(cache_key) if cache_key is not None else None
-        except TypeError:  # unhashable value
-            cache_key, text = None, None
+        text = self.attr_texts.get(id(attr))
         if text is None:
-            text = f"{_encode_str(key)}: {_encode_value(attr.to_json())}"
-            if cache_key is not None:
-                self.attrs[cache_key] = text
-        return text
-
-    def kind(self, key: str, kind: AttrKind) -> str:
-        text = self.kinds.get((key, kind))
-        if text is None:
-            text = self.kinds[(key, kind)] = f"{_encode_str(key)}: {_encode_str(kind.value)}"
-        return text
+            text = self.attr_texts[id(attr)] = _encode_value(attr.to_json())
+        return f"{_encode_str(key)}: {text}"
 
     def desc(self, desc: TensorDesc) -> str:
-        key = None
-        if not desc.attrs or not any(a.kind in _UNCACHED_JSON_KINDS for a in desc.attrs.values()):
-            key = (desc.name, desc.dtype, desc.shape, desc.layout, tuple(desc.attrs.items()))
-        try:
-            text = self.descs.get(key) if key is not None else None
-        except TypeError:
-            key, text = None, None
+        text = self.desc_texts.get(id(desc))
         if text is None:
-            text = _encode_value(desc.to_json())
-            if key is not None:
-                self.descs[key] = text
+            text = self.desc_texts[id(desc)] = _encode_value(desc.to_json())
         return text
 
 
-def graph_to_json_text(graph: IrGraph) -> str:
+def _json_op_lines(graph: IrGraph, shapes: OpShapes) -> list[str]:
+    """One line per op, ``",\\n"`` included: the text of each shape is made once; per op
+    only its name, inputs, FX node and source are put in, as they are when no escape
+    is needed (the usual case, checked once per graph)."""
+    if not shapes.plain:
+        return _escaped_json_op_lines(graph, shapes)
+    writer = _JsonShapes('"')
+    pieces = [writer.pieces(op) for op in shapes.first]
+    join_inputs = '", "'.join
+    return [
+        f'{{"name": "{op.name}{types}{join_inputs(op.inputs)}{attrs}{op.fx_node or ""}{fx}{op.source or ""}{end}'
+        for op, (types, attrs, fx, end) in zip(graph.ops, map(pieces.__getitem__, shapes.index))
+    ]
+
+
+def _escaped_json_op_lines(graph: IrGraph, shapes: OpShapes) -> list[str]:
+    writer = _JsonShapes("")
+    pieces = [writer.pieces(op) for op in shapes.first]
+    encode = _encode_str
+    return [
+        f'{{"name": {encode(op.name)}{types}{", ".join(map(encode, op.inputs))}{attrs}'
+        f'{"" if op.fx_node is None else encode(op.fx_node)}{fx}{"" if op.source is None else encode(op.source)}{end}'
+        for op, (types, attrs, fx, end) in zip(graph.ops, map(pieces.__getitem__, shapes.index))
+    ]
+
+
+def graph_to_json_text(graph: IrGraph, shapes: OpShapes | None = None) -> str:
     """``ascend_ir.json``: :meth:`IrGraph.to_json` with one op per line, so the file
-    diffs and greps well."""
+    diffs and greps well (each line is ``json.dumps(op.to_json(), ensure_ascii=False)``).
+    ``shapes``: the graph's :func:`op_shapes`, when the caller has them already."""
     head = _encode_value({
         "name": graph.name,
         "inputs": list(graph.inputs),
@@ -111,9 +114,9 @@ def graph_to_json_text(graph: IrGraph) -> str:
     })[:-1]
     if not graph.ops:
         return f'{head}, "ops": []}}\n'
-    writer = _JsonWriter()
-    body = ",\n".join([writer.op(op) for op in graph.ops])
-    return f'{head}, "ops": [\n{body}\n]}}\n'
+    lines = _json_op_lines(graph, shapes or op_shapes(graph))
+    lines[-1] = lines[-1][:-2] + "\n"  # no comma after the last op
+    return "".join([head, ', "ops": [\n', *lines, "]}\n"])
 
 
 def write_atomic(path: Path, data: bytes | str) -> Path:
@@ -136,11 +139,12 @@ def write_ir_dumps(graph: IrGraph, directory: str | Path, *, fx_graph: fx.Graph 
     dump show each FX node's call, types and source code line, as TorchAir's does."""
     folder = Path(directory)
     folder.mkdir(parents=True, exist_ok=True)
+    shapes = op_shapes(graph)  # found once, shared by the four writers
     renderers: list[tuple[str, Callable[[], bytes | str]]] = [
-        (JSON_FILE, lambda: graph_to_json_text(graph)),
-        (PB_FILE, lambda: encode_model_def(graph)),
-        (PBTXT_FILE, lambda: graph_to_pbtxt(graph)),
-        (PY_FILE, lambda: graph_to_py(graph, fx_graph)),
+        (JSON_FILE, lambda: graph_to_json_text(graph, shapes)),
+        (PB_FILE, lambda: encode_model_def(graph, shapes)),
+        (PBTXT_FILE, lambda: graph_to_pbtxt(graph, shapes)),
+        (PY_FILE, lambda: graph_to_py(graph, fx_graph, shapes)),
     ]
     return [write_atomic(folder / name, render()) for name, render in renderers]
 

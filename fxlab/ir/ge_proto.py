@@ -43,6 +43,7 @@ from fxlab.ir.model import (
     TensorDesc,
     TensorValue,
 )
+from fxlab.ir.op_shapes import OpShapes, op_shapes
 
 PROTO_PATH = Path(__file__).with_name("ge_ir.proto")
 PROVENANCE_FX_NODE = "_fxlab_fx_node"
@@ -448,9 +449,101 @@ class _WireEncoder:
         return encoded
 
 
-def encode_model_def(graph: IrGraph) -> bytes:
-    """``graph`` as a serialized GE ``ModelDef`` holding one ``GraphDef``."""
-    return _WireEncoder().model(graph)
+# The fast path builds the bytes as a latin-1 string (one code point per byte), so
+# that each op is one f-string; it is taken when every name, input, FX node and source
+# is ASCII (then its UTF-8 bytes are its characters).
+_VARINT_TEXT = [v.decode("latin-1") for v in _SMALL_VARINTS]
+
+
+def _varint_text(n: int) -> str:
+    return _VARINT_TEXT[n] if n < 16384 else _varint(n).decode("latin-1")
+
+
+class _InputFields(dict):
+    """``OpDef.input`` field text per input string, made on first use."""
+
+    def __missing__(self, tensor: str) -> str:
+        text = self[tensor] = f"*{_varint_text(len(tensor))}{tensor}"
+        return text
+
+
+def _provenance_text(key: str, value: str) -> str:
+    return _map_entry(b"\x52", key, _ld(b"\x12", value.encode())).decode("latin-1")
+
+
+class _ShapeBytes:
+    """The bytes of each op shape (as latin-1 text), in the four pieces that go after
+    an op's name, inputs, FX node entry and source entry."""
+
+    def __init__(self) -> None:
+        self.encoder = _WireEncoder()
+
+    def pieces(self, op: IrOp) -> tuple[str, str, str, str] | None:
+        """``None`` when the fast path cannot write the op's shape."""
+        if PROVENANCE_FX_NODE in op.attrs or PROVENANCE_SOURCE in op.attrs or not op.name:
+            return None
+        entry, desc_field = self.encoder.attr_entry, self.encoder.desc_field
+        entries = sorted((key, entry(b"\x52", key, attr)) for key, attr in op.attrs.items())
+        before_fx = b"".join([e for key, e in entries if key < PROVENANCE_FX_NODE])
+        between = b"".join([e for key, e in entries if PROVENANCE_FX_NODE < key < PROVENANCE_SOURCE])
+        after = b"".join([e for key, e in entries if key > PROVENANCE_SOURCE])
+        descs = [desc_field(b"\x8a\x02", d) for d in op.input_desc] + [desc_field(b"\x92\x02", d) for d in op.output_desc]
+        type_field = _ld(b"\x12", op.type.encode()) if op.type else b""
+        return (
+            type_field.decode("latin-1"),
+            before_fx.decode("latin-1"),
+            between.decode("latin-1"),
+            (after + b"".join(descs)).decode("latin-1"),
+        )
+
+
+def _ascii_op_fields(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
+    """Each op's ``GraphDef.op`` field as latin-1 text; ``None`` when a shape needs the
+    general encoder."""
+    writer = _ShapeBytes()
+    pieces = [writer.pieces(op) for op in shapes.first]
+    if None in pieces:
+        return None
+    varint = _VARINT_TEXT
+    fx_entries: dict[str | None, str] = {None: ""}
+    source_entries: dict[str | None, str] = {None: ""}
+    input_field = _InputFields().__getitem__
+    fields = []
+    for op, (type_field, before_fx, between, end) in zip(graph.ops, map(pieces.__getitem__, shapes.index)):
+        fx_entry = fx_entries.get(op.fx_node)
+        if fx_entry is None:
+            fx_entry = fx_entries[op.fx_node] = _provenance_text(PROVENANCE_FX_NODE, op.fx_node)
+        source_entry = source_entries.get(op.source)
+        if source_entry is None:
+            source_entry = source_entries[op.source] = _provenance_text(PROVENANCE_SOURCE, op.source)
+        inputs = "".join(map(input_field, op.inputs))
+        name = op.name
+        payload = f"\n{varint[len(name)]}{name}{type_field}{inputs}{before_fx}{fx_entry}{between}{source_entry}{end}"
+        fields.append(f"2{_varint_text(len(payload))}{payload}")
+    return fields
+
+
+def encode_model_def(graph: IrGraph, shapes: OpShapes | None = None) -> bytes:
+    """``graph`` as a serialized GE ``ModelDef`` holding one ``GraphDef``. ``shapes``:
+    the graph's :func:`op_shapes`, when the caller has them already."""
+    if not graph.ops:
+        return _WireEncoder().model(graph)
+    shapes = shapes or op_shapes(graph)
+    try:
+        op_fields = _ascii_op_fields(graph, shapes) if shapes.plain else None
+    except IndexError:  # a name or input of 16 KiB or more: the general encoder
+        op_fields = None
+    if op_fields is None:
+        return _WireEncoder().model(graph)
+    encoder = _WireEncoder()
+    head = [_ld(b"\x0a", graph.name.encode())] if graph.name else []
+    head += [_ld(b"\x22", s.encode()) for s in graph.inputs]
+    head += [_ld(b"\x2a", s.encode()) for s in graph.outputs]
+    tail = [encoder.attr_entry(b"\x5a", k, graph.attrs[k]) for k in sorted(graph.attrs)]
+    ops = "".join(op_fields).encode("latin-1")
+    graph_def = b"".join([*head, ops, *tail])
+    model_head = _ld(b"\x0a", graph.name.encode()) if graph.name else b""
+    return b"".join([model_head, b"\x3a", _varint(len(graph_def)), graph_def])
 
 
 def model_def_message(graph: IrGraph) -> Any:

@@ -23,7 +23,15 @@ from fxlab.ir.ge_proto import (
     schema,
     shortest_float32,
 )
-from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, IrGraph, IrOp, TensorDesc
+from fxlab.ir.model import (
+    TORCHAIR_DTYPE_NUMBER,
+    Attr,
+    AttrKind,
+    IrGraph,
+    IrOp,
+    TensorDesc,
+)
+from fxlab.ir.op_shapes import OpShapes, op_shapes
 
 _PLAIN_TEXT = re.compile(r"[ !#-&(-\[\]-~]*")  # printable ASCII but quotes and backslash
 _VAL_TYPE_NAMES = {
@@ -214,9 +222,75 @@ def _attr_entry_text(key: str, attr: Attr) -> str:
     return "\n".join(out)
 
 
-def graph_to_pbtxt(graph: IrGraph) -> str:
-    """``graph`` as the protobuf text of a GE ``ModelDef``."""
-    return _TextWriter().model(graph)
+_PROVENANCE_TEXT = {  # an op's provenance attr entry, around its (unescaped) value
+    key: (f'    attr {{\n      key: "{key}"\n      value {{\n        s: "', '"\n      }\n    }\n')
+    for key in (PROVENANCE_FX_NODE, PROVENANCE_SOURCE)
+}
+
+
+class _ShapeTexts:
+    """The text of each op shape, in the four pieces that go after an op's name,
+    inputs, FX node and source, for ops whose strings need no escapes."""
+
+    def __init__(self) -> None:
+        self.writer = _TextWriter()
+
+    def pieces(self, op: IrOp) -> tuple[str, str, str, str] | None:
+        """``None`` when an attr has a provenance key (the fast path cannot order it)."""
+        if PROVENANCE_FX_NODE in op.attrs or PROVENANCE_SOURCE in op.attrs or not op.name:
+            return None
+        entries = sorted((key, self.writer.attr_entry(key, attr) + "\n") for key, attr in op.attrs.items())
+        before_fx = "".join([text for key, text in entries if key < PROVENANCE_FX_NODE])
+        between = "".join([text for key, text in entries if PROVENANCE_FX_NODE < key < PROVENANCE_SOURCE])
+        after = "".join([text for key, text in entries if key > PROVENANCE_SOURCE])
+        descs = [self.writer.desc("input_desc", d) + "\n" for d in op.input_desc]
+        descs += [self.writer.desc("output_desc", d) + "\n" for d in op.output_desc]
+        fx_open, fx_close = _PROVENANCE_TEXT[PROVENANCE_FX_NODE] if op.fx_node is not None else ("", "")
+        source_open, source_close = _PROVENANCE_TEXT[PROVENANCE_SOURCE] if op.source is not None else ("", "")
+        type_line = f"    type: {_quote(op.type)}\n" if op.type else ""
+        return (
+            f'"\n{type_line}' + ('    input: "' if op.inputs else ""),
+            ('"\n' if op.inputs else "") + before_fx + fx_open,
+            fx_close + between + source_open,
+            source_close + after + "".join(descs) + "  }\n",
+        )
+
+
+def _plain_op_texts(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
+    """The text of each op, ``"\\n"`` included, from the text of its shape; ``None`` when
+    a shape needs the general writer."""
+    texts = _ShapeTexts()
+    pieces = [texts.pieces(op) for op in shapes.first]
+    if None in pieces:
+        return None
+    join_inputs = '"\n    input: "'.join
+    return [
+        f'  op {{\n    name: "{op.name}{after_name}{join_inputs(op.inputs)}{after_inputs}{op.fx_node or ""}'
+        f'{after_fx}{op.source or ""}{end}'
+        for op, (after_name, after_inputs, after_fx, end) in zip(graph.ops, map(pieces.__getitem__, shapes.index))
+    ]
+
+
+def graph_to_pbtxt(graph: IrGraph, shapes: OpShapes | None = None) -> str:
+    """``graph`` as the protobuf text of a GE ``ModelDef``. ``shapes``: the graph's
+    :func:`op_shapes`, when the caller has them already."""
+    if not graph.ops:
+        return _TextWriter().model(graph)
+    shapes = shapes or op_shapes(graph)
+    op_texts = _plain_op_texts(graph, shapes) if shapes.plain else None
+    if op_texts is None:
+        return _TextWriter().model(graph)
+    head = [f"name: {_quote(graph.name)}"] if graph.name else []
+    head.append("graph {")
+    if graph.name:
+        head.append(f"  name: {_quote(graph.name)}")
+    head.extend(f"  input: {_quote(s)}" for s in graph.inputs)
+    head.extend(f"  output: {_quote(s)}" for s in graph.outputs)
+    tail: list[str] = []
+    for key in sorted(graph.attrs):
+        _attr_entry_lines("attr", key, graph.attrs[key], "  ", tail)
+    tail.append("}")
+    return "".join(["\n".join(head), "\n", *op_texts, "\n".join(tail), "\n"])
 
 
 def pbtxt_to_graph(text: str) -> IrGraph:

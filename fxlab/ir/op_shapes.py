@@ -1,0 +1,143 @@
+"""Ops of a graph sorted into *shapes*: ops that a dump writes the same way but for
+their name, inputs and provenance (FX node, source line).
+
+A converted graph repeats a few hundred shapes thousands of times (every layer of a
+decoder emits the same ops with the same attrs and tensor descs), so the dump writers
+render each shape once and, per op, only add what differs. The shapes of a graph are
+found once and can be shared by all four writers (:func:`fxlab.ir.dumps.write_ir_dumps`).
+
+Two ops have the same shape when they have the same type, the same attr names in the
+same order with equal values, equal input and output descs, and provenance present or
+absent alike. Values are compared with their types and floats by their bits, so values
+that are equal yet print differently (``0.0`` and ``-0.0``, ``1`` and ``True``) are
+different shapes. Attrs and descs are first looked up by identity (converters share
+them), then by value.
+"""
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass
+from itertools import chain
+from operator import attrgetter
+from typing import Any
+
+from fxlab.ir.model import Attr, IrGraph, IrOp, TensorDesc, TensorValue
+
+PLAIN_TEXT = re.compile(r"[ !#-&(-\[\]-~]*")  # printable ASCII but quotes and backslash
+
+
+@dataclass(frozen=True, slots=True)
+class OpShapes:
+    """``index[i]`` is the shape number of ``graph.ops[i]``; ``first[n]`` the first op of
+    shape ``n`` (the one a writer renders the shape from)."""
+
+    index: list[int]
+    first: list[IrOp]
+    plain: bool  # no name, input, FX node or source needs an escape in JSON or pbtxt
+
+
+def value_key(value: Any) -> Any:
+    """A dict key equal for two attr values only if every dump writes them alike."""
+    kind = type(value)
+    if kind is float:
+        return (float, struct.pack("<d", value))  # keeps -0.0 and NaN payloads apart
+    if kind is tuple or kind is list:
+        return (kind, tuple(map(value_key, value)))
+    if kind is TensorValue:
+        return (kind, desc_key(value.desc), value.data)
+    return (kind, value)
+
+
+def desc_key(desc: TensorDesc) -> Any:
+    """A dict key equal for two tensor descs only if every dump writes them alike."""
+    attrs = tuple((k, a.kind, value_key(a.value)) for k, a in desc.attrs.items())
+    return (desc.name, desc.dtype, value_key(desc.shape), desc.layout, attrs)
+
+
+def _attr_key(attr: Attr) -> Any:
+    return (attr.kind, value_key(attr.value))
+
+
+def _desc_fast_key(desc: TensorDesc) -> Any:
+    if not desc.attrs and type(desc.shape) is tuple:  # the common case; dims are ints
+        return (desc.name, desc.dtype, desc.shape, desc.layout)
+    return desc_key(desc)
+
+
+class _ValueKeys:
+    """Value keys of attrs and descs, each made once per object (the graph keeps the
+    objects alive, so their ids are not reused meanwhile)."""
+
+    def __init__(self) -> None:
+        self.attrs: dict[int, Any] = {}
+        self.descs: dict[int, Any] = {}
+
+    def attr(self, attr: Attr) -> Any:
+        key = self.attrs.get(id(attr))
+        if key is None:
+            key = self.attrs[id(attr)] = _attr_key(attr)
+        return key
+
+    def desc(self, desc: TensorDesc) -> Any:
+        key = self.descs.get(id(desc))
+        if key is None:
+            key = self.descs[id(desc)] = _desc_fast_key(desc)
+        return key
+
+    def op(self, op: IrOp) -> tuple[Any, ...]:
+        """What makes ``op``'s shape, with attrs and descs compared by value."""
+        return (
+            op.type, not op.name, len(op.inputs), op.fx_node is None, op.source is None, tuple(op.attrs),
+            tuple(map(self.attr, op.attrs.values())),
+            tuple(map(self.desc, op.input_desc)),
+            tuple(map(self.desc, op.output_desc)),
+        )
+
+
+def _identity_keys(ops: list[IrOp]) -> list[tuple[Any, ...]]:
+    """Per op: its type, whether it has a name, its input count, whether it has an FX
+    node and a source, its input desc count, its attr names, and the ids of its attrs
+    and descs (the counts keep the flat tuple unambiguous)."""
+    return [
+        (op.type, not op.name, len(op.inputs), op.fx_node is None, op.source is None, len(op.input_desc),
+         *op.attrs, *map(id, op.attrs.values()), *map(id, op.input_desc), *map(id, op.output_desc))
+        for op in ops
+    ]
+
+
+def _all_plain(ops: list[IrOp]) -> bool:
+    """Whether every name, input, FX node and source is printable ASCII without quotes
+    or backslashes, so that both text formats can write them without escapes."""
+    texts = [
+        "".join(map(attrgetter("name"), ops)),
+        "".join(chain.from_iterable(map(attrgetter("inputs"), ops))),
+        "".join(filter(None, map(attrgetter("fx_node"), ops))),
+        "".join(filter(None, set(map(attrgetter("source"), ops)))),
+    ]
+    return PLAIN_TEXT.fullmatch("".join(texts)) is not None
+
+
+def op_shapes(graph: IrGraph) -> OpShapes:
+    """The shapes of ``graph``'s ops (the graph must not change while they are used).
+
+    Ops are first grouped by the identity of their attrs and descs (converters share
+    them, so this finds most repeats cheaply), then each group is keyed by value."""
+    ops = graph.ops
+    groups: dict[tuple[Any, ...], int] = {}
+    group_index = [groups.setdefault(key, len(groups)) for key in _identity_keys(ops)]  # one hash per op
+    group_first = dict(zip(reversed(group_index), range(len(ops) - 1, -1, -1)))
+    value_keys = _ValueKeys()
+    shapes: dict[tuple[Any, ...], int] = {}
+    shape_of_group: list[int] = []
+    first: list[IrOp] = []
+    for group in range(len(groups)):
+        op = ops[group_first[group]]
+        try:
+            shape = shapes.setdefault(value_keys.op(op), len(first))
+        except TypeError:  # an unhashable value: a shape of its own
+            shape = len(first)
+        if shape == len(first):
+            first.append(op)
+        shape_of_group.append(shape)
+    return OpShapes(list(map(shape_of_group.__getitem__, group_index)), first, _all_plain(ops))

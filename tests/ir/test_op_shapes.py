@@ -1,0 +1,223 @@
+"""Op shapes and the shape-based dump writers: on graphs whose ops repeat (shared attr and
+desc objects, and equal copies of them, with values that are equal yet print apart), each
+writer's output equals an independent reference byte for byte."""
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+import torch
+from google.protobuf import text_format
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fxlab.ir.dump_py import graph_to_py
+from fxlab.ir.dumps import graph_to_json_text
+from fxlab.ir.ge_proto import (
+    PROVENANCE_FX_NODE,
+    PROVENANCE_SOURCE,
+    VT_LIST_BOOL,
+    VT_LIST_DATA_TYPE,
+    VT_LIST_FLOAT,
+    VT_LIST_INT,
+    VT_LIST_STRING,
+    encode_model_def,
+    schema,
+)
+from fxlab.ir.model import (
+    TORCHAIR_DTYPE_NUMBER,
+    Attr,
+    AttrKind,
+    DataType,
+    IrGraph,
+    IrOp,
+    TensorDesc,
+    TensorValue,
+)
+from fxlab.ir.op_shapes import op_shapes
+from fxlab.ir.pbtxt import graph_to_pbtxt
+from tests.ir.ir_fixtures import ATTRS, NAMES, TEXT, every_kind_graph, tensor_descs
+
+# -- independent references ------------------------------------------------------------
+_LIST_FIELDS = {
+    AttrKind.LIST_STR: ("s", VT_LIST_STRING), AttrKind.LIST_INT: ("i", VT_LIST_INT), AttrKind.LIST_FLOAT: ("f", VT_LIST_FLOAT),
+    AttrKind.LIST_BOOL: ("b", VT_LIST_BOOL), AttrKind.LIST_DTYPE: ("dt", VT_LIST_DATA_TYPE),
+}
+
+
+def _set_desc(message: Any, desc: TensorDesc) -> None:
+    message.SetInParent()
+    message.name, message.dtype, message.layout = desc.name, int(desc.dtype), desc.layout
+    if desc.shape:  # an empty shape leaves ShapeDef unset, as GE writes it
+        message.shape.dim.extend(desc.shape)
+    for key, attr in desc.attrs.items():
+        _set_attr(message.attr[key], attr)
+
+
+def _set_attr(message: Any, attr: Attr) -> None:
+    kind, value = attr.kind, attr.value
+    if kind is AttrKind.STR:
+        message.s = value.encode()
+    elif kind is AttrKind.INT:
+        message.i = value
+    elif kind is AttrKind.FLOAT:
+        message.f = value
+    elif kind is AttrKind.BOOL:
+        message.b = value
+    elif kind is AttrKind.DTYPE:
+        message.dt = TORCHAIR_DTYPE_NUMBER[value]
+    elif kind is AttrKind.TENSOR:
+        _set_desc(message.t.desc, value.desc)
+        message.t.data = value.data
+    elif kind is AttrKind.LIST_LIST_INT:
+        message.list_list_int.SetInParent()
+        for row in value:
+            message.list_list_int.list_list_i.add().list_i.extend(row)
+    else:
+        field, val_type = _LIST_FIELDS[kind]
+        message.list.val_type = val_type
+        items = [v.encode() for v in value] if kind is AttrKind.LIST_STR else value
+        if kind is AttrKind.LIST_DTYPE:
+            items = [TORCHAIR_DTYPE_NUMBER[v] for v in value]
+        getattr(message.list, field).extend(items)
+
+
+def reference_model_def(graph: IrGraph) -> Any:
+    """``graph`` as a ``ModelDef`` built field by field with protobuf's message API."""
+    model = schema().ModelDef(name=graph.name)
+    proto = model.graph.add(name=graph.name, input=graph.inputs, output=graph.outputs)
+    for key, attr in graph.attrs.items():
+        _set_attr(proto.attr[key], attr)
+    for op in graph.ops:
+        op_proto = proto.op.add(name=op.name, type=op.type, input=op.inputs)
+        for key, attr in op.attrs.items():
+            _set_attr(op_proto.attr[key], attr)
+        for key, value in ((PROVENANCE_FX_NODE, op.fx_node), (PROVENANCE_SOURCE, op.source)):
+            if value is not None:
+                op_proto.attr[key].s = value.encode()
+        for desc in op.input_desc:
+            _set_desc(op_proto.input_desc.add(), desc)
+        for desc in op.output_desc:
+            _set_desc(op_proto.output_desc.add(), desc)
+    return model
+
+
+def reference_json_text(graph: IrGraph) -> str:
+    """``ascend_ir.json`` as fxlab has always written it: the graph's head, then
+    ``json.dumps(op.to_json())`` one op per line."""
+    head = json.dumps({**graph.to_json(), "ops": None}, ensure_ascii=False)[: -len(', "ops": null}')]
+    if not graph.ops:
+        return f'{head}, "ops": []}}\n'
+    body = ",\n".join(json.dumps(op.to_json(), ensure_ascii=False) for op in graph.ops)
+    return f'{head}, "ops": [\n{body}\n]}}\n'
+
+
+def _has_prefix_keys(graph: IrGraph) -> bool:
+    """upb orders a map key after its own extensions ("li_x" before "li"); fxlab, C++
+    protobuf and text_format put it first."""
+    maps = [list(graph.attrs)] + [list(op.attrs) + [PROVENANCE_FX_NODE, PROVENANCE_SOURCE] for op in graph.ops]
+    maps += [list(d.attrs) for op in graph.ops for d in op.input_desc + op.output_desc]
+    return any(a != b and b.startswith(a) for keys in maps for a in keys for b in keys)
+
+
+def assert_dumps_equal_references(graph: IrGraph) -> None:
+    shapes = op_shapes(graph)
+    reference = reference_model_def(graph)
+    assert graph_to_json_text(graph) == graph_to_json_text(graph, shapes) == reference_json_text(graph)
+    assert graph_to_pbtxt(graph) == graph_to_pbtxt(graph, shapes) == text_format.MessageToString(reference)
+    data = encode_model_def(graph)
+    assert encode_model_def(graph, shapes) == data
+    if not _has_prefix_keys(graph):
+        assert data == reference.SerializeToString(deterministic=True)
+    else:
+        assert schema().ModelDef.FromString(data) == reference
+    assert graph_to_py(graph, shapes=shapes) == graph_to_py(graph)
+
+
+# -- graphs whose ops repeat ---------------------------------------------------------------
+# Values equal under == that every writer prints apart: the shapes must tell them apart.
+LOOKALIKE_ATTRS = [
+    Attr(AttrKind.FLOAT, 0.0), Attr(AttrKind.FLOAT, -0.0), Attr(AttrKind.FLOAT, math.inf),
+    Attr(AttrKind.INT, 1), Attr(AttrKind.BOOL, True), Attr(AttrKind.INT, 0), Attr(AttrKind.BOOL, False),
+    Attr(AttrKind.LIST_FLOAT, (0.0,)), Attr(AttrKind.LIST_FLOAT, (-0.0,)),
+    Attr(AttrKind.LIST_INT, (1, 0)), Attr(AttrKind.LIST_BOOL, (True, False)),
+    Attr(AttrKind.TENSOR, TensorValue.from_torch(torch.tensor([0.0]))), Attr(AttrKind.TENSOR, TensorValue.from_torch(torch.tensor([-0.0]))),
+    Attr(AttrKind.STR, "0"), Attr(AttrKind.DTYPE, DataType.DT_FLOAT16),
+]
+PLAIN_NAMES = st.text(st.sampled_from("abXY_:/.0123456789"), min_size=1, max_size=8)
+
+
+def _copy(attr: Attr) -> Attr:
+    return Attr(attr.kind, attr.value)  # equal, not the same object
+
+
+@st.composite
+def repeating_graphs(draw: st.DrawFn) -> IrGraph:
+    """Ops built from small pools of attrs and descs, used as the same objects and as
+    equal copies; names, inputs and provenance mostly without escapes, sometimes with."""
+    attr_pool = draw(st.lists(ATTRS, min_size=1, max_size=4)) + LOOKALIKE_ATTRS
+    desc_pool = draw(st.lists(tensor_descs(), min_size=1, max_size=3))
+    names = PLAIN_NAMES if draw(st.booleans()) else NAMES
+    sources = st.none() | st.sampled_from(["/m.py:1", "/m.py:2"]) | (st.just(None) if names is PLAIN_NAMES else TEXT)
+    graph = IrGraph(name=draw(names), attrs={"g": _copy(draw(st.sampled_from(attr_pool)))})
+    keys = st.sampled_from(["axis", "keep_dims", "_scope", "value", "z", PROVENANCE_FX_NODE + "_x", "_fxlab_g"])
+    for index in range(draw(st.integers(min_value=1, max_value=12))):
+        attrs = {}
+        for key in draw(st.lists(keys, max_size=3, unique=True)):
+            attr = draw(st.sampled_from(attr_pool))
+            attrs[key] = _copy(attr) if draw(st.booleans()) else attr
+        earlier = [op.name for op in graph.ops]
+        inputs = [f"{draw(st.sampled_from(earlier))}:{draw(st.sampled_from(['0', '1', '-1']))}" for _ in range(draw(st.integers(0, 3)))] if earlier else []
+        graph.ops.append(IrOp(
+            name=f"op{index}_{draw(names)}",
+            type=draw(st.sampled_from(["Add", "Const", "Cast", ""])),
+            inputs=inputs + draw(st.sampled_from([[], [""]])),
+            attrs=attrs,
+            input_desc=draw(st.lists(st.sampled_from(desc_pool), max_size=2)),
+            output_desc=draw(st.lists(st.sampled_from(desc_pool), max_size=2)),
+            fx_node=draw(st.none() | names),
+            source=draw(sources),
+        ))
+    graph.inputs = [op.name for op in graph.ops[:1]]
+    graph.outputs = [f"{graph.ops[-1].name}:0"]
+    return graph
+
+
+@given(repeating_graphs())
+@settings(max_examples=150, deadline=None)
+def test_repeating_graphs_dump_as_the_references(graph: IrGraph) -> None:
+    assert_dumps_equal_references(graph)
+
+
+def test_every_kind_graph_dumps_as_the_references() -> None:
+    assert_dumps_equal_references(every_kind_graph())
+    assert_dumps_equal_references(IrGraph("empty"))
+
+
+def test_equal_values_that_print_apart_are_different_shapes() -> None:
+    ops = [IrOp(f"op{i}", "Add", attrs={"a": attr}) for i, attr in enumerate(LOOKALIKE_ATTRS)]
+    ops += [IrOp(f"copy{i}", "Add", attrs={"a": _copy(attr)}) for i, attr in enumerate(LOOKALIKE_ATTRS)]
+    shapes = op_shapes(IrGraph("g", ops))
+    n = len(LOOKALIKE_ATTRS)
+    assert shapes.index == list(range(n)) * 2 and [op.name for op in shapes.first] == [f"op{i}" for i in range(n)]
+
+
+def test_shapes_ignore_names_inputs_and_provenance_values_only() -> None:
+    desc = TensorDesc("y", DataType.DT_FLOAT, (2,))
+    ops = [
+        IrOp("a", "Add", ["x:0"], {"k": Attr(AttrKind.INT, 1)}, [], [desc], "n1", "/m.py:1"),
+        IrOp("b", "Add", ["y:0"], {"k": Attr(AttrKind.INT, 1)}, [], [TensorDesc("y", DataType.DT_FLOAT, (2,))], "n2", "/m.py:2"),
+        IrOp("c", "Add", ["y:0"], {"k": Attr(AttrKind.INT, 1)}, [], [desc], None, "/m.py:2"),  # no FX node
+        IrOp("d", "Add", [], {"k": Attr(AttrKind.INT, 1)}, [], [desc], "n3", "/m.py:2"),  # no inputs
+        IrOp("e", "Add", ["y:0"], {"k": Attr(AttrKind.INT, 2)}, [], [desc], "n3", "/m.py:2"),
+        IrOp("f", "Add", ["y:0"], {"j": Attr(AttrKind.INT, 1)}, [], [desc], "n3", "/m.py:2"),
+        IrOp("g", "Add", ["y:0"], {"k": Attr(AttrKind.INT, 1)}, [desc], [], "n3", "/m.py:2"),  # desc moved to inputs
+    ]
+    assert op_shapes(IrGraph("g", ops)).index == [0, 0, 1, 2, 3, 4, 5]
+
+
+def test_plain_tells_when_names_need_escapes() -> None:
+    assert op_shapes(IrGraph("g", [IrOp("a", "Add", ["b:0"], fx_node="n", source="/m.py:1")])).plain
+    for op in (IrOp('a"', "Add"), IrOp("a", "Add", ["ü:0"]), IrOp("a", "Add", fx_node="n\\"), IrOp("a", "Add", source="m'.py")):
+        assert not op_shapes(IrGraph("g", [op])).plain
