@@ -30,6 +30,7 @@ from fxlab.ir.dump_py import graph_to_py
 from fxlab.ir.dumps import graph_to_json_text, write_ir_dumps
 from fxlab.ir.ge_proto import encode_model_def
 from fxlab.ir.model import DataType, IrGraph
+from fxlab.ir.op_shapes import op_shapes
 from fxlab.ir.pbtxt import graph_to_pbtxt
 
 
@@ -120,13 +121,15 @@ def _best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
 
 def _report_dumps(label: str, graph: IrGraph, repeat: int, baseline: float | None) -> None:
     ops = len(graph.ops)
+    seconds, shapes = _best(lambda: op_shapes(graph), repeat)
+    print(f"  {label:9s} {'shapes':6s} {seconds * 1e3:8.1f} ms  {ops / seconds:10,.0f} ops/s  ({len(shapes.first)} shapes, shared by the four writers)")
     writers = {
-        "json": lambda: graph_to_json_text(graph),
-        "pb": lambda: encode_model_def(graph),
-        "pbtxt": lambda: graph_to_pbtxt(graph),
-        "py": lambda: graph_to_py(graph),
+        "json": lambda: graph_to_json_text(graph, shapes),
+        "pb": lambda: encode_model_def(graph, shapes),
+        "pbtxt": lambda: graph_to_pbtxt(graph, shapes),
+        "py": lambda: graph_to_py(graph, shapes=shapes),
     }
-    total = 0.0
+    total = seconds
     for name, fn in writers.items():
         seconds, out = _best(fn, repeat)
         total += seconds
@@ -134,7 +137,7 @@ def _report_dumps(label: str, graph: IrGraph, repeat: int, baseline: float | Non
     with tempfile.TemporaryDirectory() as tmp:
         files, _ = _best(lambda: write_ir_dumps(graph, Path(tmp)), repeat)
     ratio = f", {files / baseline:.2f}x conversion" if baseline else ""
-    print(f"  {label:9s} all four rendered {total * 1e3:.1f} ms; write_ir_dumps (with files) {files * 1e3:.1f} ms{ratio}")
+    print(f"  {label:9s} shapes + all four rendered {total * 1e3:.1f} ms; write_ir_dumps (with files) {files * 1e3:.1f} ms{ratio}")
 
 
 def main() -> None:
