@@ -9,7 +9,9 @@ candidates are ``slice_scatter`` / ``select_scatter`` ops, this module reproduce
 result node for node (names, targets, args, kwargs, order, ``meta["val"]`` shapes,
 strides and dtypes, ``meta["mutation_region_id"]``) at a fraction of the cost.
 ``tests/passes/test_reinplace_scatter.py`` proves the identity against Inductor on every
-example and on crafted graphs.
+example and on crafted graphs. One thing differs, which fxlab never reads: Inductor's
+fake-tensor update gives the nodes that view a scatter's result new fake values (same
+shapes, strides, offsets and dtypes, a different fake storage); here they keep theirs.
 
 What Inductor does on such a graph, and what this module follows:
 
