@@ -202,3 +202,62 @@ def test_symbolic_shapes_convert_the_same() -> None:
     gm = make_fx(model, tracing_mode="symbolic")(torch.randn(5, 3))
     converter = assert_replay_changes_nothing(gm)
     assert any(-1 in op.output_desc[0].shape for op in converter.builder.graph.ops if op.output_desc)
+
+
+def _blocks(scales: list[float]):
+    """A stack of identical blocks, except for the constants in ``scales``."""
+
+    def model(x, w):
+        for scale in scales:
+            h = torch.nn.functional.silu(x @ w) * scale
+            x = x + h.pow(2).mean(-1, keepdim=True) * h
+        return x
+
+    return model
+
+
+def test_a_block_that_differs_in_one_constant_converts_the_same() -> None:
+    gm = functional_graph(_blocks([0.5, 0.5, 0.25, 0.5, 0.5]), torch.randn(2, 4), torch.randn(4, 4))
+    converter = assert_replay_changes_nothing(gm)
+    assert converter.replayed > 0
+    readable = [op.attr_value("_readable_value") for op in converter.builder.graph.ops_of_type("Const")]
+    assert "0.25" in readable
+
+
+def test_a_graph_where_nothing_repeats_converts_the_same() -> None:
+    def model(x):
+        return [x.sum(0), (x * 3.0).exp(), x.t().mean(1, keepdim=True), torch.relu(x - 1)]
+
+    gm = functional_graph(model, torch.randn(2, 3))
+    converter = assert_replay_changes_nothing(gm)
+    assert converter.replayed == 0
+
+
+def test_scopes_that_cross_block_boundaries_convert_the_same() -> None:
+    def model(x, w):
+        for i in range(4):
+            if i == 1:
+                scope_cm = scope.super_kernel("sk", "")
+                scope_cm.__enter__()
+            h = torch.nn.functional.silu(x @ w) * 0.5
+            if i == 2:
+                scope_cm.__exit__(None, None, None)
+            x = x + h
+        return x
+
+    gm = functional_graph(model, torch.randn(2, 4), torch.randn(4, 4))
+    converter = assert_replay_changes_nothing(gm)
+    scoped = [op.attr_value("_super_kernel_scope") for op in converter.builder.graph.ops_of_type("MatMul") + converter.builder.graph.ops_of_type("MatMulV2")]
+    assert scoped.count("sk") == 2 and scoped.count(None) == 2
+
+
+@pytest.mark.parametrize("types", [["Add", "Add", "Add_1", "Add"], ["Add_1", "Add", "Add", "Add"], ["Mul", "Add", "Mul_2", "Mul", "Mul", "Mul"]])
+def test_replay_names_are_the_names_one_at_a_time_would_give(types: list[str]) -> None:
+    from fxlab.ir.builder import GraphBuilder
+
+    one_at_a_time, batched = GraphBuilder("g"), GraphBuilder("g")
+    for builder in (one_at_a_time, batched):
+        builder.unique_name("Add", name="Add_2")  # an explicit name the schemes must skip
+    expected = [one_at_a_time.unique_name(t) for t in types] + [one_at_a_time.unique_name(t) for t in types]
+    assert batched.unique_names(types) + batched.unique_names(types) == expected
+    assert len(set(expected)) == len(expected)
