@@ -17,6 +17,7 @@ from fxlab.capture.records import KIND_COPY_EPILOGUE, stage_from_module
 from fxlab.capture.stages import STAGES
 from fxlab.capture.trace import GraphTrace, Trace
 from fxlab.errors import CaptureError, UsageError
+from fxlab.heap import frozen_heap
 
 ALL_STAGES = (*STAGES, "ascend_ir")
 Progress = Callable[[str], None]
@@ -64,10 +65,11 @@ def capture_trace(
         stages=list(stages),
         check=check,
     )
-    for captured in backend.graphs:
-        say(f"recording graph {captured.index} of {len(backend.graphs)}")
-        trace.graphs.append(_build_graph_trace(captured, stages, converter, say))
-    _verify(trace, recorder, verify, say)
+    with frozen_heap():
+        for captured in backend.graphs:
+            say(f"recording graph {captured.index} of {len(backend.graphs)}")
+            trace.graphs.append(_build_graph_trace(captured, stages, converter, say))
+        _verify(trace, recorder, verify, say)
     trace.status = _status(trace)
     return trace
 

@@ -23,6 +23,7 @@ from fxlab.capture.trace import (
     stage_to_json,
 )
 from fxlab.errors import OutputError
+from fxlab.heap import frozen_heap
 
 MANIFEST = "manifest.json"
 CONVERSION_SUMMARY_CSV = "conversion_summary.csv"
@@ -134,6 +135,14 @@ def _dims(dims: Any) -> str:
 
 def save_trace(trace: Trace, out: Path) -> list[Path]:
     """Write every graph's stages and Ascend IR, then the manifest. Returns the files."""
+    with frozen_heap():
+        written = _write_graphs(trace, out)
+        write_json(out / MANIFEST, manifest(trace))
+    written.append(out / MANIFEST)
+    return written
+
+
+def _write_graphs(trace: Trace, out: Path) -> list[Path]:
     written: list[Path] = []
     try:
         for graph in trace.graphs:
@@ -148,8 +157,6 @@ def save_trace(trace: Trace, out: Path) -> list[Path]:
     except OSError as exc:
         write_failed_manifest(out, trace.model, f"writing the trace failed: {exc}")
         raise OutputError(f"writing the trace to {out} failed: {exc}. Check free space and permissions.") from exc
-    write_json(out / MANIFEST, manifest(trace))
-    written.append(out / MANIFEST)
     return written
 
 
