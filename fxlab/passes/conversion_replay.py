@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from itertools import repeat
 from operator import add
 from typing import Any, Callable, Sequence
 
@@ -38,7 +37,7 @@ from fxlab.ir.model import Attr, IrOp, TensorDesc
 @dataclass(slots=True)
 class Template:
     """What one conversion created, relative to its external tensor arguments, by column
-    (one entry per op, in order), so a replay builds each column in one C-level pass.
+    (one entry per op, in order).
 
     Inputs are positions in the replay's table of input strings: the external tensors'
     ``"op:index"``, then ``""`` (an absent optional input), then, per ``exports`` entry
@@ -334,17 +333,11 @@ def replay_template(template: Template, builder: GraphBuilder, externals: Sequen
     if template.export_ops:
         table += map(add, map(names.__getitem__, template.export_ops), template.export_suffixes)
     start = len(ops)
-    ops += map(
-        IrOp,
-        names,
-        template.types,
-        map(list, map(map, repeat(table.__getitem__), template.inputs)),
-        map(dict, template.attrs),
-        map(list, template.input_descs),
-        map(list, template.output_descs),
-        repeat(fx_node),
-        repeat(source),
-    )
+    read = table.__getitem__
+    append = ops.append
+    # A plain loop: templates are a few ops, and a chain of maps costs more to set up.
+    for name, op_type, inputs, attrs, input_descs, output_descs in zip(names, template.types, template.inputs, template.attrs, template.input_descs, template.output_descs):
+        append(IrOp(name, op_type, list(map(read, inputs)), dict(attrs), list(input_descs), list(output_descs), fx_node, source))
     if builder.scope_stack:
         builder.apply_scopes(ops[start:])
     single = template.single

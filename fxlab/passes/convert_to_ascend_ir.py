@@ -215,8 +215,12 @@ class AscendIrConverter:
             if not isinstance(val, torch.SymInt):
                 self.values[node] = val
                 return
-        with self.builder.converting(node.name, node_source(node)):
-            (out,) = self.builder.add_op("Data", (), {"index": self._data_index}, ("y",), name=node.name)
+        builder = self.builder
+        token = builder.begin_node(node.name, node_source(node))  # converting(), without a generator: one per weight
+        try:
+            (out,) = builder.add_op("Data", (), {"index": self._data_index}, ("y",), name=node.name)
+        finally:
+            builder.end_node(token)
         out.op.output_desc[0] = self._desc_from_meta(val, "y")
         self._data_index += 1
         self.builder.graph.inputs.append(out.op.name)
