@@ -1,13 +1,22 @@
 """One timed measurement in a fresh process (so Dynamo caches never carry over).
 
-    python bench/_trace_worker.py aot_eager|fxlab|fxlab_render LAYERS OUT_DIR
+    python bench/_trace_worker.py aot_eager|fxlab LAYERS OUT_DIR
 
-Prints one JSON line: {"mode", "layers", "seconds", ...}. Model construction is not timed.
+Prints one JSON line: {"mode", "layers", "seconds", ...}.
+
+``aot_eager``: ``torch.compile(model, backend="aot_eager")`` compile + first call, the
+model built before the clock starts. ``fxlab``: the whole ``FXLAB_LAYERS=N fxlab trace
+MODEL --out DIR`` command run in this process — loading the model file, capture,
+saving, and printing every view to a colour terminal of 160 columns (captured in
+memory) — with the phases timed apart. Both sides import their tool before the clock
+starts (``torch``; ``fxlab.cli.main``).
 """
 from __future__ import annotations
 
+import contextlib
 import io
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -29,44 +38,50 @@ def time_aot_eager(layers: int) -> dict:
         return {"seconds": time.perf_counter() - start}
 
 
-def time_fxlab(layers: int, out: Path, render: bool) -> dict:
-    from fxlab.capture import capture_trace
-    from fxlab.capture.loader import LoadedModel
-    from fxlab.capture.save import prepare_out_dir, save_trace
+class _PhaseClock:
+    """Wall time spent in the named functions of ``fxlab trace``, by patching them."""
 
-    sys.path.insert(0, str(EXAMPLE.parent))
-    from llama_decoder import build
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
 
-    model, inputs = build(layers)
-    loaded = LoadedModel(fn=model, args=inputs, path=EXAMPLE, entry=f"build({layers})")
-    start = time.perf_counter()
-    trace = capture_trace(loaded)
-    captured = time.perf_counter()
-    save_trace(trace, prepare_out_dir(out))
-    saved = time.perf_counter()
-    result = {"capture_s": captured - start, "save_s": saved - captured, "status": trace.status, "nodes": len(trace.graphs[0].modules["functional"].graph.nodes)}
-    if render:
-        from rich.console import Console
+    def wrap(self, owner: object, name: str, phase: str) -> None:
+        fn = getattr(owner, name)
 
-        from fxlab.viz import trace_views
+        def timed(*args, **kwargs):  # type: ignore[no-untyped-def]
+            start = time.perf_counter()
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                self.seconds[phase] = self.seconds.get(phase, 0.0) + time.perf_counter() - start
 
-        console = Console(file=io.StringIO(), width=160)
-        for graph in trace.graphs:
-            for stage in graph.stages.values():
-                console.print(trace_views.stage_view(graph, stage))
-            console.print(trace_views.ir_view(graph))
-        console.print(trace_views.summary_view(trace))
-        result["render_s"] = time.perf_counter() - saved
-    result["seconds"] = time.perf_counter() - start
-    return result
+        setattr(owner, name, timed)
+
+
+def time_fxlab(layers: int, out: Path) -> dict:
+    os.environ["FORCE_COLOR"] = "1"  # render as to a terminal, colours included
+    os.environ["FXLAB_WIDTH"] = "160"
+    from fxlab.capture import save
+    from fxlab.cli import trace as trace_cli
+    from fxlab.cli.main import app
+
+    clock = _PhaseClock()
+    clock.wrap(trace_cli, "capture_model", "capture_s")
+    clock.wrap(save, "save_trace", "save_s")
+    clock.wrap(trace_cli, "_print_views", "print_s")
+    printed = io.StringIO()
+    os.environ["FXLAB_LAYERS"] = str(layers)  # the example's own layer-count knob
+    args = ["trace", str(EXAMPLE), "--out", str(out)]
+    with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
+        start = time.perf_counter()
+        app(args, standalone_mode=False)
+        seconds = time.perf_counter() - start
+    manifest = json.loads((out / "manifest.json").read_text())
+    return {"seconds": seconds, **clock.seconds, "status": manifest["status"], "printed_mb": len(printed.getvalue()) / 1e6}
 
 
 def main() -> None:
     mode, layers, out = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
-    if mode == "aot_eager":
-        result = time_aot_eager(layers)
-    else:
-        result = time_fxlab(layers, out, render=mode == "fxlab_render")
+    result = time_aot_eager(layers) if mode == "aot_eager" else time_fxlab(layers, out)
     print(json.dumps({"mode": mode, "layers": layers, **result}))
 
 
