@@ -69,6 +69,8 @@ def capture_trace(
         for captured in backend.graphs:
             say(f"recording graph {captured.index} of {len(backend.graphs)}")
             trace.graphs.append(_build_graph_trace(captured, stages, converter, say))
+            if captured.aten_retraced and "aten" in captured.modules:
+                trace.notes.append(f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced}).")
         _verify(trace, recorder, verify, say)
     trace.status = _status(trace)
     return trace

@@ -140,3 +140,17 @@ def test_a_failing_aot_trace_leaves_no_recording_mode_behind():
     with contextlib.suppress(Exception), torch.no_grad():
         torch.compile(fn, backend=CapturingBackend())(torch.randn(3))
     assert _get_current_dispatch_mode_stack() == []
+
+
+def test_a_retraced_aten_stage_is_noted_in_the_trace(monkeypatch):
+    from fxlab.capture import aten_recorder, capture_trace
+    from fxlab.capture.loader import LoadedModel
+
+    def refuse(self, func, args, kwargs, out):  # type: ignore[no-untyped-def]
+        raise aten_recorder.RecordingAborted("an op it cannot map")
+
+    monkeypatch.setattr(aten_recorder._Recording, "op", refuse)
+    loaded = LoadedModel(fn=lambda t: t.mul_(2) + 1, args=(torch.randn(4, 3),), path=None, entry="fn")
+    trace = capture_trace(loaded, stages=("dynamo", "aten", "functional"))
+    assert "graph 0: the aten stage was traced separately with make_fx (an op it cannot map)." in trace.notes
+    assert "aten.mul_.Tensor" in [str(n.target) for n in trace.graphs[0].modules["aten"].graph.nodes]
