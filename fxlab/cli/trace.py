@@ -11,6 +11,7 @@ import typer
 from fxlab.cli import console
 from fxlab.cli.common import EntryOpt, ModelArg, PluginOpt, capture_model, parse_stages
 from fxlab.cli.main import app
+from fxlab.heap import frozen_heap
 
 
 @app.command(
@@ -122,11 +123,12 @@ def ascend_ir_converter(name: str, torchair_path: Optional[Path]) -> Iterator[Op
 
 def _print_views(trace, trace_views, summary_only: bool) -> None:  # type: ignore[no-untyped-def]
     out = console.out()
-    if not summary_only:
-        for graph in trace.graphs:
-            for stage in graph.stages.values():
-                out.print(trace_views.stage_view(graph, stage))
-            if graph.ir is not None:
-                out.print(trace_views.ir_view(graph))
-                out.print(trace_views.conversion_view(graph))
-    out.print(trace_views.summary_view(trace))
+    with frozen_heap():  # printing only makes short-lived objects; full collections would walk the capture's heap
+        if not summary_only:
+            for graph in trace.graphs:
+                for stage in graph.stages.values():
+                    out.print(trace_views.stage_view(graph, stage))
+                if graph.ir is not None:
+                    out.print(trace_views.ir_view(graph))
+                    out.print(trace_views.conversion_view(graph))
+        out.print(trace_views.summary_view(trace))

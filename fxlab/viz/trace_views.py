@@ -14,6 +14,7 @@ from rich.table import Table
 from rich.text import Text
 
 from fxlab.capture.trace import GraphTrace, StageTrace, Trace
+from fxlab.viz.fast_lines import Cell, LinesPanel, LinesTable, StyledLine
 
 KIND_STYLE = {
     "inplace": ("bold yellow", "in-place"),
@@ -34,30 +35,39 @@ SYNTAX_HIGHLIGHT_MAX_LINES = 1200
 _ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*\"[^\"]*\")?\s*=")
 
 
-def stage_view(graph: GraphTrace, stage: StageTrace) -> RenderableType:
-    """A stage's code, syntax-highlighted, with notable lines marked at the end."""
+def stage_view(graph: GraphTrace, stage: StageTrace, fast_from_lines: int = SYNTAX_HIGHLIGHT_MAX_LINES) -> RenderableType:
+    """A stage's code, syntax-highlighted, with notable lines marked at the end. From
+    ``fast_from_lines`` lines on it is shown uncoloured through a cheaper renderable
+    (highlighting and rich's per-line wrapping cost seconds on a large graph)."""
     marks = {n.name: n for n in stage.nodes if n.kind or n.scopes}
     code = relative_paths(stage.code.rstrip())
-    if code.count("\n") < SYNTAX_HIGHLIGHT_MAX_LINES:
-        text = Syntax(code, "python", theme="ansi_dark", background_color="default").highlight(code)
-    else:  # pygments costs seconds on a large graph; the marks below still show
-        text = Text(code)
-    lines = text.split("\n", include_separator=False)
+    title = f"graph {graph.index} · {stage.name}: {STAGE_TITLES.get(stage.name, stage.name)}"
+    if code.count("\n") >= fast_from_lines:
+        lines = [_styled_line(line, marks) for line in code.split("\n")]
+        return LinesPanel([*lines, StyledLine("")], title, "blue")  # the rich path ends in a blank line too
+    text = Syntax(code, "python", theme="ansi_dark", background_color="default").highlight(code)
     out = Text()
-    for line in lines:
-        match = _ASSIGN.match(line.plain)
-        node = marks.get(match.group(1)) if match else None
-        if node is not None:
-            style, label = KIND_STYLE.get(node.kind, ("", ""))
-            if style:
-                line.stylize(style)
-            tags = [label] if label else []
-            tags += [scope_tag(s) for s in node.scopes]
-            line.append(f"   # <- {'; '.join(t for t in tags if t)}", style=style or "green")
+    for line in text.split("\n", include_separator=False):
+        marked = _styled_line(line.plain, marks)
+        if marked.style:
+            line.stylize(marked.style)
+        if marked.tag:
+            line.append(marked.tag, style=marked.tag_style)
         out.append_text(line)
         out.append("\n")
-    title = f"graph {graph.index} · {stage.name}: {STAGE_TITLES.get(stage.name, stage.name)}"
     return Panel(out, title=title, title_align="left", border_style="blue")
+
+
+def _styled_line(line: str, marks: dict[str, Any]) -> StyledLine:
+    """A code line with the style and ``# <- ...`` tag of the node it assigns, if marked."""
+    match = _ASSIGN.match(line) if "=" in line else None
+    node = marks.get(match.group(1)) if match else None
+    if node is None:
+        return StyledLine(line)
+    style, label = KIND_STYLE.get(node.kind, ("", ""))
+    tags = [label] if label else []
+    tags += [scope_tag(s) for s in node.scopes]
+    return StyledLine(line, style, f"   # <- {'; '.join(t for t in tags if t)}", style or "green")
 
 
 def relative_paths(text: str) -> str:
@@ -72,20 +82,22 @@ def scope_tag(scope: dict[str, Any]) -> str:
     return "[" + ", ".join(shown) + "]" if shown else ""
 
 
+IR_HEADERS = ["FX node", "GE ops (type:name)", "scope / core attrs", "source"]
+IR_COLUMN_STYLES = ["", "", "green", "dim"]
+
+
 def ir_view(graph: GraphTrace) -> RenderableType:
     """Which GE ops each FX node of the functional graph became, with scope attrs."""
     ir = graph.ir
     if ir is None:
         return Text("")
-    table = Table(title=f"graph {graph.index} · ascend_ir: {len(ir.ops)} GE ops", title_justify="left", expand=False)
-    table.add_column("FX node")
-    table.add_column("GE ops (type:name)")
-    table.add_column("scope / core attrs", style="green")
-    table.add_column("source", style="dim")
+    rows = []
     for fx_node, ops in _ops_by_fx_node(ir.ops):
-        types = ", ".join(_op_label(op) for op in ops)
+        labels = tuple(_op_label(op) for op in ops)
+        words = tuple((f"{label}," if i < len(labels) - 1 else label, style) for i, (label, style) in enumerate(labels))
         attrs = sorted({f"{k}={op.attrs[k].value}" for op in ops for k in SCOPE_KEYS_SHOWN if k in op.attrs})
-        table.add_row(fx_node, types, ", ".join(attrs), _short_source(ops[0].source))
+        rows.append([Cell.plain(fx_node), Cell(words), _words(", ".join(attrs)), Cell.plain(_short_source(ops[0].source))])
+    table = LinesTable(f"graph {graph.index} · ascend_ir: {len(ir.ops)} GE ops", IR_HEADERS, rows, IR_COLUMN_STYLES, wrap_column=1)
     summary = graph.ir_summary or {}
     if summary.get("assigns_to_outputs"):
         options = "; ".join(f"{k}={v!r}" for k, v in summary.get("ge_options", {}).items())
@@ -96,6 +108,10 @@ def ir_view(graph: GraphTrace) -> RenderableType:
         )
         return Group(table, note)
     return table
+
+
+def _words(text: str) -> Cell:
+    return Cell(tuple((word, "") for word in text.split(" ") if word))
 
 
 STATUS_STYLE = {"converted": "green", "auto": "cyan", "marker": "dim", "unsupported": "bold red", "raised": "bold red"}
@@ -125,10 +141,11 @@ def _top(signatures: dict[str, int]) -> str:
     return "\n".join(shown) + (f"\n(+{len(ordered) - 2} more)" if len(ordered) > 2 else "")
 
 
-def _op_label(op: Any) -> str:
-    # TorchAir names ops Type, Type_1, ...: the name alone says the type then.
+def _op_label(op: Any) -> tuple[str, str]:
+    """An op's label and style. TorchAir names ops Type, Type_1, ...: the name alone says
+    the type then."""
     label = op.name if op.name == op.type or op.name.startswith(op.type + "_") else f"{op.type}:{op.name}"
-    return f"[bold red]{label}[/]" if op.type == "FxlabUnsupported" else label
+    return label, "bold red" if op.type == "FxlabUnsupported" else ""
 
 
 def _ops_by_fx_node(ops: Iterable[Any]) -> list[tuple[str, list[Any]]]:
