@@ -56,6 +56,19 @@ class LinesPanel:
         yield Segment.line()
 
 
+    def rich_panel(self) -> Panel:
+        """The same panel through rich (what large stages were printed with before)."""
+        text = Text()
+        for line in self.lines[:-1] if self.lines and not self.lines[-1].text else self.lines:
+            piece = Text(line.text)
+            piece.stylize(line.style)
+            if line.tag:
+                piece.append(line.tag, style=line.tag_style)
+            text.append_text(piece)
+            text.append("\n")
+        return Panel(text, title=self.title, title_align="left", border_style=self.border_style)
+
+
 class _StyleCache(dict):  # type: ignore[type-arg]
     def __init__(self, console: Console) -> None:
         super().__init__()
