@@ -80,7 +80,7 @@ def main() -> None:
 
     trace = capture(args.layers)
     for stage in trace.graphs[0].stages.values():
-        stage.code  # generated lazily: not part of printing
+        _ = stage.code  # generated lazily: not part of printing
     gc.freeze()
     before, after = views(trace, rich=True), views(trace, rich=False)
     total_before = total_after = 0.0

@@ -7,8 +7,8 @@ to rich's own wrapping, so what is shown stays the same as the rich layout.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.panel import Panel
@@ -108,7 +108,7 @@ class Cell:
     words: tuple[tuple[str, str], ...]
 
     @staticmethod
-    def plain(text: str, style: str = "") -> "Cell":
+    def plain(text: str, style: str = "") -> Cell:
         return Cell(((text, style),) if text else ())
 
     def width(self) -> int:
