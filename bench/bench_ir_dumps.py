@@ -119,7 +119,9 @@ def _best(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     return best, result
 
 
-def _report_dumps(label: str, graph: IrGraph, repeat: int, baseline: float | None) -> None:
+def _report_dumps(label: str, graph: IrGraph, repeat: int, baseline: float | None, fx_graph: Any = None) -> None:
+    """``fx_graph``: the graph ``graph`` was converted from, for the py dump's FX code
+    comments (as a trace writes them)."""
     ops = len(graph.ops)
     seconds, shapes = _best(lambda: op_shapes(graph), repeat)
     print(f"  {label:9s} {'shapes':6s} {seconds * 1e3:8.1f} ms  {ops / seconds:10,.0f} ops/s  ({len(shapes.first)} shapes, shared by the four writers)")
@@ -127,7 +129,7 @@ def _report_dumps(label: str, graph: IrGraph, repeat: int, baseline: float | Non
         "json": lambda: graph_to_json_text(graph, shapes),
         "pb": lambda: encode_model_def(graph, shapes),
         "pbtxt": lambda: graph_to_pbtxt(graph, shapes),
-        "py": lambda: graph_to_py(graph, shapes=shapes),
+        "py": lambda: graph_to_py(graph, fx_graph, shapes),
     }
     total = seconds
     for name, fn in writers.items():
@@ -135,7 +137,7 @@ def _report_dumps(label: str, graph: IrGraph, repeat: int, baseline: float | Non
         total += seconds
         print(f"  {label:9s} {name:6s} {seconds * 1e3:8.1f} ms  {ops / seconds:10,.0f} ops/s  {len(out) / 1e6:6.1f} MB")
     with tempfile.TemporaryDirectory() as tmp:
-        files, _ = _best(lambda: write_ir_dumps(graph, Path(tmp)), repeat)
+        files, _ = _best(lambda: write_ir_dumps(graph, Path(tmp), fx_graph=fx_graph), repeat)
     ratio = f", {files / baseline:.2f}x conversion" if baseline else ""
     print(f"  {label:9s} shapes + all four rendered {total * 1e3:.1f} ms; write_ir_dumps (with files) {files * 1e3:.1f} ms{ratio}")
 
@@ -154,7 +156,7 @@ def main() -> None:
     placeholders = sum(n.status in (Status.UNSUPPORTED, Status.RAISED) for n in result.nodes)
     print(f"converted: {args.layers} layers, {fx_nodes} FX nodes -> {len(result.graph.ops)} GE ops "
           f"({placeholders} nodes without a converter yet) in {seconds * 1e3:.1f} ms: {fx_nodes / seconds:,.0f} FX nodes/s")
-    _report_dumps("converted", result.graph, args.repeat, seconds)
+    _report_dumps("converted", result.graph, args.repeat, seconds, gm)
 
     graph = built_decoder_like_graph(args.layers)
     print(f"built: {args.layers} layers, {len(graph.ops)} GE ops (TorchAir's op pattern, all converted)")
