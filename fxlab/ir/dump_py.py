@@ -17,9 +17,6 @@ are shown, larger ones as ``...``.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from itertools import chain, compress, count
-from operator import attrgetter, itemgetter, methodcaller, ne
 from typing import Any, Callable
 
 import torch
@@ -86,30 +83,6 @@ def attr_literal(attr: Attr) -> str:
     return repr(value)
 
 
-@dataclass(frozen=True, slots=True)
-class _ShapeCall:
-    """A call line of an op shape: ``<output><head><inputs><tail>"<name>")<comment>``."""
-
-    shape: int
-    general: bool  # written by _PyDumpWriter._call instead
-    head: str
-    tail: str
-    comment: str
-    uses_inputs: bool
-
-
-class _MadeOnUse(dict):  # type: ignore[type-arg]
-    """A dict whose values are made on first use (lookups stay in C)."""
-
-    def __init__(self, make: Callable[[Any], str]) -> None:
-        super().__init__()
-        self.make = make
-
-    def __missing__(self, key: Any) -> str:
-        text = self[key] = self.make(key)
-        return text
-
-
 class _PyDumpWriter:
     def __init__(self, graph: IrGraph, fx_graph: fx.Graph | fx.GraphModule | None, shapes: OpShapes | None) -> None:
         self.graph = graph
@@ -121,24 +94,20 @@ class _PyDumpWriter:
         self.inline_consts = {op.name: op for op in graph.ops if op.type == "Const" and READABLE_VALUE in op.attrs}
         self.lines: list[str] = [HEADER]
         self.last_file_line: str | None = None
-        self.annotations = _MadeOnUse(self._annotated_node)  # each node's typed name, made once
+        self.annotations: dict[fx.Node, str] = {}  # each node's typed name, made once
         self.literals: dict[int, str] = {}
-        self.kept: list[Any] = []  # objects whose ids key a cache
+        self.kept: list[Attr] = []
         self.type_texts: dict[tuple[Any, ...], str] = {}  # "dtype[shape]device" per tensor type
-        self.targets: dict[int, str] = {}
+        self.targets: dict[Any, str] = {}
         self.file_lines: dict[tuple[Any, str | None], str | None] = {}
 
     def _annotate(self, value: Any) -> str:
         if not isinstance(value, fx.Node):
             return _annotated(value)
-        return self.annotations[value]
-
-    def _fx_code(self, node: fx.Node) -> str:
-        """``format_fx_node(node, self._annotate, self._target)``, with fewer calls."""
-        known, node_type = self.annotations, fx.Node
-        args = [known[a] if type(a) is node_type else self._annotate(a) for a in node.args]
-        args += [f"{k}={known[v] if type(v) is node_type else self._annotate(v)}" for k, v in node.kwargs.items()]
-        return f"{known[node]} = {self._target(node.target)}({', '.join(args)})"
+        text = self.annotations.get(value)
+        if text is None:
+            text = self.annotations[value] = self._annotated_node(value)
+        return text
 
     def _annotated_node(self, node: fx.Node) -> str:
         """:func:`_annotated` of a node, with the text of each tensor type made once."""
@@ -155,76 +124,26 @@ class _PyDumpWriter:
         return node.name + text
 
     def _target(self, target: Any) -> str:
-        """:func:`_target_text`, made once per target object. By identity: an op
-        overload's own hash is Python code."""
-        text = self.targets.get(id(target))
+        try:
+            text = self.targets.get(target)
+        except TypeError:
+            return _target_text(target)
         if text is None:
-            text = self.targets[id(target)] = _target_text(target)
-            self.kept.append(target)  # keeps ids unique while the cache lives
+            text = self.targets[target] = _target_text(target)
         return text
 
     def write(self) -> str:
-        if self.shapes is not None:
-            return self._write_by_shapes(self.shapes)
         ops = self.graph.ops
+        index = self.shapes.index if self.shapes is not None else [None] * len(ops)
         group: list[tuple[IrOp, int | None]] = []
-        for op in ops:
+        for op, shape in zip(ops, index):
             if group and op.fx_node != group[0][0].fx_node:
                 self._write_group(group)
                 group = []
-            group.append((op, None))
+            group.append((op, shape))
         if group:
             self._write_group(group)
         return "\n".join(self.lines) + "\n"
-
-    def _write_by_shapes(self, shapes: OpShapes) -> str:
-        """:meth:`write` with the text of each op shape made once: per op only its
-        output, inputs and name are put in (one comprehension over all ops). Ops with
-        control inputs, other than one output, or a ``NetOutput`` take :meth:`_call`."""
-        ops = self.graph.ops
-        calls = [self._shape_call(op, shape) for shape, op in enumerate(shapes.first)]
-        joined_inputs = "\n".join(chain.from_iterable(map(attrgetter("inputs"), ops))) + "\n"
-        general = ":-1\n" in joined_inputs  # control inputs somewhere
-        inputs = _MadeOnUse(self._input)
-        special = self._special_inputs(ops)
-        texts = [
-            None if call is None  # an inline constant
-            else self._call(op, call.shape) if general or call.general
-            else f"{_var(op.name)}_0{call.head}"
-            f"{('' if not call.uses_inputs else _var(', '.join(op.inputs)) if special.isdisjoint(op.inputs) else ', '.join(map(inputs.__getitem__, op.inputs)))}"
-            f"{call.tail}{_str_literal(op.name)}){call.comment}"
-            for op, call in zip(ops, map(calls.__getitem__, shapes.index))
-        ]
-        fx_names = list(map(attrgetter("fx_node"), ops))
-        starts = [0, *compress(count(1), map(ne, fx_names[1:], fx_names[:-1])), len(ops)] if ops else []
-        lines = self.lines
-        for start, end in zip(starts, starts[1:]):
-            self._write_head(ops[start:end], self._fx_code)
-            lines.extend(filter(None, texts[start:end]))
-        return "\n".join(lines) + "\n"
-
-    def _special_inputs(self, ops: list[IrOp]) -> set[str]:
-        """A superset of the inputs that :meth:`_input` writes otherwise than as their
-        :func:`_var` (unfed ones and inline constants), found without a Python loop:
-        an input whose name before its last ``:``, or whose whole name, is an inline
-        constant's."""
-        is_inline = self.inline_consts.__contains__
-        distinct = list(set(chain.from_iterable(map(attrgetter("inputs"), ops))))
-        producers = map(itemgetter(0), map(methodcaller("rpartition", ":"), distinct))
-        return {"", *compress(distinct, map(is_inline, producers)), *compress(distinct, map(is_inline, distinct))}
-
-    def _shape_call(self, op: IrOp, shape: int) -> _ShapeCall | None:
-        """The text of the call of ``op``'s shape around its outputs, inputs and name;
-        None for an inline constant (written where it is used)."""
-        if op.type == "Const" and READABLE_VALUE in op.attrs:
-            return None
-        attr_args, comment = self._attr_texts(op, shape)
-        general = op.type == "NetOutput" or len(op.output_desc) != 1
-        if op.type == "Data":
-            return _ShapeCall(shape, general, " = ge.Data(", f"{', '.join(self._data_args(op))}, node_name=", comment, False)
-        if attr_args:
-            attr_args = f", {attr_args}" if op.inputs else attr_args
-        return _ShapeCall(shape, general, f" = ge.{op.type}(", f"{attr_args}, node_name=", comment, True)
 
     def _file_line(self, node: fx.Node | None, source: str | None) -> str | None:
         trace = node.meta.get("stack_trace") if node is not None else None
@@ -234,20 +153,17 @@ class _PyDumpWriter:
         return self.file_lines[key]
 
     def _write_group(self, group: list[tuple[IrOp, int | None]]) -> None:
-        self._write_head([op for op, _ in group], lambda node: format_fx_node(node, self._annotate, self._target))
-        for op, shape in group:
-            if op.name not in self.inline_consts:
-                self.lines.append(self._call(op, shape))
-
-    def _write_head(self, ops: list[IrOp], fx_code: Callable[[fx.Node], str]) -> None:
-        """The ``# File`` and ``## FX Code`` comments above the ops of one FX node."""
+        ops = [op for op, _ in group]
         node = self.fx_nodes.get(ops[0].fx_node or "")
         file_line = self._file_line(node, ops[0].source)
         if file_line is not None and file_line != self.last_file_line:
             self.lines.append(f"\n# File {file_line}")
         self.last_file_line = file_line if file_line is not None else self.last_file_line
         if self._is_fx_call(node, ops):
-            self.lines.append(f"## FX Code: {fx_code(node) if node is not None else ops[0].fx_node}")
+            self.lines.append(f"## FX Code: {format_fx_node(node, self._annotate, self._target) if node is not None else ops[0].fx_node}")
+        for op, shape in group:
+            if op.name not in self.inline_consts:
+                self.lines.append(self._call(op, shape))
 
     @staticmethod
     def _is_fx_call(node: fx.Node | None, ops: list[IrOp]) -> bool:

@@ -29,7 +29,6 @@ import math
 import re
 import struct
 from dataclasses import dataclass
-from operator import attrgetter
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -506,33 +505,22 @@ def _ascii_op_fields(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
     if None in pieces:
         return None
     varint = _VARINT_TEXT
-    fx_entries = _ProvenanceEntries(PROVENANCE_FX_NODE)
-    source_entries = _ProvenanceEntries(PROVENANCE_SOURCE)
+    fx_entries: dict[str | None, str] = {None: ""}
+    source_entries: dict[str | None, str] = {None: ""}
     input_field = _InputFields().__getitem__
-    ops = graph.ops
-    payloads = [
-        f"\n{varint[len(op.name)]}{op.name}{type_field}{''.join(map(input_field, op.inputs))}{before_fx}{fx_entry}{between}{source_entry}{end}"
-        for op, (type_field, before_fx, between, end), fx_entry, source_entry in zip(
-            ops,
-            map(pieces.__getitem__, shapes.index),
-            map(fx_entries.__getitem__, map(attrgetter("fx_node"), ops)),
-            map(source_entries.__getitem__, map(attrgetter("source"), ops)),
-        )
-    ]
-    return [f"2{_varint_text(len(payload))}{payload}" for payload in payloads]
-
-
-class _ProvenanceEntries(dict):  # type: ignore[type-arg]
-    """The ``OpDef.attr`` map entry text of one provenance key, per value (none for
-    ``None``), made on first use."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__({None: ""})
-        self.key = key
-
-    def __missing__(self, value: str) -> str:
-        text = self[value] = _provenance_text(self.key, value)
-        return text
+    fields = []
+    for op, (type_field, before_fx, between, end) in zip(graph.ops, map(pieces.__getitem__, shapes.index)):
+        fx_entry = fx_entries.get(op.fx_node)
+        if fx_entry is None:
+            fx_entry = fx_entries[op.fx_node] = _provenance_text(PROVENANCE_FX_NODE, op.fx_node)
+        source_entry = source_entries.get(op.source)
+        if source_entry is None:
+            source_entry = source_entries[op.source] = _provenance_text(PROVENANCE_SOURCE, op.source)
+        inputs = "".join(map(input_field, op.inputs))
+        name = op.name
+        payload = f"\n{varint[len(name)]}{name}{type_field}{inputs}{before_fx}{fx_entry}{between}{source_entry}{end}"
+        fields.append(f"2{_varint_text(len(payload))}{payload}")
+    return fields
 
 
 def encode_model_def(graph: IrGraph, shapes: OpShapes | None = None) -> bytes:
