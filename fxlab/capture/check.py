@@ -125,12 +125,16 @@ class _Run:
 
 class RunRecorder:
     """Wraps each functional graph aot compiles, recording its first call: the inputs it
-    got (before and after the call, as it mutates some) and its outputs."""
+    got (before and after the call, as it mutates some) and its outputs. Graphs over
+    ``node_limit`` nodes are not recorded (their IR will not be run; the copies cost)."""
 
-    def __init__(self) -> None:
+    def __init__(self, node_limit: int | None = None) -> None:
         self.runs: dict[int, _Run] = {}
+        self.node_limit = node_limit
 
     def wrap(self, fw: fx.GraphModule) -> Callable[..., Any]:
+        if self.node_limit is not None and len(fw.graph.nodes) > self.node_limit:
+            return fw
         key = id(fw)
 
         def run(*args: Any) -> Any:

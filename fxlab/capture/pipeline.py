@@ -53,8 +53,10 @@ def capture_trace(
 
     stages = validate_stages(stages)
     say = progress or (lambda message: None)
-    recorder = RunRecorder()
-    backend = CapturingBackend(want_aten="aten" in stages, wrap_compiled=recorder.wrap)
+    # The compiled run's inputs and outputs are kept only for graphs whose IR will run.
+    recorder = RunRecorder(node_limit=None if verify else VERIFY_NODE_LIMIT)
+    will_verify = "ascend_ir" in stages and verify is not False
+    backend = CapturingBackend(want_aten="aten" in stages, wrap_compiled=recorder.wrap if will_verify else None)
     say(f"running {loaded.name} eagerly and under torch.compile")
     check = compare_eager_compiled(loaded, lambda fn: _compile(fn, backend))
     trace = Trace(

@@ -7,6 +7,7 @@ unicode text without surrogates (protobuf strings are UTF-8).
 """
 from __future__ import annotations
 
+import functools
 import importlib.util
 import os
 from pathlib import Path
@@ -148,3 +149,23 @@ def torchair_pb2() -> ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@functools.lru_cache(maxsize=1)
+def two_layer_decoder() -> tuple[object, IrGraph]:
+    """The functional graph and Ascend IR of the two-layer example decoder (captured once):
+    ops sharing attrs and descs, the case the shape-based writers are made for."""
+    import sys
+
+    from fxlab.capture import LoadedModel, capture_trace
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "llama_decoder.py"
+    sys.path.insert(0, str(example.parent))
+    try:
+        from llama_decoder import build
+    finally:
+        sys.path.remove(str(example.parent))
+    model, inputs = build(2)
+    trace = capture_trace(LoadedModel(fn=model, args=inputs, path=example, entry="build(2)"), stages=("functional", "ascend_ir"), verify=False)
+    (graph,) = trace.graphs
+    return graph.modules["functional"], graph.ir

@@ -9,6 +9,7 @@ from fxlab.ir.builder import GraphBuilder, building
 from fxlab.ir.dump_py import HEADER, graph_to_py
 from fxlab.ir.model import DataType, IrGraph
 from fxlab.ir.op_shapes import op_shapes
+from tests.ir.ir_fixtures import two_layer_decoder
 
 MODEL = "/models/model.py"
 
@@ -105,29 +106,10 @@ def test_dump_is_deterministic() -> None:
     assert graph_to_py(_scaled_add_ir(), _scaled_add_fx()) == graph_to_py(_scaled_add_ir(), _scaled_add_fx())
 
 
-def _two_layer_decoder():
-    """The functional graph and IR of the two-layer Llama-style example decoder."""
-    import sys
-    from pathlib import Path
-
-    from fxlab.capture import LoadedModel, capture_trace
-
-    example = Path(__file__).resolve().parents[2] / "examples" / "llama_decoder.py"
-    sys.path.insert(0, str(example.parent))
-    try:
-        from llama_decoder import build
-    finally:
-        sys.path.remove(str(example.parent))
-    model, inputs = build(2)
-    trace = capture_trace(LoadedModel(fn=model, args=inputs, path=example, entry="build(2)"), stages=("functional", "ascend_ir"), verify=False)
-    (graph,) = trace.graphs
-    return graph.modules["functional"], graph.ir
-
-
 def test_decoder_dump_by_shapes_equals_the_general_writer() -> None:
     """With op shapes, lines are put together from per-shape text; without, each op is
     written by the general path. Both give the same text, pinned by exact lines."""
-    functional, ir = _two_layer_decoder()
+    functional, ir = two_layer_decoder()
     text = graph_to_py(ir, functional, op_shapes(ir))
     assert text == graph_to_py(ir, functional)
     assert text.startswith(HEADER + '\narg0_1_0 = ge.Data(index=0, dtype=9, shape=[1, 8], node_name="arg0_1")\n'

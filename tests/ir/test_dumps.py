@@ -14,7 +14,7 @@ from fxlab.ir.dumps import IrFileError, graph_to_json_text, read_ir, write_ir_du
 from fxlab.ir.model import Attr, AttrKind, IrGraph
 from fxlab.ir.op_shapes import op_shapes
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
-from tests.ir.ir_fixtures import every_kind_graph
+from tests.ir.ir_fixtures import every_kind_graph, two_layer_decoder
 
 NAMES = ["ascend_ir.json", "ascend_ir.pb", "ascend_ir.pbtxt", "ascend_ir.py"]
 
@@ -120,22 +120,9 @@ def test_read_ir_errors_name_the_file_and_the_fix(tmp_path: Path) -> None:
 def test_decoder_dumps_equal_the_references() -> None:
     """The two-layer Llama-style decoder's IR (ops sharing attrs and descs, the case the
     shape-based writers are made for): each dump equals an independent reference."""
-    import sys
-
-    from fxlab.capture import LoadedModel, capture_trace
     from tests.ir.test_op_shapes import assert_dumps_equal_references
 
-    example = Path(__file__).resolve().parents[2] / "examples" / "llama_decoder.py"
-    sys.path.insert(0, str(example.parent))
-    try:
-        from llama_decoder import build
-    finally:
-        sys.path.remove(str(example.parent))
-    model, inputs = build(2)
-    trace = capture_trace(LoadedModel(fn=model, args=inputs, path=example, entry="build(2)"), stages=("functional", "ascend_ir"), verify=False)
-    (graph,) = trace.graphs
-    ir = graph.ir
+    functional, ir = two_layer_decoder()
     assert len(ir.ops) > 300 and len(op_shapes(ir).first) < len(ir.ops) / 2
     assert_dumps_equal_references(ir)
-    functional = graph.modules["functional"]
     assert graph_to_py(ir, functional, op_shapes(ir)) == graph_to_py(ir, functional)
