@@ -107,6 +107,12 @@ CONVERTERS = ConverterRegistry()
 
 
 def _where(fn: ConverterFn) -> str:
+    # The code object knows its file and first line (decorators included, as
+    # ``inspect.getsourcelines`` counts), without reading the source: this runs for every
+    # converter fxlab registers, at import.
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    if code is not None:
+        return f"{code.co_filename}:{code.co_firstlineno}"
     try:
         return f"{inspect.getsourcefile(fn)}:{inspect.getsourcelines(fn)[1]}"
     except (OSError, TypeError):
