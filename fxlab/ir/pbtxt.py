@@ -133,6 +133,18 @@ def _desc_lines(desc: TensorDesc, ind: str, out: list[str]) -> None:
         _attr_entry_lines("attr", key, desc.attrs[key], ind, out)
 
 
+def _graph_head(graph: IrGraph) -> list[str]:
+    """The ``ModelDef`` lines before the graph's ops: model name, graph name, inputs,
+    outputs."""
+    head = [f"name: {_quote(graph.name)}"] if graph.name else []
+    head.append("graph {")
+    if graph.name:
+        head.append(f"  name: {_quote(graph.name)}")
+    head.extend(f"  input: {_quote(s)}" for s in graph.inputs)
+    head.extend(f"  output: {_quote(s)}" for s in graph.outputs)
+    return head
+
+
 class _TextWriter:
     """Writes one graph; remembers the text of tensor descs and attrs it has seen."""
 
@@ -146,12 +158,7 @@ class _TextWriter:
         self.provenance_texts: dict[tuple[str, str], str] = {}
 
     def model(self, graph: IrGraph) -> str:
-        out = [f"name: {_quote(graph.name)}"] if graph.name else []
-        out.append("graph {")
-        if graph.name:
-            out.append(f"  name: {_quote(graph.name)}")
-        out.extend(f"  input: {_quote(s)}" for s in graph.inputs)
-        out.extend(f"  output: {_quote(s)}" for s in graph.outputs)
+        out = _graph_head(graph)
         out.extend([self.op(op) for op in graph.ops])
         for key in sorted(graph.attrs):
             _attr_entry_lines("attr", key, graph.attrs[key], "  ", out)
@@ -280,12 +287,7 @@ def graph_to_pbtxt(graph: IrGraph, shapes: OpShapes | None = None) -> str:
     op_texts = _plain_op_texts(graph, shapes) if shapes.plain else None
     if op_texts is None:
         return _TextWriter().model(graph)
-    head = [f"name: {_quote(graph.name)}"] if graph.name else []
-    head.append("graph {")
-    if graph.name:
-        head.append(f"  name: {_quote(graph.name)}")
-    head.extend(f"  input: {_quote(s)}" for s in graph.inputs)
-    head.extend(f"  output: {_quote(s)}" for s in graph.outputs)
+    head = _graph_head(graph)
     tail: list[str] = []
     for key in sorted(graph.attrs):
         _attr_entry_lines("attr", key, graph.attrs[key], "  ", tail)
