@@ -161,7 +161,7 @@ class TestTorchAirConversion:
 
 
     def test_scope_attrs_come_from_torchair(self, torchair):
-        scope = pytest.importorskip("fxlab.scope")
+        from fxlab import scope
 
         def model(x):
             with scope.super_kernel("sk1", "stream-fusion=1"), scope.limit_core_num(4, 8):

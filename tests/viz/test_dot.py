@@ -195,10 +195,10 @@ def test_dot_format_writes_dot_files_only(tmp_path: Path) -> None:
 
 
 def test_a_failing_dot_is_reported_and_the_dot_file_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    failing = shutil.which("false")
-    if failing is None:
-        pytest.skip("no `false` binary to stand in for a failing dot")
-    monkeypatch.setattr(graphviz_probe, "dot_binary", lambda: failing)
+    failing = tmp_path / "failing-dot"
+    failing.write_text("#!/bin/sh\necho 'syntax error in line 1' >&2\nexit 1\n")
+    failing.chmod(0o755)
+    monkeypatch.setattr(graphviz_probe, "dot_binary", lambda: str(failing))
     files, message = graphviz_probe.render(ir_graph_dot(small_ir()), tmp_path / "ir.svg", "svg")
     assert files == [tmp_path / "ir.dot"] and not (tmp_path / "ir.svg").exists()
     assert message is not None and message.startswith(f"dot failed on {tmp_path / 'ir.dot'}")
