@@ -3,7 +3,7 @@ builds (CamelCase type, schema-order inputs, attrs, ref outputs), and the refere
 kernel that runs the torch op for it."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import torch
@@ -14,16 +14,7 @@ from fxlab.ir.model import IrGraph
 from fxlab.passes.convert_to_ascend_ir import Status, convert_to_ascend_ir
 from fxlab.passes.converters import auto
 from fxlab.passes.converters.auto import GePrototype, auto_converter_verdict, ge_type_of, prototype_from_schema
-
-LIB = torch.library.Library("fxlabtest", "FRAGMENT")
-
-
-def _define(schema: str, cpu: Callable[..., Any], fake: Callable[..., Any]) -> Any:
-    name = schema.split("(")[0]
-    LIB.define(schema)
-    LIB.impl(name, cpu, "CPU")
-    torch.library.register_fake(f"fxlabtest::{name}", fake, lib=LIB)
-    return getattr(torch.ops.fxlabtest, name).default
+from tests.passes.converters.custom_ops import define_test_op as _define
 
 
 def _combine(x: torch.Tensor, y: torch.Tensor | None, z: list[torch.Tensor], attr1: float, attr2: int) -> torch.Tensor:

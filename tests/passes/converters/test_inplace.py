@@ -12,16 +12,7 @@ from fxlab.capture.stages import functional_graph
 from fxlab.ir.execute import execute
 from fxlab.ir.model import IrGraph, IrOp
 from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, ConversionResult, Status, convert_to_ascend_ir
-
-LIB = torch.library.Library("fxlabtest", "FRAGMENT")
-
-
-def _define(schema: str, cpu: Callable[..., Any], fake: Callable[..., Any]) -> Any:
-    name = schema.split("(")[0]
-    LIB.define(schema)
-    LIB.impl(name, cpu, "CPU")
-    torch.library.register_fake(f"fxlabtest::{name}", fake, lib=LIB)
-    return getattr(torch.ops.fxlabtest, name).default
+from tests.passes.converters.custom_ops import define_test_op as _define
 
 
 def _my_inplace(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
