@@ -17,6 +17,8 @@ are shown, larger ones as ``...``.
 from __future__ import annotations
 
 import json
+import re
+from itertools import chain, takewhile
 from typing import Any, Callable
 
 import torch
@@ -41,6 +43,8 @@ HEADER = (
 READABLE_VALUE = "_readable_value"
 MAX_SHOWN_VALUES = 16
 _BOUNDARY_TYPES = frozenset({"Data", "NetOutput"})
+_OUTPUT_INDEX = re.compile(r":[^:\n]*$", re.M)  # what rsplit(":", 1)[0] drops, per line
+_FX_CALLS = ("call_function", "call_method", "call_module", "get_attr")
 
 
 def _var(tensor: str) -> str:
@@ -98,7 +102,7 @@ class _PyDumpWriter:
         self.literals: dict[int, str] = {}
         self.kept: list[Attr] = []
         self.type_texts: dict[tuple[Any, ...], str] = {}  # "dtype[shape]device" per tensor type
-        self.targets: dict[Any, str] = {}
+        self.targets: dict[int, str] = {}
         self.file_lines: dict[tuple[Any, str | None], str | None] = {}
 
     def _annotate(self, value: Any) -> str:
@@ -124,15 +128,16 @@ class _PyDumpWriter:
         return node.name + text
 
     def _target(self, target: Any) -> str:
-        try:
-            text = self.targets.get(target)
-        except TypeError:
-            return _target_text(target)
+        """:func:`_target_text`, made once per target; by identity, as op overloads hash
+        in Python (the FX graph keeps its targets alive, so ids are not reused)."""
+        text = self.targets.get(id(target))
         if text is None:
-            text = self.targets[target] = _target_text(target)
+            text = self.targets[id(target)] = _target_text(target)
         return text
 
     def write(self) -> str:
+        if self.shapes is not None and self.shapes.plain:
+            return _FastPyLines(self).write()
         ops = self.graph.ops
         index = self.shapes.index if self.shapes is not None else [None] * len(ops)
         group: list[tuple[IrOp, int | None]] = []
@@ -230,10 +235,140 @@ class _PyDumpWriter:
             return "None"  # an optional input left unfed
         producer = self.inline_consts.get(tensor.rsplit(":", 1)[0])
         if producer is not None:
-            dtype = producer.output_desc[0].dtype if producer.output_desc else None
-            dtype_text = f", dtype={TORCHAIR_DTYPE_NUMBER[dtype]}" if dtype is not None else ""
-            return f"ge.Const({producer.attrs[READABLE_VALUE].value}{dtype_text})"
+            return _const_text(producer)
         return _var(tensor)
+
+
+def _const_text(op: IrOp) -> str:
+    """An inline scalar ``Const`` as it is written where it is used."""
+    dtype = op.output_desc[0].dtype if op.output_desc else None
+    dtype_text = f", dtype={TORCHAIR_DTYPE_NUMBER[dtype]}" if dtype is not None else ""
+    return f"ge.Const({op.attrs[READABLE_VALUE].value}{dtype_text})"
+
+
+def _input_texts(writer: _PyDumpWriter, ops: list[IrOp], const_texts: dict[str, str]) -> dict[str, str | None]:
+    """The argument text of each input string of ``ops`` (:meth:`_PyDumpWriter._input`),
+    all made together; ``None`` for a control input (``":-1"``), which the per-shape
+    lines cannot place. ``const_texts``: the text of each inline constant, by name.
+    Needs plain strings (no newline)."""
+    tensors = list(dict.fromkeys(chain.from_iterable([op.inputs for op in ops])))
+    joined = "\n".join(tensors)
+    variables = joined.replace(":", "_").replace("/", "_").split("\n")
+    if const_texts:  # by producer name, as _input finds it: all but the last ":..."
+        producers = _OUTPUT_INDEX.sub("", joined).split("\n")
+        variables = list(map(const_texts.get, producers, variables))
+    texts: dict[str, str | None] = dict(zip(tensors, variables))
+    if "" in texts:
+        texts[""] = writer._input("")
+    for tensor in tensors:
+        if tensor.endswith(":-1"):
+            texts[tensor] = None
+    return texts
+
+
+class _Annotations(dict):
+    """Each FX node's typed name (:func:`_annotated`), made on first use."""
+
+    def __init__(self, writer: _PyDumpWriter) -> None:
+        super().__init__()
+        self.writer = writer
+
+    def __missing__(self, node: fx.Node) -> str:
+        text = self[node] = self.writer._annotated_node(node)
+        return text
+
+
+class _FastPyLines:
+    """The ``py`` dump of a graph whose strings need no escapes (``OpShapes.plain``):
+    the text around an op's output names, inputs and name is made once per op shape,
+    and the comments once per FX node. Data, NetOutput and ops with control inputs go
+    through :meth:`_PyDumpWriter._call`. Gives the same text as the general writer."""
+
+    _SKIP, _GENERAL = 0, 1
+
+    def __init__(self, writer: _PyDumpWriter) -> None:
+        self.writer = writer
+        self.shapes: OpShapes = writer.shapes  # type: ignore[assignment]
+        self.annotations = _Annotations(writer)
+
+    def _shape_text(self, op: IrOp, shape: int) -> Any:
+        """``_SKIP`` (an inline constant), ``_GENERAL``, or the pieces of the op's call
+        line: output suffixes, text after the outputs, after the inputs, after the name."""
+        if op.type == "Const" and READABLE_VALUE in op.attrs:
+            return self._SKIP
+        if op.type in _BOUNDARY_TYPES:
+            return self._GENERAL
+        attr_args, comment = self.writer._attr_texts(op, shape)
+        if attr_args and op.inputs:
+            attr_args = ", " + attr_args
+        suffixes = tuple(f"_{i}" for i in range(len(op.output_desc)))
+        return (suffixes, f" = ge.{op.type}(", f'{attr_args}, node_name="', f'"){comment}')
+
+    def _const_texts(self, texts: list[Any]) -> dict[str, str]:
+        """The text of each inline constant (:func:`_const_text`) by op name, made once
+        per op shape: ops of one shape have equal values and dtypes."""
+        by_shape: dict[int, str] = {}
+        out = {}
+        for op, shape in zip(self.writer.graph.ops, self.shapes.index):
+            if texts[shape] is self._SKIP:
+                text = by_shape.get(shape)
+                if text is None:
+                    text = by_shape[shape] = _const_text(op)
+                out[op.name] = text
+        return out
+
+    def write(self) -> str:
+        writer, ops = self.writer, self.writer.graph.ops
+        texts = [self._shape_text(op, n) for n, op in enumerate(self.shapes.first)]
+        names = [op.name for op in ops]
+        variables = "\n".join(names).replace(":", "_").replace("/", "_").split("\n")  # plain names have no newline
+        inputs = _input_texts(writer, ops, self._const_texts(texts))
+        lines = writer.lines
+        last_fx: Any = lines  # no op has it as FX node
+        for i, (op, text) in enumerate(zip(ops, map(texts.__getitem__, self.shapes.index))):
+            if op.fx_node != last_fx:
+                last_fx = op.fx_node
+                self._group_head(i)
+            if text is self._SKIP:
+                continue
+            if text is not self._GENERAL:
+                suffixes, after_outputs, after_inputs, end = text
+                try:
+                    args = ", ".join(map(inputs.__getitem__, op.inputs))
+                except TypeError:  # a control input
+                    lines.append(writer._call(op, None))
+                    continue
+                var = variables[i]
+                outputs = var + suffixes[0] if len(suffixes) == 1 else ", ".join([var + s for s in suffixes]) or "_"
+                lines.append(f"{outputs}{after_outputs}{args}{after_inputs}{op.name}{end}")
+            else:
+                lines.append(writer._call(op, self.shapes.index[i]))
+        return "\n".join(lines) + "\n"
+
+    def _fx_code(self, node: fx.Node) -> str:
+        """The ``## FX Code`` line of ``node``: :func:`format_fx_node`, with each node's
+        typed name made once."""
+        names, Node = self.annotations, fx.Node
+        args = [names[a] if isinstance(a, Node) else _annotated(a) for a in node.args]
+        if node.kwargs:
+            args += [f"{k}={names[v] if isinstance(v, Node) else _annotated(v)}" for k, v in node.kwargs.items()]
+        return f"## FX Code: {names[node]} = {self.writer._target(node.target)}({', '.join(args)})"
+
+    def _group_head(self, start: int) -> None:
+        """The comments before the ops of one FX node, the first being ``ops[start]``."""
+        writer, first = self.writer, self.writer.graph.ops[start]
+        node = writer.fx_nodes.get(first.fx_node or "")
+        file_line = writer._file_line(node, first.source)
+        if file_line is not None and file_line != writer.last_file_line:
+            writer.lines.append(f"\n# File {file_line}")
+            writer.last_file_line = file_line
+        if node is not None:
+            if node.op in _FX_CALLS:
+                writer.lines.append(self._fx_code(node))
+        elif first.fx_node is not None:
+            group = list(takewhile(lambda op: op.fx_node == first.fx_node, writer.graph.ops[start:]))
+            if writer._is_fx_call(None, group):
+                writer.lines.append(f"## FX Code: {first.fx_node}")
 
 
 def _file_line(node: fx.Node | None, source: str | None) -> str | None:

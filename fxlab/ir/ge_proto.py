@@ -29,6 +29,7 @@ import math
 import re
 import struct
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -459,16 +460,34 @@ def _varint_text(n: int) -> str:
     return _VARINT_TEXT[n] if n < 16384 else _varint(n).decode("latin-1")
 
 
-class _InputFields(dict):
-    """``OpDef.input`` field text per input string, made on first use."""
-
-    def __missing__(self, tensor: str) -> str:
-        text = self[tensor] = f"*{_varint_text(len(tensor))}{tensor}"
-        return text
+def _input_fields(ops: list[IrOp]) -> dict[str, str]:
+    """``OpDef.input`` field text of each input string of ``ops``, all made together
+    (raises IndexError for an input of 16 KiB or more)."""
+    varint = _VARINT_TEXT
+    tensors = dict.fromkeys(chain.from_iterable([op.inputs for op in ops]))
+    return dict(zip(tensors, [f"*{varint[len(t)]}{t}" for t in tensors]))
 
 
 def _provenance_text(key: str, value: str) -> str:
     return _map_entry(b"\x52", key, _ld(b"\x12", value.encode())).decode("latin-1")
+
+
+class _ProvenanceTexts(dict):
+    """An op's provenance attr entry (as latin-1 text) per value, made on first use:
+    around the value, the bytes depend only on its length."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__({None: ""})
+        self.key = key
+        self.heads: dict[int, str] = {}
+
+    def __missing__(self, value: str) -> str:
+        head = self.heads.get(len(value))
+        if head is None:
+            entry = _provenance_text(self.key, value)
+            head = self.heads[len(value)] = entry[:len(entry) - len(value)]
+        text = self[value] = head + value
+        return text
 
 
 class _ShapeBytes:
@@ -505,21 +524,17 @@ def _ascii_op_fields(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
     if None in pieces:
         return None
     varint = _VARINT_TEXT
-    fx_entries: dict[str | None, str] = {None: ""}
-    source_entries: dict[str | None, str] = {None: ""}
-    input_field = _InputFields().__getitem__
+    fx_entries = _ProvenanceTexts(PROVENANCE_FX_NODE)
+    source_entries = _ProvenanceTexts(PROVENANCE_SOURCE)
+    input_fields = _input_fields(graph.ops)
     fields = []
     for op, (type_field, before_fx, between, end) in zip(graph.ops, map(pieces.__getitem__, shapes.index)):
-        fx_entry = fx_entries.get(op.fx_node)
-        if fx_entry is None:
-            fx_entry = fx_entries[op.fx_node] = _provenance_text(PROVENANCE_FX_NODE, op.fx_node)
-        source_entry = source_entries.get(op.source)
-        if source_entry is None:
-            source_entry = source_entries[op.source] = _provenance_text(PROVENANCE_SOURCE, op.source)
-        inputs = "".join(map(input_field, op.inputs))
         name = op.name
-        payload = f"\n{varint[len(name)]}{name}{type_field}{inputs}{before_fx}{fx_entry}{between}{source_entry}{end}"
-        fields.append(f"2{_varint_text(len(payload))}{payload}")
+        payload = (
+            f"\n{varint[len(name)]}{name}{type_field}{''.join([input_fields[i] for i in op.inputs])}"
+            f"{before_fx}{fx_entries[op.fx_node]}{between}{source_entries[op.source]}{end}"
+        )
+        fields.append(f"2{varint[len(payload)]}{payload}")
     return fields
 
 

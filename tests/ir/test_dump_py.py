@@ -6,8 +6,8 @@ import torch
 from fxlab.capture.stages import functional_graph
 from fxlab.ir import ge
 from fxlab.ir.builder import GraphBuilder, building
-from fxlab.ir.dump_py import HEADER, graph_to_py
-from fxlab.ir.model import DataType, IrGraph
+from fxlab.ir.dump_py import HEADER, READABLE_VALUE, graph_to_py
+from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc
 from fxlab.ir.op_shapes import op_shapes
 from tests.ir.ir_fixtures import two_layer_decoder
 
@@ -131,3 +131,35 @@ Reshape_49_0 = ge.Reshape(MatMul_14_0, ge.Const([1, 8, 128], dtype=9), axis=0, n
 _ = ge.NetOutput([Reshape_49_0, ConcatV2_2_0, ConcatV2_3_0, ConcatV2_6_0, ConcatV2_7_0])
 """)
     assert text.count("\n") == 609 and text.count("## FX Code: ") == 183
+
+
+def test_lines_by_shape_equal_the_general_writer_on_unusual_ops() -> None:
+    """The per-shape lines leave to the general writer what they cannot place: control
+    inputs, optional inputs left unfed, inline constants read at any output index,
+    names with ``:`` or ``/``, several or no outputs, FX nodes the FX graph lacks."""
+    desc = TensorDesc("y", DataType.DT_FLOAT, (2,))
+    readable = {"value": Attr(AttrKind.INT, 2), READABLE_VALUE: Attr(AttrKind.STR, "2")}
+    ops = [
+        IrOp("arg0_1", "Data", [], {"index": Attr(AttrKind.INT, 0)}, [], [desc], "arg0_1"),
+        IrOp("c/1", "Const", [], dict(readable), [], [desc], "mul"),
+        IrOp("c:2", "Const", [], dict(readable), [], [TensorDesc("y", DataType.DT_INT32, (2,))], "mul"),
+        IrOp("Mul", "Mul", ["arg0_1:0", "c/1:0"], {}, [desc, desc], [desc], "mul", "/m.py:1"),
+        IrOp("Mul_1", "Mul", ["arg0_1:0", "c:2:1"], {}, [desc, desc], [desc], "mul", "/m.py:1"),
+        IrOp("Mul_2", "Mul", ["Mul:0", "arg0_1:-1"], {}, [desc, desc], [desc], "mul", "/m.py:1"),
+        IrOp("Split/a", "Split", ["Mul_2:0", ""], {"num": Attr(AttrKind.INT, 2)}, [desc], [desc, desc], "add", "/m.py:2"),
+        IrOp("NoOut", "NoOp", ["Split/a:1"], {}, [desc], [], "add", "/m.py:2"),
+        IrOp("Ghost", "Add", ["Split/a:0", "Split/a:1"], {}, [desc, desc], [desc], "ghost", "/m.py:3"),
+        IrOp("GhostOut", "NetOutput", ["Ghost:0"], {}, [desc], [], "ghost_2"),
+        IrOp("Ghost_3", "Add", ["Ghost:0", "c/1:0"], {}, [desc, desc], [desc], "ghost_2"),
+        IrOp("NetOutput", "NetOutput", ["Ghost_3:0"], {}, [desc], [], "output"),
+    ]
+    graph = IrGraph("g", ops)
+    shapes = op_shapes(graph)
+    assert shapes.plain
+    text = graph_to_py(graph, _scaled_add_fx(), shapes)
+    assert text == graph_to_py(graph, _scaled_add_fx())
+    assert 'Mul_1_0 = ge.Mul(arg0_1_0, ge.Const(2, dtype=3), node_name="Mul_1")' in text
+    assert 'Mul_2_0 = ge.Mul(Mul_0, dependencies=[arg0_1_0], node_name="Mul_2")' in text
+    assert 'Split_a_0, Split_a_1 = ge.Split(Mul_2_0, None, num=2, node_name="Split/a")' in text
+    assert "## FX Code: ghost\n" in text and "## FX Code: ghost_2" not in text
+    assert graph_to_py(graph, shapes=shapes) == graph_to_py(graph)

@@ -161,7 +161,7 @@ def repeating_graphs(draw: st.DrawFn) -> IrGraph:
     names = PLAIN_NAMES if draw(st.booleans()) else NAMES
     sources = st.none() | st.sampled_from(["/m.py:1", "/m.py:2"]) | (st.just(None) if names is PLAIN_NAMES else TEXT)
     graph = IrGraph(name=draw(names), attrs={"g": _copy(draw(st.sampled_from(attr_pool)))})
-    keys = st.sampled_from(["axis", "keep_dims", "_scope", "value", "z", PROVENANCE_FX_NODE + "_x", "_fxlab_g"])
+    keys = st.sampled_from(["axis", "keep_dims", "_scope", "value", "z", PROVENANCE_FX_NODE + "_x", "_fxlab_g", "_readable_value"])
     for index in range(draw(st.integers(min_value=1, max_value=12))):
         attrs = {}
         for key in draw(st.lists(keys, max_size=3, unique=True)):
@@ -171,7 +171,7 @@ def repeating_graphs(draw: st.DrawFn) -> IrGraph:
         inputs = [f"{draw(st.sampled_from(earlier))}:{draw(st.sampled_from(['0', '1', '-1']))}" for _ in range(draw(st.integers(0, 3)))] if earlier else []
         graph.ops.append(IrOp(
             name=f"op{index}_{draw(names)}",
-            type=draw(st.sampled_from(["Add", "Const", "Cast", ""])),
+            type=draw(st.sampled_from(["Add", "Const", "Cast", "", "Data", "NetOutput"])),
             inputs=inputs + draw(st.sampled_from([[], [""]])),
             attrs=attrs,
             input_desc=draw(st.lists(st.sampled_from(desc_pool), max_size=2)),
