@@ -43,7 +43,7 @@ HEADER = (
 READABLE_VALUE = "_readable_value"
 MAX_SHOWN_VALUES = 16
 _BOUNDARY_TYPES = frozenset({"Data", "NetOutput"})
-_OUTPUT_INDEX = re.compile(r":[^:\n]*$", re.M)  # what rsplit(":", 1)[0] drops, per line
+_OUTPUT_INDEX = re.compile(r":[^:\n]*$", re.MULTILINE)  # what rsplit(":", 1)[0] drops, per line
 _FX_CALLS = ("call_function", "call_method", "call_module", "get_attr")
 
 
