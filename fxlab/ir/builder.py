@@ -74,7 +74,7 @@ class GraphBuilder:
 
     def __init__(self, name: str) -> None:
         self.graph = IrGraph(name=name)
-        self._names: set[str] = set()
+        self.taken_names: set[str] = set()
         # Per op type, its names not taken yet, in order (an endless iterator).
         self._candidates: dict[str, Iterator[str]] = {}
         self.explicit_names = 0  # ops named by their caller (Data, NetOutput)
@@ -87,40 +87,31 @@ class GraphBuilder:
         (the first of those not taken; numbers once passed are not tried again)."""
         if name is not None:
             self.explicit_names += 1
-            if name in self._names:
+            if name in self.taken_names:
                 raise ValueError(f"duplicated GE op name {name!r}")
-            self._names.add(name)
+            self.taken_names.add(name)
             return name
+        candidate = next(self.name_source(op_type))
+        self.taken_names.add(candidate)
+        return candidate
+
+    def name_source(self, op_type: str) -> Iterator[str]:
+        """The names of ``op_type`` :meth:`unique_name` gives, one per ``next``: the first
+        candidate not in ``taken_names`` then. The caller adds the names it draws to
+        ``taken_names`` (before drawing more when another type's candidates could clash)."""
         candidates = self._candidates.get(op_type)
         if candidates is None:
             candidates = self._candidates[op_type] = self._free_names(op_type)
-        candidate = next(candidates)
-        self._names.add(candidate)
-        return candidate
-
-    def unique_names(self, op_types: Sequence[str]) -> list[str]:
-        """``[unique_name(t) for t in op_types]``, inline (the conversion pass names
-        every replayed op here)."""
-        names = []
-        add = self._names.add
-        all_candidates = self._candidates
-        for op_type in op_types:
-            candidates = all_candidates.get(op_type)
-            if candidates is None:
-                candidates = all_candidates[op_type] = self._free_names(op_type)
-            candidate = next(candidates)
-            add(candidate)  # before the next type's candidates are filtered
-            names.append(candidate)
-        return names
+        return candidates
 
     def _free_names(self, op_type: str) -> Iterator[str]:
         """The names of ``op_type`` not taken when asked for, in order: the taken set is
         read lazily, at each ``next``."""
-        return itertools.filterfalse(self._names.__contains__, _name_candidates(op_type))
+        return itertools.filterfalse(self.taken_names.__contains__, _name_candidates(op_type))
 
     @property
     def names_taken(self) -> int:
-        return len(self._names)
+        return len(self.taken_names)
 
     # -- op creation ------------------------------------------------------------------
     def add_op(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from operator import add
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import torch
 import torch.fx as fx
@@ -36,27 +36,30 @@ from fxlab.ir.model import Attr, IrOp, TensorDesc
 
 @dataclass(slots=True)
 class Template:
-    """What one conversion created, relative to its external tensor arguments, by column
-    (one entry per op, in order).
+    """What one conversion created, relative to its external tensor arguments: one row
+    per op, in order, ``(type, inputs, attrs, input descs, output descs)``.
 
     Inputs are positions in the replay's table of input strings: the external tensors'
     ``"op:index"``, then ``""`` (an absent optional input), then, per ``exports`` entry
     (op, suffix), that op's new name + suffix: the outputs (``":0"``) and control edges
-    (``":-1"``) later ops of the template read. Descs are shared between copies: once an
-    op is built its descs are only ever replaced, never mutated.
+    (``":-1"``) later ops of the template read. Attrs are before scope attrs; each copy
+    gets its own dict. Descs are shared between copies: once an op is built its descs
+    are only ever replaced, never mutated.
     """
 
-    types: tuple[str, ...]
-    inputs: tuple[tuple[int, ...], ...]
-    attrs: tuple[dict[str, Attr], ...]  # before scope attrs; each copy gets its own dict
-    input_descs: tuple[tuple[TensorDesc, ...], ...]
-    output_descs: tuple[tuple[TensorDesc, ...], ...]
+    rows: tuple[tuple[str, tuple[int, ...], dict[str, Attr], tuple[TensorDesc, ...], tuple[TensorDesc, ...]], ...]
+    # The builder's name candidates per op (a template lives in one run, with one builder).
+    name_sources: tuple[Iterator[str], ...]
     export_ops: tuple[int, ...]
     export_suffixes: tuple[str, ...]
     result: Any  # see _result_spec
     result_tensors: tuple[tuple[int, int], ...]  # (template op, output index) per distinct result Tensor
     result_has_external: bool  # the result hands back an argument: its desc is re-set from meta
     single: tuple[int, int] | None  # the result is this one new tensor
+
+    @property
+    def types(self) -> tuple[str, ...]:
+        return tuple(row[0] for row in self.rows)
 
 
 class Unkeyable(Exception):
@@ -222,12 +225,10 @@ def record_template(
     slots = {id(t): k for k, t in enumerate(externals)}
     order: list[tuple[int, int]] = []
     spec = _result_spec(result, positions, slots, {}, order)
+    types = tuple(op.type for op in new_ops)
     return Template(
-        types=tuple(op.type for op in new_ops),
-        inputs=inputs,
-        attrs=tuple(attrs_before_scopes),
-        input_descs=tuple(tuple(op.input_desc) for op in new_ops),
-        output_descs=tuple(tuple(op.output_desc) for op in new_ops),
+        rows=tuple(zip(types, inputs, attrs_before_scopes, (tuple(op.input_desc) for op in new_ops), (tuple(op.output_desc) for op in new_ops))),
+        name_sources=tuple(builder.name_source(t) for t in types),
         export_ops=tuple(j for j, _ in exports),
         export_suffixes=tuple(suffix for _, suffix in exports),
         result=spec,
@@ -319,25 +320,22 @@ def _has_external(spec: Any) -> bool:
 # -- replay ------------------------------------------------------------------------------
 def replay_template(template: Template, builder: GraphBuilder, externals: Sequence[Tensor], fx_node: str, source: str | None) -> tuple[Any, list[str]]:
     """Append fresh copies of the template's ops; the node's result and its op names."""
-    names = builder.unique_names(template.types)
+    # All names drawn, then taken: the same as one at a time. The recording drew each
+    # type's own name (or passed it), so every candidate now is ``Type_n``, and no two
+    # types share one (``Add_1_2`` is only ``Add_1``'s).
+    names = list(map(next, template.name_sources))
+    builder.taken_names.update(names)
     table = [f"{t.op.name}:{t.index}" for t in externals]
     table.append("")
-    ops = builder.graph.ops
-    if len(names) == 1 and template.single is not None:  # one op, one result: most nodes
-        read = table.__getitem__
-        op = IrOp(names[0], template.types[0], list(map(read, template.inputs[0])), dict(template.attrs[0]), list(template.input_descs[0]), list(template.output_descs[0]), fx_node, source)
-        ops.append(op)
-        if builder.scope_stack:
-            builder.apply_scopes((op,))
-        return Tensor(op, template.single[1]), names
     if template.export_ops:
         table += map(add, map(names.__getitem__, template.export_ops), template.export_suffixes)
-    start = len(ops)
     read = table.__getitem__
+    ops = builder.graph.ops
+    start = len(ops)
     append = ops.append
     # A plain loop: templates are a few ops, and a chain of maps costs more to set up.
-    for name, op_type, inputs, attrs, input_descs, output_descs in zip(names, template.types, template.inputs, template.attrs, template.input_descs, template.output_descs):
-        append(IrOp(name, op_type, list(map(read, inputs)), dict(attrs), list(input_descs), list(output_descs), fx_node, source))
+    for name, (op_type, inputs, attrs, input_descs, output_descs) in zip(names, template.rows):
+        append(IrOp(name, op_type, list(map(read, inputs)), attrs.copy(), list(input_descs), list(output_descs), fx_node, source))
     if builder.scope_stack:
         builder.apply_scopes(ops[start:])
     single = template.single

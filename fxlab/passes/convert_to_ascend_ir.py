@@ -28,7 +28,7 @@ import torch.fx as fx
 from torch._subclasses.fake_tensor import FakeTensor
 
 from fxlab.ir.builder import GraphBuilder, Tensor, building
-from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, TensorDesc, ge_dtype
+from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, attr_of, ge_dtype
 from fxlab.passes.conversion_replay import BuilderMark, ReplayCache, Unreplayable, node_signature, record_template, replay_template
 
 if TYPE_CHECKING:
@@ -157,6 +157,7 @@ class AscendIrConverter:
         self.builder = GraphBuilder(name)
         self.registry = CONVERTERS if registry is None else registry  # an empty registry is falsy
         self.values: dict[fx.Node, Any] = {}
+        self._value_get = self.values.get
         self.records: list[NodeConversion] = []
         self.warnings: list[str] = []
         self._data_index = 0
@@ -185,11 +186,12 @@ class AscendIrConverter:
                         continue
                     plan = plans.get(id(node.target))
                     if plan is not None and plan[0] is _REPLAY:
-                        replay(node, *plan[1:])
+                        replay(node, plan)
                     else:
                         convert_call(node)
         finally:
             if gc_was_enabled:
+                _promote_to_old_generation()
                 gc.enable()
         if self.builder.scope_stack:
             self.warnings.append(f"{len(self.builder.scope_stack)} scope(s) entered and never exited")
@@ -215,17 +217,18 @@ class AscendIrConverter:
             if not isinstance(val, torch.SymInt):
                 self.values[node] = val
                 return
+        # builder.add_op("Data", ...) under converting(), written out: one per weight.
         builder = self.builder
-        token = builder.begin_node(node.name, node_source(node))  # converting(), without a generator: one per weight
-        try:
-            (out,) = builder.add_op("Data", (), {"index": self._data_index}, ("y",), name=node.name)
-        finally:
-            builder.end_node(token)
-        out.op.output_desc[0] = self._desc_from_meta(val, "y")
+        source = node_source(node)
+        name = builder.unique_name("Data", node.name)
+        op = IrOp(name, "Data", [], {"index": attr_of(self._data_index)}, [], [self._desc_from_meta(val, "y")], name, source)
+        builder.graph.ops.append(op)
+        if builder.scope_stack:
+            builder.apply_scopes((op,))
         self._data_index += 1
-        self.builder.graph.inputs.append(out.op.name)
-        self.values[node] = out
-        node.meta["fxlab.ge_ops"] = [out.op.name]
+        builder.graph.inputs.append(name)
+        self.values[node] = Tensor(op, 0)
+        node.meta["fxlab.ge_ops"] = [name]
 
     def _convert_get_attr(self, node: fx.Node) -> None:
         from fxlab.ir import ge
@@ -252,7 +255,7 @@ class AscendIrConverter:
             plan = self._plan(target)
         kind, fn, status, target_name = plan
         if kind is _REPLAY:
-            self._convert_replayable(node, fn, status, target_name)
+            self._convert_replayable(node, plan)
         elif kind is _CONVERT:
             self._run_converter(node, fn, status, target_name)
         elif kind is _GETITEM:
@@ -298,10 +301,11 @@ class AscendIrConverter:
                 return fn, Status.AUTO, False
         return None, Status.UNSUPPORTED, False
 
-    def _convert_replayable(self, node: fx.Node, fn: Callable[..., Any], status: Status, target_name: str) -> None:
+    def _convert_replayable(self, node: fx.Node, plan: _Plan) -> None:
         """Replay the template of an earlier node with the same key, or convert and
         record one (see :mod:`fxlab.passes.conversion_replay`)."""
-        signature = node_signature(node, target_name, self.values.get)
+        _, fn, status, target_name = plan
+        signature = node_signature(node, target_name, self._value_get)
         if signature is None:
             self._run_converter(node, fn, status, target_name)
             return
@@ -321,14 +325,15 @@ class AscendIrConverter:
         source = meta.get("fxlab.source")
         if source is None:
             source = node_source(node)
-        result, ge_ops = replay_template(template, self.builder, externals, node.name, source)
+        name = node.name
+        result, ge_ops = replay_template(template, self.builder, externals, name, source)
         self.replayed += 1
         if template.result_has_external:  # the pass re-sets an argument's desc, as after a converter
             self._set_output_descs(result, meta.get("val"))
         self.values[node] = result
         meta["fxlab.ge_ops"] = ge_ops
         meta["fxlab.convert_status"] = _STATUS_VALUE[status]
-        self.records.append(NodeConversion(node.name, target_name, status, ge_ops, "", source))
+        self.records.append(NodeConversion(name, target_name, status, ge_ops, "", source))
 
     def _run_converter(self, node: fx.Node, fn: Callable[..., Any], status: Status, target_name: str, record: tuple[Any, list[Tensor]] | None = None) -> None:
         value_of = self.values.get
@@ -417,6 +422,19 @@ class AscendIrConverter:
             source = node_source(node)
         name = str(node.target) if target_name is None else target_name
         self.records.append(NodeConversion(node.name, name, status, ge_ops, message, source))
+
+
+def _promote_to_old_generation() -> None:
+    """Move the objects the pass made to the oldest GC generation without scanning them.
+
+    They are the IR, which lives as long as the trace: the young collection their number
+    triggers once the collector is back on (about a sixth of the conversion's time)
+    would only find them alive. ``freeze`` then ``unfreeze`` moves every tracked object
+    to the oldest generation as it is; skipped when the process has frozen objects of
+    its own, which ``unfreeze`` would thaw."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 def _check_output_count(result: Any, meta: Any, node: fx.Node) -> None:

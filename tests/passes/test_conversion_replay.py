@@ -251,13 +251,76 @@ def test_scopes_that_cross_block_boundaries_convert_the_same() -> None:
     assert scoped.count("sk") == 2 and scoped.count(None) == 2
 
 
-@pytest.mark.parametrize("types", [["Add", "Add", "Add_1", "Add"], ["Add_1", "Add", "Add", "Add"], ["Mul", "Add", "Mul_2", "Mul", "Mul", "Mul"]])
-def test_replay_names_are_the_names_one_at_a_time_would_give(types: list[str]) -> None:
+@pytest.mark.parametrize("types", [["Add", "Add", "Mul", "Add"], ["Mul", "Add", "Cast", "Mul", "Mul", "Mul"], ["Add_1", "Mul"]])
+def test_names_drawn_per_template_are_the_names_one_at_a_time_would_give(types: list[str]) -> None:
+    """The replay draws all of a template's names, then takes them."""
     from fxlab.ir.builder import GraphBuilder
 
     one_at_a_time, batched = GraphBuilder("g"), GraphBuilder("g")
     for builder in (one_at_a_time, batched):
-        builder.unique_name("Add", name="Add_2")  # an explicit name the schemes must skip
+        for explicit in ("Add_2", "Mul", "Cast_1"):  # explicit names the schemes must skip
+            builder.unique_name("Data", name=explicit)
     expected = [one_at_a_time.unique_name(t) for t in types] + [one_at_a_time.unique_name(t) for t in types]
-    assert batched.unique_names(types) + batched.unique_names(types) == expected
+    sources = [batched.name_source(t) for t in types]
+    drawn = []
+    for _ in range(2):
+        names = [next(source) for source in sources]
+        batched.taken_names.update(names)
+        drawn += names
+    assert drawn == expected
     assert len(set(expected)) == len(expected)
+
+
+def _types_converter(types: list[str]) -> Any:
+    def convert_mul(self, other, *, meta_outputs=None):
+        out = self
+        for op_type in types:
+            out = ge.op1(op_type, {"x": out})
+        return out
+
+    return convert_mul
+
+
+@pytest.mark.parametrize("types", [["Add", "Mul", "Add"], ["Add", "Add_1", "Add"], ["Add_1", "Add", "Add_2"], ["Mul_3", "Mul", "Mul", "Mul"]])
+def test_templates_of_types_that_look_like_each_others_names_replay_the_same(types: list[str]) -> None:
+    """``Add`` and ``Add_1`` in one template: the names drawn at once for a replay are
+    still those of one at a time (each type's own name went at the recording)."""
+
+    def model(x, y):
+        return [x * 2.0, x * 2.0, x * 2.0, x + y]
+
+    gm = functional_graph(model, torch.randn(3), torch.randn(3))
+    converter = assert_replay_changes_nothing(gm, _registry_with_mul(_types_converter(types), ORIGIN_FXLAB, True))
+    assert converter.replayed == 2
+    names = [op.name for op in converter.builder.graph.ops]
+    assert len(set(names)) == len(names)
+
+
+def test_conversion_moves_its_objects_to_the_old_generation_and_leaves_the_collector_as_it_was() -> None:
+    import gc
+
+    gm = functional_graph(lambda x: [x * 2.0, x * 2.0], torch.randn(3))
+    assert gc.isenabled()
+    result, _, _ = convert(gm, replay=True)
+    assert gc.isenabled() and gc.get_freeze_count() == 0
+    assert any(o is result.graph.ops[-1] for o in gc.get_objects(generation=2))
+    gc.disable()
+    try:
+        convert(gm, replay=True)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+
+
+def test_conversion_leaves_a_callers_frozen_objects_frozen() -> None:
+    import gc
+
+    gm = functional_graph(lambda x: [x * 2.0, x * 2.0], torch.randn(3))
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        convert(gm, replay=True)
+        assert gc.get_freeze_count() == frozen, "unfreeze would have thawed them all"
+    finally:
+        gc.unfreeze()
