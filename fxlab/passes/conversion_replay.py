@@ -78,7 +78,8 @@ _OPAQUE = frozenset({torch.dtype, torch.device, torch.memory_format, torch.layou
 _FAKE_TENSOR = FakeTensor
 _NODE = fx.Node
 _NO_SUBCLASS_TORCH_FUNCTION = torch._C.DisableTorchFunctionSubclass
-_KWARGS = object()  # in a key, between the positional and the keyword arguments
+_KWARGS = object()
+_new_op = object.__new__  # in a key, between the positional and the keyword arguments
 
 
 def _plain_key(value: Any, kind: type) -> Any:
@@ -334,8 +335,19 @@ def replay_template(template: Template, builder: GraphBuilder, externals: Sequen
     start = len(ops)
     append = ops.append
     # A plain loop: templates are a few ops, and a chain of maps costs more to set up.
+    # The op's fields are set here rather than by IrOp(...): its __init__ costs as much
+    # as the rest of a copy (test_conversion_replay compares every field).
     for name, (op_type, inputs, attrs, input_descs, output_descs) in zip(names, template.rows):
-        append(IrOp(name, op_type, list(map(read, inputs)), attrs.copy(), list(input_descs), list(output_descs), fx_node, source))
+        op = _new_op(IrOp)
+        op.name = name
+        op.type = op_type
+        op.inputs = list(map(read, inputs)) if inputs else []
+        op.attrs = attrs.copy()
+        op.input_desc = list(input_descs) if input_descs else []
+        op.output_desc = list(output_descs)
+        op.fx_node = fx_node
+        op.source = source
+        append(op)
     if builder.scope_stack:
         builder.apply_scopes(ops[start:])
     single = template.single
