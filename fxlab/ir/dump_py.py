@@ -296,6 +296,8 @@ class _FastPyLines:
         line: output suffixes, text after the outputs, after the inputs, after the name."""
         if op.type == "Const" and READABLE_VALUE in op.attrs:
             return self._SKIP
+        if op.type == "Data" and not op.inputs and len(op.output_desc) == 1 and list(op.attrs) == ["index"]:
+            return (("_0",), f" = ge.Data({', '.join(self.writer._data_args(op))}", ', node_name="', '")')  # as _call writes it
         if op.type in _BOUNDARY_TYPES:
             return self._GENERAL
         attr_args, comment = self.writer._attr_texts(op, shape)

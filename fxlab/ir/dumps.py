@@ -11,15 +11,15 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 import torch.fx as fx
 
 from fxlab.errors import FxlabError
 from fxlab.ir.dump_py import graph_to_py
 from fxlab.ir.ge_proto import GeProtoError, decode_model_def, encode_model_def
-from fxlab.ir.model import Attr, IrGraph, IrOp, TensorDesc
-from fxlab.ir.op_shapes import OpShapes, op_shapes
+from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp, TensorDesc
+from fxlab.ir.op_shapes import OpShapes, desc_fast_key as _desc_fast_key, op_shapes
 from fxlab.ir.pbtxt import graph_to_pbtxt, pbtxt_to_graph
 
 JSON_FILE = "ascend_ir.json"
@@ -44,7 +44,7 @@ class _JsonShapes:
     def __init__(self, quote: str) -> None:
         self.quote = quote
         self.attr_texts: dict[int, str] = {}  # by id: the graph keeps the objects alive
-        self.desc_texts: dict[int, str] = {}
+        self.desc_texts: dict[Any, str] = {}
 
     def pieces(self, op: IrOp) -> tuple[str, str, str, str]:
         quote = self.quote
@@ -66,14 +66,30 @@ class _JsonShapes:
     def attr(self, key: str, attr: Attr) -> str:
         text = self.attr_texts.get(id(attr))
         if text is None:
-            text = self.attr_texts[id(attr)] = _encode_value(attr.to_json())
+            text = self.attr_texts[id(attr)] = _attr_json(attr)
         return f"{_encode_str(key)}: {text}"
 
     def desc(self, desc: TensorDesc) -> str:
-        text = self.desc_texts.get(id(desc))
+        """By value (graph inputs each have their own desc objects, of a few values);
+        the key tells apart what prints apart."""
+        key = _desc_fast_key(desc)
+        try:
+            text = self.desc_texts.get(key)
+        except TypeError:  # an unhashable value
+            return _encode_value(desc.to_json())
         if text is None:
-            text = self.desc_texts[id(desc)] = _encode_value(desc.to_json())
+            text = self.desc_texts[key] = _encode_value(desc.to_json())
         return text
+
+
+def _attr_json(attr: Attr) -> str:
+    """``json.dumps(attr.to_json(), ensure_ascii=False)``; ints and strings directly."""
+    value = type(attr.value)
+    if value is int and attr.kind is AttrKind.INT:
+        return int.__repr__(attr.value)
+    if value is str and attr.kind is AttrKind.STR:
+        return _encode_str(attr.value)
+    return _encode_value(attr.to_json())
 
 
 def _json_op_lines(graph: IrGraph, shapes: OpShapes) -> list[str]:

@@ -526,16 +526,14 @@ def _ascii_op_fields(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
     varint = _VARINT_TEXT
     fx_entries = _ProvenanceTexts(PROVENANCE_FX_NODE)
     source_entries = _ProvenanceTexts(PROVENANCE_SOURCE)
-    input_fields = _input_fields(graph.ops)
-    fields = []
-    for op, (type_field, before_fx, between, end) in zip(graph.ops, map(pieces.__getitem__, shapes.index)):
-        name = op.name
-        payload = (
-            f"\n{varint[len(name)]}{name}{type_field}{''.join([input_fields[i] for i in op.inputs])}"
-            f"{before_fx}{fx_entries[op.fx_node]}{between}{source_entries[op.source]}{end}"
-        )
-        fields.append(f"2{varint[len(payload)]}{payload}")
-    return fields
+    input_field = _input_fields(graph.ops).__getitem__
+    join = "".join
+    payloads = [
+        f"\n{varint[len(op.name)]}{op.name}{type_field}{join(map(input_field, op.inputs))}"
+        f"{before_fx}{fx_entries[op.fx_node]}{between}{source_entries[op.source]}{end}"
+        for op, (type_field, before_fx, between, end) in zip(graph.ops, map(pieces.__getitem__, shapes.index))
+    ]
+    return [f"2{varint[len(payload)]}{payload}" for payload in payloads]
 
 
 def encode_model_def(graph: IrGraph, shapes: OpShapes | None = None) -> bytes:

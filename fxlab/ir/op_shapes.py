@@ -59,7 +59,8 @@ def _attr_key(attr: Attr) -> Any:
     return (attr.kind, value_key(attr.value))
 
 
-def _desc_fast_key(desc: TensorDesc) -> Any:
+def desc_fast_key(desc: TensorDesc) -> Any:
+    """:func:`desc_key`, cheaper for descs without attrs (dims are ints)."""
     if not desc.attrs and type(desc.shape) is tuple:  # the common case; dims are ints
         return (desc.name, desc.dtype, desc.shape, desc.layout)
     return desc_key(desc)
@@ -82,7 +83,7 @@ class _ValueKeys:
     def desc(self, desc: TensorDesc) -> Any:
         key = self.descs.get(id(desc))
         if key is None:
-            key = self.descs[id(desc)] = _desc_fast_key(desc)
+            key = self.descs[id(desc)] = desc_fast_key(desc)
         return key
 
     def op(self, op: IrOp) -> tuple[Any, ...]:
