@@ -32,7 +32,7 @@ from fxlab.ir.model import (
     IrOp,
     TensorValue,
 )
-from fxlab.ir.op_shapes import OpShapes
+from fxlab.ir.op_shapes import OpShapes, desc_fast_key
 
 HEADER = (
     "# -*- coding: utf-8 -*-\n"
@@ -251,7 +251,7 @@ def _input_texts(writer: _PyDumpWriter, ops: list[IrOp], const_texts: dict[str, 
     all made together; ``None`` for a control input (``":-1"``), which the per-shape
     lines cannot place. ``const_texts``: the text of each inline constant, by name.
     Needs plain strings (no newline)."""
-    tensors = list(dict.fromkeys(chain.from_iterable([op.inputs for op in ops])))
+    tensors = list(chain.from_iterable([op.inputs for op in ops]))  # repeats are cheaper kept than removed
     joined = "\n".join(tensors)
     variables = joined.replace(":", "_").replace("/", "_").split("\n")
     if const_texts:  # by producer name, as _input finds it: all but the last ":..."
@@ -260,10 +260,24 @@ def _input_texts(writer: _PyDumpWriter, ops: list[IrOp], const_texts: dict[str, 
     texts: dict[str, str | None] = dict(zip(tensors, variables))
     if "" in texts:
         texts[""] = writer._input("")
-    for tensor in tensors:
-        if tensor.endswith(":-1"):
-            texts[tensor] = None
+    if ":-1" in joined:
+        texts.update((tensor, None) for tensor in tensors if tensor.endswith(":-1"))
     return texts
+
+
+def _tensor_annotations(nodes: list[fx.Node]) -> dict[fx.Node, str]:
+    """:func:`_annotated` of the nodes whose value is a tensor, made together: the type
+    text once per (dtype, shape, device). Empty when a shape is symbolic (the typed
+    names are then made one by one)."""
+    tensor = torch.Tensor
+    metas = [node.meta.get("val") for node in nodes]
+    keys = [(m.dtype, m.shape, m.device) if isinstance(m, tensor) else None for m in metas]
+    try:
+        first = dict(zip(reversed(keys), reversed(nodes)))  # the first node of each key
+    except TypeError:  # symbolic dims do not hash
+        return {}
+    types = {key: _annotated(node)[len(node.name):] for key, node in first.items() if key is not None}
+    return {node: node.name + types[key] for node, key in zip(nodes, keys) if key is not None}
 
 
 class _Annotations(dict):
@@ -290,6 +304,8 @@ class _FastPyLines:
         self.writer = writer
         self.shapes: OpShapes = writer.shapes  # type: ignore[assignment]
         self.annotations = _Annotations(writer)
+        self.annotations.update(_tensor_annotations(list(writer.fx_nodes.values())))
+        self.data_descs: dict[Any, str] = {}
 
     def _shape_text(self, op: IrOp, shape: int) -> Any:
         """``_SKIP`` (an inline constant), ``_GENERAL``, or the pieces of the op's call
@@ -297,7 +313,7 @@ class _FastPyLines:
         if op.type == "Const" and READABLE_VALUE in op.attrs:
             return self._SKIP
         if op.type == "Data" and not op.inputs and len(op.output_desc) == 1 and list(op.attrs) == ["index"]:
-            return (("_0",), f" = ge.Data({', '.join(self.writer._data_args(op))}", ', node_name="', '")')  # as _call writes it
+            return (("_0",), f" = ge.Data(index={op.attrs['index'].value}, {self._data_desc(op)}", ', node_name="', '")')
         if op.type in _BOUNDARY_TYPES:
             return self._GENERAL
         attr_args, comment = self.writer._attr_texts(op, shape)
@@ -318,6 +334,20 @@ class _FastPyLines:
                     text = by_shape[shape] = _const_text(op)
                 out[op.name] = text
         return out
+
+    def _data_desc(self, op: IrOp) -> str:
+        """The arguments after ``index`` of a Data call (:meth:`_PyDumpWriter._data_args`
+        of an op with no other attr), made once per output desc value."""
+        key = desc_fast_key(op.output_desc[0])
+        try:
+            text = self.data_descs.get(key)
+        except TypeError:  # an unhashable value
+            text, key = None, None
+        if text is None:
+            text = ", ".join(self.writer._data_args(op)[1:])
+            if key is not None:
+                self.data_descs[key] = text
+        return text
 
     def write(self) -> str:
         writer, ops = self.writer, self.writer.graph.ops

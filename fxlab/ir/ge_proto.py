@@ -30,6 +30,7 @@ import re
 import struct
 from dataclasses import dataclass
 from itertools import chain
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -472,22 +473,18 @@ def _provenance_text(key: str, value: str) -> str:
     return _map_entry(b"\x52", key, _ld(b"\x12", value.encode())).decode("latin-1")
 
 
-class _ProvenanceTexts(dict):
-    """An op's provenance attr entry (as latin-1 text) per value, made on first use:
-    around the value, the bytes depend only on its length."""
-
-    def __init__(self, key: str) -> None:
-        super().__init__({None: ""})
-        self.key = key
-        self.heads: dict[int, str] = {}
-
-    def __missing__(self, value: str) -> str:
-        head = self.heads.get(len(value))
-        if head is None:
-            entry = _provenance_text(self.key, value)
-            head = self.heads[len(value)] = entry[:len(entry) - len(value)]
-        text = self[value] = head + value
-        return text
+def _provenance_texts(key: str, values: set[str | None]) -> dict[str | None, str]:
+    """An op's provenance attr entry (as latin-1 text) per value (``""`` for ``None``);
+    around the value, the bytes depend only on its length, so they are made once per
+    length."""
+    values.discard(None)
+    heads = {}
+    for length in set(map(len, values)):
+        sample = "x" * length
+        heads[length] = _provenance_text(key, sample)[:-length or None]
+    texts: dict[str | None, str] = {value: heads[len(value)] + value for value in values}  # type: ignore[arg-type]
+    texts[None] = ""
+    return texts
 
 
 class _ShapeBytes:
@@ -524,8 +521,8 @@ def _ascii_op_fields(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
     if None in pieces:
         return None
     varint = _VARINT_TEXT
-    fx_entries = _ProvenanceTexts(PROVENANCE_FX_NODE)
-    source_entries = _ProvenanceTexts(PROVENANCE_SOURCE)
+    fx_entries = _provenance_texts(PROVENANCE_FX_NODE, set(map(attrgetter("fx_node"), graph.ops)))
+    source_entries = _provenance_texts(PROVENANCE_SOURCE, set(map(attrgetter("source"), graph.ops)))
     input_field = _input_fields(graph.ops).__getitem__
     join = "".join
     payloads = [

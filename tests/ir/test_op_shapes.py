@@ -221,3 +221,28 @@ def test_plain_tells_when_names_need_escapes() -> None:
     assert op_shapes(IrGraph("g", [IrOp("a", "Add", ["b:0"], fx_node="n", source="/m.py:1")])).plain
     for op in (IrOp('a"', "Add"), IrOp("a", "Add", ["ü:0"]), IrOp("a", "Add", fx_node="n\\"), IrOp("a", "Add", source="m'.py")):
         assert not op_shapes(IrGraph("g", [op])).plain
+
+
+def test_provenance_of_any_length_and_empty_dumps_as_the_references() -> None:
+    """The pb writer makes a provenance entry per value length: empty values, and values
+    whose entries need two-byte lengths, give the references' bytes."""
+    desc = TensorDesc("y", DataType.DT_FLOAT, (2,))
+    ops = [IrOp(f"op{i}", "Add", ["x:0"], {}, [desc], [desc], fx, source) for i, (fx, source) in enumerate([
+        ("", ""), ("n" * 120, "/m.py:1"), ("n" * 200, "s" * 300), (None, ""), ("", None), ("n" * 200, "/m.py:1"),
+    ])]
+    assert_dumps_equal_references(IrGraph("g", ops))
+
+
+def test_descs_equal_but_printing_apart_dump_as_the_references() -> None:
+    """Desc texts are shared by value: descs whose attrs differ only in a float's sign or
+    an int/bool kind keep their own texts."""
+    def desc(attr: Attr) -> TensorDesc:
+        return TensorDesc("y", DataType.DT_FLOAT, (2,), "ND", {"a": attr})
+
+    attrs = [Attr(AttrKind.FLOAT, 0.0), Attr(AttrKind.FLOAT, -0.0), Attr(AttrKind.INT, 1), Attr(AttrKind.BOOL, True)]
+    ops = [IrOp(f"op{i}", "Add", [], {}, [desc(attr)], [TensorDesc("y", DataType.DT_FLOAT, (2,))]) for i, attr in enumerate(attrs)]
+    ops += [IrOp(f"data{i}", "Data", [], {"index": Attr(AttrKind.INT, i)}, [], [TensorDesc("y", dtype, (2,), layout)])
+            for i, (dtype, layout) in enumerate([(DataType.DT_FLOAT, "ND"), (DataType.DT_FLOAT16, "ND"), (DataType.DT_FLOAT, "NCHW"), (DataType.DT_FLOAT, "ND")])]
+    graph = IrGraph("g", ops)
+    assert_dumps_equal_references(graph)
+    assert 'data2_0 = ge.Data(index=2, dtype=0, shape=[2], format="NCHW", node_name="data2")' in graph_to_py(graph, shapes=op_shapes(graph))
