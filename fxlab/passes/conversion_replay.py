@@ -154,7 +154,8 @@ def node_signature(node: fx.Node, target_name: str, value_of: Callable[[fx.Node]
     key: list[Any] = [target_name]
     append = key.append
     try:
-        for arg in node.args:  # the common kinds inline: this runs for nearly every node
+        # node._args/_kwargs: the public properties return them through a Python call.
+        for arg in node._args:  # the common kinds inline: this runs for nearly every node
             kind = type(arg)
             if kind is _NODE:
                 value = value_of(arg)
@@ -169,7 +170,7 @@ def node_signature(node: fx.Node, target_name: str, value_of: Callable[[fx.Node]
                 append((kind, tuple(arg)))
             else:
                 append(_arg_key(arg, value_of, tensors))
-        kwargs = node.kwargs
+        kwargs = node._kwargs
         if kwargs:
             append(_KWARGS)
             for name, arg in kwargs.items():
@@ -326,8 +327,12 @@ def replay_template(template: Template, builder: GraphBuilder, externals: Sequen
     # types share one (``Add_1_2`` is only ``Add_1``'s).
     names = list(map(next, template.name_sources))
     builder.taken_names.update(names)
-    table = [f"{t.op.name}:{t.index}" for t in externals]
-    table.append("")
+    if len(externals) == 1:  # most nodes: written out, a comprehension costs a call
+        t = externals[0]
+        table = [f"{t.op.name}:{t.index}", ""]
+    else:
+        table = [f"{t.op.name}:{t.index}" for t in externals]
+        table.append("")
     if template.export_ops:
         table += map(add, map(names.__getitem__, template.export_ops), template.export_suffixes)
     read = table.__getitem__
@@ -341,10 +346,10 @@ def replay_template(template: Template, builder: GraphBuilder, externals: Sequen
         op = _new_op(IrOp)
         op.name = name
         op.type = op_type
-        op.inputs = list(map(read, inputs)) if inputs else []
-        op.attrs = attrs.copy()
-        op.input_desc = list(input_descs) if input_descs else []
-        op.output_desc = list(output_descs)
+        op.inputs = [*map(read, inputs)]
+        op.attrs = {**attrs}
+        op.input_desc = [*input_descs]
+        op.output_desc = [*output_descs]
         op.fx_node = fx_node
         op.source = source
         append(op)
