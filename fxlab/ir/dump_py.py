@@ -152,10 +152,10 @@ class _PyDumpWriter:
 
     def _file_line(self, node: fx.Node | None, source: str | None) -> str | None:
         trace = node.meta.get("stack_trace") if node is not None else None
-        key = (trace, source)
-        if key not in self.file_lines:
-            self.file_lines[key] = _file_line(node, source)
-        return self.file_lines[key]
+        text = self.file_lines.get((trace, source), self)  # self: not made yet
+        if text is self:
+            text = self.file_lines[(trace, source)] = _file_line(node, source)
+        return text  # type: ignore[return-value]
 
     def _write_group(self, group: list[tuple[IrOp, int | None]]) -> None:
         ops = [op for op, _ in group]
@@ -306,6 +306,7 @@ class _FastPyLines:
         self.annotations = _Annotations(writer)
         self.annotations.update(_tensor_annotations(list(writer.fx_nodes.values())))
         self.data_descs: dict[Any, str] = {}
+        self.targets = writer.targets
 
     def _shape_text(self, op: IrOp, shape: int) -> Any:
         """``_SKIP`` (an inline constant), ``_GENERAL``, or the pieces of the op's call
@@ -381,10 +382,12 @@ class _FastPyLines:
         """The ``## FX Code`` line of ``node``: :func:`format_fx_node`, with each node's
         typed name made once."""
         names, Node = self.annotations, fx.Node
-        args = [names[a] if isinstance(a, Node) else _annotated(a) for a in node.args]
+        # _annotated of a value that is no node, written out: this runs for every argument
+        args = [names[a] if isinstance(a, Node) else repr(a) if isinstance(a, str) else str(a) for a in node.args]
         if node.kwargs:
             args += [f"{k}={names[v] if isinstance(v, Node) else _annotated(v)}" for k, v in node.kwargs.items()]
-        return f"## FX Code: {names[node]} = {self.writer._target(node.target)}({', '.join(args)})"
+        target = self.targets.get(id(node.target)) or self.writer._target(node.target)
+        return f"## FX Code: {names[node]} = {target}({', '.join(args)})"
 
     def _group_head(self, start: int) -> None:
         """The comments before the ops of one FX node, the first being ``ops[start]``."""
