@@ -333,8 +333,12 @@ def replay_template(template: Template, builder: GraphBuilder, externals: Sequen
     else:
         table = [f"{t.op.name}:{t.index}" for t in externals]
         table.append("")
-    if template.export_ops:
-        table += map(add, map(names.__getitem__, template.export_ops), template.export_suffixes)
+    exports = template.export_ops
+    if exports:
+        if len(exports) == 1:  # a Const and the op reading it: most templates
+            table.append(names[exports[0]] + template.export_suffixes[0])
+        else:
+            table += map(add, map(names.__getitem__, exports), template.export_suffixes)
     read = table.__getitem__
     ops = builder.graph.ops
     start = len(ops)

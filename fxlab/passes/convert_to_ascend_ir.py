@@ -117,6 +117,7 @@ def node_source(node: fx.Node) -> str | None:
 
 
 _ONLY_INT = frozenset({int})
+_NO_SUBCLASS_TORCH_FUNCTION = torch._C.DisableTorchFunctionSubclass
 
 
 def desc_from_meta(val: Any, name: str = "y") -> TensorDesc:
@@ -384,7 +385,8 @@ class AscendIrConverter:
         if descs is None or type(val) is not FakeTensor:
             return desc_from_meta(val, name)
         try:
-            key = (name, val.dtype, val.shape)
+            with _NO_SUBCLASS_TORCH_FUNCTION():  # the same getters, without the subclass check
+                key = (name, val.dtype, val.shape)
             desc = descs.get(key)
         except TypeError:  # symbolic sizes
             return desc_from_meta(val, name)
