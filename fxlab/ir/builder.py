@@ -97,8 +97,10 @@ class GraphBuilder:
 
     def name_source(self, op_type: str) -> Iterator[str]:
         """The names of ``op_type`` :meth:`unique_name` gives, one per ``next``: the first
-        candidate not in ``taken_names`` then. The caller adds the names it draws to
-        ``taken_names`` (before drawing more when another type's candidates could clash)."""
+        candidate not in ``taken_names`` then. The caller adds each name it draws to
+        ``taken_names``; names drawn for several types before being added are still those
+        of one at a time once each type has drawn its first name (see
+        :func:`fxlab.passes.conversion_replay.replay_template`)."""
         candidates = self._candidates.get(op_type)
         if candidates is None:
             candidates = self._candidates[op_type] = self._free_names(op_type)
