@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import chain, takewhile
+from itertools import chain
 from typing import Any, Callable
 
 import torch
@@ -401,8 +401,10 @@ class _FastPyLines:
             if node.op in _FX_CALLS:
                 writer.lines.append(self._fx_code(node))
         elif first.fx_node is not None:
-            group = list(takewhile(lambda op: op.fx_node == first.fx_node, writer.graph.ops[start:]))
-            if writer._is_fx_call(None, group):
+            ops, end = writer.graph.ops, start + 1
+            while end < len(ops) and ops[end].fx_node == first.fx_node:
+                end += 1
+            if writer._is_fx_call(None, ops[start:end]):
                 writer.lines.append(f"## FX Code: {first.fx_node}")
 
 
