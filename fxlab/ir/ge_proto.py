@@ -395,14 +395,13 @@ class _WireEncoder:
         return b"".join(parts)
 
     def op(self, op: IrOp) -> bytes:
-        small = _SMALL_VARINTS
         name, op_type = op.name.encode(), op.type.encode()
-        parts = [b"\x0a", small[len(name)], name] if name else []
+        parts = [b"\x0a", _varint(len(name)), name] if name else []
         if op_type:
-            parts += (b"\x12", small[len(op_type)], op_type)
+            parts += (b"\x12", _varint(len(op_type)), op_type)
         for producer in op.inputs:
             encoded = producer.encode()
-            parts += (b"\x2a", small[len(encoded)], encoded)
+            parts += (b"\x2a", _varint(len(encoded)), encoded)
         parts += self.op_attrs(op)
         desc_field = self.desc_field
         parts += [desc_field(b"\x8a\x02", d) for d in op.input_desc]
@@ -455,6 +454,7 @@ class _WireEncoder:
 # that each op is one f-string; it is taken when every name, input, FX node and source
 # is ASCII (then its UTF-8 bytes are its characters).
 _VARINT_TEXT = [v.decode("latin-1") for v in _SMALL_VARINTS]
+_OP_FIELD_HEADS = ["2" + v for v in _VARINT_TEXT]  # GraphDef.op's tag and a length
 
 
 def _varint_text(n: int) -> str:
@@ -514,8 +514,8 @@ class _ShapeBytes:
 
 
 def _ascii_op_fields(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
-    """Each op's ``GraphDef.op`` field as latin-1 text; ``None`` when a shape needs the
-    general encoder."""
+    """The ``GraphDef.op`` fields as latin-1 text, in pieces (tag and length, then
+    payload, per op); ``None`` when a shape needs the general encoder."""
     writer = _ShapeBytes()
     pieces = [writer.pieces(op) for op in shapes.first]
     if None in pieces:
@@ -530,7 +530,8 @@ def _ascii_op_fields(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
         f"{before_fx}{fx_entries[op.fx_node]}{between}{source_entries[op.source]}{end}"
         for op, (type_field, before_fx, between, end) in zip(graph.ops, map(pieces.__getitem__, shapes.index))
     ]
-    return [f"2{varint[len(payload)]}{payload}" for payload in payloads]
+    heads = map(_OP_FIELD_HEADS.__getitem__, map(len, payloads))  # IndexError from 16 KiB on
+    return list(chain.from_iterable(zip(heads, payloads)))
 
 
 def encode_model_def(graph: IrGraph, shapes: OpShapes | None = None) -> bytes:

@@ -246,3 +246,13 @@ def test_descs_equal_but_printing_apart_dump_as_the_references() -> None:
     graph = IrGraph("g", ops)
     assert_dumps_equal_references(graph)
     assert 'data2_0 = ge.Data(index=2, dtype=0, shape=[2], format="NCHW", node_name="data2")' in graph_to_py(graph, shapes=op_shapes(graph))
+
+
+def test_ops_of_16_kib_and_more_dump_as_the_references() -> None:
+    """Lengths from 16 KiB on take more than two varint bytes: the op whose field is that
+    long, or whose name is, leaves the pb fast path to the general encoder."""
+    desc = TensorDesc("y", DataType.DT_FLOAT, (2,))
+    producers = [IrOp(f"p{i}", "Data", [], {"index": Attr(AttrKind.INT, i)}, [], [desc], f"p{i}") for i in range(3)]
+    wide = IrOp("out", "NetOutput", [f"p{i % 3}:0" for i in range(3000)], {}, [desc] * 3, [], "output")
+    assert_dumps_equal_references(IrGraph("g", [*producers, wide]))
+    assert_dumps_equal_references(IrGraph("g", [*producers, IrOp("n" * 17000, "Add", ["p0:0"], {}, [desc], [desc], "add")]))
