@@ -493,11 +493,32 @@ class _ShapeBytes:
 
     def __init__(self) -> None:
         self.encoder = _WireEncoder()
+        self.one_attr: dict[tuple[str, str, bytes], tuple[str, str, str, str]] = {}
 
     def pieces(self, op: IrOp) -> tuple[str, str, str, str] | None:
         """``None`` when the fast path cannot write the op's shape."""
         if PROVENANCE_FX_NODE in op.attrs or PROVENANCE_SOURCE in op.attrs or not op.name:
             return None
+        if len(op.attrs) == 1:
+            return self._one_attr_pieces(op)
+        return self._pieces(op)
+
+    def _one_attr_pieces(self, op: IrOp) -> tuple[str, str, str, str]:
+        """The pieces of an op with one attr (graph inputs: ``index``), from those of
+        the same op without it (made once per type, attr name and descs): the attr's
+        entry starts the piece its name sorts into."""
+        ((key, attr),) = op.attrs.items()
+        desc_field = self.encoder.desc_field
+        descs = b"".join([desc_field(b"\x8a\x02", d) for d in op.input_desc] + [desc_field(b"\x92\x02", d) for d in op.output_desc])
+        bare = self.one_attr.get((op.type, key, descs))
+        if bare is None:
+            bare = self.one_attr[(op.type, key, descs)] = self._pieces(IrOp(op.name, op.type, [], {}, op.input_desc, op.output_desc))
+        at = 1 if key < PROVENANCE_FX_NODE else 2 if key < PROVENANCE_SOURCE else 3
+        pieces = list(bare)
+        pieces[at] = self.encoder.attr_entry(b"\x52", key, attr).decode("latin-1") + pieces[at]
+        return tuple(pieces)  # type: ignore[return-value]
+
+    def _pieces(self, op: IrOp) -> tuple[str, str, str, str]:
         entry, desc_field = self.encoder.attr_entry, self.encoder.desc_field
         entries = sorted((key, entry(b"\x52", key, attr)) for key, attr in op.attrs.items())
         before_fx = b"".join([e for key, e in entries if key < PROVENANCE_FX_NODE])

@@ -161,7 +161,7 @@ def repeating_graphs(draw: st.DrawFn) -> IrGraph:
     names = PLAIN_NAMES if draw(st.booleans()) else NAMES
     sources = st.none() | st.sampled_from(["/m.py:1", "/m.py:2"]) | (st.just(None) if names is PLAIN_NAMES else TEXT)
     graph = IrGraph(name=draw(names), attrs={"g": _copy(draw(st.sampled_from(attr_pool)))})
-    keys = st.sampled_from(["axis", "keep_dims", "_scope", "value", "z", PROVENANCE_FX_NODE + "_x", "_fxlab_g", "_readable_value"])
+    keys = st.sampled_from(["N", "axis", "keep_dims", "_scope", "value", "z", PROVENANCE_FX_NODE + "_x", "_fxlab_g", "_readable_value"])
     for index in range(draw(st.integers(min_value=1, max_value=12))):
         attrs = {}
         for key in draw(st.lists(keys, max_size=3, unique=True)):
@@ -256,3 +256,14 @@ def test_ops_of_16_kib_and_more_dump_as_the_references() -> None:
     wide = IrOp("out", "NetOutput", [f"p{i % 3}:0" for i in range(3000)], {}, [desc] * 3, [], "output")
     assert_dumps_equal_references(IrGraph("g", [*producers, wide]))
     assert_dumps_equal_references(IrGraph("g", [*producers, IrOp("n" * 17000, "Add", ["p0:0"], {}, [desc], [desc], "add")]))
+
+
+def test_one_attr_ops_dump_as_the_references() -> None:
+    """Ops with one attr (graph inputs: ``index``) share their text but for the attr's
+    entry, which sorts before, between or after the provenance entries by its name."""
+    desc = TensorDesc("y", DataType.DT_FLOAT, (2,))
+    ops = [
+        IrOp(f"op{i}_{key}", "Op", ["x:0"] if i % 2 else [], {key: attr}, [desc], [desc], "n" if i % 3 else None, "/m.py:1" if i % 4 else None)
+        for key in ("N", PROVENANCE_FX_NODE + "_x", "index") for i, attr in enumerate([Attr(AttrKind.INT, 3), Attr(AttrKind.INT, 300), Attr(AttrKind.STR, "s"), Attr(AttrKind.INT, 3)] * 2)
+    ]
+    assert_dumps_equal_references(IrGraph("g", ops))
