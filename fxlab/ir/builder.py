@@ -225,8 +225,9 @@ def apply_scope_attrs(op: IrOp, stack: Sequence[Mapping[str, str]]) -> None:
 
 
 def _name_candidates(op_type: str) -> Iterator[str]:
-    """``Type``, ``Type_1``, ``Type_2``, ... made in C (a name is taken per op)."""
-    return itertools.chain((op_type,), map(f"{op_type}_{{}}".format, itertools.count(1)))
+    """``Type``, ``Type_1``, ``Type_2``, ... made in C (a name is taken per op; a
+    concatenation is cheaper than a format)."""
+    return itertools.chain((op_type,), map(f"{op_type}_".__add__, map(str, itertools.count(1))))
 
 
 _UNFED_OPTIONAL = Attr(AttrKind.INT, 1)

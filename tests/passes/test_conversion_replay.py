@@ -324,3 +324,21 @@ def test_conversion_leaves_a_callers_frozen_objects_frozen() -> None:
         assert gc.get_freeze_count() > frozen // 2, "unfreeze would have thawed them all (some may have been freed)"
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.parametrize("replayable", [True, False])
+def test_converters_run_in_the_callers_torch_function_mode(replayable: bool) -> None:
+    """Keys are read without the subclass torch-function check; converters (first of a
+    target, new key of a known target, not replayable) never run in that mode."""
+    seen: list[bool] = []
+
+    def recording_mul(self, other, *, meta_outputs=None):
+        seen.append(torch._C._is_torch_function_enabled())
+        other = other if isinstance(other, ge.Tensor) else ge.const(other, self.dtype)
+        return ge.op1("Mul", {"x1": self, "x2": other})
+
+    gm = functional_graph(lambda x: [x * 2.0, x * 3.0, x * 2.0, x * 3.0], torch.randn(3))
+    converter = assert_replay_changes_nothing(gm, _registry_with_mul(recording_mul, ORIGIN_FXLAB, replayable))
+    assert converter.replayed == (2 if replayable else 0)
+    assert seen and all(seen)
+    assert torch._C._is_torch_function_enabled()
