@@ -241,11 +241,38 @@ class _ShapeTexts:
 
     def __init__(self) -> None:
         self.writer = _TextWriter()
+        self.one_attr: dict[tuple[Any, ...], tuple[str, str, str, str]] = {}
 
     def pieces(self, op: IrOp) -> tuple[str, str, str, str] | None:
         """``None`` when an attr has a provenance key (the fast path cannot order it)."""
         if PROVENANCE_FX_NODE in op.attrs or PROVENANCE_SOURCE in op.attrs or not op.name:
             return None
+        if len(op.attrs) == 1:
+            return self._one_attr_pieces(op)
+        return self._pieces(op)
+
+    def _one_attr_pieces(self, op: IrOp) -> tuple[str, str, str, str]:
+        """The pieces of an op with one attr (graph inputs: ``index``), from those of
+        the same op without it (made once per type, attr name, descs and what the op
+        has of inputs and provenance): the attr's entry goes where its name sorts."""
+        ((key, attr),) = op.attrs.items()
+        desc = self.writer.desc
+        descs = "".join([desc("input_desc", d) for d in op.input_desc] + [desc("output_desc", d) for d in op.output_desc])
+        shape = (op.type, key, not op.inputs, op.fx_node is None, op.source is None, descs)
+        bare = self.one_attr.get(shape)
+        if bare is None:
+            bare = self.one_attr[shape] = self._pieces(IrOp(op.name, op.type, op.inputs, {}, op.input_desc, op.output_desc, op.fx_node, op.source))
+        if key < PROVENANCE_FX_NODE:  # after the inputs' closing quote
+            at, offset = 1, (2 if op.inputs else 0)
+        elif key < PROVENANCE_SOURCE:  # after the FX node entry
+            at, offset = 2, (len(_PROVENANCE_TEXT[PROVENANCE_FX_NODE][1]) if op.fx_node is not None else 0)
+        else:  # after the source entry
+            at, offset = 3, (len(_PROVENANCE_TEXT[PROVENANCE_SOURCE][1]) if op.source is not None else 0)
+        pieces = list(bare)
+        pieces[at] = f"{pieces[at][:offset]}{self.writer.attr_entry(key, attr)}\n{pieces[at][offset:]}"
+        return tuple(pieces)  # type: ignore[return-value]
+
+    def _pieces(self, op: IrOp) -> tuple[str, str, str, str]:
         entries = sorted((key, self.writer.attr_entry(key, attr) + "\n") for key, attr in op.attrs.items())
         before_fx = "".join([text for key, text in entries if key < PROVENANCE_FX_NODE])
         between = "".join([text for key, text in entries if PROVENANCE_FX_NODE < key < PROVENANCE_SOURCE])
