@@ -13,11 +13,11 @@ from fxlab import __version__ as FXLAB_VERSION
 from fxlab.capture.backend import CapturedGraph, CapturingBackend
 from fxlab.capture.check import RunRecorder, compare_eager_compiled, verify_ir
 from fxlab.capture.loader import LoadedModel
-from fxlab.capture.records import KIND_COPY_EPILOGUE, stage_from_module
+from fxlab.capture.records import KIND_COPY_EPILOGUE, cache_sources, stage_from_module
 from fxlab.capture.stages import STAGES
 from fxlab.capture.trace import GraphTrace, Trace
 from fxlab.errors import CaptureError, UsageError
-from fxlab.heap import frozen_heap
+from fxlab.heap import capture_heap, frozen_heap
 
 ALL_STAGES = (*STAGES, "ascend_ir")
 Progress = Callable[[str], None]
@@ -58,22 +58,23 @@ def capture_trace(
     will_verify = "ascend_ir" in stages and verify is not False
     backend = CapturingBackend(want_aten="aten" in stages, wrap_compiled=recorder.wrap if will_verify else None)
     say(f"running {loaded.name} eagerly and under torch.compile")
-    check = compare_eager_compiled(loaded, lambda fn: _compile(fn, backend))
-    trace = Trace(
-        model=str(loaded.path) if loaded.path else loaded.name,
-        entry=loaded.entry,
-        fxlab_version=FXLAB_VERSION,
-        torch_version=torch.__version__,
-        stages=list(stages),
-        check=check,
-    )
-    with frozen_heap():
-        for captured in backend.graphs:
-            say(f"recording graph {captured.index} of {len(backend.graphs)}")
-            trace.graphs.append(_build_graph_trace(captured, stages, converter, say))
-            if captured.aten_retraced and "aten" in captured.modules:
-                trace.notes.append(f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced}).")
-        _verify(trace, recorder, verify, say)
+    with capture_heap():  # Dynamo and aot build a large heap that stays alive
+        check = compare_eager_compiled(loaded, lambda fn: _compile(fn, backend))
+        trace = Trace(
+            model=str(loaded.path) if loaded.path else loaded.name,
+            entry=loaded.entry,
+            fxlab_version=FXLAB_VERSION,
+            torch_version=torch.__version__,
+            stages=list(stages),
+            check=check,
+        )
+        with frozen_heap():  # from here on, only the trace is added
+            for captured in backend.graphs:
+                say(f"recording graph {captured.index} of {len(backend.graphs)}")
+                trace.graphs.append(_build_graph_trace(captured, stages, converter, say))
+                if captured.aten_retraced and "aten" in captured.modules:
+                    trace.notes.append(f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced}).")
+            _verify(trace, recorder, verify, say)
     trace.status = _status(trace)
     return trace
 
@@ -98,7 +99,7 @@ def _build_graph_trace(captured: CapturedGraph, stages: Sequence[str], converter
             analysis(module)
     if "ascend_ir" in stages and "functional" in modules:
         say(f"converting graph {captured.index} to Ascend IR")
-        stage_from_module("functional", modules["functional"])  # caches sources for the converter
+        cache_sources(modules["functional"])  # the converter reads them
         _convert(graph, modules["functional"], converter)
     for name in STAGES:
         if name in stages and name in modules:

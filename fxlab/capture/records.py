@@ -36,6 +36,7 @@ __all__ = [
     "KIND_COPY_EPILOGUE",
     "KIND_INPLACE",
     "KIND_SCOPE",
+    "cache_sources",
     "classify",
     "format_args",
     "mutated_arguments",
@@ -251,6 +252,20 @@ def stage_from_module(name: str, gm: fx.GraphModule) -> StageTrace:
     return StageTrace(name=name, code=code, nodes=records)
 
 
+def cache_sources(gm: fx.GraphModule) -> None:
+    """Store each node's ``file:line`` in its meta (``fxlab.source``), as
+    :func:`stage_from_module` does, for passes that run before the stage is recorded
+    (the conversion reads it instead of parsing stack traces again)."""
+    for node in gm.graph.nodes:
+        stack_trace = node.meta.get("stack_trace")
+        file, line, _ = _parse_last_user_frame(stack_trace) if stack_trace else _NO_SOURCE
+        node.meta["fxlab.source"] = _location(file, line)
+
+
+def _location(file: str | None, line: int | None) -> str | None:
+    return f"{file}:{line}" if file and line else None  # Provenance.location
+
+
 def _record(node: fx.Node) -> NodeRecord:
     meta = node.meta
     op = node.op
@@ -259,7 +274,7 @@ def _record(node: fx.Node) -> NodeRecord:
     else:
         target, mutates, kind = str(node.target), [], ""
     prov = provenance(node)
-    meta["fxlab.source"] = f"{prov.file}:{prov.line}" if prov.file and prov.line else None  # Provenance.location
+    meta["fxlab.source"] = _location(prov.file, prov.line)
     value = meta.get("val", meta.get("example_value"))
     return NodeRecord(
         name=node.name,

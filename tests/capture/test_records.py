@@ -7,7 +7,7 @@ import torch
 import torch.fx as fx
 
 from fxlab.capture import readable
-from fxlab.capture.records import stage_from_module
+from fxlab.capture.records import cache_sources, stage_from_module
 from fxlab.capture.save import stage_json_text
 from fxlab.capture.trace import StageTrace, stage_from_json, stage_to_json
 
@@ -73,6 +73,25 @@ def test_stage_json_of_a_small_graph_is_exactly_as_saved_before():
     head = json.dumps({"name": "functional", "code": stage.code})[:-1]
     assert stage_json_text(stage) == head + ', "nodes": [\n  ' + ",\n  ".join(EXPECTED_NODES) + "\n]}\n"
     assert [n.meta["fxlab.source"] for n in gm.graph.nodes] == [None, None, "/m/model.py:7", "/m/model.py:7", None]
+
+
+def test_cache_sources_stores_what_the_records_store():
+    gm = _small_module()
+    cache_sources(gm)
+    assert [n.meta["fxlab.source"] for n in gm.graph.nodes] == [None, None, "/m/model.py:7", "/m/model.py:7", None]
+
+
+@pytest.mark.parametrize("example", ["my_inplace", "llama_decoder"])
+def test_cache_sources_matches_the_records_on_the_examples(example_trace, example):
+    for graph in example_trace(example).graphs:
+        gm = graph.modules["functional"]
+        stage_from_module("functional", gm)
+        recorded = [n.meta["fxlab.source"] for n in gm.graph.nodes]
+        for node in gm.graph.nodes:
+            del node.meta["fxlab.source"]
+        cache_sources(gm)
+        assert [n.meta["fxlab.source"] for n in gm.graph.nodes] == recorded
+        assert any(recorded)
 
 
 def test_stage_json_text_loads_back_to_the_same_stage():
