@@ -29,10 +29,36 @@ def torchair_decompositions() -> dict[Any, Callable[..., Any]]:
 def copy_graph_module(gm: fx.GraphModule) -> fx.GraphModule:
     """A structural copy of ``gm`` whose nodes share the original's meta values (fake
     tensors are not copied, which ``copy.deepcopy`` would do at great cost)."""
+    return lazy_graph_module_class()(gm, copy_graph(gm.graph))
+
+
+def copy_graph(source: fx.Graph) -> fx.Graph:
+    """What ``graph.graph_copy(source)`` followed by ``graph.output(...)`` gives: the same
+    nodes, names, types and arguments, each with a shallow copy of its meta (the output
+    node's meta is not copied).
+
+    Each node is created without arguments and given them after: recent torch scans a
+    new call node's arguments for raw symbolic values (to warn about them; a traced
+    graph never holds any), and that scan is most of what ``graph_copy`` costs."""
     graph = fx.Graph()
-    output = graph.graph_copy(gm.graph, {})
-    graph.output(output)
-    return lazy_graph_module_class()(gm, graph)
+    remap: dict[fx.Node, fx.Node] = {}
+    read = remap.__getitem__
+    map_arg = fx.node.map_arg
+    create = graph.create_node
+    for node in source.nodes:
+        if node.op == "output":
+            graph.output(map_arg(node.args[0], read))
+            break
+        copy = create(node.op, node.target, None, None, node.name, node.type)
+        if node.args:
+            copy.args = map_arg(node.args, read)
+        if node.kwargs:
+            copy.kwargs = map_arg(node.kwargs, read)
+        copy.meta = dict(node.meta)
+        remap[node] = copy
+    else:  # no output node: graph_copy returns None, which becomes the output
+        graph.output(None)
+    return graph
 
 
 def lazy_graph_module_class() -> type[fx.GraphModule]:

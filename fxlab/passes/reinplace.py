@@ -21,7 +21,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from fxlab.capture.stages import lazy_graph_module_class
+from fxlab.capture.stages import copy_graph, lazy_graph_module_class
 
 from fxlab.passes.reinplace_scatter import reinplace_view_scatters
 
@@ -65,9 +65,7 @@ def _kept_by_dead_code_elimination(node: fx.Node) -> bool:
 def _copy_graph(gm: fx.GraphModule) -> fx.Graph:
     """The graph :func:`copy_graph_module` would give, not yet in a module (made by
     :func:`_module` once the graph is final)."""
-    graph = fx.Graph()
-    graph.output(graph.graph_copy(gm.graph, {}))
-    return graph
+    return copy_graph(gm.graph)
 
 
 def _module(gm: fx.GraphModule, graph: fx.Graph, attrs: list[Any]) -> fx.GraphModule:
