@@ -168,7 +168,7 @@ def _write_ir(graph: Any, folder: Path) -> list[Path]:
     if graph.conversion is not None and functional is not None:
         from fxlab.passes import conversion_summary as summary
 
-        rows = summary.summarize_conversion(functional, graph.conversion)
+        rows = summary.graph_summary(graph)
         written.append(summary.write_summary_csv(rows, folder / CONVERSION_SUMMARY_CSV))
         written.append(summary.write_summary_json(rows, folder / CONVERSION_SUMMARY_JSON))
     return written

@@ -98,6 +98,7 @@ class GraphTrace:
     modules: dict[str, fx.GraphModule] = field(default_factory=dict, repr=False, compare=False)
     ir: IrGraph | None = field(default=None, repr=False, compare=False)
     conversion: Any = field(default=None, repr=False, compare=False)
+    conversion_rows: Any = field(default=None, repr=False, compare=False)  # see conversion_summary.graph_summary
 
 
 @dataclass

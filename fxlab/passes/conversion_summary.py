@@ -101,6 +101,14 @@ def _node_status(node: fx.Node, status: str) -> str:
     return status
 
 
+def graph_summary(graph: Any) -> list[SummaryRow]:
+    """:func:`summarize_conversion` of a traced graph (a ``GraphTrace`` with its
+    functional module and conversion), made once: saving and printing both show it."""
+    if graph.conversion_rows is None:
+        graph.conversion_rows = summarize_conversion(graph.modules["functional"], graph.conversion)
+    return graph.conversion_rows
+
+
 def summarize_conversion(gm: fx.GraphModule, result: ConversionResult) -> list[SummaryRow]:
     """One row per target, in order of first appearance in the graph."""
     nodes = {node.name: node for node in gm.graph.nodes}

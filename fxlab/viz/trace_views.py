@@ -123,9 +123,9 @@ def conversion_view(graph: GraphTrace) -> RenderableType:
     functional = graph.modules.get("functional")
     if graph.conversion is None or functional is None or not hasattr(graph.conversion, "graph"):
         return Text("")
-    from fxlab.passes.conversion_summary import summarize_conversion
+    from fxlab.passes.conversion_summary import graph_summary
 
-    rows = [r for r in summarize_conversion(functional, graph.conversion) if r.status != "marker"]
+    rows = [r for r in graph_summary(graph) if r.status != "marker"]
     table = Table(title=f"graph {graph.index} · ATen ops and their conversion", title_justify="left")
     for column in ("ATen op", "count", "status", "input signatures", "output signatures"):
         table.add_column(column, justify="right" if column == "count" else "left")
