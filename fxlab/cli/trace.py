@@ -123,12 +123,15 @@ def ascend_ir_converter(name: str, torchair_path: Optional[Path]) -> Iterator[Op
 
 def _print_views(trace, trace_views, summary_only: bool) -> None:  # type: ignore[no-untyped-def]
     out = console.out()
+    # Every view lays its lines out within the console's width (panels and tables do), so
+    # rich's cropping of each printed line would change nothing; it costs a third of the
+    # printing of a large graph.
     with frozen_heap():  # printing only makes short-lived objects; full collections would walk the capture's heap
         if not summary_only:
             for graph in trace.graphs:
                 for stage in graph.stages.values():
-                    out.print(trace_views.stage_view(graph, stage))
+                    out.print(trace_views.stage_view(graph, stage), crop=False)
                 if graph.ir is not None:
-                    out.print(trace_views.ir_view(graph))
-                    out.print(trace_views.conversion_view(graph))
-        out.print(trace_views.summary_view(trace))
+                    out.print(trace_views.ir_view(graph), crop=False)
+                    out.print(trace_views.conversion_view(graph), crop=False)
+        out.print(trace_views.summary_view(trace), crop=False)

@@ -178,3 +178,27 @@ def test_lines_table_falls_back_to_rich_when_its_layout_cannot_fit(rows):
     assert view.column_widths(30) is None
     assert render(view, 30) == render(view.rich_table(), 30)
     assert ANSI.sub("", render(view, 30)).count("\n") > 3
+
+
+def _every_view(trace: Trace, fast_from_lines: int) -> list[RenderableType]:
+    views: list[RenderableType] = []
+    for graph in trace.graphs:
+        views += [trace_views.stage_view(graph, stage, fast_from_lines) for stage in graph.stages.values()]
+        views += [trace_views.ir_view(graph), trace_views.conversion_view(graph)]
+    return [*views, trace_views.summary_view(trace)]
+
+
+def render_uncropped(renderable: RenderableType, width: int, color: bool) -> str:
+    console = Console(file=io.StringIO(), width=width, force_terminal=color, color_system="standard" if color else None, highlight=False, soft_wrap=False)
+    console.print(renderable, crop=False)
+    return console.file.getvalue()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("fast_from_lines", [0, trace_views.SYNTAX_HIGHLIGHT_MAX_LINES], ids=["fast", "rich"])
+@pytest.mark.parametrize("width", [40, 100, 160])
+def test_every_view_fits_the_width_so_printing_need_not_crop(decoder_trace, example_trace, fast_from_lines, width):
+    """fxlab trace prints its views with crop=False: the output must be what cropping gives."""
+    for trace in (decoder_trace, example_trace("my_inplace"), example_trace("graph_break")):
+        for view in _every_view(trace, fast_from_lines):
+            for color in (True, False):
+                assert render_uncropped(view, width, color) == render(view, width, color)
