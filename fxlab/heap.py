@@ -40,6 +40,12 @@ def frozen_heap() -> Iterator[None]:
             gc.unfreeze()
 
 
+def frozen() -> bool:
+    """Inside a :func:`frozen_heap` block (cheaper to ask than ``gc.get_freeze_count``,
+    which walks every frozen object)."""
+    return _freeze_depth > 0
+
+
 @contextlib.contextmanager
 def capture_heap() -> Iterator[None]:
     """:func:`frozen_heap`, with the young generation collected less often; the

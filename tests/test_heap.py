@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from fxlab.heap import CAPTURE_GEN0_THRESHOLD, capture_heap, frozen_heap
+from fxlab.heap import CAPTURE_GEN0_THRESHOLD, capture_heap, frozen, frozen_heap
 
 
 def test_objects_alive_at_entry_are_frozen_inside_and_released_after():
@@ -65,3 +65,13 @@ def test_capture_heap_still_collects_cycles_on_its_own():
         pending = sum(type(o) is Node for o in gc.get_objects())
     # No explicit collection: the young generation ran as allocations passed the threshold.
     assert pending <= 2 * CAPTURE_GEN0_THRESHOLD
+
+
+def test_frozen_says_whether_a_block_is_open():
+    assert not frozen()
+    with frozen_heap():
+        assert frozen()
+        with frozen_heap():
+            assert frozen()
+        assert frozen()
+    assert not frozen()

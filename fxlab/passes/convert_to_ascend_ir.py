@@ -27,6 +27,7 @@ import torch
 import torch.fx as fx
 from torch._subclasses.fake_tensor import FakeTensor
 
+from fxlab import heap
 from fxlab.ir.builder import GraphBuilder, Tensor, building
 from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, attr_of, ge_dtype
 from fxlab.passes.conversion_replay import BuilderMark, ReplayCache, Unreplayable, node_signature, record_template, replay_template
@@ -433,8 +434,8 @@ def _promote_to_old_generation() -> None:
     triggers once the collector is back on (some 15% of the conversion's time)
     would only find them alive. ``freeze`` then ``unfreeze`` moves every tracked object
     to the oldest generation as it is; skipped when the process has frozen objects of
-    its own, which ``unfreeze`` would thaw."""
-    if gc.get_freeze_count() == 0:
+    its own, which ``unfreeze`` would thaw (asking fxlab first: counting them walks them)."""
+    if not heap.frozen() and gc.get_freeze_count() == 0:
         gc.freeze()
         gc.unfreeze()
 
