@@ -91,16 +91,26 @@ class _Recording:
         node_args = self._argument(args)
         node_kwargs = self._argument(kwargs)
         name = self.graph._target_to_str(func.overloadpacket.__name__)
-        node = self.tracer.create_node("call_function", func, node_args, node_kwargs, name=name)
+        node = self._call_node(func, node_args, node_kwargs, name)
         node.meta["original_aten"] = func
         if isinstance(out, (list, tuple)):
             self.outputs.append((node, (type(out), [_tensor_signature(v) if isinstance(v, torch.Tensor) else None for v in out])))
             for index, item in enumerate(out):
-                item_node = self.tracer.create_node("call_function", operator.getitem, (node, index), {})
+                item_node = self._call_node(operator.getitem, (node, index), {}, None)
                 item_node.meta["original_aten"] = func
                 self._produced(item, item_node)
         else:
             self._produced(out, node)
+
+    def _call_node(self, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: str | None) -> fx.Node:
+        """``tracer.create_node("call_function", ...)``, with the arguments given after:
+        recent torch scans a new node's arguments for raw symbolic values (the recording
+        holds none: it aborts on symbolic shapes), a large part of creating it."""
+        node = self.tracer.create_node("call_function", target, (), {}, name=name)
+        node.args = args
+        if kwargs:
+            node.kwargs = kwargs
+        return node
 
     def finish(self, result: Any) -> fx.GraphModule:
         self.graph.output(self._argument(result))
