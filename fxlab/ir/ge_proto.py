@@ -24,6 +24,7 @@ Conventions on the wire, as GE and TorchAir use them:
 """
 from __future__ import annotations
 
+import abc
 import functools
 import math
 import re
@@ -487,23 +488,50 @@ def _provenance_texts(key: str, values: set[str | None]) -> dict[str | None, str
     return texts
 
 
-class _ShapeBytes:
-    """The bytes of each op shape (as latin-1 text), in the four pieces that go after
-    an op's name, inputs, FX node entry and source entry."""
+ShapePieces = tuple[str, str, str, str]
 
-    def __init__(self) -> None:
-        self.encoder = _WireEncoder()
-        self.one_attr: dict[tuple[str, str, bytes], tuple[str, str, str, str]] = {}
 
-    def pieces(self, op: IrOp) -> tuple[str, str, str, str] | None:
-        """``None`` when the fast path cannot write the op's shape."""
+class ShapePieceWriter(abc.ABC):
+    """The serialized text of each op shape, in the four pieces that go after an op's
+    name, inputs, FX node entry and source entry (attrs sort around the two provenance
+    entries). The protobuf and text writers each fill in the two ways of making them."""
+
+    def pieces(self, op: IrOp) -> ShapePieces | None:
+        """``None`` when the fast path cannot write the op's shape: an attr named like a
+        provenance entry, or an op without a name."""
         if PROVENANCE_FX_NODE in op.attrs or PROVENANCE_SOURCE in op.attrs or not op.name:
             return None
-        if len(op.attrs) == 1:
+        if len(op.attrs) == 1:  # graph inputs (Data: ``index``), each a shape of its own
             return self._one_attr_pieces(op)
         return self._pieces(op)
 
-    def _one_attr_pieces(self, op: IrOp) -> tuple[str, str, str, str]:
+    @abc.abstractmethod
+    def _one_attr_pieces(self, op: IrOp) -> ShapePieces:
+        """The pieces of an op with one attr, from those of the same op without it."""
+
+    @abc.abstractmethod
+    def _pieces(self, op: IrOp) -> ShapePieces:
+        """The pieces of any op."""
+
+
+def split_at_provenance(entries: list[tuple[str, Any]]) -> tuple[list[Any], list[Any], list[Any]]:
+    """Attr entries ``(key, text)`` sorted by key, as those before the FX node entry,
+    between it and the source entry, and after it."""
+    return (
+        [e for key, e in entries if key < PROVENANCE_FX_NODE],
+        [e for key, e in entries if PROVENANCE_FX_NODE < key < PROVENANCE_SOURCE],
+        [e for key, e in entries if key > PROVENANCE_SOURCE],
+    )
+
+
+class _ShapeBytes(ShapePieceWriter):
+    """The bytes of each op shape, as latin-1 text."""
+
+    def __init__(self) -> None:
+        self.encoder = _WireEncoder()
+        self.one_attr: dict[tuple[str, str, bytes], ShapePieces] = {}
+
+    def _one_attr_pieces(self, op: IrOp) -> ShapePieces:
         """The pieces of an op with one attr (graph inputs: ``index``), from those of
         the same op without it (made once per type, attr name and descs): the attr's
         entry starts the piece its name sorts into."""
@@ -518,12 +546,9 @@ class _ShapeBytes:
         pieces[at] = self.encoder.attr_entry(b"\x52", key, attr).decode("latin-1") + pieces[at]
         return tuple(pieces)  # type: ignore[return-value]
 
-    def _pieces(self, op: IrOp) -> tuple[str, str, str, str]:
+    def _pieces(self, op: IrOp) -> ShapePieces:
         entry, desc_field = self.encoder.attr_entry, self.encoder.desc_field
-        entries = sorted((key, entry(b"\x52", key, attr)) for key, attr in op.attrs.items())
-        before_fx = b"".join([e for key, e in entries if key < PROVENANCE_FX_NODE])
-        between = b"".join([e for key, e in entries if PROVENANCE_FX_NODE < key < PROVENANCE_SOURCE])
-        after = b"".join([e for key, e in entries if key > PROVENANCE_SOURCE])
+        before_fx, between, after = map(b"".join, split_at_provenance(sorted((key, entry(b"\x52", key, attr)) for key, attr in op.attrs.items())))
         descs = [desc_field(b"\x8a\x02", d) for d in op.input_desc] + [desc_field(b"\x92\x02", d) for d in op.output_desc]
         type_field = _ld(b"\x12", op.type.encode()) if op.type else b""
         return (

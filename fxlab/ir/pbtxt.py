@@ -18,10 +18,13 @@ from fxlab.ir.ge_proto import (
     PROVENANCE_FX_NODE,
     PROVENANCE_SOURCE,
     GeProtoError,
+    ShapePieces,
+    ShapePieceWriter,
     desc_cache_key,
     graph_from_model_def,
     schema,
     shortest_float32,
+    split_at_provenance,
 )
 from fxlab.ir.model import (
     TORCHAIR_DTYPE_NUMBER,
@@ -235,23 +238,14 @@ _PROVENANCE_TEXT = {  # an op's provenance attr entry, around its (unescaped) va
 }
 
 
-class _ShapeTexts:
-    """The text of each op shape, in the four pieces that go after an op's name,
-    inputs, FX node and source, for ops whose strings need no escapes."""
+class _ShapeTexts(ShapePieceWriter):
+    """The protobuf text of each op shape, for ops whose strings need no escapes."""
 
     def __init__(self) -> None:
         self.writer = _TextWriter()
-        self.one_attr: dict[tuple[Any, ...], tuple[str, str, str, str]] = {}
+        self.one_attr: dict[tuple[Any, ...], ShapePieces] = {}
 
-    def pieces(self, op: IrOp) -> tuple[str, str, str, str] | None:
-        """``None`` when an attr has a provenance key (the fast path cannot order it)."""
-        if PROVENANCE_FX_NODE in op.attrs or PROVENANCE_SOURCE in op.attrs or not op.name:
-            return None
-        if len(op.attrs) == 1:
-            return self._one_attr_pieces(op)
-        return self._pieces(op)
-
-    def _one_attr_pieces(self, op: IrOp) -> tuple[str, str, str, str]:
+    def _one_attr_pieces(self, op: IrOp) -> ShapePieces:
         """The pieces of an op with one attr (graph inputs: ``index``), from those of
         the same op without it (made once per type, attr name, descs and what the op
         has of inputs and provenance): the attr's entry goes where its name sorts."""
@@ -272,11 +266,9 @@ class _ShapeTexts:
         pieces[at] = f"{pieces[at][:offset]}{self.writer.attr_entry(key, attr)}\n{pieces[at][offset:]}"
         return tuple(pieces)  # type: ignore[return-value]
 
-    def _pieces(self, op: IrOp) -> tuple[str, str, str, str]:
+    def _pieces(self, op: IrOp) -> ShapePieces:
         entries = sorted((key, self.writer.attr_entry(key, attr) + "\n") for key, attr in op.attrs.items())
-        before_fx = "".join([text for key, text in entries if key < PROVENANCE_FX_NODE])
-        between = "".join([text for key, text in entries if PROVENANCE_FX_NODE < key < PROVENANCE_SOURCE])
-        after = "".join([text for key, text in entries if key > PROVENANCE_SOURCE])
+        before_fx, between, after = map("".join, split_at_provenance(entries))
         descs = [self.writer.desc("input_desc", d) + "\n" for d in op.input_desc]
         descs += [self.writer.desc("output_desc", d) + "\n" for d in op.output_desc]
         fx_open, fx_close = _PROVENANCE_TEXT[PROVENANCE_FX_NODE] if op.fx_node is not None else ("", "")
