@@ -57,3 +57,16 @@ def capture_heap() -> Iterator[None]:
             yield
     finally:
         gc.set_threshold(*thresholds)
+
+
+def promote_to_old_generation() -> None:
+    """Move every tracked object to the oldest generation without scanning it.
+
+    For a phase that made many objects that will live on (the conversion's IR): the
+    young collection their number triggers would only find them alive. ``freeze`` then
+    ``unfreeze`` moves them as they are. Skipped when objects are frozen already, which
+    ``unfreeze`` would thaw (fxlab's own blocks are asked first: counting frozen objects
+    walks them)."""
+    if not frozen() and gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()

@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from fxlab.heap import CAPTURE_GEN0_THRESHOLD, capture_heap, frozen, frozen_heap
+from fxlab.heap import CAPTURE_GEN0_THRESHOLD, capture_heap, frozen, frozen_heap, promote_to_old_generation
 
 
 def test_objects_alive_at_entry_are_frozen_inside_and_released_after():
@@ -75,3 +75,19 @@ def test_frozen_says_whether_a_block_is_open():
             assert frozen()
         assert frozen()
     assert not frozen()
+
+
+def test_promote_moves_young_objects_to_the_oldest_generation():
+    gc.collect()  # the young generation starts empty: no collection runs while these are made
+    young = [[] for _ in range(100)]
+    assert any(o is young[0] for o in gc.get_objects(generation=0))
+    promote_to_old_generation()
+    assert any(o is young[0] for o in gc.get_objects(generation=2))
+    assert gc.get_freeze_count() == 0
+
+
+def test_promote_leaves_a_frozen_heap_frozen():
+    with frozen_heap():
+        before = gc.get_freeze_count()
+        promote_to_old_generation()
+        assert gc.get_freeze_count() >= before

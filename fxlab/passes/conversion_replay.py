@@ -57,10 +57,6 @@ class Template:
     result_has_external: bool  # the result hands back an argument: its desc is re-set from meta
     single: tuple[int, int] | None  # the result is this one new tensor
 
-    @property
-    def types(self) -> tuple[str, ...]:
-        return tuple(row[0] for row in self.rows)
-
 
 class Unkeyable(Exception):
     """A node whose conversion inputs the key cannot describe exactly."""
@@ -78,8 +74,8 @@ _OPAQUE = frozenset({torch.dtype, torch.device, torch.memory_format, torch.layou
 _FAKE_TENSOR = FakeTensor
 _NODE = fx.Node
 _NO_SUBCLASS_TORCH_FUNCTION = torch._C.DisableTorchFunctionSubclass
-_KWARGS = object()
-_new_op = object.__new__  # in a key, between the positional and the keyword arguments
+_KWARGS = object()  # in a key, between the positional and the keyword arguments
+_new_op = object.__new__  # an IrOp without its __init__ (replay sets every field)
 
 
 def _plain_key(value: Any, kind: type) -> Any:

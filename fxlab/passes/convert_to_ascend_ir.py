@@ -193,7 +193,7 @@ class AscendIrConverter:
                         convert_call(node)
         finally:
             if gc_was_enabled:
-                _promote_to_old_generation()
+                heap.promote_to_old_generation()  # the IR lives as long as the trace
                 gc.enable()
         if self.builder.scope_stack:
             self.warnings.append(f"{len(self.builder.scope_stack)} scope(s) entered and never exited")
@@ -425,19 +425,6 @@ class AscendIrConverter:
             source = node_source(node)
         name = str(node.target) if target_name is None else target_name
         self.records.append(NodeConversion(node.name, name, status, ge_ops, message, source))
-
-
-def _promote_to_old_generation() -> None:
-    """Move the objects the pass made to the oldest GC generation without scanning them.
-
-    They are the IR, which lives as long as the trace: the young collection their number
-    triggers once the collector is back on (some 15% of the conversion's time)
-    would only find them alive. ``freeze`` then ``unfreeze`` moves every tracked object
-    to the oldest generation as it is; skipped when the process has frozen objects of
-    its own, which ``unfreeze`` would thaw (asking fxlab first: counting them walks them)."""
-    if not heap.frozen() and gc.get_freeze_count() == 0:
-        gc.freeze()
-        gc.unfreeze()
 
 
 def _check_output_count(result: Any, meta: Any, node: fx.Node) -> None:
