@@ -31,7 +31,7 @@ import torch.fx as fx
 from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mode
 
-from fxlab.capture.stages import lazy_graph_module_class
+from fxlab.capture.stages import create_node_args_after, lazy_graph_module_class
 
 
 class RecordingAborted(Exception):
@@ -103,14 +103,8 @@ class _Recording:
             self._produced(out, node)
 
     def _call_node(self, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: str | None) -> fx.Node:
-        """``tracer.create_node("call_function", ...)``, with the arguments given after:
-        recent torch scans a new node's arguments for raw symbolic values (the recording
-        holds none: it aborts on symbolic shapes), a large part of creating it."""
-        node = self.tracer.create_node("call_function", target, (), {}, name=name)
-        node.args = args
-        if kwargs:
-            node.kwargs = kwargs
-        return node
+        # The recording holds no symbolic values: it aborts on symbolic shapes.
+        return create_node_args_after(self.tracer.create_node, "call_function", target, args, kwargs, name)
 
     def finish(self, result: Any) -> fx.GraphModule:
         self.graph.output(self._argument(result))

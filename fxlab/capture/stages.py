@@ -37,9 +37,8 @@ def copy_graph(source: fx.Graph) -> fx.Graph:
     nodes, names, types and arguments, each with a shallow copy of its meta (the output
     node's meta is not copied).
 
-    Each node is created without arguments and given them after: recent torch scans a
-    new call node's arguments for raw symbolic values (to warn about them; a traced
-    graph never holds any), and that scan is most of what ``graph_copy`` costs."""
+    Nodes are made by :func:`create_node_args_after` (the argument scan is most of what
+    ``graph_copy`` costs)."""
     graph = fx.Graph()
     remap: dict[fx.Node, fx.Node] = {}
     read = remap.__getitem__
@@ -49,16 +48,26 @@ def copy_graph(source: fx.Graph) -> fx.Graph:
         if node.op == "output":
             graph.output(map_arg(node.args[0], read))
             break
-        copy = create(node.op, node.target, None, None, node.name, node.type)
-        if node.args:
-            copy.args = map_arg(node.args, read)
-        if node.kwargs:
-            copy.kwargs = map_arg(node.kwargs, read)
+        kwargs = map_arg(node.kwargs, read) if node.kwargs else {}
+        copy = create_node_args_after(create, node.op, node.target, map_arg(node.args, read), kwargs, node.name, node.type)
         copy.meta = dict(node.meta)
         remap[node] = copy
     else:  # no output node: graph_copy returns None, which becomes the output
         graph.output(None)
     return graph
+
+
+def create_node_args_after(create: Callable[..., fx.Node], op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: str | None = None, type_expr: Any = None) -> fx.Node:
+    """``create(op, target, args, kwargs, name, type_expr)`` (a graph's or a tracer's
+    ``create_node``) with the node made without arguments and given them after: recent
+    torch scans a new call node's arguments for raw symbolic values, to warn about them,
+    and graphs that FX traced or recorded never hold any. The node is the same."""
+    node = create(op, target, (), {}, name, type_expr)
+    if args:
+        node.args = args
+    if kwargs:
+        node.kwargs = kwargs
+    return node
 
 
 def lazy_graph_module_class() -> type[fx.GraphModule]:
