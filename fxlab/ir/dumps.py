@@ -19,7 +19,7 @@ from fxlab.errors import FxlabError
 from fxlab.ir.dump_py import graph_to_py
 from fxlab.ir.ge_proto import GeProtoError, decode_model_def, encode_model_def
 from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp, TensorDesc
-from fxlab.ir.op_shapes import OpShapes, desc_fast_key as _desc_fast_key, op_shapes
+from fxlab.ir.op_shapes import OpShapes, desc_fast_key, op_shapes
 from fxlab.ir.pbtxt import graph_to_pbtxt, pbtxt_to_graph
 
 JSON_FILE = "ascend_ir.json"
@@ -72,7 +72,7 @@ class _JsonShapes:
     def desc(self, desc: TensorDesc) -> str:
         """By value (graph inputs each have their own desc objects, of a few values);
         the key tells apart what prints apart."""
-        key = _desc_fast_key(desc)
+        key = desc_fast_key(desc)
         try:
             text = self.desc_texts.get(key)
         except TypeError:  # an unhashable value
