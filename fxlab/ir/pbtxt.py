@@ -17,15 +17,14 @@ from google.protobuf import text_encoding
 from fxlab.ir.ge_proto import (
     PROVENANCE_FX_NODE,
     PROVENANCE_SOURCE,
-    GeProtoError,
     ShapePieces,
     ShapePieceWriter,
     desc_cache_key,
     graph_from_model_def,
-    schema,
     shortest_float32,
     split_at_provenance,
 )
+from fxlab.ir.ge_schema import GeProtoError, schema
 from fxlab.ir.model import (
     TORCHAIR_DTYPE_NUMBER,
     Attr,

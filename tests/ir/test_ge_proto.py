@@ -13,12 +13,11 @@ from fxlab.ir.ge_proto import (
     GeProtoError,
     decode_model_def,
     encode_model_def,
-    file_descriptor_proto,
     graph_from_model_def,
     model_def_message,
-    schema,
     shortest_float32,
 )
+from fxlab.ir.ge_schema import file_descriptor_proto, schema
 from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp
 
 # (message, field name, number), from GE's ge.proto (DESIGN.md, "GE graph serialization").

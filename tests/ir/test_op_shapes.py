@@ -23,8 +23,8 @@ from fxlab.ir.ge_proto import (
     VT_LIST_INT,
     VT_LIST_STRING,
     encode_model_def,
-    schema,
 )
+from fxlab.ir.ge_schema import schema
 from fxlab.ir.model import (
     TORCHAIR_DTYPE_NUMBER,
     Attr,
