@@ -6,7 +6,7 @@ A scope is two side-effect ops in the FX graph, the same ones TorchAir uses::
     air::scope_exit(bool need_execute=False) -> ()
 
 ``scope_enter`` pushes ``dict(zip(keys, values))``; conversion to Ascend IR gives every
-GE op created inside the scope those attrs (see :func:`fxlab.ir.builder.apply_scope_attrs`).
+GE op created inside the scope those attrs (see :func:`fxlab.ir.builder.scoped_attrs`).
 The markers return nothing and take no tensors, so Dynamo records them as graph nodes and
 aot_autograd / functionalization / reinplacing keep them because they are registered with
 ``torch.fx.node.has_side_effect``.

@@ -246,8 +246,7 @@ def _mark_placeholders(ir: IrGraph, records: list[NodeConversion]) -> None:
     for op in ir.ops:
         record = reasons.get(op.name)
         if record is not None:
-            op.attrs["_fxlab_unsupported"] = Attr(AttrKind.STR, record.target)
-            op.attrs["_fxlab_reason"] = Attr(AttrKind.STR, record.message)
+            op.set_attrs({"_fxlab_unsupported": Attr(AttrKind.STR, record.target), "_fxlab_reason": Attr(AttrKind.STR, record.message)})
             op.type = UNSUPPORTED_OP_TYPE
 
 

@@ -269,7 +269,7 @@ def Const(v: Any, dtype: int | None = None, node_name: str | None = None, readab
     """A ``Const`` op; ``dtype`` is a TorchAir DataType number."""
     out = fxge.const(v, None if dtype is None else DTYPE_FROM_TORCHAIR_NUMBER[dtype])
     if not readable:
-        out.op.attrs.pop("_readable_value", None)
+        out.op.drop_attrs("_readable_value")
     return out
 
 

@@ -89,18 +89,19 @@ def _read_attr_into(attrs: dict[str, Attr], key: str, attr: Any) -> None:
 
 def ir_op(op: Any, provenance: Mapping[str, tuple[str | None, str | None]] | None = None) -> IrOp:
     fx_node, source = (provenance or {}).get(op.name, (None, None))
-    out = IrOp(
+    attrs: dict[str, Attr] = {}
+    for key in op.attr:
+        _read_attr_into(attrs, key, op.attr[key])
+    return IrOp(
         name=op.name,
         type=op.type,
         inputs=list(op.input),
+        attrs=attrs,
         input_desc=[tensor_desc(d) for d in op.input_desc],
         output_desc=[tensor_desc(d) for d in op.output_desc],
         fx_node=fx_node,
         source=source,
     )
-    for key in op.attr:
-        _read_attr_into(out.attrs, key, op.attr[key])
-    return out
 
 
 def ir_graph(graph: Any, provenance: Mapping[str, tuple[str | None, str | None]] | None = None) -> IrGraph:

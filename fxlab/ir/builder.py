@@ -16,7 +16,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
-from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, attr_of
+from fxlab.ir.model import Attr, AttrKind, DataType, FrozenAttrs, IrGraph, IrOp, TensorDesc, attr_of
 
 # Scope attrs stored as bools; every other scope attr is a string (TorchAir's choice).
 BOOL_SCOPE_ATTRS = frozenset({"_op_exec_never_timeout", "_enable_inner_parallel"})
@@ -80,6 +80,9 @@ class GraphBuilder:
         self.explicit_names = 0  # ops named by their caller (Data, NetOutput)
         self.provenance = Provenance()
         self.scope_stack: list[dict[str, str]] = []
+        # Attrs with the current scopes applied, by the id of the attrs they were made
+        # from (with that object, to keep the id its own); emptied when scopes change.
+        self._scoped_attrs: dict[int, tuple[FrozenAttrs, FrozenAttrs]] = {}
 
     # -- naming -----------------------------------------------------------------------
     def unique_name(self, op_type: str, name: str | None = None) -> str:
@@ -165,7 +168,7 @@ class GraphBuilder:
         no inputs and attrs already typed (``Const``: almost half the ops of a graph)."""
         op_name = self.unique_name(op_type)
         provenance = self.provenance
-        op = IrOp(op_name, op_type, [], dict(attrs), [], [TensorDesc("y", dtype, shape)], provenance.fx_node, provenance.source)
+        op = IrOp(op_name, op_type, [], attrs, (), (TensorDesc("y", dtype, shape),), provenance.fx_node, provenance.source)
         self.graph.ops.append(op)
         return Tensor(op, 0)
 
@@ -194,34 +197,43 @@ class GraphBuilder:
             self.apply_scopes(self.graph.ops[first_new:])
 
     def apply_scopes(self, ops: Sequence[IrOp]) -> None:
-        """Give ``ops`` the attrs of every pushed scope (see :func:`apply_scope_attrs`)."""
+        """Give ``ops`` the attrs of every pushed scope (see :func:`scoped_attrs`). Ops
+        that shared attrs share the scoped ones too (the dumps render them once)."""
+        cache = self._scoped_attrs
         for op in ops:
-            apply_scope_attrs(op, self.scope_stack)
+            entry = cache.get(id(op.attrs))
+            if entry is None:  # keeps the key's object alive, so its id stays its own
+                entry = cache[id(op.attrs)] = (op.attrs, scoped_attrs(op.attrs, self.scope_stack))
+            op.attrs = entry[1]
 
     def push_scope(self, keys: Sequence[str], values: Sequence[str]) -> None:
         self.scope_stack.append(dict(zip(keys, values)))
+        self._scoped_attrs = {}
 
     def pop_scope(self) -> bool:
         """Pop the innermost scope; ``False`` when there was none (an unbalanced exit)."""
         if not self.scope_stack:
             return False
         self.scope_stack.pop()
+        self._scoped_attrs = {}
         return True
 
 
-def apply_scope_attrs(op: IrOp, stack: Sequence[Mapping[str, str]]) -> None:
-    """Give ``op`` every pushed attr, outer scope first so inner ones override; an empty
-    SuperKernel scope name clears the SuperKernel attrs set by outer scopes."""
-    for attrs in stack:
-        for key, value in attrs.items():
+def scoped_attrs(attrs: Mapping[str, Attr], stack: Sequence[Mapping[str, str]]) -> FrozenAttrs:
+    """``attrs`` with every pushed scope attr, outer scope first so inner ones override;
+    an empty SuperKernel scope name clears the SuperKernel attrs set by outer scopes."""
+    out = dict(attrs)
+    for scope in stack:
+        for key, value in scope.items():
             if key == "_super_kernel_scope" and value in ("", None):
                 for sk_key in SUPER_KERNEL_ATTRS:
-                    op.attrs.pop(sk_key, None)
+                    out.pop(sk_key, None)
                 break
             if key in BOOL_SCOPE_ATTRS:
-                op.attrs[key] = Attr(AttrKind.BOOL, str(value) == "True")
+                out[key] = Attr(AttrKind.BOOL, str(value) == "True")
             else:
-                op.attrs[key] = Attr(AttrKind.STR, str(value))
+                out[key] = Attr(AttrKind.STR, str(value))
+    return FrozenAttrs(out)
 
 
 def _name_candidates(op_type: str) -> Iterator[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ctypes
 import enum
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Iterable, Mapping, NoReturn
 
 import torch
 
@@ -278,17 +278,48 @@ def _list_attr_of(values: tuple[Any, ...]) -> Attr:
     raise TypeError(f"cannot store mixed list {values!r} as a GE attr")
 
 
+class FrozenAttrs(dict):
+    """An op's attrs: a dict that refuses changes. Ops may share one (every copy of a
+    replayed op shares its template's), so an op's attrs are changed by giving it new
+    ones (:meth:`IrOp.set_attrs`, :meth:`IrOp.drop_attrs`), never in place."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise TypeError("an op's attrs may be shared with other ops and are read-only: give the op new ones with IrOp.set_attrs or IrOp.drop_attrs")
+
+    __setitem__ = __delitem__ = pop = popitem = clear = update = setdefault = __ior__ = _refuse  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle rebuild it whole
+        return (FrozenAttrs, (dict(self),))
+
+
+NO_ATTRS = FrozenAttrs()
+
+
+def frozen_attrs(attrs: Mapping[str, Attr] | None) -> FrozenAttrs:
+    """``attrs`` as a :class:`FrozenAttrs` (itself when it is one already)."""
+    if attrs is None or not attrs:
+        return NO_ATTRS
+    return attrs if type(attrs) is FrozenAttrs else FrozenAttrs(attrs)
+
+
 @dataclass(slots=True, init=False)
 class IrOp:
     """One GE ``OpDef``. ``inputs`` are ``"producer:index"`` strings (``":-1"`` for a control
-    edge); ``fx_node`` and ``source`` say which FX node and source line it came from."""
+    edge); ``fx_node`` and ``source`` say which FX node and source line it came from.
+
+    ``attrs`` (a :class:`FrozenAttrs`) and the desc tuples may be shared between ops:
+    a conversion gives repeated ops the same objects, and the dump writers render each
+    distinct combination once. Change them by replacing them (:meth:`set_attrs`,
+    :meth:`set_output_desc`, or assigning a new tuple), never in place."""
 
     name: str
     type: str
     inputs: list[str] = field(default_factory=list)
-    attrs: dict[str, Attr] = field(default_factory=dict)
-    input_desc: list[TensorDesc] = field(default_factory=list)
-    output_desc: list[TensorDesc] = field(default_factory=list)
+    attrs: FrozenAttrs = field(default_factory=FrozenAttrs)
+    input_desc: tuple[TensorDesc, ...] = ()
+    output_desc: tuple[TensorDesc, ...] = ()
     fx_node: str | None = None
     source: str | None = None
 
@@ -299,20 +330,34 @@ class IrOp:
         name: str,
         type: str,
         inputs: list[str] | None = None,
-        attrs: dict[str, Attr] | None = None,
-        input_desc: list[TensorDesc] | None = None,
-        output_desc: list[TensorDesc] | None = None,
+        attrs: Mapping[str, Attr] | None = None,
+        input_desc: Iterable[TensorDesc] | None = None,
+        output_desc: Iterable[TensorDesc] | None = None,
         fx_node: str | None = None,
         source: str | None = None,
     ) -> None:
         self.name = name
         self.type = type
         self.inputs = [] if inputs is None else inputs
-        self.attrs = {} if attrs is None else attrs
-        self.input_desc = [] if input_desc is None else input_desc
-        self.output_desc = [] if output_desc is None else output_desc
+        self.attrs = frozen_attrs(attrs)
+        self.input_desc = () if input_desc is None else tuple(input_desc)
+        self.output_desc = () if output_desc is None else tuple(output_desc)
         self.fx_node = fx_node
         self.source = source
+
+    def set_attrs(self, attrs: Mapping[str, Attr]) -> None:
+        """Give the op new attrs: its own with ``attrs`` added or replaced."""
+        self.attrs = FrozenAttrs({**self.attrs, **attrs})
+
+    def drop_attrs(self, *keys: str) -> None:
+        """Give the op new attrs: its own without ``keys`` (absent ones are ignored)."""
+        if any(key in self.attrs for key in keys):
+            self.attrs = frozen_attrs({k: v for k, v in self.attrs.items() if k not in keys})
+
+    def set_output_desc(self, index: int, desc: TensorDesc) -> None:
+        """Give the op new output descs, ``desc`` at ``index``."""
+        descs = self.output_desc
+        self.output_desc = (*descs[:index], desc, *descs[index + 1:])
 
     def attr_value(self, key: str, default: Any = None) -> Any:
         attr = self.attrs.get(key)

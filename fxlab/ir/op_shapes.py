@@ -15,7 +15,6 @@ them), then by value.
 """
 from __future__ import annotations
 
-import re
 import struct
 from dataclasses import dataclass
 from itertools import chain
@@ -24,7 +23,12 @@ from typing import Any
 
 from fxlab.ir.model import Attr, IrGraph, IrOp, TensorDesc, TensorValue
 
-PLAIN_TEXT = re.compile(r"[ !#-&(-\[\]-~]*")  # printable ASCII but quotes and backslash
+
+
+def is_plain(text: str) -> bool:
+    """Whether ``text`` is printable ASCII without quotes or backslashes (written as is
+    inside quotes by every text dump). Tested in C: faster than a regular expression."""
+    return text.isascii() and text.isprintable() and '"' not in text and "'" not in text and "\\" not in text
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,11 +102,10 @@ class _ValueKeys:
 
 def _identity_keys(ops: list[IrOp]) -> list[tuple[Any, ...]]:
     """Per op: its type, whether it has a name, its input count, whether it has an FX
-    node and a source, its input desc count, its attr names, and the ids of its attrs
-    and descs (the counts keep the flat tuple unambiguous)."""
+    node and a source, and the ids of its attrs and desc tuples (ops never change
+    those in place, and repeated ops share them: see IrOp)."""
     return [
-        (op.type, not op.name, len(op.inputs), op.fx_node is None, op.source is None, len(op.input_desc),
-         *op.attrs, *map(id, [*op.attrs.values(), *op.input_desc, *op.output_desc]))  # one map: cheaper than three
+        (op.type, not op.name, len(op.inputs), op.fx_node is None, op.source is None, id(op.attrs), id(op.input_desc), id(op.output_desc))
         for op in ops
     ]
 
@@ -110,13 +113,13 @@ def _identity_keys(ops: list[IrOp]) -> list[tuple[Any, ...]]:
 def _all_plain(ops: list[IrOp]) -> bool:
     """Whether every name, input, FX node and source is printable ASCII without quotes
     or backslashes, so that both text formats can write them without escapes."""
-    texts = [
+    text = "".join([
         "".join(map(attrgetter("name"), ops)),
         "".join(chain.from_iterable(map(attrgetter("inputs"), ops))),
         "".join(filter(None, map(attrgetter("fx_node"), ops))),
         "".join(filter(None, set(map(attrgetter("source"), ops)))),
-    ]
-    return PLAIN_TEXT.fullmatch("".join(texts)) is not None
+    ])
+    return is_plain(text)
 
 
 def op_shapes(graph: IrGraph) -> OpShapes:

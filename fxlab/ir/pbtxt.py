@@ -9,7 +9,6 @@ building message objects, which is many times faster. Reading goes through
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from google.protobuf import text_encoding
@@ -33,9 +32,8 @@ from fxlab.ir.model import (
     IrOp,
     TensorDesc,
 )
-from fxlab.ir.op_shapes import OpShapes, op_shapes
+from fxlab.ir.op_shapes import OpShapes, is_plain, op_shapes
 
-_PLAIN_TEXT = re.compile(r"[ !#-&(-\[\]-~]*")  # printable ASCII but quotes and backslash
 _VAL_TYPE_NAMES = {
     AttrKind.LIST_STR: ("s", "VT_LIST_STRING"),
     AttrKind.LIST_INT: ("i", "VT_LIST_INT"),
@@ -50,13 +48,13 @@ _UNCACHED_KINDS = frozenset({AttrKind.FLOAT, AttrKind.LIST_FLOAT, AttrKind.TENSO
 
 
 def _quote(text: str | bytes) -> str:
-    if isinstance(text, str) and _PLAIN_TEXT.fullmatch(text):
+    if isinstance(text, str) and is_plain(text):
         return f'"{text}"'
     raw = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
     return f'"{text_encoding.CEscape(raw, False)}"'
 
 
-_plain_quote = '"{}"'.format  # _quote of a string _PLAIN_TEXT matches
+_plain_quote = '"{}"'.format  # _quote of a plain string (is_plain)
 
 
 def _float_text(value: float) -> str:
@@ -170,7 +168,7 @@ class _TextWriter:
     def op(self, op: IrOp) -> str:
         out = ["  op {"]
         # One check for all the op's names instead of one per string: they rarely need escapes.
-        quote = _plain_quote if _PLAIN_TEXT.fullmatch(op.name + op.type + "".join(op.inputs)) else _quote
+        quote = _plain_quote if is_plain(op.name + op.type + "".join(op.inputs)) else _quote
         if op.name:
             out.append(f"    name: {quote(op.name)}")
         if op.type:

@@ -20,8 +20,7 @@ from typing import Any, Mapping, Sequence
 
 import torch.fx as fx
 
-from fxlab.ir.builder import apply_scope_attrs
-from fxlab.ir.model import IrOp
+from fxlab.ir.builder import scoped_attrs
 
 SCOPES_KEY = "fxlab.scopes"
 SCOPE_ATTRS_KEY = "fxlab.scope_attrs"
@@ -67,9 +66,8 @@ def scope_enter_attrs(node: fx.Node) -> dict[str, str]:
 
 def effective_scope_attrs(stack: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """What a GE op created under ``stack`` (frames or attr dicts, outer first) carries."""
-    probe = IrOp(name="", type="")
-    apply_scope_attrs(probe, [frame["attrs"] if "attrs" in frame else frame for frame in stack])
-    return {key: attr.value for key, attr in probe.attrs.items()}
+    attrs = scoped_attrs({}, [frame["attrs"] if "attrs" in frame else frame for frame in stack])
+    return {key: attr.value for key, attr in attrs.items()}
 
 
 @dataclass

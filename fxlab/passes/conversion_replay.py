@@ -32,7 +32,7 @@ from torch._subclasses.fake_tensor import FakeTensor
 from torch.fx.immutable_collections import immutable_list
 
 from fxlab.ir.builder import GraphBuilder, Tensor
-from fxlab.ir.model import Attr, IrOp, TensorDesc
+from fxlab.ir.model import FrozenAttrs, IrOp, TensorDesc
 
 @dataclass(slots=True)
 class Template:
@@ -42,12 +42,11 @@ class Template:
     Inputs are positions in the replay's table of input strings: the external tensors'
     ``"op:index"``, then ``""`` (an absent optional input), then, per ``exports`` entry
     (op, suffix), that op's new name + suffix: the outputs (``":0"``) and control edges
-    (``":-1"``) later ops of the template read. Attrs are before scope attrs; each copy
-    gets its own dict. Descs are shared between copies: once an op is built its descs
-    are only ever replaced, never mutated.
+    (``":-1"``) later ops of the template read. Attrs are before scope attrs. Copies
+    share the attrs and desc tuples: ops never change them in place (see IrOp).
     """
 
-    rows: tuple[tuple[str, tuple[int, ...], dict[str, Attr], tuple[TensorDesc, ...], tuple[TensorDesc, ...]], ...]
+    rows: tuple[tuple[str, tuple[int, ...], FrozenAttrs, tuple[TensorDesc, ...], tuple[TensorDesc, ...]], ...]
     # The builder's name candidates per op (a template lives in one run, with one builder).
     name_sources: tuple[Iterator[str], ...]
     export_ops: tuple[int, ...]
@@ -205,7 +204,7 @@ def record_template(
     builder: GraphBuilder,
     mark: BuilderMark,
     externals: Sequence[Tensor],
-    attrs_before_scopes: Sequence[dict[str, Attr]],
+    attrs_before_scopes: Sequence[FrozenAttrs],
     result: Any,
     fx_node: str,
     source: str | None,
@@ -225,7 +224,7 @@ def record_template(
     spec = _result_spec(result, positions, slots, {}, order)
     types = tuple(op.type for op in new_ops)
     return Template(
-        rows=tuple(zip(types, inputs, attrs_before_scopes, (tuple(op.input_desc) for op in new_ops), (tuple(op.output_desc) for op in new_ops))),
+        rows=tuple(zip(types, inputs, attrs_before_scopes, (op.input_desc for op in new_ops), (op.output_desc for op in new_ops))),
         name_sources=tuple(builder.name_source(t) for t in types),
         export_ops=tuple(j for j, _ in exports),
         export_suffixes=tuple(suffix for _, suffix in exports),
@@ -347,9 +346,9 @@ def replay_template(template: Template, builder: GraphBuilder, externals: Sequen
         op.name = name
         op.type = op_type
         op.inputs = [*map(read, inputs)]
-        op.attrs = {**attrs}
-        op.input_desc = [*input_descs]
-        op.output_desc = [*output_descs]
+        op.attrs = attrs  # attrs and descs are read-only and shared (see IrOp)
+        op.input_desc = input_descs
+        op.output_desc = output_descs
         op.fx_node = fx_node
         op.source = source
         append(op)

@@ -29,7 +29,7 @@ from torch._subclasses.fake_tensor import FakeTensor
 
 from fxlab import heap
 from fxlab.ir.builder import GraphBuilder, Tensor, building
-from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, attr_of, ge_dtype
+from fxlab.ir.model import Attr, AttrKind, DataType, FrozenAttrs, IrGraph, IrOp, TensorDesc, attr_of, ge_dtype
 from fxlab.passes.conversion_replay import BuilderMark, ReplayCache, Unreplayable, node_signature, record_template, replay_template
 
 if TYPE_CHECKING:
@@ -223,7 +223,7 @@ class AscendIrConverter:
         builder = self.builder
         source = node_source(node)
         name = builder.unique_name("Data", node.name)
-        op = IrOp(name, "Data", [], {"index": attr_of(self._data_index)}, [], [self._desc_from_meta(val, "y")], name, source)
+        op = IrOp(name, "Data", [], {"index": attr_of(self._data_index)}, (), (self._desc_from_meta(val, "y"),), name, source)
         builder.graph.ops.append(op)
         if builder.scope_stack:
             builder.apply_scopes((op,))
@@ -358,10 +358,10 @@ class AscendIrConverter:
             where = f" ({source})" if source else ""
             self._emit_placeholder(node, Status.RAISED, f"converter for {node.target} raised at node {node.name}{where}: {type(exc).__name__}: {exc}")
             return
-        attrs_before_scopes = [dict(op.attrs) for op in ops[first_new:]] if record is not None else []
+        attrs_before_scopes = [op.attrs for op in ops[first_new:]] if record is not None else []
         builder.end_node(token)
         if type(result) is Tensor:
-            result.op.output_desc[result.index] = self._desc_from_meta(meta, result.op.output_desc[result.index].name)
+            result.op.set_output_desc(result.index, self._desc_from_meta(meta, result.op.output_desc[result.index].name))
         else:
             self._set_output_descs(result, meta)
         self.values[node] = result
@@ -372,7 +372,7 @@ class AscendIrConverter:
         if record is not None:
             self._record_template(record, mark, attrs_before_scopes, result, node.name, source)
 
-    def _record_template(self, record: tuple[Any, list[Tensor]], mark: Any, attrs: list[dict[str, Attr]], result: Any, fx_node: str, source: str | None) -> None:
+    def _record_template(self, record: tuple[Any, list[Tensor]], mark: Any, attrs: list[FrozenAttrs], result: Any, fx_node: str, source: str | None) -> None:
         key, externals = record
         try:
             self._templates[key] = record_template(self.builder, mark, externals, attrs, result, fx_node, source)
@@ -400,11 +400,11 @@ class AscendIrConverter:
 
     def _set_output_descs(self, result: Any, meta: Any) -> None:
         if isinstance(result, Tensor):
-            result.op.output_desc[result.index] = self._desc_from_meta(meta, result.desc.name)
+            result.op.set_output_desc(result.index, self._desc_from_meta(meta, result.desc.name))
         elif isinstance(result, (list, tuple)) and isinstance(meta, (list, tuple)):
             for out, val in zip(result, meta):
                 if isinstance(out, Tensor) and isinstance(val, torch.Tensor):
-                    out.op.output_desc[out.index] = self._desc_from_meta(val, out.desc.name)
+                    out.op.set_output_desc(out.index, self._desc_from_meta(val, out.desc.name))
 
     def _emit_placeholder(self, node: fx.Node, status: Status, message: str) -> None:
         meta = node.meta.get("val")
@@ -414,7 +414,7 @@ class AscendIrConverter:
         with self.builder.converting(node.name, node_source(node)):
             outs = self.builder.add_op(UNSUPPORTED_OP_TYPE, {f"x{i}": t for i, t in enumerate(inputs)}, attrs, len(metas))
         for out, val in zip(outs, metas):
-            out.op.output_desc[out.index] = self._desc_from_meta(val, out.desc.name)
+            out.op.set_output_desc(out.index, self._desc_from_meta(val, out.desc.name))
         self.values[node] = outs if isinstance(meta, (list, tuple)) else outs[0]
         self._record(node, status, [outs[0].op.name], message)
 

@@ -84,7 +84,7 @@ def _map_to_output(net_output: IrOp, assign: IrOp, data: IrOp, output_dtypes: li
     net_output.inputs.append(value)
     desc = assign.output_desc[0]
     index = len(net_output.input_desc)
-    net_output.input_desc.append(TensorDesc(f"input{index}", desc.dtype, tuple(data.output_desc[0].shape), desc.layout))
+    net_output.input_desc = (*net_output.input_desc, TensorDesc(f"input{index}", desc.dtype, tuple(data.output_desc[0].shape), desc.layout))
     output_dtypes.append(TORCHAIR_DTYPE_NUMBER[desc.dtype])
     return [index]
 

@@ -62,8 +62,8 @@ def test_json_text_is_ir_graph_to_json_one_op_per_line() -> None:
 
 def test_json_keeps_negative_zero_apart_from_zero() -> None:
     graph = every_kind_graph()
-    graph.ops[0].attrs["a"] = Attr(AttrKind.FLOAT, 0.0)
-    graph.ops[1].attrs["a"] = Attr(AttrKind.FLOAT, -0.0)
+    graph.ops[0].set_attrs({"a": Attr(AttrKind.FLOAT, 0.0)})
+    graph.ops[1].set_attrs({"a": Attr(AttrKind.FLOAT, -0.0)})
     ops = json.loads(graph_to_json_text(graph))["ops"]
     assert str(ops[0]["attrs"]["a"]) == "0.0" and str(ops[1]["attrs"]["a"]) == "-0.0"
 
@@ -96,7 +96,7 @@ def test_a_failing_write_leaves_no_half_file(tmp_path: Path, monkeypatch: pytest
     graph, _ = _converted()
     write_ir_dumps(graph, tmp_path)
     before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
-    graph.ops[2].attrs["changed"] = Attr(AttrKind.INT, 1)
+    graph.ops[2].set_attrs({"changed": Attr(AttrKind.INT, 1)})
     real_fdopen = dumps.os.fdopen
     monkeypatch.setattr(dumps.os, "fdopen", lambda fd, mode: _HalfWriter(real_fdopen(fd, mode)))
     with pytest.raises(OSError, match="No space left"):

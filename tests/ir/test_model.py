@@ -1,7 +1,10 @@
-"""The Ascend IR data model: attr kinds, tensor constants, dtype numbering, JSON."""
+"""The Ascend IR data model: attr kinds, tensor constants, dtype numbering, JSON, and
+ops' shared read-only attrs and descs."""
 from __future__ import annotations
 
+import copy
 import json
+import pickle
 
 import pytest
 import torch
@@ -13,7 +16,10 @@ from fxlab.ir.model import (
     Attr,
     AttrKind,
     DataType,
+    FrozenAttrs,
     IrGraph,
+    IrOp,
+    TensorDesc,
     TensorValue,
     attr_of,
     ge_dtype,
@@ -72,3 +78,47 @@ def test_json_round_trip_of_every_attr_kind() -> None:
 @settings(max_examples=40, deadline=None)
 def test_json_round_trip_of_generated_graphs(graph: IrGraph) -> None:
     assert IrGraph.from_json(json.loads(json.dumps(graph.to_json()))) == graph
+
+
+def _op() -> IrOp:
+    return IrOp("Add", "Add", ["x:0", "y:0"], {"alpha": Attr(AttrKind.INT, 1)}, [TensorDesc("x1"), TensorDesc("x2")], [TensorDesc("y")])
+
+
+def test_op_attrs_refuse_changes_in_place() -> None:
+    attrs = _op().attrs
+    changes = [
+        lambda: attrs.__setitem__("beta", Attr(AttrKind.INT, 2)), lambda: attrs.__delitem__("alpha"),
+        lambda: attrs.pop("alpha"), attrs.popitem, attrs.clear, lambda: attrs.update(beta=1),
+        lambda: attrs.setdefault("beta", 1),
+    ]
+    for change in changes:
+        with pytest.raises(TypeError, match="set_attrs"):
+            change()
+    assert attrs == {"alpha": Attr(AttrKind.INT, 1)}
+
+
+def test_op_descs_are_tuples_whatever_the_constructor_gets() -> None:
+    op = _op()
+    assert op.input_desc == (TensorDesc("x1"), TensorDesc("x2")) and op.output_desc == (TensorDesc("y"),)
+    assert type(op.attrs) is FrozenAttrs and IrOp("n", "NoOp").attrs == {}
+
+
+def test_changing_an_op_replaces_what_it_shares() -> None:
+    first, second = _op(), _op()
+    second.attrs, second.output_desc = first.attrs, first.output_desc  # shared, as replayed ops share them
+    second.set_attrs({"beta": Attr(AttrKind.BOOL, True), "alpha": Attr(AttrKind.INT, 3)})
+    second.set_output_desc(0, TensorDesc("y", DataType.DT_FLOAT16, (2,)))
+    assert first.attrs == {"alpha": Attr(AttrKind.INT, 1)} and first.output_desc == (TensorDesc("y"),)
+    assert list(second.attrs.items()) == [("alpha", Attr(AttrKind.INT, 3)), ("beta", Attr(AttrKind.BOOL, True))]
+    assert second.output_desc == (TensorDesc("y", DataType.DT_FLOAT16, (2,)),)
+    second.drop_attrs("alpha", "absent")
+    assert second.attrs == {"beta": Attr(AttrKind.BOOL, True)} and type(second.attrs) is FrozenAttrs
+    unchanged = second.attrs
+    second.drop_attrs("absent")
+    assert second.attrs is unchanged
+
+
+def test_ops_copy_and_pickle_with_their_attrs() -> None:
+    op = _op()
+    for twin in (copy.deepcopy(op), copy.copy(op), pickle.loads(pickle.dumps(op))):
+        assert twin == op and type(twin.attrs) is FrozenAttrs
