@@ -72,7 +72,6 @@ _SEQUENCES = frozenset({list, tuple, immutable_list})
 _OPAQUE = frozenset({torch.dtype, torch.device, torch.memory_format, torch.layout, torch._ops.OpOverload})
 _FAKE_TENSOR = FakeTensor
 _NODE = fx.Node
-_NO_SUBCLASS_TORCH_FUNCTION = torch._C.DisableTorchFunctionSubclass
 _KWARGS = object()  # in a key, between the positional and the keyword arguments
 _new_op = object.__new__  # an IrOp without its __init__ (replay sets every field)
 
@@ -172,10 +171,8 @@ def node_signature(node: fx.Node, target_name: str, value_of: Callable[[fx.Node]
                 append(name)
                 append(_arg_key(arg, value_of, tensors))
         val = node.meta.get("val")
-        if type(val) is _FAKE_TENSOR:
-            # The same C getters without the subclass torch-function check (half the cost).
-            with _NO_SUBCLASS_TORCH_FUNCTION():
-                append((val.dtype, val.shape, val.stride(), val.storage_offset()))
+        if type(val) is _FAKE_TENSOR:  # read with subclass torch functions off (AscendIrConverter.run)
+            append((val.dtype, val.shape, val.stride(), val.storage_offset()))
         else:
             append(_meta_key(val))
     except Unkeyable:

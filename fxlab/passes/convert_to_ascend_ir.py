@@ -170,6 +170,7 @@ class AscendIrConverter:
         self._templates = self.replay_cache.templates if self.replay_cache is not None else {}
         self._descs = self.replay_cache.descs if self.replay_cache is not None else None
         self.replayed = 0  # nodes converted by replaying a template
+        self._fast_getters = _NO_SUBCLASS_TORCH_FUNCTION()  # entered by run()
 
     def run(self) -> ConversionResult:
         start = time.perf_counter()
@@ -179,7 +180,10 @@ class AscendIrConverter:
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            with building(self.builder):
+            # Fake values' getters (dtype, shape, stride) skip the tensor-subclass
+            # __torch_function__ round trip: the same values at half the cost. Converters
+            # run in the caller's mode (see _run_converter).
+            with building(self.builder), self._fast_getters:
                 convert_call, convert_node, replay = self._convert_call, self._convert_node, self._convert_replayable
                 plans = self._plans
                 for node in self.gm.graph.nodes:  # nearly every node is a call: dispatched here
@@ -349,9 +353,7 @@ class AscendIrConverter:
         source = node_source(node)
         token = builder.begin_node(node.name, source)
         try:
-            result = fn(*args, **kwargs, meta_outputs=meta)
-            if isinstance(meta, (list, tuple)):
-                _check_output_count(result, meta, node)
+            result = self._call_converter(fn, args, kwargs, meta, node)
         except Exception as exc:  # noqa: BLE001 - any converter failure becomes a placeholder
             builder.end_node(token)
             del ops[first_new:]
@@ -372,6 +374,19 @@ class AscendIrConverter:
         if record is not None:
             self._record_template(record, mark, attrs_before_scopes, result, node.name, source)
 
+    def _call_converter(self, fn: Callable[..., Any], args: Any, kwargs: dict[str, Any], meta: Any, node: fx.Node) -> Any:
+        """``fn``'s result, run in the caller's torch-function mode (run() reads fake
+        values with subclass torch functions off)."""
+        fast_getters = self._fast_getters
+        fast_getters.__exit__(None, None, None)
+        try:
+            result = fn(*args, **kwargs, meta_outputs=meta)
+        finally:
+            fast_getters.__enter__()
+        if isinstance(meta, (list, tuple)):
+            _check_output_count(result, meta, node)
+        return result
+
     def _record_template(self, record: tuple[Any, list[Tensor]], mark: Any, attrs: list[FrozenAttrs], result: Any, fx_node: str, source: str | None) -> None:
         key, externals = record
         try:
@@ -386,8 +401,7 @@ class AscendIrConverter:
         if descs is None or type(val) is not FakeTensor:
             return desc_from_meta(val, name)
         try:
-            with _NO_SUBCLASS_TORCH_FUNCTION():  # the same getters, without the subclass check
-                key = (name, val.dtype, val.shape)
+            key = (name, val.dtype, val.shape)
             desc = descs.get(key)
         except TypeError:  # symbolic sizes
             return desc_from_meta(val, name)
