@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import json
 import re
-from itertools import chain
 from typing import Any, Callable
 
 import torch
@@ -246,12 +245,11 @@ def _const_text(op: IrOp) -> str:
     return f"ge.Const({op.attrs[READABLE_VALUE].value}{dtype_text})"
 
 
-def _input_texts(writer: _PyDumpWriter, ops: list[IrOp], const_texts: dict[str, str]) -> dict[str, str | None]:
-    """The argument text of each input string of ``ops`` (:meth:`_PyDumpWriter._input`),
-    all made together; ``None`` for a control input (``":-1"``), which the per-shape
-    lines cannot place. ``const_texts``: the text of each inline constant, by name.
-    Needs plain strings (no newline)."""
-    tensors = list(chain.from_iterable([op.inputs for op in ops]))  # repeats are cheaper kept than removed
+def _input_texts(writer: _PyDumpWriter, tensors: list[str], const_texts: dict[str, str]) -> dict[str, str | None]:
+    """The argument text of each of the distinct input strings ``tensors``
+    (:meth:`_PyDumpWriter._input`), all made together; ``None`` for a control input
+    (``":-1"``), which the per-shape lines cannot place. ``const_texts``: the text of
+    each inline constant, by name. Needs plain strings (no newline)."""
     joined = "\n".join(tensors)
     variables = joined.replace(":", "_").replace("/", "_").split("\n")
     if const_texts:  # by producer name, as _input finds it: all but the last ":..."
@@ -271,7 +269,8 @@ def _tensor_annotations(nodes: list[fx.Node]) -> dict[fx.Node, str]:
     names are then made one by one)."""
     tensor = torch.Tensor
     metas = [node.meta.get("val") for node in nodes]
-    keys = [(m.dtype, m.shape, m.device) if isinstance(m, tensor) else None for m in metas]
+    with torch._C.DisableTorchFunctionSubclass():  # the same values, without fake tensors' Python round trip
+        keys = [(m.dtype, m.shape, m.device) if isinstance(m, tensor) else None for m in metas]
     try:
         first = dict(zip(reversed(keys), reversed(nodes)))  # the first node of each key
     except TypeError:  # symbolic dims do not hash
@@ -355,7 +354,7 @@ class _FastPyLines:
         texts = [self._shape_text(op, n) for n, op in enumerate(self.shapes.first)]
         names = [op.name for op in ops]
         variables = "\n".join(names).replace(":", "_").replace("/", "_").split("\n")  # plain names have no newline
-        inputs = _input_texts(writer, ops, self._const_texts(texts))
+        inputs = _input_texts(writer, self.shapes.inputs, self._const_texts(texts))
         lines = writer.lines
         last_fx: Any = lines  # no op has it as FX node
         for i, (op, text) in enumerate(zip(ops, map(texts.__getitem__, self.shapes.index))):

@@ -266,12 +266,11 @@ def _varint_text(n: int) -> str:
     return _VARINT_TEXT[n] if n < 16384 else _varint(n).decode("latin-1")
 
 
-def _input_fields(ops: list[IrOp]) -> dict[str, str]:
-    """``OpDef.input`` field text of each input string of ``ops``, all made together
-    (raises IndexError for an input of 16 KiB or more)."""
+def _input_fields(inputs: list[str]) -> dict[str, str]:
+    """``OpDef.input`` field text of each of the distinct input strings ``inputs``, all
+    made together (raises IndexError for an input of 16 KiB or more)."""
     varint = _VARINT_TEXT
-    tensors = dict.fromkeys(chain.from_iterable([op.inputs for op in ops]))
-    return dict(zip(tensors, [f"*{varint[len(t)]}{t}" for t in tensors]))
+    return dict(zip(inputs, [f"*{varint[len(t)]}{t}" for t in inputs]))
 
 
 def _provenance_text(key: str, value: str) -> str:
@@ -373,7 +372,7 @@ def _ascii_op_fields(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
     varint = _VARINT_TEXT
     fx_entries = _provenance_texts(PROVENANCE_FX_NODE, set(map(attrgetter("fx_node"), graph.ops)))
     source_entries = _provenance_texts(PROVENANCE_SOURCE, set(map(attrgetter("source"), graph.ops)))
-    input_field = _input_fields(graph.ops).__getitem__
+    input_field = _input_fields(shapes.inputs).__getitem__
     join = "".join
     payloads = [
         f"\n{varint[len(op.name)]}{op.name}{type_field}{join(map(input_field, op.inputs))}"

@@ -39,6 +39,7 @@ class OpShapes:
     index: list[int]
     first: list[IrOp]
     plain: bool  # no name, input, FX node or source needs an escape in JSON or pbtxt
+    inputs: list[str]  # every input string of the ops, once each, in first-use order
 
 
 def value_key(value: Any) -> Any:
@@ -110,12 +111,13 @@ def _identity_keys(ops: list[IrOp]) -> list[tuple[Any, ...]]:
     ]
 
 
-def _all_plain(ops: list[IrOp]) -> bool:
-    """Whether every name, input, FX node and source is printable ASCII without quotes
-    or backslashes, so that both text formats can write them without escapes."""
+def _all_plain(ops: list[IrOp], inputs: list[str]) -> bool:
+    """Whether every name, input (``inputs``: the distinct ones), FX node and source is
+    printable ASCII without quotes or backslashes, so that both text formats can write
+    them without escapes."""
     text = "".join([
         "".join(map(attrgetter("name"), ops)),
-        "".join(chain.from_iterable(map(attrgetter("inputs"), ops))),
+        "".join(inputs),
         "".join(filter(None, map(attrgetter("fx_node"), ops))),
         "".join(filter(None, set(map(attrgetter("source"), ops)))),
     ])
@@ -144,4 +146,5 @@ def op_shapes(graph: IrGraph) -> OpShapes:
         if shape == len(first):
             first.append(op)
         shape_of_group.append(shape)
-    return OpShapes(list(map(shape_of_group.__getitem__, group_index)), first, _all_plain(ops))
+    inputs = list(dict.fromkeys(chain.from_iterable(map(attrgetter("inputs"), ops))))
+    return OpShapes(list(map(shape_of_group.__getitem__, group_index)), first, _all_plain(ops, inputs), inputs)

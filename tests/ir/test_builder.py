@@ -46,3 +46,11 @@ def test_ops_sharing_attrs_share_their_scoped_attrs_and_scope_changes_are_seen()
     outer = _ops(builder, 1)
     builder.apply_scopes(outer)
     assert outer[0].attrs["_op_aicore_num"] == Attr(AttrKind.STR, "8")
+
+
+def test_generated_names_are_torchair_s_across_chunks_and_skip_taken_ones() -> None:
+    builder = GraphBuilder("g")
+    builder.unique_name("Data", "Add_300")  # an explicit name that looks generated
+    names = [builder.unique_name("Add") for _ in range(600)]
+    assert names == ["Add", *[f"Add_{n}" for n in range(1, 601) if n != 300]]
+    assert builder.unique_name("Mul") == "Mul"

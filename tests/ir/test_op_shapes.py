@@ -214,12 +214,15 @@ def test_shapes_ignore_names_inputs_and_provenance_values_only() -> None:
         IrOp("f", "Add", ["y:0"], {"j": Attr(AttrKind.INT, 1)}, [], [desc], "n3", "/m.py:2"),
         IrOp("g", "Add", ["y:0"], {"k": Attr(AttrKind.INT, 1)}, [desc], [], "n3", "/m.py:2"),  # desc moved to inputs
     ]
-    assert op_shapes(IrGraph("g", ops)).index == [0, 0, 1, 2, 3, 4, 5]
+    shapes = op_shapes(IrGraph("g", ops))
+    assert shapes.index == [0, 0, 1, 2, 3, 4, 5]
+    assert shapes.inputs == ["x:0", "y:0"]
 
 
 def test_plain_tells_when_names_need_escapes() -> None:
     assert op_shapes(IrGraph("g", [IrOp("a", "Add", ["b:0"], fx_node="n", source="/m.py:1")])).plain
-    for op in (IrOp('a"', "Add"), IrOp("a", "Add", ["ü:0"]), IrOp("a", "Add", fx_node="n\\"), IrOp("a", "Add", source="m'.py")):
+    for op in (IrOp('a"', "Add"), IrOp("a", "Add", ["ü:0"]), IrOp("a", "Add", fx_node="n\\"), IrOp("a", "Add", source="m'.py"),
+               IrOp("a", "Add", ["b\n:0"]), IrOp("a\x7f", "Add"), IrOp("a", "Add", source="m\t.py")):
         assert not op_shapes(IrGraph("g", [op])).plain
 
 
