@@ -236,16 +236,15 @@ def scoped_attrs(attrs: Mapping[str, Attr], stack: Sequence[Mapping[str, str]]) 
     return FrozenAttrs(out)
 
 
-_NAMES_PER_CHUNK = 256
-
-
 def _name_candidates(op_type: str) -> Iterator[str]:
     """``Type``, ``Type_1``, ``Type_2``, ... made a chunk at a time (a name is taken per
-    op: a list's iterator hands them out faster than a chain of maps makes them)."""
+    op: a list's iterator hands them out faster than a chain of maps makes them). Chunks
+    double from 8 names, so rare types make few names they never use."""
     prefix = f"{op_type}_"
 
-    def chunk(k: int) -> list[str]:
-        return [prefix + str(n) for n in range(k * _NAMES_PER_CHUNK or 1, (k + 1) * _NAMES_PER_CHUNK)]
+    def chunk(k: int) -> list[str]:  # names 8 * (2**k) ... 8 * 2**(k+1) - 1 (1 ... 15 first)
+        start = 8 << k
+        return [prefix + str(n) for n in range(start >> 3 if k == 0 else start, start << 1)]
 
     return itertools.chain((op_type,), itertools.chain.from_iterable(map(chunk, itertools.count())))
 
