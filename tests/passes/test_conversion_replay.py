@@ -342,3 +342,21 @@ def test_converters_run_in_the_callers_torch_function_mode(replayable: bool) -> 
     assert converter.replayed == (2 if replayable else 0)
     assert seen and all(seen)
     assert torch._C._is_torch_function_enabled()
+
+
+def test_a_converter_that_raises_leaves_the_pass_reading_fast_and_the_caller_s_mode_intact() -> None:
+    """After a raising converter, the next converters still run in the caller's mode,
+    the rest of the pass still replays, and the caller's mode is restored at the end."""
+    seen: list[bool] = []
+
+    def flaky_mul(self, other, *, meta_outputs=None):
+        seen.append(torch._C._is_torch_function_enabled())
+        if other == 3.0:
+            raise ValueError("no Mul by three")
+        return ge.op1("Mul", {"x1": self, "x2": ge.const(other, self.dtype)})
+
+    gm = functional_graph(lambda x: [x * 3.0, x * 2.0, x * 2.0, x * 2.0], torch.randn(3))
+    result, _, converter = convert(gm, replay=True, registry=_registry_with_mul(flaky_mul, ORIGIN_FXLAB, True))
+    assert [n.status.value for n in result.nodes if n.target == "aten.mul.Tensor"] == ["raised", "converted", "converted", "converted"]
+    assert converter.replayed == 2 and seen == [True, True]
+    assert torch._C._is_torch_function_enabled()
