@@ -16,7 +16,7 @@ import itertools
 from dataclasses import dataclass
 from typing import Any, Iterator, Mapping, Sequence
 
-from fxlab.ir.model import Attr, AttrKind, DataType, FrozenAttrs, IrGraph, IrOp, TensorDesc, attr_of
+from fxlab.ir.model import NO_ATTRS, Attr, AttrKind, DataType, FrozenAttrs, IrGraph, IrOp, TensorDesc, attr_of
 
 # Scope attrs stored as bools; every other scope attr is a string (TorchAir's choice).
 BOOL_SCOPE_ATTRS = frozenset({"_op_exec_never_timeout", "_enable_inner_parallel"})
@@ -154,7 +154,8 @@ class GraphBuilder:
             input_desc.append(TensorDesc(input_name, src.dtype, src.shape, src.layout))
             if first_dtype is DataType.DT_UNDEFINED:
                 first_dtype = src.dtype
-        op_attrs = {key: attr_of(value) for key, value in attrs.items()} if attrs else {}
+        # Made as the op keeps them: IrOp would copy any other dict into a FrozenAttrs.
+        op_attrs = FrozenAttrs(zip(attrs.keys(), map(attr_of, attrs.values()))) if attrs else NO_ATTRS
         output_desc = _output_descs(outputs, dtypes, shapes, first_dtype)
         provenance = self.provenance
         op = IrOp(op_name, op_type, op_inputs, op_attrs, input_desc, output_desc, provenance.fx_node, provenance.source)

@@ -24,7 +24,6 @@ from typing import Any
 from fxlab.ir.model import Attr, IrGraph, IrOp, TensorDesc, TensorValue
 
 
-
 def is_plain(text: str) -> bool:
     """Whether ``text`` is printable ASCII without quotes or backslashes (written as is
     inside quotes by every text dump). Tested in C: faster than a regular expression."""
