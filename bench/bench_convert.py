@@ -8,10 +8,13 @@ the same run:
 - conversion alone: ``convert_to_ascend_ir`` on the functional graph, best of
   ``--repeat``, in FX nodes per second. Goal: >= 100k nodes/s. Each run starts with an
   empty replay cache (templates live in one conversion); the same conversion with
-  ``replay=False`` (every converter runs) is timed too, interleaved, so the converters'
-  own cost stays visible.
+  ``replay=False`` (every converter runs) is timed too, so the converters' own cost
+  stays visible.
 - all four dumps: ``write_ir_dumps`` (JSON, pb, pbtxt, py, with files) of the converted
   graph into a temporary folder, best of ``--repeat``. Goal: <= 2x the conversion time.
+
+The three run in turn, once per round, so that the ratio compares runs made under the
+same machine load.
 - the conversion step of a trace (conversion + the output-reuse pass, as
   ``capture_trace`` records it in ``ir_summary["seconds"]``), from the one capture; the
   converters are imported before it, and that import is reported apart.
@@ -75,44 +78,47 @@ def best_cpu_seconds(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     return best, result
 
 
-def best_of_both(gm: Any, repeat: int) -> tuple[float, float, Any]:
-    """Best CPU seconds of the conversion with and without replay, run alternately so
-    both see the same machine load; and a result (with replay)."""
+def best_of_all(gm: Any, repeat: int, folder: Path) -> tuple[dict[str, float], Any]:
+    """Best CPU seconds of the conversion with and without replay and of the four dumps,
+    run in turn in each of ``repeat`` rounds so that all three see the same machine load
+    (its speed drifts within minutes); and a conversion result (with replay)."""
+    from fxlab.ir.dumps import write_ir_dumps
     from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 
-    best = {True: float("inf"), False: float("inf")}
-    result = None
+    best = {"replay": float("inf"), "no_replay": float("inf"), "dumps": float("inf")}
+    result = convert_to_ascend_ir(gm, "graph_0")
+    jobs = {
+        "replay": lambda: convert_to_ascend_ir(gm, "graph_0"),
+        "no_replay": lambda: convert_to_ascend_ir(gm, "graph_0", replay=False),
+        "dumps": lambda: write_ir_dumps(result.graph, folder, fx_graph=gm),
+    }
     for _ in range(repeat):
-        for replay in (True, False):
-            seconds, out = best_cpu_seconds(lambda: convert_to_ascend_ir(gm, "graph_0", replay=replay), 1)
-            best[replay] = min(best[replay], seconds)
-            if replay:
-                result = out
-    return best[True], best[False], result
+        for name, job in jobs.items():
+            seconds, _ = best_cpu_seconds(job, 1)
+            best[name] = min(best[name], seconds)
+    return best, result
 
 
 def measure(layers: int, repeat: int) -> dict[str, Any]:
-    from fxlab.ir.dumps import write_ir_dumps
     from fxlab.passes.convert_to_ascend_ir import Status
 
     import_s = import_converters()
     gm, trace_step = capture_decoder(layers)
     nodes = len(gm.graph.nodes)
-    convert_s, plain_s, result = best_of_both(gm, repeat)
     with tempfile.TemporaryDirectory() as tmp:
-        dumps_s, _ = best_cpu_seconds(lambda: write_ir_dumps(result.graph, Path(tmp), fx_graph=gm), repeat)
+        best, result = best_of_all(gm, repeat, Path(tmp))
     placeholders = sum(n.status in (Status.UNSUPPORTED, Status.RAISED) for n in result.nodes)
     return {
         "bench": f"convert decoder {layers} layers",
         "fx_nodes": nodes,
         "ge_ops": len(result.graph.ops),
         "placeholders": placeholders,
-        "convert_s": convert_s,
-        "nodes_per_s": nodes / convert_s,
-        "convert_no_replay_s": plain_s,
-        "nodes_per_s_no_replay": nodes / plain_s,
-        "dumps_s": dumps_s,
-        "dump_ratio": dumps_s / convert_s,
+        "convert_s": best["replay"],
+        "nodes_per_s": nodes / best["replay"],
+        "convert_no_replay_s": best["no_replay"],
+        "nodes_per_s_no_replay": nodes / best["no_replay"],
+        "dumps_s": best["dumps"],
+        "dump_ratio": best["dumps"] / best["replay"],
         "trace_step_s": trace_step,
         "import_s": import_s,
     }
