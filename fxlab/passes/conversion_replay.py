@@ -2,8 +2,9 @@
 
 LLM graphs repeat the same layer many times, so most ``call_function`` nodes are
 converted with inputs that look exactly like an earlier node's: same target, same
-tensor descs, same Python arguments, same fake output. A converter that is a pure
-function of those (most are) then creates the same ops, except for names and wiring.
+tensor descs, same Python arguments, same fake output dtype and shape. A converter that
+is a pure function of those (most are) then creates the same ops, except for names and
+wiring.
 :class:`ReplayCache` records the ops a node's conversion created as a
 :class:`Template` keyed by that signature (:func:`node_signature`), and later nodes with
 the same key get fresh copies of them: names from the builder's own naming (same types
@@ -12,7 +13,8 @@ node's own arguments, provenance and scope attrs applied as for a converted node
 
 The cache lives in one conversion run (an ``AscendIrConverter``): nothing carries over
 between runs. What the key cannot see makes a converter unfit for replay: reading the
-producer ops of its inputs (``x.op.type``), builder or graph state, or anything global.
+producer ops of its inputs (``x.op.type``), the strides, storage offset or device of its
+fake outputs, builder or graph state, or anything global.
 Such converters are registered with ``replayable=False``; converters fxlab does not ship
 (user and TorchAir plugins, auto converters) are not replayed unless they say so. A
 template is also refused when the recording shows something the replay could not
@@ -129,10 +131,10 @@ def _value_key(value: Any, tensors: list[Tensor]) -> Any:
 
 
 def _meta_key(val: Any) -> Any:
-    """The node's fake output as converters read it: dtype, shape, stride, offset.
+    """The node's fake output as replayable converters may read it: dtype and shape.
     Symbolic sizes stay SymInts, which refuse to be hashed: the lookup then fails."""
     if isinstance(val, torch.Tensor):
-        return (val.dtype, val.shape, val.stride(), val.storage_offset())
+        return (val.dtype, val.shape)
     kind = type(val)
     if kind is list or kind is tuple:
         return (kind, "meta", tuple([_meta_key(v) for v in val]))
@@ -172,7 +174,7 @@ def node_signature(node: fx.Node, target_name: str, value_of: Callable[[fx.Node]
                 append(_arg_key(arg, value_of, tensors))
         val = node.meta.get("val")
         if type(val) is _FAKE_TENSOR:  # read with subclass torch functions off (AscendIrConverter.run)
-            append((val.dtype, val.shape, val.stride(), val.storage_offset()))
+            append((val.dtype, val.shape))
         else:
             append(_meta_key(val))
     except Unkeyable:

@@ -111,6 +111,22 @@ def test_keys_tell_apart_signed_zeros_bools_ints_floats_and_aliased_arguments() 
     assert "0.0" in readable and "-0.0" in readable
 
 
+def test_outputs_that_differ_only_in_strides_share_a_template() -> None:
+    """The key holds the fake output's dtype and shape, not its strides: a transposed
+    and a contiguous input of one GE desc make the same ops, so the second node is a
+    replay (converters that read strides are not replayable)."""
+
+    def model(x, y):
+        return [x.t() * 2.0, y * 2.0]
+
+    gm = functional_graph(model, torch.randn(3, 3), torch.randn(3, 3))
+    muls = [n for n in gm.graph.nodes if n.target is aten.mul.Tensor]
+    assert muls[0].meta["val"].shape == muls[1].meta["val"].shape
+    assert muls[0].meta["val"].stride() != muls[1].meta["val"].stride()
+    converter = assert_replay_changes_nothing(gm)
+    assert converter.replayed == 1
+
+
 def test_nan_arguments_convert_the_same() -> None:
     gm = functional_graph(lambda x: [x * float("nan"), x * float("nan"), x + 1.0], torch.randn(3))
     assert_replay_changes_nothing(gm)

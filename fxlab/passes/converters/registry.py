@@ -53,8 +53,9 @@ class Converter:
     @property
     def replayable(self) -> bool:
         """Whether the ops it makes depend only on the node's target, arguments (graph
-        tensors by desc) and fake output. fxlab's converters are, unless marked; plugin
-        converters are not assumed to be."""
+        tensors by desc) and the dtype and shape of its fake output (``meta_outputs``;
+        a converter reading their strides, offset or device is not). fxlab's converters
+        are, unless marked; plugin converters are not assumed to be."""
         return bool(getattr(self.fn, REPLAYABLE_ATTR, self.origin == ORIGIN_FXLAB))
 
     @property
@@ -131,7 +132,8 @@ def register_converter(
     ``samples`` is a list of :class:`Sample` or a function returning one (tensors are
     then made only when a test asks). Targets that this torch lacks (``None``) are skipped.
     ``replayable=False`` marks a converter whose ops depend on more than its arguments'
-    descs and values (producer ops, builder state, globals); see
+    descs and values and its outputs' dtypes and shapes (producer ops, fake strides,
+    builder state, globals); see
     :attr:`Converter.replayable`.
     """
     source = samples if samples is None or callable(samples) else (lambda s=tuple(samples): s)
