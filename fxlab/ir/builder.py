@@ -237,17 +237,22 @@ def scoped_attrs(attrs: Mapping[str, Attr], stack: Sequence[Mapping[str, str]]) 
     return FrozenAttrs(out)
 
 
+_LARGEST_NAME_CHUNK = 256
+
+
 def _name_candidates(op_type: str) -> Iterator[str]:
     """``Type``, ``Type_1``, ``Type_2``, ... made a chunk at a time (a name is taken per
     op: a list's iterator hands them out faster than a chain of maps makes them). Chunks
-    double from 8 names, so rare types make few names they never use."""
+    double from 8 names up to 256, so a type makes at most that many names it never
+    uses, and rare types few."""
     prefix = f"{op_type}_"
 
-    def chunk(k: int) -> list[str]:  # names 8 * (2**k) ... 8 * 2**(k+1) - 1 (1 ... 15 first)
-        start = 8 << k
-        return [prefix + str(n) for n in range(start >> 3 if k == 0 else start, start << 1)]
+    def chunk(start: int) -> list[str]:
+        return [prefix + str(n) for n in range(start, start + min(start, _LARGEST_NAME_CHUNK))]
 
-    return itertools.chain((op_type,), itertools.chain.from_iterable(map(chunk, itertools.count())))
+    # chunk starts: 1, 2, 4, ..., 256, then every 256 names (chunk(1) is Type_1 alone)
+    starts = itertools.chain((1 << k for k in range(8)), itertools.count(_LARGEST_NAME_CHUNK, _LARGEST_NAME_CHUNK))
+    return itertools.chain((op_type,), itertools.chain.from_iterable(map(chunk, starts)))
 
 
 _UNFED_OPTIONAL = Attr(AttrKind.INT, 1)
