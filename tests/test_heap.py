@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from fxlab.heap import CAPTURE_GEN0_THRESHOLD, capture_heap, frozen, frozen_heap, promote_to_old_generation
+from fxlab.heap import CAPTURE_GEN0_THRESHOLD, capture_heap, collector_paused, frozen, frozen_heap, promote_to_old_generation
 
 
 def test_objects_alive_at_entry_are_frozen_inside_and_released_after():
@@ -91,3 +91,25 @@ def test_promote_leaves_a_frozen_heap_frozen():
         before = gc.get_freeze_count()
         promote_to_old_generation()
         assert gc.get_freeze_count() >= before
+
+
+
+def test_collector_paused_turns_collection_off_inside_and_back_on_after():
+    assert gc.isenabled()
+    with collector_paused():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError):
+        with collector_paused():
+            raise RuntimeError("inside")
+    assert gc.isenabled()
+
+
+def test_collector_paused_leaves_a_disabled_collector_disabled():
+    gc.disable()
+    try:
+        with collector_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()

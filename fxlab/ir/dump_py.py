@@ -22,6 +22,7 @@ from typing import Any, Callable
 
 import torch
 import torch.fx as fx
+from torch._subclasses.fake_tensor import FakeTensor
 
 from fxlab.ir.model import (
     TORCHAIR_DTYPE_NUMBER,
@@ -269,8 +270,13 @@ def _tensor_annotations(nodes: list[fx.Node]) -> dict[fx.Node, str]:
     names are then made one by one)."""
     tensor = torch.Tensor
     metas = [node.meta.get("val") for node in nodes]
-    with torch._C.DisableTorchFunctionSubclass():  # the same values, without fake tensors' Python round trip
-        keys = [(m.dtype, m.shape, m.device) if isinstance(m, tensor) else None for m in metas]
+    # The same values without fake tensors' Python round trips: subclass torch functions
+    # off, and a fake tensor's device read where its ``device`` property reads it.
+    with torch._C.DisableTorchFunctionSubclass():
+        keys = [
+            (m.dtype, m.shape, m.fake_device if type(m) is FakeTensor else m.device) if isinstance(m, tensor) else None
+            for m in metas
+        ]
     try:
         first = dict(zip(reversed(keys), reversed(nodes)))  # the first node of each key
     except TypeError:  # symbolic dims do not hash
@@ -381,10 +387,12 @@ class _FastPyLines:
         """The ``## FX Code`` line of ``node``: :func:`format_fx_node`, with each node's
         typed name made once."""
         names, Node = self.annotations, fx.Node
-        # _annotated of a value that is no node, written out: this runs for every argument
-        args = [names[a] if isinstance(a, Node) else repr(a) if isinstance(a, str) else str(a) for a in node.args]
-        if node.kwargs:
-            args += [f"{k}={names[v] if isinstance(v, Node) else _annotated(v)}" for k, v in node.kwargs.items()]
+        # _annotated of a value that is no node, written out: this runs for every argument.
+        # node._args/_kwargs: the public properties return them through a Python call.
+        args = [names[a] if isinstance(a, Node) else repr(a) if isinstance(a, str) else str(a) for a in node._args]
+        kwargs = node._kwargs
+        if kwargs:
+            args += [f"{k}={names[v] if isinstance(v, Node) else _annotated(v)}" for k, v in kwargs.items()]
         target = self.targets.get(id(node.target)) or self.writer._target(node.target)
         return f"## FX Code: {names[node]} = {target}({', '.join(args)})"
 

@@ -15,6 +15,7 @@ from typing import Any, Callable
 
 import torch.fx as fx
 
+from fxlab import heap
 from fxlab.errors import FxlabError
 from fxlab.ir.dump_py import graph_to_py
 from fxlab.ir.ge_proto import GeProtoError, decode_model_def, encode_model_def
@@ -162,7 +163,8 @@ def write_ir_dumps(graph: IrGraph, directory: str | Path, *, fx_graph: fx.Graph 
         (PBTXT_FILE, lambda: graph_to_pbtxt(graph, shapes)),
         (PY_FILE, lambda: graph_to_py(graph, fx_graph, shapes)),
     ]
-    return [write_atomic(folder / name, render()) for name, render in renderers]
+    with heap.collector_paused():  # the writers make no cycles: refcounts free it all
+        return [write_atomic(folder / name, render()) for name, render in renderers]
 
 
 def read_ir(path: str | Path) -> IrGraph:
