@@ -32,7 +32,7 @@ from fxlab.ir.model import (
     IrOp,
     TensorValue,
 )
-from fxlab.ir.op_shapes import OpShapes, desc_fast_key
+from fxlab.ir.op_shapes import INDEX_ATTR, OpShapes, desc_fast_key, op_pieces
 
 HEADER = (
     "# -*- coding: utf-8 -*-\n"
@@ -318,8 +318,8 @@ class _FastPyLines:
         line: output suffixes, text after the outputs, after the inputs, after the name."""
         if op.type == "Const" and READABLE_VALUE in op.attrs:
             return self._SKIP
-        if op.type == "Data" and not op.inputs and len(op.output_desc) == 1 and list(op.attrs) == ["index"]:
-            return (("_0",), f" = ge.Data(index={op.attrs['index'].value}, {self._data_desc(op)}", ', node_name="', '")')
+        if op.type == "Data" and not op.inputs and len(op.output_desc) == 1 and list(op.attrs) == [INDEX_ATTR]:
+            return self._data_text(op.attrs[INDEX_ATTR].value, self._data_desc(op))
         if op.type in _BOUNDARY_TYPES:
             return self._GENERAL
         attr_args, comment = self.writer._attr_texts(op, shape)
@@ -327,6 +327,17 @@ class _FastPyLines:
             attr_args = ", " + attr_args
         suffixes = tuple(f"_{i}" for i in range(len(op.output_desc)))
         return (suffixes, f" = ge.{op.type}(", f'{attr_args}, node_name="', f'"){comment}')
+
+    @staticmethod
+    def _data_text(index: Any, desc_text: str) -> Any:
+        return (("_0",), f" = ge.Data(index={index}, {desc_text}", ', node_name="', '")')
+
+    def _index_filler(self, op: IrOp, text: Any) -> Callable[[int], Any]:
+        """The text of an op of ``op``'s indexed shape (see op_shapes), given its index."""
+        if type(text) is not tuple:  # not the Data fast path: _GENERAL reads each op's index
+            return lambda index: text
+        desc_text = self._data_desc(op)
+        return lambda index: self._data_text(index, desc_text)
 
     def _const_texts(self, texts: list[Any]) -> dict[str, str]:
         """The text of each inline constant (:func:`_const_text`) by op name, made once
@@ -358,12 +369,13 @@ class _FastPyLines:
     def write(self) -> str:
         writer, ops = self.writer, self.writer.graph.ops
         texts = [self._shape_text(op, n) for n, op in enumerate(self.shapes.first)]
+        fillers = {n: self._index_filler(self.shapes.first[n], texts[n]) for n in self.shapes.indexed}
         names = [op.name for op in ops]
         variables = "\n".join(names).replace(":", "_").replace("/", "_").split("\n")  # plain names have no newline
         inputs = _input_texts(writer, self.shapes.inputs, self._const_texts(texts))
         lines = writer.lines
         last_fx: Any = lines  # no op has it as FX node
-        for i, (op, text) in enumerate(zip(ops, map(texts.__getitem__, self.shapes.index))):
+        for i, (op, text) in enumerate(zip(ops, op_pieces(writer.graph, self.shapes, texts, fillers))):
             if op.fx_node != last_fx:
                 last_fx = op.fx_node
                 self._group_head(i)

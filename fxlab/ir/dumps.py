@@ -11,7 +11,7 @@ import json
 import os
 import tempfile
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 import torch.fx as fx
 
@@ -20,7 +20,7 @@ from fxlab.errors import FxlabError
 from fxlab.ir.dump_py import graph_to_py
 from fxlab.ir.ge_proto import GeProtoError, decode_model_def, encode_model_def
 from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp, TensorDesc
-from fxlab.ir.op_shapes import OpShapes, desc_fast_key, op_shapes
+from fxlab.ir.op_shapes import INDEX_ATTR, OpShapes, desc_fast_key, op_pieces, op_shapes
 from fxlab.ir.pbtxt import graph_to_pbtxt, pbtxt_to_graph
 
 JSON_FILE = "ascend_ir.json"
@@ -37,6 +37,9 @@ _encode_str = json.encoder.encode_basestring  # the C encoder json.dumps(ensure_
 _encode_value = json.JSONEncoder(ensure_ascii=False).encode
 
 
+JsonPieces = tuple[str, str, str, str]
+
+
 class _JsonShapes:
     """The text of each op shape, in the four pieces that go between an op's name,
     inputs, FX node and source. ``quote`` closes and opens those strings when they are
@@ -47,7 +50,7 @@ class _JsonShapes:
         self.attr_texts: dict[int, str] = {}  # by id: the graph keeps the objects alive
         self.desc_texts: dict[Any, str] = {}
 
-    def pieces(self, op: IrOp) -> tuple[str, str, str, str]:
+    def pieces(self, op: IrOp) -> JsonPieces:
         quote = self.quote
         attrs = ", ".join([self.attr(k, a) for k, a in op.attrs.items()])
         kinds = ", ".join([f"{_encode_str(k)}: {_encode_str(a.kind.value)}" for k, a in op.attrs.items()])
@@ -63,6 +66,15 @@ class _JsonShapes:
             f'{fx_quote}, "source": {source_quote or ("null" if op.source is None else "")}',
             f"{source_quote}}},\n",
         )
+
+    def index_filler(self, op: IrOp, pieces: JsonPieces) -> Callable[[int], JsonPieces]:
+        """The pieces of an op of ``op``'s indexed shape (``pieces``, made from ``op``)
+        with its own index: the attrs piece opens with ``"attrs": {"index": <index>``."""
+        types, attrs, fx, end = pieces
+        head, sep, rest = attrs.partition('"attrs": {"index": ')
+        head += sep
+        tail = rest[len(str(op.attrs[INDEX_ATTR].value)):]
+        return lambda index: (types, f"{head}{index}{tail}", fx, end)
 
     def attr(self, key: str, attr: Attr) -> str:
         text = self.attr_texts.get(id(attr))
@@ -99,24 +111,26 @@ def _json_op_lines(graph: IrGraph, shapes: OpShapes) -> list[str]:
     is needed (the usual case, checked once per graph)."""
     if not shapes.plain:
         return _escaped_json_op_lines(graph, shapes)
-    writer = _JsonShapes('"')
-    pieces = [writer.pieces(op) for op in shapes.first]
     join_inputs = '", "'.join
     return [
         f'{{"name": "{op.name}{types}{join_inputs(op.inputs)}{attrs}{op.fx_node or ""}{fx}{op.source or ""}{end}'
-        for op, (types, attrs, fx, end) in zip(graph.ops, map(pieces.__getitem__, shapes.index))
+        for op, (types, attrs, fx, end) in zip(graph.ops, _op_pieces(graph, shapes, _JsonShapes('"')))
     ]
 
 
 def _escaped_json_op_lines(graph: IrGraph, shapes: OpShapes) -> list[str]:
-    writer = _JsonShapes("")
-    pieces = [writer.pieces(op) for op in shapes.first]
     encode = _encode_str
     return [
         f'{{"name": {encode(op.name)}{types}{", ".join(map(encode, op.inputs))}{attrs}'
         f'{"" if op.fx_node is None else encode(op.fx_node)}{fx}{"" if op.source is None else encode(op.source)}{end}'
-        for op, (types, attrs, fx, end) in zip(graph.ops, map(pieces.__getitem__, shapes.index))
+        for op, (types, attrs, fx, end) in zip(graph.ops, _op_pieces(graph, shapes, _JsonShapes("")))
     ]
+
+
+def _op_pieces(graph: IrGraph, shapes: OpShapes, writer: _JsonShapes) -> Iterable[JsonPieces]:
+    pieces = [writer.pieces(op) for op in shapes.first]
+    fillers = {n: writer.index_filler(shapes.first[n], pieces[n]) for n in shapes.indexed}
+    return op_pieces(graph, shapes, pieces, fillers)
 
 
 def graph_to_json_text(graph: IrGraph, shapes: OpShapes | None = None) -> str:

@@ -25,7 +25,7 @@ import math
 import struct
 from itertools import chain
 from operator import attrgetter
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from fxlab.ir.ge_schema import GeProtoError, schema
 from fxlab.ir.model import (
@@ -39,7 +39,7 @@ from fxlab.ir.model import (
     TensorDesc,
     TensorValue,
 )
-from fxlab.ir.op_shapes import OpShapes, op_shapes
+from fxlab.ir.op_shapes import INDEX_ATTR, OpShapes, op_pieces, op_shapes
 
 PROVENANCE_FX_NODE = "_fxlab_fx_node"
 PROVENANCE_SOURCE = "_fxlab_source"
@@ -297,24 +297,48 @@ ShapePieces = tuple[str, str, str, str]
 class ShapePieceWriter(abc.ABC):
     """The serialized text of each op shape, in the four pieces that go after an op's
     name, inputs, FX node entry and source entry (attrs sort around the two provenance
-    entries). The protobuf and text writers each fill in the two ways of making them."""
+    entries). The protobuf and text writers each fill in how an op's pieces and one
+    attr entry are made."""
 
     def pieces(self, op: IrOp) -> ShapePieces | None:
         """``None`` when the fast path cannot write the op's shape: an attr named like a
         provenance entry, or an op without a name."""
         if PROVENANCE_FX_NODE in op.attrs or PROVENANCE_SOURCE in op.attrs or not op.name:
             return None
-        if len(op.attrs) == 1:  # graph inputs (Data: ``index``), each a shape of its own
-            return self._one_attr_pieces(op)
+        if len(op.attrs) == 1:  # graph inputs (Data: ``index``): many, alike but for it
+            ((key, attr),) = op.attrs.items()
+            return _with_entry(self._bare_pieces(op, key), self._attr_entry(key, attr))
         return self._pieces(op)
 
+    def index_filler(self, op: IrOp) -> Callable[[int], ShapePieces]:
+        """The pieces of an op of ``op``'s indexed shape (see op_shapes), given its index."""
+        bare = self._bare_pieces(op, INDEX_ATTR)
+        int_entry = self._int_entry
+        return lambda index: _with_entry(bare, int_entry(INDEX_ATTR, index))
+
     @abc.abstractmethod
-    def _one_attr_pieces(self, op: IrOp) -> ShapePieces:
-        """The pieces of an op with one attr, from those of the same op without it."""
+    def _bare_pieces(self, op: IrOp, key: str) -> tuple[ShapePieces, int, int]:
+        """The pieces of ``op`` without its attrs, and where an entry for ``key`` goes
+        in them: (pieces, piece number, offset in that piece)."""
+
+    @abc.abstractmethod
+    def _attr_entry(self, key: str, attr: Attr) -> str:
+        """The ``OpDef.attr`` entry of one attr."""
+
+    @abc.abstractmethod
+    def _int_entry(self, key: str, value: int) -> str:
+        """The ``OpDef.attr`` entry of an int attr."""
 
     @abc.abstractmethod
     def _pieces(self, op: IrOp) -> ShapePieces:
         """The pieces of any op."""
+
+
+def _with_entry(bare: tuple[ShapePieces, int, int], entry: str) -> ShapePieces:
+    pieces, at, offset = bare
+    out = list(pieces)
+    out[at] = f"{out[at][:offset]}{entry}{out[at][offset:]}"
+    return tuple(out)  # type: ignore[return-value]
 
 
 def split_at_provenance(entries: list[tuple[str, Any]]) -> tuple[list[Any], list[Any], list[Any]]:
@@ -334,20 +358,21 @@ class _ShapeBytes(ShapePieceWriter):
         self.encoder = _WireEncoder()
         self.one_attr: dict[tuple[str, str, bytes], ShapePieces] = {}
 
-    def _one_attr_pieces(self, op: IrOp) -> ShapePieces:
-        """The pieces of an op with one attr (graph inputs: ``index``), from those of
-        the same op without it (made once per type, attr name and descs): the attr's
-        entry starts the piece its name sorts into."""
-        ((key, attr),) = op.attrs.items()
+    def _bare_pieces(self, op: IrOp, key: str) -> tuple[ShapePieces, int, int]:
+        """Made once per type, attr name and descs; the entry starts the piece its name
+        sorts into."""
         desc_field = self.encoder.desc_field
         descs = b"".join([desc_field(b"\x8a\x02", d) for d in op.input_desc] + [desc_field(b"\x92\x02", d) for d in op.output_desc])
         bare = self.one_attr.get((op.type, key, descs))
         if bare is None:
             bare = self.one_attr[(op.type, key, descs)] = self._pieces(IrOp(op.name, op.type, [], {}, op.input_desc, op.output_desc))
-        at = 1 if key < PROVENANCE_FX_NODE else 2 if key < PROVENANCE_SOURCE else 3
-        pieces = list(bare)
-        pieces[at] = self.encoder.attr_entry(b"\x52", key, attr).decode("latin-1") + pieces[at]
-        return tuple(pieces)  # type: ignore[return-value]
+        return bare, 1 if key < PROVENANCE_FX_NODE else 2 if key < PROVENANCE_SOURCE else 3, 0
+
+    def _attr_entry(self, key: str, attr: Attr) -> str:
+        return self.encoder.attr_entry(b"\x52", key, attr).decode("latin-1")
+
+    def _int_entry(self, key: str, value: int) -> str:
+        return _map_entry(b"\x52", key, b"\x18" + _varint(value)).decode("latin-1")
 
     def _pieces(self, op: IrOp) -> ShapePieces:
         entry, desc_field = self.encoder.attr_entry, self.encoder.desc_field
@@ -369,6 +394,7 @@ def _ascii_op_fields(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
     pieces = [writer.pieces(op) for op in shapes.first]
     if None in pieces:
         return None
+    fillers = {n: writer.index_filler(shapes.first[n]) for n in shapes.indexed}
     varint = _VARINT_TEXT
     fx_entries = _provenance_texts(PROVENANCE_FX_NODE, set(map(attrgetter("fx_node"), graph.ops)))
     source_entries = _provenance_texts(PROVENANCE_SOURCE, set(map(attrgetter("source"), graph.ops)))
@@ -377,7 +403,7 @@ def _ascii_op_fields(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
     payloads = [
         f"\n{varint[len(op.name)]}{op.name}{type_field}{join(map(input_field, op.inputs))}"
         f"{before_fx}{fx_entries[op.fx_node]}{between}{source_entries[op.source]}{end}"
-        for op, (type_field, before_fx, between, end) in zip(graph.ops, map(pieces.__getitem__, shapes.index))
+        for op, (type_field, before_fx, between, end) in zip(graph.ops, op_pieces(graph, shapes, pieces, fillers))  # type: ignore[arg-type]
     ]
     heads = map(_OP_FIELD_HEADS.__getitem__, map(len, payloads))  # IndexError from 16 KiB on
     return list(chain.from_iterable(zip(heads, payloads)))

@@ -12,6 +12,10 @@ absent alike. Values are compared with their types and floats by their bits, so 
 that are equal yet print differently (``0.0`` and ``-0.0``, ``1`` and ``True``) are
 different shapes. Attrs and descs are first looked up by identity (converters share
 them), then by value.
+
+Graph inputs are the exception: a ``Data`` op whose only attr is its int ``index`` has a
+shape of its own only because of that number, so its shape leaves the index out
+(*indexed* shapes) and writers put each op's index in (:func:`op_pieces`).
 """
 from __future__ import annotations
 
@@ -19,9 +23,12 @@ import struct
 from dataclasses import dataclass
 from itertools import chain
 from operator import attrgetter
-from typing import Any
+from typing import Any, Callable, Iterable, TypeVar
 
-from fxlab.ir.model import Attr, IrGraph, IrOp, TensorDesc, TensorValue
+from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp, TensorDesc, TensorValue
+
+INDEX_ATTR = "index"
+_INDEX_SLOT = object()  # an indexed shape's index, in its value key
 
 
 def is_plain(text: str) -> bool:
@@ -39,6 +46,8 @@ class OpShapes:
     first: list[IrOp]
     plain: bool  # no name, input, FX node or source needs an escape in JSON or pbtxt
     inputs: list[str]  # every input string of the ops, once each, in first-use order
+    indexed: frozenset[int] = frozenset()  # shapes without their ops' ``index`` values
+    indexed_ops: list[int] | None = None  # positions of the ops of indexed shapes
 
 
 def value_key(value: Any) -> Any:
@@ -90,11 +99,12 @@ class _ValueKeys:
             key = self.descs[id(desc)] = desc_fast_key(desc)
         return key
 
-    def op(self, op: IrOp) -> tuple[Any, ...]:
-        """What makes ``op``'s shape, with attrs and descs compared by value."""
+    def op(self, op: IrOp, indexed: bool = False) -> tuple[Any, ...]:
+        """What makes ``op``'s shape, with attrs and descs compared by value (its index
+        left out when ``indexed``)."""
         return (
             op.type, not op.name, len(op.inputs), op.fx_node is None, op.source is None, tuple(op.attrs),
-            tuple(map(self.attr, op.attrs.values())),
+            (_INDEX_SLOT,) if indexed else tuple(map(self.attr, op.attrs.values())),
             tuple(map(self.desc, op.input_desc)),
             tuple(map(self.desc, op.output_desc)),
         )
@@ -123,6 +133,14 @@ def _all_plain(ops: list[IrOp], inputs: list[str]) -> bool:
     return is_plain(text)
 
 
+def is_indexed(op: IrOp) -> bool:
+    """Whether ``op`` is a graph input whose only attr is its int index (see above)."""
+    if op.type != "Data" or len(op.attrs) != 1:
+        return False
+    attr = op.attrs.get(INDEX_ATTR)
+    return attr is not None and attr.kind is AttrKind.INT and type(attr.value) is int
+
+
 def op_shapes(graph: IrGraph) -> OpShapes:
     """The shapes of ``graph``'s ops (the graph must not change while they are used).
 
@@ -136,14 +154,35 @@ def op_shapes(graph: IrGraph) -> OpShapes:
     shapes: dict[tuple[Any, ...], int] = {}
     shape_of_group: list[int] = []
     first: list[IrOp] = []
+    indexed: set[int] = set()
     for group in range(len(groups)):
         op = ops[group_first[group]]
+        has_index = is_indexed(op)
         try:
-            shape = shapes.setdefault(value_keys.op(op), len(first))
+            shape = shapes.setdefault(value_keys.op(op, has_index), len(first))
         except TypeError:  # an unhashable value: a shape of its own
             shape = len(first)
         if shape == len(first):
             first.append(op)
+            if has_index:
+                indexed.add(shape)
         shape_of_group.append(shape)
+    index = list(map(shape_of_group.__getitem__, group_index))
     inputs = list(dict.fromkeys(chain.from_iterable(map(attrgetter("inputs"), ops))))
-    return OpShapes(list(map(shape_of_group.__getitem__, group_index)), first, _all_plain(ops, inputs), inputs)
+    indexed_ops = [i for i, shape in enumerate(index) if shape in indexed] if indexed else None
+    return OpShapes(index, first, _all_plain(ops, inputs), inputs, frozenset(indexed), indexed_ops)
+
+
+Pieces = TypeVar("Pieces")
+
+
+def op_pieces(graph: IrGraph, shapes: OpShapes, pieces: list[Pieces], fillers: dict[int, Callable[[int], Pieces]]) -> Iterable[Pieces]:
+    """Per op of ``graph``, the pieces a writer made for its shape (``pieces``, one per
+    shape); an op of an indexed shape gets ``fillers[shape](its index)`` instead."""
+    if not shapes.indexed_ops:
+        return map(pieces.__getitem__, shapes.index)
+    out = list(map(pieces.__getitem__, shapes.index))
+    ops, index = graph.ops, shapes.index
+    for i in shapes.indexed_ops:
+        out[i] = fillers[index[i]](ops[i].attrs[INDEX_ATTR].value)
+    return out

@@ -9,6 +9,7 @@ building message objects, which is many times faster. Reading goes through
 """
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from google.protobuf import text_encoding
@@ -32,7 +33,7 @@ from fxlab.ir.model import (
     IrOp,
     TensorDesc,
 )
-from fxlab.ir.op_shapes import OpShapes, is_plain, op_shapes
+from fxlab.ir.op_shapes import OpShapes, is_plain, op_pieces, op_shapes
 
 _VAL_TYPE_NAMES = {
     AttrKind.LIST_STR: ("s", "VT_LIST_STRING"),
@@ -235,6 +236,13 @@ _PROVENANCE_TEXT = {  # an op's provenance attr entry, around its (unescaped) va
 }
 
 
+@functools.lru_cache(maxsize=None)
+def _int_entry_around(key: str) -> tuple[str, str]:
+    """The text of an int attr entry before and after its value (and newline)."""
+    head, value, tail = _attr_entry_text(key, Attr(AttrKind.INT, 0)).rpartition("i: 0")
+    return head + "i: ", tail + "\n"
+
+
 class _ShapeTexts(ShapePieceWriter):
     """The protobuf text of each op shape, for ops whose strings need no escapes."""
 
@@ -242,11 +250,9 @@ class _ShapeTexts(ShapePieceWriter):
         self.writer = _TextWriter()
         self.one_attr: dict[tuple[Any, ...], ShapePieces] = {}
 
-    def _one_attr_pieces(self, op: IrOp) -> ShapePieces:
-        """The pieces of an op with one attr (graph inputs: ``index``), from those of
-        the same op without it (made once per type, attr name, descs and what the op
-        has of inputs and provenance): the attr's entry goes where its name sorts."""
-        ((key, attr),) = op.attrs.items()
+    def _bare_pieces(self, op: IrOp, key: str) -> tuple[ShapePieces, int, int]:
+        """Made once per type, attr name, descs and what the op has of inputs and
+        provenance; the entry goes where its name sorts."""
         desc = self.writer.desc
         descs = "".join([desc("input_desc", d) for d in op.input_desc] + [desc("output_desc", d) for d in op.output_desc])
         shape = (op.type, key, not op.inputs, op.fx_node is None, op.source is None, descs)
@@ -254,14 +260,17 @@ class _ShapeTexts(ShapePieceWriter):
         if bare is None:
             bare = self.one_attr[shape] = self._pieces(IrOp(op.name, op.type, op.inputs, {}, op.input_desc, op.output_desc, op.fx_node, op.source))
         if key < PROVENANCE_FX_NODE:  # after the inputs' closing quote
-            at, offset = 1, (2 if op.inputs else 0)
-        elif key < PROVENANCE_SOURCE:  # after the FX node entry
-            at, offset = 2, (len(_PROVENANCE_TEXT[PROVENANCE_FX_NODE][1]) if op.fx_node is not None else 0)
-        else:  # after the source entry
-            at, offset = 3, (len(_PROVENANCE_TEXT[PROVENANCE_SOURCE][1]) if op.source is not None else 0)
-        pieces = list(bare)
-        pieces[at] = f"{pieces[at][:offset]}{self.writer.attr_entry(key, attr)}\n{pieces[at][offset:]}"
-        return tuple(pieces)  # type: ignore[return-value]
+            return bare, 1, (2 if op.inputs else 0)
+        if key < PROVENANCE_SOURCE:  # after the FX node entry
+            return bare, 2, (len(_PROVENANCE_TEXT[PROVENANCE_FX_NODE][1]) if op.fx_node is not None else 0)
+        return bare, 3, (len(_PROVENANCE_TEXT[PROVENANCE_SOURCE][1]) if op.source is not None else 0)  # after the source entry
+
+    def _attr_entry(self, key: str, attr: Attr) -> str:
+        return self.writer.attr_entry(key, attr) + "\n"
+
+    def _int_entry(self, key: str, value: int) -> str:
+        head, tail = _int_entry_around(key)
+        return f"{head}{value}{tail}"
 
     def _pieces(self, op: IrOp) -> ShapePieces:
         entries = sorted((key, self.writer.attr_entry(key, attr) + "\n") for key, attr in op.attrs.items())
@@ -286,11 +295,12 @@ def _plain_op_texts(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
     pieces = [texts.pieces(op) for op in shapes.first]
     if None in pieces:
         return None
+    fillers = {n: texts.index_filler(shapes.first[n]) for n in shapes.indexed}
     join_inputs = '"\n    input: "'.join
     return [
         f'  op {{\n    name: "{op.name}{after_name}{join_inputs(op.inputs)}{after_inputs}{op.fx_node or ""}'
         f'{after_fx}{op.source or ""}{end}'
-        for op, (after_name, after_inputs, after_fx, end) in zip(graph.ops, map(pieces.__getitem__, shapes.index))
+        for op, (after_name, after_inputs, after_fx, end) in zip(graph.ops, op_pieces(graph, shapes, pieces, fillers))  # type: ignore[arg-type]
     ]
 
 

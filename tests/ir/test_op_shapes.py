@@ -161,7 +161,7 @@ def repeating_graphs(draw: st.DrawFn) -> IrGraph:
     names = PLAIN_NAMES if draw(st.booleans()) else NAMES
     sources = st.none() | st.sampled_from(["/m.py:1", "/m.py:2"]) | (st.just(None) if names is PLAIN_NAMES else TEXT)
     graph = IrGraph(name=draw(names), attrs={"g": _copy(draw(st.sampled_from(attr_pool)))})
-    keys = st.sampled_from(["N", "axis", "keep_dims", "_scope", "value", "z", PROVENANCE_FX_NODE + "_x", "_fxlab_g", "_readable_value"])
+    keys = st.sampled_from(["N", "axis", "keep_dims", "_scope", "value", "z", PROVENANCE_FX_NODE + "_x", "_fxlab_g", "_readable_value", "index"])
     for index in range(draw(st.integers(min_value=1, max_value=12))):
         attrs = {}
         for key in draw(st.lists(keys, max_size=3, unique=True)):
@@ -271,3 +271,31 @@ def test_one_attr_ops_dump_as_the_references() -> None:
                for i, attr in enumerate(attrs)]
         assert not _has_prefix_keys(IrGraph("g", ops))
         assert_dumps_equal_references(IrGraph("g", ops))
+
+
+def test_graph_inputs_share_a_shape_but_for_their_index_and_dump_as_the_references() -> None:
+    """Data ops whose only attr is an int index are one shape per desc and provenance
+    presence; each op's own index is written (varints of 1 to 6 bytes on the wire).
+    A bool index, a second attr, or another op type keep the value in the shape."""
+    descs = [TensorDesc("y", DataType.DT_FLOAT, (2,)), TensorDesc("y", DataType.DT_INT64, (3, 4))]
+    indexes = [0, 5, 127, 128, 300, 20000, 2**40, 7]
+    ops = [
+        IrOp(f"arg{i}", "Data", [], {"index": Attr(AttrKind.INT, index)}, [], [descs[i % 2]], f"arg{i}" if i % 3 else None, "/m.py:1" if i % 4 else None)
+        for i, index in enumerate(indexes)
+    ]
+    ops += [
+        IrOp("flag", "Data", [], {"index": Attr(AttrKind.BOOL, True)}, [], [descs[0]], "flag"),
+        IrOp("two", "Data", [], {"index": Attr(AttrKind.INT, 9), "N": Attr(AttrKind.INT, 1)}, [], [descs[0]], "two"),
+        IrOp("other", "Gather", ["arg0:0"], {"index": Attr(AttrKind.INT, 4)}, [descs[0]], [descs[0]], "other"),
+        IrOp("fed", "Data", ["arg1:0"], {"index": Attr(AttrKind.INT, 11)}, [descs[0]], [descs[0]], "fed"),
+    ]
+    graph = IrGraph("g", ops, inputs=[op.name for op in ops[:8]], outputs=["other:0"])
+    shapes = op_shapes(graph)
+    first_of = {shapes.index[i] for i in range(8)}
+    assert first_of == shapes.indexed - {shapes.index[11]}
+    assert shapes.indexed_ops == [*range(8), 11]
+    # 2 descs x (fx node or not) x (source or not), as the eight inputs have them
+    assert len(first_of) == len({(i % 2, bool(i % 3), bool(i % 4)) for i in range(8)})
+    assert not {shapes.index[8], shapes.index[9], shapes.index[10]} & shapes.indexed
+    assert_dumps_equal_references(graph)
+    assert_dumps_equal_references(IrGraph("g", [ops[i] for i in (3, 0, 6, 5)]))  # first of a shape not the smallest
