@@ -312,6 +312,7 @@ class _FastPyLines:
         self.annotations.update(_tensor_annotations(list(writer.fx_nodes.values())))
         self.data_descs: dict[Any, str] = {}
         self.targets = writer.targets
+        self.trace_lines: dict[str, str] = {}  # the file line of each stack trace
 
     def _shape_text(self, op: IrOp, shape: int) -> Any:
         """``_SKIP`` (an inline constant), ``_GENERAL``, or the pieces of the op's call
@@ -372,27 +373,28 @@ class _FastPyLines:
         fillers = {n: self._index_filler(self.shapes.first[n], texts[n]) for n in self.shapes.indexed}
         names = [op.name for op in ops]
         variables = "\n".join(names).replace(":", "_").replace("/", "_").split("\n")  # plain names have no newline
-        inputs = _input_texts(writer, self.shapes.inputs, self._const_texts(texts))
+        input_text = _input_texts(writer, self.shapes.inputs, self._const_texts(texts)).__getitem__
         lines = writer.lines
+        append, join, group_head, skip, general = lines.append, ", ".join, self._group_head, self._SKIP, self._GENERAL
         last_fx: Any = lines  # no op has it as FX node
         for i, (op, text) in enumerate(zip(ops, op_pieces(writer.graph, self.shapes, texts, fillers))):
             if op.fx_node != last_fx:
                 last_fx = op.fx_node
-                self._group_head(i)
-            if text is self._SKIP:
+                group_head(i, op)
+            if text is skip:
                 continue
-            if text is not self._GENERAL:
-                suffixes, after_outputs, after_inputs, end = text
-                try:
-                    args = ", ".join(map(inputs.__getitem__, op.inputs))
-                except TypeError:  # a control input
-                    lines.append(writer._call(op, None))
-                    continue
-                var = variables[i]
-                outputs = var + suffixes[0] if len(suffixes) == 1 else ", ".join([var + s for s in suffixes]) or "_"
-                lines.append(f"{outputs}{after_outputs}{args}{after_inputs}{op.name}{end}")
-            else:
-                lines.append(writer._call(op, self.shapes.index[i]))
+            if text is general:
+                append(writer._call(op, self.shapes.index[i]))
+                continue
+            suffixes, after_outputs, after_inputs, end = text
+            try:
+                args = join(map(input_text, op.inputs))
+            except TypeError:  # a control input
+                append(writer._call(op, None))
+                continue
+            var = variables[i]
+            outputs = var + suffixes[0] if len(suffixes) == 1 else join([var + s for s in suffixes]) or "_"
+            append(f"{outputs}{after_outputs}{args}{after_inputs}{op.name}{end}")
         return "\n".join(lines) + "\n"
 
     def _fx_code(self, node: fx.Node) -> str:
@@ -408,11 +410,17 @@ class _FastPyLines:
         target = self.targets.get(id(node.target)) or self.writer._target(node.target)
         return f"## FX Code: {names[node]} = {target}({', '.join(args)})"
 
-    def _group_head(self, start: int) -> None:
+    def _group_head(self, start: int, first: IrOp) -> None:
         """The comments before the ops of one FX node, the first being ``ops[start]``."""
-        writer, first = self.writer, self.writer.graph.ops[start]
+        writer = self.writer
         node = writer.fx_nodes.get(first.fx_node or "")
-        file_line = writer._file_line(node, first.source)
+        trace = node.meta.get("stack_trace") if node is not None else None
+        # A stack trace gives the line whatever the op's source (see _file_line).
+        file_line = self.trace_lines.get(trace) if trace else None
+        if file_line is None:
+            file_line = writer._file_line(node, first.source)
+            if trace:
+                self.trace_lines[trace] = file_line
         if file_line is not None and file_line != writer.last_file_line:
             writer.lines.append(f"\n# File {file_line}")
             writer.last_file_line = file_line
