@@ -110,14 +110,18 @@ class _ValueKeys:
         )
 
 
-def _identity_keys(ops: list[IrOp]) -> list[tuple[Any, ...]]:
-    """Per op: its type, whether it has a name, its input count, whether it has an FX
-    node and a source, and the ids of its attrs and desc tuples (ops never change
-    those in place, and repeated ops share them: see IrOp)."""
-    return [
-        (op.type, not op.name, len(op.inputs), op.fx_node is None, op.source is None, id(op.attrs), id(op.input_desc), id(op.output_desc))
+def _identity_groups(ops: list[IrOp]) -> tuple[list[int], int]:
+    """Per op, a group number: ops with the same type, presence of a name, input count,
+    presence of an FX node and a source, and the same attrs and desc tuples by identity
+    (ops never change those in place, and repeated ops share them: see IrOp); and the
+    number of groups. One key and one hash per op, made in one comprehension."""
+    groups: dict[tuple[Any, ...], int] = {}
+    group_of = groups.setdefault
+    index = [
+        group_of((op.type, not op.name, len(op.inputs), op.fx_node is None, op.source is None, id(op.attrs), id(op.input_desc), id(op.output_desc)), len(groups))
         for op in ops
     ]
+    return index, len(groups)
 
 
 def _all_plain(ops: list[IrOp], inputs: list[str]) -> bool:
@@ -147,15 +151,14 @@ def op_shapes(graph: IrGraph) -> OpShapes:
     Ops are first grouped by the identity of their attrs and descs (converters share
     them, so this finds most repeats cheaply), then each group is keyed by value."""
     ops = graph.ops
-    groups: dict[tuple[Any, ...], int] = {}
-    group_index = [groups.setdefault(key, len(groups)) for key in _identity_keys(ops)]  # one hash per op
+    group_index, group_count = _identity_groups(ops)
     group_first = dict(zip(reversed(group_index), range(len(ops) - 1, -1, -1)))
     value_keys = _ValueKeys()
     shapes: dict[tuple[Any, ...], int] = {}
     shape_of_group: list[int] = []
     first: list[IrOp] = []
     indexed: set[int] = set()
-    for group in range(len(groups)):
+    for group in range(group_count):
         op = ops[group_first[group]]
         has_index = is_indexed(op)
         try:
