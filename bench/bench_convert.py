@@ -140,7 +140,7 @@ def report(row: dict[str, Any]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, default=32)
-    parser.add_argument("--repeat", type=int, default=5, help="runs per figure; the best is kept")
+    parser.add_argument("--repeat", type=int, default=9, help="rounds; the best run of each figure is kept")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON line")
     args = parser.parse_args()
     row = measure(args.layers, args.repeat)
