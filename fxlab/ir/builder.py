@@ -243,14 +243,14 @@ _LARGEST_NAME_CHUNK = 256
 def _name_candidates(op_type: str) -> Iterator[str]:
     """``Type``, ``Type_1``, ``Type_2``, ... made a chunk at a time (a name is taken per
     op: a list's iterator hands them out faster than a chain of maps makes them). Chunks
-    double from 8 names up to 256, so a type makes at most that many names it never
-    uses, and rare types few."""
+    double from one name up to 256, so a type makes at most 256 names it never uses,
+    and rare types few."""
     prefix = f"{op_type}_"
 
     def chunk(start: int) -> list[str]:
         return [prefix + str(n) for n in range(start, start + min(start, _LARGEST_NAME_CHUNK))]
 
-    # chunk starts: 1, 2, 4, ..., 256, then every 256 names (chunk(1) is Type_1 alone)
+    # chunks of 1, 2, 4, ..., 128 names from Type_1, then of 256 from Type_256 on
     starts = itertools.chain((1 << k for k in range(8)), itertools.count(_LARGEST_NAME_CHUNK, _LARGEST_NAME_CHUNK))
     return itertools.chain((op_type,), itertools.chain.from_iterable(map(chunk, starts)))
 
