@@ -180,7 +180,7 @@ class AscendIrConverter:
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            # Fake values' getters (dtype, shape, stride) skip the tensor-subclass
+            # Fake values' getters (dtype, shape) skip the tensor-subclass
             # __torch_function__ round trip: the same values at half the cost. Converters
             # run in the caller's mode (see _run_converter).
             with building(self.builder), self._fast_getters:
