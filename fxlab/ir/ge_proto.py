@@ -310,6 +310,15 @@ class ShapePieceWriter(abc.ABC):
             return _with_entry(self._bare_pieces(op, key), self._attr_entry(key, attr))
         return self._pieces(op)
 
+    def op_pieces(self, graph: IrGraph, shapes: OpShapes) -> Iterable[ShapePieces] | None:
+        """Per op of ``graph``, its pieces (:func:`op_pieces`); ``None`` when a shape needs
+        the general writer."""
+        pieces = [self.pieces(op) for op in shapes.first]
+        if None in pieces:
+            return None
+        fillers = {n: self.index_filler(shapes.first[n]) for n in shapes.indexed}
+        return op_pieces(graph, shapes, pieces, fillers)  # type: ignore[arg-type]
+
     def index_filler(self, op: IrOp) -> Callable[[int], ShapePieces]:
         """The pieces of an op of ``op``'s indexed shape (see op_shapes), given its index."""
         bare = self._bare_pieces(op, INDEX_ATTR)
@@ -390,11 +399,9 @@ class _ShapeBytes(ShapePieceWriter):
 def _ascii_op_fields(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
     """The ``GraphDef.op`` fields as latin-1 text, in pieces (tag and length, then
     payload, per op); ``None`` when a shape needs the general encoder."""
-    writer = _ShapeBytes()
-    pieces = [writer.pieces(op) for op in shapes.first]
-    if None in pieces:
+    pieces = _ShapeBytes().op_pieces(graph, shapes)
+    if pieces is None:
         return None
-    fillers = {n: writer.index_filler(shapes.first[n]) for n in shapes.indexed}
     varint = _VARINT_TEXT
     fx_entries = _provenance_texts(PROVENANCE_FX_NODE, set(map(attrgetter("fx_node"), graph.ops)))
     source_entries = _provenance_texts(PROVENANCE_SOURCE, set(map(attrgetter("source"), graph.ops)))
@@ -403,7 +410,7 @@ def _ascii_op_fields(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
     payloads = [
         f"\n{varint[len(op.name)]}{op.name}{type_field}{join(map(input_field, op.inputs))}"
         f"{before_fx}{fx_entries[op.fx_node]}{between}{source_entries[op.source]}{end}"
-        for op, (type_field, before_fx, between, end) in zip(graph.ops, op_pieces(graph, shapes, pieces, fillers))  # type: ignore[arg-type]
+        for op, (type_field, before_fx, between, end) in zip(graph.ops, pieces)
     ]
     heads = map(_OP_FIELD_HEADS.__getitem__, map(len, payloads))  # IndexError from 16 KiB on
     return list(chain.from_iterable(zip(heads, payloads)))

@@ -33,7 +33,7 @@ from fxlab.ir.model import (
     IrOp,
     TensorDesc,
 )
-from fxlab.ir.op_shapes import OpShapes, is_plain, op_pieces, op_shapes
+from fxlab.ir.op_shapes import OpShapes, is_plain, op_shapes
 
 _VAL_TYPE_NAMES = {
     AttrKind.LIST_STR: ("s", "VT_LIST_STRING"),
@@ -291,16 +291,14 @@ class _ShapeTexts(ShapePieceWriter):
 def _plain_op_texts(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
     """The text of each op, ``"\\n"`` included, from the text of its shape; ``None`` when
     a shape needs the general writer."""
-    texts = _ShapeTexts()
-    pieces = [texts.pieces(op) for op in shapes.first]
-    if None in pieces:
+    pieces = _ShapeTexts().op_pieces(graph, shapes)
+    if pieces is None:
         return None
-    fillers = {n: texts.index_filler(shapes.first[n]) for n in shapes.indexed}
     join_inputs = '"\n    input: "'.join
     return [
         f'  op {{\n    name: "{op.name}{after_name}{join_inputs(op.inputs)}{after_inputs}{op.fx_node or ""}'
         f'{after_fx}{op.source or ""}{end}'
-        for op, (after_name, after_inputs, after_fx, end) in zip(graph.ops, op_pieces(graph, shapes, pieces, fillers))  # type: ignore[arg-type]
+        for op, (after_name, after_inputs, after_fx, end) in zip(graph.ops, pieces)
     ]
 
 
