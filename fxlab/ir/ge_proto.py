@@ -24,7 +24,6 @@ import abc
 import math
 import struct
 from itertools import chain
-from operator import attrgetter
 from typing import Any, Callable, Iterable
 
 from fxlab.ir.ge_schema import GeProtoError, schema
@@ -277,16 +276,16 @@ def _provenance_text(key: str, value: str) -> str:
     return _map_entry(b"\x52", key, _ld(b"\x12", value.encode())).decode("latin-1")
 
 
-def _provenance_texts(key: str, values: set[str | None]) -> dict[str | None, str]:
+def _provenance_texts(key: str, values: Iterable[str | None]) -> dict[str | None, str]:
     """An op's provenance attr entry (as latin-1 text) per value (``""`` for ``None``);
     around the value, the bytes depend only on its length, so they are made once per
     length."""
-    values.discard(None)
+    present = [value for value in values if value is not None]
     heads = {}
-    for length in set(map(len, values)):
+    for length in set(map(len, present)):
         sample = "x" * length
         heads[length] = _provenance_text(key, sample)[:-length or None]
-    texts: dict[str | None, str] = {value: heads[len(value)] + value for value in values}  # type: ignore[arg-type]
+    texts: dict[str | None, str] = {value: heads[len(value)] + value for value in present}
     texts[None] = ""
     return texts
 
@@ -403,8 +402,8 @@ def _ascii_op_fields(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
     if pieces is None:
         return None
     varint = _VARINT_TEXT
-    fx_entries = _provenance_texts(PROVENANCE_FX_NODE, set(map(attrgetter("fx_node"), graph.ops)))
-    source_entries = _provenance_texts(PROVENANCE_SOURCE, set(map(attrgetter("source"), graph.ops)))
+    fx_entries = _provenance_texts(PROVENANCE_FX_NODE, shapes.fx_nodes)
+    source_entries = _provenance_texts(PROVENANCE_SOURCE, shapes.sources)
     input_field = _input_fields(shapes.inputs).__getitem__
     join = "".join
     payloads = [

@@ -48,6 +48,8 @@ class OpShapes:
     inputs: list[str]  # every input string of the ops, once each, in first-use order
     indexed: frozenset[int] = frozenset()  # shapes without their ops' ``index`` values
     indexed_ops: list[int] | None = None  # positions of the ops of indexed shapes
+    fx_nodes: frozenset[str | None] = frozenset()  # every op's FX node, once each
+    sources: frozenset[str | None] = frozenset()  # every op's source, once each
 
 
 def value_key(value: Any) -> Any:
@@ -124,17 +126,13 @@ def _identity_groups(ops: list[IrOp]) -> tuple[list[int], int]:
     return index, len(groups)
 
 
-def _all_plain(ops: list[IrOp], inputs: list[str]) -> bool:
-    """Whether every name, input (``inputs``: the distinct ones), FX node and source is
-    printable ASCII without quotes or backslashes, so that both text formats can write
-    them without escapes."""
-    text = "".join([
-        "".join(map(attrgetter("name"), ops)),
-        "".join(inputs),
-        "".join(filter(None, map(attrgetter("fx_node"), ops))),
-        "".join(filter(None, set(map(attrgetter("source"), ops)))),
-    ])
-    return is_plain(text)
+def _all_plain(ops: list[IrOp], *distinct: Iterable[str | None]) -> bool:
+    """Whether every name, and every input, FX node and source (``distinct``: each kind
+    once each) is printable ASCII without quotes or backslashes, so that both text
+    formats can write them without escapes."""
+    texts = ["".join(map(attrgetter("name"), ops))]
+    texts += ["".join(filter(None, values)) for values in distinct]
+    return is_plain("".join(texts))
 
 
 def is_indexed(op: IrOp) -> bool:
@@ -173,7 +171,10 @@ def op_shapes(graph: IrGraph) -> OpShapes:
     index = list(map(shape_of_group.__getitem__, group_index))
     inputs = list(dict.fromkeys(chain.from_iterable(map(attrgetter("inputs"), ops))))
     indexed_ops = [i for i, shape in enumerate(index) if shape in indexed] if indexed else None
-    return OpShapes(index, first, _all_plain(ops, inputs), inputs, frozenset(indexed), indexed_ops)
+    fx_nodes = frozenset(map(attrgetter("fx_node"), ops))
+    sources = frozenset(map(attrgetter("source"), ops))
+    plain = _all_plain(ops, inputs, fx_nodes, sources)
+    return OpShapes(index, first, plain, inputs, frozenset(indexed), indexed_ops, fx_nodes, sources)
 
 
 Pieces = TypeVar("Pieces")
