@@ -95,7 +95,7 @@ class _PyDumpWriter:
         if isinstance(fx_graph, fx.GraphModule):
             fx_graph = fx_graph.graph
         self.fx_nodes = {n.name: n for n in fx_graph.nodes} if fx_graph is not None else {}
-        self.inline_consts = {op.name: op for op in graph.ops if op.type == "Const" and READABLE_VALUE in op.attrs}
+        self._const_texts: dict[str, str] | None = None  # see const_texts
         self.lines: list[str] = [HEADER]
         self.last_file_line: str | None = None
         self.annotations: dict[fx.Node, str] = {}  # each node's typed name, made once
@@ -104,6 +104,14 @@ class _PyDumpWriter:
         self.type_texts: dict[tuple[Any, ...], str] = {}  # "dtype[shape]device" per tensor type
         self.targets: dict[int, str] = {}
         self.file_lines: dict[tuple[Any, str | None], str | None] = {}
+
+    @property
+    def const_texts(self) -> dict[str, str]:
+        """The text of each inline scalar ``Const`` (:func:`_const_text`), by op name;
+        made on first use, unless the fast writer has made it by op shape."""
+        if self._const_texts is None:
+            self._const_texts = {op.name: _const_text(op) for op in self.graph.ops if op.type == "Const" and READABLE_VALUE in op.attrs}
+        return self._const_texts
 
     def _annotate(self, value: Any) -> str:
         if not isinstance(value, fx.Node):
@@ -167,7 +175,7 @@ class _PyDumpWriter:
         if self._is_fx_call(node, ops):
             self.lines.append(f"## FX Code: {format_fx_node(node, self._annotate, self._target) if node is not None else ops[0].fx_node}")
         for op, shape in group:
-            if op.name not in self.inline_consts:
+            if op.name not in self.const_texts:
                 self.lines.append(self._call(op, shape))
 
     @staticmethod
@@ -233,10 +241,8 @@ class _PyDumpWriter:
     def _input(self, tensor: str) -> str:
         if not tensor:
             return "None"  # an optional input left unfed
-        producer = self.inline_consts.get(tensor.rsplit(":", 1)[0])
-        if producer is not None:
-            return _const_text(producer)
-        return _var(tensor)
+        const_text = self.const_texts.get(tensor.rsplit(":", 1)[0])
+        return _var(tensor) if const_text is None else const_text
 
 
 def _const_text(op: IrOp) -> str:
@@ -340,18 +346,12 @@ class _FastPyLines:
         desc_text = self._data_desc(op)
         return lambda index: self._data_text(index, desc_text)
 
-    def _const_texts(self, texts: list[Any]) -> dict[str, str]:
-        """The text of each inline constant (:func:`_const_text`) by op name, made once
-        per op shape: ops of one shape have equal values and dtypes."""
-        by_shape: dict[int, str] = {}
-        out = {}
-        for op, shape in zip(self.writer.graph.ops, self.shapes.index):
-            if texts[shape] is self._SKIP:
-                text = by_shape.get(shape)
-                if text is None:
-                    text = by_shape[shape] = _const_text(op)
-                out[op.name] = text
-        return out
+    def _const_texts(self, texts: list[Any], names: list[str]) -> dict[str, str]:
+        """:attr:`_PyDumpWriter.const_texts`, each text made once per op shape: ops of
+        one shape have equal values and dtypes. ``names``: the ops' names."""
+        shapes = self.shapes
+        by_shape = [_const_text(shapes.first[n]) if text is self._SKIP else None for n, text in enumerate(texts)]
+        return {name: text for name, text in zip(names, map(by_shape.__getitem__, shapes.index)) if text is not None}
 
     def _data_desc(self, op: IrOp) -> str:
         """The arguments after ``index`` of a Data call (:meth:`_PyDumpWriter._data_args`
@@ -373,7 +373,8 @@ class _FastPyLines:
         fillers = {n: self._index_filler(self.shapes.first[n], texts[n]) for n in self.shapes.indexed}
         names = [op.name for op in ops]
         variables = "\n".join(names).replace(":", "_").replace("/", "_").split("\n")  # plain names have no newline
-        input_text = _input_texts(writer, self.shapes.inputs, self._const_texts(texts)).__getitem__
+        writer._const_texts = self._const_texts(texts, names)  # read by the general calls too
+        input_text = _input_texts(writer, self.shapes.inputs, writer._const_texts).__getitem__
         lines = writer.lines
         append, join, group_head, skip, general = lines.append, ", ".join, self._group_head, self._SKIP, self._GENERAL
         last_fx: Any = lines  # no op has it as FX node
