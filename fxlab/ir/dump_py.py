@@ -252,6 +252,15 @@ def _const_text(op: IrOp) -> str:
     return f"ge.Const({op.attrs[READABLE_VALUE].value}{dtype_text})"
 
 
+def _vars(names: list[str]) -> list[str]:
+    """:func:`_var` of each of ``names`` (plain: no newline), all made together; the
+    names themselves when none has a ``:`` or ``/`` (op names seldom do)."""
+    joined = "\n".join(names)
+    if ":" not in joined and "/" not in joined:
+        return names
+    return joined.replace(":", "_").replace("/", "_").split("\n")
+
+
 def _input_texts(writer: _PyDumpWriter, tensors: list[str], const_texts: dict[str, str]) -> dict[str, str | None]:
     """The argument text of each of the distinct input strings ``tensors``
     (:meth:`_PyDumpWriter._input`), all made together; ``None`` for a control input
@@ -372,7 +381,7 @@ class _FastPyLines:
         texts = [self._shape_text(op, n) for n, op in enumerate(self.shapes.first)]
         fillers = {n: self._index_filler(self.shapes.first[n], texts[n]) for n in self.shapes.indexed}
         names = [op.name for op in ops]
-        variables = "\n".join(names).replace(":", "_").replace("/", "_").split("\n")  # plain names have no newline
+        variables = _vars(names)
         writer._const_texts = self._const_texts(texts, names)  # read by the general calls too
         input_text = _input_texts(writer, self.shapes.inputs, writer._const_texts).__getitem__
         lines = writer.lines
