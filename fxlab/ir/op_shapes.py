@@ -46,10 +46,10 @@ class OpShapes:
     first: list[IrOp]
     plain: bool  # no name, input, FX node or source needs an escape in JSON or pbtxt
     inputs: list[str]  # every input string of the ops, once each, in first-use order
+    fx_nodes: frozenset[str | None]  # every op's FX node, once each
+    sources: frozenset[str | None]  # every op's source, once each
     indexed: frozenset[int] = frozenset()  # shapes without their ops' ``index`` values
     indexed_ops: list[int] | None = None  # positions of the ops of indexed shapes
-    fx_nodes: frozenset[str | None] = frozenset()  # every op's FX node, once each
-    sources: frozenset[str | None] = frozenset()  # every op's source, once each
 
 
 def value_key(value: Any) -> Any:
@@ -174,7 +174,7 @@ def op_shapes(graph: IrGraph) -> OpShapes:
     fx_nodes = frozenset(map(attrgetter("fx_node"), ops))
     sources = frozenset(map(attrgetter("source"), ops))
     plain = _all_plain(ops, inputs, fx_nodes, sources)
-    return OpShapes(index, first, plain, inputs, frozenset(indexed), indexed_ops, fx_nodes, sources)
+    return OpShapes(index, first, plain, inputs, fx_nodes, sources, frozenset(indexed), indexed_ops)
 
 
 Pieces = TypeVar("Pieces")
