@@ -265,13 +265,6 @@ def _varint_text(n: int) -> str:
     return _VARINT_TEXT[n] if n < 16384 else _varint(n).decode("latin-1")
 
 
-def _input_fields(inputs: list[str]) -> dict[str, str]:
-    """``OpDef.input`` field text of each of the distinct input strings ``inputs``, all
-    made together (raises IndexError for an input of 16 KiB or more)."""
-    varint = _VARINT_TEXT
-    return dict(zip(inputs, [f"*{varint[len(t)]}{t}" for t in inputs]))
-
-
 def _provenance_text(key: str, value: str) -> str:
     return _map_entry(b"\x52", key, _ld(b"\x12", value.encode())).decode("latin-1")
 
@@ -404,10 +397,12 @@ def _ascii_op_fields(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
     varint = _VARINT_TEXT
     fx_entries = _provenance_texts(PROVENANCE_FX_NODE, shapes.fx_nodes)
     source_entries = _provenance_texts(PROVENANCE_SOURCE, shapes.sources)
-    input_field = _input_fields(shapes.inputs).__getitem__
     join = "".join
+    # Each input's ``OpDef.input`` field is made where it is used: nearly every input
+    # string is read by one op only, so a table of them would cost more than it saves.
+    # Ops without inputs (Const: almost half) skip the comprehension's call.
     payloads = [
-        f"\n{varint[len(op.name)]}{op.name}{type_field}{join(map(input_field, op.inputs))}"
+        f"\n{varint[len(op.name)]}{op.name}{type_field}{join([f'*{varint[len(t)]}{t}' for t in op.inputs]) if op.inputs else ''}"
         f"{before_fx}{fx_entries[op.fx_node]}{between}{source_entries[op.source]}{end}"
         for op, (type_field, before_fx, between, end) in zip(graph.ops, pieces)
     ]

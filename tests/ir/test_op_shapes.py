@@ -255,12 +255,14 @@ def test_descs_equal_but_printing_apart_dump_as_the_references() -> None:
 
 def test_ops_of_16_kib_and_more_dump_as_the_references() -> None:
     """Lengths from 16 KiB on take more than two varint bytes: the op whose field is that
-    long, or whose name is, leaves the pb fast path to the general encoder."""
+    long, or whose name or an input is, leaves the pb fast path to the general encoder."""
     desc = TensorDesc("y", DataType.DT_FLOAT, (2,))
     producers = [IrOp(f"p{i}", "Data", [], {"index": Attr(AttrKind.INT, i)}, [], [desc], f"p{i}") for i in range(3)]
     wide = IrOp("out", "NetOutput", [f"p{i % 3}:0" for i in range(3000)], {}, [desc] * 3, [], "output")
     assert_dumps_equal_references(IrGraph("g", [*producers, wide]))
     assert_dumps_equal_references(IrGraph("g", [*producers, IrOp("n" * 17000, "Add", ["p0:0"], {}, [desc], [desc], "add")]))
+    # An input that long (its producer need not be in the graph for the dumps).
+    assert_dumps_equal_references(IrGraph("g", [*producers, IrOp("add", "Add", ["n" * 17000 + ":0"], {}, [desc], [desc], "add")]))
 
 
 def test_one_attr_ops_dump_as_the_references() -> None:
