@@ -3,8 +3,8 @@
 Like TorchAir's own ``py`` dump (``config.debug.graph_dump.type = "py"``), each GE op is
 one call ``<outputs> = ge.<Type>(<inputs>, <attrs>, node_name="<name>")``; an output is
 named ``<op>_<index>``; scalar ``Const`` ops (those with ``_readable_value``) are written
-inline where they are used, as ``ge.Const(<value>, dtype=<n>)``; dtypes are TorchAir's
-``DataType`` numbers. Ops are grouped per FX node in order, under a
+inline where their output is read, as ``ge.Const(<value>, dtype=<n>)``; dtypes are
+TorchAir's ``DataType`` numbers. Ops are grouped per FX node in order, under a
 ``# File "<file>", line N`` comment when the source line changes and a
 ``## FX Code: <node>`` comment naming the FX node they came from.
 
@@ -17,7 +17,8 @@ are shown, larger ones as ``...``.
 from __future__ import annotations
 
 import json
-import re
+from itertools import chain, repeat
+from operator import attrgetter
 from typing import Any, Callable
 
 import torch
@@ -43,7 +44,6 @@ HEADER = (
 READABLE_VALUE = "_readable_value"
 MAX_SHOWN_VALUES = 16
 _BOUNDARY_TYPES = frozenset({"Data", "NetOutput"})
-_OUTPUT_INDEX = re.compile(r":[^:\n]*$", re.MULTILINE)  # what rsplit(":", 1)[0] drops, per line
 _FX_CALLS = ("call_function", "call_method", "call_module", "get_attr")
 
 
@@ -107,10 +107,11 @@ class _PyDumpWriter:
 
     @property
     def const_texts(self) -> dict[str, str]:
-        """The text of each inline scalar ``Const`` (:func:`_const_text`), by op name;
-        made on first use, unless the fast writer has made it by op shape."""
+        """The text of each inline scalar ``Const`` (:func:`_const_text`), by its output
+        (``"<name>:0"``, the one output a Const has); made on first use, unless the fast
+        writer has made it by op shape."""
         if self._const_texts is None:
-            self._const_texts = {op.name: _const_text(op) for op in self.graph.ops if op.type == "Const" and READABLE_VALUE in op.attrs}
+            self._const_texts = {f"{op.name}:0": _const_text(op) for op in self.graph.ops if _is_inline_const(op)}
         return self._const_texts
 
     def _annotate(self, value: Any) -> str:
@@ -145,7 +146,9 @@ class _PyDumpWriter:
 
     def write(self) -> str:
         if self.shapes is not None and self.shapes.plain:
-            return _FastPyLines(self).write()
+            text = _FastPyLines(self).write()
+            if text is not None:
+                return text
         ops = self.graph.ops
         index = self.shapes.index if self.shapes is not None else [None] * len(ops)
         group: list[tuple[IrOp, int | None]] = []
@@ -175,7 +178,7 @@ class _PyDumpWriter:
         if self._is_fx_call(node, ops):
             self.lines.append(f"## FX Code: {format_fx_node(node, self._annotate, self._target) if node is not None else ops[0].fx_node}")
         for op, shape in group:
-            if op.name not in self.const_texts:
+            if not _is_inline_const(op):
                 self.lines.append(self._call(op, shape))
 
     @staticmethod
@@ -241,8 +244,12 @@ class _PyDumpWriter:
     def _input(self, tensor: str) -> str:
         if not tensor:
             return "None"  # an optional input left unfed
-        const_text = self.const_texts.get(tensor.rsplit(":", 1)[0])
+        const_text = self.const_texts.get(tensor)
         return _var(tensor) if const_text is None else const_text
+
+
+def _is_inline_const(op: IrOp) -> bool:
+    return op.type == "Const" and READABLE_VALUE in op.attrs
 
 
 def _const_text(op: IrOp) -> str:
@@ -261,21 +268,31 @@ def _vars(names: list[str]) -> list[str]:
     return joined.replace(":", "_").replace("/", "_").split("\n")
 
 
-def _input_texts(writer: _PyDumpWriter, tensors: list[str], const_texts: dict[str, str]) -> dict[str, str | None]:
-    """The argument text of each of the distinct input strings ``tensors``
-    (:meth:`_PyDumpWriter._input`), all made together; ``None`` for a control input
-    (``":-1"``), which the per-shape lines cannot place. ``const_texts``: the text of
-    each inline constant, by name. Needs plain strings (no newline)."""
-    joined = "\n".join(tensors)
+# Separators in the text of every op's inputs (_args_texts): control characters, which
+# plain strings (printable ASCII) and the constants' texts (checked) never hold.
+_OP_END, _ARG_SEP = "\x00", "\x01"
+
+
+def _args_texts(ops: list[IrOp], const_texts: dict[str, str]) -> list[str | None]:
+    """Per op, the text of its input arguments (:meth:`_PyDumpWriter._input` of each,
+    joined by ``", "``), made for all ops together by a few operations on one string
+    of every input; ``None`` for an op with a control input (``":-1"``), whose line the
+    general writer makes. ``const_texts``: the text of each inline constant's output.
+    Needs plain strings."""
+    # Every op's inputs, then an end mark: the texts are split back per op at the marks.
+    inputs = list(chain.from_iterable(chain.from_iterable(zip(map(attrgetter("inputs"), ops), repeat((_OP_END,))))))
+    joined = "\n".join(inputs)
     variables = joined.replace(":", "_").replace("/", "_").split("\n")
-    if const_texts:  # by producer name, as _input finds it: all but the last ":..."
-        producers = _OUTPUT_INDEX.sub("", joined).split("\n")
-        variables = list(map(const_texts.get, producers, variables))
-    texts: dict[str, str | None] = dict(zip(tensors, variables))
-    if "" in texts:
-        texts[""] = writer._input("")
+    lookup = {**const_texts, "": "None"}  # an optional input left unfed
+    args = _ARG_SEP.join(map(lookup.get, inputs, variables))
+    # "a<SEP>b<SEP><END><SEP>c<SEP><END><SEP><END>" -> "a, b<END>c<END><END>"
+    args = args.replace(_ARG_SEP + _OP_END, _OP_END).replace(_OP_END + _ARG_SEP, _OP_END).replace(_ARG_SEP, ", ")
+    texts: list[str | None] = args.split(_OP_END)
+    texts.pop()  # after the last end mark
     if ":-1" in joined:
-        texts.update((tensor, None) for tensor in tensors if tensor.endswith(":-1"))
+        for i, op in enumerate(ops):
+            if any(text.endswith(":-1") for text in op.inputs):
+                texts[i] = None
     return texts
 
 
@@ -355,12 +372,15 @@ class _FastPyLines:
         desc_text = self._data_desc(op)
         return lambda index: self._data_text(index, desc_text)
 
-    def _const_texts(self, texts: list[Any], names: list[str]) -> dict[str, str]:
+    def _const_texts(self, texts: list[Any], names: list[str]) -> dict[str, str] | None:
         """:attr:`_PyDumpWriter.const_texts`, each text made once per op shape: ops of
-        one shape have equal values and dtypes. ``names``: the ops' names."""
+        one shape have equal values and dtypes. ``names``: the ops' names. ``None`` when
+        a text is not printable ASCII (see _args_texts)."""
         shapes = self.shapes
         by_shape = [_const_text(shapes.first[n]) if text is self._SKIP else None for n, text in enumerate(texts)]
-        return {name: text for name, text in zip(names, map(by_shape.__getitem__, shapes.index)) if text is not None}
+        if not all(text is None or (text.isascii() and text.isprintable()) for text in by_shape):
+            return None
+        return {f"{name}:0": text for name, text in zip(names, map(by_shape.__getitem__, shapes.index)) if text is not None}
 
     def _data_desc(self, op: IrOp) -> str:
         """The arguments after ``index`` of a Data call (:meth:`_PyDumpWriter._data_args`
@@ -376,14 +396,18 @@ class _FastPyLines:
                 self.data_descs[key] = text
         return text
 
-    def write(self) -> str:
+    def write(self) -> str | None:
+        """The dump; ``None`` (nothing written) when a constant's text is not plain."""
         writer, ops = self.writer, self.writer.graph.ops
         texts = [self._shape_text(op, n) for n, op in enumerate(self.shapes.first)]
-        fillers = {n: self._index_filler(self.shapes.first[n], texts[n]) for n in self.shapes.indexed}
         names = [op.name for op in ops]
+        const_texts = self._const_texts(texts, names)
+        if const_texts is None:
+            return None
+        writer._const_texts = const_texts  # read by the general calls too
+        fillers = {n: self._index_filler(self.shapes.first[n], texts[n]) for n in self.shapes.indexed}
         variables = _vars(names)
-        writer._const_texts = self._const_texts(texts, names)  # read by the general calls too
-        input_text = _input_texts(writer, self.shapes.inputs, writer._const_texts).__getitem__
+        args_texts = _args_texts(ops, const_texts)
         lines = writer.lines
         append, join, group_head, skip, general = lines.append, ", ".join, self._group_head, self._SKIP, self._GENERAL
         last_fx: Any = lines  # no op has it as FX node
@@ -397,9 +421,8 @@ class _FastPyLines:
                 append(writer._call(op, self.shapes.index[i]))
                 continue
             suffixes, after_outputs, after_inputs, end = text
-            try:
-                args = join(map(input_text, op.inputs))
-            except TypeError:  # a control input
+            args = args_texts[i]
+            if args is None:  # a control input
                 append(writer._call(op, None))
                 continue
             var = variables[i]

@@ -45,7 +45,6 @@ class OpShapes:
     index: list[int]
     first: list[IrOp]
     plain: bool  # no name, input, FX node or source needs an escape in JSON or pbtxt
-    inputs: list[str]  # every input string of the ops, once each, in first-use order
     fx_nodes: frozenset[str | None]  # every op's FX node, once each
     sources: frozenset[str | None]  # every op's source, once each
     indexed: frozenset[int] = frozenset()  # shapes without their ops' ``index`` values
@@ -127,10 +126,10 @@ def _identity_groups(ops: list[IrOp]) -> tuple[list[int], int]:
 
 
 def _all_plain(ops: list[IrOp], *distinct: Iterable[str | None]) -> bool:
-    """Whether every name, and every input, FX node and source (``distinct``: each kind
-    once each) is printable ASCII without quotes or backslashes, so that both text
+    """Whether every name and input, and every FX node and source (``distinct``: each
+    kind once each) is printable ASCII without quotes or backslashes, so that both text
     formats can write them without escapes."""
-    texts = ["".join(map(attrgetter("name"), ops))]
+    texts = ["".join(map(attrgetter("name"), ops)), "".join(chain.from_iterable(map(attrgetter("inputs"), ops)))]
     texts += ["".join(filter(None, values)) for values in distinct]
     return is_plain("".join(texts))
 
@@ -169,12 +168,11 @@ def op_shapes(graph: IrGraph) -> OpShapes:
                 indexed.add(shape)
         shape_of_group.append(shape)
     index = list(map(shape_of_group.__getitem__, group_index))
-    inputs = list(dict.fromkeys(chain.from_iterable(map(attrgetter("inputs"), ops))))
     indexed_ops = [i for i, shape in enumerate(index) if shape in indexed] if indexed else None
     fx_nodes = frozenset(map(attrgetter("fx_node"), ops))
     sources = frozenset(map(attrgetter("source"), ops))
-    plain = _all_plain(ops, inputs, fx_nodes, sources)
-    return OpShapes(index, first, plain, inputs, fx_nodes, sources, frozenset(indexed), indexed_ops)
+    plain = _all_plain(ops, fx_nodes, sources)
+    return OpShapes(index, first, plain, fx_nodes, sources, frozenset(indexed), indexed_ops)
 
 
 Pieces = TypeVar("Pieces")

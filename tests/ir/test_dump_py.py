@@ -133,10 +133,28 @@ _ = ge.NetOutput([Reshape_49_0, ConcatV2_2_0, ConcatV2_3_0, ConcatV2_6_0, Concat
     assert text.count("\n") == 609 and text.count("## FX Code: ") == 183
 
 
+def test_constants_whose_text_is_not_plain_leave_the_lines_by_shape_to_the_general_writer() -> None:
+    """The inputs of every op are written together in one string, split at control
+    characters; a constant whose value holds one sends the dump to the general writer."""
+    desc = TensorDesc("y", DataType.DT_FLOAT, (2,))
+    ops = [
+        IrOp("arg0_1", "Data", [], {"index": Attr(AttrKind.INT, 0)}, [], [desc], "arg0_1"),
+        IrOp("c", "Const", [], {READABLE_VALUE: Attr(AttrKind.STR, "'a\x00b\x01c'")}, [], [desc], "mul"),
+        IrOp("Mul", "Mul", ["arg0_1:0", "c:0"], {}, [desc, desc], [desc], "mul", "/m.py:1"),
+        IrOp("Mul_1", "Mul", ["Mul:0", "c:0"], {}, [desc, desc], [desc], "mul", "/m.py:1"),
+    ]
+    graph = IrGraph("g", ops)
+    shapes = op_shapes(graph)
+    assert shapes.plain
+    text = graph_to_py(graph, shapes=shapes)
+    assert text == graph_to_py(graph)
+    assert "Mul_1_0 = ge.Mul(Mul_0, ge.Const('a\x00b\x01c', dtype=0), node_name=\"Mul_1\")" in text
+
+
 def test_lines_by_shape_equal_the_general_writer_on_unusual_ops() -> None:
     """The per-shape lines leave to the general writer what they cannot place: control
-    inputs, optional inputs left unfed, inline constants read at any output index,
-    names with ``:`` or ``/``, several or no outputs, FX nodes the FX graph lacks."""
+    inputs, optional inputs left unfed, inline constants (written where their output 0 is
+    read; a Const has no other, so another index is a variable), names with ``:`` or ``/``, several or no outputs, FX nodes the FX graph lacks."""
     desc = TensorDesc("y", DataType.DT_FLOAT, (2,))
     readable = {"value": Attr(AttrKind.INT, 2), READABLE_VALUE: Attr(AttrKind.STR, "2")}
     ops = [
@@ -144,7 +162,8 @@ def test_lines_by_shape_equal_the_general_writer_on_unusual_ops() -> None:
         IrOp("c/1", "Const", [], dict(readable), [], [desc], "mul"),
         IrOp("c:2", "Const", [], dict(readable), [], [TensorDesc("y", DataType.DT_INT32, (2,))], "mul"),
         IrOp("Mul", "Mul", ["arg0_1:0", "c/1:0"], {}, [desc, desc], [desc], "mul", "/m.py:1"),
-        IrOp("Mul_1", "Mul", ["arg0_1:0", "c:2:1"], {}, [desc, desc], [desc], "mul", "/m.py:1"),
+        IrOp("Mul_1", "Mul", ["arg0_1:0", "c:2:0"], {}, [desc, desc], [desc], "mul", "/m.py:1"),
+        IrOp("Mul_3", "Mul", ["arg0_1:0", "c:2:1"], {}, [desc, desc], [desc], "mul", "/m.py:1"),
         IrOp("Mul_2", "Mul", ["Mul:0", "arg0_1:-1"], {}, [desc, desc], [desc], "mul", "/m.py:1"),
         IrOp("Split/a", "Split", ["Mul_2:0", ""], {"num": Attr(AttrKind.INT, 2)}, [desc], [desc, desc], "add", "/m.py:2"),
         IrOp("NoOut", "NoOp", ["Split/a:1"], {}, [desc], [], "add", "/m.py:2"),
@@ -159,6 +178,7 @@ def test_lines_by_shape_equal_the_general_writer_on_unusual_ops() -> None:
     text = graph_to_py(graph, _scaled_add_fx(), shapes)
     assert text == graph_to_py(graph, _scaled_add_fx())
     assert 'Mul_1_0 = ge.Mul(arg0_1_0, ge.Const(2, dtype=3), node_name="Mul_1")' in text
+    assert 'Mul_3_0 = ge.Mul(arg0_1_0, c_2_1, node_name="Mul_3")' in text
     assert 'Mul_2_0 = ge.Mul(Mul_0, dependencies=[arg0_1_0], node_name="Mul_2")' in text
     assert 'Split_a_0, Split_a_1 = ge.Split(Mul_2_0, None, num=2, node_name="Split/a")' in text
     assert "## FX Code: ghost\n" in text and "## FX Code: ghost_2" not in text
