@@ -101,9 +101,10 @@ def _build_graph_trace(captured: CapturedGraph, stages: Sequence[str], converter
         say(f"converting graph {captured.index} to Ascend IR")
         cache_sources(modules["functional"])  # the converter reads them
         _convert(graph, modules["functional"], converter)
+    ge_ops = graph.ir.ops_by_fx_node() if graph.ir is not None else None
     for name in STAGES:
         if name in stages and name in modules:
-            graph.stages[name] = stage_from_module(name, modules[name])
+            graph.stages[name] = stage_from_module(name, modules[name], ge_ops if name == "functional" else None)
     graph.modules = modules
     graph.mutated_inputs = _mutated_inputs(modules)
     return graph

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import operator
 from functools import lru_cache
-from typing import Any
+from typing import Any, Iterable, Mapping
 
 import torch
 import torch.fx as fx
@@ -241,14 +241,17 @@ def _format_arg(arg: Any) -> str:
     return repr(arg)
 
 
-def stage_from_module(name: str, gm: fx.GraphModule) -> StageTrace:
-    """Record ``gm`` as stage ``name``; also caches each node's source in its meta so the
-    conversion pass does not parse stack traces again."""
+def stage_from_module(name: str, gm: fx.GraphModule, ge_ops: Mapping[str, list[str]] | None = None) -> StageTrace:
+    """Record ``gm`` as stage ``name``; ``ge_ops``: the GE ops each node became, by node
+    name (:meth:`IrGraph.ops_by_fx_node`), for the stage that was converted. Also caches
+    each node's source in its meta so the conversion pass does not parse stack traces
+    again."""
     code = readable_code(gm)
+    ge_ops = ge_ops or {}
     # Fake tensors' shapes and strides are plain data: read them without dispatching
     # through their torch-function handler (that dispatch is most of their cost).
     with torch._C.DisableTorchFunctionSubclass():
-        records = [_record(node) for node in gm.graph.nodes]
+        records = [_record(node, ge_ops.get(node.name, ())) for node in gm.graph.nodes]
     return StageTrace(name=name, code=code, nodes=records)
 
 
@@ -266,7 +269,7 @@ def _location(file: str | None, line: int | None) -> str | None:
     return f"{file}:{line}" if file and line else None  # Provenance.location
 
 
-def _record(node: fx.Node) -> NodeRecord:
+def _record(node: fx.Node, ge_ops: Iterable[str]) -> NodeRecord:
     meta = node.meta
     op = node.op
     if op == "call_function":
@@ -286,7 +289,7 @@ def _record(node: fx.Node) -> NodeRecord:
         mutates=mutates,
         kind=kind,
         scopes=list(meta.get("fxlab.scopes", [])),
-        ge_ops=list(meta.get("fxlab.ge_ops", [])),
+        ge_ops=list(ge_ops),
     )
 
 

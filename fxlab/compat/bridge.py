@@ -258,10 +258,7 @@ def _complete_records(gm: fx.GraphModule, records: list[NodeConversion]) -> list
     for node in gm.graph.nodes:
         if node.op != "call_function":
             continue
-        record = by_node.get(node.name) or NodeConversion(node.name, str(node.target), Status.MARKER, [], "", node_source(node))
-        node.meta["fxlab.ge_ops"] = record.ge_ops
-        node.meta["fxlab.convert_status"] = record.status.value
-        out.append(record)
+        out.append(by_node.get(node.name) or NodeConversion(node.name, str(node.target), Status.MARKER, [], "", node_source(node)))
     return out
 
 

@@ -420,6 +420,15 @@ class IrGraph:
     def ops_of_type(self, op_type: str) -> list[IrOp]:
         return [op for op in self.ops if op.type == op_type]
 
+    def ops_by_fx_node(self) -> dict[str, list[str]]:
+        """The names of the ops each FX node became, in graph order (ops without an FX
+        node are left out)."""
+        by_node: dict[str, list[str]] = {}
+        for op in self.ops:
+            if op.fx_node is not None:
+                by_node.setdefault(op.fx_node, []).append(op.name)
+        return by_node
+
     @property
     def types(self) -> list[str]:
         return [op.type for op in self.ops]

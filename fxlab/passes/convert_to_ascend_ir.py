@@ -6,8 +6,8 @@ auto converter for custom ops). ``air::scope_enter``/``scope_exit`` push and pop
 attrs that land on every op created inside. A node that cannot be converted never stops
 the pass: it becomes a clearly marked placeholder op and the result is *partial*.
 
-Per node, ``node.meta["fxlab.ge_ops"]`` lists the GE op names it produced and
-``node.meta["fxlab.convert_status"]`` says how (see :class:`Status`).
+The result holds one :class:`NodeConversion` per converted node: the GE op names it
+produced and how (see :class:`Status`). The FX graph is left as it was.
 
 A node that looks exactly like an earlier one of the same run (same target, argument
 descs and values, fake output) gets copies of the ops the earlier one's converter made
@@ -83,7 +83,6 @@ class ConversionResult:
 _CONVERT, _REPLAY, _GETITEM, _SCOPE, _UNSUPPORTED = "convert", "replay", "getitem", "scope", "unsupported"
 _UNKNOWN: Any = object()  # "not computed yet", where None is a valid value
 
-_STATUS_VALUE = {status: status.value for status in Status}
 # (kind, converter, status, target name)
 _Plan = tuple[str, "Callable[..., Any] | None", Status, str]
 
@@ -234,7 +233,6 @@ class AscendIrConverter:
         self._data_index += 1
         builder.graph.inputs.append(name)
         self.values[node] = Tensor(op, 0)
-        node.meta["fxlab.ge_ops"] = [name]
 
     def _convert_get_attr(self, node: fx.Node) -> None:
         from fxlab.ir import ge
@@ -337,8 +335,6 @@ class AscendIrConverter:
         if template.result_has_external:  # the pass re-sets an argument's desc, as after a converter
             self._set_output_descs(result, meta.get("val"))
         self.values[node] = result
-        meta["fxlab.ge_ops"] = ge_ops
-        meta["fxlab.convert_status"] = _STATUS_VALUE[status]
         self.records.append(NodeConversion(name, target_name, status, ge_ops, "", source))
 
     def _run_converter(self, node: fx.Node, fn: Callable[..., Any], status: Status, target_name: str, record: tuple[Any, list[Tensor]] | None = None) -> None:
@@ -368,8 +364,6 @@ class AscendIrConverter:
             self._set_output_descs(result, meta)
         self.values[node] = result
         ge_ops = [op.name for op in ops[first_new:]]
-        node.meta["fxlab.ge_ops"] = ge_ops
-        node.meta["fxlab.convert_status"] = _STATUS_VALUE[status]
         self.records.append(NodeConversion(node.name, target_name, status, ge_ops, "", source))
         if record is not None:
             self._record_template(record, mark, attrs_before_scopes, result, node.name, source)
@@ -433,8 +427,6 @@ class AscendIrConverter:
         self._record(node, status, [outs[0].op.name], message)
 
     def _record(self, node: fx.Node, status: Status, ge_ops: list[str], message: str = "", *, source: Any = _UNKNOWN, target_name: str | None = None) -> None:
-        node.meta["fxlab.ge_ops"] = ge_ops
-        node.meta["fxlab.convert_status"] = status.value
         if source is _UNKNOWN:
             source = node_source(node)
         name = str(node.target) if target_name is None else target_name

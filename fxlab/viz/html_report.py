@@ -333,7 +333,7 @@ def _scope_section(graph: GraphTrace) -> str:
             frames.setdefault(key, frame)
             if node.kind != "scope":
                 members.setdefault(key, []).append(node.name)
-    ge_ops = _ge_ops_by_fx_node(graph.ir)
+    ge_ops = graph.ir.ops_by_fx_node() if graph.ir is not None else {}
     rows = [_scope_row(key, frame, members.get(key, []), ge_ops) for key, frame in frames.items()]
     head = "<tr><th>scope</th><th>attrs</th><th>FX nodes inside</th><th>GE ops converted from them</th></tr>"
     return f"<h3>scopes ({_e(stage.name)} stage)</h3>\n<table>" + head + "".join(rows) + "</table>"
@@ -342,13 +342,6 @@ def _scope_section(graph: GraphTrace) -> str:
 def _stage_with_scopes(graph: GraphTrace) -> StageTrace | None:
     ordered = [graph.stages[s] for s in ("functional", *graph.stages) if s in graph.stages]
     return next((s for s in ordered if any(n.scopes for n in s.nodes)), None)
-
-
-def _ge_ops_by_fx_node(ir: IrGraph | None) -> dict[str, list[str]]:
-    groups: dict[str, list[str]] = {}
-    for op in ir.ops if ir is not None else []:
-        groups.setdefault(op.fx_node or "?", []).append(op.name)
-    return groups
 
 
 def _scope_row(key: Any, frame: dict[str, Any], nodes: Sequence[str], ge_ops: dict[str, list[str]]) -> str:

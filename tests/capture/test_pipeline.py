@@ -85,3 +85,22 @@ def test_unknown_stage_is_a_usage_error():
 def test_readable_input_names():
     assert readable_input_name("l_self_modules_layers_modules_0_modules_attn_buffers_k_cache_") == "layers.0.attn.k_cache"
     assert readable_input_name("L_x_") == "x"
+
+
+def test_functional_stage_records_the_ge_ops_each_node_became(example_trace):
+    """From the final IR: the ops an FX node's conversion made, without the Assigns that
+    became graph outputs (see output_reuse); no other stage has GE ops."""
+    graph = example_trace("my_inplace").graphs[0]
+    nodes = {n.name: n for n in graph.stages["functional"].nodes}
+    in_ir = {op.name for op in graph.ir.ops}
+    for record in graph.conversion.nodes:
+        assert nodes[record.node].ge_ops == [name for name in record.ge_ops if name in in_ir]
+    assert nodes["arg0_1"].ge_ops == ["arg0_1"]  # a graph input's Data op
+    assert nodes["output"].ge_ops == ["NetOutput"]
+    copies = [n for n in nodes.values() if n.kind == "copy_epilogue"]
+    assert len(copies) == 2 and all(n.ge_ops == [] for n in copies)  # Assigns turned into outputs
+    autos = [n for n in nodes.values() if n.kind == "auto_functionalized"]
+    types = {op.name: op.type for op in graph.ir.ops}
+    autos_types = [[types[name] for name in n.ge_ops if types[name] != "Const"] for n in autos]
+    assert autos_types == [["TensorMove", "MyInplace"]] * 2 + [["TensorMove", "AsStrided", "MyInplace", "ViewCopy"]]  # the last on a view
+    assert all(not n.ge_ops for stage in ("dynamo", "aten") for n in graph.stages[stage].nodes)

@@ -122,3 +122,9 @@ def test_ops_copy_and_pickle_with_their_attrs() -> None:
     op = _op()
     for twin in (copy.deepcopy(op), copy.copy(op), pickle.loads(pickle.dumps(op))):
         assert twin == op and type(twin.attrs) is FrozenAttrs
+
+
+def test_ops_by_fx_node_lists_each_node_s_ops_in_graph_order() -> None:
+    graph = IrGraph("g", [IrOp("x", "Data", fx_node="x"), IrOp("Const", "Const", fx_node="add"), IrOp("Add", "Add", fx_node="add"),
+                          IrOp("Cast", "Cast"), IrOp("NetOutput", "NetOutput", fx_node="output")])
+    assert graph.ops_by_fx_node() == {"x": ["x"], "add": ["Const", "Add"], "output": ["NetOutput"]}

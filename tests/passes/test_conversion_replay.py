@@ -26,12 +26,14 @@ aten = torch.ops.aten
 
 
 def convert(gm: fx.GraphModule, replay: bool, registry: ConverterRegistry | None = None) -> tuple[ConversionResult, dict[str, Any], AscendIrConverter]:
-    """One conversion, and what it left in each node's meta."""
+    """One conversion, and each node's meta after it (the pass leaves meta as it was)."""
     from fxlab.passes import converters  # noqa: F401 - registers fxlab's converters
 
+    before = {n.name: dict(n.meta) for n in gm.graph.nodes}
     converter = AscendIrConverter(gm, "graph", registry, replay=replay)
     result = converter.run()
-    metas = {n.name: (n.meta.get("fxlab.ge_ops"), n.meta.get("fxlab.convert_status")) for n in gm.graph.nodes}
+    metas = {n.name: dict(n.meta) for n in gm.graph.nodes}
+    assert metas == before  # the same keys and value objects
     return result, metas, converter
 
 
