@@ -17,8 +17,6 @@ are shown, larger ones as ``...``.
 from __future__ import annotations
 
 import json
-from itertools import chain, repeat
-from operator import attrgetter
 from typing import Any, Callable
 
 import torch
@@ -33,7 +31,7 @@ from fxlab.ir.model import (
     IrOp,
     TensorValue,
 )
-from fxlab.ir.op_shapes import INDEX_ATTR, OpShapes, desc_fast_key, op_pieces
+from fxlab.ir.op_shapes import INDEX_ATTR, INPUTS_END, OpShapes, desc_fast_key, op_pieces
 
 HEADER = (
     "# -*- coding: utf-8 -*-\n"
@@ -268,19 +266,18 @@ def _vars(names: list[str]) -> list[str]:
     return joined.replace(":", "_").replace("/", "_").split("\n")
 
 
-# Separators in the text of every op's inputs (_args_texts): control characters, which
-# plain strings (printable ASCII) and the constants' texts (checked) never hold.
-_OP_END, _ARG_SEP = "\x00", "\x01"
+# Between two inputs in the text of every op's inputs (_args_texts): a control character,
+# which plain strings (printable ASCII) and the constants' texts (checked) never hold.
+_OP_END, _ARG_SEP = INPUTS_END, "\x01"
 
 
-def _args_texts(ops: list[IrOp], const_texts: dict[str, str]) -> list[str | None]:
+def _args_texts(ops: list[IrOp], inputs: list[str], const_texts: dict[str, str]) -> list[str | None]:
     """Per op, the text of its input arguments (:meth:`_PyDumpWriter._input` of each,
     joined by ``", "``), made for all ops together by a few operations on one string
-    of every input; ``None`` for an op with a control input (``":-1"``), whose line the
-    general writer makes. ``const_texts``: the text of each inline constant's output.
-    Needs plain strings."""
-    # Every op's inputs, then an end mark: the texts are split back per op at the marks.
-    inputs = list(chain.from_iterable(chain.from_iterable(zip(map(attrgetter("inputs"), ops), repeat((_OP_END,))))))
+    of every input (``inputs``: OpShapes.inputs, each op's closed by an end mark, where
+    the texts are split back per op); ``None`` for an op with a control input
+    (``":-1"``), whose line the general writer makes. ``const_texts``: the text of each
+    inline constant's output. Needs plain strings."""
     joined = "\n".join(inputs)
     variables = joined.replace(":", "_").replace("/", "_").split("\n")
     lookup = {**const_texts, "": "None"}  # an optional input left unfed
@@ -300,14 +297,14 @@ def _tensor_annotations(nodes: list[fx.Node]) -> dict[fx.Node, str]:
     """:func:`_annotated` of the nodes whose value is a tensor, made together: the type
     text once per (dtype, shape, device). Empty when a shape is symbolic (the typed
     names are then made one by one)."""
-    tensor = torch.Tensor
+    tensor, fake = torch.Tensor, FakeTensor
     metas = [node.meta.get("val") for node in nodes]
     # The same values without fake tensors' Python round trips: subclass torch functions
     # off, and a fake tensor's device read where its ``device`` property reads it.
     with torch._C.DisableTorchFunctionSubclass():
         keys = [
-            (m.dtype, m.shape, m.fake_device if type(m) is FakeTensor else m.device) if isinstance(m, tensor) else None
-            for m in metas
+            (m.dtype, m.shape, m.fake_device) if type(m) is fake else (m.dtype, m.shape, m.device) if isinstance(m, tensor) else None
+            for m in metas  # fake tensors first: nearly every value is one
         ]
     try:
         first = dict(zip(reversed(keys), reversed(nodes)))  # the first node of each key
@@ -407,7 +404,7 @@ class _FastPyLines:
         writer._const_texts = const_texts  # read by the general calls too
         fillers = {n: self._index_filler(self.shapes.first[n], texts[n]) for n in self.shapes.indexed}
         variables = _vars(names)
-        args_texts = _args_texts(ops, const_texts)
+        args_texts = _args_texts(ops, self.shapes.inputs, const_texts)
         lines = writer.lines
         append, join, group_head, skip, general = lines.append, ", ".join, self._group_head, self._SKIP, self._GENERAL
         last_fx: Any = lines  # no op has it as FX node

@@ -21,13 +21,14 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass
-from itertools import chain
+from itertools import chain, repeat
 from operator import attrgetter
 from typing import Any, Callable, Iterable, TypeVar
 
 from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp, TensorDesc, TensorValue
 
 INDEX_ATTR = "index"
+INPUTS_END = "\x00"  # closes each op's inputs in OpShapes.inputs (never in a plain string)
 _INDEX_SLOT = object()  # an indexed shape's index, in its value key
 
 
@@ -45,6 +46,7 @@ class OpShapes:
     index: list[int]
     first: list[IrOp]
     plain: bool  # no name, input, FX node or source needs an escape in JSON or pbtxt
+    inputs: list[str]  # every op's inputs in op order, each op's closed by INPUTS_END
     fx_nodes: frozenset[str | None]  # every op's FX node, once each
     sources: frozenset[str | None]  # every op's source, once each
     indexed: frozenset[int] = frozenset()  # shapes without their ops' ``index`` values
@@ -125,13 +127,21 @@ def _identity_groups(ops: list[IrOp]) -> tuple[list[int], int]:
     return index, len(groups)
 
 
-def _all_plain(ops: list[IrOp], *distinct: Iterable[str | None]) -> bool:
-    """Whether every name and input, and every FX node and source (``distinct``: each
-    kind once each) is printable ASCII without quotes or backslashes, so that both text
-    formats can write them without escapes."""
-    texts = ["".join(map(attrgetter("name"), ops)), "".join(chain.from_iterable(map(attrgetter("inputs"), ops)))]
+def _all_plain(ops: list[IrOp], inputs: list[str], *distinct: Iterable[str | None]) -> bool:
+    """Whether every name and input (``inputs``: as OpShapes has them), and every FX node
+    and source (``distinct``: each kind once each) is printable ASCII without quotes or
+    backslashes, so that both text formats can write them without escapes."""
+    closed_inputs = "".join(inputs)
+    if closed_inputs.count(INPUTS_END) != len(ops):  # an input holds the end mark itself
+        return False
+    texts = ["".join(map(attrgetter("name"), ops)), closed_inputs.replace(INPUTS_END, "")]
     texts += ["".join(filter(None, values)) for values in distinct]
     return is_plain("".join(texts))
+
+
+def _closed_inputs(ops: list[IrOp]) -> list[str]:
+    """Every op's inputs in op order, each op's followed by INPUTS_END."""
+    return list(chain.from_iterable(chain.from_iterable(zip(map(attrgetter("inputs"), ops), repeat((INPUTS_END,))))))
 
 
 def is_indexed(op: IrOp) -> bool:
@@ -171,8 +181,9 @@ def op_shapes(graph: IrGraph) -> OpShapes:
     indexed_ops = [i for i, shape in enumerate(index) if shape in indexed] if indexed else None
     fx_nodes = frozenset(map(attrgetter("fx_node"), ops))
     sources = frozenset(map(attrgetter("source"), ops))
-    plain = _all_plain(ops, fx_nodes, sources)
-    return OpShapes(index, first, plain, fx_nodes, sources, frozenset(indexed), indexed_ops)
+    inputs = _closed_inputs(ops)
+    plain = _all_plain(ops, inputs, fx_nodes, sources)
+    return OpShapes(index, first, plain, inputs, fx_nodes, sources, frozenset(indexed), indexed_ops)
 
 
 Pieces = TypeVar("Pieces")

@@ -35,7 +35,7 @@ from fxlab.ir.model import (
     TensorDesc,
     TensorValue,
 )
-from fxlab.ir.op_shapes import op_shapes
+from fxlab.ir.op_shapes import INPUTS_END as END, op_shapes
 from fxlab.ir.pbtxt import graph_to_pbtxt
 from tests.ir.ir_fixtures import ATTRS, NAMES, TEXT, every_kind_graph, tensor_descs
 
@@ -216,6 +216,7 @@ def test_shapes_ignore_names_inputs_and_provenance_values_only() -> None:
     ]
     shapes = op_shapes(IrGraph("g", ops))
     assert shapes.index == [0, 0, 1, 2, 3, 4, 5]
+    assert shapes.inputs == ["x:0", END, "y:0", END, "y:0", END, END, "y:0", END, "y:0", END, "y:0", END]
     assert shapes.fx_nodes == {"n1", "n2", None, "n3"}
     assert shapes.sources == {"/m.py:1", "/m.py:2"}
 
@@ -223,7 +224,7 @@ def test_shapes_ignore_names_inputs_and_provenance_values_only() -> None:
 def test_plain_tells_when_names_need_escapes() -> None:
     assert op_shapes(IrGraph("g", [IrOp("a", "Add", ["b:0"], fx_node="n", source="/m.py:1")])).plain
     for op in (IrOp('a"', "Add"), IrOp("a", "Add", ["ü:0"]), IrOp("a", "Add", fx_node="n\\"), IrOp("a", "Add", source="m'.py"),
-               IrOp("a", "Add", ["b\n:0"]), IrOp("a\x7f", "Add"), IrOp("a", "Add", source="m\t.py")):
+               IrOp("a", "Add", ["b\n:0"]), IrOp("a", "Add", [f"b{END}:0"]), IrOp("a\x7f", "Add"), IrOp("a", "Add", source="m\t.py")):
         assert not op_shapes(IrGraph("g", [op])).plain
 
 
