@@ -25,6 +25,10 @@ that the ratio compares runs made under the same machine load. The ratio of the 
 runs is the goal's figure; the median of each round's own dumps / conversion ratio is
 printed beside it, a steadier figure when the machine's speed drifts.
 
+The conversion's template replay and the dumps' per-op loops run in C when fxlab's C
+loops are built (``fxlab/ir/speedups.py``; the first line says which); ``--python-loops``
+measures the same code without them.
+
 Times are CPU time of this process (steadier than wall time on a shared machine); the
 best of several runs is reported. Run: ``python bench/bench_convert.py [--layers 32]``.
 ``--json`` prints one JSON line of the figures (``bench/run.py`` reads it).
@@ -117,6 +121,7 @@ def best_of_all(gm: Any, repeat: int, folder: Path) -> tuple[dict[str, float], l
 
 
 def measure(layers: int, repeat: int) -> dict[str, Any]:
+    from fxlab.ir import speedups
     from fxlab.passes.convert_to_ascend_ir import Status
 
     import_s = import_converters()
@@ -127,6 +132,7 @@ def measure(layers: int, repeat: int) -> dict[str, Any]:
     placeholders = sum(n.status in (Status.UNSUPPORTED, Status.RAISED) for n in result.nodes)
     return {
         "bench": f"convert decoder {layers} layers",
+        "loops": speedups.describe(),
         "fx_nodes": nodes,
         "ge_ops": len(result.graph.ops),
         "placeholders": placeholders,
@@ -148,7 +154,7 @@ def report(row: dict[str, Any]) -> str:
     speed_ok = "ok" if row["nodes_per_s"] >= GOAL_NODES_PER_S else "BELOW GOAL"
     ratio_ok = "ok" if row["dump_ratio"] <= GOAL_DUMP_RATIO else "ABOVE GOAL"
     return "\n".join([
-        f"{row['bench']}: {row['fx_nodes']} FX nodes -> {row['ge_ops']} GE ops ({row['placeholders']} placeholders)",
+        f"{row['bench']}: {row['fx_nodes']} FX nodes -> {row['ge_ops']} GE ops ({row['placeholders']} placeholders), {row['loops']}",
         f"  conversion   {row['convert_s'] * 1e3:8.1f} ms  {row['nodes_per_s']:10,.0f} FX nodes/s   goal >= {GOAL_NODES_PER_S:,} ({speed_ok})",
         f"  no replay    {row['convert_no_replay_s'] * 1e3:8.1f} ms  {row['nodes_per_s_no_replay']:10,.0f} FX nodes/s   every converter runs",
         f"  four dumps   {row['dumps_s'] * 1e3:8.1f} ms  {row['dump_ratio']:10.2f}x conversion    goal <= {GOAL_DUMP_RATIO:.0f}x ({ratio_ok}), into a new folder",
@@ -167,7 +173,12 @@ def main() -> None:
     # of a few rounds often holds none from a quiet moment.
     parser.add_argument("--repeat", type=int, default=25, help="rounds; the best run of each figure is kept")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON line")
+    parser.add_argument("--python-loops", action="store_true", help="leave out fxlab's C loops (fxlab/ir/speedups.py)")
     args = parser.parse_args()
+    if args.python_loops:
+        from fxlab.ir import speedups
+
+        speedups.native = None
     row = measure(args.layers, args.repeat)
     print(json.dumps(row) if args.json else report(row))
 

@@ -17,6 +17,7 @@ import torch.fx as fx
 
 from fxlab import heap
 from fxlab.errors import FxlabError
+from fxlab.ir import speedups
 from fxlab.ir.dump_py import graph_to_py
 from fxlab.ir.ge_proto import GeProtoError, decode_model_def, encode_model_def
 from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp, TensorDesc
@@ -145,7 +146,14 @@ def graph_to_json_text(graph: IrGraph, shapes: OpShapes | None = None) -> str:
     })[:-1]
     if not graph.ops:
         return f'{head}, "ops": []}}\n'
-    lines = _json_op_lines(graph, shapes or op_shapes(graph))
+    shapes = shapes or op_shapes(graph)
+    native = speedups.native
+    if native is not None and shapes.plain:
+        pieces = list(_op_pieces(graph, shapes, _JsonShapes('"')))
+        text = native.text_ops(graph.ops, pieces, '{"name": "', '", "', 2)  # no comma after the last op
+        if text is not None:
+            return "".join([head, ', "ops": [\n', text, "\n]}\n"])
+    lines = _json_op_lines(graph, shapes)
     lines[-1] = lines[-1][:-2] + "\n"  # no comma after the last op
     return "".join([head, ', "ops": [\n', *lines, "]}\n"])
 

@@ -26,6 +26,7 @@ import struct
 from itertools import chain
 from typing import Any, Callable, Iterable
 
+from fxlab.ir import speedups
 from fxlab.ir.ge_schema import GeProtoError, schema
 from fxlab.ir.model import (
     DTYPE_FROM_TORCHAIR_NUMBER,
@@ -388,15 +389,20 @@ class _ShapeBytes(ShapePieceWriter):
         )
 
 
-def _ascii_op_fields(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
-    """The ``GraphDef.op`` fields as latin-1 text, in pieces (tag and length, then
-    payload, per op); ``None`` when a shape needs the general encoder."""
+def _ascii_op_fields(graph: IrGraph, shapes: OpShapes) -> bytes | None:
+    """The ``GraphDef.op`` fields (tag and length, then payload, per op); ``None`` when
+    a shape needs the general encoder. Made as latin-1 text, one code point per byte."""
     pieces = _ShapeBytes().op_pieces(graph, shapes)
     if pieces is None:
         return None
     varint = _VARINT_TEXT
     fx_entries = _provenance_texts(PROVENANCE_FX_NODE, shapes.fx_nodes)
     source_entries = _provenance_texts(PROVENANCE_SOURCE, shapes.sources)
+    native = speedups.native
+    if native is not None:
+        fields = native.pb_ops(graph.ops, list(pieces), fx_entries, source_entries)
+        if fields is not None:
+            return fields
     join = "".join
     # Each input's ``OpDef.input`` field is made where it is used: nearly every input
     # string is read by one op only, so a table of them would cost more than it saves.
@@ -407,7 +413,7 @@ def _ascii_op_fields(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
         for op, (type_field, before_fx, between, end) in zip(graph.ops, pieces)
     ]
     heads = map(_OP_FIELD_HEADS.__getitem__, map(len, payloads))  # IndexError from 16 KiB on
-    return list(chain.from_iterable(zip(heads, payloads)))
+    return "".join(chain.from_iterable(zip(heads, payloads))).encode("latin-1")
 
 
 def encode_model_def(graph: IrGraph, shapes: OpShapes | None = None) -> bytes:
@@ -427,8 +433,7 @@ def encode_model_def(graph: IrGraph, shapes: OpShapes | None = None) -> bytes:
     head += [_ld(b"\x22", s.encode()) for s in graph.inputs]
     head += [_ld(b"\x2a", s.encode()) for s in graph.outputs]
     tail = [encoder.attr_entry(b"\x5a", k, graph.attrs[k]) for k in sorted(graph.attrs)]
-    ops = "".join(op_fields).encode("latin-1")
-    graph_def = b"".join([*head, ops, *tail])
+    graph_def = b"".join([*head, op_fields, *tail])
     model_head = _ld(b"\x0a", graph.name.encode()) if graph.name else b""
     return b"".join([model_head, b"\x3a", _varint(len(graph_def)), graph_def])
 

@@ -25,6 +25,7 @@ from itertools import chain, repeat
 from operator import attrgetter
 from typing import Any, Callable, Iterable, TypeVar
 
+from fxlab.ir import speedups
 from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp, TensorDesc, TensorValue
 
 INDEX_ATTR = "index"
@@ -158,15 +159,21 @@ def op_shapes(graph: IrGraph) -> OpShapes:
     Ops are first grouped by the identity of their attrs and descs (converters share
     them, so this finds most repeats cheaply), then each group is keyed by value."""
     ops = graph.ops
-    group_index, group_count = _identity_groups(ops)
-    group_first = dict(zip(reversed(group_index), range(len(ops) - 1, -1, -1)))
+    native = speedups.native
+    groups = native.identity_groups(ops) if native is not None else None
+    if groups is not None:
+        group_index, group_first = groups
+    else:
+        group_index, group_count = _identity_groups(ops)
+        first_of = dict(zip(reversed(group_index), range(len(ops) - 1, -1, -1)))
+        group_first = [first_of[group] for group in range(group_count)]
     value_keys = _ValueKeys()
     shapes: dict[tuple[Any, ...], int] = {}
     shape_of_group: list[int] = []
     first: list[IrOp] = []
     indexed: set[int] = set()
-    for group in range(group_count):
-        op = ops[group_first[group]]
+    for first_op in group_first:
+        op = ops[first_op]
         has_index = is_indexed(op)
         try:
             shape = shapes.setdefault(value_keys.op(op, has_index), len(first))
@@ -179,10 +186,14 @@ def op_shapes(graph: IrGraph) -> OpShapes:
         shape_of_group.append(shape)
     index = list(map(shape_of_group.__getitem__, group_index))
     indexed_ops = [i for i, shape in enumerate(index) if shape in indexed] if indexed else None
-    fx_nodes = frozenset(map(attrgetter("fx_node"), ops))
-    sources = frozenset(map(attrgetter("source"), ops))
-    inputs = _closed_inputs(ops)
-    plain = _all_plain(ops, inputs, fx_nodes, sources)
+    scan = native.scan_ops(ops, INPUTS_END) if native is not None else None
+    if scan is not None:
+        inputs, plain, fx_nodes, sources = scan
+    else:
+        fx_nodes = frozenset(map(attrgetter("fx_node"), ops))
+        sources = frozenset(map(attrgetter("source"), ops))
+        inputs = _closed_inputs(ops)
+        plain = _all_plain(ops, inputs, fx_nodes, sources)
     return OpShapes(index, first, plain, inputs, fx_nodes, sources, frozenset(indexed), indexed_ops)
 
 

@@ -14,6 +14,7 @@ from typing import Any
 
 from google.protobuf import text_encoding
 
+from fxlab.ir import speedups
 from fxlab.ir.ge_proto import (
     PROVENANCE_FX_NODE,
     PROVENANCE_SOURCE,
@@ -294,6 +295,11 @@ def _plain_op_texts(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
     pieces = _ShapeTexts().op_pieces(graph, shapes)
     if pieces is None:
         return None
+    native = speedups.native
+    if native is not None:
+        text = native.text_ops(graph.ops, list(pieces), '  op {\n    name: "', '"\n    input: "')
+        if text is not None:
+            return [text]
     join_inputs = '"\n    input: "'.join
     return [
         f'  op {{\n    name: "{op.name}{after_name}{join_inputs(op.inputs)}{after_inputs}{op.fx_node or ""}'

@@ -33,6 +33,7 @@ import torch.fx as fx
 from torch._subclasses.fake_tensor import FakeTensor
 from torch.fx.immutable_collections import immutable_list
 
+from fxlab.ir import speedups
 from fxlab.ir.builder import GraphBuilder, Tensor
 from fxlab.ir.model import FrozenAttrs, IrOp, TensorDesc
 
@@ -333,14 +334,28 @@ def replay_template(template: Template, builder: GraphBuilder, externals: Sequen
             table.append(names[exports[0]] + template.export_suffixes[0])
         else:
             table += map(add, map(names.__getitem__, exports), template.export_suffixes)
-    read = table.__getitem__
     ops = builder.graph.ops
     start = len(ops)
+    native = speedups.native
+    if native is None or native.copy_ops(ops, template.rows, names, table, fx_node, source) is None:
+        _copy_ops(ops, template.rows, names, table, fx_node, source)
+    if builder.scope_stack:
+        builder.apply_scopes(ops[start:])
+    single = template.single
+    if single is not None:  # one new tensor: the common case
+        return Tensor(ops[start + single[0]], single[1]), names
+    tensors = [Tensor(ops[start + j], index) for j, index in template.result_tensors]
+    return _build_result(template.result, tensors, externals), names
+
+
+def _copy_ops(ops: list[IrOp], rows: tuple[Any, ...], names: list[str], table: list[str], fx_node: str, source: str | None) -> None:
+    """Append one new op per template row to ``ops`` (the C loop's Python twin)."""
+    read = table.__getitem__
     append = ops.append
     # A plain loop: templates are a few ops, and a chain of maps costs more to set up.
     # The op's fields are set here rather than by IrOp(...): its __init__ costs as much
     # as the rest of a copy (test_conversion_replay compares every field).
-    for name, (op_type, inputs, attrs, input_descs, output_descs) in zip(names, template.rows):
+    for name, (op_type, inputs, attrs, input_descs, output_descs) in zip(names, rows):
         op = _new_op(IrOp)
         op.name = name
         op.type = op_type
@@ -351,13 +366,6 @@ def replay_template(template: Template, builder: GraphBuilder, externals: Sequen
         op.fx_node = fx_node
         op.source = source
         append(op)
-    if builder.scope_stack:
-        builder.apply_scopes(ops[start:])
-    single = template.single
-    if single is not None:  # one new tensor: the common case
-        return Tensor(ops[start + single[0]], single[1]), names
-    tensors = [Tensor(ops[start + j], index) for j, index in template.result_tensors]
-    return _build_result(template.result, tensors, externals), names
 
 
 def _build_result(spec: Any, tensors: list[Tensor], externals: Sequence[Tensor]) -> Any:
