@@ -159,14 +159,7 @@ def op_shapes(graph: IrGraph) -> OpShapes:
     Ops are first grouped by the identity of their attrs and descs (converters share
     them, so this finds most repeats cheaply), then each group is keyed by value."""
     ops = graph.ops
-    native = speedups.native
-    groups = native.identity_groups(ops) if native is not None else None
-    if groups is not None:
-        group_index, group_first = groups
-    else:
-        group_index, group_count = _identity_groups(ops)
-        first_of = dict(zip(reversed(group_index), range(len(ops) - 1, -1, -1)))
-        group_first = [first_of[group] for group in range(group_count)]
+    group_index, group_first = _grouped(ops)
     value_keys = _ValueKeys()
     shapes: dict[tuple[Any, ...], int] = {}
     shape_of_group: list[int] = []
@@ -186,15 +179,33 @@ def op_shapes(graph: IrGraph) -> OpShapes:
         shape_of_group.append(shape)
     index = list(map(shape_of_group.__getitem__, group_index))
     indexed_ops = [i for i, shape in enumerate(index) if shape in indexed] if indexed else None
+    inputs, plain, fx_nodes, sources = _scanned(ops)
+    return OpShapes(index, first, plain, inputs, fx_nodes, sources, frozenset(indexed), indexed_ops)
+
+
+def _grouped(ops: list[IrOp]) -> tuple[list[int], list[int]]:
+    """Per op its identity group (:func:`_identity_groups`), and the position of each
+    group's first op; by the C loop when it is built."""
+    native = speedups.native
+    groups = native.identity_groups(ops) if native is not None else None
+    if groups is not None:
+        return groups
+    group_index, group_count = _identity_groups(ops)
+    first_of = dict(zip(reversed(group_index), range(len(ops) - 1, -1, -1)))
+    return group_index, [first_of[group] for group in range(group_count)]
+
+
+def _scanned(ops: list[IrOp]) -> tuple[list[str], bool, frozenset[str | None], frozenset[str | None]]:
+    """OpShapes' ``inputs``, ``plain``, ``fx_nodes`` and ``sources``; by the C loop when
+    it is built."""
+    native = speedups.native
     scan = native.scan_ops(ops, INPUTS_END) if native is not None else None
     if scan is not None:
-        inputs, plain, fx_nodes, sources = scan
-    else:
-        fx_nodes = frozenset(map(attrgetter("fx_node"), ops))
-        sources = frozenset(map(attrgetter("source"), ops))
-        inputs = _closed_inputs(ops)
-        plain = _all_plain(ops, inputs, fx_nodes, sources)
-    return OpShapes(index, first, plain, inputs, fx_nodes, sources, frozenset(indexed), indexed_ops)
+        return scan
+    fx_nodes = frozenset(map(attrgetter("fx_node"), ops))
+    sources = frozenset(map(attrgetter("source"), ops))
+    inputs = _closed_inputs(ops)
+    return inputs, _all_plain(ops, inputs, fx_nodes, sources), fx_nodes, sources
 
 
 Pieces = TypeVar("Pieces")
