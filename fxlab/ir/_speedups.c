@@ -453,20 +453,25 @@ static PyObject *copy_ops(PyObject *self, PyObject *args) {
     for (Py_ssize_t i = 0; i < table_size; i++)
         if (!PyUnicode_CheckExact(PyList_GET_ITEM(table, i)))
             Py_RETURN_NONE;
-    for (Py_ssize_t i = 0; i < n; i++) {
+    /* Snapshots: allocating the new ops may run the collector, and with it Python code. */
+    PyObject *name_items = PyList_AsTuple(names), *table_items = PyList_AsTuple(table), *result = Py_True;
+    if (name_items == NULL || table_items == NULL)
+        result = NULL;
+    for (Py_ssize_t i = 0; i < n && result != NULL; i++) {
         PyObject *row = PyTuple_GET_ITEM(rows, i), *positions = PyTuple_GET_ITEM(row, 1);
         Py_ssize_t k = PyTuple_GET_SIZE(positions);
-        PyObject *inputs = PyList_New(k);
-        if (inputs == NULL)
-            return NULL;
-        for (Py_ssize_t j = 0; j < k; j++)
-            PyList_SET_ITEM(inputs, j, Py_NewRef(PyList_GET_ITEM(table, PyLong_AsSsize_t(PyTuple_GET_ITEM(positions, j)))));
-        PyObject *op = op_type->tp_alloc(op_type, 0);
-        if (op == NULL) {
-            Py_DECREF(inputs);
-            return NULL;
+        PyObject *inputs = PyList_New(k), *op = NULL;
+        if (inputs != NULL) {
+            for (Py_ssize_t j = 0; j < k; j++)
+                PyList_SET_ITEM(inputs, j, Py_NewRef(PyTuple_GET_ITEM(table_items, PyLong_AsSsize_t(PyTuple_GET_ITEM(positions, j)))));
+            op = op_type->tp_alloc(op_type, 0);
         }
-        SLOT(op, off_name) = Py_NewRef(PyList_GET_ITEM(names, i));
+        if (op == NULL) {
+            Py_XDECREF(inputs);
+            result = NULL;
+            break;
+        }
+        SLOT(op, off_name) = Py_NewRef(PyTuple_GET_ITEM(name_items, i));
         SLOT(op, off_type) = Py_NewRef(PyTuple_GET_ITEM(row, 0));
         SLOT(op, off_inputs) = inputs;
         SLOT(op, off_attrs) = Py_NewRef(PyTuple_GET_ITEM(row, 2));
@@ -474,12 +479,13 @@ static PyObject *copy_ops(PyObject *self, PyObject *args) {
         SLOT(op, off_output_desc) = Py_NewRef(PyTuple_GET_ITEM(row, 4));
         SLOT(op, off_fx_node) = Py_NewRef(fx_node);
         SLOT(op, off_source) = Py_NewRef(source);
-        int appended = PyList_Append(ops, op);
+        if (PyList_Append(ops, op) < 0)
+            result = NULL;
         Py_DECREF(op);
-        if (appended < 0)
-            return NULL;
     }
-    Py_RETURN_TRUE;
+    Py_XDECREF(name_items);
+    Py_XDECREF(table_items);
+    return Py_XNewRef(result);
 }
 
 static PyMethodDef methods[] = {
@@ -492,6 +498,6 @@ static PyMethodDef methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_speedups", "Per-op loops of the Ascend IR, in C.", -1, methods};
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_speedups", "Per-op loops of the Ascend IR, in C.", -1, methods, NULL, NULL, NULL, NULL};
 
 PyMODINIT_FUNC PyInit__speedups(void) { return PyModule_Create(&module); }
