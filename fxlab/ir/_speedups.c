@@ -500,4 +500,14 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_speedups", "Per-op loops of the Ascend IR, in C.", -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__speedups(void) { return PyModule_Create(&module); }
+/* Bumped whenever a function's arguments or results change: fxlab/ir/speedups.py loads
+ * only the version it was written for, so a module built from older sources (an
+ * editable install not rebuilt after a pull) is left unused rather than misused. */
+#define SPEEDUPS_VERSION 1
+
+PyMODINIT_FUNC PyInit__speedups(void) {
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddIntConstant(m, "VERSION", SPEEDUPS_VERSION) < 0)
+        Py_CLEAR(m);
+    return m;
+}

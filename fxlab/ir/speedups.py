@@ -16,20 +16,26 @@ from types import ModuleType
 from fxlab.ir.model import IrOp
 
 
-def _load() -> ModuleType | None:
+VERSION = 1  # the _speedups.c this code calls (its SPEEDUPS_VERSION)
+
+
+def _load() -> tuple[ModuleType | None, str]:
+    """The C module, or None and why not."""
     if os.environ.get("FXLAB_NO_SPEEDUPS"):
-        return None
+        return None, "FXLAB_NO_SPEEDUPS is set"
     try:
         from fxlab.ir import _speedups  # type: ignore[attr-defined]
-    except ImportError:  # not built: no compiler at install, or a source checkout
-        return None
+    except ImportError:  # no compiler at install, or a source checkout
+        return None, "fxlab.ir._speedups not built"
+    if getattr(_speedups, "VERSION", None) != VERSION:
+        return None, "fxlab.ir._speedups built from other sources: reinstall fxlab to rebuild it"
     _speedups.bind(IrOp)
-    return _speedups
+    return _speedups, ""
 
 
-native: ModuleType | None = _load()
+native, _why_not = _load()
 
 
 def describe() -> str:
-    """One line for reports: which loops the dump writers run."""
-    return "C loops (fxlab.ir._speedups)" if native is not None else "Python loops (fxlab.ir._speedups not built)"
+    """One line for reports: which loops run, and why not the C ones."""
+    return "C loops (fxlab.ir._speedups)" if native is not None else f"Python loops ({_why_not})"

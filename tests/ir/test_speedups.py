@@ -163,3 +163,16 @@ def test_a_graph_with_non_ascii_names_dumps_through_the_python_paths(tmp_path: P
         op.source = "模型.py:1"
     assert_dumps_equal_references(graph)
     assert len(write_ir_dumps(graph, tmp_path / "d")) == 4
+
+
+def test_a_module_built_from_other_sources_is_left_unused(monkeypatch: pytest.MonkeyPatch) -> None:
+    import types
+
+    import fxlab.ir
+
+    monkeypatch.delenv("FXLAB_NO_SPEEDUPS", raising=False)
+    monkeypatch.setattr(fxlab.ir, "_speedups", types.SimpleNamespace(VERSION=speedups.VERSION - 1), raising=False)
+    module, why_not = speedups._load()
+    assert module is None and "reinstall fxlab" in why_not
+    monkeypatch.setenv("FXLAB_NO_SPEEDUPS", "1")
+    assert speedups._load() == (None, "FXLAB_NO_SPEEDUPS is set")
