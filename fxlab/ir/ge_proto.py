@@ -392,15 +392,16 @@ class _ShapeBytes(ShapePieceWriter):
 def _ascii_op_fields(graph: IrGraph, shapes: OpShapes) -> bytes | None:
     """The ``GraphDef.op`` fields (tag and length, then payload, per op); ``None`` when
     a shape needs the general encoder. Made as latin-1 text, one code point per byte."""
-    pieces = _ShapeBytes().op_pieces(graph, shapes)
-    if pieces is None:
+    shape_pieces = _ShapeBytes().op_pieces(graph, shapes)
+    if shape_pieces is None:
         return None
+    pieces = list(shape_pieces)  # read twice when the C loop hands the ops back
     varint = _VARINT_TEXT
     fx_entries = _provenance_texts(PROVENANCE_FX_NODE, shapes.fx_nodes)
     source_entries = _provenance_texts(PROVENANCE_SOURCE, shapes.sources)
     native = speedups.native
     if native is not None:
-        fields = native.pb_ops(graph.ops, list(pieces), fx_entries, source_entries)
+        fields = native.pb_ops(graph.ops, pieces, fx_entries, source_entries)
         if fields is not None:
             return fields
     join = "".join

@@ -292,12 +292,13 @@ class _ShapeTexts(ShapePieceWriter):
 def _plain_op_texts(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
     """The text of each op, ``"\\n"`` included, from the text of its shape; ``None`` when
     a shape needs the general writer."""
-    pieces = _ShapeTexts().op_pieces(graph, shapes)
-    if pieces is None:
+    shape_pieces = _ShapeTexts().op_pieces(graph, shapes)
+    if shape_pieces is None:
         return None
+    pieces = list(shape_pieces)  # read twice when the C loop hands the ops back
     native = speedups.native
     if native is not None:
-        text = native.text_ops(graph.ops, list(pieces), '  op {\n    name: "', '"\n    input: "')
+        text = native.text_ops(graph.ops, pieces, '  op {\n    name: "', '"\n    input: "')
         if text is not None:
             return [text]
     join_inputs = '"\n    input: "'.join

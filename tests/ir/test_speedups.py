@@ -14,6 +14,7 @@ from fxlab.ir import speedups
 from fxlab.ir.dumps import write_ir_dumps
 from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp, TensorDesc
 from fxlab.ir.op_shapes import INPUTS_END, op_shapes
+from fxlab.ir.pbtxt import graph_to_pbtxt
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from tests.ir.ir_fixtures import every_kind_graph, ir_graphs, two_layer_decoder
 from tests.ir.test_op_shapes import assert_dumps_equal_references, repeating_graphs
@@ -176,3 +177,17 @@ def test_a_module_built_from_other_sources_is_left_unused(monkeypatch: pytest.Mo
     assert module is None and "reinstall fxlab" in why_not
     monkeypatch.setenv("FXLAB_NO_SPEEDUPS", "1")
     assert speedups._load() == (None, "FXLAB_NO_SPEEDUPS is set")
+
+
+def test_ops_the_c_loops_hand_back_are_written_whole_by_the_python_paths() -> None:
+    """Ops of an IrOp subclass, in a graph without graph inputs (so no per-op index
+    pieces): every C loop hands them back after the shapes' pieces were made, and the
+    Python paths must still write every op."""
+    class TaggedOp(IrOp):
+        __slots__ = ()
+
+    first = TaggedOp("Add_1", "Add", ["x:0", "y:0"], {"T": Attr(AttrKind.INT, 1)}, (TensorDesc("x", shape=(2,)),), (), "add", "m.py:1")
+    second = TaggedOp("Add_2", "Add", ["Add_1:0"], first.attrs, first.input_desc, first.output_desc, "add_1", "m.py:2")
+    graph = IrGraph("g", [first, second], outputs=["Add_2:0"])
+    assert_dumps_equal_references(graph)
+    assert graph_to_pbtxt(graph).count("  op {") == 2
