@@ -128,7 +128,7 @@ class Scope:
 def super_kernel(scope: str | None, options: str = "") -> Scope:
     """Fuse the ops inside into the SuperKernel named ``scope``. ``None`` or ``''`` marks a
     region whose ops are taken out of any enclosing SuperKernel scope. ``options`` is
-    ``key=value`` pairs joined by ``:`` (see :mod:`fxlab.passes.scope_report`)."""
+    ``key=value`` pairs joined by ``:`` (see :mod:`fxlab.reports.scope_report`)."""
     return Scope([(SUPER_KERNEL_SCOPE, "" if scope is None else scope), (SUPER_KERNEL_OPTIONS, options)])
 
 

@@ -31,7 +31,7 @@ import torch.fx as fx
 from torch._subclasses.fake_tensor import FakeTensor
 from torch.utils._python_dispatch import TorchDispatchMode, _pop_mode, _push_mode
 
-from fxlab.capture.stages import create_node_args_after, lazy_graph_module_class
+from fxlab.passes.graph_copy import create_node_args_after, lazy_graph_module_class
 
 
 class RecordingAborted(Exception):

@@ -16,7 +16,8 @@ from typing import Any, Callable, Sequence
 import torch.fx as fx
 
 from fxlab.capture.aten_recorder import AtenRecorder
-from fxlab.capture.stages import aten_stage, copy_graph_module, fake_mode_of, functional_stage
+from fxlab.capture.stages import aten_stage, fake_mode_of, functional_stage
+from fxlab.passes.graph_copy import copy_graph_module
 
 
 @dataclass

@@ -9,6 +9,7 @@ import torch
 import torch.fx as fx
 from torch.utils._pytree import tree_leaves
 
+from fxlab.capture.compile_error import summarize_compile_error
 from fxlab.capture.loader import LoadedModel
 from fxlab.capture.trace import CheckResult, GraphTrace
 from fxlab.errors import CaptureError
@@ -81,8 +82,6 @@ def compare_eager_compiled(loaded: LoadedModel, compile_fn: Callable[[Any], Call
     """Run eager and compiled on clones of the inputs from the same model state; compare
     outputs, input mutations and parameter/buffer mutations. Leaves the model's state as
     it found it. Raises :class:`CaptureError` if eager or compilation fails."""
-    from fxlab.capture.pipeline import summarize_compile_error
-
     state = _state(loaded.fn)
     saved = _clone(state)
     eager_args, eager_kwargs = _clone(loaded.args), _clone(loaded.kwargs)

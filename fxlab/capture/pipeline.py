@@ -16,17 +16,18 @@ from fxlab.capture.loader import LoadedModel
 from fxlab.capture.records import KIND_COPY_EPILOGUE, cache_sources, stage_from_module
 from fxlab.capture.stages import STAGES
 from fxlab.capture.trace import GraphTrace, Trace
-from fxlab.errors import CaptureError, UsageError
+from fxlab.errors import UsageError
 from fxlab.heap import capture_heap, frozen_heap
+from fxlab.passes.annotate_scopes import annotate_scopes
 
 ALL_STAGES = (*STAGES, "ascend_ir")
 Progress = Callable[[str], None]
 # Graphs above this many FX nodes are not run through the reference executor by default.
 VERIFY_NODE_LIMIT = 1500
 
-# Analyses run on every stage's graph before it is recorded (scope annotation registers
-# itself here): each takes a GraphModule and stores results in node.meta["fxlab.*"].
-STAGE_ANALYSES: list[Callable[[fx.GraphModule], Any]] = []
+# Analyses run on every stage's graph before it is recorded: each takes a GraphModule and
+# stores its results in node.meta["fxlab.*"].
+STAGE_ANALYSES: tuple[Callable[[fx.GraphModule], Any], ...] = (annotate_scopes,)
 
 
 def validate_stages(stages: Sequence[str]) -> tuple[str, ...]:
@@ -49,8 +50,6 @@ def capture_trace(
     by default); ``verify`` runs the IR on CPU against the compiled run (default: for
     graphs up to :data:`VERIFY_NODE_LIMIT` nodes).
     """
-    from fxlab.passes import annotate_scopes  # noqa: F401 - registers the scope annotation analysis
-
     stages = validate_stages(stages)
     say = progress or (lambda message: None)
     # The compiled run's inputs and outputs are kept only for graphs whose IR will run.
@@ -188,41 +187,3 @@ def _status(trace: Trace) -> str:
     if trace.check is not None and not trace.check.ok and not trace.check.skipped:
         return "partial"
     return "ok"
-
-
-def summarize_compile_error(exc: BaseException, loaded: LoadedModel) -> CaptureError:
-    """Dynamo's error in one paragraph, with the user's source line when it has one."""
-    where = _user_frame(exc, loaded)
-    root = _root_cause(exc)
-    cause = f"; caused by {_first_line(root)}" if root is not exc else ""
-    return CaptureError(
-        f"the model failed under torch.compile ({_first_line(exc)}{cause})"
-        + (f" at {where}" if where else "")
-        + ". Check that the model runs eagerly on the example inputs and that every custom op has a Meta/fake "
-        "function (`fxlab ops check OP`); run with TORCH_LOGS=graph_breaks for Dynamo's own detail."
-    )
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
-
-
-def _root_cause(exc: BaseException) -> BaseException:
-    seen = {id(exc)}
-    while (nxt := exc.__cause__ or exc.__context__) is not None and id(nxt) not in seen:
-        seen.add(id(nxt))
-        exc = nxt
-    return exc
-
-
-def _user_frame(exc: BaseException, loaded: LoadedModel) -> str | None:
-    import traceback
-
-    model_file = str(loaded.path.resolve()) if loaded.path else None
-    user_stack = getattr(exc, "real_stack", None) or []
-    frames = list(user_stack) + list(traceback.extract_tb(exc.__traceback__))
-    for frame in reversed(frames):
-        if model_file and frame.filename == model_file:
-            return f"{frame.filename}:{frame.lineno} ({(frame.line or '').strip()})"
-    return None

@@ -166,7 +166,7 @@ def _write_ir(graph: Any, folder: Path) -> list[Path]:
     functional = graph.modules.get("functional")
     written = list(write_ir_dumps(graph.ir, folder, fx_graph=functional))
     if graph.conversion is not None and functional is not None:
-        from fxlab.passes import conversion_summary as summary
+        from fxlab.reports import conversion_summary as summary
 
         rows = summary.graph_summary(graph)
         written.append(summary.write_summary_csv(rows, folder / CONVERSION_SUMMARY_CSV))

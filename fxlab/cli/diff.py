@@ -94,7 +94,7 @@ def _reject_model_options(*values: Any) -> None:
 
 # -- a model ----------------------------------------------------------------------------------
 def _model_diff(model: Path, left: str, right: str, plugins: Any, entry: Optional[str], graph: Optional[int], torchair_path: Optional[Path]) -> Any:
-    from fxlab.passes.trace_diff import TraceDiff, diff_graph, select_graphs
+    from fxlab.diff.trace_diff import TraceDiff, diff_graph, select_graphs
 
     torchair_dir = _find_torchair(torchair_path) if TORCHAIR_STAGE in (left, right) else None
     stages = ("functional", "ascend_ir") if left in IR_STAGES else tuple(s for s in FX_STAGES if s in (left, right))
@@ -152,7 +152,7 @@ def _load_notes(report: Any) -> list[str]:
 
 # -- two saved traces ---------------------------------------------------------------------------
 def _saved_traces_diff(left: Path, right: Path, graph: Optional[int]) -> Any:
-    from fxlab.passes.trace_diff import diff_saved_traces
+    from fxlab.diff.trace_diff import diff_saved_traces
 
     left_label, right_label = _labels(left, right)
     return diff_saved_traces(_load(left), _load(right), left_label=left_label, right_label=right_label, graph=graph)

@@ -35,7 +35,7 @@ def scopes_command(
     entry: Optional[str] = EntryOpt,
 ) -> None:
     import fxlab.passes.annotate_scopes  # noqa: F401 - registers the annotation with the capture
-    from fxlab.passes.scope_report import report_for_trace
+    from fxlab.reports.scope_report import report_for_trace
 
     soc_info = _soc(soc, soc_ini)
     if aicore_num is not None:
@@ -63,7 +63,7 @@ def _soc(name: Optional[str], ini: Optional[Path]) -> Any:
 
 
 def _parse_global(text: str, origin: str) -> Any:
-    from fxlab.passes.scope_report import GlobalCoreLimit
+    from fxlab.reports.scope_report import GlobalCoreLimit
     from fxlab.socs import parse_aicore_num
 
     aicore, vectorcore = parse_aicore_num(text, origin)
@@ -73,7 +73,7 @@ def _parse_global(text: str, origin: str) -> Any:
 def _global_limit(cli_value: Optional[str], loaded: Any) -> Any:
     """``--aicore-num`` wins; otherwise the model's CompilerConfig (a malformed value
     there is the model's error, reported as such)."""
-    from fxlab.passes.scope_report import global_limit_of
+    from fxlab.reports.scope_report import global_limit_of
 
     if cli_value is not None:
         return _parse_global(cli_value, "--aicore-num")

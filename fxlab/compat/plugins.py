@@ -13,6 +13,8 @@ from pathlib import Path
 
 import torch.library
 
+from fxlab.ops.define import record_plugin_ops
+
 
 @dataclass
 class LoadedPlugin:
@@ -33,13 +35,5 @@ def load_plugin(path: str | Path) -> LoadedPlugin:
     before = set(torch.library._defs)
     module = load_python_file(path, role="plugin")
     defined = sorted(set(torch.library._defs) - before)
-    _PLUGIN_OPS.extend(q for q in defined if q not in _PLUGIN_OPS)
+    record_plugin_ops(defined)
     return LoadedPlugin(Path(path), module, defined)
-
-
-# Ops defined by plugin files loaded in this process (``fxlab ops list`` lists them).
-_PLUGIN_OPS: list[str] = []
-
-
-def plugin_defined_ops() -> list[str]:
-    return list(_PLUGIN_OPS)

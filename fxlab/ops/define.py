@@ -245,3 +245,16 @@ def _caller_location() -> str:
 
 def converter_of(overload: Any) -> Converter | None:
     return CONVERTERS.get(overload)
+
+
+# Ops defined by plugin files loaded in this process (``fxlab ops list`` lists them);
+# fxlab.compat.plugins records them as it loads each file.
+_PLUGIN_OPS: list[str] = []
+
+
+def record_plugin_ops(qualnames: list[str]) -> None:
+    _PLUGIN_OPS.extend(q for q in qualnames if q not in _PLUGIN_OPS)
+
+
+def plugin_defined_ops() -> list[str]:
+    return list(_PLUGIN_OPS)

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 
 from fxlab.errors import FxlabError
-from fxlab.ops.define import CUSTOM_OPS, CustomOp, existing_overload, has_fake
+from fxlab.ops.define import CUSTOM_OPS, CustomOp, existing_overload, has_fake, plugin_defined_ops
 from fxlab.ops.prototype import Prototype, camel_case, registered_prototype
 from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB, ORIGIN_TORCHAIR, Sample
 
@@ -28,8 +28,6 @@ class UnknownOpError(FxlabError):
 def known_op_names() -> list[str]:
     """Qualnames of the custom ops fxlab can report on: defined through fxlab, in the
     ``npu`` namespace, defined by plugin files, or with a non-ATen converter."""
-    from fxlab.compat.plugins import plugin_defined_ops
-
     names = {op.qualname for op in CUSTOM_OPS}
     names.update(n for n in torch._C._dispatch_get_all_op_names() if n.startswith("npu::"))
     names.update(plugin_defined_ops())

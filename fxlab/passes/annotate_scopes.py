@@ -162,16 +162,3 @@ def _store(node: fx.Node, open_spans: Sequence[ScopeSpan], attrs: dict[str, Any]
 def node_scopes(node: fx.Node) -> list[dict[str, Any]]:
     """The stored scope stack of ``node`` (empty when the pass has not run)."""
     return list(node.meta.get(SCOPES_KEY, []))
-
-
-def _register_with_capture() -> None:
-    """Run on every stage the capture records (its ``STAGE_ANALYSES`` hook)."""
-    try:
-        from fxlab.capture.pipeline import STAGE_ANALYSES
-    except ImportError:  # capture not importable in a stripped-down install
-        return
-    if annotate_scopes not in STAGE_ANALYSES:
-        STAGE_ANALYSES.append(annotate_scopes)
-
-
-_register_with_capture()

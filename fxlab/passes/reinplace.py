@@ -21,7 +21,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from fxlab.capture.stages import copy_graph, lazy_graph_module_class
+from fxlab.passes.graph_copy import copy_graph, lazy_graph_module_class
 
 from fxlab.passes.reinplace_scatter import reinplace_view_scatters
 

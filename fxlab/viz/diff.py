@@ -9,8 +9,8 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from fxlab.passes.fx_diff import LineGroup, NodeChange, NodeRef, StageDiff
-from fxlab.passes.trace_diff import GraphDiff, TraceDiff
+from fxlab.diff.fx_diff import LineGroup, NodeChange, NodeRef, StageDiff
+from fxlab.diff.trace_diff import GraphDiff, TraceDiff
 from fxlab.viz.trace_views import relative_paths
 
 MARKS = {"same": ("=", "dim"), "changed": ("~", "yellow"), "added": ("+", "green"), "removed": ("-", "red")}
@@ -151,7 +151,7 @@ def _input_output_lines(diff: StageDiff) -> list[Text]:
 
 # -- Ascend IR ------------------------------------------------------------------------------
 def ir_diff_view(diff: Any, title: str = "graph 0 · ") -> RenderableType:
-    """An :class:`~fxlab.passes.ir_diff.IrDiff`: per FX node, the GE ops on each side and
+    """An :class:`~fxlab.diff.ir_diff.IrDiff`: per FX node, the GE ops on each side and
     every op that differs; FX nodes whose ops all agree are counted, not listed."""
     counts = diff.summary()
     head = Text(f"{title}{diff.left_label} → {diff.right_label}: ", style="bold blue")

@@ -9,7 +9,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from fxlab.passes.scope_report import Finding, ScopeReport, Segment, SegmentBreak, SuperKernelScope
+from fxlab.reports.scope_report import Finding, ScopeReport, Segment, SegmentBreak, SuperKernelScope
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 _SCOPE_COLOURS = ("magenta", "green", "blue", "cyan", "yellow", "bright_magenta")

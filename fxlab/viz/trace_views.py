@@ -123,7 +123,7 @@ def conversion_view(graph: GraphTrace) -> RenderableType:
     functional = graph.modules.get("functional")
     if graph.conversion is None or functional is None or not hasattr(graph.conversion, "graph"):
         return Text("")
-    from fxlab.passes.conversion_summary import graph_summary
+    from fxlab.reports.conversion_summary import graph_summary
 
     rows = [r for r in graph_summary(graph) if r.status != "marker"]
     table = Table(title=f"graph {graph.index} · ATen ops and their conversion", title_justify="left")

@@ -20,7 +20,7 @@ from fxlab.compat.native_standins.prototypes import IrPrototype, register_protot
 from fxlab.compat.torchair_loader import NotTorchAirError, _GuardRegistrations, locate_torchair
 from fxlab.compat.torchair_versions import TorchAirVersion
 from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, Status, convert_to_ascend_ir
-from fxlab.passes.ir_diff import diff_ir
+from fxlab.diff.ir_diff import diff_ir
 
 ROOT = Path(__file__).resolve().parents[2]
 # TorchAir itself warns when its lazily imported NPU custom-op converters need torch_npu ops.

@@ -20,7 +20,7 @@ import pytest
 from fxlab.compat.bridge import run_torchair_conversion
 from fxlab.ir.model import IrGraph
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
-from fxlab.passes.ir_diff import IrDiff, diff_ir
+from fxlab.diff.ir_diff import IrDiff, diff_ir
 from fxlab.passes.output_reuse import map_assign_to_graph_output
 
 ROOT = Path(__file__).resolve().parents[2]

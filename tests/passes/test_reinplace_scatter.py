@@ -8,7 +8,8 @@ import pytest
 import torch
 import torch.fx as fx
 
-from fxlab.capture.stages import copy_graph_module, functional_graph
+from fxlab.capture.stages import functional_graph
+from fxlab.passes.graph_copy import copy_graph_module
 from fxlab.passes.reinplace import _has_reinplace_candidates, reinplace
 from fxlab.passes.reinplace_scatter import reinplace_view_scatters
 

@@ -2,7 +2,7 @@
 one trace, or one stage of two saved traces), as data.
 
 Works on :class:`~fxlab.capture.trace.StageTrace` records, so live and saved traces
-diff alike. Nodes are paired by :func:`fxlab.passes.fx_align.align_nodes` (the same
+diff alike. Nodes are paired by :func:`fxlab.diff.fx_align.align_nodes` (the same
 computation first, then by source line and op family), and inputs compared by value:
 both sides' node names map to shared keys, so ``getitem_1`` of an
 ``auto_functionalized_v2`` reads as the base it rewrote.
@@ -24,7 +24,7 @@ from fxlab.capture.records import KIND_AUTO_FUNCTIONALIZED as _WRAPPER
 from fxlab.capture.records import KIND_COPY_EPILOGUE as _EPILOGUE
 from fxlab.capture.records import KIND_INPLACE as _INPLACE
 from fxlab.capture.trace import NodeRecord, StageTrace
-from fxlab.passes.fx_align import StageSide, align_nodes, epilogue_operands, is_overload
+from fxlab.diff.fx_align import StageSide, align_nodes, epilogue_operands, is_overload
 
 FUNCTIONALIZED = "functionalized"
 AUTO_FUNCTIONALIZED = "auto_functionalized"

@@ -1,6 +1,6 @@
 """Whole-trace diffs: one stage pair of every Dynamo graph of a trace, or every stage
-two saved traces both recorded, as data (FX stages through :mod:`fxlab.passes.fx_diff`,
-the Ascend IR through :mod:`fxlab.passes.ir_diff`). Nothing here prints."""
+two saved traces both recorded, as data (FX stages through :mod:`fxlab.diff.fx_diff`,
+the Ascend IR through :mod:`fxlab.diff.ir_diff`). Nothing here prints."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -8,13 +8,13 @@ from typing import Any
 
 from fxlab.capture.trace import StageTrace
 from fxlab.errors import UsageError
-from fxlab.passes.fx_diff import StageDiff, diff_stages
+from fxlab.diff.fx_diff import StageDiff, diff_stages
 
 
 @dataclass
 class GraphDiff:
     """One Dynamo graph: an FX stage diff (``fx``) or an Ascend IR diff (``ir``, an
-    :class:`~fxlab.passes.ir_diff.IrDiff`), or why there is none (``missing``)."""
+    :class:`~fxlab.diff.ir_diff.IrDiff`), or why there is none (``missing``)."""
 
     graph: int
     left_stage: str
@@ -72,7 +72,7 @@ def diff_graph(index: int, left: Any, right: Any, left_stage: str, right_stage: 
     elif isinstance(left, StageTrace):
         entry.fx = diff_stages(left, right, left_label=left_label, right_label=right_label)
     else:
-        from fxlab.passes.ir_diff import diff_ir
+        from fxlab.diff.ir_diff import diff_ir
 
         entry.ir = diff_ir(left, right, left_label=left_label, right_label=right_label)
     return entry

@@ -11,7 +11,7 @@ import torch
 import torch.fx as fx
 
 from fxlab.capture.stages import functional_graph
-from fxlab.passes.conversion_summary import CSV_COLUMNS, SummaryRow, summarize_conversion, value_signature, write_summary_csv, write_summary_json
+from fxlab.reports.conversion_summary import CSV_COLUMNS, SummaryRow, summarize_conversion, value_signature, write_summary_csv, write_summary_json
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.converters.registry import ConverterRegistry, register_converter
 
@@ -98,7 +98,7 @@ def test_csv_and_json_files(tmp_path: Path) -> None:
 
 
 def test_graph_summary_is_the_summary_of_the_traced_graph_made_once(example_trace):
-    from fxlab.passes.conversion_summary import graph_summary
+    from fxlab.reports.conversion_summary import graph_summary
 
     for graph in example_trace("my_inplace").graphs:
         rows = graph_summary(graph)

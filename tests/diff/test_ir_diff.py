@@ -8,7 +8,7 @@ import json
 import torch
 
 from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc
-from fxlab.passes.ir_diff import DEFAULT_IGNORED_ATTRS, MISSING, diff_ir
+from fxlab.diff.ir_diff import DEFAULT_IGNORED_ATTRS, MISSING, diff_ir
 
 
 def op(name, type_, inputs=(), fx=None, attrs=None, out=((DataType.DT_FLOAT, (2, 2)),)):

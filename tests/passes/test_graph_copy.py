@@ -1,11 +1,11 @@
-"""fxlab.capture.stages: graph copies equal FX's own ``graph_copy``."""
+"""fxlab.passes.graph_copy: graph copies equal FX's own ``graph_copy``."""
 from __future__ import annotations
 
 import pytest
 import torch
 import torch.fx as fx
 
-from fxlab.capture.stages import copy_graph, copy_graph_module
+from fxlab.passes.graph_copy import copy_graph, copy_graph_module
 
 
 def _graph_copy(source: fx.Graph) -> fx.Graph:

@@ -1,5 +1,5 @@
 """Pairing the nodes of two FX stages (:class:`~fxlab.capture.trace.StageTrace` data),
-for :mod:`fxlab.passes.fx_diff`.
+for :mod:`fxlab.diff.fx_diff`.
 
 Values are compared by shared keys, not names (:class:`StageSide`): graph inputs by
 position, paired nodes by pair; a ``getitem`` of an ``auto_functionalized*`` node is the

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from fxlab.errors import UsageError
-from fxlab.passes.trace_diff import diff_saved_traces, select_graphs
+from fxlab.diff.trace_diff import diff_saved_traces, select_graphs
 
 
 def test_a_trace_diffed_with_itself_is_identical_stage_by_stage(example_trace) -> None:

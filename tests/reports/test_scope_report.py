@@ -12,7 +12,7 @@ from fxlab.ir import ge
 from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp
 from fxlab.passes.converters.registry import CONVERTERS, ConverterRegistry, register_converter
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
-from fxlab.passes.scope_report import (
+from fxlab.reports.scope_report import (
     GlobalCoreLimit,
     GraphInput,
     build_scope_report,

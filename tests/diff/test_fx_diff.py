@@ -8,7 +8,7 @@ import json
 import pytest
 
 from fxlab.capture.trace import NodeRecord, Provenance, StageTrace, TensorMeta, stage_from_json, stage_to_json
-from fxlab.passes.fx_diff import diff_stages
+from fxlab.diff.fx_diff import diff_stages
 
 
 def rows(diff) -> list[tuple[str | None, str | None, list[str]]]:

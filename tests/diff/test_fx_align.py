@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from fxlab.capture.trace import NodeRecord, Provenance, StageTrace, TensorMeta
-from fxlab.passes.fx_align import StageSide, align_nodes, op_family
+from fxlab.diff.fx_align import StageSide, align_nodes, op_family
 
 
 @pytest.mark.parametrize(
