@@ -153,26 +153,53 @@ class RunRecorder:
 
 def verify_ir(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> CheckResult:
     """Execute each graph's Ascend IR on the inputs its functional graph got in the
-    compiled run; compare outputs and the graph inputs it mutates."""
+    compiled run; compare outputs and the graph inputs it mutates. A graph whose IR
+    cannot run (an op not converted, no reference kernel, a kernel that raises) is
+    reported as not run, with the reason; only a numeric disagreement is a mismatch."""
+    cmp = _Comparison()
+    not_run: list[str] = []
+    for graph in graphs:
+        reason = _verify_graph(graph, recorder, cmp)
+        if reason:
+            not_run.append(f"graph {graph.index}: {reason}")
+    if cmp.compared == 0 and not cmp.mismatches:
+        return CheckResult(ok=True, skipped="; ".join(not_run) or "no graph was run")
+    result = cmp.result()
+    result.not_run = not_run
+    return result
+
+
+def _verify_graph(graph: GraphTrace, recorder: RunRecorder, cmp: _Comparison) -> str | None:
+    """Run one graph's IR and add its comparisons to ``cmp``; the reason it could not run."""
+    from fxlab.ir.execute import ExecutionError
     from fxlab.passes.output_reuse import execute_with_output_reuse
 
-    cmp = _Comparison()
-    for graph in graphs:
-        run = recorder.run_of(graph.modules["functional"])
-        if run is None or run.outputs is None:
-            continue
-        inputs = _clone(run.inputs_before)
-        tensor_inputs = [x for x in inputs if isinstance(x, torch.Tensor)]
-        try:
-            outputs = execute_with_output_reuse(graph.ir, tensor_inputs)
-        except Exception as exc:  # noqa: BLE001 - reported as a failed check
-            cmp.mismatches.append(f"graph {graph.index}: {exc}")
-            continue
-        expected = [o for o in run.outputs if isinstance(o, torch.Tensor)]
-        for i, (e, a) in enumerate(zip(expected, outputs)):
-            cmp.add(f"graph {graph.index} output {i}", e, a)
-        for i, (e, a) in enumerate(zip(run.inputs_after, inputs)):
-            cmp.add(f"graph {graph.index} input {i} after the call", e, a)
-    if cmp.compared == 0 and not cmp.mismatches:
-        return CheckResult(ok=True, skipped="no graph was run")
-    return cmp.result()
+    unconverted = _unconverted_targets(graph)
+    if unconverted:
+        return f"not every op converted ({', '.join(unconverted)})"
+    run = recorder.run_of(graph.modules["functional"])
+    if run is None or run.outputs is None:
+        return "the compiled run did not record this graph's inputs"
+    inputs = _clone(run.inputs_before)
+    tensor_inputs = [x for x in inputs if isinstance(x, torch.Tensor)]
+    try:
+        outputs = execute_with_output_reuse(graph.ir, tensor_inputs)
+    except ExecutionError as exc:
+        return str(exc)
+    except Exception as exc:  # noqa: BLE001 - reported as a check that could not run
+        return f"the reference run failed: {type(exc).__name__}: {exc}"
+    expected = [o for o in run.outputs if isinstance(o, torch.Tensor)]
+    if len(outputs) < len(expected):  # the IR may have more: the outputs written into inputs
+        cmp.mismatches.append(f"graph {graph.index}: {len(outputs)} IR output(s) for {len(expected)} compiled output(s)")
+    for i, (e, a) in enumerate(zip(expected, outputs)):
+        cmp.add(f"graph {graph.index} output {i}", e, a)
+    for i, (e, a) in enumerate(zip(run.inputs_after, inputs)):
+        cmp.add(f"graph {graph.index} input {i} after the call", e, a)
+    return None
+
+
+def _unconverted_targets(graph: GraphTrace) -> list[str]:
+    nodes = getattr(graph.conversion, "nodes", None)
+    if nodes is None:
+        return ["the conversion is partial"] if graph.ir_summary and graph.ir_summary.get("partial") else []
+    return sorted({n.target for n in nodes if str(getattr(n.status, "value", n.status)) in ("unsupported", "raised")})

@@ -15,7 +15,7 @@ from fxlab.capture.check import RunRecorder, compare_eager_compiled, verify_ir
 from fxlab.capture.loader import LoadedModel
 from fxlab.capture.records import KIND_COPY_EPILOGUE, cache_sources, stage_from_module
 from fxlab.capture.stages import STAGES
-from fxlab.capture.trace import GraphTrace, Trace
+from fxlab.capture.trace import CheckResult, GraphTrace, Trace
 from fxlab.errors import UsageError
 from fxlab.heap import capture_heap, frozen_heap
 from fxlab.passes.annotate_scopes import annotate_scopes
@@ -169,21 +169,29 @@ def readable_input_name(dynamo_name: str) -> str:
 
 
 def _verify(trace: Trace, recorder: RunRecorder, verify: bool | None, say: Progress) -> None:
-    if "ascend_ir" not in trace.stages or verify is False:
+    if "ascend_ir" not in trace.stages:
+        return
+    if verify is False:
+        trace.ir_check = CheckResult(ok=True, skipped="--no-verify was given")
         return
     graphs = [g for g in trace.graphs if g.ir is not None]
     big = [g.index for g in graphs if len(g.modules["functional"].graph.nodes) > VERIFY_NODE_LIMIT]
     if verify is None and big:
         trace.notes.append(f"Ascend IR of graph(s) {big} not run on CPU (over {VERIFY_NODE_LIMIT} nodes); pass --verify to run it.")
         graphs = [g for g in graphs if g.index not in big]
-    if graphs:
-        say("running the Ascend IR on CPU against the compiled run")
-        trace.ir_check = verify_ir(graphs, recorder)
+    if not graphs:
+        reason = f"graph(s) {big} over {VERIFY_NODE_LIMIT} FX nodes; pass --verify to run them" if big else "no graph has an Ascend IR"
+        trace.ir_check = CheckResult(ok=True, skipped=reason)
+        return
+    say("running the Ascend IR on CPU against the compiled run")
+    trace.ir_check = verify_ir(graphs, recorder)
 
 
 def _status(trace: Trace) -> str:
+    """``ok`` only when every graph converted, eager matched the compiled run and the
+    Ascend IR on CPU matched it (where it could run)."""
     if any(g.error for g in trace.graphs) or any(g.ir_summary and g.ir_summary["partial"] for g in trace.graphs):
         return "partial"
-    if trace.check is not None and not trace.check.ok and not trace.check.skipped:
+    if any(check is not None and check.failed for check in (trace.check, trace.ir_check)):
         return "partial"
     return "ok"

@@ -103,21 +103,31 @@ class GraphTrace:
 
 @dataclass
 class CheckResult:
-    """Eager vs compiled: outputs and input/state mutations."""
+    """A numerical check (eager vs compiled, or the Ascend IR on CPU vs compiled).
+
+    ``mismatches`` are numeric (or shape/dtype) disagreements only; ``skipped`` says why
+    nothing was compared at all, ``not_run`` why some part (a graph) was not."""
 
     ok: bool
     compared: int = 0
     max_abs_diff: float = 0.0
     mismatches: list[str] = field(default_factory=list)
     skipped: str | None = None
+    not_run: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
         if self.skipped:
-            return f"not checked ({self.skipped})"
+            return f"not run: {self.skipped}"
+        also = f"; not run: {'; '.join(self.not_run)}" if self.not_run else ""
         if self.ok:
-            return f"match ({self.compared} tensors, max |diff| {self.max_abs_diff:.3g})"
-        return "MISMATCH: " + "; ".join(self.mismatches)
+            return f"match ({self.compared} tensors, max |diff| {self.max_abs_diff:.3g}){also}"
+        return "MISMATCH: " + "; ".join(self.mismatches) + also
+
+    @property
+    def failed(self) -> bool:
+        """A real disagreement (not a check that could not run)."""
+        return not self.ok and not self.skipped
 
 
 @dataclass

@@ -54,7 +54,7 @@ def trace_command(
     out_dir = prepare_out_dir(out) if out is not None else None
     try:
         with ascend_ir_converter(converter, torchair_path) as convert:
-            _, trace = capture_model(model, entry, plugin, wanted, verify=verify if convert is None else bool(verify), converter=convert)
+            _, trace = capture_model(model, entry, plugin, wanted, verify=verify, converter=convert)
     except FxlabError as exc:
         if out_dir is not None:
             write_failed_manifest(out_dir, str(model), str(exc))

@@ -229,7 +229,7 @@ def _check_lines(trace: Trace) -> list[RenderableType]:
 
 
 def _verdict_line(label: str, check: Any) -> Text:
-    style = "green" if check.ok and not check.skipped else ("dim" if check.skipped else "bold red")
+    style = "bold red" if check.failed else ("yellow" if check.skipped or check.not_run else "green")
     return Text.assemble((f"{label}: ", ""), (check.verdict, style))
 
 
@@ -269,4 +269,4 @@ def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:
 def _check_json(check: Any) -> dict[str, Any] | None:
     if check is None:
         return None
-    return {"ok": check.ok, "verdict": check.verdict, "compared": check.compared, "max_abs_diff": check.max_abs_diff, "mismatches": check.mismatches}
+    return {"ok": check.ok, "verdict": check.verdict, "compared": check.compared, "max_abs_diff": check.max_abs_diff, "mismatches": check.mismatches, "skipped": check.skipped, "not_run": check.not_run}

@@ -1,0 +1,86 @@
+"""Every verdict a trace prints is true: regression tests for the false verdicts of
+issue 18, each named for the bug it keeps fixed."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from fxlab.capture import capture_trace, load_model
+from tests.cli.cli_runner import run_cli
+
+
+def _trace(write_model, source: str, **kwargs):
+    return capture_trace(load_model(write_model(source)), **kwargs)
+
+
+# An IR that disagrees with the compiled run: Mul's reference kernel is swapped for one
+# that adds, so the IR check must fail while eager vs compiled still matches.
+MUL_MODEL = """
+import torch
+def f(x):
+    return x * 3
+model = f
+example_inputs = (torch.arange(4.0),)
+"""
+
+
+@pytest.fixture
+def wrong_mul_kernel(monkeypatch):
+    from fxlab.ir import execute, kernels  # noqa: F401 - registers the kernels
+
+    monkeypatch.setitem(execute.KERNELS, "Mul", lambda op, inputs, attrs: [inputs[0] + inputs[1]])
+
+
+@pytest.fixture
+def no_mul_kernel(monkeypatch):
+    from fxlab.ir import execute, kernels  # noqa: F401 - registers the kernels
+
+    monkeypatch.delitem(execute.KERNELS, "Mul")
+
+
+def test_ir_check_mismatch_makes_the_status_partial(write_model, wrong_mul_kernel):
+    trace = _trace(write_model, MUL_MODEL)
+    assert trace.check.ok
+    assert trace.ir_check.failed and "graph 0 output 0: max |diff| 3" in trace.ir_check.verdict
+    assert trace.status == "partial"
+
+
+def test_ir_check_mismatch_exits_1_and_the_manifest_says_partial(write_model, wrong_mul_kernel, tmp_path):
+    code, out, _ = run_cli("trace", str(write_model(MUL_MODEL)), "--summary", "--out", str(tmp_path / "out"))
+    assert code == 1
+    assert "Ascend IR on CPU vs compiled: MISMATCH" in out and "status: partial" in out
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert manifest["status"] == "partial"
+
+
+def test_ir_check_without_a_kernel_says_not_run_not_mismatch(write_model, no_mul_kernel):
+    trace = _trace(write_model, MUL_MODEL)
+    verdict = trace.ir_check.verdict
+    assert verdict.startswith("not run: graph 0: no reference kernel for GE op type Mul"), verdict
+    assert "MISMATCH" not in verdict and not trace.ir_check.failed
+    assert trace.status == "ok"
+
+
+def test_no_verify_says_the_ir_check_was_not_run(write_model):
+    trace = _trace(write_model, MUL_MODEL, verify=False)
+    assert trace.ir_check.verdict == "not run: --no-verify was given"
+
+
+def test_ir_check_of_an_unconverted_op_says_not_run(write_model, monkeypatch):
+    from fxlab.passes.converters import registry
+
+    monkeypatch.delitem(registry.CONVERTERS._by_target, torch.ops.aten.mul.Tensor)
+    trace = _trace(write_model, MUL_MODEL)
+    assert trace.status == "partial"
+    assert trace.ir_check.verdict == "not run: graph 0: not every op converted (aten.mul.Tensor)"
+
+
+def test_ir_check_line_stays_under_converter_torchair():
+    from tests.conftest import EXAMPLES, torchair_path_or_skip
+
+    path = str(torchair_path_or_skip())
+    code, out, err = run_cli("trace", str(EXAMPLES / "inplace_ops.py"), "--summary", "--converter", "torchair", "--torchair-path", path)
+    assert code == 0, err
+    assert "Ascend IR on CPU vs compiled: match (5 tensors" in out
