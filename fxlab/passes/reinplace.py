@@ -163,6 +163,7 @@ def fold_input_copy_epilogues(graph: fx.Graph) -> int:
             new = graph.call_function(inplace, src.args, src.kwargs)
         new.meta = dict(src.meta)
         new.meta["fxlab.folded_from"] = [src.name, copy_node.name]
+        order[new] = order[src]  # it takes src's place; later folds ask where it runs
         src.replace_all_uses_with(new)
         copy_node.replace_all_uses_with(new)
         graph.erase_node(copy_node)
