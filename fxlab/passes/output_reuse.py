@@ -11,6 +11,13 @@ outputs of the original graph get ``ge.exec.outputReuseMemIndexes = "<i>,<j>,...
 ``Assign`` into anything but a graph input stays, kept alive by a control edge into
 ``NetOutput``.
 
+One value assigned into two graph inputs (``x1.add_(1); x0.copy_(x1)``): TorchAir's own
+mapping (``_mapping_assign_op_to_graph_output``) finds the value already an output and
+maps that output to the second input too, in a dict keyed by output, so only the last
+input keeps its write and the other is never updated. fxlab keeps TorchAir's mapping in
+every other case but gives each further input its own output carrying the value, so GE
+writes every assigned input (one output is written into one input's memory).
+
 GE options are not part of a GE graph; fxlab records them on the graph as string attrs
 named ``_fxlab_ge_option:<option>`` so dumps show them and the reference executor
 (:func:`execute_with_output_reuse`) can honour them.
@@ -68,16 +75,22 @@ def _output_positions(net_output: IrOp) -> list[int]:
     return positions
 
 
-def _map_to_output(net_output: IrOp, assign: IrOp, data: IrOp, output_dtypes: list[int]) -> list[int]:
-    """The graph outputs that now carry the assigned value (appending one if none does)."""
+def _map_to_output(net_output: IrOp, assign: IrOp, data: IrOp, output_dtypes: list[int], taken: dict[int, int]) -> list[int]:
+    """The graph outputs that now carry the assigned value (appending one if none does).
+
+    An output already written into another input (``taken``) is not shared: GE writes
+    one output into one input's memory, so a value assigned into two inputs gets an
+    output for each."""
     assign_out, value = f"{assign.name}:0", assign.data_inputs[1]
+    own = taken.get  # output index -> the input it is already written into
+    index_of_data = data.attr_value("index")
     positions = _output_positions(net_output)
     found = []
     for i, source in enumerate(net_output.inputs):
         if source == assign_out:
             net_output.inputs[i] = value
             found.append(positions[i])
-        elif source == value:
+        elif source == value and own(positions[i], index_of_data) == index_of_data:
             found.append(positions[i])
     if found:
         return found
@@ -108,7 +121,7 @@ def map_assign_to_graph_output(graph: IrGraph) -> OutputReuse:
         ref = op.data_inputs[0]
         if ref in data_ops:
             data = data_ops[ref]
-            for index in _map_to_output(net_output, op, data, output_dtypes):
+            for index in _map_to_output(net_output, op, data, output_dtypes, result.output_ref_input):
                 result.output_ref_input[index] = data.attr_value("index")
             result.removed_assigns.append(op.name)
         else:

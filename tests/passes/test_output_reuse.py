@@ -135,3 +135,19 @@ def test_assigned_value_already_an_output_is_reused_without_a_new_output() -> No
     assert result.output_ref_input == {0: 0}
     assert result.ge_options == {REUSE_INPUT_OPTION: "0,0"}
     _check(copy_and_return_value, graph, 1, torch.randn(3), torch.randn(3))
+
+
+def copy_one_value_into_two_inputs(x0: torch.Tensor, x1: torch.Tensor) -> None:
+    x1.add_(1)
+    x0.copy_(x1)
+
+
+def test_one_value_assigned_into_two_inputs_gets_an_output_for_each() -> None:
+    # TorchAir's dict keyed by output kept only the last input: x1 was never written.
+    graph = _graph(copy_one_value_into_two_inputs, torch.randn(3), torch.randn(3))
+    result = map_assign_to_graph_output(graph)
+    (add,) = graph.ops_of_type("Add")
+    assert graph.outputs == [f"{add.name}:0", f"{add.name}:0"]
+    assert result.output_ref_input == {0: 0, 1: 1}
+    assert result.ge_options == {REUSE_INPUT_OPTION: "0,0|1,1"}
+    _check(copy_one_value_into_two_inputs, graph, 0, torch.randn(3), torch.randn(3))
