@@ -9,7 +9,10 @@ Python values. Semantics that matter for in-place conversion:
   input in place (``Assign``, ref outputs of in-place GE ops) mutate the caller's tensor,
   as GE does with memory the user passed in;
 - ``TensorMove`` copies; an in-place op's kernel writes into its ref input and returns
-  that same tensor as its ref output.
+  that same tensor as its ref output (a ref output is named as its input, GE's rule);
+- every other output is the op's own memory, as GE allocates it: a kernel may return a
+  view of its input (``Identity``, ``Reshape``), and the executor copies such an output,
+  so a later write into the input (an ``Assign`` mapped to a graph output) leaves it be.
 """
 from __future__ import annotations
 
@@ -81,9 +84,34 @@ def execute(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor
             if kernel is None:
                 raise ExecutionError(f"no reference kernel for GE op type {op.type} (op {op.name}, from FX node {op.fx_node})")
             try:
-                results = kernel(op, args, plain_attrs(op))
+                results = _own_buffers(op, args, kernel(op, args, plain_attrs(op)))
             except Exception as exc:
                 raise ExecutionError(f"{op.type} op {op.name} (from FX node {op.fx_node}) failed: {exc}") from exc
         for index, value in enumerate(results):
             values[f"{op.name}:{index}"] = value
     return outputs
+
+
+def _own_buffers(op: IrOp, inputs: list[Any], results: list[Any]) -> list[Any]:
+    """``results`` with each output that shares memory with an input copied, except ref
+    outputs (named as the input they write)."""
+    input_names = [d.name for d in op.input_desc]
+    names_by_storage: dict[int, set[str | None]] = {}
+    for i, x in enumerate(inputs):
+        if isinstance(x, torch.Tensor):
+            names_by_storage.setdefault(_storage(x), set()).add(input_names[i] if i < len(input_names) else None)
+    if not names_by_storage:
+        return results
+    owned = list(results)
+    for index, value in enumerate(results):
+        if not isinstance(value, torch.Tensor) or _storage(value) not in names_by_storage:
+            continue
+        name = op.output_desc[index].name if index < len(op.output_desc) else None
+        if name is not None and name in names_by_storage[_storage(value)]:
+            continue  # a ref output: the input's memory, written in place
+        owned[index] = value.clone()
+    return owned
+
+
+def _storage(t: torch.Tensor) -> int:
+    return t.untyped_storage().data_ptr()
