@@ -72,10 +72,27 @@ def _state(fn: Any) -> dict[str, torch.Tensor]:
     return state
 
 
-def _restore(state: dict[str, torch.Tensor], saved: dict[str, torch.Tensor]) -> None:
+@dataclass
+class _Saved:
+    """A parameter or buffer as it was: its values and where they sit in its memory."""
+
+    value: torch.Tensor
+    layout: tuple[tuple[int, ...], tuple[int, ...], int]
+
+
+def _save(state: dict[str, torch.Tensor]) -> dict[str, _Saved]:
+    return {name: _Saved(t.detach().clone(), (tuple(t.shape), t.stride(), t.storage_offset())) for name, t in state.items()}
+
+
+def _restore(state: dict[str, torch.Tensor], saved: dict[str, _Saved]) -> None:
+    """Put every parameter and buffer back as it was: shape, strides and offset first (an
+    in-place ``unsqueeze_``/``t_`` changes them on the same memory), then the values."""
     with torch.no_grad():
         for name, tensor in state.items():
-            tensor.copy_(saved[name])
+            before = saved[name]
+            if (tuple(tensor.shape), tensor.stride(), tensor.storage_offset()) != before.layout:
+                tensor.as_strided_(*before.layout)
+            tensor.copy_(before.value)
 
 
 def compare_eager_compiled(loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]]) -> CheckResult:
@@ -83,7 +100,7 @@ def compare_eager_compiled(loaded: LoadedModel, compile_fn: Callable[[Any], Call
     outputs, input mutations and parameter/buffer mutations. Leaves the model's state as
     it found it. Raises :class:`CaptureError` if eager or compilation fails."""
     state = _state(loaded.fn)
-    saved = _clone(state)
+    saved = _save(state)
     eager_args, eager_kwargs = _clone(loaded.args), _clone(loaded.kwargs)
     with torch.no_grad():
         try:

@@ -33,3 +33,32 @@ def test_without_a_limit_every_graph_is_recorded():
     big = _graph_module(20)
     recorder.wrap(big)(torch.ones(1))
     assert recorder.run_of(big).outputs[0].item() == 21
+
+
+BUFFER_SHAPE_CHANGES_IN_PLACE = """
+import torch
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("square", torch.arange(6.0).reshape(2, 3))
+        self.register_buffer("row", torch.arange(4.0))
+    def forward(self, x):
+        self.square.t_()
+        self.row.unsqueeze_(0)
+        return x + self.square.sum(0), self.row * 2
+model = M()
+example_inputs = (torch.ones(2),)
+"""
+
+
+def test_buffer_whose_shape_changes_in_place_is_restored_with_its_shape(write_model):
+    # _restore copied values only: the transposed buffer no longer took them (a crash).
+    from fxlab.capture import capture_trace, load_model
+
+    loaded = load_model(write_model(BUFFER_SHAPE_CHANGES_IN_PLACE))
+    trace = capture_trace(loaded, stages=("dynamo",))
+    assert trace.check.ok and trace.check.compared == 5, trace.check.verdict
+    square, row = loaded.fn.square, loaded.fn.row
+    assert square.shape == (2, 3) and square.stride() == (3, 1)
+    assert torch.equal(square, torch.arange(6.0).reshape(2, 3))
+    assert row.shape == (4,) and torch.equal(row, torch.arange(4.0))
