@@ -7,10 +7,10 @@ from typing import Any, Callable, Sequence
 
 import torch
 import torch.fx as fx
-from torch.utils._pytree import tree_leaves
 
 from fxlab.capture.compile_error import summarize_compile_error
 from fxlab.capture.loader import LoadedModel
+from fxlab.capture.output_leaves import output_leaves
 from fxlab.capture.trace import CheckResult, GraphTrace
 from fxlab.errors import CaptureError
 
@@ -21,6 +21,24 @@ def _tolerance(dtype: torch.dtype) -> tuple[float, float]:
     return 1e-4, 1e-5
 
 
+def _same_value(expected: Any, actual: Any) -> bool:
+    """Equality of two non-tensor leaves; values that cannot say (``==`` raises or is not
+    a truth value) are the same when their types are."""
+    if type(expected) is not type(actual):
+        return False
+    if isinstance(expected, float) and expected != expected:
+        return actual != actual  # NaN where eager has NaN
+    try:
+        return bool(expected == actual)
+    except Exception:  # noqa: BLE001 - e.g. an object whose == returns a tensor
+        return True
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
 @dataclass
 class _Comparison:
     compared: int = 0
@@ -29,8 +47,8 @@ class _Comparison:
 
     def add(self, label: str, expected: Any, actual: Any) -> None:
         if not isinstance(expected, torch.Tensor):
-            if expected != actual:
-                self.mismatches.append(f"{label}: {expected!r} != {actual!r}")
+            if not _same_value(expected, actual):
+                self.mismatches.append(f"{label}: {_short(expected)} != {_short(actual)}")
             return
         if not isinstance(actual, torch.Tensor):
             self.mismatches.append(f"{label}: expected a tensor, got {type(actual).__name__}")
@@ -52,6 +70,24 @@ class _Comparison:
 
     def result(self) -> CheckResult:
         return CheckResult(ok=not self.mismatches, compared=self.compared, max_abs_diff=self.max_abs_diff, mismatches=self.mismatches[:10])
+
+
+def compare_outputs(cmp: _Comparison, eager: Any, compiled: Any) -> None:
+    """Compare two model outputs leaf by leaf (see :mod:`fxlab.capture.output_leaves`)."""
+    expected, actual = output_leaves(eager), output_leaves(compiled)
+    only_eager = [p for p in expected if p not in actual]
+    only_compiled = [p for p in actual if p not in expected]
+    if only_eager or only_compiled:
+        cmp.mismatches.append(f"outputs differ in structure: eager has {_few(only_eager)}, compiled has {_few(only_compiled)}")
+    for path, value in expected.items():
+        if path in actual:
+            cmp.add(path, value, actual[path])
+
+
+def _few(paths: list[str]) -> str:
+    if not paths:
+        return "nothing more"
+    return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
 
 
 def _clone(value: Any) -> Any:
@@ -123,8 +159,7 @@ def compare_eager_compiled(loaded: LoadedModel, compile_fn: Callable[[Any], Call
             compiled_state = _clone(state)
             _restore(state, saved)
     cmp = _Comparison()
-    for i, (e, c) in enumerate(zip(tree_leaves(eager_out), tree_leaves(compiled_out))):
-        cmp.add(f"output {i}", e, c)
+    compare_outputs(cmp, eager_out, compiled_out)
     for i, (e, c) in enumerate(zip(eager_args, args)):
         cmp.add(f"input {i} after the call", e, c)
     for name in state:

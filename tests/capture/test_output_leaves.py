@@ -1,0 +1,102 @@
+"""Model outputs compared leaf by leaf: pytree nodes, named tuples, dataclasses and
+objects keeping tensors in attributes (transformers' caches), each leaf named."""
+from __future__ import annotations
+
+import collections
+import dataclasses
+
+import torch
+
+from fxlab.capture.check import _Comparison, compare_outputs
+from fxlab.capture.output_leaves import output_leaves
+
+
+class LayerCache:
+    """Like transformers' DynamicCache: no pytree node, tensors in attributes."""
+
+    def __init__(self, keys: list[torch.Tensor], values: list[torch.Tensor]) -> None:
+        self.keys = keys
+        self.values = values
+        self.seen_tokens = keys[0].shape[0]
+
+
+@dataclasses.dataclass
+class Result:
+    logits: torch.Tensor
+    cache: LayerCache
+    note: str = "ok"
+
+
+Pair = collections.namedtuple("Pair", ["first", "second"])
+
+
+def _result(shift: float = 0.0) -> tuple:
+    cache = LayerCache([torch.ones(2, 3), torch.zeros(2, 3) + shift], [torch.arange(6.0).reshape(2, 3)])
+    return Result(torch.ones(4), cache), Pair(torch.ones(1), {"k": 3})
+
+
+def test_leaves_are_named_by_their_path():
+    leaves = output_leaves(_result())
+    assert list(leaves) == [
+        "output[0].logits",
+        "output[0].cache.keys[0]",
+        "output[0].cache.keys[1]",
+        "output[0].cache.values[0]",
+        "output[0].cache.seen_tokens",
+        "output[0].note",
+        "output[1].first",
+        "output[1].second['k']",
+    ]
+
+
+def test_equal_objects_match_leaf_by_leaf():
+    # Compared with != on the object, every cache output was a MISMATCH.
+    cmp = _Comparison()
+    compare_outputs(cmp, _result(), _result())
+    assert cmp.result().ok and cmp.compared == 5
+
+
+def test_the_differing_leaf_is_named():
+    cmp = _Comparison()
+    compare_outputs(cmp, _result(), _result(shift=0.5))
+    assert cmp.mismatches == ["output[0].cache.keys[1]: max |diff| 0.5"]
+
+
+def test_a_different_structure_is_a_mismatch():
+    cmp = _Comparison()
+    other = _result()
+    other[0].cache.keys.append(torch.ones(1))
+    compare_outputs(cmp, _result(), other)
+    assert cmp.mismatches[0] == "outputs differ in structure: eager has nothing more, compiled has output[0].cache.keys[2]"
+
+
+def test_a_self_referencing_object_is_walked_once():
+    cache = LayerCache([torch.ones(1)], [torch.ones(1)])
+    cache.parent = cache
+    assert list(output_leaves(cache)) == ["output.keys[0]", "output.values[0]", "output.seen_tokens", "output.parent"]
+    assert output_leaves(cache)["output.parent"] == "<LayerCache>"
+
+
+MODEL_RETURNING_A_CACHE = """
+import torch
+class Cache:
+    def __init__(self):
+        self.keys = []
+    def update(self, k):
+        self.keys.append(k)
+        return k
+class M(torch.nn.Module):
+    def forward(self, x):
+        cache = Cache()
+        cache.update(x * 2)
+        return x + 1, cache
+model = M()
+example_inputs = (torch.ones(3),)
+"""
+
+
+def test_a_model_returning_a_cache_object_matches(write_model):
+    from fxlab.capture import capture_trace, load_model
+
+    trace = capture_trace(load_model(write_model(MODEL_RETURNING_A_CACHE)), stages=("dynamo",))
+    assert trace.check.verdict == "match (3 tensors, max |diff| 0)"
