@@ -172,13 +172,16 @@ def _mutations_declared(overload: Any, samples: list[Sample]) -> CheckItem:
     names = [a.name for a in overload._schema.arguments]
     undeclared: set[str] = set()
     returned: set[str] = set()
+    written: set[str] = set()
     for sample in samples:
         args, kwargs = _clone((sample.args, sample.kwargs))
         before = _clone((args, kwargs))
         out = _flat(overload(*args, **kwargs))
         for name, now, was in _named_tensors(names, args, kwargs, before):
-            if name not in declared and not torch.equal(now, was):
-                undeclared.add(name)
+            if not torch.equal(now, was):
+                written.add(name.split("[")[0])
+                if name not in declared and name.split("[")[0] not in declared:
+                    undeclared.add(name)
             if any(o.untyped_storage().data_ptr() == now.untyped_storage().data_ptr() for o in out):
                 returned.add(name)
     problems, fixes = [], []
@@ -188,6 +191,10 @@ def _mutations_declared(overload: Any, samples: list[Sample]) -> CheckItem:
     if returned:
         problems.append(f"an output shares memory with input(s) {', '.join(sorted(returned))}")
         fixes.append("Return a new tensor, never an input")
+    never_written = sorted(declared - written)
+    if never_written:
+        problems.append(f"the schema marks {', '.join(never_written)} mutated but the kernel left it unchanged on all {len(samples)} sample(s)")
+        fixes.append(f"Write {never_written[0]} in the kernel, or drop its (a!) mark if the op does not mutate it")
     if problems:
         return CheckItem("mutations declared", FAIL, "; ".join(problems), "; ".join(fixes) + ".")
     what = f"mutates only {', '.join(sorted(declared))}, as declared" if declared else "mutates no input, as declared"
@@ -309,11 +316,46 @@ def _converter_runs(overload: Any, facts: OpFacts, samples: list[Sample]) -> Che
         return CheckItem("converter", FAIL, "no converter is registered and the auto converter does not apply",
                          "Register one with @torchair.register_fx_node_ge_converter(torch.ops.<ns>.<op>.default).")
     types: list[str] = []
+    not_run: list[str] = []
+    outputs = 0
     for i, sample in enumerate(samples):
         conversion = convert_sample(overload, sample)
         if conversion.error:
             return CheckItem("converter", FAIL, f"sample {i}: {conversion.error}", "Fix the converter so it handles these inputs "
                              "and returns one GE tensor per schema output.")
-        types = conversion.ge_types
-    return CheckItem("converter", PASS, f"the {facts.converter} converter runs on fake inputs, returns {len(overload._schema.returns)} "
-                     f"output(s), and emits {', '.join(types) or 'no ops'}")
+        types, outputs = conversion.ge_types, len(conversion.graph.outputs)
+        differs, reason = _ir_against_kernel(overload, sample, conversion.graph)
+        if differs:
+            return CheckItem("converter", FAIL, f"sample {i}: the Ascend IR run on CPU differs from the CPU kernel: {differs}",
+                             "Make the converter compute what the kernel computes (inputs in schema order, attrs, which output is which).")
+        if reason:
+            not_run.append(f"sample {i}: {reason}")
+    emitted = f"the {facts.converter} converter runs on fake inputs, returns {outputs} tensor output(s), and emits {', '.join(types) or 'no ops'}"
+    if not_run:
+        return CheckItem("converter", WARN, f"{emitted}; its IR was not run against the CPU kernel ({not_run[0]})",
+                         "Register a reference kernel for the GE op (fxlab.ir.execute.register_kernel) so the IR can be checked.")
+    return CheckItem("converter", PASS, f"{emitted}; its IR run on CPU matches the CPU kernel on {len(samples)} sample(s)")
+
+
+def _ir_against_kernel(overload: Any, sample: Sample, graph: Any) -> tuple[str, str]:
+    """Run the op's Ascend IR on the sample and the CPU kernel on a copy: what differs
+    (outputs, or inputs the op writes), or why the IR could not run."""
+    from fxlab.ir.execute import ExecutionError, execute
+
+    args, kwargs = _clone((sample.args, sample.kwargs))
+    expected = _flat(overload(*args, **kwargs))
+    ir_inputs = _flat(_clone((sample.args, sample.kwargs)))
+    try:
+        actual = execute(graph, ir_inputs)
+    except ExecutionError as exc:
+        return "", str(exc)
+    if len(actual) != len(expected):
+        return f"{len(actual)} IR output(s), the kernel returns {len(expected)}", ""
+    pairs = [(f"output {j}", e, a) for j, (e, a) in enumerate(zip(expected, actual))]
+    pairs += [(f"input {j} after the call", e, a) for j, (e, a) in enumerate(zip(_flat((args, kwargs)), ir_inputs))]
+    for label, e, a in pairs:
+        if e.shape != a.shape or e.dtype != a.dtype:
+            return f"{label}: IR {a.dtype}{list(a.shape)}, kernel {e.dtype}{list(e.shape)}", ""
+        if not torch.allclose(e, a, rtol=1e-3, atol=1e-4, equal_nan=True):
+            return f"{label}: values differ", ""
+    return "", ""

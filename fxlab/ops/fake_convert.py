@@ -20,6 +20,7 @@ NON_GE_TYPES = ("Data", "NetOutput")
 class SampleConversion:
     ge_types: list[str] = field(default_factory=list)
     error: str = ""
+    graph: Any = None  # the IrGraph, when it converted
 
 
 def one_node_graph(overload: Any, sample: Sample) -> fx.GraphModule:
@@ -62,4 +63,4 @@ def convert_sample(overload: Any, sample: Sample) -> SampleConversion:
     failed = [n for n in result.nodes if n.status in (Status.UNSUPPORTED, Status.RAISED)]
     if failed:
         return SampleConversion(error=failed[0].message)
-    return SampleConversion(ge_types=[t for t in result.graph.types if t not in NON_GE_TYPES])
+    return SampleConversion(ge_types=[t for t in result.graph.types if t not in NON_GE_TYPES], graph=result.graph)

@@ -303,8 +303,7 @@ class AscendIrConverter:
     def _call_converter(self, fn: Callable[..., Any], args: Any, kwargs: dict[str, Any], meta: Any, node: fx.Node) -> Any:
         """``fn``'s result, its output count checked against the node's."""
         result = fn(*args, **kwargs, meta_outputs=meta)
-        if isinstance(meta, (list, tuple)):
-            _check_output_count(result, meta, node)
+        _check_output_count(result, meta, node, fn)
         return result
 
     def _value_of(self, node: fx.Node) -> Any:
@@ -337,11 +336,34 @@ class AscendIrConverter:
         self.records.append(NodeConversion(node.name, name, status, ge_ops, message, source))
 
 
-def _check_output_count(result: Any, meta: Any, node: fx.Node) -> None:
-    if isinstance(meta, (list, tuple)) and not isinstance(result, (list, tuple)):
-        raise TypeError(f"returned 1 output, the schema of {node.target} has {len(meta)}")
-    if isinstance(meta, (list, tuple)) and isinstance(result, (list, tuple)) and len(result) != len(meta):
-        raise TypeError(f"returned {len(result)} outputs, the schema of {node.target} has {len(meta)}")
+def _check_output_count(result: Any, meta: Any, node: fx.Node, fn: Callable[..., Any]) -> None:
+    """Raise, naming the converter, when it did not return one GE tensor per tensor output
+    of the node (else the next op using the value would be blamed)."""
+    if isinstance(meta, torch.Tensor):
+        if not isinstance(result, Tensor):
+            raise TypeError(f"{_converter_name(fn)} returned {_describe(result)}; the schema of {node.target} has 1 tensor output")
+        return
+    if not isinstance(meta, (list, tuple)):
+        return
+    if not isinstance(result, (list, tuple)):
+        raise TypeError(f"{_converter_name(fn)} returned {_describe(result)}; the schema of {node.target} has {len(meta)} outputs")
+    if len(result) != len(meta):
+        raise TypeError(f"{_converter_name(fn)} returned {len(result)} outputs; the schema of {node.target} has {len(meta)}")
+    for i, (out, val) in enumerate(zip(result, meta)):
+        if isinstance(val, torch.Tensor) and not isinstance(out, Tensor):
+            raise TypeError(f"{_converter_name(fn)} returned {_describe(out)} as output {i} of {node.target}, a tensor")
+
+
+def _converter_name(fn: Callable[..., Any]) -> str:
+    code = getattr(fn, "__code__", None)
+    where = f" ({code.co_filename}:{code.co_firstlineno})" if code is not None else ""
+    return f"converter {getattr(fn, '__qualname__', repr(fn))}{where}"
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, (list, tuple)):
+        return f"a {len(value)}-{type(value).__name__}"
+    return "None" if value is None else f"a {type(value).__name__} ({value!r:.40})"
 
 
 def _flatten(value: Any) -> list[Any]:

@@ -68,7 +68,8 @@ def test_seed_ops_pass_every_check(op: str) -> None:
     assert report.ok, [(i.name, i.detail) for i in report.items if i.status == FAIL]
     assert report.samples_source == "registered"
     assert {i.status for i in report.items} == {PASS}
-    assert _by_name(report)["converter"].detail.endswith({"npu::npu_add_custom": "AddCustom", "npu::my_op": "MyOp", "npu::my_inplace": "MyInplace"}[op])
+    assert _by_name(report)["converter"].detail.split(";")[0].endswith({"npu::npu_add_custom": "AddCustom", "npu::my_op": "MyOp", "npu::my_inplace": "MyInplace"}[op])
+    assert "its IR run on CPU matches the CPU kernel" in _by_name(report)["converter"].detail
 
 
 def test_wrong_fake_shape_is_caught() -> None:
@@ -134,3 +135,53 @@ def test_missing_and_malformed_prototype_files() -> None:
         check_op("npu::my_inplace", prototype=DATA / "nope.json")
     with pytest.raises(PrototypeError, match="not valid JSON: .* line 2"):
         check_op("npu::my_inplace", prototype=DATA / "malformed.json")
+
+
+def _never_writes_x(x, y):
+    return y * 2
+
+
+define_op("fxlabtest::declared_not_written(Tensor(a!) x, Tensor y) -> Tensor", kernels={"cpu": _never_writes_x},
+          fake=lambda x, y: torch.empty_like(y), samples=SAMPLES)
+
+
+def test_declared_mutation_the_kernel_never_makes_is_caught() -> None:
+    # Read from the schema, "the kernel mutates only x, as declared" passed.
+    item = _by_name(check_op("fxlabtest::declared_not_written"))["mutations declared"]
+    assert item.status == FAIL
+    assert "marks x mutated but the kernel left it unchanged on all 1 sample(s)" in item.detail
+
+
+def _add_custom_converter(returned):
+    def convert(x, y, *, meta_outputs=None):
+        from fxlab.ir import ge
+
+        out = ge.op("Add", {"x1": x, "x2": y}, outputs=("y",))[0]
+        return returned(out)
+
+    return convert
+
+
+define_op("fxlabtest::converter_tuple(Tensor x, Tensor y) -> Tensor", kernels={"cpu": _add}, fake=_x_like, samples=SAMPLES,
+          converter=_add_custom_converter(lambda out: (out, out, out)))
+define_op("fxlabtest::converter_none(Tensor x, Tensor y) -> Tensor", kernels={"cpu": _add}, fake=_x_like, samples=SAMPLES,
+          converter=_add_custom_converter(lambda out: None))
+define_op("fxlabtest::converter_str(Tensor x, Tensor y) -> Tensor", kernels={"cpu": _add}, fake=_x_like, samples=SAMPLES,
+          converter=_add_custom_converter(lambda out: "Add"))
+define_op("fxlabtest::converter_wrong_math(Tensor x, Tensor y) -> Tensor", kernels={"cpu": _add}, fake=_x_like, samples=SAMPLES,
+          converter=lambda x, y, *, meta_outputs=None: __import__("fxlab.ir.ge", fromlist=["op"]).op("Mul", {"x1": x, "x2": y}, outputs=("y",))[0])
+
+
+@pytest.mark.parametrize("op, said", [("converter_tuple", "returned a 3-tuple"), ("converter_none", "returned None"),
+                                      ("converter_str", "returned a str ('Add')")])
+def test_converter_returning_the_wrong_outputs_fails(op, said) -> None:
+    # "returns 1 output(s)" was read from the schema, whatever the converter returned.
+    item = _by_name(check_op(f"fxlabtest::{op}"))["converter"]
+    assert item.status == FAIL
+    assert said in item.detail and "has 1 tensor output" in item.detail
+
+
+def test_converter_is_run_against_the_kernel() -> None:
+    item = _by_name(check_op("fxlabtest::converter_wrong_math"))["converter"]
+    assert item.status == FAIL
+    assert "the Ascend IR run on CPU differs from the CPU kernel: output 0: values differ" in item.detail

@@ -1,6 +1,7 @@
 """The conversion pass itself: graph boundary, failure handling, symbolic shapes."""
 from __future__ import annotations
 
+import pytest
 import torch
 
 from fxlab.capture.stages import functional_graph
@@ -66,7 +67,22 @@ def test_wrong_number_of_outputs_is_reported():
     gm = functional_graph(lambda x: x.split(2), torch.randn(4))
     result = convert_to_ascend_ir(gm, registry=_registry_with(aten.split.Tensor, one_output))
     record = next(r for r in result.nodes if r.status is Status.RAISED)
-    assert "returned 1 output, the schema of aten.split.Tensor has 2" in record.message
+    assert "one_output" in record.message and "the schema of aten.split.Tensor has 2 outputs" in record.message
+
+
+@pytest.mark.parametrize("returned, said", [((1, 2, 3), "returned a 3-tuple"), (None, "returned None"), ("Mul", "returned a str ('Mul')")])
+def test_a_converter_returning_no_tensor_is_blamed_not_the_next_op(returned, said):
+    # The value was stored as it was and the next op (sin) failed on it.
+    def wrong_return(self, other, *, meta_outputs=None):
+        return returned
+
+    gm = functional_graph(lambda x: torch.sin(x * 2.0), torch.randn(3))
+    result = convert_to_ascend_ir(gm, registry=_registry_with(aten.mul.Tensor, wrong_return))
+    (record,) = [r for r in result.nodes if r.status is Status.RAISED]
+    assert record.node == "mul"
+    assert f"converter test_a_converter_returning_no_tensor_is_blamed_not_the_next_op.<locals>.wrong_return (" in record.message
+    assert f"{said}; the schema of aten.mul.Tensor has 1 tensor output" in record.message
+    assert [r.status for r in result.nodes if r.node == "sin"] == [Status.CONVERTED]
 
 
 def test_symbolic_dims_are_minus_one_and_the_symbol_is_kept():
