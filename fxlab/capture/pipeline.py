@@ -53,9 +53,9 @@ def capture_trace(
     stages = validate_stages(stages)
     say = progress or (lambda message: None)
     # The compiled run's inputs and outputs are kept only for graphs whose IR will run.
-    recorder = RunRecorder(node_limit=None if verify else VERIFY_NODE_LIMIT)
     will_verify = "ascend_ir" in stages and verify is not False
-    backend = CapturingBackend(want_aten="aten" in stages, wrap_compiled=recorder.wrap if will_verify else None)
+    recorder = RunRecorder(node_limit=None if verify else VERIFY_NODE_LIMIT, custom_ops_only=not will_verify)
+    backend = CapturingBackend(want_aten="aten" in stages, wrap_compiled=recorder.wrap)
     say(f"running {loaded.name} eagerly and under torch.compile")
     with capture_heap():  # Dynamo and aot build a large heap that stays alive
         check = compare_eager_compiled(loaded, lambda fn: _compile(fn, backend))
@@ -73,6 +73,7 @@ def capture_trace(
                 trace.graphs.append(_build_graph_trace(captured, stages, converter, say))
                 if captured.aten_retraced and "aten" in captured.modules:
                     trace.notes.append(f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced}).")
+            _check_custom_ops(trace, recorder)
             _verify(trace, recorder, verify, say)
     trace.status = _status(trace)
     return trace
@@ -166,6 +167,24 @@ def readable_input_name(dynamo_name: str) -> str:
     for kind in ("modules", "buffers", "parameters"):
         name = name.replace(f"self_{kind}_", "").replace(f"_{kind}_", ".")
     return name
+
+
+def _check_custom_ops(trace: Trace, recorder: RunRecorder) -> None:
+    """Custom ops whose fake function disagrees with their kernel on the traced inputs,
+    and custom ops Dynamo ran outside the graph: each a problem of its graph."""
+    from fxlab.capture.custom_op_check import fake_vs_kernel, has_custom_ops, op_left_out_of_graph
+
+    for graph in trace.graphs:
+        problems = []
+        left_out = op_left_out_of_graph(graph.break_reason)
+        if left_out:
+            problems.append(left_out)
+        functional = graph.modules.get("functional")
+        run = recorder.run_of(functional) if functional is not None else None
+        if run is not None and has_custom_ops(functional):
+            problems.extend(fake_vs_kernel(functional, run.inputs_before))
+        if problems:
+            graph.error = "; ".join(([graph.error] if graph.error else []) + problems)
 
 
 def _verify(trace: Trace, recorder: RunRecorder, verify: bool | None, say: Progress) -> None:

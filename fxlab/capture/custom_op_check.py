@@ -1,0 +1,99 @@
+"""Custom ops inside a trace: each one's fake (Meta) function against its kernel on the
+inputs the traced graph really got, and custom ops Dynamo left out of the graph.
+
+A Meta function that returns the wrong shape or dtype still traces: every stage then
+carries its wrong shapes, and the compiled run (which calls the real kernel) still
+matches eager. So the functional graph is run again on the compiled run's inputs, and
+each custom op's (or ``auto_functionalized`` op's) real outputs are compared with the
+fake values the graph recorded for it, as ``fxlab ops check`` does for its samples.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+import torch
+import torch.fx as fx
+from torch.utils._pytree import tree_leaves
+
+# Namespaces of PyTorch's own ops; any other OpOverload is a user's (custom) op.
+TORCH_NAMESPACES = {"aten", "prims", "_ops", "profiler", "higher_order"}
+AUTO_FUNCTIONALIZED = {"auto_functionalized", "auto_functionalized_v2"}
+_UNSUPPORTED_OPERATOR = re.compile(r"unsupported operator: ([A-Za-z_][\w]*)\.([A-Za-z_]\w*)(?:\.(\w+))?")
+
+
+def custom_op_of(node: fx.Node) -> Any:
+    """The custom OpOverload ``node`` runs (directly or through auto_functionalized), or None."""
+    if node.op != "call_function":
+        return None
+    target = node.target
+    if isinstance(target, torch._ops.HigherOrderOperator) and target.name() in AUTO_FUNCTIONALIZED and node.args:
+        target = node.args[0]
+    if isinstance(target, torch._ops.OpOverload) and target.namespace not in TORCH_NAMESPACES:
+        return target
+    return None
+
+
+def has_custom_ops(gm: fx.GraphModule) -> bool:
+    return any(custom_op_of(n) is not None for n in gm.graph.nodes)
+
+
+class _FakeVsKernel(fx.Interpreter):
+    """Runs the graph for real; after each custom op, compares with its fake values."""
+
+    def __init__(self, gm: fx.GraphModule) -> None:
+        super().__init__(gm)
+        self.problems: list[str] = []
+
+    def run_node(self, n: fx.Node) -> Any:
+        result = super().run_node(n)
+        op = custom_op_of(n)
+        if op is not None and op._schema.returns:
+            self.problems.extend(_differences(n, op, n.meta.get("val"), result))
+        return result
+
+
+def _differences(node: fx.Node, op: Any, fake: Any, real: Any) -> list[str]:
+    fakes = [x for x in tree_leaves(fake) if isinstance(x, torch.Tensor)]
+    reals = [x for x in tree_leaves(real) if isinstance(x, torch.Tensor)]
+    where = node.meta.get("fxlab.source") or node.name
+    name = op.name()
+    if len(fakes) != len(reals):
+        return [f"custom op {name} (node {node.name}, {where}): its fake function gives {len(fakes)} tensor(s), the kernel {len(reals)}"]
+    out = []
+    for i, (f, r) in enumerate(zip(fakes, reals)):
+        if tuple(f.shape) != tuple(r.shape) or f.dtype != r.dtype:
+            out.append(
+                f"custom op {name} (node {node.name}, {where}) output {i}: its fake (Meta) function gives "
+                f"{_signature(f)}, the kernel {_signature(r)} on the traced inputs, so every stage carries the wrong "
+                "shape. Make the fake function return what the kernel returns (check it with `fxlab ops check`)."
+            )
+    return out
+
+
+def _signature(t: torch.Tensor) -> str:
+    return f"{str(t.dtype).replace('torch.', '')}{list(t.shape)}"
+
+
+def fake_vs_kernel(gm: fx.GraphModule, inputs: Sequence[Any]) -> list[str]:
+    """Run ``gm`` on ``inputs`` (copied); every custom op whose fake values differ from
+    what its kernel returned, as one sentence each."""
+    checker = _FakeVsKernel(gm)
+    copies = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
+    with torch.no_grad():
+        checker.run(*copies)
+    return checker.problems
+
+
+def op_left_out_of_graph(break_reason: str | None) -> str | None:
+    """The sentence for a graph break caused by a custom op Dynamo could not run on fake
+    tensors (it has no fake/Meta function), or None."""
+    match = _UNSUPPORTED_OPERATOR.search(break_reason or "")
+    if match is None or match.group(1) in TORCH_NAMESPACES:
+        return None
+    qualname = f"{match.group(1)}::{match.group(2)}"
+    return (
+        f"custom op {qualname} ran outside the graph: Dynamo could not run it on fake tensors (it has no fake/Meta "
+        f"function), broke the graph around it and ran it eagerly, so it is in no stage and not in the Ascend IR. "
+        f'Register a fake function: @torch.library.register_fake("{qualname}") (or define_op(..., fake=...)).'
+    )
