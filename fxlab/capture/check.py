@@ -9,6 +9,7 @@ import torch
 import torch.fx as fx
 
 from fxlab.capture.compile_error import summarize_compile_error
+from fxlab.capture.custom_op_check import has_custom_ops
 from fxlab.capture.loader import LoadedModel
 from fxlab.capture.output_leaves import output_leaves
 from fxlab.capture.trace import CheckResult, GraphTrace
@@ -92,12 +93,22 @@ def _few(paths: list[str]) -> str:
 
 def _clone(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
-        return value.detach().clone()
+        return _clone_tensor(value)
     if isinstance(value, (list, tuple)):
         return type(value)(_clone(v) for v in value)
     if isinstance(value, dict):
         return {k: _clone(v) for k, v in value.items()}
     return value
+
+
+def _clone_tensor(t: torch.Tensor) -> torch.Tensor:
+    """A copy that keeps the user's Dynamo marks (``mark_dynamic``, ``mark_static`` ...:
+    attributes ``_dynamo_*`` on the tensor), so the compiled run sees what the user set."""
+    copy = t.detach().clone()
+    for key, mark in vars(t).items():
+        if key.startswith("_dynamo"):
+            setattr(copy, key, mark.copy() if hasattr(mark, "copy") else mark)
+    return copy
 
 
 def _state(fn: Any) -> dict[str, torch.Tensor]:
@@ -177,15 +188,20 @@ class _Run:
 class RunRecorder:
     """Wraps each functional graph aot compiles, recording its first call: the inputs it
     got (before and after the call, as it mutates some) and its outputs. Graphs over
-    ``node_limit`` nodes are not recorded (their IR will not be run; the copies cost)."""
+    ``node_limit`` nodes (or, with ``custom_ops_only``, every graph) are not recorded,
+    unless they call a custom op (their IR will not be run; the copies cost)."""
 
-    def __init__(self, node_limit: int | None = None) -> None:
+    def __init__(self, node_limit: int | None = None, custom_ops_only: bool = False) -> None:
         self.runs: dict[int, _Run] = {}
         self.node_limit = node_limit
+        self.custom_ops_only = custom_ops_only
 
     def wrap(self, fw: fx.GraphModule) -> Callable[..., Any]:
-        if self.node_limit is not None and len(fw.graph.nodes) > self.node_limit:
-            return fw
+        # A graph with custom ops is always recorded: their fake functions are checked
+        # against their kernels on these inputs (fxlab.capture.custom_op_check).
+        if not has_custom_ops(fw):
+            if self.custom_ops_only or (self.node_limit is not None and len(fw.graph.nodes) > self.node_limit):
+                return fw
         key = id(fw)
 
         def run(*args: Any) -> Any:
@@ -233,9 +249,10 @@ def _verify_graph(graph: GraphTrace, recorder: RunRecorder, cmp: _Comparison) ->
     if run is None or run.outputs is None:
         return "the compiled run did not record this graph's inputs"
     inputs = _clone(run.inputs_before)
-    tensor_inputs = [x for x in inputs if isinstance(x, torch.Tensor)]
+    # A SymInt graph input (dynamic shapes) is a Data op too: it gets the size this run had.
+    ir_inputs = [x if isinstance(x, torch.Tensor) else torch.tensor(x, dtype=torch.int64) for x in inputs if isinstance(x, (torch.Tensor, int))]
     try:
-        outputs = execute_with_output_reuse(graph.ir, tensor_inputs)
+        outputs = execute_with_output_reuse(graph.ir, ir_inputs)
     except ExecutionError as exc:
         return str(exc)
     except Exception as exc:  # noqa: BLE001 - reported as a check that could not run

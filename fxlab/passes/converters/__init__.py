@@ -7,7 +7,7 @@ from __future__ import annotations
 from fxlab.passes.converters import elementwise  # noqa: F401
 from fxlab.passes.converters import activation, comparison, creation, elementwise_extra, reduction  # noqa: F401
 from fxlab.passes.converters import conv, matmul, norm  # noqa: F401
-from fxlab.passes.converters import index, join, shape  # noqa: F401
+from fxlab.passes.converters import index, join, shape, symbolic  # noqa: F401
 from fxlab.passes.converters import auto, inplace  # noqa: F401
 from fxlab.passes.converters.registry import CONVERTERS, Sample, register_converter
 
