@@ -12,6 +12,14 @@ EXAMPLES = ROOT / "examples"
 
 os.environ.setdefault("FXLAB_WIDTH", "160")
 
+# Property tests: a few hundred programs by default (CI), thousands with
+# `--hypothesis-profile thorough`. Each example compiles a model: no deadline.
+from hypothesis import settings as _hypothesis_settings  # noqa: E402
+
+_hypothesis_settings.register_profile("ci", max_examples=200, deadline=None, print_blob=True)
+_hypothesis_settings.register_profile("thorough", max_examples=2000, deadline=None, print_blob=True)
+_hypothesis_settings.load_profile(os.environ.get("FXLAB_HYPOTHESIS_PROFILE", "ci"))
+
 
 @functools.lru_cache(maxsize=None)
 def _trace(name: str, entry: str | None = None, stages: tuple[str, ...] | None = None):
