@@ -123,7 +123,7 @@ def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Any) -> N
         "partial": bool(result.partial),
         "seconds": round(time.perf_counter() - start, 4),
         "warnings": list(getattr(result, "warnings", [])),
-        "notes": list(getattr(result, "notes", [])),
+        "notes": list(getattr(result, "notes", [])) + (reuse.notes if reuse else []),
         "assigns_to_outputs": reuse.removed_assigns if reuse else [],
         "ge_options": reuse.ge_options if reuse else dict(getattr(result, "options", {})),
     }

@@ -46,6 +46,7 @@ class OutputReuse:
     removed_assigns: list[str] = field(default_factory=list)
     kept_assigns: list[str] = field(default_factory=list)
     ge_options: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -127,6 +128,7 @@ def map_assign_to_graph_output(graph: IrGraph) -> OutputReuse:
         else:
             net_output.inputs.append(f"{op.name}:-1")
             result.kept_assigns.append(op.name)
+    result.notes.extend(_shared_value_notes(graph, result.output_ref_input))
     removed = set(result.removed_assigns)
     graph.ops = [op for op in graph.ops if op.name not in removed]
     graph.outputs = list(net_output.data_inputs)
@@ -135,6 +137,19 @@ def map_assign_to_graph_output(graph: IrGraph) -> OutputReuse:
     for key, value in result.ge_options.items():
         graph.attrs[OPTION_ATTR_PREFIX + key] = Attr(AttrKind.STR, value)
     return result
+
+
+def _shared_value_notes(graph: IrGraph, output_ref_input: dict[int, int]) -> list[str]:
+    """One sentence per value written into several graph inputs (see the module doc)."""
+    sources = _net_output(graph).data_inputs
+    inputs_of: dict[str, list[int]] = {}
+    for out, inp in sorted(output_ref_input.items()):
+        inputs_of.setdefault(sources[out], []).append(inp)
+    return [
+        f"{value} is written into graph inputs {', '.join(map(str, inputs))}: one graph output each "
+        f"(TorchAir's own mapping would write only input {inputs[-1]})"
+        for value, inputs in inputs_of.items() if len(inputs) > 1
+    ]
 
 
 def reuse_options(output_ref_input: dict[int, int], original_outputs: int) -> dict[str, str]:

@@ -109,3 +109,24 @@ def test_dynamic_marks_are_kept_and_the_ir_check_runs_with_the_real_sizes(write_
     assert not trace.graphs[0].ir_summary["partial"]
     assert trace.ir_check.verdict.startswith("match (4 tensors"), trace.ir_check.verdict
     assert trace.status == "ok"
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        # one value written into two graph inputs: one of them was never written
+        "def f(x0, x1):\n    x1.add_(1)\n    x0.copy_(x1)",
+        # clone, then mutate the input: the clone was overwritten through the Identity
+        "def f(x):\n    y = x.clone()\n    x.add_(1)\n    return y",
+        # the reinplaced stage crashed with KeyError: sub__tensor
+        "def f(x, b):\n    x.sub_(b)\n    b.relu_()",
+    ],
+    ids=["one-value-two-inputs", "clone-then-mutate", "reinplace-two-folds"],
+)
+def test_in_place_programs_trace_ok_with_a_matching_ir(write_model, body):
+    arity = body.split("(")[1].split(")")[0].count(",") + 1
+    source = f"import torch\n{body}\nmodel = f\nexample_inputs = tuple(torch.randn(5) for _ in range({arity}))\n"
+    trace = _trace(write_model, source)
+    assert [g.error for g in trace.graphs] == [None]
+    assert trace.check.ok and trace.ir_check.ok and trace.ir_check.compared > 0, trace.ir_check.verdict
+    assert trace.status == "ok"

@@ -150,4 +150,5 @@ def test_one_value_assigned_into_two_inputs_gets_an_output_for_each() -> None:
     assert graph.outputs == [f"{add.name}:0", f"{add.name}:0"]
     assert result.output_ref_input == {0: 0, 1: 1}
     assert result.ge_options == {REUSE_INPUT_OPTION: "0,0|1,1"}
+    assert result.notes == [f"{add.name}:0 is written into graph inputs 0, 1: one graph output each (TorchAir's own mapping would write only input 1)"]
     _check(copy_one_value_into_two_inputs, graph, 0, torch.randn(3), torch.randn(3))
