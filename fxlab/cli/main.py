@@ -23,15 +23,30 @@ app = typer.Typer(
 )
 
 
-@app.callback()
+@app.callback(invoke_without_command=True)
 def _root(
-    version: bool = typer.Option(False, "--version", help="Print fxlab's version and exit.", is_eager=True),
+    ctx: typer.Context,
+    version: bool = typer.Option(False, "--version", help="Print fxlab's and torch's versions and exit.", is_eager=True),
 ) -> None:
     if version:
-        from fxlab import __version__
-
-        console.out().print(f"fxlab {__version__}")
+        console.out().print(version_line(), markup=False)
         raise typer.Exit(0)
+    if ctx.invoked_subcommand is None:  # options but no command: say what to run
+        console.out().print(ctx.get_help(), markup=False)
+        raise typer.Exit(2)
+
+
+def version_line() -> str:
+    """``fxlab X (torch Y)``, read from the installed metadata so torch is not imported."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from fxlab import __version__
+
+    try:
+        torch_version = version("torch")
+    except PackageNotFoundError:
+        torch_version = "not installed"
+    return f"fxlab {__version__} (torch {torch_version})"
 
 
 def _register_commands() -> None:

@@ -15,6 +15,7 @@ from rich.text import Text
 
 from fxlab.capture.trace import GraphTrace, StageTrace, Trace
 from fxlab.viz.fast_lines import Cell, LinesPanel, LinesTable, StyledLine
+from fxlab.viz.safe_text import plain, visible
 
 KIND_STYLE = {
     "inplace": ("bold yellow", "in-place"),
@@ -40,7 +41,7 @@ def stage_view(graph: GraphTrace, stage: StageTrace, fast_from_lines: int = SYNT
     ``fast_from_lines`` lines on it is shown uncoloured through a cheaper renderable
     (highlighting and rich's per-line wrapping cost seconds on a large graph)."""
     marks = {n.name: n for n in stage.nodes if n.kind or n.scopes}
-    code = relative_paths(stage.code.rstrip())
+    code = visible(relative_paths(stage.code.rstrip()))
     title = f"graph {graph.index} · {stage.name}: {STAGE_TITLES.get(stage.name, stage.name)}"
     if code.count("\n") >= fast_from_lines:
         lines = [_styled_line(line, marks) for line in code.split("\n")]
@@ -55,7 +56,7 @@ def stage_view(graph: GraphTrace, stage: StageTrace, fast_from_lines: int = SYNT
             line.append(marked.tag, style=marked.tag_style)
         out.append_text(line)
         out.append("\n")
-    return Panel(out, title=title, title_align="left", border_style="blue")
+    return Panel(out, title=Text(title), title_align="left", border_style="blue")
 
 
 def _styled_line(line: str, marks: dict[str, Any]) -> StyledLine:
@@ -78,7 +79,7 @@ def relative_paths(text: str) -> str:
 
 def scope_tag(scope: dict[str, Any]) -> str:
     attrs = scope.get("attrs", scope)  # a scope frame from annotate_scopes, or bare attrs
-    shown = [f"{k.strip('_')}={v}" for k, v in attrs.items() if k in SCOPE_KEYS_SHOWN]
+    shown = [f"{k.strip('_')}={visible(str(v))}" for k, v in attrs.items() if k in SCOPE_KEYS_SHOWN]
     return "[" + ", ".join(shown) + "]" if shown else ""
 
 
@@ -93,15 +94,15 @@ def ir_view(graph: GraphTrace) -> RenderableType:
         return Text("")
     rows = []
     for fx_node, ops in _ops_by_fx_node(ir.ops):
-        labels = tuple(_op_label(op) for op in ops)
+        labels = tuple((visible(label), style) for label, style in map(_op_label, ops))
         words = tuple((f"{label}," if i < len(labels) - 1 else label, style) for i, (label, style) in enumerate(labels))
         attrs = sorted({f"{k}={op.attrs[k].value}" for op in ops for k in SCOPE_KEYS_SHOWN if k in op.attrs})
-        rows.append([Cell.plain(fx_node), Cell(words), _words(", ".join(attrs)), Cell.plain(_short_source(ops[0].source))])
+        rows.append([Cell.plain(visible(fx_node)), Cell(words), _words(visible(", ".join(attrs))), Cell.plain(visible(_short_source(ops[0].source)))])
     table = LinesTable(f"graph {graph.index} · ascend_ir: {len(ir.ops)} GE ops", IR_HEADERS, rows, IR_COLUMN_STYLES, wrap_column=1)
     summary = graph.ir_summary or {}
     if summary.get("assigns_to_outputs"):
         options = "; ".join(f"{k}={v!r}" for k, v in summary.get("ge_options", {}).items())
-        note = Text(
+        note = plain(
             f"{len(summary['assigns_to_outputs'])} Assign(s) into graph inputs became graph outputs "
             f"that GE writes into the inputs' memory ({options})",
             style="magenta",
@@ -131,14 +132,14 @@ def conversion_view(graph: GraphTrace) -> RenderableType:
         table.add_column(column, justify="right" if column == "count" else "left")
     for row in rows:
         status = row.status + (f": {row.messages[0]}" if row.messages and row.status in ("unsupported", "raised") else "")
-        table.add_row(row.target, str(row.count), Text(status, style=STATUS_STYLE.get(row.status, "")), _top(row.inputs), _top(row.outputs))
+        table.add_row(plain(row.target), str(row.count), plain(status, style=STATUS_STYLE.get(row.status, "")), _top(row.inputs), _top(row.outputs))
     return table
 
 
-def _top(signatures: dict[str, int]) -> str:
+def _top(signatures: dict[str, int]) -> Text:
     ordered = sorted(signatures.items(), key=lambda item: -item[1])
     shown = [f"{n}x {sig}" if len(ordered) > 1 else sig for sig, n in ordered[:2]]
-    return "\n".join(shown) + (f"\n(+{len(ordered) - 2} more)" if len(ordered) > 2 else "")
+    return plain("\n".join(shown) + (f"\n(+{len(ordered) - 2} more)" if len(ordered) > 2 else ""))
 
 
 def _op_label(op: Any) -> tuple[str, str]:
@@ -165,7 +166,7 @@ def _short_source(source: str | None) -> str:
 def summary_view(trace: Trace) -> RenderableType:
     """One screen: nodes per stage, in-place ops before vs after functionalization,
     mutated inputs, graph breaks, and the eager checks."""
-    table = Table(title=f"fxlab trace · {trace.model}", title_justify="left")
+    table = Table(title=plain(f"fxlab trace · {trace.model}", style="table.title"), title_justify="left")
     table.add_column("graph", justify="right")
     for stage in trace.stages:
         table.add_column(f"{stage}\nnodes" if stage != "ascend_ir" else "ascend_ir\nGE ops", justify="right")
@@ -173,16 +174,16 @@ def summary_view(trace: Trace) -> RenderableType:
     table.add_column("mutated inputs")
     table.add_column("graph break")
     for graph in trace.graphs:
-        table.add_row(str(graph.index), *_stage_counts(trace, graph), _inplace_change(graph), "\n".join(graph.mutated_inputs) or "-", _break(graph))
+        table.add_row(str(graph.index), *_stage_counts(trace, graph), _inplace_change(graph), plain("\n".join(graph.mutated_inputs) or "-"), plain(_break(graph)))
     return Group(table, *_check_lines(trace))
 
 
-def _stage_counts(trace: Trace, graph: GraphTrace) -> list[str]:
+def _stage_counts(trace: Trace, graph: GraphTrace) -> list[str | Text]:
     counts = []
     for stage in trace.stages:
         if stage == "ascend_ir":
             partial = graph.ir_summary and graph.ir_summary.get("partial")
-            counts.append(f"{len(graph.ir.ops)}{' [red](partial)[/]' if partial else ''}" if graph.ir else "-")
+            counts.append(Text.assemble(str(len(graph.ir.ops)), (" (partial)" if partial else "", "red")) if graph.ir else "-")
         else:
             counts.append(str(len(graph.stages[stage].call_nodes())) if stage in graph.stages else "-")
     return counts
@@ -220,9 +221,9 @@ def _check_lines(trace: Trace) -> list[RenderableType]:
         lines.append(_verdict_line("Ascend IR on CPU vs compiled", trace.ir_check))
     for graph in trace.graphs:
         if graph.error:
-            lines.append(Text(f"graph {graph.index}: {graph.error}", style="yellow"))
+            lines.append(plain(f"graph {graph.index}: {graph.error}", style="yellow"))
     for note in trace.notes:
-        lines.append(Text(note, style="dim"))
+        lines.append(plain(note, style="dim"))
     status_style = {"ok": "bold green", "partial": "bold yellow"}.get(trace.status, "bold red")
     lines.append(Text.assemble(("status: ", ""), (trace.status, status_style)))
     return lines
@@ -230,7 +231,7 @@ def _check_lines(trace: Trace) -> list[RenderableType]:
 
 def _verdict_line(label: str, check: Any) -> Text:
     style = "green" if check.ok and not check.skipped else ("dim" if check.skipped else "bold red")
-    return Text.assemble((f"{label}: ", ""), (check.verdict, style))
+    return Text.assemble((f"{label}: ", ""), (visible(check.verdict), style))
 
 
 def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:
