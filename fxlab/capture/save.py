@@ -1,13 +1,17 @@
 """Write and read the saved trace layout (DESIGN.md, "Saved trace layout").
 
-``DIR/manifest.json`` is written last and only says ``"status": "ok"`` when everything
-before it was written; a run that fails midway leaves a manifest saying ``"failed"``
-with the reason, never one that looks complete. File names are deterministic.
+A trace is built in a hidden sibling folder of ``--out`` and moved into place only when
+complete (:class:`StagedTrace`), so ``--out`` always holds exactly one whole trace: the
+new one, or, when the run fails or is interrupted, the one that was there before, left
+as it was. ``DIR/manifest.json`` says ``"status": "failed"`` only for a run that failed
+into a folder that held no trace. Files and folders get the modes the umask gives; all
+JSON is strict (fxlab/ir/json_values.py). File names are deterministic.
 """
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import tempfile
 from json.encoder import (
     encode_basestring_ascii as _quote,  # what json.dumps uses for str
@@ -24,6 +28,8 @@ from fxlab.capture.trace import (
 )
 from fxlab.errors import OutputError
 from fxlab.heap import frozen_heap
+from fxlab.ir.dumps import new_dir_mode, write_atomic
+from fxlab.ir.json_values import dumps_strict, finite_json
 
 MANIFEST = "manifest.json"
 CONVERSION_SUMMARY_CSV = "conversion_summary.csv"
@@ -31,11 +37,10 @@ CONVERSION_SUMMARY_JSON = "conversion_summary.json"
 
 
 def prepare_out_dir(path: str | Path) -> Path:
-    """Create ``path`` (or reuse it), check it is writable, and remove a stale manifest
-    so an interrupted run cannot be mistaken for a complete one."""
+    """Create ``path`` (or reuse it) and check it is writable: a folder for files that are
+    not a trace (pictures without ``--out``). A trace goes through :class:`StagedTrace`."""
     out = Path(path)
-    if out.exists() and not out.is_dir():
-        raise OutputError(f"--out {out} is a file, not a directory. Give a directory path (it is created if missing).")
+    _refuse_file(out)
     try:
         out.mkdir(parents=True, exist_ok=True)
         probe = out / ".fxlab-write-probe"
@@ -43,24 +48,82 @@ def prepare_out_dir(path: str | Path) -> Path:
         probe.unlink()
     except OSError as exc:
         raise OutputError(f"--out {out} is not writable ({exc.strerror or exc}). Choose a directory you can write to.") from exc
-    (out / MANIFEST).unlink(missing_ok=True)
     return out
+
+
+def _refuse_file(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"--out {out} is a file, not a directory. Give a directory path (it is created if missing).")
+
+
+class StagedTrace:
+    """A trace folder built beside ``out`` and moved into place whole.
+
+    ``folder`` is where the files go; :meth:`publish` replaces ``out`` with it (the old
+    trace, pictures and all, is removed: the folder holds exactly one trace);
+    :meth:`abandon` removes it and leaves ``out`` as it was."""
+
+    def __init__(self, out: str | Path) -> None:
+        self.out = Path(out)
+        _refuse_file(self.out)
+        self.had_trace = (self.out / MANIFEST).is_file()
+        _refuse_foreign_files(self.out, self.had_trace)
+        self._final = Path(os.path.abspath(self.out))  # "." has no name to put a sibling beside
+        parent = self._final.parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+            self.folder = Path(tempfile.mkdtemp(dir=parent, prefix=f".{self._final.name}.fxlab-"))
+            os.chmod(self.folder, new_dir_mode())  # mkdtemp makes 0700
+        except OSError as exc:
+            raise OutputError(
+                f"--out {self.out} cannot be written: its parent folder {parent} is not writable ({exc.strerror or exc}). "
+                "Choose a directory you can write to."
+            ) from exc
+
+    def publish(self) -> None:
+        """Move the complete trace into place; the previous one goes only then."""
+        old = None
+        if self._final.exists():
+            old = Path(tempfile.mkdtemp(dir=self.folder.parent, prefix=f".{self._final.name}.old-"))
+            os.replace(self._final, old / "trace")
+        os.replace(self.folder, self._final)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)
+
+    def abandon(self, model: str, reason: str) -> bool:
+        """Remove the half-built folder. Returns True when ``out`` holds a previous trace,
+        untouched; otherwise ``out`` gets a manifest saying the run failed and why."""
+        shutil.rmtree(self.folder, ignore_errors=True)
+        if self.had_trace:
+            return True
+        try:
+            self.out.mkdir(parents=True, exist_ok=True)
+            write_failed_manifest(self.out, model, reason)
+        except OSError:
+            pass  # nothing to keep, and the failure itself is what gets reported
+        return False
+
+
+def _refuse_foreign_files(out: Path, had_trace: bool) -> None:
+    """A folder fxlab would replace must be empty or a saved trace: never delete the user's files."""
+    if had_trace or not out.is_dir():
+        return
+    others = sorted(p.name for p in out.iterdir())
+    if others:
+        shown = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+        raise OutputError(
+            f"--out {out} already holds files that are not a saved trace ({shown}); a trace replaces its whole "
+            "folder, so fxlab does not write there. Give a new or empty directory, or one an earlier `fxlab trace --out` wrote."
+        )
 
 
 def write_text_atomic(path: Path, text: str) -> None:
     """Write to a temporary file beside ``path`` and rename it into place."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, text)
 
 
 def write_json(path: Path, data: Any) -> None:
-    write_text_atomic(path, json.dumps(data, indent=1, default=str) + "\n")
+    write_text_atomic(path, dumps_strict(data, indent=1, default=str) + "\n")
 
 
 def stage_json_text(stage: Any) -> str:
@@ -72,8 +135,14 @@ def stage_json_text(stage: Any) -> str:
 
 
 # json.dumps(..., default=str) builds a new encoder per call: one serves every node.
-_NODE_ENCODER = json.JSONEncoder(default=str)
-_encode = _NODE_ENCODER.encode
+_NODE_ENCODER = json.JSONEncoder(default=str, allow_nan=False)
+
+
+def _encode(value: Any) -> str:
+    try:
+        return _NODE_ENCODER.encode(value)
+    except ValueError:  # a non-finite float: strict JSON writes it as a string
+        return _NODE_ENCODER.encode(finite_json(value))
 
 
 def node_json_text(node: NodeRecord) -> str:

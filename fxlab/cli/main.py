@@ -71,5 +71,24 @@ def main(argv: list[str] | None = None) -> None:
         console.error(str(exc))
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        console.error("interrupted")
-        sys.exit(130)
+        _interrupted()
+    except SystemExit as exc:
+        if _from_interrupt(exc):  # typer turns Ctrl-C into a silent exit 130
+            _interrupted()
+        raise
+
+
+def _interrupted() -> None:
+    console.error("interrupted (Ctrl-C). Run the command again to finish; a --out folder holds a whole trace, the new one or the one it held before.")
+    sys.exit(130)
+
+
+def _from_interrupt(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
