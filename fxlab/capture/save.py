@@ -262,15 +262,47 @@ def load_trace(path: str | Path) -> Trace:
         data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise OutputError(f"{out} holds no saved trace ({MANIFEST} is missing). Write one with `fxlab trace MODEL.py --out {out}`.") from exc
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise _unreadable(out, exc) from exc
+    if not isinstance(data, dict):
+        raise OutputError(
+            f"{out / MANIFEST} holds {_JSON_KINDS.get(type(data), 'a JSON value')}, not the object `fxlab trace --out` writes. "
+            f"Write the trace again with `fxlab trace MODEL.py --out {out}`."
+        )
     if data.get("status") == "failed":
         raise OutputError(f"the trace in {out} is from a failed run: {data.get('error')}. Run `fxlab trace` again.")
-    graphs = data.get("graphs", [])
-    for graph in graphs:
-        folder = out / f"graph_{graph['index']}"
-        graph["stages"] = {
-            name: stage_to_json(stage_from_json(json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))))
-            for name in graph["stages"]
-        }
-        ir_file = folder / "ascend_ir.json"
-        graph["ir"] = json.loads(ir_file.read_text(encoding="utf-8")) if graph.pop("has_ascend_ir", False) and ir_file.exists() else None
-    return Trace.from_json(data)
+    try:
+        for graph in data.get("graphs", []):
+            _load_graph_files(out, graph)
+        return Trace.from_json(data)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _unreadable(out, exc) from exc
+
+
+_JSON_KINDS = {type(None): "null", list: "a JSON array", str: "a JSON string", int: "a JSON number", float: "a JSON number", bool: "a JSON boolean"}
+
+
+def _load_graph_files(out: Path, graph: dict[str, Any]) -> None:
+    if type(graph.get("index")) is not int:  # it names a folder: never a path of the file's choosing
+        raise ValueError(f"graph index {graph.get('index')!r} is not an integer")
+    folder = out / f"graph_{graph['index']}"
+    graph["stages"] = {
+        name: stage_to_json(stage_from_json(json.loads((folder / f"{name}.json").read_text(encoding="utf-8"))))
+        for name in graph["stages"]
+        if _plain_name(name)
+    }
+    ir_file = folder / "ascend_ir.json"
+    graph["ir"] = json.loads(ir_file.read_text(encoding="utf-8")) if graph.pop("has_ascend_ir", False) and ir_file.exists() else None
+
+
+def _plain_name(name: Any) -> bool:
+    if isinstance(name, str) and name.isidentifier():
+        return True
+    raise ValueError(f"stage name {name!r} is not a stage")
+
+
+def _unreadable(out: Path, exc: BaseException) -> OutputError:
+    return OutputError(
+        f"{out} is not a readable saved trace ({type(exc).__name__}: {exc}). "
+        f"Write it again with `fxlab trace MODEL.py --out {out}`."
+    )
