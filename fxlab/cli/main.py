@@ -53,7 +53,7 @@ def _register_commands() -> None:
     # Each module adds its command(s) to ``app``; heavy imports stay inside the commands.
     from fxlab.cli import trace  # noqa: F401
 
-    for optional in ("diff", "scopes", "ops"):
+    for optional in ("diff", "scopes", "ops", "torchair"):
         try:
             __import__(f"fxlab.cli.{optional}")
         except ModuleNotFoundError as exc:
