@@ -7,6 +7,7 @@ import os
 import re
 from typing import Any, Iterable
 
+from rich import box
 from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.syntax import Syntax
@@ -163,19 +164,35 @@ def _short_source(source: str | None) -> str:
     return f"{path.rsplit('/', 1)[-1]}:{line}"
 
 
+SUMMARY_HEADERS = {"ascend_ir": "ascend_ir\nGE ops"}
+
+
 def summary_view(trace: Trace) -> RenderableType:
-    """One screen: nodes per stage, in-place ops before vs after functionalization,
-    mutated inputs, graph breaks, and the eager checks."""
-    table = Table(title=plain(f"fxlab trace · {trace.model}", style="table.title"), title_justify="left")
+    """One screen: nodes per stage and in-place ops before vs after functionalization per
+    graph in a table of numbers only (it fits 80 columns with every stage), then each
+    graph's mutated inputs, rewrites and graph break as lines, and the eager checks."""
+    table = Table(title=plain(f"fxlab trace · {relative_paths(trace.model)}", style="table.title"), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("graph", justify="right")
     for stage in trace.stages:
-        table.add_column(f"{stage}\nnodes" if stage != "ascend_ir" else "ascend_ir\nGE ops", justify="right")
-    table.add_column("in-place ops\naten → functional", justify="center")
-    table.add_column("mutated inputs")
-    table.add_column("graph break")
+        table.add_column(SUMMARY_HEADERS.get(stage, f"{stage}\nnodes"), justify="right", no_wrap=True)
+    table.add_column("in-place ops\naten → func.", justify="center", no_wrap=True)
     for graph in trace.graphs:
-        table.add_row(str(graph.index), *_stage_counts(trace, graph), _inplace_change(graph), plain("\n".join(graph.mutated_inputs) or "-"), plain(_break(graph)))
-    return Group(table, *_check_lines(trace))
+        table.add_row(str(graph.index), *_stage_counts(trace, graph), _inplace_change(graph))
+    details = [line for graph in trace.graphs for line in _graph_details(graph)]
+    return Group(table, *details, *_check_lines(trace))
+
+
+def _graph_details(graph: GraphTrace) -> list[Text]:
+    lines = []
+    functional = graph.stages.get("functional")
+    rewrites = [f"{functional.count(kind)} {label}" for kind, label in (("auto_functionalized", "auto_functionalized"), ("copy_epilogue", "copy_ epilogue(s)")) if functional is not None and functional.count(kind)]
+    if graph.mutated_inputs or rewrites:
+        written = f"inputs written in place: {', '.join(graph.mutated_inputs)}" if graph.mutated_inputs else "no input written in place"
+        lines.append(plain(f"graph {graph.index}: {written}" + (f" ({', '.join(rewrites)})" if rewrites else "")))
+    if graph.break_reason:
+        where = f" at {_short_source(graph.break_location)}" if graph.break_location else ""
+        lines.append(plain(f"graph {graph.index}: graph break{where}: {graph.break_reason.splitlines()[0]}", style="yellow"))
+    return lines
 
 
 def _stage_counts(trace: Trace, graph: GraphTrace) -> list[str | Text]:
@@ -194,23 +211,7 @@ def _inplace_change(graph: GraphTrace) -> str:
         s = graph.stages.get(stage)
         return str(s.count("inplace")) if s else "-"
 
-    functional = graph.stages.get("functional")
-    extra = ""
-    if functional is not None:
-        parts = []
-        if functional.count("auto_functionalized"):
-            parts.append(f"{functional.count('auto_functionalized')} auto_functionalized")
-        if functional.count("copy_epilogue"):
-            parts.append(f"{functional.count('copy_epilogue')} copy_ epilogue")
-        extra = f"\n({', '.join(parts)})" if parts else ""
-    return f"{count('aten')} → {count('functional')}{extra}"
-
-
-def _break(graph: GraphTrace) -> str:
-    if not graph.break_reason:
-        return "-"
-    reason = graph.break_reason.splitlines()[0]
-    return f"{reason}\nat {_short_source(graph.break_location)}" if graph.break_location else reason
+    return f"{count('aten')} → {count('functional')}"
 
 
 def _check_lines(trace: Trace) -> list[RenderableType]:
