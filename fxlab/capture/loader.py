@@ -55,9 +55,8 @@ def load_python_file(path: str | Path, role: str = "model") -> types.ModuleType:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
         sys.modules.pop(module_name, None)
-        raise ModelLoadError(
-            f"the {role} file {exc.filename}, line {exc.lineno}, has a syntax error: {exc.msg}. Fix it and run again."
-        ) from exc
+        where = f"{exc.filename or path}, line {exc.lineno}" if exc.lineno else str(path)
+        raise ModelLoadError(f"the {role} file {where}, has a syntax error: {exc.msg}. Fix it and run again.") from exc
     except BaseException as exc:
         sys.modules.pop(module_name, None)
         if isinstance(exc, KeyboardInterrupt):
