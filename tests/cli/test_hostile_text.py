@@ -84,3 +84,17 @@ def test_error_messages_print_user_text_literally(tmp_path, text):
 def test_soc_name_with_markup_is_an_error_not_a_crash(hostile_model):
     code, _, err = run_main("scopes", str(hostile_model), "--soc", "[/]bad")
     assert code == 2 and "[/]bad" in err
+
+
+def test_ops_list_shows_plugin_files_and_schemas_with_brackets(tmp_path):
+    plugin = tmp_path / "p[bold]x[red].py"
+    plugin.write_text(
+        "import torch\n"
+        "lib = torch.library.Library('fxlabhostile', 'DEF')\n"
+        "lib.define(\"f(Tensor x, str mode='[/]m[link=http://e]') -> Tensor\")\n"
+        "lib.impl('f', lambda x, mode: x.clone(), 'CPU')\n"
+    )
+    code, out, err = run_main("ops", "list", "--plugin", str(plugin))
+    assert code == 0, err
+    text = "".join(out.split())
+    assert "CPU:p[bold]x[red].py:" in text and "mode=\"[/]m[link=http://e]\"" in text
