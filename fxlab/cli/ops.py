@@ -1,7 +1,6 @@
 """``fxlab ops list`` and ``fxlab ops check OP``: the custom-op kit on the command line."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, List, Optional
 
@@ -9,6 +8,7 @@ import typer
 
 from fxlab.cli import console
 from fxlab.cli.main import app
+from fxlab.ir.json_values import dumps_strict
 
 ops_app = typer.Typer(
     name="ops",
@@ -38,7 +38,7 @@ def list_command(plugin: Optional[List[Path]] = PluginOpt, as_json: bool = JsonO
         _load_plugins(plugin)
         facts = list_ops()
         if as_json:
-            console.out().print_json(json.dumps([f.to_json() for f in facts]))
+            console.out().print_json(dumps_strict([f.to_json() for f in facts]))
             return
         console.out().print(_ops_table(facts))
 
@@ -97,7 +97,7 @@ def check_command(
         _load_plugins(plugin)
         report = check_op(op, prototype)
     if as_json:
-        console.out().print_json(json.dumps(report.to_json()))
+        console.out().print_json(dumps_strict(report.to_json()))
     else:
         _print_report(report)
     raise typer.Exit(0 if report.ok else 1)

@@ -45,8 +45,9 @@ def _assert_shown_as_is(text: str) -> None:
 
 
 def test_trace_shows_every_view_with_names_as_they_are(hostile_model):
-    code, out, err = run_main("trace", str(hostile_model))
+    code, out, err = run_main("trace", str(hostile_model), "--out", "o[/]u[bold]t")
     assert code == 0, err
+    assert "trace saved to o[/]u[bold]t/" in err
     assert f"super_kernel_scope={SCOPE_SHOWN}" in out
     assert "# [red]code[/] comment" in out
     assert "[bold]d[/]e/m[link=x].py" in out  # the summary title and source lines
