@@ -65,10 +65,11 @@ class StagedTrace:
 
     def __init__(self, out: str | Path) -> None:
         self.out = Path(out)
+        self._final = Path(os.path.abspath(self.out))  # "." has no name to put a sibling beside
         _refuse_file(self.out)
+        _refuse_working_folder(self.out, self._final)
         self.had_trace = (self.out / MANIFEST).is_file()
         _refuse_foreign_files(self.out, self.had_trace)
-        self._final = Path(os.path.abspath(self.out))  # "." has no name to put a sibling beside
         parent = self._final.parent
         try:
             parent.mkdir(parents=True, exist_ok=True)
@@ -102,6 +103,16 @@ class StagedTrace:
         except OSError:
             pass  # nothing to keep, and the failure itself is what gets reported
         return False
+
+
+def _refuse_working_folder(out: Path, final: Path) -> None:
+    """The folder fxlab runs in (or one around it) cannot be moved aside and replaced."""
+    cwd = Path(os.getcwd())
+    if final == cwd or final in cwd.parents:
+        raise OutputError(
+            f"--out {out} is the folder you run fxlab in (or holds it); a trace replaces its whole folder. "
+            "Give a folder of its own, e.g. --out trace_out."
+        )
 
 
 def _refuse_foreign_files(out: Path, had_trace: bool) -> None:

@@ -80,6 +80,7 @@ CASES: list[tuple[str, list[str], int, list[str]]] = [
     ("--out is a file", ["trace", "{d}/simple.py", "--out", "{d}/blocker"], 2, ["is a file, not a directory", "Give a directory path"]),
     ("--out holds other files", ["trace", "{d}/simple.py", "--out", "{d}/foreign"], 2, ["already holds files that are not a saved trace (notes.txt)", "Give a new or empty directory"]),
     ("--out under a file", ["trace", "{d}/simple.py", "--out", "{d}/blocker/sub"], 2, ["cannot be written", "Choose a directory you can write to"]),
+    ("--out is the working folder", ["trace", "{d}/simple.py", "--out", "."], 2, ["is the folder you run fxlab in", "Give a folder of its own"]),
     ("no such command", ["bogus"], 2, ["No such command 'bogus'", "--help"]),
     ("trace without a model", ["trace"], 2, ["Missing argument", "--help"]),
     # -- scopes
