@@ -51,7 +51,15 @@ def graph_to_json_text(graph: IrGraph) -> str:
 
 
 def _umask() -> int:
-    # Reading the umask means setting it: set and restore at once (fxlab writes from one thread).
+    """The process umask: from /proc where there is one (reading it through os.umask
+    means setting it for a moment, which another thread's new file could catch)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
