@@ -65,6 +65,7 @@ class StagedTrace:
 
     def __init__(self, out: str | Path) -> None:
         self.out = Path(out)
+        self.published = False
         self._final = Path(os.path.abspath(self.out))  # "." has no name to put a sibling beside
         _refuse_file(self.out)
         _refuse_working_folder(self.out, self._final)
@@ -82,27 +83,38 @@ class StagedTrace:
             ) from exc
 
     def publish(self) -> None:
-        """Move the complete trace into place; the previous one goes only then."""
+        """Move the complete trace into place; the previous one goes only then. Interrupted
+        between the two moves, the previous trace is put back."""
         old = None
-        if self._final.exists():
-            old = Path(tempfile.mkdtemp(dir=self.folder.parent, prefix=f".{self._final.name}.old-"))
-            os.replace(self._final, old / "trace")
-        os.replace(self.folder, self._final)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)
+        try:
+            if self._final.exists():
+                old = Path(tempfile.mkdtemp(dir=self.folder.parent, prefix=f".{self._final.name}.old-"))
+                os.replace(self._final, old / "trace")
+            os.replace(self.folder, self._final)
+            self.published = True
+        except BaseException:
+            if old is not None and (old / "trace").exists() and not self._final.exists():
+                os.replace(old / "trace", self._final)
+            raise
+        finally:
+            if old is not None:
+                shutil.rmtree(old, ignore_errors=True)
 
-    def abandon(self, model: str, reason: str) -> bool:
-        """Remove the half-built folder. Returns True when ``out`` holds a previous trace,
-        untouched; otherwise ``out`` gets a manifest saying the run failed and why."""
+    def abandon(self, model: str, reason: str) -> str:
+        """After a failure: remove the half-built folder and say what ``out`` holds:
+        ``"new"`` (the new trace was already in place), ``"kept"`` (the previous trace,
+        untouched) or ``"failed"`` (a manifest saying the run failed and why)."""
         shutil.rmtree(self.folder, ignore_errors=True)
+        if self.published:
+            return "new"
         if self.had_trace:
-            return True
+            return "kept"
         try:
             self.out.mkdir(parents=True, exist_ok=True)
             write_failed_manifest(self.out, model, reason)
         except OSError:
             pass  # nothing to keep, and the failure itself is what gets reported
-        return False
+        return "failed"
 
 
 def _refuse_working_folder(out: Path, final: Path) -> None:

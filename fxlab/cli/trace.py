@@ -74,10 +74,14 @@ def _capture_and_save(model: Path, entry: Optional[str], plugin: Any, wanted: An
             save_trace(trace, staged.folder)
             staged.publish()
     except BaseException as exc:
-        if staged is not None and staged.abandon(str(model), _failure(exc)):
-            console.note(f"the trace already in {out}/ is left as it was")
+        held = staged.abandon(str(model), _failure(exc)) if staged is not None else None
+        if held in _HELD:
+            console.note(_HELD[held].format(out=out))
         raise
     return trace
+
+
+_HELD = {"kept": "the trace already in {out}/ is left as it was", "new": "the new trace was saved to {out}/ before this"}
 
 
 def _failure(exc: BaseException) -> str:

@@ -3,6 +3,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from pathlib import Path
 
 import pytest
 
@@ -76,15 +77,36 @@ def test_abandoned_run_leaves_the_old_trace_untouched(tmp_path):
     before = _old_trace(out)
     staged = StagedTrace(out)
     (staged.folder / MANIFEST).write_text("half written")
-    assert staged.abandon("m.py", "boom") is True
+    assert staged.abandon("m.py", "boom") == "kept"
     assert _tree(out) == before
     assert [p.name for p in tmp_path.iterdir()] == ["t"]
 
 
 def test_abandoned_run_into_a_new_folder_says_it_failed(tmp_path):
     staged = StagedTrace(tmp_path / "new")
-    assert staged.abandon("m.py", "interrupted") is False
+    assert staged.abandon("m.py", "interrupted") == "failed"
     assert json.loads((tmp_path / "new" / MANIFEST).read_text())["error"] == "interrupted"
+
+
+def test_interrupted_between_the_moves_the_old_trace_is_put_back(tmp_path, monkeypatch):
+    out = tmp_path / "t"
+    before = _old_trace(out)
+    staged = StagedTrace(out)
+    (staged.folder / MANIFEST).write_text('{"status": "ok"}')
+    real_replace = os.replace
+
+    def interrupted(src, dst):
+        if Path(src) == staged.folder:
+            raise KeyboardInterrupt
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        staged.publish()
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert staged.abandon("m.py", "interrupted") == "kept"
+    assert _tree(out) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["t"]
 
 
 def test_a_folder_of_other_files_is_never_replaced(tmp_path):
