@@ -40,7 +40,7 @@ def diff_command(
     from_stage: Optional[str] = typer.Option(None, "--from", help=f"Left stage: {', '.join(FX_STAGES + IR_STAGES)}."),
     to_stage: Optional[str] = typer.Option(None, "--to", help="Right stage (same choices as --from)."),
     torchair_path: Optional[Path] = typer.Option(
-        None, "--torchair-path", help="TorchAir sources for ascend_ir:torchair (default: FXLAB_TORCHAIR_PATH, an importable TorchAir, or .cache/torchair/)."
+        None, "--torchair-path", help="TorchAir sources for ascend_ir:torchair (default: FXLAB_TORCHAIR_PATH, an importable TorchAir, or the copy `fxlab torchair fetch` made)."
     ),
     plugin: Optional[List[Path]] = PluginOpt,
     entry: Optional[str] = EntryOpt,

@@ -40,7 +40,7 @@ def trace_command(
     graphviz: Optional[str] = typer.Option(None, "--graphviz", help="Also draw each stage and the Ascend IR with graphviz: svg, png or dot (pictures go to --out DIR, else ./fxlab-out; without the `dot` binary only .dot files are written)."),
     html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML report of the trace to this file."),
     converter: str = typer.Option("builtin", "--converter", help="Who builds the ascend_ir stage: builtin (fxlab's converters) or torchair (TorchAir's own code path: the real torchair when importable, else a copy of its sources, see --torchair-path)."),
-    torchair_path: Optional[Path] = typer.Option(None, "--torchair-path", help="TorchAir sources to load for --converter torchair: a torch_npu wheel's torch_npu/dynamo/torchair folder or a TorchAir checkout's python/ folder (default: $FXLAB_TORCHAIR_PATH, the installed torchair, or .cache/torchair/)."),
+    torchair_path: Optional[Path] = typer.Option(None, "--torchair-path", help="TorchAir sources to load for --converter torchair: a torch_npu wheel's torch_npu/dynamo/torchair folder or a TorchAir checkout's python/ folder (default: $FXLAB_TORCHAIR_PATH, the installed torchair, or the copy `fxlab torchair fetch` made)."),
 ) -> None:
     from fxlab.viz import trace_views
 
