@@ -19,12 +19,15 @@ Sources of the table (values as read from each SoC's platform ini):
 from __future__ import annotations
 
 import configparser
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from fxlab.errors import UsageError
 
 CORE_COUNT_KEYS = ("ai_core_cnt", "vector_core_cnt")
+# ASCII digits only: str.isdigit() accepts "²", which int() then refuses.
+_INTEGER = re.compile(r"-?[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -86,6 +89,10 @@ def read_platform_ini(path: str | Path) -> SocInfo:
             parser.read_file(handle)
     except OSError as exc:
         raise UsageError(f"Cannot read the platform ini {str(ini_path)!r} ({exc.strerror}). Check the --soc-ini path.") from exc
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"{str(ini_path)!r} is not a text file (byte {exc.start} is not UTF-8). Pass a CANN platform_config/<SoC>.ini."
+        ) from exc
     except configparser.Error as exc:
         raise UsageError(f"{str(ini_path)!r} is not an ini file ({exc}). Pass a CANN platform_config/<SoC>.ini.") from exc
     section = parser["SoCInfo"] if parser.has_section("SoCInfo") else {}
@@ -103,7 +110,7 @@ def read_platform_ini(path: str | Path) -> SocInfo:
 
 def _count(text: str, key: str, path: Path) -> int:
     value = text.strip()
-    if not value.isdigit():
+    if not _INTEGER.fullmatch(value) or value.startswith("-"):
         raise UsageError(f"{key}={text!r} in {str(path)!r} is not a core count (a non-negative integer). Fix the ini file.")
     return int(value)
 
@@ -115,8 +122,7 @@ def check_core_count(text: str, kind: str, soc: SocInfo | None) -> str | None:
     SoC without Vector Cores."""
     label = "AI Core" if kind == "aicore" else "Vector Core"
     value = text.strip()
-    digits = value[1:] if value.startswith("-") else value
-    if not digits.isdigit():
+    if not _INTEGER.fullmatch(value):
         return f"{label} count {text!r} is not an integer"
     count = int(value)
     if count < 0:
@@ -137,7 +143,7 @@ def parse_aicore_num(text: str, where: str) -> tuple[int, int]:
     """Parse a global ``aicore_num`` value ``"A|V"`` (syntax only; :func:`check_core_count`
     checks the ranges)."""
     parts = text.split("|")
-    if len(parts) != 2 or not all(p.strip().lstrip("-").isdigit() for p in parts):
+    if len(parts) != 2 or not all(_INTEGER.fullmatch(p.strip()) for p in parts):
         raise UsageError(
             f"{where} = {text!r} is not an aicore_num value: write \"A|V\", the AI Core and Vector Core "
             "counts as integers, e.g. \"24|48\"."

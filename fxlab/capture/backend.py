@@ -16,6 +16,7 @@ from typing import Any, Callable, Sequence
 import torch.fx as fx
 
 from fxlab.capture.aten_recorder import AtenRecorder
+from fxlab.capture.scope_frames import point_scope_markers_at_user_code
 from fxlab.capture.stages import aten_stage, fake_mode_of, functional_stage
 from fxlab.passes.graph_copy import copy_graph_module
 
@@ -46,6 +47,7 @@ class CapturingBackend:
         captured = CapturedGraph(index=len(self.graphs))
         self.graphs.append(captured)
         captured.break_reason, captured.break_location = _break_reason(gm)
+        point_scope_markers_at_user_code(gm)  # before any stage copies the stack traces
         # aot_autograd adds meta to Dynamo's graph as it traces: record a copy.
         captured.modules["dynamo"] = copy_graph_module(gm)
         if not self.want_aten:

@@ -55,9 +55,8 @@ def load_python_file(path: str | Path, role: str = "model") -> types.ModuleType:
         spec.loader.exec_module(module)
     except SyntaxError as exc:
         sys.modules.pop(module_name, None)
-        raise ModelLoadError(
-            f"the {role} file {exc.filename}, line {exc.lineno}, has a syntax error: {exc.msg}. Fix it and run again."
-        ) from exc
+        where = f"{exc.filename or path}, line {exc.lineno}" if exc.lineno else str(path)
+        raise ModelLoadError(f"the {role} file {where}, has a syntax error: {exc.msg}. Fix it and run again.") from exc
     except BaseException as exc:
         sys.modules.pop(module_name, None)
         if isinstance(exc, KeyboardInterrupt):
@@ -95,6 +94,11 @@ def _find_model(module: types.ModuleType, path: Path, entry: str | None) -> tupl
     if entry is not None:
         return (*_call_entry(module, path, entry), entry)
     if hasattr(module, "model") and hasattr(module, "example_inputs"):
+        if not callable(module.model):
+            raise ModelLoadError(
+                f"{path}: `model` is {_describe(module.model)}, not something fxlab can call. "
+                "Set `model` to an nn.Module or a function taking the example inputs."
+            )
         return module.model, module.example_inputs, "model"
     if hasattr(module, DEFAULT_ENTRY):
         return (*_call_entry(module, path, DEFAULT_ENTRY), DEFAULT_ENTRY)
@@ -112,8 +116,13 @@ def _call_entry(module: types.ModuleType, path: Path, entry: str) -> tuple[Any, 
         raise ModelLoadError(f"--entry {entry}: `{entry}` {found} in {path}. Give the name of a function returning (model, inputs).")
     try:
         result = fn()
-    except Exception as exc:
-        raise ModelLoadError(f"{path}: {entry}() raised {type(exc).__name__}: {exc} ({_where_in(exc, path)}).") from exc
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # SystemExit too: a model file's exit() must not end fxlab silently
+        raise ModelLoadError(
+            f"{path}: {entry}() raised {type(exc).__name__}: {exc} ({_where_in(exc, path)}). "
+            f"Fix {entry}() so that it returns (model, inputs)."
+        ) from exc
     if not (isinstance(result, (tuple, list)) and len(result) == 2 and callable(result[0])):
         raise ModelLoadError(
             f"{path}: {entry}() returned {_describe(result)}; it must return a pair (model, inputs) "

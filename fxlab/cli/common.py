@@ -40,11 +40,14 @@ def capture_model(
 ) -> Any:
     """Load and capture ``model`` with a spinner on stderr; returns (loaded, trace)."""
     from fxlab.capture import capture_trace, load_model
+    from fxlab.capture.torch_logs import torch_warnings_as_notes
+    from fxlab.viz.safe_text import plain
 
     status = console.err().status("loading model", spinner="dots")
-    with user_code_environment(), status:
+    with user_code_environment(), status, torch_warnings_as_notes() as torch_notes:
         loaded = load_model(model, entry=entry, plugins=list(plugins or []))
-        trace = capture_trace(loaded, stages=stages, progress=lambda msg: status.update(msg), verify=verify, converter=converter)
+        trace = capture_trace(loaded, stages=stages, progress=lambda msg: status.update(plain(msg)), verify=verify, converter=converter)
+    trace.notes.extend(note for note in torch_notes if note not in trace.notes)
     return loaded, trace
 
 

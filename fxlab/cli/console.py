@@ -8,6 +8,9 @@ import os
 from functools import lru_cache
 
 from rich.console import Console
+from rich.text import Text
+
+from fxlab.viz.safe_text import visible
 
 
 def _width() -> int | None:
@@ -25,13 +28,15 @@ def err() -> Console:
     return Console(stderr=True, width=_width(), highlight=False)
 
 
+# Messages carry user text (paths, op names, exception messages): they are printed as
+# Text, never parsed as markup, with control characters shown escaped.
 def error(message: str) -> None:
-    err().print(f"[bold red]error:[/] {message}", markup=True, highlight=False)
+    err().print(Text.assemble(("error:", "bold red"), " ", visible(message)), highlight=False)
 
 
 def note(message: str) -> None:
-    err().print(f"[dim]note:[/] {message}", markup=True, highlight=False)
+    err().print(Text.assemble(("note:", "dim"), " ", visible(message)), highlight=False)
 
 
 def warn(message: str) -> None:
-    err().print(f"[yellow]warning:[/] {message}", markup=True, highlight=False)
+    err().print(Text.assemble(("warning:", "yellow"), " ", visible(message)), highlight=False)

@@ -2,7 +2,6 @@
 TorchAir's, or two saved traces, node by node."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, List, Optional
 
@@ -12,6 +11,7 @@ from fxlab.cli import console
 from fxlab.cli.common import EntryOpt, PluginOpt, capture_model
 from fxlab.cli.main import app
 from fxlab.errors import FxlabError, UsageError
+from fxlab.ir.json_values import dumps_strict
 
 FX_STAGES = ("dynamo", "aten", "functional", "reinplaced")
 IR_STAGES = ("ascend_ir", "ascend_ir:torchair")
@@ -25,7 +25,8 @@ TORCHAIR_STAGE = "ascend_ir:torchair"
         "did to in-place ops (add_ -> add + copy_ epilogue, a custom in-place op -> "
         "auto_functionalized_v2 + getitems), what re-inplacing put back, which nodes were added or "
         "removed. Or diff fxlab's Ascend IR with TorchAir's own conversion op by op, or two saved "
-        "traces (every stage both recorded). Exit code 0 when the diff was made, 2 for bad input.\n\n"
+        "traces (every stage both recorded; source files compared relative to the model file, so "
+        "two checkouts of one model diff clean). Exit code as diff(1): 0 no differences, 1 differences, 2 trouble.\n\n"
         "Examples:\n\n"
         "  fxlab diff examples/inplace_ops.py --before-functionalize\n\n"
         "  fxlab diff examples/my_inplace.py --from functional --to reinplaced\n\n"
@@ -39,7 +40,7 @@ def diff_command(
     from_stage: Optional[str] = typer.Option(None, "--from", help=f"Left stage: {', '.join(FX_STAGES + IR_STAGES)}."),
     to_stage: Optional[str] = typer.Option(None, "--to", help="Right stage (same choices as --from)."),
     torchair_path: Optional[Path] = typer.Option(
-        None, "--torchair-path", help="TorchAir sources for ascend_ir:torchair (default: FXLAB_TORCHAIR_PATH, an importable TorchAir, or .cache/torchair/)."
+        None, "--torchair-path", help="TorchAir sources for ascend_ir:torchair (default: FXLAB_TORCHAIR_PATH, an importable TorchAir, or the copy `fxlab torchair fetch` made)."
     ),
     plugin: Optional[List[Path]] = PluginOpt,
     entry: Optional[str] = EntryOpt,
@@ -57,7 +58,7 @@ def diff_command(
     else:
         raise UsageError(f"fxlab diff takes one model file or two saved trace directories, not {len(paths)} paths.")
     _render(diff, as_json)
-    raise typer.Exit(0)
+    raise typer.Exit(0 if diff.identical else 1)  # as diff(1): 0 the same, 1 differences, 2 trouble
 
 
 def stage_pair(before_functionalize: bool, left: Optional[str], right: Optional[str], torchair_path: Optional[Path]) -> tuple[str, str]:
@@ -183,7 +184,7 @@ def _load(path: Path) -> Any:
 # -- output -----------------------------------------------------------------------------------
 def _render(diff: Any, as_json: bool) -> None:
     if as_json:
-        console.out().print_json(json.dumps(diff.to_json(), default=str))
+        console.out().print_json(dumps_strict(diff.to_json(), default=str))
         return
     from fxlab.viz.diff import trace_diff_view
 

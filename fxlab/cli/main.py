@@ -23,22 +23,37 @@ app = typer.Typer(
 )
 
 
-@app.callback()
+@app.callback(invoke_without_command=True)
 def _root(
-    version: bool = typer.Option(False, "--version", help="Print fxlab's version and exit.", is_eager=True),
+    ctx: typer.Context,
+    version: bool = typer.Option(False, "--version", help="Print fxlab's and torch's versions and exit.", is_eager=True),
 ) -> None:
     if version:
-        from fxlab import __version__
-
-        console.out().print(f"fxlab {__version__}")
+        console.out().print(version_line(), markup=False)
         raise typer.Exit(0)
+    if ctx.invoked_subcommand is None:  # options but no command: say what to run
+        console.out().print(ctx.get_help(), markup=False)
+        raise typer.Exit(2)
+
+
+def version_line() -> str:
+    """``fxlab X (torch Y)``, read from the installed metadata so torch is not imported."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from fxlab import __version__
+
+    try:
+        torch_version = version("torch")
+    except PackageNotFoundError:
+        torch_version = "not installed"
+    return f"fxlab {__version__} (torch {torch_version})"
 
 
 def _register_commands() -> None:
     # Each module adds its command(s) to ``app``; heavy imports stay inside the commands.
     from fxlab.cli import trace  # noqa: F401
 
-    for optional in ("diff", "scopes", "ops"):
+    for optional in ("diff", "scopes", "ops", "torchair"):
         try:
             __import__(f"fxlab.cli.{optional}")
         except ModuleNotFoundError as exc:
@@ -56,5 +71,24 @@ def main(argv: list[str] | None = None) -> None:
         console.error(str(exc))
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        console.error("interrupted")
-        sys.exit(130)
+        _interrupted()
+    except SystemExit as exc:
+        if _from_interrupt(exc):  # typer turns Ctrl-C into a silent exit 130
+            _interrupted()
+        raise
+
+
+def _interrupted() -> None:
+    console.error("interrupted (Ctrl-C). Run the command again to finish; a --out folder holds a whole trace, the new one or the one it held before.")
+    sys.exit(130)
+
+
+def _from_interrupt(exc: BaseException) -> bool:
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False

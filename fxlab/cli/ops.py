@@ -1,7 +1,6 @@
 """``fxlab ops list`` and ``fxlab ops check OP``: the custom-op kit on the command line."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, List, Optional
 
@@ -9,6 +8,7 @@ import typer
 
 from fxlab.cli import console
 from fxlab.cli.main import app
+from fxlab.ir.json_values import dumps_strict
 
 ops_app = typer.Typer(
     name="ops",
@@ -19,7 +19,7 @@ app.add_typer(ops_app, name="ops")
 
 PluginOpt = typer.Option(None, "--plugin", help="Python file to import first (defines or adapts custom ops). Repeatable.")
 JsonOpt = typer.Option(False, "--json", help="Print JSON instead of a table.")
-STATUS_STYLE = {"pass": "[green]PASS[/]", "fail": "[bold red]FAIL[/]", "warn": "[yellow]WARN[/]", "skip": "[dim]SKIP[/]"}
+STATUS_STYLE = {"pass": ("PASS", "green"), "fail": ("FAIL", "bold red"), "warn": ("WARN", "yellow"), "skip": ("SKIP", "dim")}
 
 
 def _load_plugins(plugins: Optional[List[Path]]) -> None:
@@ -38,28 +38,30 @@ def list_command(plugin: Optional[List[Path]] = PluginOpt, as_json: bool = JsonO
         _load_plugins(plugin)
         facts = list_ops()
         if as_json:
-            console.out().print_json(json.dumps([f.to_json() for f in facts]))
+            console.out().print_json(dumps_strict([f.to_json() for f in facts]))
             return
         console.out().print(_ops_table(facts))
 
 
 def _ops_table(facts: list[Any]) -> Any:
-    from rich.markup import escape
     from rich.table import Table
+    from rich.text import Text
+
+    from fxlab.viz.safe_text import plain, visible
 
     table = Table(title="Custom ops", show_lines=True)
     for column in ("op", "kernels", "fake (Meta)", "converter", "prototype"):
         table.add_column(column, overflow="fold")
     for f in facts:
-        kernels = "\n".join(f"{key}: {_short(site)}" for key, site in f.kernels.items()) or "[red]none[/]"
-        fake = _short(f.fake) if f.fake else "[red]none[/]"
+        kernels = plain("\n".join(f"{key}: {_short(site)}" for key, site in f.kernels.items())) or Text("none", style="red")
+        fake = plain(_short(f.fake)) if f.fake else Text("none", style="red")
         converter = f.converter if f.converter in ("none", "auto") else f"{f.converter} ({_short(f.converter_where)})"
         if f.replaced:
             converter += f"\nreplaces fxlab's ({_short(f.replaced)})"
         if f.converter == "auto":
             converter = f"auto ({f.converter_where})"
-        proto = f"{f.prototype.op_type} ({_short(f.prototype.source)})" if f.prototype else "[dim]none[/]"
-        table.add_row(f"{escape(f.qualname)}\n[dim]{escape(f.schema)}[/]", kernels, fake, converter, proto)
+        proto = plain(f"{f.prototype.op_type} ({_short(f.prototype.source)})") if f.prototype else Text("none", style="dim")
+        table.add_row(Text.assemble(visible(f.qualname), "\n", (visible(f.schema), "dim")), kernels, fake, plain(converter), proto)
     return table
 
 
@@ -95,22 +97,25 @@ def check_command(
         _load_plugins(plugin)
         report = check_op(op, prototype)
     if as_json:
-        console.out().print_json(json.dumps(report.to_json()))
+        console.out().print_json(dumps_strict(report.to_json()))
     else:
         _print_report(report)
     raise typer.Exit(0 if report.ok else 1)
 
 
 def _print_report(report: Any) -> None:
-    from rich.markup import escape
+    from rich.text import Text
+
+    from fxlab.viz.safe_text import visible
 
     out = console.out()
-    out.print(f"[bold]{escape(report.op)}[/]  {escape(report.schema)}", markup=True)
+    out.print(Text.assemble((visible(report.op), "bold"), "  ", visible(report.schema)))
     if report.samples_source != "registered":
-        out.print(f"[yellow]samples {report.samples_source}[/] (the op registers none): small random tensors, scalar defaults", markup=True)
+        out.print(Text.assemble((f"samples {visible(report.samples_source)}", "yellow"), " (the op registers none): small random tensors, scalar defaults"))
     for item in report.items:
-        out.print(f"  {STATUS_STYLE[item.status]} {escape(item.name)}: {escape(item.detail)}", markup=True, highlight=False)
+        label, style = STATUS_STYLE[item.status]
+        out.print(Text.assemble("  ", (label, style), f" {visible(item.name)}: {visible(item.detail)}"), highlight=False)
         if item.status == "fail" and item.fix:
-            out.print(f"       [cyan]fix:[/] {escape(item.fix)}", markup=True, highlight=False)
+            out.print(Text.assemble("       ", ("fix:", "cyan"), f" {visible(item.fix)}"), highlight=False)
     failed = sum(item.status == "fail" for item in report.items)
-    out.print(f"[bold]{'all checks passed' if not failed else f'{failed} check(s) failed'}[/]", markup=True)
+    out.print(Text("all checks passed" if not failed else f"{failed} check(s) failed", style="bold"))

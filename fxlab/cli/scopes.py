@@ -1,7 +1,6 @@
 """``fxlab scopes MODEL.py``: SuperKernel scopes and core-count limits, explained."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, List, Optional
 
@@ -10,6 +9,7 @@ import typer
 from fxlab.cli import console
 from fxlab.cli.common import EntryOpt, ModelArg, PluginOpt, capture_model
 from fxlab.cli.main import app
+from fxlab.ir.json_values import dumps_strict
 
 
 @app.command(
@@ -43,7 +43,7 @@ def scopes_command(
     loaded, trace = capture_model(model, entry, plugin, ("dynamo", "functional", "ascend_ir"), verify=False)
     report = report_for_trace(trace, soc_info, _global_limit(aicore_num, loaded))
     if as_json:
-        console.out().print_json(json.dumps(report.to_json()))
+        console.out().print_json(dumps_strict(report.to_json()))
     else:
         from fxlab.viz.scopes import render_scope_report
 

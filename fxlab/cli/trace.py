@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 from pathlib import Path
 from typing import Any, Callable, Iterator, List, Optional
 
@@ -12,6 +11,7 @@ from fxlab.cli import console
 from fxlab.cli.common import EntryOpt, ModelArg, PluginOpt, capture_model, parse_stages
 from fxlab.cli.main import app
 from fxlab.heap import frozen_heap
+from fxlab.ir.json_values import dumps_strict
 
 
 @app.command(
@@ -40,10 +40,8 @@ def trace_command(
     graphviz: Optional[str] = typer.Option(None, "--graphviz", help="Also draw each stage and the Ascend IR with graphviz: svg, png or dot (pictures go to --out DIR, else ./fxlab-out; without the `dot` binary only .dot files are written)."),
     html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML report of the trace to this file."),
     converter: str = typer.Option("builtin", "--converter", help="Who builds the ascend_ir stage: builtin (fxlab's converters) or torchair (TorchAir's own code path: the real torchair when importable, else a copy of its sources, see --torchair-path)."),
-    torchair_path: Optional[Path] = typer.Option(None, "--torchair-path", help="TorchAir sources to load for --converter torchair: a torch_npu wheel's torch_npu/dynamo/torchair folder or a TorchAir checkout's python/ folder (default: $FXLAB_TORCHAIR_PATH, the installed torchair, or .cache/torchair/)."),
+    torchair_path: Optional[Path] = typer.Option(None, "--torchair-path", help="TorchAir sources to load for --converter torchair: a torch_npu wheel's torch_npu/dynamo/torchair folder or a TorchAir checkout's python/ folder (default: $FXLAB_TORCHAIR_PATH, the installed torchair, or the copy `fxlab torchair fetch` made)."),
 ) -> None:
-    from fxlab.capture.save import prepare_out_dir, save_trace, write_failed_manifest
-    from fxlab.errors import FxlabError
     from fxlab.viz import trace_views
 
     wanted = parse_stages(stages)
@@ -51,28 +49,52 @@ def trace_command(
         from fxlab.viz.graphviz_probe import check_format
 
         check_format(graphviz)
-    out_dir = prepare_out_dir(out) if out is not None else None
-    try:
-        with ascend_ir_converter(converter, torchair_path) as convert:
-            _, trace = capture_model(model, entry, plugin, wanted, verify=verify, converter=convert)
-    except FxlabError as exc:
-        if out_dir is not None:
-            write_failed_manifest(out_dir, str(model), str(exc))
-        raise
-    _write_extras(trace, graphviz, html, out_dir)
-    if out_dir is not None:
-        save_trace(trace, out_dir)
+    trace = _capture_and_save(model, entry, plugin, wanted, verify, converter, torchair_path, out)
+    _write_extras(trace, graphviz, html, out)  # pictures and HTML: after the trace is saved
     if as_json:
-        console.out().print_json(json.dumps(trace_views.json_summary(trace, str(out_dir) if out_dir else None)))
+        console.out().print_json(dumps_strict(trace_views.json_summary(trace, str(out) if out else None)))
     else:
         _print_views(trace, trace_views, summary_only)
-        if out_dir is not None:
-            console.note(f"trace saved to {out_dir}/ (manifest.json, {len(trace.graphs)} graph folder(s))")
+        if out is not None:
+            console.note(f"trace saved to {out}/ (manifest.json, {len(trace.graphs)} graph folder(s))")
     raise typer.Exit(0 if trace.status == "ok" else 1)
 
 
+def _capture_and_save(model: Path, entry: Optional[str], plugin: Any, wanted: Any, verify: Optional[bool],
+                      converter: str, torchair_path: Optional[Path], out: Optional[Path]) -> Any:
+    """Capture, and with ``--out`` save the trace beside the folder and move it in whole:
+    a run that fails or is interrupted leaves the trace already there as it was."""
+    from fxlab.capture.save import StagedTrace, save_trace
+
+    staged = StagedTrace(out) if out is not None else None
+    try:
+        with ascend_ir_converter(converter, torchair_path) as convert:
+            _, trace = capture_model(model, entry, plugin, wanted, verify=verify, converter=convert)
+        if staged is not None:
+            save_trace(trace, staged.folder)
+            staged.publish()
+    except BaseException as exc:
+        held = staged.abandon(str(model), _failure(exc)) if staged is not None else None
+        if held in _HELD:
+            console.note(_HELD[held].format(out=out))
+        raise
+    return trace
+
+
+_HELD = {"kept": "the trace already in {out}/ is left as it was", "new": "the new trace was saved to {out}/ before this"}
+
+
+def _failure(exc: BaseException) -> str:
+    if isinstance(exc, KeyboardInterrupt):
+        return "interrupted"
+    from fxlab.errors import FxlabError
+
+    return str(exc) if isinstance(exc, FxlabError) else f"{type(exc).__name__}: {exc}"
+
+
 def _write_extras(trace: Any, graphviz: Optional[str], html: Optional[Path], out_dir: Optional[Path]) -> None:
-    """Pictures and the HTML report, when asked for (before the manifest is written)."""
+    """Pictures and the HTML report, when asked for (after the trace is saved, so a slow
+    `dot` or Ctrl-C never costs the trace)."""
     if graphviz is not None:
         from fxlab.capture.save import prepare_out_dir
         from fxlab.viz.dot import write_pictures

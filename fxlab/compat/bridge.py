@@ -86,8 +86,8 @@ def find_torchair(explicit: str | Path | None = None) -> Path | None:
         return cached
     raise TorchAirNotFoundError(
         "no TorchAir found: it is not importable here and neither --torchair-path nor "
-        f"{ENV_VAR} is set. Run `python .ci/fetch_torchair.py` to download the torch_npu wheel "
-        "matching your torch and extract TorchAir's sources into .cache/torchair/ (torch_npu is "
+        f"{ENV_VAR} is set. Run `fxlab torchair fetch` to download the torch_npu wheel "
+        "matching your torch and extract TorchAir's sources into your cache folder (torch_npu is "
         "not installed), or pass --torchair-path DIR."
     )
 
@@ -107,11 +107,14 @@ def installed_torchair_importable() -> bool:
 
 
 def cached_torchair(roots: list[Path] | None = None) -> Path | None:
-    """The copy in ``.cache/torchair/<version>/`` closest to (not above) the installed torch."""
-    roots = roots or [Path.cwd(), Path(__file__).resolve().parents[2]]
+    """The copy in ``<cache>/torchair/<version>/`` (``fxlab torchair fetch``'s, or a
+    checkout's ``.cache/torchair/``) closest to (not above) the installed torch."""
+    from fxlab.compat.torchair_fetch import torchair_cache_dir
+
+    folders = [root / CACHE_DIR for root in roots] if roots else [torchair_cache_dir(), *(root / CACHE_DIR for root in (Path.cwd(), Path(__file__).resolve().parents[2]))]
     found: list[tuple[tuple[int, ...], Path]] = []
-    for root in roots:
-        for candidate in sorted((root / CACHE_DIR).glob("*/torch_npu/dynamo/torchair")):
+    for folder in folders:
+        for candidate in sorted(folder.glob("*/torch_npu/dynamo/torchair")):
             release = read_torchair_version(candidate).torch_release or release_of(candidate.parts[-4])
             found.append((release, candidate))
     wanted = release_of(torch.__version__)

@@ -141,7 +141,7 @@ def locate_torchair(path: str | Path) -> Path:
     raise NotTorchAirError(
         f"{base} is not a TorchAir source tree: it {reason}. Point --torchair-path (or "
         "FXLAB_TORCHAIR_PATH) at the torch_npu/dynamo/torchair folder of an extracted torch_npu "
-        "wheel, or at the python/ folder of a TorchAir checkout; `python .ci/fetch_torchair.py` "
+        "wheel, or at the python/ folder of a TorchAir checkout; `fxlab torchair fetch` "
         "downloads and extracts one that matches the installed torch."
     )
 

@@ -6,7 +6,7 @@ release is built for exactly one torch release (its wheel requires ``torch==X.Y.
 TorchAir from another release may still import, but converters that name overloads the
 installed torch lacks (or lack ones it has) fail one by one, and its FX passes may call
 torch internals that moved. The version is read from, in order: the ``torchair-source.json``
-that ``.ci/fetch_torchair.py`` writes beside its extraction, a ``torch_npu/version.py``
+that ``fxlab torchair fetch`` writes beside its extraction, a ``torch_npu/version.py``
 or a ``torch_npu-*.dist-info/METADATA`` around the directory.
 """
 from __future__ import annotations
@@ -71,7 +71,7 @@ class TorchAirVersion:
         direction = "older" if (self.torch_release or ()) < release_of(torch_version) else "newer"
         return (
             f"This TorchAir is from torch_npu {self.torch_npu}, built for torch {built_for}, which is {direction} "
-            f"than the installed torch {torch_version}. {works}; `python .ci/fetch_torchair.py` fetches it."
+            f"than the installed torch {torch_version}. {works}; `fxlab torchair fetch` fetches it."
         )
 
 

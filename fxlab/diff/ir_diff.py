@@ -279,9 +279,10 @@ def _attrs_differing(left: dict[str, Any], right: dict[str, Any], ignored: froze
 
 def _as_float32(value: Any) -> Any:
     """GE stores float attrs as 32-bit (``AttrDef.f``): 1e-05 written and read back is
-    9.99999974e-06, so floats compare at float32 precision."""
+    9.99999974e-06, so floats compare at float32 precision. NaN stands for itself
+    (``nan != nan``, yet an attr that is NaN on both sides is the same attr)."""
     if isinstance(value, float):
-        return struct.unpack("f", struct.pack("f", value))[0]
+        return "NaN" if value != value else struct.unpack("f", struct.pack("f", value))[0]
     if isinstance(value, list):
         return [_as_float32(v) for v in value]
     if isinstance(value, dict):

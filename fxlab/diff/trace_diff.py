@@ -3,6 +3,7 @@ two saved traces both recorded, as data (FX stages through :mod:`fxlab.diff.fx_d
 the Ascend IR through :mod:`fxlab.diff.ir_diff`). Nothing here prints."""
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -82,6 +83,8 @@ def diff_saved_traces(left: Any, right: Any, *, left_label: str, right_label: st
     """Every stage two traces both recorded, graph by graph (the same model run twice
     gives an empty diff: saved traces have deterministic names)."""
     result = TraceDiff(left_label, right_label)
+    for trace in (left, right):
+        sources_relative_to_model(trace)
     for key in ("model", "entry", "torch_version", "fxlab_version"):
         if getattr(left, key) != getattr(right, key):
             result.notes.append(f"{key} differs: {getattr(left, key)} vs {getattr(right, key)}")
@@ -100,6 +103,42 @@ def diff_saved_traces(left: Any, right: Any, *, left_label: str, right_label: st
             lside, rside = (_stage_of(g, stage) for g in (lgraph, rgraph))
             result.graphs.append(diff_graph(index, lside, rside, stage, stage, left_label=left_label, right_label=right_label))
     return result
+
+
+def sources_relative_to_model(trace: Any) -> None:
+    """Source files under the model file's folder named relative to it, in place: the
+    same model traced in two checkouts (/a/model.py, /b/model.py) has the same lines."""
+    provenances = [node.provenance for graph in trace.graphs for stage in graph.stages.values() for node in stage.nodes]
+    folder = _model_folder(trace.model, {p.file for p in provenances if p.file})
+    if folder is None:
+        return
+    for provenance in provenances:
+        provenance.file = _relative(provenance.file, folder)
+
+
+def _model_folder(model: str, files: set[str]) -> str | None:
+    """The folder the model file was in when traced: ``model`` is the path as given on
+    the command line (maybe relative to a working directory of then), the recorded
+    source files are absolute."""
+    if not model:
+        return None
+    if os.path.isabs(model):
+        return os.path.dirname(os.path.normpath(model))
+    tail = os.sep + os.path.normpath(model)
+    for file in sorted(files):
+        if file.endswith(tail):
+            return os.path.dirname(file)
+    return None
+
+
+def _relative(path: str | None, folder: str) -> str | None:
+    if not path or not os.path.isabs(path):
+        return path
+    try:
+        inside = os.path.commonpath([path, folder]) == folder
+    except ValueError:  # different drives
+        return path
+    return os.path.relpath(path, folder) if inside else path
 
 
 def _stage_of(graph: Any, stage: str) -> Any:

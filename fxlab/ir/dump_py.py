@@ -16,12 +16,17 @@ are shown, larger ones as ``...``.
 """
 from __future__ import annotations
 
-import json
+import ast
+import keyword
+import math
+import re
+import zlib
 from typing import Any, Callable
 
 import torch
 import torch.fx as fx
 
+from fxlab.escape import one_line, python_str_literal
 from fxlab.ir.model import (
     TORCHAIR_DTYPE_NUMBER,
     Attr,
@@ -44,11 +49,52 @@ _FX_CALLS = ("call_function", "call_method", "call_module", "get_attr")
 
 
 def _var(tensor: str) -> str:
-    """The script variable of ``"op:index"``: TorchAir's ``op_index``."""
-    return tensor.replace(":", "_").replace("/", "_")
+    """The script variable of ``"op:index"``: TorchAir's ``op_index``. A name that would
+    not be a Python identifier (GE op names are any string) becomes one: its other
+    characters as ``_`` and a checksum of the name, so distinct names stay distinct."""
+    var = tensor.replace(":", "_").replace("/", "_")
+    if var.isidentifier() and var.isascii() and not keyword.iskeyword(var):
+        return var
+    safe = re.sub(r"[^A-Za-z0-9_]", "_", var)
+    return f"v_{safe}_{zlib.crc32(tensor.encode('utf-8', 'surrogatepass')):08x}"
 
 
-_str_literal = json.encoder.encode_basestring  # a double-quoted, escaped literal
+_str_literal = python_str_literal  # a double-quoted, escaped, one-line literal
+
+
+def _keyword_args(pairs: list[tuple[str, str]]) -> list[str]:
+    """``key=value`` arguments; keys that are not identifiers go in a ``**{...}``."""
+    plain = [f"{k}={v}" for k, v in pairs if _is_name(k)]
+    odd = [f"{_str_literal(k)}: {v}" for k, v in pairs if not _is_name(k)]
+    return plain + ([f"**{{{', '.join(odd)}}}"] if odd else [])
+
+
+def _is_name(text: str) -> bool:
+    return text.isidentifier() and text.isascii() and not keyword.iskeyword(text)
+
+
+def _ge_function(op_type: str) -> str:
+    """``ge.Add``; a GE type that is not an identifier as ``getattr(ge, "...")``."""
+    return f"ge.{op_type}" if _is_name(op_type) else f"getattr(ge, {_str_literal(op_type)})"
+
+
+def _number(value: Any) -> str:
+    """A float or int as Python source: non-finite floats as ``float("inf")`` (``inf``
+    alone is not a name the dump defines)."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return f'float("{value}")'
+    return repr(value)
+
+
+def _py_value(value: Any) -> str:
+    """A number, bool, string or (nested) list of them as Python source."""
+    if isinstance(value, (list, tuple)):
+        return f"[{', '.join(_py_value(v) for v in value)}]"
+    if isinstance(value, str):
+        return _str_literal(value)
+    if isinstance(value, complex):
+        return f"complex({_number(value.real)}, {_number(value.imag)})"
+    return _number(value)
 
 
 def _tensor_literal(value: TensorValue) -> str:
@@ -58,7 +104,7 @@ def _tensor_literal(value: TensorValue) -> str:
     if count > MAX_SHOWN_VALUES or count < 0:
         return "..."
     try:
-        return f"tensor({value.to_torch().tolist()!r})"
+        return f"tensor({_py_value(value.to_torch().tolist())})"
     except (KeyError, RuntimeError, ValueError):  # a type torch lacks, or bytes that do not fit the shape
         return "..."
 
@@ -77,10 +123,10 @@ def attr_literal(attr: Attr) -> str:
     if kind is AttrKind.TENSOR:
         return _tensor_literal(value)
     if kind is AttrKind.LIST_LIST_INT:
-        return repr([list(row) for row in value])
+        return _py_value([list(row) for row in value])
     if kind.value.startswith("list_"):
-        return repr(list(value))
-    return repr(value)
+        return _py_value(list(value))
+    return _py_value(value)
 
 
 class _PyDumpWriter:
@@ -159,10 +205,11 @@ class _PyDumpWriter:
         node = self.fx_nodes.get(ops[0].fx_node or "")
         file_line = self._file_line(node, ops[0].source)
         if file_line is not None and file_line != self.last_file_line:
-            self.lines.append(f"\n# File {file_line}")
+            self.lines.append(f"\n# File {one_line(file_line)}")
         self.last_file_line = file_line if file_line is not None else self.last_file_line
         if self._is_fx_call(node, ops):
-            self.lines.append(f"## FX Code: {format_fx_node(node, self._annotate, self._target) if node is not None else ops[0].fx_node}")
+            code = format_fx_node(node, self._annotate, self._target) if node is not None else ops[0].fx_node
+            self.lines.append(f"## FX Code: {one_line(str(code))}")
         for op in ops:
             if not _is_inline_const(op):
                 self.lines.append(self._call(op))
@@ -176,9 +223,9 @@ class _PyDumpWriter:
     def _attr_texts(self, op: IrOp) -> tuple[str, str]:
         """The attr arguments of a call and its trailing comment (private attrs)."""
         literal = self._attr_literal
-        public = [f"{k}={literal(a)}" for k, a in op.attrs.items() if not k.startswith("_")]
+        public = _keyword_args([(k, literal(a)) for k, a in op.attrs.items() if not k.startswith("_")])
         private = [f"{k}={literal(a)}" for k, a in op.attrs.items() if k.startswith("_") and k != READABLE_VALUE]
-        return ", ".join(public), f"  # {', '.join(private)}" if private else ""
+        return ", ".join(public), f"  # {one_line(', '.join(private))}" if private else ""
 
     def _call(self, op: IrOp) -> str:
         data_inputs = [i for i in op.inputs if not i.endswith(":-1")]
@@ -197,8 +244,8 @@ class _PyDumpWriter:
         if op.type == "NetOutput":
             line = f"\n_ = ge.NetOutput({', '.join(args)})"
         else:
-            outputs = ", ".join([f"{_var(op.name)}_{i}" for i in range(len(op.output_desc))]) or "_"
-            line = f"{outputs} = ge.{op.type}({', '.join(args)}, node_name={_str_literal(op.name)})"
+            outputs = ", ".join([_var(f"{op.name}:{i}") for i in range(len(op.output_desc))]) or "_"
+            line = f"{outputs} = {_ge_function(op.type)}({', '.join(args)}, node_name={_str_literal(op.name)})"
         return line + comment
 
     def _attr_literal(self, attr: Attr) -> str:
@@ -218,7 +265,7 @@ class _PyDumpWriter:
             args += [f"dtype={TORCHAIR_DTYPE_NUMBER[desc.dtype]}", f"shape={list(desc.shape)}"]
             if desc.layout and desc.layout != "ND":
                 args.append(f"format={_str_literal(desc.layout)}")
-        args += [f"{k}={self._attr_literal(a)}" for k, a in op.attrs.items() if k != "index" and not k.startswith("_")]
+        args += _keyword_args([(k, self._attr_literal(a)) for k, a in op.attrs.items() if k != "index" and not k.startswith("_")])
         return args
 
     def _input(self, tensor: str) -> str:
@@ -236,7 +283,23 @@ def _const_text(op: IrOp) -> str:
     """An inline scalar ``Const`` as it is written where it is used."""
     dtype = op.output_desc[0].dtype if op.output_desc else None
     dtype_text = f", dtype={TORCHAIR_DTYPE_NUMBER[dtype]}" if dtype is not None else ""
-    return f"ge.Const({op.attrs[READABLE_VALUE].value}{dtype_text})"
+    return f"ge.Const({_readable_literal(op.attrs[READABLE_VALUE].value)}{dtype_text})"
+
+
+def _readable_literal(text: Any) -> str:
+    """A ``_readable_value`` (the ``repr`` of a Python scalar) as source: as written
+    when it is a literal, ``float("inf")`` for inf and nan, any other text quoted."""
+    if not isinstance(text, str):
+        return _py_value(text)
+    try:
+        return _py_value(ast.literal_eval(text))
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        pass
+    if text in ("inf", "-inf", "nan"):
+        return f'float("{text}")'
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":  # a quoted string literal_eval refused
+        return _str_literal(text[1:-1])
+    return _str_literal(text)
 
 
 def _file_line(node: fx.Node | None, source: str | None) -> str | None:

@@ -19,6 +19,7 @@ from fxlab import heap
 from fxlab.errors import FxlabError
 from fxlab.ir.dump_py import graph_to_py
 from fxlab.ir.ge_proto import GeProtoError, decode_model_def, encode_model_def
+from fxlab.ir.json_values import encode_strict
 from fxlab.ir.model import IrGraph
 from fxlab.ir.pbtxt import graph_to_pbtxt, pbtxt_to_graph
 
@@ -32,7 +33,8 @@ class IrFileError(FxlabError):
     """An Ascend IR file that cannot be read."""
 
 
-_encode_value = json.JSONEncoder(ensure_ascii=False).encode
+# Strict JSON: no NaN/Infinity, complex as pairs (fxlab/ir/json_values.py, README).
+_encode_value = encode_strict
 
 
 def graph_to_json_text(graph: IrGraph) -> str:
@@ -48,11 +50,38 @@ def graph_to_json_text(graph: IrGraph) -> str:
     return f'{head}, "ops": [\n{lines}\n]}}\n' if lines else f'{head}, "ops": []}}\n'
 
 
+def _umask() -> int:
+    """The process umask: from /proc where there is one (reading it through os.umask
+    means setting it for a moment, which another thread's new file could catch)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def new_file_mode() -> int:
+    """The mode ``open()`` gives a new file (0644 under the usual umask 022)."""
+    return 0o666 & ~_umask()
+
+
+def new_dir_mode() -> int:
+    """The mode ``mkdir`` gives a new folder (0755 under the usual umask 022)."""
+    return 0o777 & ~_umask()
+
+
 def write_atomic(path: Path, data: bytes | str) -> Path:
-    """Write ``data`` to a temporary file beside ``path``, then rename it to ``path``."""
+    """Write ``data`` to a temporary file beside ``path``, then rename it to ``path``.
+    The file gets the umask's mode, as ``open()`` would give it (mkstemp makes 0600)."""
     raw = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, new_file_mode())
         with os.fdopen(fd, "wb") as handle:
             handle.write(raw)
         os.replace(tmp, path)

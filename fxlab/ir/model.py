@@ -15,6 +15,8 @@ from typing import Any, Iterable, Mapping, NoReturn
 
 import torch
 
+from fxlab.ir.json_values import float_from_json
+
 
 class DataType(enum.IntEnum):
     """GE tensor element types, numbered as in ``ge.proto`` (the wire format)."""
@@ -198,13 +200,24 @@ class Attr:
         if kind is AttrKind.LIST_DTYPE:
             return cls(kind, tuple(DataType[v] for v in value))
         if kind is AttrKind.TENSOR:
-            t = torch.tensor(value["values"], dtype=torch_dtype(DataType[value["dtype"]])).reshape(value["shape"])
-            return cls(kind, TensorValue.from_torch(t))
+            return cls(kind, TensorValue.from_torch(_tensor_from_json(value)))
+        if kind in (AttrKind.FLOAT, AttrKind.LIST_FLOAT):  # "NaN", "Infinity" in strict JSON
+            value = float_from_json(value)
         if kind is AttrKind.LIST_LIST_INT:
             return cls(kind, tuple(tuple(v) for v in value))
         if kind.value.startswith("list_"):
             return cls(kind, tuple(value))
         return cls(kind, value)
+
+
+def _tensor_from_json(value: dict[str, Any]) -> torch.Tensor:
+    """A tensor attr's ``{"dtype", "shape", "values"}``; complex values are [real, imag] pairs."""
+    dtype = torch_dtype(DataType[value["dtype"]])
+    values = float_from_json(value["values"]) if dtype.is_floating_point or dtype.is_complex else value["values"]
+    if dtype.is_complex:
+        pairs = torch.tensor(values, dtype=torch.float64).reshape(-1, 2)
+        return torch.view_as_complex(pairs).to(dtype).reshape(value["shape"])
+    return torch.tensor(values, dtype=dtype).reshape(value["shape"])
 
 
 def attr_of(value: Any) -> Attr:

@@ -38,12 +38,22 @@ def known_op_names() -> list[str]:
     return sorted(names)
 
 
+# PyTorch's own namespaces: their ops are not custom ops (and their kernels are keyed by overload).
+BUILTIN_NAMESPACES = frozenset({"aten", "prims", "prim", "higher_order", "quantized", "_c10d_functional", "c10d"})
+
+
 def resolve_op(name: str) -> Any:
     """The OpOverload ``name`` means: ``npu::my_op``, ``npu.my_op[.default]``,
     ``torch.ops.npu.my_op.default``, or a bare ``my_op`` when only one namespace has it."""
     text = name.strip().removeprefix("torch.ops.")
     text = text.replace("::", ".")
     parts = text.split(".")
+    if len(parts) >= 2 and parts[0] in BUILTIN_NAMESPACES:
+        raise UnknownOpError(
+            f"{name!r} is one of PyTorch's own {parts[0]} ops, not a custom op: `fxlab ops check` checks a custom op's "
+            "delivery (schema, kernel, Meta function, prototype, converter). Give a custom op such as npu::my_inplace; "
+            "to see how TorchAir converts a built-in op, trace a model that uses it with `fxlab trace MODEL.py`."
+        )
     candidates: list[tuple[str, str]] = []
     if len(parts) >= 3:
         candidates.append((f"{parts[0]}::{parts[1]}", parts[2]))

@@ -105,6 +105,12 @@ def load_prototypes(path: str | Path) -> list[Prototype]:
             f"prototype file {path} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}. "
             "Fix the file; msOpGen needs the same JSON."
         ) from exc
+    except UnicodeDecodeError as exc:
+        raise PrototypeError(
+            f"prototype file {path} is not a text file (byte {exc.start} is not UTF-8). Pass the msOpGen JSON file of the op."
+        ) from exc
+    except OSError as exc:
+        raise PrototypeError(f"prototype file {path} cannot be read ({exc.strerror or exc}). Check the path and its permissions.") from exc
     entries = data if isinstance(data, list) else [data]
     return [_prototype_of(entry, f"{path}[{i}]") for i, entry in enumerate(entries)]
 

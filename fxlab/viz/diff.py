@@ -11,6 +11,7 @@ from rich.text import Text
 
 from fxlab.diff.fx_diff import LineGroup, NodeChange, NodeRef, StageDiff
 from fxlab.diff.trace_diff import GraphDiff, TraceDiff
+from fxlab.viz.safe_text import plain, visible
 from fxlab.viz.trace_views import relative_paths
 
 MARKS = {"same": ("=", "dim"), "changed": ("~", "yellow"), "added": ("+", "green"), "removed": ("-", "red")}
@@ -34,9 +35,9 @@ UNCHANGED_NAMES_SHOWN = 6
 def trace_diff_view(diff: TraceDiff) -> RenderableType:
     """Every graph's diff, then the notes and a closing verdict."""
     parts: list[RenderableType] = [graph_diff_view(g) for g in diff.graphs]
-    parts += [Text(f"note: {relative_paths(note)}", style="dim") for note in diff.notes]
+    parts += [plain(f"note: {relative_paths(note)}", style="dim") for note in diff.notes]
     verdict = "no differences" if diff.identical else "differences found (above)"
-    parts.append(Text.assemble((f"{diff.left_label} → {diff.right_label}: ", "bold"), (verdict, "green" if diff.identical else "yellow")))
+    parts.append(Text.assemble((visible(f"{diff.left_label} → {diff.right_label}: "), "bold"), (visible(verdict), "green" if diff.identical else "yellow")))
     return Group(*parts)
 
 
@@ -47,7 +48,7 @@ def graph_diff_view(diff: GraphDiff) -> RenderableType:
         return stage_diff_view(diff.fx, title)
     if diff.ir is not None:
         return ir_diff_view(diff.ir, title)
-    return Text(f"{title}{diff.left_stage} → {diff.right_stage}: {diff.missing}", style="yellow")
+    return plain(f"{title}{diff.left_stage} → {diff.right_stage}: {diff.missing}", style="yellow")
 
 
 # -- FX stages ------------------------------------------------------------------------------
@@ -69,7 +70,7 @@ def stage_diff_view(diff: StageDiff, title: str = "graph 0 · ") -> RenderableTy
 
 def _stage_header(diff: StageDiff, title: str) -> Text:
     counts = diff.summary()
-    head = Text(f"{title}{diff.left_label} → {diff.right_label}: ", style="bold blue")
+    head = plain(f"{title}{diff.left_label} → {diff.right_label}: ", style="bold blue")
     head.append(f"{counts['changed']} changed, {counts['added']} added, {counts['removed']} removed, {counts['same']} same")
     words = [f"{counts[code]} {text}" for code, text in CHANGE_WORDS.items() if counts.get(code)]
     if words:
@@ -81,16 +82,16 @@ def _stage_header(diff: StageDiff, title: str) -> Text:
 
 def _line_header(group: LineGroup) -> Text:
     where = relative_paths(group.location) if group.location else "(no source line)"
-    text = Text(f"  {where}", style="bold cyan")
+    text = plain(f"  {where}", style="bold cyan")
     if group.code:
-        text.append(f"  {group.code}", style="cyan")
+        text.append(visible(f"  {group.code}"), style="cyan")
     return text
 
 
 def _unchanged_line(group: LineGroup) -> Text:
     names = [e.left.name for e in group.entries if e.left is not None]
     shown = ", ".join(names[:UNCHANGED_NAMES_SHOWN]) + (", …" if len(names) > UNCHANGED_NAMES_SHOWN else "")
-    return Text(f"    = {len(names)} unchanged: {shown}", style="dim")
+    return plain(f"    = {len(names)} unchanged: {shown}", style="dim")
 
 
 def _left_width(entries: Sequence[NodeChange]) -> int:
@@ -105,13 +106,13 @@ def _group_lines(group: LineGroup, width: int) -> Text:
         mark, style = MARKS[entry.kind]
         text.append(f"    {mark}  ", style=style)
         left = _node_label(entry.left)
-        text.append(left.ljust(width) if entry.right else left, style=style)
+        text.append(visible(left.ljust(width) if entry.right else left), style=style)
         if entry.right:
             text.append("  →  " if entry.left else "     ", style="dim")
-            text.append(_node_label(entry.right), style=style)
+            text.append(visible(_node_label(entry.right)), style=style)
         text.append("\n")
         for line, line_style in _change_lines(entry):
-            text.append(f"         {line}\n", style=line_style)
+            text.append(visible(f"         {line}") + "\n", style=line_style)
     text.rstrip()
     return text
 
@@ -143,9 +144,9 @@ def _input_output_lines(diff: StageDiff) -> list[Text]:
         if entry.kind != "same":
             detail = "; ".join(c.detail for c in entry.changes) or entry.kind
             name = (entry.left or entry.right).name  # type: ignore[union-attr]
-            lines.append(Text(f"  graph input {index} ({name}): {detail}", style=MARKS[entry.kind][1]))
+            lines.append(plain(f"  graph input {index} ({name}): {detail}", style=MARKS[entry.kind][1]))
     if not diff.outputs_same:
-        lines.append(Text(f"  graph outputs: ({diff.outputs[0]}) → ({diff.outputs[1]})", style="yellow"))
+        lines.append(plain(f"  graph outputs: ({diff.outputs[0]}) → ({diff.outputs[1]})", style="yellow"))
     return lines
 
 
@@ -154,7 +155,7 @@ def ir_diff_view(diff: Any, title: str = "graph 0 · ") -> RenderableType:
     """An :class:`~fxlab.diff.ir_diff.IrDiff`: per FX node, the GE ops on each side and
     every op that differs; FX nodes whose ops all agree are counted, not listed."""
     counts = diff.summary()
-    head = Text(f"{title}{diff.left_label} → {diff.right_label}: ", style="bold blue")
+    head = plain(f"{title}{diff.left_label} → {diff.right_label}: ", style="bold blue")
     head.append(
         f"{counts['same']} GE ops same, {counts['changed']} changed, {counts['only_left']} only in {diff.left_label}, "
         f"{counts['only_right']} only in {diff.right_label}; {counts['nodes_differing']} FX node(s) differ"
@@ -168,15 +169,15 @@ def ir_diff_view(diff: Any, title: str = "graph 0 · ") -> RenderableType:
             parts.append(_ir_node_view(node, diff.left_label, diff.right_label))
     if same_nodes:
         shown = ", ".join(same_nodes[:UNCHANGED_NAMES_SHOWN]) + (", …" if len(same_nodes) > UNCHANGED_NAMES_SHOWN else "")
-        parts.append(Text(f"  = {len(same_nodes)} FX node(s) convert alike: {shown}", style="dim"))
+        parts.append(plain(f"  = {len(same_nodes)} FX node(s) convert alike: {shown}", style="dim"))
     parts += _ir_graph_lines(diff)
     parts.append(Text(""))
     return Group(*parts)
 
 
 def _ir_node_view(node: Any, left_label: str, right_label: str) -> RenderableType:
-    header = Text(f"  {node.fx_node}", style="bold cyan")
-    header.append(f"  {left_label}: {' '.join(node.left_types) or '-'}  |  {right_label}: {' '.join(node.right_types) or '-'}", style="cyan")
+    header = plain(f"  {node.fx_node}", style="bold cyan")
+    header.append(visible(f"  {left_label}: {' '.join(node.left_types) or '-'}  |  {right_label}: {' '.join(node.right_types) or '-'}"), style="cyan")
     if node.moved:
         header.append("  (moved)", style="yellow")
     table = Table.grid(padding=(0, 2))
@@ -190,7 +191,7 @@ def _ir_node_view(node: Any, left_label: str, right_label: str) -> RenderableTyp
         mark, style = IR_MARKS[op.kind]
         left = _op_label(op.left, op.left_type)
         right = _op_label(op.right, op.right_type)
-        table.add_row(Text(f"    {mark}", style=style), Text(left, style=style), Text("→" if op.left and op.right else "", style="dim"), Text(right, style=style), _op_details(op))
+        table.add_row(plain(f"    {mark}", style=style), plain(left, style=style), Text("→" if op.left and op.right else "", style="dim"), plain(right, style=style), _op_details(op))
     return Group(header, table)
 
 
@@ -210,7 +211,7 @@ def _op_details(op: Any) -> Text:
     lines += [f"output {slot}: {_desc(a)} → {_desc(b)}" for slot, a, b in op.outputs]
     if op.moved:
         lines.append("runs at another place relative to the other ops")
-    return Text("\n".join(lines))
+    return plain("\n".join(lines))
 
 
 def _short(value: Any, limit: int = 80) -> str:
@@ -229,7 +230,7 @@ def _desc(value: Any) -> str:
 def _ir_graph_lines(diff: Any) -> list[Text]:
     lines = []
     if diff.outputs[0] != diff.outputs[1]:
-        lines.append(Text(f"  graph outputs: {diff.outputs[0]} → {diff.outputs[1]}", style="yellow"))
+        lines.append(plain(f"  graph outputs: {diff.outputs[0]} → {diff.outputs[1]}", style="yellow"))
     for key, (a, b) in diff.graph_attrs.items():
-        lines.append(Text(f"  graph attr {key}: {a} → {b}", style="yellow"))
+        lines.append(plain(f"  graph attr {key}: {a} → {b}", style="yellow"))
     return lines

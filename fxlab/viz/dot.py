@@ -24,6 +24,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 import torch.fx as fx
 
 from fxlab.capture.trace import GraphTrace, StageTrace, TensorMeta, Trace
+from fxlab.escape import visible
 from fxlab.ir.model import IrGraph, IrOp, TensorDesc
 from fxlab.viz.trace_views import KIND_STYLE
 
@@ -56,8 +57,9 @@ _HEADER = (
 
 
 def quote(text: str) -> str:
-    """A DOT double-quoted string; newlines become centred line breaks."""
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    """A DOT double-quoted string; newlines become centred line breaks, bidi and
+    control characters show as ``\\uXXXX`` (they would reorder the picture's text)."""
+    return '"' + visible(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def scope_colour(name: str) -> tuple[str, str]:

@@ -38,7 +38,7 @@ class LinesPanel:
         self.border_style = border_style
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        frame = console.render_lines(Panel(Text(""), title=self.title, title_align="left", border_style=self.border_style), options, pad=False)
+        frame = console.render_lines(Panel(Text(""), title=Text(self.title), title_align="left", border_style=self.border_style), options, pad=False)
         top, bottom = frame[0], frame[-1]
         border_row = frame[1]  # left border, padded empty body, right border
         left, right = border_row[0], border_row[-1]
@@ -66,7 +66,7 @@ class LinesPanel:
                 piece.append(line.tag, style=line.tag_style)
             text.append_text(piece)
             text.append("\n")
-        return Panel(text, title=self.title, title_align="left", border_style=self.border_style)
+        return Panel(text, title=Text(self.title), title_align="left", border_style=self.border_style)
 
 
 class _StyleCache(dict):  # type: ignore[type-arg]
@@ -180,7 +180,7 @@ class LinesTable:
 
     def rich_table(self) -> Table:
         """The same table through rich (for layouts this class does not handle)."""
-        table = Table(title=self.title, title_justify="left", expand=False)
+        table = Table(title=Text(self.title, style="table.title"), title_justify="left", expand=False)
         for header, style in zip(self.headers, self.column_styles):
             table.add_column(header, style=style or None)
         for row in self.rows:

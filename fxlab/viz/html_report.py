@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from fxlab.capture.trace import CheckResult, GraphTrace, StageTrace, Trace
+from fxlab.escape import visible
 from fxlab.ir.model import IrGraph, IrOp
 from fxlab.viz.dot import KIND_COLOURS, UNSUPPORTED_OP_TYPE, scope_attr_lines, trace_dots
 from fxlab.viz.trace_views import SCOPE_KEYS_SHOWN, STAGE_TITLES, relative_paths, scope_tag
@@ -66,7 +67,8 @@ def html_report(trace: Trace, pictures: bool | None = None) -> str:
 
 
 def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
+    # Bidi and control characters shown as \uXXXX: they would reorder what the page shows.
+    return html.escape(visible(str(value)), quote=True)
 
 
 def _base_name(path: str) -> str:

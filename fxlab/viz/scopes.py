@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+from fxlab.viz.safe_text import plain, visible
 from fxlab.viz.trace_views import relative_paths
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -28,7 +29,7 @@ def scope_tag(frames: Sequence[Mapping[str, Any]]) -> Text:
         for label, style in _frame_labels(attrs):
             if tag:
                 tag.append(" ")
-            tag.append(f"[{label}]", style=style)
+            tag.append(f"[{visible(label)}]", style=style)
     return tag
 
 
@@ -67,20 +68,20 @@ def _header(report: ScopeReport) -> Text:
         text.append("not given (core counts checked for sign and type only; pass --soc or --soc-ini)", style="dim")
     else:
         soc = report.soc
-        text.append(f"{soc.name}  AI Cores {soc.ai_core_cnt}, Vector Cores {soc.vector_core_cnt}  ({soc.source})")
+        text.append(visible(f"{soc.name}  AI Cores {soc.ai_core_cnt}, Vector Cores {soc.vector_core_cnt}  ({soc.source})"))
     text.append("\nGlobal core limit: ", style="bold")
     limit = report.global_limit
-    text.append(f"{limit.aicore}|{limit.vectorcore} from {limit.origin}" if limit else "none (ops use all cores unless limited)")
+    text.append(visible(f"{limit.aicore}|{limit.vectorcore} from {limit.origin}") if limit else "none (ops use all cores unless limited)")
     text.append(f"\nGraphs: {len(report.graphs)}, SuperKernel scopes: {len(report.super_kernels)}")
     return text
 
 
 def _super_kernel_table(scope: SuperKernelScope) -> Table:
     options = scope.options.text or "(defaults)"
-    title = Text.assemble(("SuperKernel ", "bold"), (scope.name, f"bold {_colour(scope.name)}"), f"  graph {scope.graph}")
+    title = Text.assemble(("SuperKernel ", "bold"), (visible(scope.name), f"bold {_colour(scope.name)}"), f"  graph {scope.graph}")
     if scope.stream:
-        title.append(f"  stream {scope.stream}")
-    title.append(f"  options: {options}", style="dim")
+        title.append(visible(f"  stream {scope.stream}"))
+    title.append(visible(f"  options: {options}"), style="dim")
     table = Table(title=title, title_justify="left", show_lines=False)
     for column in ("segment", "GE op", "type", "FX node", "source"):
         table.add_column(column)
@@ -89,11 +90,16 @@ def _super_kernel_table(scope: SuperKernelScope) -> Table:
         if isinstance(item, Segment):
             segment_no += 1
             for op in item.ops:
-                table.add_row(str(segment_no), op.name, op.type, op.fx_node or "", relative_paths(op.source or ""))
+                table.add_row(str(segment_no), *_op_cells(op), plain(relative_paths(op.source or "")))
         else:
-            table.add_row(Text("cut", style="bold red"), item.op.name, item.op.type, item.op.fx_node or "", Text(item.reason, style="red"))
+            table.add_row(Text("cut", style="bold red"), *_op_cells(item.op), plain(item.reason, style="red"))
     table.caption = _segments_caption(scope)
     return table
+
+
+def _op_cells(op: Any) -> tuple[Text, Text, Text]:
+    """An op's name, type and FX node: user text, shown as it is."""
+    return plain(op.name), plain(op.type), plain(op.fx_node or "")
 
 
 def _segments_caption(scope: SuperKernelScope) -> str:
@@ -109,7 +115,10 @@ def _core_limit_table(report: ScopeReport) -> Table:
         table.add_column(column)
     for row in report.core_limits:
         op_level = "|".join(row.op_level) if row.op_level else ""
-        table.add_row(str(row.graph), row.op.name, row.op.type, op_level, f"{row.aicore}|{row.vectorcore}", row.winner, relative_paths(row.op.source or row.op.fx_node or ""))
+        table.add_row(
+            str(row.graph), plain(row.op.name), plain(row.op.type), plain(op_level), plain(f"{row.aicore}|{row.vectorcore}"),
+            plain(row.winner), plain(relative_paths(row.op.source or row.op.fx_node or "")),
+        )
     if report.global_limit is not None:
         limit = report.global_limit
         table.caption = f"{report.ops_under_global_limit} other op(s) run with the global {limit.aicore}|{limit.vectorcore}"
@@ -125,7 +134,7 @@ def _findings(findings: Sequence[Finding]) -> Text:
             text.append("\n")
         text.append(f"{finding.severity}: ", style=_SEVERITY_STYLE.get(finding.severity, ""))
         text.append(f"[{finding.code}] ", style="dim")
-        text.append(finding.message)
+        text.append(visible(finding.message))
     return text
 
 

@@ -7,6 +7,7 @@ import os
 import re
 from typing import Any, Iterable
 
+from rich import box
 from rich.console import Group, RenderableType
 from rich.panel import Panel
 from rich.syntax import Syntax
@@ -15,6 +16,7 @@ from rich.text import Text
 
 from fxlab.capture.trace import GraphTrace, StageTrace, Trace
 from fxlab.viz.fast_lines import Cell, LinesPanel, LinesTable, StyledLine
+from fxlab.viz.safe_text import plain, visible
 
 KIND_STYLE = {
     "inplace": ("bold yellow", "in-place"),
@@ -40,7 +42,7 @@ def stage_view(graph: GraphTrace, stage: StageTrace, fast_from_lines: int = SYNT
     ``fast_from_lines`` lines on it is shown uncoloured through a cheaper renderable
     (highlighting and rich's per-line wrapping cost seconds on a large graph)."""
     marks = {n.name: n for n in stage.nodes if n.kind or n.scopes}
-    code = relative_paths(stage.code.rstrip())
+    code = visible(relative_paths(stage.code.rstrip()))
     title = f"graph {graph.index} · {stage.name}: {STAGE_TITLES.get(stage.name, stage.name)}"
     if code.count("\n") >= fast_from_lines:
         lines = [_styled_line(line, marks) for line in code.split("\n")]
@@ -55,7 +57,7 @@ def stage_view(graph: GraphTrace, stage: StageTrace, fast_from_lines: int = SYNT
             line.append(marked.tag, style=marked.tag_style)
         out.append_text(line)
         out.append("\n")
-    return Panel(out, title=title, title_align="left", border_style="blue")
+    return Panel(out, title=Text(title), title_align="left", border_style="blue")
 
 
 def _styled_line(line: str, marks: dict[str, Any]) -> StyledLine:
@@ -78,7 +80,7 @@ def relative_paths(text: str) -> str:
 
 def scope_tag(scope: dict[str, Any]) -> str:
     attrs = scope.get("attrs", scope)  # a scope frame from annotate_scopes, or bare attrs
-    shown = [f"{k.strip('_')}={v}" for k, v in attrs.items() if k in SCOPE_KEYS_SHOWN]
+    shown = [f"{k.strip('_')}={visible(str(v))}" for k, v in attrs.items() if k in SCOPE_KEYS_SHOWN]
     return "[" + ", ".join(shown) + "]" if shown else ""
 
 
@@ -93,15 +95,15 @@ def ir_view(graph: GraphTrace) -> RenderableType:
         return Text("")
     rows = []
     for fx_node, ops in _ops_by_fx_node(ir.ops):
-        labels = tuple(_op_label(op) for op in ops)
+        labels = tuple((visible(label), style) for label, style in map(_op_label, ops))
         words = tuple((f"{label}," if i < len(labels) - 1 else label, style) for i, (label, style) in enumerate(labels))
         attrs = sorted({f"{k}={op.attrs[k].value}" for op in ops for k in SCOPE_KEYS_SHOWN if k in op.attrs})
-        rows.append([Cell.plain(fx_node), Cell(words), _words(", ".join(attrs)), Cell.plain(_short_source(ops[0].source))])
+        rows.append([Cell.plain(visible(fx_node)), Cell(words), _words(visible(", ".join(attrs))), Cell.plain(visible(_short_source(ops[0].source)))])
     table = LinesTable(f"graph {graph.index} · ascend_ir: {len(ir.ops)} GE ops", IR_HEADERS, rows, IR_COLUMN_STYLES, wrap_column=1)
     summary = graph.ir_summary or {}
     if summary.get("assigns_to_outputs"):
         options = "; ".join(f"{k}={v!r}" for k, v in summary.get("ge_options", {}).items())
-        note = Text(
+        note = plain(
             f"{len(summary['assigns_to_outputs'])} Assign(s) into graph inputs became graph outputs "
             f"that GE writes into the inputs' memory ({options})",
             style="magenta",
@@ -131,14 +133,14 @@ def conversion_view(graph: GraphTrace) -> RenderableType:
         table.add_column(column, justify="right" if column == "count" else "left")
     for row in rows:
         status = row.status + (f": {row.messages[0]}" if row.messages and row.status in ("unsupported", "raised") else "")
-        table.add_row(row.target, str(row.count), Text(status, style=STATUS_STYLE.get(row.status, "")), _top(row.inputs), _top(row.outputs))
+        table.add_row(plain(row.target), str(row.count), plain(status, style=STATUS_STYLE.get(row.status, "")), _top(row.inputs), _top(row.outputs))
     return table
 
 
-def _top(signatures: dict[str, int]) -> str:
+def _top(signatures: dict[str, int]) -> Text:
     ordered = sorted(signatures.items(), key=lambda item: -item[1])
     shown = [f"{n}x {sig}" if len(ordered) > 1 else sig for sig, n in ordered[:2]]
-    return "\n".join(shown) + (f"\n(+{len(ordered) - 2} more)" if len(ordered) > 2 else "")
+    return plain("\n".join(shown) + (f"\n(+{len(ordered) - 2} more)" if len(ordered) > 2 else ""))
 
 
 def _op_label(op: Any) -> tuple[str, str]:
@@ -162,27 +164,43 @@ def _short_source(source: str | None) -> str:
     return f"{path.rsplit('/', 1)[-1]}:{line}"
 
 
+SUMMARY_HEADERS = {"ascend_ir": "ascend_ir\nGE ops"}
+
+
 def summary_view(trace: Trace) -> RenderableType:
-    """One screen: nodes per stage, in-place ops before vs after functionalization,
-    mutated inputs, graph breaks, and the eager checks."""
-    table = Table(title=f"fxlab trace · {trace.model}", title_justify="left")
+    """One screen: nodes per stage and in-place ops before vs after functionalization per
+    graph in a table of numbers only (it fits 80 columns with every stage), then each
+    graph's mutated inputs, rewrites and graph break as lines, and the eager checks."""
+    table = Table(title=plain(f"fxlab trace · {relative_paths(trace.model)}", style="table.title"), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("graph", justify="right")
     for stage in trace.stages:
-        table.add_column(f"{stage}\nnodes" if stage != "ascend_ir" else "ascend_ir\nGE ops", justify="right")
-    table.add_column("in-place ops\naten → functional", justify="center")
-    table.add_column("mutated inputs")
-    table.add_column("graph break")
+        table.add_column(SUMMARY_HEADERS.get(stage, f"{stage}\nnodes"), justify="right", no_wrap=True)
+    table.add_column("in-place ops\naten → func.", justify="center", no_wrap=True)
     for graph in trace.graphs:
-        table.add_row(str(graph.index), *_stage_counts(trace, graph), _inplace_change(graph), "\n".join(graph.mutated_inputs) or "-", _break(graph))
-    return Group(table, *_check_lines(trace))
+        table.add_row(str(graph.index), *_stage_counts(trace, graph), _inplace_change(graph))
+    details = [line for graph in trace.graphs for line in _graph_details(graph)]
+    return Group(table, *details, *_check_lines(trace))
 
 
-def _stage_counts(trace: Trace, graph: GraphTrace) -> list[str]:
+def _graph_details(graph: GraphTrace) -> list[Text]:
+    lines = []
+    functional = graph.stages.get("functional")
+    rewrites = [f"{functional.count(kind)} {label}" for kind, label in (("auto_functionalized", "auto_functionalized"), ("copy_epilogue", "copy_ epilogue(s)")) if functional is not None and functional.count(kind)]
+    if graph.mutated_inputs or rewrites:
+        written = f"inputs written in place: {', '.join(graph.mutated_inputs)}" if graph.mutated_inputs else "no input written in place"
+        lines.append(plain(f"graph {graph.index}: {written}" + (f" ({', '.join(rewrites)})" if rewrites else "")))
+    if graph.break_reason:
+        where = f" at {_short_source(graph.break_location)}" if graph.break_location else ""
+        lines.append(plain(f"graph {graph.index}: graph break{where}: {graph.break_reason.splitlines()[0]}", style="yellow"))
+    return lines
+
+
+def _stage_counts(trace: Trace, graph: GraphTrace) -> list[str | Text]:
     counts = []
     for stage in trace.stages:
         if stage == "ascend_ir":
             partial = graph.ir_summary and graph.ir_summary.get("partial")
-            counts.append(f"{len(graph.ir.ops)}{' [red](partial)[/]' if partial else ''}" if graph.ir else "-")
+            counts.append(Text.assemble(str(len(graph.ir.ops)), (" (partial)" if partial else "", "red")) if graph.ir else "-")
         else:
             counts.append(str(len(graph.stages[stage].call_nodes())) if stage in graph.stages else "-")
     return counts
@@ -193,23 +211,7 @@ def _inplace_change(graph: GraphTrace) -> str:
         s = graph.stages.get(stage)
         return str(s.count("inplace")) if s else "-"
 
-    functional = graph.stages.get("functional")
-    extra = ""
-    if functional is not None:
-        parts = []
-        if functional.count("auto_functionalized"):
-            parts.append(f"{functional.count('auto_functionalized')} auto_functionalized")
-        if functional.count("copy_epilogue"):
-            parts.append(f"{functional.count('copy_epilogue')} copy_ epilogue")
-        extra = f"\n({', '.join(parts)})" if parts else ""
-    return f"{count('aten')} → {count('functional')}{extra}"
-
-
-def _break(graph: GraphTrace) -> str:
-    if not graph.break_reason:
-        return "-"
-    reason = graph.break_reason.splitlines()[0]
-    return f"{reason}\nat {_short_source(graph.break_location)}" if graph.break_location else reason
+    return f"{count('aten')} → {count('functional')}"
 
 
 def _check_lines(trace: Trace) -> list[RenderableType]:
@@ -220,9 +222,9 @@ def _check_lines(trace: Trace) -> list[RenderableType]:
         lines.append(_verdict_line("Ascend IR on CPU vs compiled", trace.ir_check))
     for graph in trace.graphs:
         if graph.error:
-            lines.append(Text(f"graph {graph.index}: {graph.error}", style="yellow"))
+            lines.append(plain(f"graph {graph.index}: {graph.error}", style="yellow"))
     for note in trace.notes:
-        lines.append(Text(note, style="dim"))
+        lines.append(plain(note, style="dim"))
     status_style = {"ok": "bold green", "partial": "bold yellow"}.get(trace.status, "bold red")
     lines.append(Text.assemble(("status: ", ""), (trace.status, status_style)))
     return lines
@@ -230,7 +232,7 @@ def _check_lines(trace: Trace) -> list[RenderableType]:
 
 def _verdict_line(label: str, check: Any) -> Text:
     style = "bold red" if check.failed else ("yellow" if check.skipped or check.not_run else "green")
-    return Text.assemble((f"{label}: ", ""), (check.verdict, style))
+    return Text.assemble((f"{label}: ", ""), (visible(check.verdict), style))
 
 
 def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:

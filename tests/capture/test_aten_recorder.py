@@ -13,6 +13,7 @@ from torch.utils._python_dispatch import _get_current_dispatch_mode_stack
 from fxlab.capture import load_model
 from fxlab.capture.backend import CapturingBackend
 from fxlab.capture.stages import aten_stage
+from fxlab.capture.scope_frames import point_scope_markers_at_user_code
 from fxlab.compat.layer import compat_layer
 from tests.conftest import EXAMPLES
 
@@ -25,6 +26,7 @@ class _WithReference(CapturingBackend):
         self.references: list[fx.GraphModule] = []
 
     def __call__(self, gm: fx.GraphModule, example_inputs: Any) -> Any:
+        point_scope_markers_at_user_code(gm)  # the backend's first step: both traces start from it
         self.references.append(aten_stage(gm, example_inputs))
         return super().__call__(gm, example_inputs)
 

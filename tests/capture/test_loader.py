@@ -81,3 +81,15 @@ def test_non_tensor_inputs_rejected():
         normalize_inputs((torch.ones(1), 3), "m.py:model")
     with pytest.raises(ModelLoadError, match="example inputs are a str"):
         normalize_inputs("x", "m.py:model")
+
+
+def test_model_that_is_not_callable_is_bad_input(write_model):
+    with pytest.raises(ModelLoadError, match=r"`model` is a int, not something fxlab can call") as info:
+        load_model(write_model("model = 3\nexample_inputs = ()\n"))
+    assert info.value.exit_code == 2
+
+
+def test_entry_raising_system_exit_is_reported(write_model):
+    path = write_model("def get_model_and_inputs():\n    raise SystemExit(5)\n")
+    with pytest.raises(ModelLoadError, match=r"get_model_and_inputs\(\) raised SystemExit: 5 .*Fix get_model_and_inputs\(\)"):
+        load_model(path)

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
+from pathlib import Path
 
 import pytest
 
-from fxlab.capture.save import MANIFEST, load_trace, prepare_out_dir, save_trace, write_failed_manifest
+from fxlab.capture.save import MANIFEST, StagedTrace, load_trace, prepare_out_dir, save_trace, write_failed_manifest
 from fxlab.errors import OutputError
 
 
@@ -34,16 +37,111 @@ def test_names_are_deterministic(example_trace, tmp_path):
     assert (a / "graph_1" / "aten.json").read_bytes() == (b / "graph_1" / "aten.json").read_bytes()
 
 
-def test_stale_manifest_removed_and_failed_manifest_never_claims_success(tmp_path):
+def test_failed_manifest_never_claims_success(tmp_path):
     out = tmp_path / "t"
     out.mkdir()
-    (out / MANIFEST).write_text('{"status": "ok"}')
-    prepare_out_dir(out)
-    assert not (out / MANIFEST).exists()
     write_failed_manifest(out, "m.py", "boom")
     assert json.loads((out / MANIFEST).read_text())["status"] == "failed"
     with pytest.raises(OutputError, match="failed run: boom"):
         load_trace(out)
+
+
+def _tree(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _old_trace(folder):
+    """A saved trace of an earlier run, with a graph and a picture the new run will not have."""
+    (folder / "graph_1").mkdir(parents=True)
+    (folder / MANIFEST).write_text('{"status": "ok", "graphs": []}')
+    (folder / "graph_1" / "aten.json").write_text("{}")
+    (folder / "graph_1" / "aten.svg").write_text("<svg/>")
+    return _tree(folder)
+
+
+def test_staged_trace_replaces_the_whole_folder(example_trace, tmp_path):
+    out = tmp_path / "t"
+    _old_trace(out)
+    staged = StagedTrace(out)
+    assert staged.folder.parent == tmp_path and staged.folder.name.startswith(".t.fxlab-")
+    save_trace(example_trace("inplace_ops"), staged.folder)
+    assert (out / "graph_1").exists()  # nothing moves before publish
+    staged.publish()
+    assert sorted(p.name for p in out.iterdir()) == ["graph_0", MANIFEST]
+    assert json.loads((out / MANIFEST).read_text())["status"] == "ok"
+    assert [p.name for p in tmp_path.iterdir()] == ["t"]  # no staging or old folder left behind
+
+
+def test_abandoned_run_leaves_the_old_trace_untouched(tmp_path):
+    out = tmp_path / "t"
+    before = _old_trace(out)
+    staged = StagedTrace(out)
+    (staged.folder / MANIFEST).write_text("half written")
+    assert staged.abandon("m.py", "boom") == "kept"
+    assert _tree(out) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["t"]
+
+
+def test_abandoned_run_into_a_new_folder_says_it_failed(tmp_path):
+    staged = StagedTrace(tmp_path / "new")
+    assert staged.abandon("m.py", "interrupted") == "failed"
+    assert json.loads((tmp_path / "new" / MANIFEST).read_text())["error"] == "interrupted"
+
+
+def test_interrupted_between_the_moves_the_old_trace_is_put_back(tmp_path, monkeypatch):
+    out = tmp_path / "t"
+    before = _old_trace(out)
+    staged = StagedTrace(out)
+    (staged.folder / MANIFEST).write_text('{"status": "ok"}')
+    real_replace = os.replace
+
+    def interrupted(src, dst):
+        if Path(src) == staged.folder:
+            raise KeyboardInterrupt
+        return real_replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        staged.publish()
+    monkeypatch.setattr(os, "replace", real_replace)
+    assert staged.abandon("m.py", "interrupted") == "kept"
+    assert _tree(out) == before
+    assert [p.name for p in tmp_path.iterdir()] == ["t"]
+
+
+def test_a_folder_of_other_files_is_never_replaced(tmp_path):
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(OutputError, match=r"already holds files that are not a saved trace \(notes.txt\)"):
+        StagedTrace(tmp_path)
+
+
+@pytest.mark.parametrize("umask, file_mode, dir_mode", [(0o022, 0o644, 0o755), (0o077, 0o600, 0o700), (0o002, 0o664, 0o775)])
+def test_modes_follow_the_umask(example_trace, tmp_path, umask, file_mode, dir_mode):
+    old = os.umask(umask)
+    try:
+        staged = StagedTrace(tmp_path / "t")
+        save_trace(example_trace("inplace_ops"), staged.folder)
+        staged.publish()
+    finally:
+        os.umask(old)
+    out = tmp_path / "t"
+    assert stat.S_IMODE(out.stat().st_mode) == dir_mode
+    for path in out.rglob("*"):
+        assert stat.S_IMODE(path.stat().st_mode) == (dir_mode if path.is_dir() else file_mode), path
+
+
+def test_json_files_are_strict(tmp_path):
+    import math
+
+    from fxlab.capture.save import write_json
+
+    write_json(tmp_path / "m.json", {"diff": math.nan, "hi": math.inf, "lo": -math.inf, "c": 1 + 2j})
+
+    def refuse(constant):
+        raise ValueError(f"not JSON: {constant}")
+
+    data = json.loads((tmp_path / "m.json").read_text(), parse_constant=refuse)
+    assert data == {"diff": "NaN", "hi": "Infinity", "lo": "-Infinity", "c": [1.0, 2.0]}
 
 
 def test_out_pointing_at_a_file(tmp_path):

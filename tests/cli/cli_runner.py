@@ -19,3 +19,21 @@ def run_cli(*args: str, width: int = 160) -> tuple[int, str, str]:
             return result.exception.exit_code, result.stdout, str(result.exception)
         raise result.exception
     return result.exit_code, result.stdout, result.stderr
+
+
+def run_main(*args: str) -> tuple[int, str, str]:
+    """Run ``fxlab ARGS`` through ``main()``, as the console script does: errors are
+    printed (not returned), and any exception that escapes fails the caller's test."""
+    import contextlib
+    import io
+
+    from fxlab.cli.main import main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    return code, out.getvalue(), err.getvalue()

@@ -47,7 +47,7 @@ def saved_runs(tmp_path_factory) -> tuple[Path, Path]:
 def test_before_functionalize_as_json(capsys) -> None:
     code, out, _ = run(capsys, "diff", INPLACE, "--before-functionalize", "--json")
     data = json.loads(out)
-    assert code == 0 and (data["left"], data["right"], data["identical"]) == ("aten", "functional", False)
+    assert code == 1 and (data["left"], data["right"], data["identical"]) == ("aten", "functional", False)
     (graph,) = data["graphs"]
     assert graph["kind"] == "fx" and graph["graph"] == 0
     rewrites = [(l, r, c) for l, r, c in entries(graph) if c and c != ["inputs_changed"]]
@@ -71,7 +71,7 @@ def test_stage_pair_defaults_to_before_functionalize() -> None:
 
 def test_human_view_groups_by_source_line(capsys) -> None:
     code, out, _ = run(capsys, "diff", MY_INPLACE, "--from", "functional", "--to", "reinplaced")
-    assert code == 0
+    assert code == 1  # as diff(1): differences found
     assert "graph 0 · functional → reinplaced: 4 changed, 1 added, 2 removed, 2 same" in out
     headers = [line.strip().split("  ")[0] for line in out.splitlines() if line.startswith("  examples/")]
     assert headers == [f"examples/my_inplace.py:{n}" for n in (23, 24, 25, 26, 27)]
@@ -108,7 +108,7 @@ def test_an_edited_saved_trace_shows_the_edit(capsys, saved_runs, tmp_path) -> N
     ir_file.write_text(json.dumps(ir))
     code, out, _ = run(capsys, "diff", str(saved_runs[0]), str(edited), "--json", "--graph", "0")
     data = json.loads(out)
-    assert code == 0 and data["identical"] is False
+    assert code == 1 and data["identical"] is False
     by_stage = {g["left_stage"]: g for g in data["graphs"]}
     assert [s for s, g in by_stage.items() if not g["identical"]] == ["functional", "ascend_ir"]
     changed = [(l, r, c) for l, r, c in entries(by_stage["functional"]) if c]
@@ -151,7 +151,7 @@ def test_builtin_ir_against_torchair(capsys, write_model) -> None:
     model = str(write_model(SMALL_MODEL))
     code, out, _ = run(capsys, "diff", model, "--from", "ascend_ir", "--to", "ascend_ir:torchair", "--json")
     data = json.loads(out)
-    assert code == 0 and (data["left"], data["right"]) == ("ascend_ir", "ascend_ir:torchair")
+    assert code == 1 and (data["left"], data["right"]) == ("ascend_ir", "ascend_ir:torchair")
     (graph,) = data["graphs"]
     nodes = {n["fx_node"]: n for n in graph["diff"]["nodes"]}
     assert nodes["_softmax"]["left_types"] == nodes["_softmax"]["right_types"] == ["SoftmaxV2"]
@@ -161,9 +161,28 @@ def test_builtin_ir_against_torchair(capsys, write_model) -> None:
     assert "stood in" in notes and "GE compilation and fusion do not run" in notes
 
     code, out, _ = run(capsys, "diff", model, "--from", "ascend_ir:torchair", "--to", "ascend_ir")
-    assert code == 0 and "graph 0 · ascend_ir:torchair → ascend_ir:" in out
+    assert code == 1 and "graph 0 · ascend_ir:torchair → ascend_ir:" in out
     assert "t  ascend_ir:torchair: -  |  ascend_ir: Const Transpose" in out
     assert "note: GE compilation and fusion do not run" in " ".join(out.split())
+
+
+def test_one_model_in_two_checkouts_diffs_clean(capsys, tmp_path) -> None:
+    """Source files are compared relative to the model file: /a/model.py:21 and
+    /b/model.py:21 are the same line."""
+    runs = []
+    for checkout in ("a", "b"):
+        folder = tmp_path / checkout / "models"
+        folder.mkdir(parents=True)
+        (folder / "inplace_ops.py").write_text(Path(INPLACE).read_text())
+        with pytest.raises(SystemExit) as info:
+            main(["trace", str(folder / "inplace_ops.py"), "--out", str(tmp_path / f"run_{checkout}"), "--summary", "--stages", "aten,functional"])
+        assert info.value.code == 0
+        runs.append(str(tmp_path / f"run_{checkout}"))
+    capsys.readouterr()
+    code, out, err = run(capsys, "diff", *runs, "--json")
+    data = json.loads(out)
+    assert code == 0 and data["identical"] is True, err
+    assert any("model differs" in note for note in data["notes"])  # the paths do differ: said once
 
 
 # -- bad input: exit 2 with the cause and the fix ---------------------------------------------
@@ -190,11 +209,22 @@ def test_bad_saved_traces(capsys, tmp_path, saved_runs) -> None:
         folder.mkdir()
     write_failed_manifest(failed, "m.py", "the model raised")
     (corrupt / "manifest.json").write_text("{not json")
+    hostile = {"null": "null", "list": "[1]", "index": '{"graphs": [{"index": "../x", "stages": []}]}', "graphs": '{"graphs": 3}',
+               "binary": b"\xff\xfe\x00"}
+    for name, text in hostile.items():
+        (tmp_path / name).mkdir()
+        manifest = tmp_path / name / "manifest.json"
+        manifest.write_bytes(text) if isinstance(text, bytes) else manifest.write_text(text)
     good = str(saved_runs[0])
     cases = [
         ([good, str(empty)], "holds no saved trace (manifest.json is missing)"),
         ([str(failed), good], "is from a failed run: the model raised"),
         ([good, str(corrupt)], "is not a readable saved trace (JSONDecodeError"),
+        ([good, str(tmp_path / "null")], "manifest.json holds null, not the object `fxlab trace --out` writes"),
+        ([str(tmp_path / "list"), good], "manifest.json holds a JSON array, not the object"),
+        ([good, str(tmp_path / "index")], "graph index '../x' is not an integer"),
+        ([good, str(tmp_path / "graphs")], "is not a readable saved trace (TypeError"),
+        ([good, str(tmp_path / "binary")], "is not a readable saved trace (UnicodeDecodeError"),
         ([good, INPLACE], "is not a directory"),
         ([good, str(tmp_path / "absent")], "does not exist"),
         ([good], "is a directory: give a model file, or two saved trace directories"),
@@ -245,6 +275,6 @@ def test_plugin_and_entry_reach_the_capture(capsys, write_model) -> None:
     plugin = write_model(PLUGIN, "scale_plugin.py")
     model = write_model(PLUGIN_MODEL, "scale_model.py")
     code, out, _ = run(capsys, "diff", str(model), "--plugin", str(plugin), "--entry", "build", "--json")
-    assert code == 0
+    assert code == 1
     (graph,) = json.loads(out)["graphs"]
     assert entries(graph) == [("add", "add", []), ("scale_", "auto_functionalized_v2", ["auto_functionalized"])]

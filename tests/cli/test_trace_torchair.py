@@ -77,7 +77,7 @@ def test_custom_op_with_the_seed_plugin_converts_to_add_custom(torchair_path):
 def test_a_path_that_is_not_torchair_exits_2(tmp_path):
     code, _, message = run("trace", str(EXAMPLES / "my_op.py"), "--converter", "torchair", "--torchair-path", str(tmp_path))
     assert code == 2
-    assert "is not a TorchAir source tree" in message and "fetch_torchair.py" in message
+    assert "is not a TorchAir source tree" in message and "fxlab torchair fetch" in message
 
 
 def test_an_unknown_converter_name_exits_2():

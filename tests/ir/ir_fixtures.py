@@ -141,7 +141,7 @@ def torchair_pb2() -> ModuleType:
 
     root = os.environ.get("FXLAB_TORCHAIR_PATH") or cached_torchair()
     if not root:
-        pytest.skip("no TorchAir copy: set FXLAB_TORCHAIR_PATH or run `python .ci/fetch_torchair.py`")
+        pytest.skip("no TorchAir copy: set FXLAB_TORCHAIR_PATH or run `fxlab torchair fetch`")
     path = Path(root)
     if path.is_dir():
         path = path / "_ge_concrete_graph" / "ge_ir_by_protoc_3_19_pb2.py"

@@ -129,7 +129,7 @@ _ = ge.NetOutput([Reshape_49_0, ConcatV2_2_0, ConcatV2_3_0, ConcatV2_6_0, Concat
     assert text.count("\n") == 609 and text.count("## FX Code: ") == 183
 
 
-def test_a_constant_with_control_characters_is_written_as_its_literal() -> None:
+def test_a_constant_with_control_characters_is_written_as_an_escaped_literal() -> None:
     desc = TensorDesc("y", DataType.DT_FLOAT, (2,))
     ops = [
         IrOp("arg0_1", "Data", [], {"index": Attr(AttrKind.INT, 0)}, [], [desc], "arg0_1"),
@@ -138,7 +138,8 @@ def test_a_constant_with_control_characters_is_written_as_its_literal() -> None:
         IrOp("Mul_1", "Mul", ["Mul:0", "c:0"], {}, [desc, desc], [desc], "mul", "/m.py:1"),
     ]
     text = graph_to_py(IrGraph("g", ops))
-    assert "Mul_1_0 = ge.Mul(Mul_0, ge.Const('a\x00b\x01c', dtype=0), node_name=\"Mul_1\")" in text
+    assert 'Mul_1_0 = ge.Mul(Mul_0, ge.Const("a\\u0000b\\u0001c", dtype=0), node_name="Mul_1")' in text
+    compile(text, "ascend_ir.py", "exec")
 
 
 def test_unusual_ops_are_written_as_torchair_would() -> None:
@@ -169,3 +170,43 @@ def test_unusual_ops_are_written_as_torchair_would() -> None:
     assert 'Mul_2_0 = ge.Mul(Mul_0, dependencies=[arg0_1_0], node_name="Mul_2")' in text
     assert 'Split_a_0, Split_a_1 = ge.Split(Mul_2_0, None, num=2, node_name="Split/a")' in text
     assert "## FX Code: ghost\n" in text and "## FX Code: ghost_2" not in text
+
+
+HOSTILE = 'x")\nimport os; os.system("echo pwned")  # \u202e'
+
+
+def test_a_dump_of_hostile_names_compiles_and_calls_what_the_graph_holds() -> None:
+    """GE op names and types, attr keys and values, FX node names and source paths are
+    any strings: the dump stays a valid script that makes exactly the graph's calls."""
+    desc = TensorDesc("y", DataType.DT_FLOAT, (2,))
+    nan_const = {READABLE_VALUE: Attr(AttrKind.STR, "nan")}
+    ops = [
+        IrOp(f"in {HOSTILE}", "Data", [], {"index": Attr(AttrKind.INT, 0), "weird key!": Attr(AttrKind.STR, HOSTILE)}, [], [desc], "arg0_1"),
+        IrOp("c", "Const", [], nan_const, [], [desc], "mul"),
+        IrOp(HOSTILE, f"My{HOSTILE}Op", [f"in {HOSTILE}:0", "c:0"],
+             {"class": Attr(AttrKind.FLOAT, float("inf")), "s": Attr(AttrKind.LIST_STR, (HOSTILE,)), f"_private\n{HOSTILE}": Attr(AttrKind.STR, HOSTILE)},
+             [desc, desc], [desc, desc], f"node\n{HOSTILE}", f"/m\n{HOSTILE}.py:3"),
+        IrOp("if", "Add", [f"{HOSTILE}:1", f"{HOSTILE}:0"], {}, [desc, desc], [desc], "add", "/m.py:4"),
+        IrOp("NetOutput", "NetOutput", ["if:0"], {}, [desc], [], None),
+    ]
+    text = graph_to_py(IrGraph("g", ops))
+    assert "\u202e" not in text  # shown as \\u202e, in comments too
+    code = compile(text.replace(HEADER, ""), "ascend_ir.py", "exec")
+    calls = []
+
+    class Ge:
+        def __getattr__(self, op_type):
+            def call(*args, **kwargs):
+                calls.append((op_type, kwargs.get("node_name"), args, kwargs))
+                return (f"{op_type}-out", f"{op_type}-out2") if op_type.startswith("My") else f"{op_type}-out"
+            return call
+
+    # No import and no other builtin is reachable: injected code would fail, not run.
+    exec(code, {"__builtins__": {"float": float, "getattr": getattr, "complex": complex}, "ge": Ge(), "tensor": None})
+    assert [(t, n) for t, n, _, _ in calls] == [
+        ("Data", f"in {HOSTILE}"), ("Const", None), (f"My{HOSTILE}Op", HOSTILE), ("Add", "if"), ("NetOutput", None),
+    ]
+    data, const, mine, add = (c for c in calls[:4])
+    assert data[3]["weird key!"] == HOSTILE and str(const[2][0]) == "nan"
+    assert mine[2] == ("Data-out", "Const-out") and mine[3]["class"] == float("inf") and mine[3]["s"] == [HOSTILE]
+    assert add[2] == (f"My{HOSTILE}Op-out2", f"My{HOSTILE}Op-out")

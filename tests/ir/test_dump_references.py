@@ -103,13 +103,27 @@ def reference_model_def(graph: IrGraph) -> Any:
     return model
 
 
+def _strict(value: Any) -> str:
+    """Strict JSON as README says: non-finite floats as "Infinity" / "-Infinity" / "NaN"."""
+    def walk(v: Any) -> Any:
+        if isinstance(v, float) and not math.isfinite(v):
+            return "NaN" if math.isnan(v) else ("Infinity" if v > 0 else "-Infinity")
+        if isinstance(v, dict):
+            return {k: walk(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [walk(x) for x in v]
+        return v
+
+    return json.dumps(walk(value), ensure_ascii=False, allow_nan=False)
+
+
 def reference_json_text(graph: IrGraph) -> str:
-    """``ascend_ir.json`` as fxlab has always written it: the graph's head, then
-    ``json.dumps(op.to_json())`` one op per line."""
-    head = json.dumps({**graph.to_json(), "ops": None}, ensure_ascii=False)[: -len(', "ops": null}')]
+    """``ascend_ir.json`` as fxlab writes it: the graph's head, then ``json.dumps(op.to_json())``
+    (strict) one op per line."""
+    head = _strict({**graph.to_json(), "ops": None})[: -len(', "ops": null}')]
     if not graph.ops:
         return f'{head}, "ops": []}}\n'
-    body = ",\n".join(json.dumps(op.to_json(), ensure_ascii=False) for op in graph.ops)
+    body = ",\n".join(_strict(op.to_json()) for op in graph.ops)
     return f'{head}, "ops": [\n{body}\n]}}\n'
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ import torch
 from fxlab.capture.stages import functional_graph
 from fxlab.ir import dumps
 from fxlab.ir.dumps import IrFileError, graph_to_json_text, read_ir, write_ir_dumps
+from fxlab.ir.json_values import finite_json
 from fxlab.ir.model import Attr, AttrKind, IrGraph
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from tests.ir.ir_fixtures import every_kind_graph, two_layer_decoder
@@ -49,13 +51,28 @@ def test_read_ir_of_every_attr_kind(tmp_path: Path, name: str) -> None:
     assert read_ir(tmp_path / name) == graph
 
 
+def _not_json(constant: str) -> None:
+    raise ValueError(f"{constant} is not JSON")
+
+
+def test_non_finite_floats_are_strings_and_read_back_as_floats(tmp_path: Path) -> None:
+    graph = every_kind_graph()
+    graph.ops[1].set_attrs({"hi": Attr(AttrKind.FLOAT, math.inf), "nan": Attr(AttrKind.FLOAT, math.nan),
+                            "list": Attr(AttrKind.LIST_FLOAT, (-math.inf, 1.5))})
+    op = json.loads(graph_to_json_text(graph), parse_constant=_not_json)["ops"][1]
+    assert (op["attrs"]["hi"], op["attrs"]["nan"], op["attrs"]["list"]) == ("Infinity", "NaN", ["-Infinity", 1.5])
+    write_ir_dumps(graph, tmp_path)
+    back = read_ir(tmp_path / "ascend_ir.json").ops[1].attrs
+    assert back["hi"].value == math.inf and math.isnan(back["nan"].value) and back["list"].value == (-math.inf, 1.5)
+
+
 def test_json_text_is_ir_graph_to_json_one_op_per_line() -> None:
     graph = every_kind_graph()
     text = graph_to_json_text(graph)
-    assert json.loads(text) == graph.to_json()
+    assert json.loads(text, parse_constant=_not_json) == finite_json(graph.to_json())
     lines = text.splitlines()
     assert len(lines) == len(graph.ops) + 2
-    assert [json.loads(line.rstrip(",")) for line in lines[1:-1]] == [op.to_json() for op in graph.ops]
+    assert [json.loads(line.rstrip(",")) for line in lines[1:-1]] == [finite_json(op.to_json()) for op in graph.ops]
     assert json.loads(graph_to_json_text(IrGraph("empty"))) == IrGraph("empty").to_json()
 
 

@@ -215,3 +215,9 @@ def test_renders_svg_and_png_with_dot(tmp_path: Path) -> None:
         assert title in svg
     files, messages = graphviz_probe.render(fx_stage_dot(small_stage()), tmp_path / "stage.png", "png")
     assert messages is None and (tmp_path / "stage.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_quote_shows_bidi_and_control_characters_escaped():
+    from fxlab.viz.dot import quote
+
+    assert quote('a"b\\c\nd\u202ee\x1b') == '"a\\"b\\\\c\\nd\\\\u202ee\\\\u001b"'

@@ -75,3 +75,13 @@ def test_scopes_unsupported_ops_and_escaping(no_dot: None) -> None:
     scopes = page[page.index("<h3>scopes (functional stage)</h3>") :]
     assert "<td>SuperKernel s1<br>stream-fusion=1</td><td>2: add_, relu</td>" in scopes
     assert "<td>cores: aicore 8, vectorcore 16</td><td>1: relu</td><td>0</td>" in scopes
+
+
+def test_bidi_controls_in_names_are_shown_escaped(no_dot: None) -> None:
+    stage = small_stage()
+    stage.code = 'def forward(self, x):\n    y = x  # admin\u202e \u2066// check later\u2069\n    return y'
+    trace = Trace(model="m\u202egnp.py", entry="model", fxlab_version="0", torch_version="0", stages=["functional"],
+                  graphs=[GraphTrace(index=0, stages={"functional": stage})])
+    page = html_report(trace)
+    assert "\u202e" not in page and "\u2066" not in page
+    assert "admin\\u202e \\u2066// check later\\u2069" in page and "m\\u202egnp.py" in page

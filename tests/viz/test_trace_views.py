@@ -202,3 +202,16 @@ def test_every_view_fits_the_width_so_printing_need_not_crop(decoder_trace, exam
         for view in _every_view(trace, fast_from_lines):
             for color in (True, False):
                 assert render_uncropped(view, width, color) == render(view, width, color)
+
+
+@pytest.mark.parametrize("name", ["graph_break", "my_inplace", "llama_decoder"])
+def test_summary_fits_80_columns_without_cutting_a_header(example_trace, name):
+    text = ANSI.sub("", render(trace_views.summary_view(example_trace(name)), width=80, color=False))
+    assert "…" not in text
+    assert max(cell_len(line) for line in text.splitlines()) <= 80
+    for header in ("dynamo", "aten", "functional", "reinplaced", "ascend_ir", "GE ops", "in-place ops", "aten → func."):
+        assert header in text
+    if name == "my_inplace":
+        assert "graph 0: inputs written in place: arg0_1 (x), arg2_1 (state) (3 auto_functionalized, 2 copy_ epilogue(s))" in " ".join(text.split())
+    if name == "graph_break":
+        assert "graph 0: graph break at graph_break.py:19: Unsupported Tensor.item()" in " ".join(text.split())

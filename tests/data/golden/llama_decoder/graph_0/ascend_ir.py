@@ -198,7 +198,7 @@ RealDiv_0 = ge.RealDiv(Reshape_11_0, ge.Const(4.0, dtype=0), node_name="RealDiv"
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 55, in forward    scores = scores + torch.triu(torch.full((seq, seq), float("-inf")), diagonal=1)                                 ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 ## FX Code: full: torch.float32[8, 8]cpu = torch.ops.aten.full.default([8, 8], -inf, device=cpu, pin_memory=False)
-Fill_0 = ge.Fill(ge.Const([8, 8], dtype=9), ge.Const(-inf, dtype=0), node_name="Fill")
+Fill_0 = ge.Fill(ge.Const([8, 8], dtype=9), ge.Const(float("-inf"), dtype=0), node_name="Fill")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 55, in forward    scores = scores + torch.triu(torch.full((seq, seq), float("-inf")), diagonal=1)                      ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 ## FX Code: triu: torch.float32[8, 8]cpu = torch.ops.aten.triu.default(full: torch.float32[8, 8]cpu, 1)
@@ -463,7 +463,7 @@ RealDiv_1_0 = ge.RealDiv(Reshape_35_0, ge.Const(4.0, dtype=0), node_name="RealDi
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 55, in forward    scores = scores + torch.triu(torch.full((seq, seq), float("-inf")), diagonal=1)                                 ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 ## FX Code: full_1: torch.float32[8, 8]cpu = torch.ops.aten.full.default([8, 8], -inf, device=cpu, pin_memory=False)
-Fill_1_0 = ge.Fill(ge.Const([8, 8], dtype=9), ge.Const(-inf, dtype=0), node_name="Fill_1")
+Fill_1_0 = ge.Fill(ge.Const([8, 8], dtype=9), ge.Const(float("-inf"), dtype=0), node_name="Fill_1")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 55, in forward    scores = scores + torch.triu(torch.full((seq, seq), float("-inf")), diagonal=1)                      ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 ## FX Code: triu_1: torch.float32[8, 8]cpu = torch.ops.aten.triu.default(full_1: torch.float32[8, 8]cpu, 1)

@@ -1,0 +1,46 @@
+"""Scope markers point at the user's ``with`` line in every stage."""
+from __future__ import annotations
+
+import fxlab.scope
+from fxlab.capture.scope_frames import trimmed_stack_trace
+
+USER = '  File "/home/u/model.py", line 27, in forward\n    with torchair.scope.super_kernel("mlp"):\n'
+
+
+def test_library_frames_at_the_end_are_dropped():
+    fxlab_frame = f'  File "{fxlab.scope.__file__}", line 122, in __enter__\n    torch.ops.air.scope_enter(keys, values)\n'
+    torchair_frame = '  File "/site/torchair/scope/_scope_attr.py", line 40, in __enter__\n    torch.ops.air.scope_enter(k, v)\n'
+    assert trimmed_stack_trace(USER + fxlab_frame) == USER
+    assert trimmed_stack_trace(USER + torchair_frame + fxlab_frame) == USER
+    assert trimmed_stack_trace(USER) == USER
+    assert trimmed_stack_trace(fxlab_frame) == fxlab_frame  # nothing of the user's to point at
+
+
+SCOPED_MODEL = """
+import torch
+from fxlab import scope
+
+
+def model(x):
+    with scope.super_kernel("sk"):
+        with scope.limit_core_num(8, 16):
+            y = x.relu()
+    return y * 2
+
+
+example_inputs = (torch.randn(2, 3),)
+"""
+
+
+def test_every_stage_names_the_with_line(write_model):
+    from fxlab.capture import capture_trace, load_model
+
+    trace = capture_trace(load_model(write_model(SCOPED_MODEL)))
+    for stage in trace.graphs[0].stages.values():
+        markers = [n for n in stage.nodes if "scope_enter" in n.target or "scope_exit" in n.target]
+        assert [(n.provenance.line, n.provenance.code) for n in markers] == [
+            (7, 'with scope.super_kernel("sk"):'), (8, "with scope.limit_core_num(8, 16):"),
+            (8, "with scope.limit_core_num(8, 16):"), (7, 'with scope.super_kernel("sk"):'),
+        ], stage.name
+        assert all(n.provenance.file.endswith("model.py") for n in markers)
+        assert "fxlab/scope.py" not in stage.code
