@@ -41,6 +41,7 @@ def trace_command(
     html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML report of the trace to this file."),
     converter: str = typer.Option("builtin", "--converter", help="Who builds the ascend_ir stage: builtin (fxlab's converters) or torchair (TorchAir's own code path: the real torchair when importable, else a copy of its sources, see --torchair-path)."),
     torchair_path: Optional[Path] = typer.Option(None, "--torchair-path", help="TorchAir sources to load for --converter torchair: a torch_npu wheel's torch_npu/dynamo/torchair folder or a TorchAir checkout's python/ folder (default: $FXLAB_TORCHAIR_PATH, the installed torchair, or .cache/torchair/)."),
+    soc: str = typer.Option("Ascend910B2", "--soc", help="The SoC the stand-in NPU machine reports to TorchAir's converters for --converter torchair (some converters branch on it; default: Ascend910B2, an Atlas A2 part)."),
 ) -> None:
     from fxlab.capture.save import prepare_out_dir, save_trace, write_failed_manifest
     from fxlab.errors import FxlabError
@@ -53,7 +54,7 @@ def trace_command(
         check_format(graphviz)
     out_dir = prepare_out_dir(out) if out is not None else None
     try:
-        with ascend_ir_converter(converter, torchair_path) as convert:
+        with ascend_ir_converter(converter, torchair_path, soc) as convert:
             _, trace = capture_model(model, entry, plugin, wanted, verify=verify if convert is None else bool(verify), converter=convert)
     except FxlabError as exc:
         if out_dir is not None:
@@ -94,7 +95,7 @@ def _write_extras(trace: Any, graphviz: Optional[str], html: Optional[Path], out
 
 
 @contextlib.contextmanager
-def ascend_ir_converter(name: str, torchair_path: Optional[Path]) -> Iterator[Optional[Callable[..., Any]]]:
+def ascend_ir_converter(name: str, torchair_path: Optional[Path], soc: str = "Ascend910B2") -> Iterator[Optional[Callable[..., Any]]]:
     """``None`` for fxlab's built-in conversion; for ``torchair``, TorchAir's own
     conversion with its session held open for the whole capture."""
     from fxlab.errors import UsageError
@@ -115,7 +116,7 @@ def ascend_ir_converter(name: str, torchair_path: Optional[Path]) -> Iterator[Op
         for line in condensed_failures(report.module_failures + report.registration_failures):
             console.warn(line)
         loaded_before = len(report.module_failures)
-        yield lambda gm, graph_name: run_torchair_conversion(gm, graph_name, torchair)
+        yield lambda gm, graph_name: run_torchair_conversion(gm, graph_name, torchair, soc=soc)
         # TorchAir imports some converter modules only when it first converts.
         for line in condensed_failures(report.module_failures[loaded_before:]):
             console.warn(line)
