@@ -93,20 +93,33 @@ def _build_graph_trace(captured: CapturedGraph, stages: Sequence[str], converter
             modules["reinplaced"] = reinplace(modules["functional"])[0]
         except Exception as exc:  # noqa: BLE001 - the other stages stay useful
             graph.error = f"reinplaced stage: {type(exc).__name__}: {exc}"
+    if "functional" in modules:
+        cache_sources(modules["functional"])  # the converter reads them (pre_ge copies them)
+    if ("pre_ge" in stages or "ascend_ir" in stages) and "functional" in modules:
+        _pre_ge(graph, modules)
     for module in modules.values():
         for analysis in STAGE_ANALYSES:
             analysis(module)
-    if "ascend_ir" in stages and "functional" in modules:
+    if "ascend_ir" in stages and "pre_ge" in modules:
         say(f"converting graph {captured.index} to Ascend IR")
-        cache_sources(modules["functional"])  # the converter reads them
-        _convert(graph, modules["functional"], converter)
+        # TorchAir's own conversion runs its own passes, from the functional graph.
+        _convert(graph, modules["pre_ge"] if converter is None else modules["functional"], converter)
     ge_ops = graph.ir.ops_by_fx_node() if graph.ir is not None else None
     for name in STAGES:
         if name in stages and name in modules:
-            graph.stages[name] = stage_from_module(name, modules[name], ge_ops if name == "functional" else None)
+            graph.stages[name] = stage_from_module(name, modules[name], ge_ops if name in ("functional", "pre_ge") else None)
     graph.modules = modules
     graph.mutated_inputs = _mutated_inputs(modules)
     return graph
+
+
+def _pre_ge(graph: GraphTrace, modules: dict[str, fx.GraphModule]) -> None:
+    """The ``pre_ge`` module: the functional graph after TorchAir's passes before
+    conversion, and what each pass did."""
+    from fxlab.passes.pre_ge import pre_ge_graph
+
+    modules["pre_ge"], records = pre_ge_graph(modules["functional"])
+    graph.pre_ge_passes = [record.to_json() for record in records]
 
 
 def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Any) -> None:

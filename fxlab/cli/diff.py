@@ -13,7 +13,7 @@ from fxlab.cli.common import EntryOpt, PluginOpt, capture_model
 from fxlab.cli.main import app
 from fxlab.errors import FxlabError, UsageError
 
-FX_STAGES = ("dynamo", "aten", "functional", "reinplaced")
+FX_STAGES = ("dynamo", "aten", "functional", "reinplaced", "pre_ge")
 IR_STAGES = ("ascend_ir", "ascend_ir:torchair")
 TORCHAIR_STAGE = "ascend_ir:torchair"
 

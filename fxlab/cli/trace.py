@@ -132,6 +132,8 @@ def _print_views(trace, trace_views, summary_only: bool) -> None:  # type: ignor
             for graph in trace.graphs:
                 for stage in graph.stages.values():
                     out.print(trace_views.stage_view(graph, stage), crop=False)
+                    if stage.name == "pre_ge" and graph.pre_ge_passes:
+                        out.print(trace_views.pre_ge_passes_view(graph), crop=False)
                 if graph.ir is not None:
                     out.print(trace_views.ir_view(graph), crop=False)
                     out.print(trace_views.conversion_view(graph), crop=False)

@@ -452,4 +452,17 @@ def convert_to_ascend_ir(gm: fx.GraphModule, name: str = "graph", registry: Conv
     with repeated layers)."""
     from fxlab.passes import converters  # noqa: F401 - registers fxlab's converters
 
-    return AscendIrConverter(gm, name, registry, replay=replay).run()
+    result = AscendIrConverter(gm, name, registry, replay=replay).run()
+    _ops_to_their_owners(gm, result.graph)
+    return result
+
+
+def _ops_to_their_owners(gm: fx.GraphModule, graph: IrGraph) -> None:
+    """Ops of nodes a pass made on behalf of another (``meta["fxlab.ge_owner"]``: views
+    rebuilt for their reader) belong to that node, as in TorchAir's conversion."""
+    owners = {n.name: n.meta["fxlab.ge_owner"] for n in gm.graph.nodes if "fxlab.ge_owner" in n.meta}
+    if owners:
+        for op in graph.ops:
+            owner = owners.get(op.fx_node)  # type: ignore[arg-type]
+            if owner is not None:
+                op.fx_node = owner

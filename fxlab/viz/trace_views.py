@@ -26,8 +26,9 @@ SCOPE_KEYS_SHOWN = ("_super_kernel_scope", "_op_aicore_num", "_op_vectorcore_num
 STAGE_TITLES = {
     "dynamo": "Dynamo graph (torch level)",
     "aten": "ATen graph before functionalization",
-    "functional": "ATen graph after functionalization (what TorchAir converts)",
+    "functional": "ATen graph after functionalization (what TorchAir's passes start from)",
     "reinplaced": "after re-inplacing (the aclgraph path)",
+    "pre_ge": "after TorchAir's passes before conversion (what its converters walk)",
 }
 
 # Stages longer than this are shown without syntax colouring (highlighting is slow).
@@ -56,6 +57,24 @@ def stage_view(graph: GraphTrace, stage: StageTrace, fast_from_lines: int = SYNT
         out.append_text(line)
         out.append("\n")
     return Panel(out, title=title, title_align="left", border_style="blue")
+
+
+def pre_ge_passes_view(graph: GraphTrace, shown_names: int = 6) -> Text:
+    """What each of TorchAir's passes before conversion did to ``graph``, in order."""
+    out = Text(f"graph {graph.index} · TorchAir's passes before conversion, in its order:\n")
+    for record in graph.pre_ge_passes:
+        out.append(f"  {record['pass']}: ", style="bold")
+        if not record["changed"]:
+            out.append("no change\n", style="dim")
+            continue
+        parts = []
+        for sign, key in (("-", "removed"), ("+", "added")):
+            names = record[key]
+            if names:
+                more = f", ... ({len(names)})" if len(names) > shown_names else ""
+                parts.append(f"{sign}{len(names)} node(s) ({', '.join(names[:shown_names])}{more})")
+        out.append(("; ".join(parts) or "changed nodes in place") + "\n")
+    return out
 
 
 def _styled_line(line: str, marks: dict[str, Any]) -> StyledLine:
