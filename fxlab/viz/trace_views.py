@@ -26,7 +26,7 @@ SCOPE_KEYS_SHOWN = ("_super_kernel_scope", "_op_aicore_num", "_op_vectorcore_num
 STAGE_TITLES = {
     "dynamo": "Dynamo graph (torch level)",
     "aten": "ATen graph before functionalization",
-    "functional": "ATen graph after functionalization (what TorchAir's passes start from)",
+    "functional": "ATen graph after functionalization (what TorchAir converts)",
     "reinplaced": "after re-inplacing (the aclgraph path)",
     "pre_ge": "after TorchAir's passes before conversion (what its converters walk)",
 }
