@@ -41,6 +41,7 @@ def trace_command(
     html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML report of the trace to this file."),
     converter: str = typer.Option("builtin", "--converter", help="Who builds the ascend_ir stage: builtin (fxlab's converters) or torchair (TorchAir's own code path: the real torchair when importable, else a copy of its sources, see --torchair-path)."),
     torchair_path: Optional[Path] = typer.Option(None, "--torchair-path", help="TorchAir sources to load for --converter torchair: a torch_npu wheel's torch_npu/dynamo/torchair folder or a TorchAir checkout's python/ folder (default: $FXLAB_TORCHAIR_PATH, the installed torchair, or .cache/torchair/)."),
+    convert_refused: bool = typer.Option(False, "--convert-refused", help="Let the built-in conversion convert ops TorchAir fails on (its converter only raises, or it has none) with fxlab's own converters; without it they are marked refused and the trace is partial."),
     soc: str = typer.Option("Ascend910B2", "--soc", help="The SoC the stand-in NPU machine reports to TorchAir's converters for --converter torchair (some converters branch on it; default: Ascend910B2, an Atlas A2 part)."),
 ) -> None:
     from fxlab.capture.save import prepare_out_dir, save_trace, write_failed_manifest
@@ -55,7 +56,7 @@ def trace_command(
     out_dir = prepare_out_dir(out) if out is not None else None
     try:
         with ascend_ir_converter(converter, torchair_path, soc) as convert:
-            _, trace = capture_model(model, entry, plugin, wanted, verify=verify if convert is None else bool(verify), converter=convert)
+            _, trace = capture_model(model, entry, plugin, wanted, verify=verify if convert is None else bool(verify), converter=convert, convert_refused=convert_refused)
     except FxlabError as exc:
         if out_dir is not None:
             write_failed_manifest(out_dir, str(model), str(exc))

@@ -37,7 +37,7 @@ from fxlab.compat.torchair_loader import LoadedTorchAir, locate_torchair, torcha
 from fxlab.compat.torchair_versions import read_torchair_version, release_of
 from fxlab.errors import FxlabError
 from fxlab.ir.model import Attr, AttrKind, IrGraph
-from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, NodeConversion, Status, node_source
+from fxlab.passes.convert_to_ascend_ir import FAILED_STATUSES, UNSUPPORTED_OP_TYPE, NodeConversion, Status, node_source
 
 ENV_VAR = "FXLAB_TORCHAIR_PATH"
 CACHE_DIR = Path(".cache") / "torchair"
@@ -67,7 +67,7 @@ class TorchAirConversion:
 
     @property
     def partial(self) -> bool:
-        return any(n.status in (Status.UNSUPPORTED, Status.RAISED) for n in self.nodes)
+        return any(n.status in FAILED_STATUSES for n in self.nodes)
 
 
 # -- finding TorchAir ----------------------------------------------------------------------
@@ -246,7 +246,7 @@ def _record_reuse_options(ir: IrGraph, options: dict[str, Any]) -> None:
 def _mark_placeholders(ir: IrGraph, records: list[NodeConversion]) -> None:
     """TorchAir's mock ops for nodes it could not convert get fxlab's placeholder type,
     so every view treats both conversions' gaps alike."""
-    reasons = {op: r for r in records if r.status in (Status.UNSUPPORTED, Status.RAISED) for op in r.ge_ops}
+    reasons = {op: r for r in records if r.status in FAILED_STATUSES for op in r.ge_ops}
     for op in ir.ops:
         record = reasons.get(op.name)
         if record is not None:

@@ -133,7 +133,7 @@ def _words(text: str) -> Cell:
     return Cell(tuple((word, "") for word in text.split(" ") if word))
 
 
-STATUS_STYLE = {"converted": "green", "auto": "cyan", "marker": "dim", "unsupported": "bold red", "raised": "bold red"}
+STATUS_STYLE = {"converted": "green", "auto": "cyan", "marker": "dim", "unsupported": "bold red", "raised": "bold red", "refused": "bold red"}
 
 
 def conversion_view(graph: GraphTrace) -> RenderableType:
@@ -149,7 +149,7 @@ def conversion_view(graph: GraphTrace) -> RenderableType:
     for column in ("ATen op", "count", "status", "input signatures", "output signatures"):
         table.add_column(column, justify="right" if column == "count" else "left")
     for row in rows:
-        status = row.status + (f": {row.messages[0]}" if row.messages and row.status in ("unsupported", "raised") else "")
+        status = row.status + (f": {row.messages[0]}" if row.messages and row.status in ("unsupported", "raised", "refused") else "")
         table.add_row(row.target, str(row.count), Text(status, style=STATUS_STYLE.get(row.status, "")), _top(row.inputs), _top(row.outputs))
     return table
 
