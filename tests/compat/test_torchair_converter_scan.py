@@ -34,17 +34,17 @@ def test_counts_of_torchair_2_13_converters():
 def test_a_converter_that_only_raises_refuses_and_one_that_sometimes_raises_converts(tmp_path):
     source = tmp_path / "ops.py"
     source.write_text(
-        "@register_fx_node_ge_converter(torch.ops.aten.a.default)\\n"
-        "def a(x, meta_outputs=None):\\n"
-        '    """NB: aten::a(Tensor x) -> Tensor"""\\n'
-        '    raise NotImplementedError("a is not implemented!")\\n'
-        "\\n"
-        "@declare_supported([])\\n"
-        "@register_fx_node_ge_converter(getattr(torch.ops.aten.b, 'Tensor', None))\\n"
-        "def b(x, meta_outputs=None):\\n"
-        "    if x.rank > 4:\\n"
-        '        raise RuntimeError("too many dims")\\n'
-        "    return ge.Relu(x)\\n"
+        "@register_fx_node_ge_converter(torch.ops.aten.a.default)\n"
+        "def a(x, meta_outputs=None):\n"
+        '    """NB: aten::a(Tensor x) -> Tensor"""\n'
+        '    raise NotImplementedError("a is not implemented!")\n'
+        "\n"
+        "@declare_supported([])\n"
+        "@register_fx_node_ge_converter(getattr(torch.ops.aten.b, 'Tensor', None))\n"
+        "def b(x, meta_outputs=None):\n"
+        "    if x.rank > 4:\n"
+        '        raise RuntimeError("too many dims")\n'
+        "    return ge.Relu(x)\n"
     )
     found = scan_file(source, "ops.py")
     assert [(r.op, r.verdict, r.reason, r.where) for r in found] == [
