@@ -36,7 +36,8 @@ _PROVENANCE_KEYS = ("stack_trace", "nn_module_stack", "source_fn_stack", "from_n
 @dataclass(frozen=True)
 class ViewOf:
     """A skipped view: its base node, the base's shape, and the view as computed on a
-    contiguous tensor of the base's shape (a fake tensor)."""
+    contiguous tensor of the base's shape (a ``meta``-device tensor: only its shape and
+    strides matter, and meta kernels are many times cheaper than fake tensors)."""
 
     base: fx.Node
     base_shape: list[int]
@@ -132,16 +133,13 @@ class ViewOptimizer:
         if not isinstance(source, fx.Node) or not _static(val) or not _static(source.meta.get("val")):
             return None
         parent = self.views.get(source) or self._base_view(source)
-        with self._mode():
-            meta = node.target(parent.meta, *node.args[1:], **node.kwargs)
+        meta = node.target(parent.meta, *node.args[1:], **node.kwargs)
         return ViewOf(parent.base, parent.base_shape, meta)
 
     def _base_view(self, base: fx.Node) -> ViewOf:
         val = base.meta["val"]
         shape = list(val.shape)
-        strides = contiguous_strides(shape)
-        with self._mode():
-            meta = val if list(val.stride()) == strides else val.as_strided(shape, strides, 0)
+        meta = torch.empty_strided(shape, contiguous_strides(shape), dtype=val.dtype, device="meta")
         return ViewOf(base, shape, meta)
 
     def _mode(self) -> Any:
@@ -163,19 +161,24 @@ class ViewOptimizer:
         view = self.views[view_node]
         out = view.base
         steps = rebuild_steps(list(view.meta.shape), list(view.meta.stride()), view.base_shape)
-        for kind, values in steps:
-            out = self._add(reader, aten.reshape.default if kind == "reshape" else aten.permute.default, out, values)
-        if steps:
-            out.meta["val"] = view_node.meta["val"]  # what the view's readers expect
+        for i, (kind, values) in enumerate(steps):
+            last = i == len(steps) - 1
+            out = self._add(reader, aten.reshape.default if kind == "reshape" else aten.permute.default, out, values, view_node if last else None)
         self.rebuilt[view_node] = out
         return out
 
-    def _add(self, reader: fx.Node, target: Any, source: fx.Node, values: list[int]) -> fx.Node:
-        with self.graph.inserting_before(reader), self._mode():
+    def _add(self, reader: fx.Node, target: Any, source: fx.Node, values: list[int], view_node: fx.Node | None) -> fx.Node:
+        """A rebuilt step before ``reader``; the last step of a chain takes the view's own
+        value (what its readers expect), an inner one gets its value computed."""
+        with self.graph.inserting_before(reader):
             node = self.graph.call_function(target, (source, values))
-            node.meta.update({k: reader.meta[k] for k in _PROVENANCE_KEYS if k in reader.meta})
-            node.meta["val"] = target(source.meta["val"], values)
-            node.meta[GE_OWNER_KEY] = reader.name
+        node.meta.update({k: reader.meta[k] for k in _PROVENANCE_KEYS if k in reader.meta})
+        if view_node is not None:
+            node.meta["val"] = view_node.meta["val"]
+        else:
+            with self._mode():
+                node.meta["val"] = target(source.meta["val"], values)
+        node.meta[GE_OWNER_KEY] = reader.name
         return node
 
 
