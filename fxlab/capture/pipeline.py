@@ -43,12 +43,14 @@ def capture_trace(
     progress: Progress | None = None,
     verify: bool | None = None,
     converter: Callable[[fx.GraphModule, str], Any] | None = None,
+    convert_refused: bool = False,
 ) -> Trace:
     """Run ``loaded`` eagerly and compiled, and record ``stages`` for each graph.
 
     ``converter(gm, name)`` produces the ``ascend_ir`` stage (fxlab's built-in conversion
     by default); ``verify`` runs the IR on CPU against the compiled run (default: for
-    graphs up to :data:`VERIFY_NODE_LIMIT` nodes).
+    graphs up to :data:`VERIFY_NODE_LIMIT` nodes). ``convert_refused`` lets the built-in
+    conversion convert ops TorchAir fails on (they are marked ``refused`` otherwise).
     """
     stages = validate_stages(stages)
     say = progress or (lambda message: None)
@@ -70,7 +72,7 @@ def capture_trace(
         with frozen_heap():  # from here on, only the trace is added
             for captured in backend.graphs:
                 say(f"recording graph {captured.index} of {len(backend.graphs)}")
-                trace.graphs.append(_build_graph_trace(captured, stages, converter, say))
+                trace.graphs.append(_build_graph_trace(captured, stages, converter, say, convert_refused))
                 if captured.aten_retraced and "aten" in captured.modules:
                     trace.notes.append(f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced}).")
             _check_custom_ops(trace, recorder)
@@ -84,7 +86,7 @@ def _compile(fn: Callable[..., Any], backend: CapturingBackend) -> Callable[...,
     return torch.compile(fn, backend=backend, fullgraph=False)
 
 
-def _build_graph_trace(captured: CapturedGraph, stages: Sequence[str], converter: Any, say: Progress) -> GraphTrace:
+def _build_graph_trace(captured: CapturedGraph, stages: Sequence[str], converter: Any, say: Progress, convert_refused: bool = False) -> GraphTrace:
     graph = GraphTrace(index=captured.index, break_reason=captured.break_reason, break_location=captured.break_location, error=captured.error)
     modules = dict(captured.modules)
     if "reinplaced" in stages and "functional" in modules:
@@ -94,26 +96,39 @@ def _build_graph_trace(captured: CapturedGraph, stages: Sequence[str], converter
             modules["reinplaced"] = reinplace(modules["functional"])[0]
         except Exception as exc:  # noqa: BLE001 - the other stages stay useful
             graph.error = f"reinplaced stage: {type(exc).__name__}: {exc}"
+    if "functional" in modules:
+        cache_sources(modules["functional"])  # the converter reads them (pre_ge copies them)
+    if ("pre_ge" in stages or "ascend_ir" in stages) and "functional" in modules:
+        _pre_ge(graph, modules)
     for module in modules.values():
         for analysis in STAGE_ANALYSES:
             analysis(module)
-    if "ascend_ir" in stages and "functional" in modules:
+    if "ascend_ir" in stages and "pre_ge" in modules:
         say(f"converting graph {captured.index} to Ascend IR")
-        cache_sources(modules["functional"])  # the converter reads them
-        _convert(graph, modules["functional"], converter)
+        # TorchAir's own conversion runs its own passes, from the functional graph.
+        _convert(graph, modules["pre_ge"] if converter is None else modules["functional"], converter, convert_refused)
     ge_ops = graph.ir.ops_by_fx_node() if graph.ir is not None else None
     for name in STAGES:
         if name in stages and name in modules:
-            graph.stages[name] = stage_from_module(name, modules[name], ge_ops if name == "functional" else None)
+            graph.stages[name] = stage_from_module(name, modules[name], ge_ops if name in ("functional", "pre_ge") else None)
     graph.modules = modules
     graph.mutated_inputs = _mutated_inputs(modules)
     return graph
 
 
-def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Any) -> None:
+def _pre_ge(graph: GraphTrace, modules: dict[str, fx.GraphModule]) -> None:
+    """The ``pre_ge`` module: the functional graph after TorchAir's passes before
+    conversion, and what each pass did."""
+    from fxlab.passes.pre_ge import pre_ge_graph
+
+    modules["pre_ge"], records = pre_ge_graph(modules["functional"])
+    graph.pre_ge_passes = [record.to_json() for record in records]
+
+
+def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Any, convert_refused: bool = False) -> None:
     start = time.perf_counter()
     if converter is None:
-        result, reuse = _convert_builtin(functional, f"graph_{graph.index}")
+        result, reuse = _convert_builtin(functional, f"graph_{graph.index}", convert_refused)
     else:  # e.g. TorchAir's own conversion, which maps Assign to outputs itself
         result, reuse = converter(functional, f"graph_{graph.index}"), None
     graph.conversion = result
@@ -129,11 +144,11 @@ def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Any) -> N
     }
 
 
-def _convert_builtin(functional: fx.GraphModule, name: str) -> tuple[Any, Any]:
+def _convert_builtin(functional: fx.GraphModule, name: str, convert_refused: bool = False) -> tuple[Any, Any]:
     from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
     from fxlab.passes.output_reuse import map_assign_to_graph_output
 
-    result = convert_to_ascend_ir(functional, name)
+    result = convert_to_ascend_ir(functional, name, convert_refused=convert_refused)
     # As TorchAir before handing the graph to GE: Assign into a graph input becomes an
     # extra graph output that GE writes into the input's memory.
     return result, map_assign_to_graph_output(result.graph)

@@ -6,6 +6,8 @@
 ``functional``: what ``aot_module_simplified`` hands TorchAir's inference compiler, with
 TorchAir's choices (its decomposition table, ``keep_inference_input_mutations=True``).
 ``reinplaced``: built from ``functional`` by :mod:`fxlab.passes.reinplace`.
+``pre_ge``: ``functional`` after TorchAir's passes before conversion
+(:mod:`fxlab.passes.pre_ge`); the ``ascend_ir`` stage converts it.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import torch
 import torch.fx as fx
 
 
-STAGES = ("dynamo", "aten", "functional", "reinplaced")
+STAGES = ("dynamo", "aten", "functional", "reinplaced", "pre_ge")
 
 
 def torchair_decompositions() -> dict[Any, Callable[..., Any]]:

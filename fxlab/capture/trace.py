@@ -94,6 +94,8 @@ class GraphTrace:
     mutated_inputs: list[str] = field(default_factory=list)
     ir_summary: dict[str, Any] | None = None
     error: str | None = None
+    # TorchAir's passes before conversion, in order: {"pass", "changed", "removed", "added"}.
+    pre_ge_passes: list[dict[str, Any]] = field(default_factory=list)
     # Live objects, not serialized with the stages.
     modules: dict[str, fx.GraphModule] = field(default_factory=dict, repr=False, compare=False)
     ir: IrGraph | None = field(default=None, repr=False, compare=False)
@@ -181,6 +183,7 @@ def graph_to_json(graph: GraphTrace, with_stages: bool = True) -> dict[str, Any]
         "mutated_inputs": list(graph.mutated_inputs),
         "ir_summary": graph.ir_summary,
         "error": graph.error,
+        "pre_ge_passes": list(graph.pre_ge_passes),
         "stages": {name: stage_to_json(stage) for name, stage in graph.stages.items()} if with_stages else sorted(graph.stages),
         "ir": (graph.ir.to_json() if with_stages else True) if graph.ir is not None else None,
     }
@@ -194,6 +197,7 @@ def graph_from_json(data: dict[str, Any]) -> GraphTrace:
         mutated_inputs=list(data.get("mutated_inputs", [])),
         ir_summary=data.get("ir_summary"),
         error=data.get("error"),
+        pre_ge_passes=list(data.get("pre_ge_passes", [])),
         stages={name: stage_from_json(s) for name, s in data.get("stages", {}).items()},
     )
     if data.get("ir"):

@@ -37,6 +37,7 @@ def capture_model(
     stages: Sequence[str],
     verify: Optional[bool] = None,
     converter: Callable[..., Any] | None = None,
+    convert_refused: bool = False,
 ) -> Any:
     """Load and capture ``model`` with a spinner on stderr; returns (loaded, trace)."""
     from fxlab.capture import capture_trace, load_model
@@ -46,7 +47,7 @@ def capture_model(
     status = console.err().status("loading model", spinner="dots")
     with user_code_environment(), status, torch_warnings_as_notes() as torch_notes:
         loaded = load_model(model, entry=entry, plugins=list(plugins or []))
-        trace = capture_trace(loaded, stages=stages, progress=lambda msg: status.update(plain(msg)), verify=verify, converter=converter)
+        trace = capture_trace(loaded, stages=stages, progress=lambda msg: status.update(plain(msg)), verify=verify, converter=converter, convert_refused=convert_refused)
     trace.notes.extend(note for note in torch_notes if note not in trace.notes)
     return loaded, trace
 

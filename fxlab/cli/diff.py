@@ -13,7 +13,7 @@ from fxlab.cli.main import app
 from fxlab.errors import FxlabError, UsageError
 from fxlab.ir.json_values import dumps_strict
 
-FX_STAGES = ("dynamo", "aten", "functional", "reinplaced")
+FX_STAGES = ("dynamo", "aten", "functional", "reinplaced", "pre_ge")
 IR_STAGES = ("ascend_ir", "ascend_ir:torchair")
 TORCHAIR_STAGE = "ascend_ir:torchair"
 

@@ -119,3 +119,78 @@ def _print_report(report: Any) -> None:
             out.print(Text.assemble("       ", ("fix:", "cyan"), f" {visible(item.fix)}"), highlight=False)
     failed = sum(item.status == "fail" for item in report.items)
     out.print(Text("all checks passed" if not failed else f"{failed} check(s) failed", style="bold"))
+
+
+@ops_app.command(
+    "coverage",
+    help=(
+        "For every ATen op (or those in MODEL.py): whether TorchAir converts it, refuses it (its converter only "
+        "raises) or has no converter, and whether fxlab's built-in conversion agrees. TorchAir's verdicts come from "
+        "its sources when a copy is found (as --converter torchair finds one), else from the table fxlab ships. "
+        "With a model, exit code 1 when one of its ops fails under TorchAir or fxlab disagrees."
+    ),
+)
+def coverage_command(
+    model: Optional[Path] = typer.Argument(None, help="Model file: show only the ATen ops its graphs call, with node counts.", show_default=False),
+    entry: Optional[str] = typer.Option(None, "--entry", help="Name of a function in the model file returning (model, inputs)."),
+    plugin: Optional[List[Path]] = PluginOpt,
+    torchair_path: Optional[Path] = typer.Option(None, "--torchair-path", help="TorchAir sources to scan (default: $FXLAB_TORCHAIR_PATH, the installed torchair, or .cache/torchair/)."),
+    as_json: bool = JsonOpt,
+) -> None:
+    from fxlab.reports.op_coverage import coverage
+    from fxlab.viz.coverage import coverage_summary, coverage_table
+
+    verdicts, origin = _torchair_verdicts(torchair_path)
+    model_ops = _model_ops(model, entry, plugin) if model is not None else None
+    cov = coverage(verdicts, _fxlab_converter_ops(), origin, model_ops)
+    if as_json:
+        console.out().print_json(dumps_strict(cov.to_json()))
+    else:
+        console.out().print(coverage_table(cov))
+        console.out().print(coverage_summary(cov))
+    failing = any(r.torchair != "converts" or not r.agrees for r in cov.rows)
+    raise typer.Exit(1 if model is not None and failing else 0)
+
+
+def _torchair_verdicts(torchair_path: Optional[Path]) -> tuple[Any, str]:
+    """TorchAir's verdicts from a scan of its sources, or fxlab's shipped table."""
+    from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair
+    from fxlab.compat.torchair_converter_scan import scan_converters
+    from fxlab.compat.torchair_versions import read_torchair_version
+    from fxlab.passes.torchair_refusals import TorchAirVerdict, load_table, registrations
+
+    try:
+        where = find_torchair(torchair_path)
+    except TorchAirNotFoundError:
+        if torchair_path is not None:
+            raise
+        console.note("no TorchAir copy found: TorchAir's verdicts come from the table fxlab ships")
+        return registrations(), f"{load_table()['from']}, table shipped with fxlab"
+    if where is None:
+        import torchair  # the installed one
+
+        where = Path(torchair.__file__).parent
+    scanned = {r.op: TorchAirVerdict(r.op, r.verdict, r.reason, r.where) for r in scan_converters(where)}
+    return scanned, f"{read_torchair_version(where).torch_npu or 'unknown release'}, scanned from its sources"
+
+
+def _fxlab_converter_ops() -> list[str]:
+    import fxlab.passes.converters  # noqa: F401 - registers fxlab's converters
+    from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB
+
+    return [str(c.target) for c in CONVERTERS if c.origin == ORIGIN_FXLAB or c.replaced is not None]
+
+
+def _model_ops(model: Path, entry: Optional[str], plugin: Optional[List[Path]]) -> dict[str, int]:
+    """ATen ops the model's graphs call after TorchAir's passes, with node counts."""
+    import torch
+
+    from fxlab.cli.common import capture_model
+
+    _, trace = capture_model(model, entry, plugin, ("functional", "pre_ge"), verify=False)
+    counts: dict[str, int] = {}
+    for graph in trace.graphs:
+        for node in graph.modules["pre_ge"].graph.nodes:
+            if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
+                counts[str(node.target)] = counts.get(str(node.target), 0) + 1
+    return counts

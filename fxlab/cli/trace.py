@@ -41,6 +41,8 @@ def trace_command(
     html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML report of the trace to this file."),
     converter: str = typer.Option("builtin", "--converter", help="Who builds the ascend_ir stage: builtin (fxlab's converters) or torchair (TorchAir's own code path: the real torchair when importable, else a copy of its sources, see --torchair-path)."),
     torchair_path: Optional[Path] = typer.Option(None, "--torchair-path", help="TorchAir sources to load for --converter torchair: a torch_npu wheel's torch_npu/dynamo/torchair folder or a TorchAir checkout's python/ folder (default: $FXLAB_TORCHAIR_PATH, the installed torchair, or the copy `fxlab torchair fetch` made)."),
+    convert_refused: bool = typer.Option(False, "--convert-refused", help="Let the built-in conversion convert ops TorchAir fails on (its converter only raises, or it has none) with fxlab's own converters; without it they are marked refused and the trace is partial."),
+    soc: str = typer.Option("Ascend910B2", "--soc", help="The SoC the stand-in NPU machine reports to TorchAir's converters for --converter torchair (some converters branch on it; default: Ascend910B2, an Atlas A2 part)."),
 ) -> None:
     from fxlab.viz import trace_views
 
@@ -49,7 +51,7 @@ def trace_command(
         from fxlab.viz.graphviz_probe import check_format
 
         check_format(graphviz)
-    trace = _capture_and_save(model, entry, plugin, wanted, verify, converter, torchair_path, out)
+    trace = _capture_and_save(model, entry, plugin, wanted, verify, converter, torchair_path, out, soc=soc, convert_refused=convert_refused)
     _write_extras(trace, graphviz, html, out)  # pictures and HTML: after the trace is saved
     if as_json:
         console.out().print_json(dumps_strict(trace_views.json_summary(trace, str(out) if out else None)))
@@ -61,15 +63,15 @@ def trace_command(
 
 
 def _capture_and_save(model: Path, entry: Optional[str], plugin: Any, wanted: Any, verify: Optional[bool],
-                      converter: str, torchair_path: Optional[Path], out: Optional[Path]) -> Any:
+                      converter: str, torchair_path: Optional[Path], out: Optional[Path], *, soc: str, convert_refused: bool) -> Any:
     """Capture, and with ``--out`` save the trace beside the folder and move it in whole:
     a run that fails or is interrupted leaves the trace already there as it was."""
     from fxlab.capture.save import StagedTrace, save_trace
 
     staged = StagedTrace(out) if out is not None else None
     try:
-        with ascend_ir_converter(converter, torchair_path) as convert:
-            _, trace = capture_model(model, entry, plugin, wanted, verify=verify, converter=convert)
+        with ascend_ir_converter(converter, torchair_path, soc) as convert:
+            _, trace = capture_model(model, entry, plugin, wanted, verify=verify, converter=convert, convert_refused=convert_refused)
         if staged is not None:
             save_trace(trace, staged.folder)
             staged.publish()
@@ -116,7 +118,7 @@ def _write_extras(trace: Any, graphviz: Optional[str], html: Optional[Path], out
 
 
 @contextlib.contextmanager
-def ascend_ir_converter(name: str, torchair_path: Optional[Path]) -> Iterator[Optional[Callable[..., Any]]]:
+def ascend_ir_converter(name: str, torchair_path: Optional[Path], soc: str = "Ascend910B2") -> Iterator[Optional[Callable[..., Any]]]:
     """``None`` for fxlab's built-in conversion; for ``torchair``, TorchAir's own
     conversion with its session held open for the whole capture."""
     from fxlab.errors import UsageError
@@ -137,7 +139,7 @@ def ascend_ir_converter(name: str, torchair_path: Optional[Path]) -> Iterator[Op
         for line in condensed_failures(report.module_failures + report.registration_failures):
             console.warn(line)
         loaded_before = len(report.module_failures)
-        yield lambda gm, graph_name: run_torchair_conversion(gm, graph_name, torchair)
+        yield lambda gm, graph_name: run_torchair_conversion(gm, graph_name, torchair, soc=soc)
         # TorchAir imports some converter modules only when it first converts.
         for line in condensed_failures(report.module_failures[loaded_before:]):
             console.warn(line)
@@ -153,6 +155,8 @@ def _print_views(trace, trace_views, summary_only: bool) -> None:  # type: ignor
             for graph in trace.graphs:
                 for stage in graph.stages.values():
                     out.print(trace_views.stage_view(graph, stage), crop=False)
+                    if stage.name == "pre_ge" and graph.pre_ge_passes:
+                        out.print(trace_views.pre_ge_passes_view(graph), crop=False)
                 if graph.ir is not None:
                     out.print(trace_views.ir_view(graph), crop=False)
                     out.print(trace_views.conversion_view(graph), crop=False)

@@ -32,12 +32,12 @@ from typing import Any, Iterator
 import torch
 import torch.fx as fx
 
-from fxlab.compat.native_standins.torch_npu_runtime import torch_npu_present
+from fxlab.compat.native_standins.torch_npu_runtime import DEFAULT_SOC, torch_npu_present
 from fxlab.compat.torchair_loader import LoadedTorchAir, locate_torchair, torchair_session
 from fxlab.compat.torchair_versions import read_torchair_version, release_of
 from fxlab.errors import FxlabError
 from fxlab.ir.model import Attr, AttrKind, IrGraph
-from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, NodeConversion, Status, node_source
+from fxlab.passes.convert_to_ascend_ir import FAILED_STATUSES, UNSUPPORTED_OP_TYPE, NodeConversion, Status, node_source
 
 ENV_VAR = "FXLAB_TORCHAIR_PATH"
 CACHE_DIR = Path(".cache") / "torchair"
@@ -67,7 +67,7 @@ class TorchAirConversion:
 
     @property
     def partial(self) -> bool:
-        return any(n.status in (Status.UNSUPPORTED, Status.RAISED) for n in self.nodes)
+        return any(n.status in FAILED_STATUSES for n in self.nodes)
 
 
 # -- finding TorchAir ----------------------------------------------------------------------
@@ -140,9 +140,12 @@ def convert_with_torchair(gm: fx.GraphModule, name: str, torchair: LoadedTorchAi
     return result.graph, result.nodes
 
 
-def run_torchair_conversion(gm: fx.GraphModule, name: str, torchair: LoadedTorchAir, config: Any = None) -> TorchAirConversion:
+def run_torchair_conversion(
+    gm: fx.GraphModule, name: str, torchair: LoadedTorchAir, config: Any = None, soc: str = DEFAULT_SOC
+) -> TorchAirConversion:
     """As :func:`convert_with_torchair`, with the FX graph TorchAir converted, its GE
-    options and notes. ``config`` is a TorchAir ``CompilerConfig`` (default: its defaults)."""
+    options and notes. ``config`` is a TorchAir ``CompilerConfig`` (default: its defaults);
+    ``soc`` the SoC the stand-in NPU machine reports (converters branch on it)."""
     from torch._guards import TracingContext, tracing
     from torch.utils._mode_utils import no_dispatch
 
@@ -157,7 +160,7 @@ def run_torchair_conversion(gm: fx.GraphModule, name: str, torchair: LoadedTorch
     if all(getattr(v, "device", None) == DEVICE for v in inputs):
         place_created_tensors_on_device(mutable)
     tracing_context = tracing(TracingContext(fake_mode)) if fake_mode is not None else contextlib.nullcontext()
-    with torch_npu_present(), tracing_context, warnings.catch_warnings():
+    with torch_npu_present(soc), tracing_context, warnings.catch_warnings():
         # TorchAir warns when a converter module it imports lazily fails; the session
         # records the same failure (LoadReport.module_failures) for the caller to report.
         warnings.filterwarnings("ignore", message="Failed to import torchair")
@@ -172,7 +175,8 @@ def run_torchair_conversion(gm: fx.GraphModule, name: str, torchair: LoadedTorch
     ir = ir_graph(graph.graph._proto, graph.fxlab_provenance)
     _mark_placeholders(ir, graph.fxlab_records)
     _record_reuse_options(ir, options)
-    notes = [torchair.report.native_note, STOP_NOTE, placement_note] + ([] if torchair.report.real else [SKIPPED_NOTE])
+    machine = f"stand-in NPU machine: SoC {soc}" if not torchair.report.real else ""
+    notes = [n for n in (torchair.report.native_note, STOP_NOTE, placement_note, machine) if n] + ([] if torchair.report.real else [SKIPPED_NOTE])
     records = _complete_records(optimized, graph.fxlab_records)
     return TorchAirConversion(ir, records, optimized, {k: str(v) for k, v in options.items()}, notes, time.perf_counter() - start)
 
@@ -245,7 +249,7 @@ def _record_reuse_options(ir: IrGraph, options: dict[str, Any]) -> None:
 def _mark_placeholders(ir: IrGraph, records: list[NodeConversion]) -> None:
     """TorchAir's mock ops for nodes it could not convert get fxlab's placeholder type,
     so every view treats both conversions' gaps alike."""
-    reasons = {op: r for r in records if r.status in (Status.UNSUPPORTED, Status.RAISED) for op in r.ge_ops}
+    reasons = {op: r for r in records if r.status in FAILED_STATUSES for op in r.ge_ops}
     for op in ir.ops:
         record = reasons.get(op.name)
         if record is not None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, TensorValue
+from fxlab.ir.model import DTYPE_FROM_TORCHAIR_NUMBER, Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, TensorValue
 
 UNREAD_SUFFIX = ":unread"
 # AttrDef.ListValue.ListValueType numbers -> the list kinds fxlab stores.
@@ -24,6 +24,13 @@ def data_type(number: int) -> DataType:
         return DataType(number)
     except ValueError:
         return DataType.DT_UNDEFINED
+
+
+def attr_data_type(number: int) -> DataType:
+    """A ``dt`` attr's number -> fxlab's type. TorchAir writes ``dt`` attrs with its Python
+    ``DataType`` numbers (GE's C++ enum: 9 = DT_INT64), not the proto enum of tensor descs
+    (where 9 is DT_UINT32); unknown -> undefined."""
+    return DTYPE_FROM_TORCHAIR_NUMBER.get(number, DataType.DT_UNDEFINED)
 
 
 def tensor_desc(desc: Any) -> TensorDesc:
@@ -54,7 +61,7 @@ def _list_attr(value: Any) -> Attr | None:
     if kind is AttrKind.LIST_STR:
         items = [s.decode("utf-8", "replace") if isinstance(s, bytes) else s for s in items]
     elif kind is AttrKind.LIST_DTYPE:
-        items = [data_type(d) for d in items]
+        items = [attr_data_type(d) for d in items]
     return Attr(kind, tuple(items))
 
 
@@ -67,7 +74,7 @@ def attr_value(attr: Any) -> Attr | None:
         kind = {"i": AttrKind.INT, "f": AttrKind.FLOAT, "b": AttrKind.BOOL}[which]
         return Attr(kind, getattr(attr, which))
     if which == "dt":
-        return Attr(AttrKind.DTYPE, data_type(attr.dt))
+        return Attr(AttrKind.DTYPE, attr_data_type(attr.dt))
     if which == "t":
         return Attr(AttrKind.TENSOR, TensorValue(tensor_desc(attr.t.desc), bytes(attr.t.data)))
     if which == "list":

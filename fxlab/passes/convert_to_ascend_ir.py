@@ -38,7 +38,12 @@ class Status(str, enum.Enum):
     AUTO = "auto"  # TorchAir's auto converter rules for a custom op
     UNSUPPORTED = "unsupported"
     RAISED = "raised"
+    REFUSED = "refused"  # TorchAir fails on it: its converter only raises, or it has none
     MARKER = "marker"  # scope markers and getitem: no GE op of their own
+
+
+FAILED_STATUSES = (Status.UNSUPPORTED, Status.RAISED, Status.REFUSED)
+CONVERT_REFUSED_HINT = "fxlab converts it only when asked (--convert-refused), since TorchAir would not"
 
 
 @dataclass(slots=True, init=False)
@@ -69,11 +74,11 @@ class ConversionResult:
 
     @property
     def partial(self) -> bool:
-        return any(n.status in (Status.UNSUPPORTED, Status.RAISED) for n in self.nodes)
+        return any(n.status in FAILED_STATUSES for n in self.nodes)
 
 
 # What the pass does with a call_function target (see AscendIrConverter._plan).
-_CONVERT, _GETITEM, _SCOPE, _UNSUPPORTED = "convert", "getitem", "scope", "unsupported"
+_CONVERT, _GETITEM, _SCOPE, _UNSUPPORTED, _REFUSED = "convert", "getitem", "scope", "unsupported", "refused"
 _UNKNOWN: Any = object()  # "not computed yet", where None is a valid value
 
 # (kind, converter, status, target name)
@@ -141,8 +146,10 @@ def desc_from_meta(val: Any, name: str = "y") -> TensorDesc:
 class AscendIrConverter:
     """One pass over a functional graph; see the module docstring."""
 
-    def __init__(self, gm: fx.GraphModule, name: str, registry: ConverterRegistry | None = None) -> None:
+    def __init__(self, gm: fx.GraphModule, name: str, registry: ConverterRegistry | None = None, *, convert_refused: bool = False) -> None:
         self.gm = gm
+        self.convert_refused = convert_refused
+        self._refusals: dict[int, str] = {}  # by id(target): why TorchAir fails on it
         # Imported here, not at module level: the converters package imports this module
         # (to add auto-converter lookups), so a top-level import would be circular.
         from fxlab.passes.converters.registry import CONVERTERS
@@ -238,6 +245,8 @@ class AscendIrConverter:
             self._record(node, Status.MARKER, [], source=node_source(node), target_name=target_name)
         elif kind is _SCOPE:
             self._convert_scope_marker(node)
+        elif kind is _REFUSED:
+            self._emit_placeholder(node, Status.REFUSED, self._refusals[id(target)])
         else:
             self._emit_placeholder(node, Status.UNSUPPORTED, f"no Ascend IR converter for {target}")
 
@@ -250,9 +259,30 @@ class AscendIrConverter:
             plan = (_SCOPE, None, Status.MARKER, target_name)
         else:
             fn, status = self._lookup(target)
-            plan = (_UNSUPPORTED if fn is None else _CONVERT, fn, status, target_name)
+            refused = self._refusal(target, fn)
+            if refused is not None:
+                self._refusals[id(target)] = refused
+                plan = (_REFUSED, None, Status.REFUSED, target_name)
+            else:
+                plan = (_UNSUPPORTED if fn is None else _CONVERT, fn, status, target_name)
         self._plans[id(target)] = plan
         return plan
+
+    def _refusal(self, target: Any, fn: Callable[..., Any] | None) -> str | None:
+        """Why TorchAir fails on ``target``, when it does and fxlab must say so: a user's
+        converter replaces TorchAir's (as a plugin does on an NPU machine), and with
+        ``convert_refused`` fxlab's own converter runs (with a warning)."""
+        from fxlab.passes.converters.registry import ORIGIN_FXLAB
+        from fxlab.passes.torchair_refusals import refusal
+
+        converter = self.registry.get(target)
+        verdict = refusal(target) if converter is None or converter.origin == ORIGIN_FXLAB else None
+        if verdict is None:
+            return None
+        if self.convert_refused and fn is not None:
+            self.warnings.append(f"{verdict.message()}; converted by fxlab's own converter as asked (--convert-refused)")
+            return None
+        return verdict.message() + (f"; {CONVERT_REFUSED_HINT}" if fn is not None else "")
 
     def _convert_scope_marker(self, node: fx.Node) -> None:
         if str(node.target) == SCOPE_ENTER:
@@ -372,8 +402,23 @@ def _flatten(value: Any) -> list[Any]:
     return [value]
 
 
-def convert_to_ascend_ir(gm: fx.GraphModule, name: str = "graph", registry: ConverterRegistry | None = None) -> ConversionResult:
-    """Convert ``gm`` (a functional ATen graph with fake ``val`` meta) to Ascend IR."""
+def convert_to_ascend_ir(gm: fx.GraphModule, name: str = "graph", registry: ConverterRegistry | None = None, *, convert_refused: bool = False) -> ConversionResult:
+    """Convert ``gm`` (a functional ATen graph with fake ``val`` meta) to Ascend IR. Ops
+    TorchAir fails on become placeholders (status ``refused``) unless ``convert_refused``
+    lets fxlab's own converters run for them."""
     from fxlab.passes import converters  # noqa: F401 - registers fxlab's converters
 
-    return AscendIrConverter(gm, name, registry).run()
+    result = AscendIrConverter(gm, name, registry, convert_refused=convert_refused).run()
+    _ops_to_their_owners(gm, result.graph)
+    return result
+
+
+def _ops_to_their_owners(gm: fx.GraphModule, graph: IrGraph) -> None:
+    """Ops of nodes a pass made on behalf of another (``meta["fxlab.ge_owner"]``: views
+    rebuilt for their reader) belong to that node, as in TorchAir's conversion."""
+    owners = {n.name: n.meta["fxlab.ge_owner"] for n in gm.graph.nodes if "fxlab.ge_owner" in n.meta}
+    if owners:
+        for op in graph.ops:
+            owner = owners.get(op.fx_node)  # type: ignore[arg-type]
+            if owner is not None:
+                op.fx_node = owner

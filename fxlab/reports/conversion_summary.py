@@ -20,7 +20,7 @@ import torch.fx as fx
 from fxlab.passes.convert_to_ascend_ir import ConversionResult, Status
 
 # When nodes of one target fared differently, the row shows the worst.
-_SEVERITY = {Status.MARKER.value: 0, Status.CONVERTED.value: 1, Status.AUTO.value: 2, Status.RAISED.value: 3, Status.UNSUPPORTED.value: 4}
+_SEVERITY = {Status.MARKER.value: 0, Status.CONVERTED.value: 1, Status.AUTO.value: 2, Status.RAISED.value: 3, Status.REFUSED.value: 4, Status.UNSUPPORTED.value: 5}
 CSV_COLUMNS = ("target", "kind", "status", "count", "inputs", "outputs", "messages")
 
 

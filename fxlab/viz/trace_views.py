@@ -30,6 +30,7 @@ STAGE_TITLES = {
     "aten": "ATen graph before functionalization",
     "functional": "ATen graph after functionalization (what TorchAir converts)",
     "reinplaced": "after re-inplacing (the aclgraph path)",
+    "pre_ge": "after TorchAir's passes before conversion (what its converters walk)",
 }
 
 # Stages longer than this are shown without syntax colouring (highlighting is slow).
@@ -58,6 +59,24 @@ def stage_view(graph: GraphTrace, stage: StageTrace, fast_from_lines: int = SYNT
         out.append_text(line)
         out.append("\n")
     return Panel(out, title=Text(title), title_align="left", border_style="blue")
+
+
+def pre_ge_passes_view(graph: GraphTrace, shown_names: int = 6) -> Text:
+    """What each of TorchAir's passes before conversion did to ``graph``, in order."""
+    out = Text(f"graph {graph.index} · TorchAir's passes before conversion, in its order:\n")
+    for record in graph.pre_ge_passes:
+        out.append(f"  {record['pass']}: ", style="bold")
+        if not record["changed"]:
+            out.append("no change\n", style="dim")
+            continue
+        parts = []
+        for sign, key in (("-", "removed"), ("+", "added")):
+            names = record[key]
+            if names:
+                more = f", ... ({len(names)})" if len(names) > shown_names else ""
+                parts.append(f"{sign}{len(names)} node(s) ({', '.join(names[:shown_names])}{more})")
+        out.append(("; ".join(parts) or "changed nodes in place") + "\n")
+    return out
 
 
 def _styled_line(line: str, marks: dict[str, Any]) -> StyledLine:
@@ -116,7 +135,7 @@ def _words(text: str) -> Cell:
     return Cell(tuple((word, "") for word in text.split(" ") if word))
 
 
-STATUS_STYLE = {"converted": "green", "auto": "cyan", "marker": "dim", "unsupported": "bold red", "raised": "bold red"}
+STATUS_STYLE = {"converted": "green", "auto": "cyan", "marker": "dim", "unsupported": "bold red", "raised": "bold red", "refused": "bold red"}
 
 
 def conversion_view(graph: GraphTrace) -> RenderableType:
@@ -132,7 +151,7 @@ def conversion_view(graph: GraphTrace) -> RenderableType:
     for column in ("ATen op", "count", "status", "input signatures", "output signatures"):
         table.add_column(column, justify="right" if column == "count" else "left")
     for row in rows:
-        status = row.status + (f": {row.messages[0]}" if row.messages and row.status in ("unsupported", "raised") else "")
+        status = row.status + (f": {row.messages[0]}" if row.messages and row.status in ("unsupported", "raised", "refused") else "")
         table.add_row(plain(row.target), str(row.count), plain(status, style=STATUS_STYLE.get(row.status, "")), _top(row.inputs), _top(row.outputs))
     return table
 

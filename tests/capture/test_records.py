@@ -113,7 +113,7 @@ def _uncached(name: str, gm: fx.GraphModule, ge_ops: dict[str, list[str]] | None
 def test_cached_records_equal_fresh_ones_on_the_examples(example_trace, example):
     for graph in example_trace(example).graphs:
         for name, gm in graph.modules.items():
-            ge_ops = graph.ir.ops_by_fx_node() if name == "functional" and graph.ir is not None else None
+            ge_ops = graph.ir.ops_by_fx_node() if name in ("functional", "pre_ge") and graph.ir is not None else None
             fresh = _uncached(name, gm, ge_ops)
             assert fresh.code == readable._print_readable(gm)
             assert stage_from_module(name, gm, ge_ops) == fresh  # second call: code from the cache

@@ -54,3 +54,40 @@ def test_ops_check_unknown_op_exits_2_with_suggestion(capsys) -> None:
     code, _, err = _run(["ops", "check", "npu::my_opp"], capsys)
     assert code == 2
     assert "no custom op named 'npu::my_opp'" in err and "npu::my_op" in err
+
+
+REFUSED_MODEL = """
+import torch
+
+class M(torch.nn.Module):
+    def forward(self, x):
+        return torch.clamp_max(x.unsqueeze(1).squeeze((1,)), 0.5) + 1
+
+model = M()
+example_inputs = (torch.randn(3, 4),)
+"""
+
+
+def test_ops_coverage_counts_torchairs_converters_and_fxlabs_agreement(capsys) -> None:
+    code, out, _ = _run(["ops", "coverage", "--json"], capsys)
+    data = json.loads(out)
+    summary = data["summary"]
+    assert code == 0 and summary["torchair_converts"] == 327 and summary["ops"] >= 1911
+    rows = {row["op"]: row for row in data["ops"]}
+    assert rows["aten.add.Tensor"] == {**rows["aten.add.Tensor"], "torchair": "converts", "fxlab": "converts", "agrees": True}
+    assert rows["aten.roll.default"]["torchair"] == "refuses" and rows["aten.roll.default"]["fxlab"] == "refuses"
+    assert summary["fxlab_converts_of_torchair_converts"] == sum(r["torchair"] == r["fxlab"] == "converts" for r in data["ops"])
+
+
+def test_ops_coverage_of_a_model_lists_its_ops_and_fails_on_refused_ones(capsys, write_model, monkeypatch) -> None:
+    monkeypatch.setenv("FXLAB_WIDTH", "250")
+    code, out, _ = _run(["ops", "coverage", str(write_model(REFUSED_MODEL))], capsys)
+    assert code == 1
+    lines = [line for line in out.splitlines() if line.startswith("│ aten.")]
+    assert [[cell.strip() for cell in line.split("│")[1:6]] for line in lines] == [
+        ["aten.add.Tensor", "1", "converts", "converts", "yes"],
+        ["aten.clamp_max.default", "1", "refuses", "refuses", "yes"],
+        ["aten.squeeze.dims", "1", "refuses", "refuses (own converter: --convert-refused)", "yes"],
+        ["aten.unsqueeze.default", "1", "converts", "converts", "yes"],
+    ]
+    assert "4 ops: TorchAir converts 2, refuses 2" in out

@@ -225,6 +225,60 @@ class TestTorchAirConversion:
         assert "stood in" in text and "GE compilation and fusion do not run" in text
         assert torchair.report.converters > 1000
         assert "torchair.core._torchair" in torchair.report.standins
+        assert "stand-in NPU machine: SoC Ascend910B2" in text
+
+    # The stand-in NPU machine: converters that ask for the SoC, the device's generator
+    # or the CANN version convert as on an NPU machine.
+    @pytest.mark.parametrize(
+        "fn, shapes, ge_type",
+        [
+            (lambda x, w: F.conv2d(x, w, padding=1), [(1, 3, 8, 8), (4, 3, 3, 3)], "Conv2D"),
+            (lambda x, m, v: F.batch_norm(x, m, v.abs(), None, None, False), [(2, 3, 4, 4), (3,), (3,)], "BNInfer"),
+            (lambda x: F.max_pool2d(x, 2), [(1, 3, 8, 8)], "MaxPoolWithArgmaxV1"),
+            (lambda x: F.avg_pool2d(x, 2), [(1, 3, 8, 8)], "AvgPoolV2"),
+            (lambda x: F.group_norm(x, 2), [(2, 4, 3)], "GroupNorm"),
+            (lambda x: 1 - x, [(4,)], "Sxpy"),
+            (lambda x: x.std(0), [(4, 3)], "ReduceStdWithMean"),
+            (lambda x: x + torch.rand(4), [(4,)], "StatelessRandomUniformV2"),
+            (lambda x: torch.bernoulli(x), [(4,)], "StatelessBernoulli"),
+            (lambda x: torch.ops.aten.native_dropout(x, 0.5, True)[0], [(4,)], "DropOutDoMask"),
+        ],
+        ids=["conv", "batch_norm", "max_pool", "avg_pool", "group_norm", "rsub", "std", "rand", "bernoulli", "dropout"],
+    )
+    def test_the_stand_in_npu_machine_lets_torchair_convert(self, torchair, fn, shapes, ge_type):
+        result = convert(torchair, fn, *(torch.rand(s) for s in shapes))
+        failed = [(n.node, n.message) for n in result.nodes if n.status in (Status.UNSUPPORTED, Status.RAISED)]
+        assert failed == [] and ge_type in result.graph.types
+        assert not hasattr(torch, "npu") and "torch_npu" not in sys.modules
+
+    def test_the_rng_seed_is_the_device_generators_whatever_the_host_seed(self, torchair):
+        from fxlab.compat.native_standins.torch_npu_runtime import DEVICE_DEFAULT_SEED
+
+        seeds = []
+        for host_seed in (0, 1234):
+            torch.manual_seed(host_seed)
+            result = convert(torchair, lambda x: x + torch.randn(4), torch.randn(4))
+            (seed,) = [op for op in result.graph.ops if op.name == "initial_seed"]
+            seeds.append(seed.attrs["value"].value.to_torch().item())
+        assert seeds == [DEVICE_DEFAULT_SEED, DEVICE_DEFAULT_SEED]
+
+    def test_soc_is_what_torchair_reads_from_the_device(self, torchair):
+        from fxlab.compat.native_standins.torch_npu_runtime import torch_npu_present
+
+        with torch_npu_present("Ascend950PR"):
+            assert torchair.module("_utils.check_platform").is_arch35() is True
+            from torch_npu.npu.utils import _is_gte_cann_version
+
+            assert _is_gte_cann_version("8.3.RC1") and not _is_gte_cann_version("99.0.0")
+        with torch_npu_present():
+            assert torchair.module("_utils.check_platform").is_arch35() is False
+
+    def test_dtype_attrs_read_with_torchairs_numbering(self, torchair):
+        from fxlab.ir.model import DataType
+
+        result = convert(torchair, lambda x: torch.argmax(x, 1), torch.randn(3, 4))
+        (argmax,) = result.graph.ops_of_type("ArgMaxV2")
+        assert argmax.attrs["dtype"].value is DataType.DT_INT64  # TorchAir's 9, the proto's DT_UINT32
 
 
 # -- loading: reports, guarding, leaving nothing behind -------------------------------------

@@ -30,8 +30,10 @@ def test_unsupported_op_becomes_a_marked_placeholder_and_partial():
     placeholder = result.graph.ops_of_type(UNSUPPORTED_OP_TYPE)
     assert len(placeholder) == 1 and result.partial
     assert placeholder[0].attr_value("_fxlab_unsupported") == "aten.special_bessel_j0.default"
-    record = next(r for r in result.nodes if r.status is Status.UNSUPPORTED)
-    assert "no Ascend IR converter" in record.message
+    # No converter here, and TorchAir's only raises: the record gives TorchAir's reason.
+    record = next(r for r in result.nodes if r.status is Status.REFUSED)
+    assert record.message.startswith("TorchAir refuses aten.special_bessel_j0.default: its converter only raises NotImplementedError")
+    assert "--convert-refused" not in record.message  # fxlab has no converter to offer
     # Later nodes still convert, reading the placeholder's output.
     assert result.graph.ops_of_type("Add")[0].inputs[0] == f"{placeholder[0].name}:0"
 
@@ -109,3 +111,52 @@ def test_scope_markers_push_attrs_and_make_no_op():
     assert add.attr_value("_super_kernel_scope") == "sk" and add.attr_value("_super_kernel_options") == "stream-fusion=1"
     assert "_super_kernel_scope" not in graph.ops_of_type("Mul")[0].attrs
     assert not [op for op in graph.ops if "scope" in op.type.lower()]
+
+
+def _squeeze_dims(x):
+    return (x.unsqueeze(1).squeeze((1,)) * 2,)
+
+
+def test_an_op_torchair_refuses_is_refused_with_its_reason_though_fxlab_could_convert_it():
+    gm = functional_graph(_squeeze_dims, torch.randn(3, 4))
+    result = convert_to_ascend_ir(gm)
+    (record,) = [r for r in result.nodes if r.status is Status.REFUSED]
+    assert record.target == "aten.squeeze.dims" and result.partial
+    assert record.message == (
+        "TorchAir refuses aten.squeeze.dims: its converter only raises NotImplementedError: "
+        "torch.ops.aten.squeeze.dims ge_converter is not implemented! (ge_converter/aten/squeeze.py:58); "
+        "fxlab converts it only when asked (--convert-refused), since TorchAir would not"
+    )
+    assert result.graph.ops_of_type(UNSUPPORTED_OP_TYPE)[0].fx_node == "squeeze"
+
+
+def test_convert_refused_runs_fxlabs_converter_and_says_so():
+    gm = functional_graph(_squeeze_dims, torch.randn(3, 4))
+    result = convert_to_ascend_ir(gm, convert_refused=True)
+    assert not result.partial and "Squeeze" in result.graph.types
+    assert result.warnings == [
+        "TorchAir refuses aten.squeeze.dims: its converter only raises NotImplementedError: "
+        "torch.ops.aten.squeeze.dims ge_converter is not implemented! (ge_converter/aten/squeeze.py:58); "
+        "converted by fxlab's own converter as asked (--convert-refused)"
+    ]
+
+
+def test_a_users_converter_for_a_refused_op_replaces_torchairs():
+    def user_squeeze(self, dim, *, meta_outputs=None):
+        return ge.op1("Squeeze", {"x": self}, {"axis": list(dim)})
+
+    from fxlab.ir import ge
+
+    registry = _registry_with(torch.ops.aten.squeeze.dims, user_squeeze)
+    result = convert_to_ascend_ir(functional_graph(_squeeze_dims, torch.randn(3, 4)), registry=registry)
+    assert not result.partial and result.graph.ops_of_type("Squeeze")[0].fx_node == "squeeze"
+
+
+def test_an_aten_op_torchair_has_no_converter_for_is_refused():
+    from fxlab.passes.torchair_refusals import NO_CONVERTER, verdict_of
+
+    fake_op = type("Op", (), {"__str__": lambda self: "aten.not_in_torchair.default"})()
+    verdict = verdict_of(fake_op)
+    assert verdict.verdict == NO_CONVERTER and verdict.fails
+    assert verdict.message() == "TorchAir has no converter for aten.not_in_torchair.default, so its conversion fails on it"
+    assert verdict_of(type("Op", (), {"__str__": lambda self: "npu.my_op.default"})()) is None  # its auto converter decides

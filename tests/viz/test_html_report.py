@@ -34,7 +34,7 @@ def test_my_inplace_report_has_every_stage_and_ir_op(example_trace, tmp_path: Pa
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     _no_network(page)
     graph = trace.graphs[0]
-    assert list(graph.stages) == ["dynamo", "aten", "functional", "reinplaced"] and graph.ir is not None
+    assert list(graph.stages) == ["dynamo", "aten", "functional", "reinplaced", "pre_ge"] and graph.ir is not None
     for stage in graph.stages.values():
         assert f'id="graph-0-{stage.name}"' in page
         for line in relative_paths(stage.code.rstrip()).split("\n"):
@@ -57,7 +57,7 @@ def test_pictures_are_inline_svg_when_dot_is_there(example_trace) -> None:
     trace = example_trace("my_inplace")
     page = html_report(trace)
     _no_network(page)
-    assert page.count("<svg") == 5 and "<?xml" not in page and "<!DOCTYPE svg" not in page
+    assert page.count("<svg") == 6 and "<?xml" not in page and "<!DOCTYPE svg" not in page
     assert "<title>cluster_fx_" in page  # the IR picture groups ops by FX node
     assert html_report(trace, pictures=False).count("<svg") == 0
 

@@ -10,6 +10,18 @@ operators TorchAir's patterns name are defined meanwhile
 (:mod:`fxlab.compat.native_standins.npu_ops`). Anything else is looked up on the module
 it replaced (fxlab's compat-layer stand-in, while a model runs under the CLI), then among
 ``torch.ops.npu`` operators, as torch_npu exposes them.
+
+The machine stood in is explicit, since converters branch on it: a named SoC
+(``torch_npu.npu.get_device_name()``, read by TorchAir's ``is_arch35()`` in its pooling,
+batch-norm, group-norm, ``rsub`` and ``std`` converters; default :data:`DEFAULT_SOC`, an
+Atlas A2 part) and a CANN version (``torch_npu.npu.utils._is_gte_cann_version``, which
+gates TorchAir's ``recover_view_inplace_pattern``). ``torch.npu`` is there too, as
+torch_npu registers it: TorchAir's RNG converters take the device's default generator
+from it (``map_graph_rng_state``) and put its initial seed in the graph. The stand-in
+device's generator is its own, at the seed a device generator starts with
+(:data:`DEVICE_DEFAULT_SEED`): ``torch.manual_seed`` has no NPU generator to reach here,
+and the host's generator, which this torch seeds at random, would make every run's
+graph differ.
 """
 from __future__ import annotations
 
@@ -23,6 +35,13 @@ from typing import Any, Iterator
 import torch
 
 MODULE = "torch_npu"
+# The SoC an NPU machine would report when none is named: an Atlas A2 training part.
+DEFAULT_SOC = "Ascend910B2"
+# The seed an NPU (like a CUDA) device generator starts with until torch.manual_seed.
+DEVICE_DEFAULT_SEED = 67280421310721
+# The CANN release stood in: a current one, past the 8.3.RC1 that TorchAir's
+# recover_view_inplace_pattern asks for.
+DEFAULT_CANN = "8.5.0"
 _FXLAB_DIR = Path(__file__).resolve().parents[2]
 
 
@@ -32,18 +51,45 @@ def deterministic_level() -> int:
     return 1 if torch.are_deterministic_algorithms_enabled() else 0
 
 
+def cann_release(version: str) -> tuple[int, ...]:
+    """``"8.3.RC1"`` -> (8, 3, 0, 1); ``"8.5.0"`` -> (8, 5, 1, 0): a release candidate
+    sorts before the release of the same number, as CANN orders them."""
+    parts = version.strip().split(".")
+    numbers = [int(p) for p in parts[:2] if p.isdigit()]
+    tail = parts[2] if len(parts) > 2 else "0"
+    if tail.upper().startswith("RC"):
+        return (*numbers, 0, int(tail[2:] or 0))
+    return (*numbers, 1, int(tail) if tail.isdigit() else 0)
+
+
+def current_device() -> int:
+    return int(os.environ.get("ASCEND_DEVICE_ID", "0"))
+
+
+def npu_namespace(soc: str, cann: str) -> types.SimpleNamespace:
+    """What TorchAir's conversion reads from ``torch_npu.npu`` (and ``torch.npu``)."""
+
+    def is_gte_cann_version(version: str, module: str = "CANN") -> bool:
+        return cann_release(cann) >= cann_release(version)
+
+    return types.SimpleNamespace(
+        _get_deterministic_level=deterministic_level,
+        current_device=current_device,
+        get_device_name=lambda device=None: soc,
+        default_generators=(torch.Generator().manual_seed(DEVICE_DEFAULT_SEED),),
+        # torch_npu's defaults: HF32 allowed for convolutions, not for matmuls.
+        conv=types.SimpleNamespace(allow_hf32=True),
+        matmul=types.SimpleNamespace(allow_hf32=False),
+        utils=types.SimpleNamespace(_is_gte_cann_version=is_gte_cann_version),
+    )
+
+
 class _RuntimeModule(types.ModuleType):
-    def __init__(self, replaced: types.ModuleType | None) -> None:
+    def __init__(self, replaced: types.ModuleType | None, soc: str, cann: str) -> None:
         super().__init__(MODULE, "fxlab's stand-in for torch_npu while TorchAir converts a graph")
         self.__fxlab_standin__ = __name__
         self._replaced = replaced
-        self.npu = types.SimpleNamespace(
-            _get_deterministic_level=deterministic_level,
-            current_device=lambda: int(os.environ.get("ASCEND_DEVICE_ID", "0")),
-            # torch_npu's defaults: HF32 allowed for convolutions, not for matmuls.
-            conv=types.SimpleNamespace(allow_hf32=True),
-            matmul=types.SimpleNamespace(allow_hf32=False),
-        )
+        self.npu = npu_namespace(soc, cann)
 
     def __getattr__(self, name: str) -> Any:
         replaced = self.__dict__.get("_replaced")
@@ -64,18 +110,31 @@ def is_real(module: types.ModuleType | None) -> bool:
 
 
 @contextlib.contextmanager
-def torch_npu_present() -> Iterator[bool]:
-    """``torch_npu`` in ``sys.modules`` for the block, as on an NPU machine; yields whether
-    the stand-in was put there (False: a real torch_npu is loaded and stays)."""
+def torch_npu_present(soc: str = DEFAULT_SOC, cann: str = DEFAULT_CANN) -> Iterator[bool]:
+    """``torch_npu`` in ``sys.modules`` (its ``npu`` submodules and ``torch.npu`` too) for
+    the block, as on an NPU machine with SoC ``soc`` and CANN ``cann``; yields whether the
+    stand-in was put there (False: a real torch_npu is loaded and stays)."""
     replaced = sys.modules.get(MODULE)
     if is_real(replaced):
         yield False
         return
-    sys.modules[MODULE] = _RuntimeModule(replaced)
+    module = _RuntimeModule(replaced, soc, cann)
+    # ``from torch_npu.npu.utils import ...`` looks the submodules up in sys.modules.
+    submodules = {MODULE: module, f"{MODULE}.npu": module.npu, f"{MODULE}.npu.utils": module.npu.utils}
+    saved = {name: sys.modules.get(name) for name in submodules}
+    had_torch_npu = hasattr(torch, "npu")
+    saved_torch_npu = getattr(torch, "npu", None)
+    sys.modules.update(submodules)  # type: ignore[arg-type]
+    torch.npu = module.npu  # type: ignore[attr-defined]
     try:
         yield True
     finally:
-        if replaced is None:
-            sys.modules.pop(MODULE, None)
+        for name, previous in saved.items():
+            if previous is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = previous
+        if had_torch_npu:
+            torch.npu = saved_torch_npu  # type: ignore[attr-defined]
         else:
-            sys.modules[MODULE] = replaced
+            del torch.npu

@@ -92,7 +92,7 @@ def test_cumsum_axis_is_an_int64_const() -> None:
 def test_reductions_torchair_cannot_convert_stay_unsupported(fn: Callable[..., Any]) -> None:
     result = convert_to_ascend_ir(functional_graph(fn, torch.randn(3, 4)), "g")
     assert result.partial
-    assert [r.status for r in result.nodes if r.status == Status.UNSUPPORTED] == [Status.UNSUPPORTED]
+    assert [r.status for r in result.nodes if r.status == Status.REFUSED] == [Status.REFUSED]
     assert len(result.graph.ops_of_type(UNSUPPORTED_OP_TYPE)) == 1
 
 

@@ -111,7 +111,7 @@ def test_converter_matches_eager(target: Any, index: int | None) -> None:
         pytest.fail(f"converter of {target} ({converter.where}) has no samples")
     sample = _samples_of(converter)[index]
     gm, tensors = one_node_graph(target, sample)
-    result = convert_to_ascend_ir(gm, name=f"walk_{index}")
+    result = convert_to_ascend_ir(gm, name=f"walk_{index}", convert_refused=True)  # every converter, refused ops too
     placeholders = result.graph.ops_of_type(UNSUPPORTED_OP_TYPE)
     assert not placeholders, [op.attr_value("_fxlab_reason") for op in placeholders]
 

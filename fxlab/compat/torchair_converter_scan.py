@@ -1,0 +1,140 @@
+"""Which ops TorchAir's converters convert and which they refuse, read from its sources.
+
+Every function under TorchAir's ``_ge_concrete_graph/ge_converter/`` decorated with
+``register_fx_node_ge_converter(<op>)`` is one registration. A converter whose body
+(after its docstring) is a single ``raise`` refuses its op: TorchAir fails on every node
+of it, with that exception's message. Any other body converts (maybe not every argument
+combination). The sources are parsed, not imported, so this needs no torch_npu and no
+CANN.
+
+``python -m fxlab.compat.torchair_converter_scan [TORCHAIR_DIR]`` writes the table fxlab
+ships (:data:`fxlab.passes.torchair_refusals.TABLE_PATH`) from the TorchAir copy given (or
+found as ``--converter torchair`` finds one); a test checks the shipped table against a
+fresh scan whenever a TorchAir copy is present.
+"""
+from __future__ import annotations
+
+import ast
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+CONVERTER_DIR = Path("_ge_concrete_graph") / "ge_converter"
+REGISTER = "register_fx_node_ge_converter"
+CONVERTS, REFUSES = "converts", "refuses"
+
+
+@dataclass(frozen=True)
+class Registration:
+    """One TorchAir converter registration: ``op`` as ``ns.name.overload``."""
+
+    op: str
+    verdict: str  # converts | refuses
+    reason: str  # the refusal's exception and message ("" when it converts)
+    where: str  # file:line under ge_converter/
+
+
+def _op_name(expr: ast.expr) -> str | None:
+    """``torch.ops.aten.x.y`` or ``getattr(torch.ops.aten.x, "y", None)`` -> ``aten.x.y``."""
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "getattr" and len(expr.args) >= 2:
+        base, attr = _op_name(expr.args[0]), expr.args[1]
+        if base is not None and isinstance(attr, ast.Constant) and isinstance(attr.value, str):
+            return f"{base}.{attr.value}"
+        return None
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if isinstance(expr, ast.Name) and expr.id == "torch" and parts[-1:] == ["ops"]:
+        return ".".join(reversed(parts[:-1]))
+    return None
+
+
+def _registered_ops(fn: ast.FunctionDef) -> list[str]:
+    ops = []
+    for decorator in fn.decorator_list:
+        if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", getattr(decorator.func, "attr", None)) == REGISTER and decorator.args:
+            name = _op_name(decorator.args[0])
+            if name is not None:
+                ops.append(name)
+    return ops
+
+
+def _refusal(fn: ast.FunctionDef) -> str | None:
+    """The message of a converter that only raises, else ``None``."""
+    body = fn.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return None
+    exc = body[0].exc
+    if isinstance(exc, ast.Call) and exc.args and isinstance(exc.args[0], ast.Constant):
+        return f"{ast.unparse(exc.func)}: {exc.args[0].value}"
+    return ast.unparse(exc)
+
+
+def _functions(tree: ast.Module) -> Iterator[ast.FunctionDef]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef):
+            yield node
+
+
+def scan_file(path: Path, relative: str) -> list[Registration]:
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found = []
+    for fn in _functions(tree):
+        ops = _registered_ops(fn)
+        if not ops:
+            continue
+        reason = _refusal(fn)
+        where = f"{relative}:{(fn.body[-1] if reason else fn).lineno}"
+        found += [Registration(op, REFUSES if reason else CONVERTS, reason or "", where) for op in ops]
+    return found
+
+
+def scan_converters(torchair_dir: Path) -> list[Registration]:
+    """Every registration under ``torchair_dir``'s ``ge_converter/``, sorted by op. An op
+    registered twice keeps its last registration, as TorchAir's registry does (files in
+    name order)."""
+    root = Path(torchair_dir) / CONVERTER_DIR
+    if not root.is_dir():
+        raise FileNotFoundError(f"{root} does not exist: not a TorchAir source tree")
+    by_op: dict[str, Registration] = {}
+    for path in sorted(root.rglob("*.py")):
+        for registration in scan_file(path, str(path.relative_to(root))):
+            by_op[registration.op] = registration
+    return [by_op[op] for op in sorted(by_op)]
+
+
+FIELDS = ("op", "verdict", "reason", "where")
+
+
+def table_text(registrations: list[Registration], origin: str) -> str:
+    """The table as JSON, one registration (``[op, verdict, reason, where]``) a line."""
+    head = {"generated_by": "python -m fxlab.compat.torchair_converter_scan", "from": origin, "fields": list(FIELDS)}
+    rows = ",\n".join(json.dumps([getattr(r, f) for f in FIELDS], ensure_ascii=False) for r in registrations)
+    return json.dumps(head, ensure_ascii=False)[:-1] + f', "registrations": [\n{rows}\n]}}\n'
+
+
+def main(argv: list[str]) -> int:
+    from fxlab.compat.bridge import find_torchair
+    from fxlab.compat.torchair_versions import read_torchair_version
+    from fxlab.passes.torchair_refusals import TABLE_PATH
+
+    where = find_torchair(argv[0] if argv else None)
+    if where is None:
+        import torchair  # the installed one
+
+        where = Path(torchair.__file__).parent
+    version = read_torchair_version(where).torch_npu or "an unknown torch_npu release"
+    registrations = scan_converters(where)
+    TABLE_PATH.write_text(table_text(registrations, f"TorchAir of torch_npu {version}"), encoding="utf-8")
+    refused = sum(r.verdict == REFUSES for r in registrations)
+    print(f"{len(registrations)} registrations ({len(registrations) - refused} convert, {refused} refuse) -> {TABLE_PATH}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))

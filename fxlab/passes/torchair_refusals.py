@@ -1,0 +1,75 @@
+"""What TorchAir's own converters do with each op, from the table generated from its
+sources (:mod:`fxlab.compat.torchair_converter_scan`): convert it, refuse it (the
+converter only raises), or have no converter at all.
+
+The conversion pass asks :func:`refusal` before running fxlab's converter of an op: an
+op TorchAir refuses, or an ATen/prims op TorchAir has no converter for, fails on an NPU
+machine, so fxlab does not say "ok" for it either (unless asked to convert such ops).
+"""
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+TABLE_PATH = Path(__file__).with_name("torchair_converters.json")
+CONVERTS, REFUSES, NO_CONVERTER = "converts", "refuses", "no converter"
+# Namespaces whose ops TorchAir converts only with a registered converter; ops of other
+# namespaces go to its auto converter (custom ops).
+CONVERTER_NAMESPACES = ("aten", "prims")
+
+
+@dataclass(frozen=True)
+class TorchAirVerdict:
+    """TorchAir's verdict on one op: ``converts``, ``refuses`` or ``no converter``."""
+
+    op: str
+    verdict: str
+    reason: str = ""
+    where: str = ""
+
+    @property
+    def fails(self) -> bool:
+        return self.verdict != CONVERTS
+
+    def message(self) -> str:
+        if self.verdict == REFUSES:
+            return f"TorchAir refuses {self.op}: its converter only raises {self.reason} (ge_converter/{self.where})"
+        if self.verdict == NO_CONVERTER:
+            return f"TorchAir has no converter for {self.op}, so its conversion fails on it"
+        return f"TorchAir converts {self.op}"
+
+
+@functools.lru_cache(maxsize=None)
+def load_table(path: Path = TABLE_PATH) -> dict[str, Any]:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@functools.lru_cache(maxsize=None)
+def registrations(path: Path = TABLE_PATH) -> dict[str, TorchAirVerdict]:
+    """``{"aten.x.overload": verdict}`` for every op TorchAir registers a converter for."""
+    table = load_table(path)
+    return {row[0]: TorchAirVerdict(**dict(zip(table["fields"], row))) for row in table["registrations"]}
+
+
+def op_name(target: Any) -> str:
+    """``aten.add.Tensor`` for an OpOverload (its ``str``), as the table names ops."""
+    return str(target)
+
+
+def verdict_of(target: Any, table: dict[str, TorchAirVerdict] | None = None) -> TorchAirVerdict | None:
+    """TorchAir's verdict on ``target``; ``None`` for ops outside ATen/prims that TorchAir
+    does not register (custom ops: its auto converter decides)."""
+    name = op_name(target)
+    known = (registrations() if table is None else table).get(name)
+    if known is not None:
+        return known
+    return TorchAirVerdict(name, NO_CONVERTER) if name.split(".")[0] in CONVERTER_NAMESPACES else None
+
+
+def refusal(target: Any) -> TorchAirVerdict | None:
+    """The verdict of an op TorchAir fails on, else ``None``."""
+    verdict = verdict_of(target)
+    return verdict if verdict is not None and verdict.fails else None

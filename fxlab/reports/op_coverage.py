@@ -1,0 +1,86 @@
+"""Which ATen ops TorchAir converts, refuses or has no converter for, and whether fxlab's
+built-in conversion agrees: the table users look for in TorchAir's "supported ATen API"
+list, from TorchAir's converter verdicts (a fresh scan of its sources, or the table
+fxlab ships) and fxlab's converter registry.
+
+fxlab's side for one op: ``converts`` (a converter runs, as TorchAir's does), ``refuses``
+(it marks the op as one TorchAir fails on; ``own converter`` says fxlab could convert it
+with ``--convert-refused``) or ``no converter``. It agrees with TorchAir when both convert
+or both fail.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Iterable, Mapping
+
+from fxlab.passes.torchair_refusals import CONVERTER_NAMESPACES, CONVERTS, NO_CONVERTER, REFUSES, TorchAirVerdict
+
+FXLAB_CONVERTS, FXLAB_REFUSES, FXLAB_NONE = "converts", "refuses", "no converter"
+
+
+@dataclass
+class CoverageRow:
+    op: str
+    torchair: str  # converts | refuses | no converter
+    fxlab: str  # converts | refuses | no converter
+    agrees: bool
+    own_converter: bool = False  # fxlab has a converter it runs only with --convert-refused
+    count: int | None = None  # nodes of the op in the model, when a model was given
+    reason: str = ""  # TorchAir's reason when it fails
+
+
+@dataclass
+class Coverage:
+    rows: list[CoverageRow]
+    origin: str  # where TorchAir's verdicts came from
+    summary: dict[str, int] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"origin": self.origin, "summary": dict(self.summary), "ops": [asdict(r) for r in self.rows]}
+
+
+def fxlab_verdict(op: str, torchair: str, fxlab_ops: set[str]) -> tuple[str, bool]:
+    """fxlab's side for ``op`` and whether it has its own converter for it."""
+    own = op in fxlab_ops
+    if torchair != CONVERTS:
+        return FXLAB_REFUSES, own
+    return (FXLAB_CONVERTS if own else FXLAB_NONE), False
+
+
+def coverage(
+    verdicts: Mapping[str, TorchAirVerdict],
+    fxlab_ops: Iterable[str],
+    origin: str,
+    model_ops: Mapping[str, int] | None = None,
+) -> Coverage:
+    """One row per ATen/prims op TorchAir or fxlab knows (or per op of the model, with its
+    node count, when ``model_ops`` is given)."""
+    fxlab_set = set(fxlab_ops)
+    if model_ops is not None:
+        names = sorted(model_ops)
+    else:
+        names = sorted({op for op in (*verdicts, *fxlab_set) if op.split(".")[0] in CONVERTER_NAMESPACES})
+    rows = []
+    for op in names:
+        verdict = verdicts.get(op)
+        if verdict is None and op.split(".")[0] not in CONVERTER_NAMESPACES:
+            continue  # custom ops: TorchAir's auto converter decides, see `fxlab ops check`
+        torchair = verdict.verdict if verdict is not None else NO_CONVERTER
+        fxlab, own = fxlab_verdict(op, torchair, fxlab_set)
+        agrees = (torchair == CONVERTS) == (fxlab == FXLAB_CONVERTS)
+        reason = verdict.reason if verdict is not None else ""
+        rows.append(CoverageRow(op, torchair, fxlab, agrees, own, None if model_ops is None else model_ops[op], reason))
+    return Coverage(rows, origin, _summary(rows))
+
+
+def _summary(rows: list[CoverageRow]) -> dict[str, int]:
+    torchair_converts = [r for r in rows if r.torchair == CONVERTS]
+    return {
+        "ops": len(rows),
+        "torchair_converts": len(torchair_converts),
+        "torchair_refuses": sum(r.torchair == REFUSES for r in rows),
+        "torchair_no_converter": sum(r.torchair == NO_CONVERTER for r in rows),
+        "fxlab_converts_of_torchair_converts": sum(r.fxlab == FXLAB_CONVERTS for r in torchair_converts),
+        "fxlab_own_converter_of_torchair_failures": sum(r.own_converter for r in rows if r.torchair != CONVERTS),
+        "disagree": sum(not r.agrees for r in rows),
+    }

@@ -1,0 +1,53 @@
+"""The table of TorchAir's converter verdicts fxlab ships, against TorchAir's sources."""
+from __future__ import annotations
+
+from tests.conftest import torchair_path_or_skip
+
+from pathlib import Path
+
+import pytest
+
+from fxlab.compat.torchair_converter_scan import CONVERTS, REFUSES, scan_converters, scan_file, table_text
+from fxlab.passes.torchair_refusals import TABLE_PATH, load_table, registrations
+
+
+def test_the_shipped_table_is_a_fresh_scan_of_torchairs_sources():
+    where = torchair_path_or_skip()
+    if where is None:
+        pytest.skip("the installed TorchAir is used")
+    fresh = scan_converters(Path(where))
+    origin = load_table()["from"]
+    assert TABLE_PATH.read_text(encoding="utf-8") == table_text(fresh, origin), (
+        "the table is stale: run `python -m fxlab.compat.torchair_converter_scan`"
+    )
+
+
+def test_counts_of_torchair_2_13_converters():
+    table = registrations()
+    aten = [v for op, v in table.items() if op.split(".")[0] in ("aten", "prims")]
+    assert len(aten) == 1911 and sum(v.verdict == CONVERTS for v in aten) == 327
+    assert table["aten.roll.default"].verdict == REFUSES
+    assert table["aten.add.Tensor"].verdict == CONVERTS
+    assert table["aten.scatter_reduce.two"].reason == "NotImplementedError: torch.ops.aten.scatter_reduce.two ge_converter is not implemented!"
+
+
+def test_a_converter_that_only_raises_refuses_and_one_that_sometimes_raises_converts(tmp_path):
+    source = tmp_path / "ops.py"
+    source.write_text(
+        "@register_fx_node_ge_converter(torch.ops.aten.a.default)\n"
+        "def a(x, meta_outputs=None):\n"
+        '    """NB: aten::a(Tensor x) -> Tensor"""\n'
+        '    raise NotImplementedError("a is not implemented!")\n'
+        "\n"
+        "@declare_supported([])\n"
+        "@register_fx_node_ge_converter(getattr(torch.ops.aten.b, 'Tensor', None))\n"
+        "def b(x, meta_outputs=None):\n"
+        "    if x.rank > 4:\n"
+        '        raise RuntimeError("too many dims")\n'
+        "    return ge.Relu(x)\n"
+    )
+    found = scan_file(source, "ops.py")
+    assert [(r.op, r.verdict, r.reason, r.where) for r in found] == [
+        ("aten.a.default", REFUSES, "NotImplementedError: a is not implemented!", "ops.py:4"),
+        ("aten.b.Tensor", CONVERTS, "", "ops.py:8"),
+    ]

@@ -1,0 +1,40 @@
+from __future__ import annotations
+
+from fxlab.passes.torchair_refusals import TorchAirVerdict
+from fxlab.reports.op_coverage import coverage
+
+VERDICTS = {
+    "aten.add.Tensor": TorchAirVerdict("aten.add.Tensor", "converts", "", "aten/add.py:10"),
+    "aten.roll.default": TorchAirVerdict("aten.roll.default", "refuses", "NotImplementedError: no", "aten/roll.py:7"),
+    "aten.glu.default": TorchAirVerdict("aten.glu.default", "converts", "", "aten/glu.py:9"),
+    "npu.npu_rms_norm.default": TorchAirVerdict("npu.npu_rms_norm.default", "converts", "", "custom/rms.py:3"),
+}
+
+
+def test_every_aten_op_with_both_sides_verdicts():
+    cov = coverage(VERDICTS, ["aten.add.Tensor", "aten.roll.default", "aten._reshape_alias.default"], "test")
+    rows = [(r.op, r.torchair, r.fxlab, r.agrees, r.own_converter) for r in cov.rows]
+    assert rows == [
+        ("aten._reshape_alias.default", "no converter", "refuses", True, True),
+        ("aten.add.Tensor", "converts", "converts", True, False),
+        ("aten.glu.default", "converts", "no converter", False, False),
+        ("aten.roll.default", "refuses", "refuses", True, True),
+    ]
+    assert cov.summary == {
+        "ops": 4,
+        "torchair_converts": 2,
+        "torchair_refuses": 1,
+        "torchair_no_converter": 1,
+        "fxlab_converts_of_torchair_converts": 1,
+        "fxlab_own_converter_of_torchair_failures": 2,
+        "disagree": 1,
+    }
+
+
+def test_a_models_ops_with_counts_custom_ops_left_to_ops_check():
+    cov = coverage(VERDICTS, ["aten.add.Tensor"], "test", {"aten.add.Tensor": 3, "aten.roll.default": 1, "npu.my_op.default": 2})
+    assert [(r.op, r.count, r.torchair, r.agrees, r.reason) for r in cov.rows] == [
+        ("aten.add.Tensor", 3, "converts", True, ""),
+        ("aten.roll.default", 1, "refuses", True, "NotImplementedError: no"),
+    ]
+    assert cov.to_json()["ops"][1]["fxlab"] == "refuses"
