@@ -86,9 +86,11 @@ def differences(diff: Any) -> list[str]:
 @pytest.mark.parametrize("target,index", _cases())
 def test_builtin_converter_gives_torchair_graph(torchair, target, index):
     sample = _samples_of(CONVERTERS.get(target))[index]
+    if any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write for a in target._schema.arguments):
+        pytest.skip("an out= node's value is its out argument, a graph input: TorchAir returns that input and no op is left to compare")
     gm, _ = one_node_graph(target, sample)
     theirs = run_torchair_conversion(gm, "g", torchair)
-    failed = [r for r in theirs.nodes if r.status is not Status.CONVERTED]
+    failed = [r for r in theirs.nodes if r.status in (Status.RAISED, Status.UNSUPPORTED)]
     if failed:
         pytest.skip(f"TorchAir does not convert this sample here: {failed[0].status.value}: {(failed[0].message or '').splitlines()[:1]}")
     ours = convert_to_ascend_ir(gm, "g").graph
