@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from fxlab.compat.bridge import run_torchair_conversion
+from fxlab.compat.bridge import TorchAirConversionError, run_torchair_conversion
 from fxlab.diff.ir_diff import diff_ir
 from fxlab.passes import converters  # noqa: F401 - registers the shipped converters
 from fxlab.passes.convert_to_ascend_ir import Status, convert_to_ascend_ir
@@ -89,7 +89,10 @@ def test_builtin_converter_gives_torchair_graph(torchair, target, index):
     if any(a.kwarg_only and a.alias_info is not None and a.alias_info.is_write for a in target._schema.arguments):
         pytest.skip("an out= node's value is its out argument, a graph input: TorchAir returns that input and no op is left to compare")
     gm, _ = one_node_graph(target, sample)
-    theirs = run_torchair_conversion(gm, "g", torchair)
+    try:
+        theirs = run_torchair_conversion(gm, "g", torchair)
+    except TorchAirConversionError as exc:
+        pytest.skip(f"the bridge cannot run TorchAir on this sample: {str(exc).splitlines()[0]}")
     failed = [r for r in theirs.nodes if r.status in (Status.RAISED, Status.UNSUPPORTED)]
     if failed:
         pytest.skip(f"TorchAir does not convert this sample here: {failed[0].status.value}: {(failed[0].message or '').splitlines()[:1]}")

@@ -71,8 +71,14 @@ def one_node_graph(target: Any, sample: Sample) -> tuple[fx.GraphModule, list[to
     for node, fake in zip(graph.nodes, fakes):
         node.meta["val"] = fake
     fake_args, fake_kwargs = _bind(sample, fakes)
-    with fake_mode:
-        val = target(*fake_args, **fake_kwargs)
+    try:
+        with fake_mode:
+            val = target(*fake_args, **fake_kwargs)
+    except RuntimeError:
+        # A few ops have no fake kernel for some arguments (a _foreach_ op's tensor of
+        # scalars): their outputs' fakes come from an eager run.
+        eager = target(*_clone(sample.args), **_clone(sample.kwargs))
+        val = pytree.tree_map(lambda t: fake_mode.from_tensor(t, static_shapes=True) if isinstance(t, torch.Tensor) else t, eager)
     call = graph.call_function(target, tuple(args), dict(kwargs))
     call.meta["val"] = val
     if isinstance(val, (tuple, list)):
