@@ -1,0 +1,189 @@
+"""Converters of the ``*_backward`` ops of training graphs that TorchAir maps to one GE
+``*Grad`` op, and the MSE loss.
+
+GE's gradient ops take their operands in their own order (``SigmoidGrad(y, dy)``,
+``HardtanhGrad(result, grad)``, ``SoftmaxGrad(softmax, grad_softmax)``), which is the
+order TorchAir passes them in and fxlab keeps.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from fxlab.ir import ge
+from fxlab.ir.model import DataType, ge_dtype
+from fxlab.passes.converters.promotion import dtype_promote, output_dtype
+from fxlab.passes.converters.registry import Sample, register_converter
+
+aten = torch.ops.aten
+REDUCTIONS = ("none", "mean", "sum")  # ATen's reduction enum, as GE names it
+
+
+def _g(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    return torch.randn(*shape).to(dtype)
+
+
+@register_converter(aten.sigmoid_backward.default, samples=lambda: [Sample((_g(2, 3), torch.sigmoid(_g(2, 3))))])
+def convert_sigmoid_backward(grad_output: ge.Tensor, output: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
+    """sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor"""
+    return ge.op1("SigmoidGrad", {"y": output, "dy": grad_output}, {"complex_conj": False})
+
+
+@register_converter(aten.tanh_backward.default, samples=lambda: [Sample((_g(2, 3), torch.tanh(_g(2, 3))))])
+def convert_tanh_backward(grad_output: ge.Tensor, output: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
+    """tanh_backward(Tensor grad_output, Tensor output) -> Tensor"""
+    return ge.op1("TanhGrad", {"y": output, "dy": grad_output}, {"complex_conj": False})
+
+
+@register_converter(aten.threshold_backward.default, samples=lambda: [Sample((_g(2, 3), _g(2, 3), 0)), Sample((_g(2, 3), _g(2, 3), 0.5))])
+def convert_threshold_backward(grad_output: ge.Tensor, self: ge.Tensor, threshold: Any, meta_outputs: Any = None) -> ge.Tensor:
+    """threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor"""
+    self, grad_output = dtype_promote(output_dtype(meta_outputs), self, grad_output)
+    if isinstance(threshold, ge.Tensor):
+        raise NotImplementedError("threshold_backward is converted only for a number threshold (as in TorchAir)")
+    if threshold == 0.0:  # ReLU's backward: GE has a faster op for it
+        return ge.op1("ReluGrad", {"gradients": grad_output, "features": self})
+    return ge.op1("ThresholdGradV2D", {"gradients": grad_output, "features": self}, {"threshold": float(threshold)})
+
+
+@register_converter(aten.hardsigmoid_backward.default, samples=lambda: [Sample((_g(3, 4), _g(3, 4) * 4))])
+def convert_hardsigmoid_backward(grad_output: ge.Tensor, self: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
+    """hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    return ge.op1("HardSigmoidGrad", {"grads": grad_output, "input_x": self}, {"alpha": 0.16666666, "beta": 0.5})
+
+
+@register_converter(aten.hardswish_backward.default, samples=lambda: [Sample((_g(3, 4), _g(3, 4) * 4))])
+def convert_hardswish_backward(grad_output: ge.Tensor, self: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
+    """hardswish_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    return ge.op1("HardSwishGrad", {"grad": grad_output, "x": self})
+
+
+@register_converter(aten.hardtanh_backward.default, samples=lambda: [Sample((_g(3, 4), _g(3, 4) * 2, -1.0, 1.0)), Sample((_g(4), _g(4), -0.5, 0.5))])
+def convert_hardtanh_backward(grad_output: ge.Tensor, self: ge.Tensor, min_val: Any, max_val: Any, meta_outputs: Any = None) -> ge.Tensor:
+    """hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor"""
+    if isinstance(min_val, ge.Tensor) or isinstance(max_val, ge.Tensor):
+        raise NotImplementedError("hardtanh_backward is converted only for number bounds (as in TorchAir)")
+    return ge.op1("HardtanhGrad", {"result": self, "grad": grad_output}, {"min_val": float(min_val), "max_val": float(max_val)})
+
+
+@register_converter(aten.leaky_relu_backward.default, samples=lambda: [Sample((_g(3, 4), _g(3, 4), 0.2, False))])
+def convert_leaky_relu_backward(grad_output: ge.Tensor, self: ge.Tensor, negative_slope: Any, self_is_result: bool, meta_outputs: Any = None) -> ge.Tensor:
+    """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor"""
+    if isinstance(negative_slope, ge.Tensor):
+        raise NotImplementedError("leaky_relu_backward is converted only for a number negative_slope (as in TorchAir)")
+    return ge.op1("LeakyReluGrad", {"gradients": grad_output, "features": self}, {"negative_slope": float(negative_slope)})
+
+
+@register_converter(aten.elu_backward.default, samples=lambda: [Sample((_g(3, 4), 1.0, 1.0, 1.0, False, _g(3, 4))), Sample((_g(3, 4), 0.5, 2.0, 1.5, True, F.elu(_g(3, 4), 0.5)))])
+def convert_elu_backward(grad_output: ge.Tensor, alpha: Any, scale: Any, input_scale: Any, is_result: bool, self_or_result: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
+    """elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor"""
+    if any(isinstance(v, ge.Tensor) for v in (alpha, scale, input_scale)):
+        raise NotImplementedError("elu_backward is converted only for number alpha, scale and input_scale (as in TorchAir)")
+    if is_result and alpha < 0:
+        raise NotImplementedError("elu_backward from the result with a negative alpha is not supported (as in TorchAir)")
+    attrs = {"alpha": float(alpha), "scale": float(scale), "input_scale": float(input_scale), "is_result": is_result}
+    return ge.op1("EluGradV2", {"grads": grad_output, "activations": self_or_result}, attrs)
+
+
+@register_converter(aten.gelu_backward.default, samples=lambda: [Sample((_g(3, 4), _g(3, 4)))])
+def convert_gelu_backward(grad_output: ge.Tensor, self: ge.Tensor, *, approximate: str = "none", meta_outputs: Any = None) -> ge.Tensor:
+    """gelu_backward(Tensor grad_output, Tensor self, *, str approximate="none") -> Tensor"""
+    # GeluGrad has a third input y it does not read; TorchAir feeds it grad_output.
+    return ge.op1("GeluGrad", {"dy": grad_output, "x": self, "y": grad_output})
+
+
+@register_converter(aten.glu_backward.default, samples=lambda: [Sample((_g(2, 3), _g(2, 6), -1)), Sample((_g(2, 3), _g(4, 3), 0))])
+def convert_glu_backward(grad_output: ge.Tensor, self: ge.Tensor, dim: int, meta_outputs: Any = None) -> ge.Tensor:
+    """glu_backward(Tensor grad_output, Tensor self, int dim) -> Tensor"""
+    return ge.op1("GLUGrad", {"y_grad": grad_output, "x": self}, {"dim": dim})
+
+
+def _log_sigmoid_samples() -> list[Sample]:
+    x = _g(2, 3)
+    return [Sample((_g(2, 3), x, torch.ops.aten.log_sigmoid_forward(x)[1]))]
+
+
+@register_converter(aten.log_sigmoid_backward.default, samples=_log_sigmoid_samples)
+def convert_log_sigmoid_backward(grad_output: ge.Tensor, self: ge.Tensor, buffer: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
+    """log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor"""
+    return ge.op1("LogSigmoidGrad", {"grads": grad_output, "features": self})
+
+
+@register_converter(aten.log_sigmoid_backward.grad_input, samples=lambda: [Sample(s.args, {"grad_input": torch.empty(2, 3)}) for s in _log_sigmoid_samples()])
+def convert_log_sigmoid_backward_grad_input(grad_output: ge.Tensor, self: ge.Tensor, buffer: ge.Tensor, *, grad_input: Any = None, meta_outputs: Any = None) -> ge.Tensor:
+    """log_sigmoid_backward.grad_input(Tensor grad_output, Tensor self, Tensor buffer, *, Tensor(a!) grad_input) -> Tensor(a!)"""
+    return ge.op1("LogSigmoidGrad", {"grads": grad_output, "features": self})
+
+
+@register_converter(aten._prelu_kernel_backward.default, samples=lambda: [Sample((_g(2, 3, 4), _g(2, 3, 4), torch.rand(3, 1)))])
+def convert_prelu_kernel_backward(grad_output: ge.Tensor, self: ge.Tensor, weight: ge.Tensor, meta_outputs: Any = None) -> list[ge.Tensor]:
+    """_prelu_kernel_backward(Tensor grad_output, Tensor self, Tensor weight) -> (Tensor, Tensor)"""
+    return ge.op("PReluGrad", {"grads": grad_output, "features": self, "weights": weight}, outputs=("dx", "da"))
+
+
+def _check_half_to_float(grad: ge.Tensor, input_dtype: Any) -> None:
+    wanted = ge_dtype(input_dtype)
+    if grad.dtype != wanted and (grad.dtype != DataType.DT_FLOAT or wanted != DataType.DT_FLOAT16):
+        raise NotImplementedError("softmax backward needs grad and input of one dtype, or a float16 input with a float32 grad")
+
+
+def _softmax_backward_samples(fn: Any) -> Any:
+    def samples() -> list[Sample]:
+        out = fn(_g(2, 5), -1)
+        return [Sample((_g(2, 5), out, -1, torch.float32)), Sample((_g(2, 3, 4), fn(_g(2, 3, 4), 1), 1, torch.float32))]
+
+    return samples
+
+
+@register_converter(aten._softmax_backward_data.default, samples=_softmax_backward_samples(torch.softmax))
+def convert_softmax_backward_data(grad_output: ge.Tensor, output: ge.Tensor, dim: int, input_dtype: Any, meta_outputs: Any = None) -> ge.Tensor:
+    """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
+    _check_half_to_float(grad_output, input_dtype)
+    return ge.op1("SoftmaxGrad", {"softmax": output, "grad_softmax": grad_output}, {"axes": [dim]})
+
+
+@register_converter(aten._log_softmax_backward_data.default, samples=_softmax_backward_samples(torch.log_softmax))
+def convert_log_softmax_backward_data(grad_output: ge.Tensor, output: ge.Tensor, dim: int, input_dtype: Any, meta_outputs: Any = None) -> ge.Tensor:
+    """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
+    _check_half_to_float(grad_output, input_dtype)
+    return ge.op1("LogSoftmaxGrad", {"grad": grad_output, "x": output}, {"axis": [dim]})
+
+
+def _mse_samples() -> list[Sample]:
+    return [Sample((_g(3, 4), _g(3, 4))), Sample((_g(3, 4), _g(3, 4), 0)), Sample((_g(3, 4), _g(3, 4), 2))]
+
+
+@register_converter(aten.mse_loss.default, samples=_mse_samples)
+def convert_mse_loss(self: ge.Tensor, target: ge.Tensor, reduction: int = 1, meta_outputs: Any = None) -> ge.Tensor:
+    """mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor"""
+    self, target = dtype_promote(output_dtype(meta_outputs), self, target)
+    return ge.op1("MseLoss", {"predict": self, "label": target}, {"reduction": REDUCTIONS[reduction]})
+
+
+def _mse_backward_samples() -> list[Sample]:
+    return [Sample((_g(3, 4), _g(3, 4), _g(3, 4), 0)), Sample((_g(()), _g(3, 4), _g(3, 4), 1)), Sample((_g(()), _g(3, 4), _g(3, 4), 2))]
+
+
+@register_converter(aten.mse_loss_backward.default, samples=_mse_backward_samples)
+def convert_mse_loss_backward(grad_output: ge.Tensor, self: ge.Tensor, target: ge.Tensor, reduction: int, meta_outputs: Any = None) -> ge.Tensor:
+    """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"""
+    self, target = dtype_promote(output_dtype(meta_outputs), self, target)
+    return ge.op1("MseLossGrad", {"predict": self, "label": target, "dout": grad_output}, {"reduction": REDUCTIONS[reduction]})
+
+
+def _embedding_backward_samples() -> list[Sample]:
+    indices = torch.tensor([[0, 2, 4], [4, 3, 2]])
+    return [Sample((_g(2, 3, 5), indices, 6, -1, False)), Sample((_g(2, 3, 5), indices, 6, 2, True))]
+
+
+@register_converter(aten.embedding_dense_backward.default, samples=_embedding_backward_samples)
+def convert_embedding_dense_backward(grad_output: ge.Tensor, indices: ge.Tensor, num_weights: Any, padding_idx: Any, scale_grad_by_freq: bool, meta_outputs: Any = None) -> ge.Tensor:
+    """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor"""
+    if isinstance(num_weights, ge.Tensor) or isinstance(padding_idx, ge.Tensor):
+        raise NotImplementedError("embedding_dense_backward is converted only for static num_weights and padding_idx (as in TorchAir)")
+    if scale_grad_by_freq:
+        indices = ge.cast(indices, DataType.DT_INT32)
+    attrs = {"num_weights": int(num_weights), "padding_idx": int(padding_idx), "scale_grad_by_freq": scale_grad_by_freq}
+    return ge.op1("EmbeddingDenseGrad", {"grad": grad_output, "indices": indices}, attrs)
