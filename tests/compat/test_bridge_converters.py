@@ -41,7 +41,7 @@ KNOWN_DIFFERENCES: dict[str, str] = {
             "new_empty.default", "new_full.default", "new_ones.default", "new_zeros.default",
         )
     },
-    **{f"aten.{name}": _DT for name in ("argmax.default", "argmin.default", "mean.dim")},
+    **{f"aten.{name}": _DT for name in ("argmax.default", "argmin.default", "mean.dim", "searchsorted.Tensor")},
     "aten.reflection_pad2d.default": "TorchAir pads by a [4, 2] paddings Const where fxlab passes the 8 flat pads",
     "aten.log_sigmoid_backward.default": "TorchAir makes no Data for a graph input nothing reads (the unused buffer); fxlab makes one per input",
 }
