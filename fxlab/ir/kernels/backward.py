@@ -124,3 +124,49 @@ def embedding_dense_grad(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> 
     grad, indices = inputs
     args = (attrs["num_weights"], attrs.get("padding_idx", -1), attrs.get("scale_grad_by_freq", False))
     return [aten.embedding_dense_backward(grad, indices.long(), *args)]
+
+
+@register_kernel("DropOutDoMask")
+def drop_out_do_mask(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    """``x * mask / keep_prob``, the mask given one element per value (ATen's bool mask)."""
+    x, mask, keep_prob = inputs
+    return [x * mask.to(x.dtype) / keep_prob.to(x.dtype)]
+
+
+@register_kernel("PadV3Grad")
+def pad_v3_grad(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    """The gradient of ``PadV3`` (reflect / edge), by autograd through ``F.pad``."""
+    grad, paddings = inputs
+    pads = [int(p) for p in paddings.reshape(-1).tolist()][-2 * grad.dim():]
+    before, after = pads[0::2], pads[1::2]
+    source = torch.zeros([s - b - a for s, b, a in zip(grad.shape, before, after)], dtype=grad.dtype, requires_grad=True)
+    padded_dims = [i for i in range(grad.dim()) if before[i] or after[i]]
+    first = min(padded_dims) if padded_dims else grad.dim()
+    torch_pads = [v for i in reversed(range(first, grad.dim())) for v in (before[i], after[i])]
+    mode = {"reflect": "reflect", "edge": "replicate"}[attrs.get("mode", "reflect")]
+    with torch.enable_grad():
+        F.pad(source, torch_pads, mode=mode).backward(grad)
+    return [source.grad]
+
+
+@register_kernel("LayerNormGradV3")
+def layer_norm_grad_v3(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    dy, x, rstd, mean, gamma = inputs
+    # A bias of zeros: ATen needs one to return the bias gradient (GE always does).
+    return list(aten.native_layer_norm_backward(dy, x, list(gamma.shape), mean, rstd, gamma, torch.zeros_like(gamma), [True, True, True]))
+
+
+@register_kernel("AdaptiveAvgPool2dGrad")
+def adaptive_avg_pool2d_grad(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    grad = inputs[0]
+    return [aten._adaptive_avg_pool2d_backward(grad, torch.empty(attrs["orig_input_shape"], dtype=grad.dtype))]
+
+
+@register_kernel("AvgPoolV2Grad")
+def avg_pool_v2_grad(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    shape, grad = inputs
+    source = torch.empty([int(s) for s in shape.tolist()], dtype=grad.dtype)
+    ksize, strides, pads = attrs["ksize"][2:], attrs["strides"][2:], attrs.get("pads", [0, 0, 0, 0])
+    divisor = attrs.get("divisor_override", 0) or None
+    args = (list(ksize), list(strides), [pads[0], pads[2]], attrs.get("ceil_mode", False), not attrs.get("exclusive", True), divisor)
+    return [aten.avg_pool2d_backward(grad, source, *args)]

@@ -1,5 +1,6 @@
-"""Converters of the ``*_backward`` ops of training graphs that TorchAir maps to one GE
-``*Grad`` op, and the MSE loss.
+"""Converters of the ``*_backward`` ops of training graphs: most map to one GE ``*Grad``
+op; select/slice backward scatter or concatenate into zeros, padding backward is
+``PadV3Grad``. Also the MSE loss.
 
 GE's gradient ops take their operands in their own order (``SigmoidGrad(y, dy)``,
 ``HardtanhGrad(result, grad)``, ``SoftmaxGrad(softmax, grad_softmax)``), which is the
@@ -13,8 +14,9 @@ import torch
 import torch.nn.functional as F
 
 from fxlab.ir import ge
-from fxlab.ir.model import DataType, ge_dtype
-from fxlab.passes.converters.promotion import dtype_promote, output_dtype
+from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType, ge_dtype
+from fxlab.passes.converters.promotion import cast_scalar, dtype_promote, index_input, output_dtype, scalar_input
+from fxlab.passes.converters.shape import identity, shape_of, squeeze, unsqueeze
 from fxlab.passes.converters.registry import Sample, register_converter
 
 aten = torch.ops.aten
@@ -187,3 +189,139 @@ def convert_embedding_dense_backward(grad_output: ge.Tensor, indices: ge.Tensor,
         indices = ge.cast(indices, DataType.DT_INT32)
     attrs = {"num_weights": int(num_weights), "padding_idx": int(padding_idx), "scale_grad_by_freq": scale_grad_by_freq}
     return ge.op1("EmbeddingDenseGrad", {"grad": grad_output, "indices": indices}, attrs)
+
+
+# -- dropout, padding, layer norm -----------------------------------------------------
+def _dropout_backward_samples() -> list[Sample]:
+    return [Sample((_g(3, 4), torch.rand(3, 4) > 0.3, 1 / 0.7))]
+
+
+@register_converter(aten.native_dropout_backward.default, samples=_dropout_backward_samples)
+def convert_native_dropout_backward(grad_output: ge.Tensor, mask: ge.Tensor, scale: float, meta_outputs: Any = None) -> ge.Tensor:
+    """native_dropout_backward(Tensor grad_output, Tensor mask, float scale) -> Tensor"""
+    keep = scalar_input(1.0 / scale, grad_output)
+    return ge.op1("DropOutDoMask", {"x": grad_output, "mask": mask, "keep_prob": keep})
+
+
+def _pad_grad(grad: ge.Tensor, paddings: list[int], mode: str) -> ge.Tensor:
+    return ge.op1("PadV3Grad", {"x": grad, "paddings": index_input(paddings)}, {"mode": mode, "paddings_contiguous": True})
+
+
+@register_converter(aten.reflection_pad2d_backward.default, samples=lambda: [Sample((_g(2, 3, 7, 8), _g(2, 3, 4, 5), [1, 2, 2, 1])), Sample((_g(3, 6, 6), _g(3, 4, 4), [1, 1, 1, 1]))])
+def convert_reflection_pad2d_backward(grad_output: ge.Tensor, self: ge.Tensor, padding: Any, meta_outputs: Any = None) -> ge.Tensor:
+    """reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"""
+    rank = 4 if self.rank == 3 else self.rank
+    if self.rank == 3:
+        grad_output = unsqueeze(grad_output, [0])
+    # ATen pads from the last dim; PadV3Grad wants (before, after) per dim from the first.
+    pads = list(padding) + [0] * (2 * rank - len(padding))
+    pads.reverse()
+    pads = [v for i in range(0, len(pads), 2) for v in (pads[i + 1], pads[i])]
+    out = _pad_grad(grad_output, pads, "reflect")
+    return squeeze(out, [0]) if self.rank == 3 else out
+
+
+@register_converter(aten.replication_pad1d_backward.default, samples=lambda: [Sample((_g(3, 9), _g(3, 6), [1, 2])), Sample((_g(2, 5), _g(2, 5), [0, 0]))])
+def convert_replication_pad1d_backward(grad_output: ge.Tensor, self: ge.Tensor, padding: Any, meta_outputs: Any = None) -> ge.Tensor:
+    """replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"""
+    if isinstance(padding, ge.Tensor) or any(isinstance(p, ge.Tensor) for p in padding):
+        raise NotImplementedError("replication_pad1d_backward is converted only for static padding (as in TorchAir)")
+    batched = unsqueeze(grad_output, [0])
+    if sum(padding) == 0:
+        return identity(grad_output)
+    grad = _pad_grad(batched, [0, 0, 0, 0, 0, 0, padding[0], padding[1]], "edge")
+    return squeeze(grad, [0])
+
+
+def _layer_norm_backward_samples() -> list[Sample]:
+    x, w, b = _g(2, 3, 8), torch.rand(8) + 0.5, _g(8)
+    _, mean, rstd = torch.native_layer_norm(x, [8], w, b, 1e-5)
+    return [Sample((_g(2, 3, 8), x, [8], mean, rstd, w, b, [True, True, True]))]
+
+
+@register_converter(aten.native_layer_norm_backward.default, samples=_layer_norm_backward_samples)
+def convert_native_layer_norm_backward(grad_out: ge.Tensor, input: ge.Tensor, normalized_shape: Any, mean: ge.Tensor, rstd: ge.Tensor, weight: ge.Tensor | None, bias: ge.Tensor | None, output_mask: Any, meta_outputs: Any = None) -> list[ge.Tensor]:
+    """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    if weight is None:
+        dims = ge.const(list(normalized_shape), DataType.DT_INT32)
+        weight = ge.op1("Fill", {"dims": dims, "value": cast_scalar(1.0, input.dtype)}, dtypes=input.dtype)
+    inputs = {"dy": grad_out, "x": input, "rstd": rstd, "mean": mean, "gamma": weight}
+    return ge.op("LayerNormGradV3", inputs, outputs=("pd_x", "pd_gamma", "pd_beta"))
+
+
+# -- select, slice, pooling -----------------------------------------------------------
+@register_converter(aten.select_backward.default, samples=lambda: [Sample((_g(3, 5), [3, 4, 5], 1, 2)), Sample((_g(4), [2, 4], 0, 1))])
+def convert_select_backward(grad_output: ge.Tensor, input_sizes: Any, dim: int, index: Any, meta_outputs: Any = None) -> ge.Tensor:
+    """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor"""
+    sizes = cast_scalar(list(input_sizes), DataType.DT_INT32)
+    attrs = {"dtype": TORCHAIR_DTYPE_NUMBER[grad_output.dtype], "init": False}
+    zeros = ge.op1("Empty", {"shape": sizes}, attrs, dtypes=grad_output.dtype)
+    shape = index_input(list(input_sizes))  # TorchAir's builder makes the index-typed Const first
+    index_full = ge.op1("BroadcastTo", {"x": scalar_input(index), "shape": shape}, dtypes=DataType.DT_INT64)
+    expanded = ge.op1("ExpandDims", {"x": grad_output, "axis": scalar_input(dim)})
+    grad_full = ge.op1("BroadcastTo", {"x": expanded, "shape": index_input(list(input_sizes))})
+    inputs = {"data": zeros, "indices": index_full, "updates": grad_full}
+    return ge.op1("ScatterElements", inputs, {"axis": dim, "reduction": "none"})
+
+
+def _zeros_block(sizes: list[int], dim: int, length: int, dtype: DataType) -> ge.Tensor:
+    value = cast_scalar(0.0, dtype)
+    block = list(sizes)
+    block[dim] = max(length, 0)
+    return ge.op1("Fill", {"dims": index_input(block), "value": value}, dtypes=dtype)
+
+
+_SYS_MAXSIZE = 9223372036854775807
+
+
+@register_converter(aten.slice_backward.default, samples=lambda: [Sample((_g(3, 2), [3, 5], 1, 1, 3, 1)), Sample((_g(2, 4), [5, 4], 0, 3, _SYS_MAXSIZE, 1))])
+def convert_slice_backward(grad_output: ge.Tensor, input_sizes: Any, dim: int, start: Any, end: Any, step: Any, meta_outputs: Any = None) -> ge.Tensor:
+    """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor"""
+    static = all(not isinstance(v, ge.Tensor) for v in (start, end, step, *input_sizes))
+    if static and start == 0 and end == _SYS_MAXSIZE and step == 1:
+        return grad_output
+    if not static or step != 1:
+        raise NotImplementedError("slice_backward is converted for static sizes and step 1 (fxlab does not build TorchAir's scatter form)")
+    # Zeros before and after the slice, joined around the gradient.
+    length = input_sizes[dim]
+    first = length if start >= length else start % length
+    last = length if end >= length else end % length
+    first = min(first, last)
+    dtype = ge_dtype(meta_outputs.dtype)
+    pieces = [_zeros_block(list(input_sizes), dim, first, dtype), grad_output, _zeros_block(list(input_sizes), dim, length - last, dtype)]
+    inputs = {f"x{i}": t for i, t in enumerate(pieces)}
+    inputs["concat_dim"] = scalar_input(dim)
+    return ge.op1("ConcatV2", inputs, {"N": len(pieces)}, dtypes=dtype)
+
+
+@register_converter(aten._adaptive_avg_pool2d_backward.default, samples=lambda: [Sample((_g(2, 3, 2, 2), _g(2, 3, 6, 6)))])
+def convert_adaptive_avg_pool2d_backward(grad_output: ge.Tensor, self: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
+    """_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor"""
+    if any(d < 0 for d in self.shape):
+        raise NotImplementedError("_adaptive_avg_pool2d_backward is converted only for static input shapes")
+    return ge.op("AdaptiveAvgPool2dGrad", {"input_grad": grad_output}, {"orig_input_shape": list(self.shape)}, outputs=("output_grad",))[0]
+
+
+def _avg_pool_backward_samples() -> list[Sample]:
+    return [
+        Sample((_g(1, 2, 3, 3), _g(1, 2, 6, 6), [2, 2], [2, 2], [0, 0], False, True, None)),
+        Sample((_g(1, 2, 3, 3), _g(1, 2, 5, 5), [3, 3], [2, 2], [1, 1], False, False, None)),
+    ]
+
+
+@register_converter(aten.avg_pool2d_backward.default, samples=_avg_pool_backward_samples)
+def convert_avg_pool2d_backward(grad_output: ge.Tensor, self: ge.Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool, count_include_pad: bool, divisor_override: int | None = None, meta_outputs: Any = None) -> ge.Tensor:
+    """avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"""
+    k_h = kernel_size[0]
+    k_w = k_h if len(kernel_size) == 1 else kernel_size[1]
+    s_h = k_h if len(stride) == 0 else stride[0]
+    s_w = k_w if len(stride) == 0 else s_h if len(stride) == 1 else stride[1]
+    p_h = padding[0]
+    p_w = p_h if len(padding) == 1 else padding[1]
+    attrs = {
+        "ksize": [1, 1, k_h, k_w], "strides": [1, 1, s_h, s_w], "padding_mode": "CALCULATED", "pads": [p_h, p_h, p_w, p_w],
+        "data_format": "NCHW", "global_pooling": False, "ceil_mode": ceil_mode, "exclusive": not count_include_pad,
+        "divisor_override": divisor_override or 0,
+    }
+    inputs = {"orig_input_shape": shape_of(self), "input_grad": grad_output}
+    return ge.op("AvgPoolV2Grad", inputs, attrs, outputs=("out_grad",))[0]
