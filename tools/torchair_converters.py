@@ -50,9 +50,8 @@ def _target_of(decorator: ast.expr) -> str | None:
     if not dotted.startswith(prefix):
         return None
     parts = dotted[len(prefix):].split(".")
-    if len(parts) == 2:
-        parts.append("default")
-    return ".".join(parts) if len(parts) == 3 and parts[0] in NAMESPACES else None
+    # Two parts name an OpOverloadPacket (``torch.ops.aten.sym_size``): a target of its own.
+    return ".".join(parts) if len(parts) in (2, 3) and parts[0] in NAMESPACES else None
 
 
 def _module_converters(path: Path) -> Iterator[TorchAirConverter]:
@@ -89,7 +88,9 @@ def torchair_converters(torchair_root: Path) -> dict[str, TorchAirConverter]:
 
 
 def fxlab_converted() -> set[str]:
-    """Qualified names of the overloads fxlab's built-in registry converts."""
+    """Qualified names of the overloads (and packets) fxlab's built-in registry converts."""
+    import torch
+
     from fxlab.passes import converters  # noqa: F401 - registers the shipped converters
     from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB
 
@@ -97,7 +98,11 @@ def fxlab_converted() -> set[str]:
     for converter in CONVERTERS:
         if converter.origin != ORIGIN_FXLAB:
             continue
-        schema = getattr(converter.target, "_schema", None)
+        target = converter.target
+        if isinstance(target, torch._ops.OpOverloadPacket):
+            names.add(target._qualified_op_name.replace("::", "."))
+            continue
+        schema = getattr(target, "_schema", None)
         if schema is None:  # higher-order ops (auto_functionalized_v2) are not aten/prims
             continue
         ns, name = schema.name.split("::")
