@@ -214,3 +214,16 @@ def convert_logsumexp(self: ge.Tensor, dim: Any, keepdim: bool = False, meta_out
 
 def _squeeze_dims(dims: list[int], rank: int) -> list[int]:
     return [d + rank if d < 0 else d for d in dims] if dims else list(range(rank))
+
+
+# -- in-place forms TorchAir converts (they return the result; nothing is written back) --
+@register_converter(aten.masked_fill_.Scalar, samples=lambda: [Sample((torch.randn(3, 4), torch.rand(3, 4) > 0.5, -1.5))])
+def convert_masked_fill__scalar(self: ge.Tensor, mask: ge.Tensor, value: Any, meta_outputs: Any = None) -> ge.Tensor:
+    """masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!)"""
+    return ge.op1("MaskedFill", {"x": self, "mask": mask, "value": scalar_input(value, self, mask)})
+
+
+@register_converter(aten.bitwise_right_shift_.Tensor, samples=lambda: [Sample((torch.randint(0, 256, (6,)), torch.randint(0, 4, (6,))))])
+def convert_bitwise_right_shift__tensor(self: ge.Tensor, other: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
+    """bitwise_right_shift_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!)"""
+    return ge.op1("RightShift", {"x": self, "y": other})

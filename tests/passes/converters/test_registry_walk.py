@@ -28,6 +28,9 @@ VALUES_UNDEFINED = {"aten.empty.memory_format", "aten.empty_like.default", "aten
 # Outputs that are a kernel's scratch (only its backward reads them, and the NPU backward
 # does not): their values differ by design, dtype and shape must still match.
 SCRATCH_OUTPUTS = {"aten.log_sigmoid_forward.default": {1}, "aten.log_sigmoid_forward.output": {1}}
+# In-place overloads whose TorchAir converter returns the result and writes nothing back
+# (a functional graph never holds them): their self argument is not compared afterwards.
+NOT_WRITTEN_BACK = {"aten.masked_fill_.Scalar", "aten.bitwise_right_shift_.Tensor"}
 SEED = 0
 
 
@@ -136,6 +139,8 @@ def test_converter_matches_eager(target: Any, index: int | None) -> None:
     for i, (got, want) in enumerate(zip(actual, expected)):
         _check_output(f"{target} output {i}", got, want, undefined or i in scratch)
     out_tensors = _out_argument_positions(target, sample, len(tensors))
+    if str(target) in NOT_WRITTEN_BACK:
+        out_tensors.add(0)
     for i, (got, want) in enumerate(zip(ir_tensors, eager_tensors)):
         if i in out_tensors:
             continue
