@@ -140,6 +140,9 @@ class AttrKind(str, enum.Enum):
     LIST_BOOL = "list_b"
     LIST_DTYPE = "list_dt"
     LIST_LIST_INT = "list_list_int"
+    # One ListValue holding ints and strings side by side: TorchAir's
+    # ``input_layout_info``/``output_layout_info`` (tensor index i has layout s).
+    LIST_INDEXED_STR = "list_i_s"
 
 
 @dataclass(frozen=True, slots=True)
@@ -181,7 +184,7 @@ class Attr:
             return {"dtype": self.value.desc.dtype.name, "shape": list(t.shape), "values": t.reshape(-1).tolist()}
         if self.kind in (AttrKind.LIST_INT, AttrKind.LIST_FLOAT, AttrKind.LIST_STR, AttrKind.LIST_BOOL):
             return list(self.value)
-        if self.kind is AttrKind.LIST_LIST_INT:
+        if self.kind in (AttrKind.LIST_LIST_INT, AttrKind.LIST_INDEXED_STR):
             return [list(v) for v in self.value]
         return self.value
 
@@ -200,7 +203,7 @@ class Attr:
         if kind is AttrKind.TENSOR:
             t = torch.tensor(value["values"], dtype=torch_dtype(DataType[value["dtype"]])).reshape(value["shape"])
             return cls(kind, TensorValue.from_torch(t))
-        if kind is AttrKind.LIST_LIST_INT:
+        if kind in (AttrKind.LIST_LIST_INT, AttrKind.LIST_INDEXED_STR):
             return cls(kind, tuple(tuple(v) for v in value))
         if kind.value.startswith("list_"):
             return cls(kind, tuple(value))
