@@ -281,6 +281,8 @@ def _as_float32(value: Any) -> Any:
     """GE stores float attrs as 32-bit (``AttrDef.f``): 1e-05 written and read back is
     9.99999974e-06, so floats compare at float32 precision."""
     if isinstance(value, float):
+        if value != value:  # a NaN attr (a Const of NaN) equals another NaN
+            return "nan"
         return struct.unpack("f", struct.pack("f", value))[0]
     if isinstance(value, list):
         return [_as_float32(v) for v in value]

@@ -74,7 +74,8 @@ def elu_grad_v2(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]
 @register_kernel("GeluGrad")
 def gelu_grad(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     dy, x, _ = inputs
-    return [aten.gelu_backward(dy, x)]
+    # The derivative of GE's Gelu, which is the tanh approximation.
+    return [aten.gelu_backward(dy, x, approximate="tanh")]
 
 
 @register_kernel("GLUGrad")

@@ -89,7 +89,8 @@ def convert_elu_backward(grad_output: ge.Tensor, alpha: Any, scale: Any, input_s
     return ge.op1("EluGradV2", {"grads": grad_output, "activations": self_or_result}, attrs)
 
 
-@register_converter(aten.gelu_backward.default, samples=lambda: [Sample((_g(3, 4), _g(3, 4)))])
+# GE's GeluGrad differentiates the tanh approximation: only approximate="tanh" matches eager.
+@register_converter(aten.gelu_backward.default, samples=lambda: [Sample((_g(3, 4), _g(3, 4)), {"approximate": "tanh"})])
 def convert_gelu_backward(grad_output: ge.Tensor, self: ge.Tensor, *, approximate: str = "none", meta_outputs: Any = None) -> ge.Tensor:
     """gelu_backward(Tensor grad_output, Tensor self, *, str approximate="none") -> Tensor"""
     # GeluGrad has a third input y it does not read; TorchAir feeds it grad_output.
