@@ -171,3 +171,18 @@ def avg_pool_v2_grad(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list
     divisor = attrs.get("divisor_override", 0) or None
     args = (list(ksize), list(strides), [pads[0], pads[2]], attrs.get("ceil_mode", False), not attrs.get("exclusive", True), divisor)
     return [aten.avg_pool2d_backward(grad, source, *args)]
+
+
+@register_kernel("MaxPoolGradWithArgmaxV1")
+def max_pool_grad_with_argmax_v1(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    """``argmax`` as fxlab's MaxPoolWithArgmaxV1 kernel gives it: ATen's flat indices."""
+    x, grad, argmax = inputs
+    ksize, strides, pads, dilation = (list(attrs[k])[1:3] for k in ("ksize", "strides", "pads", "dilation"))
+    return [aten.max_pool2d_with_indices_backward(grad, x, ksize, strides, pads, dilation, attrs.get("ceil_mode", False), argmax.long())]
+
+
+@register_kernel("ResizeNearestNeighborV2Grad")
+def resize_nearest_neighbor_v2_grad(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    grads, size = inputs
+    input_size = [grads.shape[0], grads.shape[1], *[int(s) for s in size.tolist()]]
+    return [aten.upsample_nearest2d_backward(grads, list(grads.shape[2:]), input_size)]

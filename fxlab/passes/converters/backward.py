@@ -17,6 +17,7 @@ from fxlab.ir import ge
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType, ge_dtype
 from fxlab.passes.converters.promotion import cast_scalar, dtype_promote, index_input, output_dtype, scalar_input
 from fxlab.passes.converters.shape import identity, shape_of, squeeze, unsqueeze
+from fxlab.passes.converters.layouts import input_layout, output_layout
 from fxlab.passes.converters.registry import Sample, register_converter
 
 aten = torch.ops.aten
@@ -326,3 +327,64 @@ def convert_avg_pool2d_backward(grad_output: ge.Tensor, self: ge.Tensor, kernel_
     }
     inputs = {"orig_input_shape": shape_of(self), "input_grad": grad_output}
     return ge.op("AvgPoolV2Grad", inputs, attrs, outputs=("out_grad",))[0]
+
+
+def _window(values: Any, default: list[int]) -> list[int]:
+    return list(default) if len(values) == 0 else [values[0], values[0]] if len(values) == 1 else list(values)
+
+
+def _max_pool_backward_samples() -> list[Sample]:
+    x = _g(1, 2, 6, 6)
+    out, indices = torch.ops.aten.max_pool2d_with_indices(x, [2, 2], [2, 2])
+    x3 = _g(1, 2, 5, 5)
+    out3, indices3 = torch.ops.aten.max_pool2d_with_indices(x3, [3, 3], [2, 2], [1, 1])
+    return [Sample((_g(*out.shape), x, [2, 2], [2, 2], [0, 0], [1, 1], False, indices)), Sample((_g(*out3.shape), x3, [3, 3], [2, 2], [1, 1], [1, 1], False, indices3))]
+
+
+@register_converter(aten.max_pool2d_with_indices_backward.default, samples=_max_pool_backward_samples)
+def convert_max_pool2d_with_indices_backward(grad_output: ge.Tensor, self: ge.Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool, indices: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
+    """max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor"""
+    kernel = _window(kernel_size, [])
+    strides = _window(stride, kernel)
+    pads, dilations = _window(padding, []), _window(dilation, [])
+    attrs = {"ksize": [1, *kernel, 1], "strides": [1, *strides, 1], "pads": [1, *pads, 1], "dtype": 3, "dilation": [1, *dilations, 1], "ceil_mode": ceil_mode}
+    # GE's argmax is its own mask, not ATen's indices: TorchAir pools again to get it.
+    output, argmax = ge.op("MaxPoolWithArgmaxV1", {"x": self}, attrs, outputs=("y", "argmax"), dtypes=[self.dtype, DataType.DT_INT32])
+    output_layout(input_layout(output, 0, "NCHW"), [0, 1], "NCHW")
+    grad = ge.op1("MaxPoolGradWithArgmaxV1", {"x": self, "grad": grad_output, "argmax": argmax}, attrs)
+    return output_layout(input_layout(grad, [0, 1, 2], "NCHW"), 0, "NCHW")
+
+
+def _upsample_backward_samples() -> list[Sample]:
+    return [Sample((_g(1, 2, 6, 8), [6, 8], [1, 2, 3, 4])), Sample((_g(2, 1, 4, 4), [4, 4], [2, 1, 2, 2]))]
+
+
+@register_converter(aten.upsample_nearest2d_backward.default, samples=_upsample_backward_samples)
+def convert_upsample_nearest2d_backward(grad_output: ge.Tensor, output_size: Any, input_size: Any, scales_h: float | None = None, scales_w: float | None = None, meta_outputs: Any = None) -> ge.Tensor:
+    """upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
+    if isinstance(input_size, ge.Tensor) or any(isinstance(s, ge.Tensor) for s in input_size):
+        raise NotImplementedError("upsample_nearest2d_backward is converted only for a static input_size (as in TorchAir)")
+    grad = dtype_promote(DataType.DT_FLOAT, grad_output)
+    size = ge.const([input_size[2], input_size[3]], DataType.DT_INT32)
+    out = ge.op1("ResizeNearestNeighborV2Grad", {"grads": grad, "size": size}, {"align_corners": False, "half_pixel_centers": False}, dtypes=DataType.DT_FLOAT)
+    output_layout(input_layout(out, 0, "NCHW"), 0, "NCHW")
+    return ge.cast(out, output_dtype(meta_outputs))
+
+
+def _matmul_backward_samples() -> list[Sample]:
+    return [Sample((_g(2, 3, 5), _g(2, 3, 4), _g(2, 4, 5), [True, True])), Sample((_g(3, 5), _g(3, 4), _g(4, 5), [True, True]))]
+
+
+@register_converter(aten.matmul_backward.default, samples=_matmul_backward_samples)
+def convert_matmul_backward(grad: ge.Tensor, self: ge.Tensor, other: ge.Tensor, mask: Any, meta_outputs: Any = None) -> list[ge.Tensor]:
+    """matmul_backward(Tensor grad, Tensor self, Tensor other, bool[2] mask) -> (Tensor, Tensor)"""
+    if len(mask) != 2 or not all(mask):
+        raise NotImplementedError("matmul_backward is converted only with both gradients asked for (as in TorchAir)")
+    self_perm, other_perm = list(range(self.rank)), list(range(other.rank))
+    self_perm[-1], self_perm[-2] = self_perm[-2], self_perm[-1]
+    other_perm[-1], other_perm[-2] = other_perm[-2], other_perm[-1]
+    self_perm_t, other_perm_t = dtype_promote(DataType.DT_INT64, self_perm, other_perm)
+    adj = {"adj_x1": False, "adj_x2": False}
+    grad_self = ge.op1("BatchMatMul", {"x1": grad, "x2": ge.op1("Transpose", {"x": other, "perm": other_perm_t})}, adj)
+    grad_other = ge.op1("BatchMatMul", {"x1": ge.op1("Transpose", {"x": self, "perm": self_perm_t}), "x2": grad}, adj)
+    return [grad_self, grad_other]
