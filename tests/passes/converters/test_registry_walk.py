@@ -31,8 +31,33 @@ SCRATCH_OUTPUTS = {"aten.log_sigmoid_forward.default": {1}, "aten.log_sigmoid_fo
 # In-place overloads whose TorchAir converter returns the result and writes nothing back
 # (a functional graph never holds them): their self argument is not compared afterwards.
 # Ops torch has no CPU (or Meta) kernel for: what they compute, written out.
+def _per_channel(v: torch.Tensor) -> torch.Tensor:
+    return v.reshape(1, -1, 1, 1)
+
+
+def _batch_norm_elemt(x, weight, bias, mean, invstd, eps):
+    return (x - _per_channel(mean)) * _per_channel(invstd) * _per_channel(weight) + _per_channel(bias)
+
+
+def _batch_norm_backward_reduce(grad, x, mean, invstd, weight, *_):
+    sum_dy = grad.sum((0, 2, 3))
+    sum_dy_xmu = (grad * (x - _per_channel(mean))).sum((0, 2, 3))
+    return sum_dy, sum_dy_xmu, sum_dy_xmu * invstd, sum_dy
+
+
+def _batch_norm_backward_elemt(grad, x, mean, invstd, weight, sum_dy, sum_dy_xmu, count):
+    total = count.sum()
+    mean_dy, mean_dy_xmu = sum_dy / total, sum_dy_xmu / total
+    centred = (x - _per_channel(mean)) * _per_channel(invstd * invstd * mean_dy_xmu)
+    return (grad - _per_channel(mean_dy) - centred) * _per_channel(invstd * weight)
+
+
 REFERENCES = {
     "aten.matmul_backward.default": lambda grad, a, b, mask: (grad @ b.transpose(-1, -2), a.transpose(-1, -2) @ grad),
+    # SyncBatchNorm's pieces have CUDA kernels only: ATen's formulas (torch/csrc Normalization).
+    "aten.batch_norm_elemt.default": _batch_norm_elemt,
+    "aten.batch_norm_backward_reduce.default": _batch_norm_backward_reduce,
+    "aten.batch_norm_backward_elemt.default": _batch_norm_backward_elemt,
 }
 NOT_WRITTEN_BACK = {"aten.masked_fill_.Scalar", "aten.bitwise_right_shift_.Tensor"}
 SEED = 0
