@@ -186,3 +186,31 @@ def resize_nearest_neighbor_v2_grad(op: IrOp, inputs: list[Any], attrs: dict[str
     grads, size = inputs
     input_size = [grads.shape[0], grads.shape[1], *[int(s) for s in size.tolist()]]
     return [aten.upsample_nearest2d_backward(grads, list(grads.shape[2:]), input_size)]
+
+
+def _conv_args(attrs: dict[str, Any]) -> tuple[list[int], list[int], list[int], int]:
+    pads = list(attrs["pads"])
+    return list(attrs["strides"])[2:], [pads[0], pads[2]], list(attrs.get("dilations", [1, 1, 1, 1]))[2:], attrs.get("groups", 1)
+
+
+@register_kernel("Conv2DBackpropInput")
+def conv2d_backprop_input(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    size, weight, grad = inputs
+    stride, padding, dilation, groups = _conv_args(attrs)
+    source = torch.empty([int(s) for s in size.tolist()], dtype=grad.dtype)
+    out = aten.convolution_backward(grad, source, weight, None, stride, padding, dilation, False, [0, 0], groups, [True, False, False])
+    return [out[0]]
+
+
+@register_kernel("Conv2DBackpropFilter")
+def conv2d_backprop_filter(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    x, filter_size, grad = inputs
+    stride, padding, dilation, groups = _conv_args(attrs)
+    weight = torch.empty([int(s) for s in filter_size.tolist()], dtype=x.dtype)
+    out = aten.convolution_backward(grad, x, weight, None, stride, padding, dilation, False, [0, 0], groups, [False, True, False])
+    return [out[1].float()]
+
+
+@register_kernel("FlattenV2")
+def flatten_v2(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    return [torch.flatten(inputs[0], attrs.get("axis", 1), attrs.get("end_axis", -1))]

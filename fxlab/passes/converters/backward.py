@@ -388,3 +388,57 @@ def convert_matmul_backward(grad: ge.Tensor, self: ge.Tensor, other: ge.Tensor, 
     grad_self = ge.op1("BatchMatMul", {"x1": grad, "x2": ge.op1("Transpose", {"x": other, "perm": other_perm_t})}, adj)
     grad_other = ge.op1("BatchMatMul", {"x1": ge.op1("Transpose", {"x": self, "perm": self_perm_t}), "x2": grad}, adj)
     return [grad_self, grad_other]
+
+
+# -- convolution ----------------------------------------------------------------------
+def _conv_backward_samples() -> list[Sample]:
+    x, w = _g(2, 3, 6, 6), _g(4, 3, 3, 3)
+    grad = _g(2, 4, 4, 4)
+    x1, w1, grad1 = _g(2, 4, 7), _g(6, 2, 3), _g(2, 6, 4)
+    return [
+        Sample((grad, x, w, [4], [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [True, True, True])),
+        Sample((_g(2, 4, 3, 3), x, w, None, [2, 2], [1, 1], [1, 1], False, [0, 0], 1, [True, True, False])),
+        Sample((grad1, x1, w1, [6], [2], [1], [1], False, [0], 2, [True, True, True])),
+    ]
+
+
+def _conv2d_backward_attrs(stride: list[int], padding: list[int], dilation: list[int], groups: int) -> dict[str, Any]:
+    return {
+        "strides": [1, 1, stride[0], stride[1]], "pads": [padding[0], padding[0], padding[1], padding[1]],
+        "dilations": [1, 1, dilation[0], dilation[1]], "groups": groups, "data_format": "NCHW",
+    }
+
+
+@register_converter(aten.convolution_backward.default, samples=_conv_backward_samples)
+def convert_convolution_backward(grad_output: ge.Tensor, input: ge.Tensor, weight: ge.Tensor, bias_sizes: Any, stride: Any, padding: Any, dilation: Any, transposed: bool, output_padding: Any, groups: int, output_mask: Any, meta_outputs: Any = None) -> list[Any]:
+    """convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    if transposed or input.rank not in (3, 4):
+        raise NotImplementedError("convolution_backward is converted for 1-D and 2-D convolutions (fxlab does not build the 3-D or transposed forms)")
+    grad, weight = dtype_promote(input.dtype, grad_output, weight)
+    x_dtype, one_dim = input.dtype, input.rank == 3
+    stride, padding, dilation = list(stride), list(padding), list(dilation)
+    x = input
+    if one_dim:  # as a 2-D convolution over a unit height
+        stride, padding, dilation = [1] + stride, [0] + padding, [1] + dilation
+        x, weight, grad = unsqueeze(x, [2]), unsqueeze(weight, [2]), unsqueeze(grad, [2])
+    attrs = _conv2d_backward_attrs(stride, padding, dilation, groups)
+    grad_x = grad_weight = grad_bias = None
+    if output_mask[0]:
+        # A static input size is a Const; the unsqueezed 1-D input's is asked of GE.
+        static = not one_dim and all(d >= 0 for d in x.shape)
+        size = index_input(list(x.shape)) if static else shape_of(x)
+        grad_x = ge.op1("Conv2DBackpropInput", {"input_size": size, "filter": weight, "out_backprop": grad}, attrs, dtypes=x_dtype)
+        output_layout(input_layout(input_layout(grad_x, 0, "ND"), [1, 2], "NCHW"), 0, "NCHW")
+    if output_mask[1]:
+        filter_size = shape_of(weight)
+        grad_weight = ge.op1("Conv2DBackpropFilter", {"x": x, "filter_size": filter_size, "out_backprop": grad}, attrs, dtypes=DataType.DT_FLOAT)
+        output_layout(input_layout(input_layout(grad_weight, 1, "ND"), [0, 2], "NCHW"), 0, "NCHW")
+        if x_dtype != DataType.DT_FLOAT:
+            grad_weight = ge.cast(grad_weight, x_dtype)
+    if output_mask[2]:
+        flat = ge.op1("FlattenV2", {"x": grad}, {"axis": 2, "end_axis": -1})
+        grad_bias = ge.op1("ReduceSum", {"x": flat, "axes": index_input([0, 2])}, {"keep_dims": False})
+    if one_dim:
+        grad_x = squeeze(grad_x, [2]) if grad_x is not None else None
+        grad_weight = squeeze(grad_weight, [2]) if grad_weight is not None else None
+    return [grad_x, grad_weight, grad_bias]

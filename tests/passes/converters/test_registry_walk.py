@@ -159,7 +159,8 @@ def test_converter_matches_eager(target: Any, index: int | None) -> None:
 
     eager_tensors = _clone(tensors)
     eager_args, eager_kwargs = _bind(sample, eager_tensors)
-    expected = _flat_outputs(REFERENCES.get(str(target), target)(*eager_args, **eager_kwargs))
+    # Outputs an output mask turned off are None in ATen and absent from the graph.
+    expected = [e for e in _flat_outputs(REFERENCES.get(str(target), target)(*eager_args, **eager_kwargs)) if e is not None]
     ir_tensors = _clone(tensors)
     actual = execute(result.graph, ir_tensors)
 
