@@ -53,6 +53,9 @@ def _text(message: Any) -> str:
 
 def _list_attr(value: Any) -> Attr | None:
     kind = _LIST_KINDS.get(value.val_type)
+    if kind is None and len(value.s) and len(value.i) == len(value.s):  # TorchAir's layout info
+        layouts = [s.decode("utf-8", "replace") if isinstance(s, bytes) else s for s in value.s]
+        return Attr(AttrKind.LIST_INDEXED_STR, tuple(zip(value.i, layouts)))
     if kind is None:  # no (or an unknown) val_type: the first non-empty field says
         kind = next((k for k, f in _LIST_FIELDS.items() if len(getattr(value, f))), None)
         if kind is None:

@@ -122,7 +122,7 @@ def attr_literal(attr: Attr) -> str:
         return f"[{', '.join(_str_literal(v) for v in value)}]"
     if kind is AttrKind.TENSOR:
         return _tensor_literal(value)
-    if kind is AttrKind.LIST_LIST_INT:
+    if kind in (AttrKind.LIST_LIST_INT, AttrKind.LIST_INDEXED_STR):
         return _py_value([list(row) for row in value])
     if kind.value.startswith("list_"):
         return _py_value(list(value))

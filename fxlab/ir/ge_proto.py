@@ -111,6 +111,9 @@ def _attr_payload(attr: Attr) -> bytes:
     if kind is AttrKind.LIST_LIST_INT:
         rows = (_ld(b"\x0a", _ld(b"\x0a", b"".join(map(_varint, row))) if row else b"") for row in value)
         return _ld(b"\x72", b"".join(rows))
+    if kind is AttrKind.LIST_INDEXED_STR:  # s then i, no val_type: as TorchAir fills it
+        strings = b"".join(_ld(b"\x12", layout.encode()) for _, layout in value)
+        return _ld(b"\x0a", strings + _ld(b"\x1a", b"".join(_varint(index) for index, _ in value)))
     return _ld(b"\x0a", _list_payload(kind, value))
 
 
@@ -362,6 +365,8 @@ def _list_attr_from_proto(proto: Any) -> Attr:
         VT_LIST_BOOL: AttrKind.LIST_BOOL,
         VT_LIST_DATA_TYPE: AttrKind.LIST_DTYPE,
     }.get(proto.val_type)
+    if kind is None and len(proto.s) and len(proto.i) == len(proto.s):
+        return Attr(AttrKind.LIST_INDEXED_STR, tuple(zip(proto.i, (s.decode("utf-8", "surrogateescape") for s in proto.s))))
     if kind is None:  # no val_type (TorchAir writes none for string lists): by content
         kind = next((k for k, f in _LIST_FIELDS.items() if len(getattr(proto, f))), AttrKind.LIST_INT)
     if kind is AttrKind.LIST_STR:

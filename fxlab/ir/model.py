@@ -142,6 +142,9 @@ class AttrKind(str, enum.Enum):
     LIST_BOOL = "list_b"
     LIST_DTYPE = "list_dt"
     LIST_LIST_INT = "list_list_int"
+    # One ListValue holding ints and strings side by side: TorchAir's
+    # ``input_layout_info``/``output_layout_info`` (tensor index i has layout s).
+    LIST_INDEXED_STR = "list_i_s"
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,7 +186,7 @@ class Attr:
             return {"dtype": self.value.desc.dtype.name, "shape": list(t.shape), "values": t.reshape(-1).tolist()}
         if self.kind in (AttrKind.LIST_INT, AttrKind.LIST_FLOAT, AttrKind.LIST_STR, AttrKind.LIST_BOOL):
             return list(self.value)
-        if self.kind is AttrKind.LIST_LIST_INT:
+        if self.kind in (AttrKind.LIST_LIST_INT, AttrKind.LIST_INDEXED_STR):
             return [list(v) for v in self.value]
         return self.value
 
@@ -203,7 +206,7 @@ class Attr:
             return cls(kind, TensorValue.from_torch(_tensor_from_json(value)))
         if kind in (AttrKind.FLOAT, AttrKind.LIST_FLOAT):  # "NaN", "Infinity" in strict JSON
             value = float_from_json(value)
-        if kind is AttrKind.LIST_LIST_INT:
+        if kind in (AttrKind.LIST_LIST_INT, AttrKind.LIST_INDEXED_STR):
             return cls(kind, tuple(tuple(v) for v in value))
         if kind.value.startswith("list_"):
             return cls(kind, tuple(value))

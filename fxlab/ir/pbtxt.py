@@ -95,6 +95,11 @@ def _attr_lines(attr: Attr, ind: str, out: list[str]) -> None:
         if value.data:
             out.append(f"{ind}  data: {_quote(value.data)}")
         out.append(f"{ind}}}")
+    elif kind is AttrKind.LIST_INDEXED_STR:
+        out.append(f"{ind}list {{")
+        out.extend(f"{ind}  s: {_quote(layout)}" for _, layout in value)
+        out.extend(f"{ind}  i: {int(index)}" for index, _ in value)
+        out.append(f"{ind}}}")
     elif kind is AttrKind.LIST_LIST_INT:
         out.append(f"{ind}list_list_int {{")
         for row in value:

@@ -59,6 +59,7 @@ def attrs_of_kind(kind: AttrKind) -> st.SearchStrategy[Attr]:
         AttrKind.LIST_BOOL: st.lists(st.booleans(), max_size=4).map(tuple),
         AttrKind.LIST_DTYPE: st.lists(DTYPES, max_size=4).map(tuple),
         AttrKind.LIST_LIST_INT: st.lists(st.lists(INT64, max_size=3).map(tuple), max_size=3).map(tuple),
+        AttrKind.LIST_INDEXED_STR: st.lists(st.tuples(st.integers(0, 2**31), TEXT), min_size=1, max_size=3).map(tuple),
     }[kind]
     return values.map(lambda v: Attr(kind, v))
 
@@ -123,6 +124,7 @@ def every_kind_graph() -> IrGraph:
         "ls": Attr(AttrKind.LIST_STR, ("a", "")), "nil_ls": Attr(AttrKind.LIST_STR, ()),
         "ld": Attr(AttrKind.LIST_DTYPE, (DataType.DT_FLOAT, DataType.DT_INT64)),
         "lli": Attr(AttrKind.LIST_LIST_INT, ((1, 2), (), (-1,))),
+        "layout_info": Attr(AttrKind.LIST_INDEXED_STR, ((2, "ND"), (0, "NCDHW"))),
         "_super_kernel_scope": Attr(AttrKind.STR, "sk1"),
     }
     add = IrOp("MatMulV2", "MatMulV2", ["arg0_1:0", "arg0_1:0", "", "arg0_1:-1"], attrs,

@@ -70,6 +70,9 @@ def _set_attr(message: Any, attr: Attr) -> None:
     elif kind is AttrKind.TENSOR:
         _set_desc(message.t.desc, value.desc)
         message.t.data = value.data
+    elif kind is AttrKind.LIST_INDEXED_STR:
+        message.list.s.extend(layout.encode() for _, layout in value)
+        message.list.i.extend(index for index, _ in value)
     elif kind is AttrKind.LIST_LIST_INT:
         message.list_list_int.SetInParent()
         for row in value:

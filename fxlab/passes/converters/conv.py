@@ -15,6 +15,7 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.model import DataType, ge_dtype
+from fxlab.passes.converters.layouts import input_layout, output_layout
 from fxlab.passes.converters.registry import Sample, register_converter
 from fxlab.passes.converters.shape import index_input, scalar_input, squeeze, unsqueeze
 
@@ -63,7 +64,14 @@ def _conv(x: ge.Tensor, weight: ge.Tensor, bias: ge.Tensor | None, op_type: str,
         "data_format": data_format,
         "offset_x": 0,
     }
-    return ge.op1(op_type, {"x": x, "filter": weight, "bias": bias, "offset_w": None}, attrs)
+    out = ge.op1(op_type, {"x": x, "filter": weight, "bias": bias, "offset_w": None}, attrs)
+    if op_type == "Conv2D":
+        input_layout(out, [0, 1, 2] if bias is not None else [0, 1], "NCHW")
+    else:
+        if bias is not None:
+            input_layout(out, 2, "ND")
+        input_layout(out, [0, 1], "NCDHW")
+    return output_layout(out, 0, data_format)
 
 
 def _window(values: Sequence[int], default: Sequence[int]) -> list[int]:
@@ -102,6 +110,7 @@ def convert_max_pool2d_with_indices(self: ge.Tensor, kernel_size: Sequence[int],
         "ceil_mode": ceil_mode,
     }
     out, _ = ge.op("MaxPoolWithArgmaxV1", {"x": self}, attrs, outputs=("y", "argmax"), dtypes=[self.dtype, DataType.DT_INT32])
+    output_layout(input_layout(out, 0, "NCHW"), [0, 1], "NCHW")
     # TorchAir does not hand out GE's argmax (a bit mask, not ATen's flat indices): the
     # indices output is the pooled values themselves, cast to int64. Inference graphs
     # never read it; the samples are planes whose values equal their flat indices.
@@ -141,7 +150,7 @@ def convert_avg_pool2d(self: ge.Tensor, kernel_size: Sequence[int], stride: Sequ
         "exclusive": exclusive,
         "divisor_override": divisor_override or 0,
     }
-    out = ge.op1("AvgPoolV2", {"x": x}, attrs)
+    out = output_layout(input_layout(ge.op1("AvgPoolV2", {"x": x}, attrs), [0], "NCHW"), 0, "NCHW")
     return squeeze(out, [0]) if self.rank == 3 else out
 
 
@@ -158,7 +167,8 @@ def convert_upsample_nearest2d(self: ge.Tensor, output_size: Any, scales_h: floa
     """upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
     size = index_input(output_size, DataType.DT_INT32)
     attrs = {"align_corners": False, "half_pixel_centers": False}
-    return ge.op1("ResizeNearestNeighborV2", {"x": self, "size": size}, attrs)
+    out = ge.op1("ResizeNearestNeighborV2", {"x": self, "size": size}, attrs)
+    return output_layout(input_layout(out, 0, "NCHW"), 0, "NCHW")
 
 
 def _pad_samples() -> list[Sample]:

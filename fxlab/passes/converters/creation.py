@@ -283,6 +283,26 @@ def convert_new_empty(
     return ge.op1("Empty", {"shape": shape}, attrs, dtypes=target, shapes=[tuple(size)])
 
 
+def _new_empty_strided_samples() -> list[Sample]:
+    return [Sample((torch.randn(2, 3), [3, 4], [4, 1])), Sample((torch.randn(2), [2, 3], [1, 2]), {"dtype": torch.float16})]
+
+
+@register_converter(aten.new_empty_strided.default, samples=_new_empty_strided_samples)
+def convert_new_empty_strided(
+    self: ge.Tensor, size: Any, stride: Any, *, dtype: torch.dtype | None = None, layout: Any = None,
+    device: Any = None, pin_memory: bool | None = None, meta_outputs: Any = None,
+) -> ge.Tensor:
+    """new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
+    target = self.dtype if dtype is None else ge_dtype(dtype)
+    sizes = dtype_promote(DataType.DT_INT32, list(size))
+    if layout is not None and layout != torch.strided:
+        raise NotImplementedError("new_empty_strided is converted only for dense (strided) tensors")
+    empty = ge.op1("Empty", {"shape": sizes}, {"dtype": TORCHAIR_DTYPE_NUMBER[target], "init": False}, dtypes=target)
+    # TorchAir views the fresh buffer with the requested strides.
+    inputs = {"x": empty, "size": sizes, "stride": index_input(list(stride)), "storage_offset": index_input(0)}
+    return ge.op1("AsStrided", inputs)
+
+
 # -- arange / scalar_tensor / fill ----------------------------------------------------
 def _range(start: ge.Tensor, limit: ge.Tensor, delta: ge.Tensor, target: DataType) -> ge.Tensor:
     """``Range`` then a ``Cast`` to the output dtype (Range's own output type is unknown

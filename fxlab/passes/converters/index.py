@@ -14,6 +14,7 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.model import DataType
+from fxlab.passes.converters.promotion import dtype_promote, known_dtype
 from fxlab.passes.converters.registry import Sample, register_converter
 from fxlab.passes.converters.shape import index_input, scalar_input, shape_of
 
@@ -164,3 +165,36 @@ def convert_tril(self: ge.Tensor, diagonal: int = 0, *, meta_outputs: Any = None
 def convert_triu(self: ge.Tensor, diagonal: int = 0, *, meta_outputs: Any = None) -> ge.Tensor:
     """triu(Tensor self, int diagonal=0) -> Tensor"""
     return ge.op1("Triu", {"x": self}, {"diagonal": diagonal})
+
+
+def _gather_dim(shape: ge.Tensor, index: int) -> ge.Tensor:
+    attrs = {"validate_indices": True, "batch_dims": 0, "is_preprocessed": False, "negative_index_support": False}
+    return ge.op1("Gather", {"x": shape, "indices": ge.const(index, DataType.DT_INT64)}, attrs, dtypes=shape.dtype, shapes=[()])
+
+
+def _index_add_samples() -> list[Sample]:
+    return [
+        Sample((torch.randn(5, 3), 0, torch.tensor([0, 4, 2]), torch.randn(3, 3))),
+        Sample((torch.randn(2, 5), -1, torch.tensor([1, 1]), torch.randn(2, 2)), {"alpha": 2.0}),
+        Sample((torch.randn(4, 3), 0, torch.tensor(2), torch.randn(1, 3))),
+    ]
+
+
+@register_converter(aten.index_add.default, samples=_index_add_samples)
+def convert_index_add(self: ge.Tensor, dim: int, index: ge.Tensor, source: ge.Tensor, *, alpha: Any = 1, meta_outputs: Any = None) -> ge.Tensor:
+    """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
+    alpha = dtype_promote(self.dtype, alpha)  # InplaceIndexAdd needs alpha of self's dtype
+    rank = self.rank
+    if index.rank == 0:  # InplaceIndexAdd takes no 0-d index
+        index = ge.op1("Unsqueeze", {"x": index}, {"axes": [0]}, shapes=[(1,)])
+    index_shape, self_shape = shape_of(index), shape_of(self)
+    if known_dtype(index) != DataType.DT_INT32:
+        index = ge.cast(index, DataType.DT_INT32)
+    dim = dim + rank if dim < 0 else dim
+    sizes = [_gather_dim(index_shape, 0) if i == dim else _gather_dim(self_shape, i) for i in range(rank)]
+    packed = ge.op1("Pack", {f"x{i}": s for i, s in enumerate(sizes)}, {"axis": 0, "N": rank}, dtypes=DataType.DT_INT32, shapes=[(rank,)])
+    updates = ge.op1("BroadcastTo", {"x": source, "shape": packed})
+    # InplaceIndexAdd writes its first input: TorchAir hands it a copy.
+    moved = ge.op1("TensorMove", {"x": self})
+    inputs = {"var": moved, "indices": index, "updates": updates, "alpha": alpha}
+    return ge.op("InplaceIndexAdd", inputs, {"axis": dim}, outputs=("var",))[0]

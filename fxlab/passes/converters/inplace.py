@@ -143,7 +143,8 @@ def _select_scatter_samples() -> list[Sample]:
 def convert_select_scatter(self: Tensor, src: Tensor, dim: int, index: Any, *, meta_outputs: Any = None) -> Tensor:
     """select_scatter(Tensor self, Tensor src, int dim, SymInt index) -> Tensor"""
     sizes = _shape_of(self)
-    index_value = index if isinstance(index, Tensor) else ge.const(index, sizes.dtype)
+    # A Python index becomes an int64 Const, as TorchAir's op builder types it.
+    index_value = index if isinstance(index, Tensor) else ge.const(index, DataType.DT_INT64)
     indices = ge.op1("BroadcastTo", {"x": index_value, "shape": sizes}, shapes=[self.shape])
     expanded = ge.op1("ExpandDims", {"x": src, "axis": _index_const(dim)})
     updates = ge.op1("BroadcastTo", {"x": expanded, "shape": sizes}, shapes=[self.shape])

@@ -7,9 +7,8 @@
 ``LpNormV2``. Where TorchAir picks another op on the newest SoCs (``GroupNormV2``,
 ``BatchNormV3``), fxlab shows the Atlas A2/A3 form.
 
-TorchAir also tags some of these ops with ``input_layout_info``/``output_layout_info``
-attrs (NCHW); fxlab's attr model has no mixed int/string list for them, so they are left
-out.
+``GroupNorm`` and ``BNInfer`` carry TorchAir's NCHW ``input_layout_info`` /
+``output_layout_info`` attrs (:mod:`fxlab.passes.converters.layouts`).
 """
 from __future__ import annotations
 
@@ -20,6 +19,7 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.model import DataType, ge_dtype
+from fxlab.passes.converters.layouts import input_layout, output_layout
 from fxlab.passes.converters.registry import Sample, register_converter
 from fxlab.passes.converters.shape import index_input, pack_symbols, shape_of, squeeze, unsqueeze
 
@@ -114,6 +114,7 @@ def convert_native_group_norm(input: ge.Tensor, weight: ge.Tensor | None, bias: 
         bias = _fill(index_input([C]), zero, dtype)
     attrs = {"num_groups": group, "data_format": "NHWC", "eps": float(eps), "is_training": True}
     y, mean, variance = ge.op("GroupNorm", {"x": input, "gamma": weight, "beta": bias}, attrs, outputs=("y", "mean", "variance"))
+    output_layout(input_layout(y, [0, 1, 2], "NCHW"), [0, 1, 2], "NCHW")
     shifted = ge.op1("Add", {"x1": variance, "x2": ge.const(eps, dtype)})
     return [y, mean, ge.op1("Rsqrt", {"x": shifted})]
 
@@ -149,11 +150,12 @@ def convert_batch_norm_inference(input: ge.Tensor, weight: ge.Tensor | None, bia
         packed = ge.op1("Pack", {f"x{i}": d for i, d in enumerate(dims)}, {"axis": 0, "N": 4}, dtypes=DataType.DT_INT32)
         x = ge.op1("Reshape", {"x": x, "shape": packed}, {"axis": 0, "num_axes": -1})
     inputs = {"x": x, "scale": weight, "offset": bias, "mean": running_mean, "variance": running_var}
-    out = ge.op1("BNInfer", inputs, {"epsilon": float(eps)})
+    out = output_layout(input_layout(ge.op1("BNInfer", inputs, {"epsilon": float(eps)}), list(range(5)), "NCHW"), 0, "NCHW")
     if rank in (2, 3):
         out = squeeze(out, list(range(3, rank - 1, -1)))
     elif rank >= 5:
         out = ge.op1("Reshape", {"x": out, "shape": input_size}, {"axis": 0, "num_axes": -1})
+        output_layout(input_layout(out, [0, 1], "ND"), 0, "ND")
     return [out, empty, empty]
 
 

@@ -15,7 +15,7 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.model import DataType, ge_dtype
-from fxlab.passes.converters.promotion import dtype_promote, index_input, output_dtype, scalar_input
+from fxlab.passes.converters.promotion import cast_scalar, dtype_promote, index_input, output_dtype, scalar_input
 from fxlab.passes.converters.registry import Sample, register_converter
 
 aten = torch.ops.aten
@@ -140,6 +140,9 @@ def _std_samples() -> list[Sample]:
         Sample((x, [0, 2]), {"keepdim": True}),
         Sample((x, [-2])),
         Sample((x, [0, 1, 2])),
+        Sample((torch.randn(3, 1), [1])),  # one element per row: NaN, from a Fill
+        Sample((torch.randn(2, 3), [1]), {"correction": 5}),  # fewer elements than the correction: inf
+        Sample((torch.randn(2, 3), [1], ), {"correction": 1, "keepdim": True}),
     ]
 
 
@@ -153,6 +156,9 @@ def convert_std(
     # rank>1 input is invalid there (reproduced as is; no sample for that case).
     correction = 1 if correction is None else correction
     dims = list(dim or [])
+    special = _std_of_few_elements(self, dims, correction, keepdim, output_dtype(meta_outputs))
+    if special is not None:
+        return special
     mean = _reduce("ReduceMean", self, dims, keepdim, noop_with_empty_axes=True)
     if not (dims == [-1]) and len(dims) != self.rank and not keepdim:
         for d in sorted(dims):
@@ -161,6 +167,40 @@ def convert_std(
     mean = ge.op1("Expand", {"x": mean, "shape": shape}, shapes=[self.shape])
     attrs = {"dim": dims, "unbiased": True, "keepdim": keepdim, "invert": False, "epsilon": 0.001, "correction": int(correction)}
     return ge.op1("ReduceStdWithMean", {"x": self, "mean": mean}, attrs)
+
+
+def _std_of_few_elements(self: ge.Tensor, dims: list[int], correction: Any, keepdim: bool, dtype: DataType) -> ge.Tensor | None:
+    """TorchAir's check of the element count each std reduces (static shapes): none gives
+    NaN, as does one with a correction of at least 1; at most ``correction`` (> 1) gives
+    inf, both as a ``Fill`` of the output shape. The output shape is built (``Shape``,
+    ``Gather`` per dim, ``Pack``) whatever the count, as TorchAir does."""
+    if any(d < 0 for d in self.shape):
+        return None
+    rank = self.rank
+    count = 1
+    for d in (dims if dims else range(rank)):
+        count *= self.shape[d]
+    shape = ge.op1("Shape", {"x": self}, {"dtype": 3}, dtypes=DataType.DT_INT32, shapes=[(rank,)])
+    gather_attrs = {"validate_indices": True, "batch_dims": 0, "is_preprocessed": False, "negative_index_support": False}
+    sizes: list[Any] = [ge.op1("Gather", {"x": shape, "indices": ge.const(i, DataType.DT_INT64)}, gather_attrs, shapes=[()]) for i in range(rank)]
+    for d in sorted((d % rank for d in dims), reverse=True):
+        if keepdim:
+            sizes[d] = 1
+        else:
+            del sizes[d]
+    if sizes:
+        parts = [s if isinstance(s, ge.Tensor) else scalar_input(s) for s in sizes]
+        output_size = ge.op1("Pack", {f"x{i}": p for i, p in enumerate(parts)}, {"axis": 0, "N": len(parts)})
+    correcting = not isinstance(correction, ge.Tensor)
+    if count == 0 or (count == 1 and correcting and count <= correction):
+        fill = float("nan")
+    elif correcting and correction > 1 and count <= correction:
+        fill = float("inf")
+    else:
+        return None
+    value = cast_scalar(fill, dtype)
+    dims_input = output_size if sizes else ge.const([], DataType.DT_INT32)
+    return ge.op1("Fill", {"dims": dims_input, "value": value}, dtypes=dtype)
 
 
 def _any_samples() -> list[Sample]:
@@ -215,7 +255,7 @@ def convert_topk(
     """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
     count = scalar_input(k, self)
     values, indices = ge.op(
-        "TopKV2", {"x": self, "k": count}, {"sorted": sorted, "dim": dim, "largest": largest},
+        "TopKV2", {"x": self, "k": count}, {"sorted": sorted, "dim": dim, "largest": largest, "sort_policy": 1},
         ("values", "indices"), dtypes=[self.dtype, DataType.DT_INT32],
     )
     return values, dtype_promote(ge_dtype(meta_outputs[1].dtype), indices)

@@ -261,7 +261,8 @@ def convert_flip(self: ge.Tensor, dims: Sequence[int], *, meta_outputs: Any = No
     return ge.op1("ReverseV2", {"x": self, "axis": index_input(list(dims))})
 
 
-@register_converter(aten.sym_size.int, samples=lambda: [Sample((torch.randn(2, 3), 1))])
+# TorchAir also converts nodes whose target is the packet itself (older Dynamo graphs).
+@register_converter(aten.sym_size.int, aten.sym_size, samples=lambda: [Sample((torch.randn(2, 3), 1))])
 def convert_sym_size(self: ge.Tensor, dim: int, *, meta_outputs: Any = None) -> Any:
     """sym_size.int(Tensor self, int dim) -> SymInt"""
     static = _static_value(meta_outputs)
@@ -288,7 +289,7 @@ def _static_value(meta: Any) -> int | None:
     return None
 
 
-@register_converter(aten.sym_numel.default, samples=lambda: [Sample((torch.randn(2, 3, 4),))])
+@register_converter(aten.sym_numel.default, aten.sym_numel, samples=lambda: [Sample((torch.randn(2, 3, 4),))])
 def convert_sym_numel(self: ge.Tensor, *, meta_outputs: Any = None) -> ge.Tensor:
     """sym_numel(Tensor self) -> SymInt"""
     # TorchAir has no static shortcut here: the element count is always computed.

@@ -1,6 +1,10 @@
 """Reduction converters: axes as int64 Consts, TorchAir's op choices, numbers on CPU."""
 from __future__ import annotations
 
+from fxlab.capture.stages import functional_graph
+from fxlab.ir.execute import execute
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
+
 from typing import Any, Callable
 
 import pytest
@@ -73,9 +77,20 @@ def test_argmin_keepdim_uses_the_with_value_op() -> None:
 
 def test_std_subtracts_a_broadcast_mean() -> None:
     graph = lower(lambda a: a.std(dim=1), torch.randn(3, 4, 5))
-    assert types(graph) == ["Const", "ReduceMean", "Unsqueeze", "Shape", "Expand", "ReduceStdWithMean"]
+    # TorchAir first builds the output shape to check the element count (2 dims kept).
+    count_check = ["Shape"] + ["Const", "Gather"] * 3 + ["Pack"]
+    assert types(graph) == count_check + ["Const", "ReduceMean", "Unsqueeze", "Shape", "Expand", "ReduceStdWithMean"]
     std = graph.ops_of_type("ReduceStdWithMean")[0]
     assert (std.attr_value("dim"), std.attr_value("correction"), std.attr_value("keepdim")) == ((1,), 1, False)
+
+
+def test_std_of_too_few_elements_is_a_fill_of_nan_or_inf() -> None:
+    x = torch.randn(3, 1)
+    nan = convert_to_ascend_ir(functional_graph(lambda a: a.std(dim=1), x), "g").graph
+    torch.testing.assert_close(execute(nan, [x])[0], x.std(dim=1), equal_nan=True)
+    assert types(nan)[-4:] == ["Pack", "Const", "Cast", "Fill"] and "ReduceStdWithMean" not in types(nan)
+    inf = lower(lambda a: a.std(dim=1, correction=5), torch.randn(2, 3))
+    assert types(inf)[-3:] == ["Const", "Cast", "Fill"] and inf.ops_of_type("Const")[-1].attr_value("_readable_value") == "inf"
 
 
 def test_any_of_a_scalar_unsqueezes_it() -> None:

@@ -1,0 +1,76 @@
+"""Kernels of the training batch-norm ops (``BNTrainingUpdateGrad``,
+``BNTrainingReduceGrad``, ``BNInferGrad``, the SyncBatchNorm backward pieces),
+``MaxPool3DWithArgmaxV2`` and ``Div``.
+
+TorchAir feeds the batch-norm gradient ops the saved inverse standard deviation where
+their input is named ``batch_variance``, as torch_npu's eager kernels do; these kernels
+read it as that.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from fxlab.ir.execute import KERNELS, register_kernel
+from fxlab.ir.kernels.elementwise import same_type
+from fxlab.ir.model import IrOp
+
+_CHANNEL_AXES = (0, 2, 3)
+
+
+def _per_channel(v: torch.Tensor) -> torch.Tensor:
+    return v.reshape(1, -1, 1, 1)
+
+
+@register_kernel("BNTrainingUpdateGrad")
+def bn_training_update_grad(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    grads, x, mean, invstd = inputs
+    centred = (x.float() - _per_channel(mean)) * _per_channel(invstd)
+    return [(grads.float() * centred).sum(_CHANNEL_AXES), grads.float().sum(_CHANNEL_AXES)]
+
+
+@register_kernel("BNTrainingReduceGrad")
+def bn_training_reduce_grad(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    grads, x, diff_scale, diff_offset, scale, mean, invstd = inputs
+    count = grads.numel() // grads.shape[1]
+    centred = (x - _per_channel(mean)) * _per_channel(invstd)
+    inner = grads - _per_channel(diff_offset) / count - centred * _per_channel(diff_scale) / count
+    return [(inner * _per_channel(scale) * _per_channel(invstd)).to(grads.dtype)]
+
+
+@register_kernel("BNInferGrad")
+def bn_infer_grad(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    grads, scale, variance = inputs
+    return [(grads * _per_channel(scale) * torch.rsqrt(_per_channel(variance) + attrs.get("epsilon", 1e-4))).to(grads.dtype)]
+
+
+@register_kernel("SyncBatchNormBackwardReduce")
+def sync_batch_norm_backward_reduce(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    sum_dy, sum_dy_x, mean, invstd = inputs
+    sum_dy_xmu = sum_dy_x - mean * sum_dy
+    return [sum_dy_xmu, sum_dy_xmu * invstd]
+
+
+@register_kernel("SyncBatchNormBackwardElemt")
+def sync_batch_norm_backward_elemt(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    grad, x, mean, invstd, weight, mean_dy, mean_dy_xmu = inputs
+    return [(grad - mean_dy - (x - mean) * invstd * invstd * mean_dy_xmu) * invstd * weight]
+
+
+@register_kernel("MaxPool3DWithArgmaxV2")
+def max_pool3d_with_argmax_v2(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    """``argmax``: the flat index in each input volume, as ATen gives it."""
+    args = (list(attrs["ksize"]), list(attrs["strides"]), list(attrs["pads"]), list(attrs.get("dilation", [1, 1, 1])), attrs.get("ceil_mode", False))
+    y, indices = F.max_pool3d(inputs[0], *args, return_indices=True)
+    return [y, indices.to(torch.int32)]
+
+
+def _div(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    same_type(op, inputs[0], inputs[1])
+    return [torch.div(inputs[0], inputs[1])]
+
+
+if "Div" not in KERNELS:  # another family may own it
+    register_kernel("Div")(_div)

@@ -1,0 +1,161 @@
+"""Batch-norm ops of training graphs, in TorchAir's Atlas A2/A3 form (4-D, NCHW layout
+hints): ``native_batch_norm_backward`` → ``BNTrainingUpdateGrad`` +
+``BNTrainingReduceGrad`` (or ``BNInferGrad`` outside training), and the SyncBatchNorm
+pieces ``batch_norm_elemt`` → ``BNInfer``, ``batch_norm_backward_reduce`` →
+``SyncBatchNormBackwardReduce``, ``batch_norm_backward_elemt`` →
+``SyncBatchNormBackwardElemt``."""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from fxlab.ir import ge
+from fxlab.ir.model import DataType
+from fxlab.passes.converters.index import _gather_dim
+from fxlab.passes.converters.layouts import input_layout, output_layout
+from fxlab.passes.converters.promotion import cast_scalar, index_input, scalar_input
+from fxlab.passes.converters.registry import Sample, register_converter
+from fxlab.passes.converters.shape import shape_of, squeeze, unsqueeze
+
+aten = torch.ops.aten
+
+
+def _nchw(t: ge.Tensor, inputs: int, outputs: list[int] | int) -> ge.Tensor:
+    return output_layout(input_layout(t, list(range(inputs)), "NCHW"), outputs, "NCHW")
+
+
+def _stats(c: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.randn(c), torch.rand(c) + 0.5
+
+
+def _backward_samples() -> list[Sample]:
+    x = torch.randn(2, 3, 4, 4)
+    mean, invstd = x.mean((0, 2, 3)), torch.rsqrt(x.var((0, 2, 3), unbiased=False) + 1e-5)
+    running_mean, running_var = _stats(3)
+    weight = torch.rand(3) + 0.5
+    return [
+        Sample((torch.randn(2, 3, 4, 4), x, weight, running_mean, running_var, mean, invstd, True, 1e-5, [True, True, True])),
+        Sample((torch.randn(4, 3), torch.randn(4, 3), None, running_mean, running_var, *_stats(3), True, 1e-5, [True, True, True])),
+    ]
+
+
+@register_converter(aten.native_batch_norm_backward.default, samples=_backward_samples)
+def convert_native_batch_norm_backward(grad_out: ge.Tensor, input: ge.Tensor, weight: ge.Tensor | None, running_mean: ge.Tensor | None, running_var: ge.Tensor | None, save_mean: ge.Tensor | None, save_invstd: ge.Tensor | None, train: bool, eps: float, output_mask: Any, meta_outputs: Any = None) -> list[Any]:
+    """native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    rank = input.rank
+    if rank < 2:
+        raise NotImplementedError("native_batch_norm_backward of an input with fewer than 2 dims has no GE mapping (as in TorchAir)")
+    if rank > 4:
+        raise NotImplementedError("native_batch_norm_backward is converted for 2-4-D inputs (the 5-D BN3D form is not built by fxlab)")
+    input_size = shape_of(input)
+    if weight is None:
+        weight = ge.op1("Fill", {"dims": _gather_dim(input_size, 1), "value": cast_scalar(1.0, input.dtype)}, dtypes=input.dtype)
+    # Outside training TorchAir hands BNTrainingUpdateGrad the running variance where in
+    # training it hands the saved inverse std; the reference kernel reads the latter, so
+    # only training samples are checked against eager.
+    mean, invstd = (save_mean, save_invstd) if train else (running_mean, running_var)
+    x, grad = input, grad_out
+    if rank in (2, 3):
+        x, grad = unsqueeze(x, list(range(rank, 4))), unsqueeze(grad, list(range(rank, 4)))
+    inputs = {"grads": grad, "x": x, "batch_mean": mean, "batch_variance": invstd}
+    diff_scale, diff_offset = ge.op("BNTrainingUpdateGrad", inputs, {"epsilon": float(eps)}, outputs=("diff_scale", "diff_offset"), dtypes=DataType.DT_FLOAT)
+    _nchw(diff_scale, 4, [0, 1])
+    if train:
+        reduce_inputs = {"grads": grad, "x": x, "diff_scale": diff_scale, "diff_offset": diff_offset, "scale": weight, "batch_mean": mean, "batch_variance": invstd}
+        grad_in = _nchw(ge.op1("BNTrainingReduceGrad", reduce_inputs, {"epsilon": float(eps)}), 7, 0)
+    else:
+        infer_inputs = {"grads": grad, "scale": weight, "batch_variance": invstd}
+        grad_in = _nchw(ge.op("BNInferGrad", infer_inputs, {"epsilon": float(eps)}, outputs=("x_backprop",))[0], 3, 0)
+    if rank in (2, 3):
+        grad_in = squeeze(grad_in, list(range(3, rank - 1, -1)))
+    return [grad_in, diff_scale if output_mask[1] else None, diff_offset if output_mask[2] else None]
+
+
+def _sync_samples() -> list[Sample]:
+    return [Sample((torch.randn(2, 3, 4, 4), torch.rand(3) + 0.5, torch.randn(3), torch.randn(3), torch.rand(3) + 0.5, 1e-5))]
+
+
+@register_converter(aten.batch_norm_elemt.default, samples=_sync_samples)
+def convert_batch_norm_elemt(input: ge.Tensor, weight: ge.Tensor | None, bias: ge.Tensor | None, mean: ge.Tensor, invstd: ge.Tensor, eps: float, meta_outputs: Any = None) -> ge.Tensor:
+    """batch_norm_elemt(Tensor input, Tensor? weight, Tensor? bias, Tensor mean, Tensor invstd, float eps) -> Tensor"""
+    if input.rank != 4:
+        raise NotImplementedError("batch_norm_elemt is converted only for 4-D inputs (as in TorchAir)")
+    # BNInfer wants a variance: 1 / invstd^2 - eps.
+    square = ge.op1("Mul", {"x1": invstd, "x2": invstd})
+    variance = ge.op1("Div", {"x1": scalar_input(1.0, square), "x2": square})
+    variance = ge.op1("Sub", {"x1": variance, "x2": scalar_input(eps, variance)})
+    inputs = {"x": input, "scale": weight, "offset": bias, "mean": mean, "variance": variance}
+    return _nchw(ge.op1("BNInfer", inputs, {"epsilon": float(eps)}), 5, 0)
+
+
+def _reduce_samples() -> list[Sample]:
+    x = torch.randn(2, 3, 4, 4)
+    return [Sample((torch.randn(2, 3, 4, 4), x, x.mean((0, 2, 3)), torch.rand(3) + 0.5, torch.rand(3) + 0.5, True, True, True))]
+
+
+@register_converter(aten.batch_norm_backward_reduce.default, samples=_reduce_samples)
+def convert_batch_norm_backward_reduce(grad_out: ge.Tensor, input: ge.Tensor, mean: ge.Tensor, invstd: ge.Tensor, weight: ge.Tensor | None, input_g: bool, weight_g: bool, bias_g: bool, meta_outputs: Any = None) -> list[ge.Tensor]:
+    """batch_norm_backward_reduce(Tensor grad_out, Tensor input, Tensor mean, Tensor invstd, Tensor? weight, bool input_g, bool weight_g, bool bias_g) -> (Tensor, Tensor, Tensor, Tensor)"""
+    if grad_out.rank != 4:
+        raise NotImplementedError("batch_norm_backward_reduce is converted only for 4-D inputs (as in TorchAir)")
+    if not (input_g and weight_g and bias_g):
+        raise NotImplementedError("batch_norm_backward_reduce is converted only with all three gradients asked for (as in TorchAir)")
+    axes = [0, 2, 3]
+    product = ge.op1("Mul", {"x1": grad_out, "x2": input})
+    sum_dy_x = ge.op1("ReduceSum", {"x": product, "axes": index_input(axes)}, {"keep_dims": False})
+    sum_dy = ge.op1("ReduceSum", {"x": grad_out, "axes": index_input(axes)}, {"keep_dims": False})
+    inputs = {"sum_dy": sum_dy, "sum_dy_dx_pad": sum_dy_x, "mean": mean, "invert_std": invstd}
+    sum_dy_xmu, grad_weight = ge.op("SyncBatchNormBackwardReduce", inputs, outputs=("sum_dy_xmu", "y"))
+    output_layout(input_layout(sum_dy_xmu, list(range(4)), "NCHW"), [0, 1], "NCHW")
+    return [sum_dy, sum_dy_xmu, grad_weight, sum_dy]
+
+
+def _elemt_samples() -> list[Sample]:
+    x = torch.randn(2, 3, 4, 4)
+    count = torch.tensor([[16.0], [16.0]])
+    return [Sample((torch.randn(2, 3, 4, 4), x, x.mean((0, 2, 3)), torch.rand(3) + 0.5, torch.rand(3) + 0.5, torch.randn(3), torch.randn(3), count))]
+
+
+def _spread(t: ge.Tensor, shape: ge.Tensor) -> ge.Tensor:
+    """A per-channel vector broadcast over NCHW: [1, C, 1, 1], then to the input's shape."""
+    t = unsqueeze(unsqueeze(t, [0]), [2, 3])
+    return ge.op1("BroadcastTo", {"x": t, "shape": shape})
+
+
+@register_converter(aten.batch_norm_backward_elemt.default, samples=_elemt_samples)
+def convert_batch_norm_backward_elemt(grad_out: ge.Tensor, input: ge.Tensor, mean: ge.Tensor, invstd: ge.Tensor, weight: ge.Tensor | None, sum_dy: ge.Tensor, sum_dy_xmu: ge.Tensor, count: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
+    """batch_norm_backward_elemt(Tensor grad_out, Tensor input, Tensor mean, Tensor invstd, Tensor? weight, Tensor sum_dy, Tensor sum_dy_xmu, Tensor count) -> Tensor"""
+    if grad_out.rank != 4:
+        raise NotImplementedError("batch_norm_backward_elemt is converted only for 4-D inputs (as in TorchAir)")
+    divisor = ge.op1("ReduceSum", {"x": count, "axes": index_input(list(range(count.rank)))}, {"keep_dims": False})
+    mean_dy = ge.op1("RealDiv", {"x1": sum_dy, "x2": divisor})
+    mean_dy_xmu = ge.op1("RealDiv", {"x1": sum_dy_xmu, "x2": divisor})
+    shape = ge.op1("Shape", {"x": input}, {"dtype": 3}, dtypes=DataType.DT_INT32, shapes=[(4,)])
+    spread = [_spread(t, shape) for t in (mean, invstd, weight, mean_dy, mean_dy_xmu)]
+    names = ("mean", "invstd", "weight", "mean_dy", "mean_dy_xmu")
+    inputs = {"grad_output": grad_out, "save_input": input, **dict(zip(names, spread))}
+    grad_in = ge.op("SyncBatchNormBackwardElemt", inputs, outputs=("grad_input",))[0]
+    return _nchw(grad_in, 7, 0)
+
+
+def _max_pool3d_samples() -> list[Sample]:
+    return [Sample((torch.randn(1, 2, 4, 4, 4), [2, 2, 2])), Sample((torch.randn(2, 4, 5, 5), [3], [2], [1]))]
+
+
+@register_converter(aten.max_pool3d_with_indices.default, samples=_max_pool3d_samples)
+def convert_max_pool3d_with_indices(self: ge.Tensor, kernel_size: Any, stride: Any = (), padding: Any = (0, 0, 0), dilation: Any = (1, 1, 1), ceil_mode: bool = False, meta_outputs: Any = None) -> list[ge.Tensor]:
+    """max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
+    def three(values: Any, default: list[int]) -> list[int]:
+        return list(default) if len(values) == 0 else [values[0]] * 3 if len(values) == 1 else list(values)
+
+    kernel = three(kernel_size, [])
+    strides = three(stride, kernel)
+    x = unsqueeze(self, [0]) if self.rank == 4 else self
+    attrs = {"ksize": kernel, "strides": strides, "pads": three(padding, []), "dilation": three(dilation, []), "ceil_mode": ceil_mode, "data_format": "NCDHW", "dtype": 3}
+    output, argmax = ge.op("MaxPool3DWithArgmaxV2", {"x": x}, attrs, outputs=("y", "argmax"), dtypes=[self.dtype, DataType.DT_INT32])
+    output_layout(input_layout(output, 0, "NCDHW"), [0, 1], "NCDHW")
+    argmax = ge.cast(argmax, DataType.DT_INT64)
+    if self.rank == 4:
+        output, argmax = squeeze(output, [0]), squeeze(argmax, [0])
+    return [output, argmax]
