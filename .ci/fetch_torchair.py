@@ -5,7 +5,8 @@ TorchAir ships inside the torch_npu wheel. This script asks pip which torch_npu 
 exist, picks the one built for the installed torch (the newest ``.postN`` of the same
 X.Y.Z; else the closest lower release), downloads that wheel with
 ``pip download --no-deps --only-binary=:all:``, and extracts only
-``torch_npu/dynamo/torchair/**`` into ``.cache/torchair/<version>/`` beside a
+``torch_npu/dynamo/torchair/**`` (and torch_npu's operator schemas and Meta functions,
+which fxlab reads to define torch_npu's operators) into ``.cache/torchair/<version>/`` beside a
 ``torchair-source.json`` naming the release and the torch it requires. torch_npu is never
 installed: without CANN it breaks ``import torch``.
 
@@ -29,6 +30,11 @@ from pathlib import Path
 
 PACKAGE = "torch_npu"
 MEMBER_PREFIX = "torch_npu/dynamo/torchair/"
+# torch_npu's operator schemas and Meta functions (read, never imported as torch_npu).
+OPERATOR_FILES = (
+    "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml",
+    "torch_npu/op_plugin/meta/_meta_registrations.py",
+)
 SOURCE_FILE = "torchair-source.json"
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -93,7 +99,7 @@ def extract_torchair(wheel_path: Path, cache_dir: Path) -> Path:
     with zipfile.ZipFile(wheel_path) as wheel:
         version, requires = wheel_facts(wheel)
         target = cache_dir / version
-        members = [m for m in wheel.namelist() if m.startswith(MEMBER_PREFIX) and not m.endswith("/")]
+        members = [m for m in wheel.namelist() if (m.startswith(MEMBER_PREFIX) and not m.endswith("/")) or m in OPERATOR_FILES]
         if not members:
             raise RuntimeError(f"{wheel_path.name} holds no {MEMBER_PREFIX}")
         for member in members:
@@ -111,7 +117,8 @@ def extract_torchair(wheel_path: Path, cache_dir: Path) -> Path:
 
 def cached(cache_dir: Path, version: str) -> Path | None:
     path = cache_dir / version / MEMBER_PREFIX.rstrip("/")
-    return path if (path / "__init__.py").is_file() and (cache_dir / version / SOURCE_FILE).is_file() else None
+    complete = all((cache_dir / version / name).is_file() for name in (*OPERATOR_FILES, SOURCE_FILE))
+    return path if (path / "__init__.py").is_file() and complete else None
 
 
 def fetch(torch_version: str, cache_dir: Path, wheel: Path | None) -> Path:
