@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 
 import torch.fx as fx
 
+from fxlab.capture.as_npu import resolve_sdpa_as_on_npu
 from fxlab.capture.aten_recorder import AtenRecorder
 from fxlab.capture.stages import aten_stage, fake_mode_of, functional_stage
 from fxlab.passes.graph_copy import copy_graph_module
@@ -32,6 +33,8 @@ class CapturedGraph:
     # Why the ``aten`` stage was traced with a separate make_fx run instead of being
     # recorded from aot_autograd's trace (None when it was recorded).
     aten_retraced: str | None = None
+    # Device-dependent choices made as on an NPU machine (fxlab.capture.as_npu), as sentences.
+    device_choices: list[str] = field(default_factory=list)
 
 
 class CapturingBackend:
@@ -48,6 +51,7 @@ class CapturingBackend:
         captured.break_reason, captured.break_location = _break_reason(gm)
         # aot_autograd adds meta to Dynamo's graph as it traces: record a copy.
         captured.modules["dynamo"] = copy_graph_module(gm)
+        captured.device_choices = resolve_sdpa_as_on_npu(gm)
         if not self.want_aten:
             functional, compiled = functional_stage(gm, example_inputs, wrap_compiled=self.wrap_compiled)
         else:
