@@ -23,6 +23,7 @@ from typing import Any, Iterator
 import torch
 
 MODULE = "torch_npu"
+DEVICE_NAME = "Ascend910B1"
 _FXLAB_DIR = Path(__file__).resolve().parents[2]
 
 
@@ -40,6 +41,9 @@ class _RuntimeModule(types.ModuleType):
         self.npu = types.SimpleNamespace(
             _get_deterministic_level=deterministic_level,
             current_device=lambda: int(os.environ.get("ASCEND_DEVICE_ID", "0")),
+            # TorchAir asks for the SoC name to pick forms for the newest SoCs (Ascend950);
+            # fxlab shows the Atlas A2 forms, as its own converters do.
+            get_device_name=lambda *device: DEVICE_NAME,
             # torch_npu's defaults: HF32 allowed for convolutions, not for matmuls.
             conv=types.SimpleNamespace(allow_hf32=True),
             matmul=types.SimpleNamespace(allow_hf32=False),
