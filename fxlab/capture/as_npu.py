@@ -52,6 +52,9 @@ def sdpa_as_fused(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, a
 def sdpa_as_math(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attn_mask: torch.Tensor | None = None,
                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None, enable_gqa: bool = False) -> torch.Tensor:
     """SDPA by torch's math decomposition (what runs where no fused kernel is chosen)."""
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        # As torch's SDPA does before its math path: keep -> 0, masked -> -inf.
+        attn_mask = torch.zeros_like(attn_mask, dtype=query.dtype).masked_fill(attn_mask.logical_not(), float("-inf"))
     return torch.ops.aten._scaled_dot_product_attention_math.default(
         query, key, value, attn_mask, dropout_p, is_causal, None, scale=scale, enable_gqa=enable_gqa
     )[0]
