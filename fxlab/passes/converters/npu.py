@@ -27,6 +27,7 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType
+from fxlab.passes.convert_to_ascend_ir import NAMED_CONVERTER_LOOKUPS
 from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB, Converter, Sample
 
 _INT32_MAX = 2147483647
@@ -53,6 +54,19 @@ def _live(name: str) -> torch._ops.OpOverload | None:
         return getattr(getattr(torch.ops.npu, op), overload)
     except (AttributeError, RuntimeError):
         return None
+
+
+def converter_by_name(target: Any) -> Callable[..., Any] | None:
+    """fxlab's converter of a torch_npu operator, by its name: torch re-creates an
+    operator's OpOverload when its namespace gains definitions (TorchAir's, a plugin's),
+    so the object registered may no longer be the one a graph holds."""
+    if getattr(target, "namespace", None) != "npu":
+        return None
+    entry = NPU_CONVERTERS.get(f"{target._opname}.{target._overloadname}")
+    return entry[0] if entry is not None else None
+
+
+NAMED_CONVERTER_LOOKUPS.append(converter_by_name)
 
 
 @contextlib.contextmanager
