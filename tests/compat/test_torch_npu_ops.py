@@ -75,3 +75,31 @@ def test_in_place_operators_functionalize_to_their_functional_twin(copy: TorchNp
         expected = args[0].clone()
         expected[0, 1], expected[1, 3] = args[2][0, 0], args[2][1, 0]
         torch.testing.assert_close(write(*args), expected * 2)
+
+
+ROTARY_MUL_MODEL = """
+import torch
+import torch_npu
+
+
+class M(torch.nn.Module):
+    def forward(self, x, c, s):
+        return torch_npu.npu_rotary_mul(x, c, s) * 2
+
+
+def get_model_and_inputs():
+    return M(), (torch.randn(1, 2, 3, 8), torch.randn(1, 2, 1, 8), torch.randn(1, 2, 1, 8))
+"""
+
+
+def test_an_operator_without_cpu_kernel_is_named_and_every_stage_recorded(copy: TorchNpuCopy, write_model):
+    from fxlab.capture import ALL_STAGES, capture_trace, load_model
+    from fxlab.compat.layer import compat_layer
+
+    with compat_layer():
+        trace = capture_trace(load_model(write_model(ROTARY_MUL_MODEL)))
+    assert trace.check.skipped and "npu::npu_rotary_mul has no CPU kernel" in trace.check.skipped
+    assert set(trace.graphs[0].stages) == set(ALL_STAGES) - {"ascend_ir"}
+    assert "npu.npu_rotary_mul.default" in trace.graphs[0].stages["functional"].targets()
+    # No built-in converter: the auto converter names the GE op after the operator.
+    assert [op.type for op in trace.graphs[0].ir.ops if op.type not in ("Data", "NetOutput", "Const")][:1] == ["NpuRotaryMul"]
