@@ -15,6 +15,7 @@ from typing import Any, Callable, Sequence
 
 import torch.fx as fx
 
+from fxlab.capture.as_npu import resolve_sdpa_as_on_npu
 from fxlab.capture.aten_recorder import AtenRecorder
 from fxlab.capture.scope_frames import point_scope_markers_at_user_code
 from fxlab.capture.stages import aten_stage, fake_mode_of, functional_stage
@@ -33,6 +34,8 @@ class CapturedGraph:
     # Why the ``aten`` stage was traced with a separate make_fx run instead of being
     # recorded from aot_autograd's trace (None when it was recorded).
     aten_retraced: str | None = None
+    # Device-dependent choices made as on an NPU machine (fxlab.capture.as_npu), as sentences.
+    device_choices: list[str] = field(default_factory=list)
 
 
 class CapturingBackend:
@@ -50,6 +53,7 @@ class CapturingBackend:
         point_scope_markers_at_user_code(gm)  # before any stage copies the stack traces
         # aot_autograd adds meta to Dynamo's graph as it traces: record a copy.
         captured.modules["dynamo"] = copy_graph_module(gm)
+        captured.device_choices = resolve_sdpa_as_on_npu(gm)
         if not self.want_aten:
             functional, compiled = functional_stage(gm, example_inputs, wrap_compiled=self.wrap_compiled)
         else:

@@ -2,6 +2,7 @@
 reference executor) against the compiled run of its functional graph."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
@@ -153,6 +154,10 @@ def compare_eager_compiled(loaded: LoadedModel, compile_fn: Callable[[Any], Call
         try:
             eager_out = loaded.fn(*eager_args, **eager_kwargs)
         except Exception as exc:
+            missing = missing_cpu_kernel(exc)
+            if missing is not None:
+                _restore(state, saved)
+                return _capture_without_running(loaded, compile_fn, state, saved, missing)
             raise CaptureError(
                 f"the model raised {type(exc).__name__} when run eagerly on its example inputs: {exc}. "
                 "fxlab compares compiled with eager, so the model must first run eagerly."
@@ -176,6 +181,36 @@ def compare_eager_compiled(loaded: LoadedModel, compile_fn: Callable[[Any], Call
     for name in state:
         cmp.add(f"{name} after the call", eager_state[name], compiled_state[name])
     return cmp.result()
+
+
+_NO_CPU_KERNEL = re.compile(r"Could not run '([\w:.]+)' with arguments from the 'CPU' backend")
+
+
+def missing_cpu_kernel(exc: BaseException) -> str | None:
+    """The operator an error says has no CPU kernel (a torch_npu operator defined from its
+    schema and Meta function only), or None."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        found = _NO_CPU_KERNEL.search(str(exc))
+        if isinstance(exc, NotImplementedError) and found:
+            return found.group(1)
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def _capture_without_running(loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]], state: dict[str, torch.Tensor], saved: dict[str, torch.Tensor], op: str) -> CheckResult:
+    """Capture (Dynamo and the backend need only Meta functions) although neither eager
+    nor the compiled graph can run on CPU: every stage is still recorded."""
+    args, kwargs = _clone(loaded.args), _clone(loaded.kwargs)
+    try:
+        compile_fn(loaded.fn)(*args, **kwargs)
+    except Exception as exc:  # the compiled graph stops at the same operator
+        if missing_cpu_kernel(exc) is None:
+            raise summarize_compile_error(exc, loaded) from exc
+    finally:
+        _restore(state, saved)
+    return CheckResult(ok=False, skipped=f"not run: {op} has no CPU kernel (fxlab has CPU reference kernels for torch_npu's common operators only)")
 
 
 @dataclass

@@ -73,6 +73,7 @@ def capture_trace(
             for captured in backend.graphs:
                 say(f"recording graph {captured.index} of {len(backend.graphs)}")
                 trace.graphs.append(_build_graph_trace(captured, stages, converter, say, convert_refused))
+                trace.notes.extend(f"graph {captured.index}: {choice}." for choice in captured.device_choices)
                 if captured.aten_retraced and "aten" in captured.modules:
                     trace.notes.append(f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced}).")
             _check_custom_ops(trace, recorder)

@@ -17,7 +17,7 @@ import importlib.util
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Any, Callable, Iterator
 
 STANDIN_DIR = Path(__file__).parent / "standins"
 
@@ -41,6 +41,8 @@ class CompatSession:
     standing_in: tuple[str, ...] = ()
     used: list[str] = field(default_factory=list)
     announce: Callable[[str], None] | None = None
+    exits: contextlib.ExitStack | None = None  # what the block undoes on close
+    npu_definitions: Any = None  # torch_npu's operators, once the stand-in torch_npu is imported
 
     @property
     def notes(self) -> list[str]:
@@ -104,12 +106,38 @@ def compat_layer(announce: Callable[[str], None] | None = None) -> Iterator[Comp
         sys.meta_path.append(finder)
     registrations = open_session()
     try:
-        yield session
+        with contextlib.ExitStack() as exits:
+            session.exits = exits
+            _ACTIVE.append(session)
+            try:
+                yield session
+            finally:
+                _ACTIVE.remove(session)
     finally:
         close_session(registrations)
         if finder in sys.meta_path:
             sys.meta_path.remove(finder)
         _forget_standin_modules(missing)
+
+
+# The open compat-layer blocks, innermost last.
+_ACTIVE: list[CompatSession] = []
+
+
+def define_torch_npu_operators() -> Any:
+    """Define every torch_npu operator (schema + Meta, from a torch_npu copy) for the
+    innermost open block; called when the stand-in ``torch_npu`` is imported, so a model
+    that never imports torch_npu pays nothing. Returns the definitions (None outside a block)."""
+    if not _ACTIVE or _ACTIVE[-1].exits is None:
+        return None
+    session = _ACTIVE[-1]
+    if session.npu_definitions is None:
+        from fxlab.compat.torch_npu_ops import torch_npu_definitions
+
+        session.npu_definitions = session.exits.enter_context(torch_npu_definitions())
+        if session.announce is not None:
+            session.announce(session.npu_definitions.note)
+    return session.npu_definitions
 
 
 def _forget_standin_modules(names: tuple[str, ...]) -> None:

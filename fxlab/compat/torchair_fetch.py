@@ -30,6 +30,12 @@ from fxlab.errors import FxlabError
 
 PACKAGE = "torch_npu"
 MEMBER_PREFIX = "torch_npu/dynamo/torchair/"
+# torch_npu's operator schemas and Meta functions: read (never imported) to define
+# torch_npu's operators on a machine without it (fxlab/compat/torch_npu_ops.py).
+OPERATOR_FILES = (
+    "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml",
+    "torch_npu/op_plugin/meta/_meta_registrations.py",
+)
 CACHE_ENV_VAR = "FXLAB_CACHE_DIR"
 
 
@@ -115,6 +121,7 @@ def extract_torchair(wheel_path: Path, cache_dir: Path) -> Path:
             members = [m for m in wheel.namelist() if m.startswith(MEMBER_PREFIX) and not m.endswith("/") and ".." not in m.split("/")]
             if not members:
                 raise TorchAirFetchError(f"{wheel_path} holds no {MEMBER_PREFIX}: it is not a torch_npu wheel. Pass a torch_npu wheel.")
+            members += [m for m in OPERATOR_FILES if m in wheel.namelist()]
             for member in members:
                 wheel.extract(member, target)
     except (zipfile.BadZipFile, OSError) as exc:
@@ -127,7 +134,8 @@ def extract_torchair(wheel_path: Path, cache_dir: Path) -> Path:
 
 def cached(cache_dir: Path, version: str) -> Path | None:
     path = cache_dir / version / MEMBER_PREFIX.rstrip("/")
-    return path if (path / "__init__.py").is_file() and (cache_dir / version / SOURCE_FILE).is_file() else None
+    complete = all((cache_dir / version / name).is_file() for name in (*OPERATOR_FILES, SOURCE_FILE))
+    return path if (path / "__init__.py").is_file() and complete else None
 
 
 def fetch_torchair(torch_version: str, cache_dir: Path, wheel: Path | None = None, progress: Callable[[str], None] = lambda _: None) -> Path:

@@ -36,6 +36,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from fxlab.compat.native_standins import STANDINS
 from fxlab.compat.native_standins.npu_ops import torch_npu_operators
+from fxlab.compat.torch_npu_ops import find_torch_npu_copy, torch_npu_definitions
 from fxlab.compat.torchair_state import ProcessStateGuard
 from fxlab.compat.torchair_versions import TorchAirVersion, read_torchair_version
 from fxlab.errors import FxlabError
@@ -336,7 +337,7 @@ def torchair_session(path: str | Path | None = None) -> Iterator[LoadedTorchAir]
         # TorchAir is imported; defined first, so its converters for them load too. The
         # guard exits while TorchAir's modules are still imported: it finds the op
         # libraries and atexit hooks to undo in them.
-        with torch_npu_operators(), ProcessStateGuard():
+        with torch_npu_definitions(find_torch_npu_copy(root)), torch_npu_operators(), ProcessStateGuard():
             yield _import_package(session)
     finally:
         sys.meta_path.remove(session)

@@ -89,6 +89,9 @@ _Plan = tuple[str, "Callable[..., Any] | None", Status, str]
 # function or ``None``.
 AutoConverterLookup = Callable[[Any], "Callable[..., Any] | None"]
 AUTO_CONVERTER_LOOKUPS: list[AutoConverterLookup] = []
+# Lookups of fxlab's own converters by operator name, for operators whose OpOverload
+# objects torch may re-create while they are defined (torch_npu's, defined by fxlab).
+NAMED_CONVERTER_LOOKUPS: list[AutoConverterLookup] = []
 
 
 def node_source(node: fx.Node) -> str | None:
@@ -297,6 +300,10 @@ class AscendIrConverter:
         converter = self.registry.get(target)
         if converter is not None:
             return converter.fn, Status.CONVERTED
+        for lookup in NAMED_CONVERTER_LOOKUPS:
+            fn = lookup(target)
+            if fn is not None:
+                return fn, Status.CONVERTED
         for lookup in AUTO_CONVERTER_LOOKUPS:
             fn = lookup(target)
             if fn is not None:

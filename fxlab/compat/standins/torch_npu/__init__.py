@@ -11,6 +11,12 @@ import fxlab.ops  # noqa: F401 - defines the npu seed ops
 
 from . import meta, npu  # noqa: F401
 
+# torch_npu's own operators (torch.ops.npu.*), defined from a torch_npu copy's schemas and
+# Meta functions while fxlab runs, as importing the real torch_npu defines them.
+from fxlab.compat.layer import define_torch_npu_operators
+
+define_torch_npu_operators()
+
 __version__ = "0.0+fxlab.standin"
 
 

@@ -1,0 +1,98 @@
+"""Device-dependent choices made as on an NPU machine, while the tensors stay on CPU.
+
+``F.scaled_dot_product_attention`` is the one that changes what a model's graph is. Torch
+picks its SDPA backend by device; captured on CPU it becomes
+``aten._scaled_dot_product_flash_attention_for_cpu``, an op that exists only on CPU.
+On an NPU machine torch_npu owns the choice: it registers its own NPU kernel for
+``aten::scaled_dot_product_attention`` (its ``npu_native_functions`` yaml), which runs
+the fused ``FlashAttentionScore`` (``npu_fusion_attention``) when the mask is boolean
+or absent and falls back to the small-op math otherwise (the case transformers' SDPA
+integration converts masks to boolean to avoid on NPU); dropout needs the math path too.
+
+:func:`resolve_sdpa_as_on_npu` rewrites each SDPA call of a Dynamo graph into that
+choice before aot_autograd traces it: ``torch.ops.npu.npu_fusion_attention`` in BNSD
+layout (boolean mask inverted: torch_npu masks where True, SDPA keeps where True; a
+causal flag becomes the upper-triangle mask), or torch's math decomposition. The fused
+form needs torch_npu's operators to be defined (a torch_npu copy, see
+``fxlab.compat.torch_npu_ops``); without them every call takes the math form. Each
+choice is returned as a sentence for the trace's notes.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+SDPA_TARGETS = (torch._C._nn.scaled_dot_product_attention, torch.nn.functional.scaled_dot_product_attention)
+FUSED = "torch_npu.npu_fusion_attention (BNSD; GE FlashAttentionScore), as torch_npu's NPU kernel for SDPA runs a boolean or absent mask"
+MATH = "torch's math decomposition (matmul, softmax, matmul), torch_npu's fallback for {why}"
+
+
+def _fused_op() -> Any:
+    try:
+        return torch.ops.npu.npu_fusion_attention.default
+    except (AttributeError, RuntimeError):
+        return None
+
+
+def sdpa_as_fused(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attn_mask: torch.Tensor | None = None,
+                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None, enable_gqa: bool = False) -> torch.Tensor:
+    """SDPA as torch_npu computes it on an NPU: ``npu_fusion_attention`` in BNSD layout."""
+    masked = None if attn_mask is None else torch.logical_not(attn_mask)
+    if is_causal:
+        causal = torch.ones(query.shape[-2], key.shape[-2], dtype=torch.bool, device=query.device).triu(1)
+        masked = causal if masked is None else torch.logical_or(masked, causal)
+    scale = scale if scale is not None else 1.0 / math.sqrt(query.shape[-1])
+    return _fused_op()(query, key, value, query.shape[1], "BNSD", atten_mask=masked, scale=scale)[0]
+
+
+def sdpa_as_math(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attn_mask: torch.Tensor | None = None,
+                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None, enable_gqa: bool = False) -> torch.Tensor:
+    """SDPA by torch's math decomposition (what runs where no fused kernel is chosen)."""
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        # As torch's SDPA does before its math path: keep -> 0, masked -> -inf.
+        attn_mask = torch.zeros_like(attn_mask, dtype=query.dtype).masked_fill(attn_mask.logical_not(), float("-inf"))
+    return torch.ops.aten._scaled_dot_product_attention_math.default(
+        query, key, value, attn_mask, dropout_p, is_causal, None, scale=scale, enable_gqa=enable_gqa
+    )[0]
+
+
+def _arg(node: fx.Node, index: int, name: str, default: Any) -> Any:
+    return node.args[index] if len(node.args) > index else node.kwargs.get(name, default)
+
+
+def _value(arg: Any) -> Any:
+    return arg.meta.get("example_value") if isinstance(arg, fx.Node) else arg
+
+
+def _choice(node: fx.Node, fused_available: bool) -> str | None:
+    """Why this call takes the math form; None when it takes the fused one."""
+    mask, dropout = _value(_arg(node, 3, "attn_mask", None)), _value(_arg(node, 4, "dropout_p", 0.0))
+    query = _value(node.args[0]) if node.args else None
+    if not fused_available:
+        return "every call here: no torch_npu operators defined (no torch_npu copy found)"
+    if isinstance(dropout, (int, float)) and dropout > 0:
+        return "dropout"
+    if isinstance(mask, torch.Tensor) and mask.dtype != torch.bool:
+        return "a float mask"
+    if not isinstance(query, torch.Tensor) or query.dim() != 4:
+        return "inputs that are not 4-D (BNSD)"
+    return None
+
+
+def resolve_sdpa_as_on_npu(gm: fx.GraphModule) -> list[str]:
+    """Rewrite ``gm``'s SDPA calls as on an NPU machine; one note per kind of choice made."""
+    fused_available = _fused_op() is not None
+    made: Counter[str] = Counter()
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or node.target not in SDPA_TARGETS:
+            continue
+        why = _choice(node, fused_available)
+        node.target = sdpa_as_math if why else sdpa_as_fused
+        made[MATH.format(why=why) if why else FUSED] += 1
+    if made:
+        gm.recompile()
+    return [f"as on an NPU machine: F.scaled_dot_product_attention ({count} call(s)) -> {choice}" for choice, count in made.items()]

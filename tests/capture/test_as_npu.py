@@ -1,0 +1,60 @@
+"""SDPA captured as on an NPU machine: torch_npu's fused attention or the math form."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from fxlab.capture import capture_trace, load_model
+
+MODEL = '''
+import torch
+import torch.nn.functional as F
+
+
+class Attention(torch.nn.Module):
+    def forward(self, q, k, v, keep, bias):
+        causal = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        masked = F.scaled_dot_product_attention(q, k, v, attn_mask=keep, scale=0.3)
+        biased = F.scaled_dot_product_attention(q, k, v, attn_mask=bias)
+        return causal + masked + biased
+
+
+def get_model_and_inputs():
+    torch.manual_seed(0)
+    q, k, v = torch.randn(1, 2, 4, 8), torch.randn(1, 2, 4, 8), torch.randn(1, 2, 4, 8)
+    keep = torch.rand(1, 1, 4, 4) > 0.3
+    keep[..., 0] = True
+    return Attention(), (q, k, v, keep, torch.randn(1, 1, 4, 4))
+'''
+
+
+def _functional_targets(trace) -> list[str]:
+    return trace.graphs[0].stages["functional"].targets()
+
+
+def test_sdpa_becomes_npu_fusion_attention_or_math(write_model):
+    from fxlab.compat.torch_npu_ops import find_torch_npu_copy, torch_npu_definitions
+
+    if find_torch_npu_copy() is None:
+        pytest.skip("no torch_npu copy")
+    with torch_npu_definitions():
+        trace = capture_trace(load_model(write_model(MODEL)), stages=("dynamo", "functional", "ascend_ir"))
+    targets = _functional_targets(trace)
+    assert targets.count("npu.npu_fusion_attention.default") == 2  # causal and the boolean mask
+    assert "aten._scaled_dot_product_flash_attention_for_cpu.default" not in targets
+    assert targets.count("aten._safe_softmax.default") == 1  # the float mask: math
+    assert trace.check.ok and trace.ir_check.ok and trace.status == "ok"
+    notes = [n for n in trace.notes if "as on an NPU machine" in n]
+    assert len(notes) == 2
+    assert "(2 call(s)) -> torch_npu.npu_fusion_attention" in notes[0] and "(1 call(s)) -> torch's math decomposition" in notes[1]
+    assert "a float mask" in notes[1]
+    ge_types = [op.type for op in trace.graphs[0].ir.ops]
+    assert ge_types.count("FlashAttentionScore") == 2
+
+
+def test_without_torch_npu_operators_every_call_takes_the_math_form(write_model):
+    trace = capture_trace(load_model(write_model(MODEL)), stages=("dynamo", "functional"))
+    targets = _functional_targets(trace)
+    assert "npu.npu_fusion_attention.default" not in targets and targets.count("aten._safe_softmax.default") == 3
+    assert trace.check.ok
+    assert any("no torch_npu operators defined" in n for n in trace.notes)

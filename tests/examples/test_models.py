@@ -1,0 +1,89 @@
+"""Every model of examples/models/ traced as ``fxlab trace`` traces it, with fxlab's
+built-in conversion and with TorchAir's own (``--converter torchair --verify``): the
+status, eager against compiled, and the Ascend IR run on CPU against compiled.
+
+Skipped only when the ``models`` extra (transformers) is not installed, or, for the
+TorchAir side, when no TorchAir copy is found (CI installs and fetches both).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from tests.conftest import torchair_session_or_skip
+
+pytest.importorskip("transformers", reason="the models extra is not installed (pip install fxlab[models])")
+
+MODELS = Path(__file__).resolve().parents[2] / "examples" / "models"
+# (file, entry): each traces ok both ways.
+OK = [("gpt2", None), ("bert", None), ("qwen2", None), ("mixtral_moe", None), ("t5", None), ("resnet18", None), ("ascend_decoder_layer", None)]
+# GE's Gelu is the tanh approximation (fxlab's reference kernel runs that form), ViT's
+# GELU is the exact one: the IR differs from eager by this much, as on an NPU.
+GELU_MODELS = [("vit", None)]
+STATIC_CACHE = [("llama_static_cache", None), ("llama_static_cache", "decode_step")]
+
+
+def _capture(name: str, entry: str | None, converter: Any = None) -> Any:
+    from fxlab.capture import capture_trace, load_model
+    from fxlab.compat.layer import compat_layer
+
+    with compat_layer():
+        loaded = load_model(MODELS / f"{name}.py", entry=entry)
+        return capture_trace(loaded, stages=("dynamo", "aten", "functional", "ascend_ir"), converter=converter, verify=True)
+
+
+@pytest.fixture(scope="module")
+def torchair() -> Iterator[Any]:
+    yield from torchair_session_or_skip()
+
+
+def _torchair_converter(torchair: Any) -> Any:
+    from fxlab.compat.bridge import run_torchair_conversion
+
+    return lambda gm, graph_name: run_torchair_conversion(gm, graph_name, torchair)
+
+
+def _ok(trace: Any) -> None:
+    assert trace.status == "ok", (trace.check, trace.ir_check, [g.error for g in trace.graphs])
+    assert trace.check.ok and not trace.check.skipped and trace.check.compared > 0
+    assert trace.ir_check.ok and not trace.ir_check.skipped and trace.ir_check.compared > 0
+    assert len(trace.graphs) == 1 and not any(op.type == "FxlabUnsupported" for op in trace.graphs[0].ir.ops)
+
+
+@pytest.mark.parametrize("name,entry", OK, ids=[n for n, _ in OK])
+def test_traces_ok_with_the_builtin_conversion(name: str, entry: str | None) -> None:
+    _ok(_capture(name, entry))
+
+
+@pytest.mark.parametrize("name,entry", OK, ids=[n for n, _ in OK])
+def test_traces_ok_with_torchairs_conversion(torchair: Any, name: str, entry: str | None) -> None:
+    _ok(_capture(name, entry, _torchair_converter(torchair)))
+
+
+@pytest.mark.parametrize("name,entry", GELU_MODELS, ids=[n for n, _ in GELU_MODELS])
+def test_exact_gelu_differs_only_by_ges_tanh_form(name: str, entry: str | None) -> None:
+    trace = _capture(name, entry)
+    assert trace.status == "ok" and trace.check.ok
+    assert not trace.ir_check.ok and 1e-6 < trace.ir_check.max_abs_diff < 1e-4
+    assert "Gelu" in {op.type for op in trace.graphs[0].ir.ops}
+
+
+def test_attention_is_captured_as_on_an_npu_machine() -> None:
+    trace = _capture("gpt2", None)
+    assert trace.graphs[0].stages["functional"].targets().count("npu.npu_fusion_attention.default") == 2
+    assert [op.type for op in trace.graphs[0].ir.ops].count("FlashAttentionScore") == 2
+    assert any("F.scaled_dot_product_attention (2 call(s)) -> torch_npu.npu_fusion_attention" in n for n in trace.notes)
+
+
+@pytest.mark.parametrize("name,entry", STATIC_CACHE, ids=["prefill", "decode_step"])
+def test_static_cache_writes_are_index_copy_which_torchair_does_not_convert(name: str, entry: str | None) -> None:
+    trace = _capture(name, entry)
+    assert trace.check.ok and trace.check.compared > 0
+    graph = trace.graphs[0]
+    assert graph.stages["aten"].targets().count("aten.index_copy_.default") == 4  # keys and values of 2 layers
+    assert graph.stages["functional"].targets().count("aten.index_copy.default") == 4
+    assert len([m for m in graph.mutated_inputs if "cache" in m]) == 6  # k, v and the filled length per layer
+    unsupported = [op for op in graph.ir.ops if op.type == "FxlabUnsupported"]
+    assert {op.attr_value("_fxlab_unsupported") for op in unsupported} == {"aten.index_copy.default"}
