@@ -1,0 +1,67 @@
+"""Every file `fxlab trace --out` writes for the examples, compared byte for byte with the
+files saved before the last change to the writers (`tests/data/golden/`).
+
+The examples are copied to one fixed folder first, because the FX graphs carry the model
+file's absolute path in their source locations (and so do the dumps). A change that is
+meant to change the output regenerates the expected files:
+
+    FXLAB_UPDATE_GOLDEN=1 python -m pytest tests/cli/test_golden.py
+"""
+from __future__ import annotations
+
+import fcntl
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.cli.cli_runner import run_cli
+from tests.conftest import EXAMPLES, ROOT
+
+GOLDEN = ROOT / "tests" / "data" / "golden"
+FIXED_HOME = Path("/tmp/fxlab-golden")
+UPDATE = os.environ.get("FXLAB_UPDATE_GOLDEN") == "1"
+EXAMPLE_NAMES = sorted(p.stem for p in EXAMPLES.glob("*.py"))
+# Wall-clock figures are the one thing that differs from run to run.
+SECONDS = re.compile(rb'("seconds": )[0-9.eE+-]+')
+
+
+@pytest.fixture(scope="module")
+def fixed_home():
+    """The examples at a fixed path, held under a lock so two test runs do not collide."""
+    FIXED_HOME.parent.mkdir(parents=True, exist_ok=True)
+    with open(f"{FIXED_HOME}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        shutil.rmtree(FIXED_HOME, ignore_errors=True)
+        shutil.copytree(EXAMPLES, FIXED_HOME / "examples")
+        yield FIXED_HOME
+        shutil.rmtree(FIXED_HOME, ignore_errors=True)
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(folder)): SECONDS.sub(rb"\g<1>0", path.read_bytes())
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+@pytest.mark.parametrize("name", EXAMPLE_NAMES)
+def test_saved_trace_is_unchanged(name, fixed_home, monkeypatch):
+    monkeypatch.chdir(fixed_home)
+    out = fixed_home / "out" / name
+    code, _, error = run_cli("trace", f"examples/{name}.py", "--out", str(out))
+    assert code == 0, error
+    written = _files(out)
+    expected_folder = GOLDEN / name
+    if UPDATE:
+        shutil.rmtree(expected_folder, ignore_errors=True)
+        for relative, data in written.items():
+            (expected_folder / relative).parent.mkdir(parents=True, exist_ok=True)
+            (expected_folder / relative).write_bytes(data)
+    expected = _files(expected_folder)
+    assert sorted(written) == sorted(expected)
+    for relative, data in written.items():
+        assert data == expected[relative], f"{name}/{relative} differs from the saved file"
