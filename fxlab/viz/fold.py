@@ -45,6 +45,7 @@ class Leaf:
     modules: tuple[GroupKey, ...] = ()
     tail: tuple[GroupKey, ...] = ()
     inputs: list[tuple[str, str]] = field(default_factory=list)  # (producer key, DOT edge attrs)
+    adoptable: bool = True  # False for the graph's output: it belongs to no module
 
     @property
     def path(self) -> tuple[GroupKey, ...]:
@@ -113,16 +114,23 @@ class FoldPlan:
 
 
 def adopt_orphans(leaves: Sequence[Leaf]) -> None:
-    """A leaf with no module and no inputs (a parameter placeholder, a ``Data`` or
-    ``Const`` op) takes its first user's modules, so a layer's weights fold with it."""
+    """Give a leaf with no module one: a leaf without inputs (a parameter placeholder, a
+    ``Data`` or ``Const`` op) takes its first user's, any other its first producer's (a
+    ``copy_`` back into a layer's KV cache), so a layer's pieces fold with it."""
+    by_key = {leaf.key: leaf for leaf in leaves}
     first_user: dict[str, Leaf] = {}
     for leaf in leaves:
         for producer, _ in leaf.inputs:
             first_user.setdefault(producer, leaf)
     for leaf in reversed(leaves):  # users come later: adopt from the back
         user = first_user.get(leaf.key)
-        if not leaf.modules and not leaf.inputs and user is not None:
+        if not leaf.modules and not leaf.inputs and user is not None and user.adoptable:
             leaf.modules = user.modules
+    for leaf in leaves:
+        if leaf.modules or not leaf.adoptable:
+            continue
+        producers = (by_key.get(p) for p, _ in leaf.inputs)
+        leaf.modules = next((p.modules for p in producers if p is not None and p.modules), ())
 
 
 def build_tree(leaves: Iterable[Leaf]) -> Group:

@@ -20,6 +20,7 @@ from fxlab.viz.dot import (
     fx_node_views,
     ir_op_line,
     quote,
+    scope_attr_lines,
     scope_cluster_style,
     scope_colour,
 )
@@ -68,12 +69,14 @@ def _scope_keys(frames: Sequence[dict]) -> tuple[GroupKey, ...]:
     for position, frame in enumerate(frames):
         index = frame.get("index", position)
         parent = f"{parent}/s:{index}"
-        keys.append(GroupKey(id=parent, name=f"scope {index}", label=f"scope {index}", style=tuple(scope_cluster_style(frame))))
+        label = "\n".join([f"scope {index}", *scope_attr_lines(frame.get("attrs", frame))])
+        keys.append(GroupKey(id=parent, name=f"scope {index}", label=label, style=tuple(scope_cluster_style(frame))))
     return tuple(keys)
 
 
-def fx_leaves(graph: GraphTrace, stage: str) -> list[Leaf]:
-    """One leaf per FX node of ``stage``: scopes, then modules, then the node."""
+def fx_leaves(graph: GraphTrace, stage: str, lines: bool = True) -> list[Leaf]:
+    """One leaf per FX node of ``stage``: scopes, then modules, then the node (its DOT
+    statement only with ``lines``)."""
     source = graph.modules.get(stage) or graph.stages[stage]
     records: dict[str, NodeRecord] = {r.name: r for r in graph.stages[stage].nodes} if stage in graph.stages else {}
     leaves = []
@@ -81,11 +84,11 @@ def fx_leaves(graph: GraphTrace, stage: str) -> list[Leaf]:
         scopes = _scope_keys(view.scopes)
         record = records.get(view.name)
         modules = _module_keys(record.provenance.module_path if record else [], scopes[-1].id if scopes else "")
-        leaves.append(Leaf(key=view.name, line=fx_node_line(view), op_text=view.target if view.op != "placeholder" else "placeholder", scopes=scopes, modules=modules, inputs=[(i, "") for i in view.inputs]))
+        leaves.append(Leaf(key=view.name, line=fx_node_line(view) if lines else "", op_text=view.target if view.op != "placeholder" else "placeholder", scopes=scopes, modules=modules, inputs=[(i, "") for i in view.inputs], adoptable=view.op != "output"))
     return leaves
 
 
-def ir_leaves(graph: GraphTrace, ir: IrGraph) -> list[Leaf]:
+def ir_leaves(graph: GraphTrace, ir: IrGraph, lines: bool = True) -> list[Leaf]:
     """One leaf per GE op: its SuperKernel scope, its FX node's modules, its FX node."""
     modules_of = _fx_modules(graph)
     ops_per_node: dict[str | None, int] = {}
@@ -94,12 +97,12 @@ def ir_leaves(graph: GraphTrace, ir: IrGraph) -> list[Leaf]:
     leaves = []
     for op in ir.ops:
         sk_name = str(op.attr_value("_super_kernel_scope", "") or "")
-        scope = (GroupKey(id=f"/sk:{sk_name}", name=f"SuperKernel {sk_name}", label=sk_name, style=_sk_style(op, sk_name)),) if sk_name else ()
+        scope = (GroupKey(id=f"/sk:{sk_name}", name=f"SuperKernel {sk_name}", label=_sk_label(op, sk_name), style=_sk_style(op, sk_name)),) if sk_name else ()
         prefix = scope[0].id if scope else ""
         modules = tuple(GroupKey(k.id.replace("/m:", f"{prefix}/m:", 1) if prefix else k.id, k.name, k.label, k.style, k.repeatable) for k in modules_of.get(op.fx_node or "", ()))
         alone = op.fx_node is None or ops_per_node[op.fx_node] == 1
         tail = () if alone else (_fx_group_key(op, modules[-1].id if modules else prefix),)
-        leaves.append(Leaf(key=op.name, line=ir_op_line(op, op.fx_node if alone else None), op_text=op.type, scopes=scope, modules=modules, tail=tail, inputs=_ir_inputs(op)))
+        leaves.append(Leaf(key=op.name, line=ir_op_line(op, op.fx_node if alone else None) if lines else "", op_text=op.type, scopes=scope, modules=modules, tail=tail, inputs=_ir_inputs(op), adoptable=op.type != "NetOutput"))
     return leaves
 
 
@@ -109,15 +112,19 @@ def _fx_modules(graph: GraphTrace) -> dict[str, tuple[GroupKey, ...]]:
         return {}
     from fxlab.viz.fold import adopt_orphans
 
-    leaves = fx_leaves(graph, stage)
+    leaves = fx_leaves(graph, stage, lines=False)
     adopt_orphans(leaves)
     return {leaf.key: leaf.modules for leaf in leaves}
 
 
-def _sk_style(op: IrOp, sk_name: str) -> tuple[str, ...]:
+def _sk_label(op: IrOp, sk_name: str) -> str:
     options = str(op.attr_value("_super_kernel_options", "") or "")
+    return f"SuperKernel {sk_name}" + (f"\n{options}" if options else "")
+
+
+def _sk_style(op: IrOp, sk_name: str) -> tuple[str, ...]:
     fill, border = scope_colour(sk_name)
-    label = f"SuperKernel {sk_name}" + (f"\n{options}" if options else "")
+    label = _sk_label(op, sk_name)
     return (f"label={quote(label)}", 'style="filled,rounded"', f"fillcolor={quote(fill)}", f"color={quote(border)}", 'penwidth="2"')
 
 
