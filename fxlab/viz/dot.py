@@ -11,19 +11,19 @@ one FX node became share a cluster, and those sit inside a coloured cluster per
 SuperKernel scope. ``FxlabUnsupported`` ops are red.
 
 Both emitters walk the graph once and emit in graph order, so the text is deterministic
-and linear in the size of the graph.
+and linear in the size of the graph. They draw every node; a trace's pictures fold the
+big graphs first (``viz/pictures.py``), reusing the node lines and scope styles here.
 """
 from __future__ import annotations
 
 import itertools
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import torch.fx as fx
 
-from fxlab.capture.trace import GraphTrace, StageTrace, TensorMeta, Trace
+from fxlab.capture.trace import StageTrace, TensorMeta
 from fxlab.ir.model import IrGraph, IrOp, TensorDesc
 from fxlab.viz.trace_views import KIND_STYLE
 
@@ -392,41 +392,3 @@ def _short_source(source: str | None) -> str:
         return ""
     path, _, line = source.rpartition(":")
     return f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}" if path else source
-
-
-# ---------------------------------------------------------------- a trace's pictures
-
-
-def stage_dot(graph: GraphTrace, stage: str, model: str = "") -> str | None:
-    """DOT text of one stage of one graph (None when the trace lacks that stage).
-    The live GraphModule is preferred: its edges are exact, not read back from text."""
-    title = f"{model} · graph {graph.index} · {stage}".lstrip(" ·")
-    name = f"graph_{graph.index}_{stage}"
-    if stage == "ascend_ir":
-        return ir_graph_dot(graph.ir, name, title) if graph.ir is not None else None
-    source = graph.modules.get(stage) or graph.stages.get(stage)
-    return fx_stage_dot(source, name, title) if source is not None else None
-
-
-def trace_dots(trace: Trace) -> list[tuple[GraphTrace, str, str]]:
-    """(graph, stage, DOT text) for every recorded stage of every graph, in stage order."""
-    model = _short_source(trace.model + ":").rstrip(":")
-    out = []
-    for graph in trace.graphs:
-        for stage in trace.stages:
-            text = stage_dot(graph, stage, model)
-            if text is not None:
-                out.append((graph, stage, text))
-    return out
-
-
-def write_pictures(trace: Trace, out_dir: str | Path, fmt: str) -> tuple[list[Path], list[str]]:
-    """Write ``graph_<k>/<stage>.dot`` and, with graphviz, ``graph_<k>/<stage>.<fmt>`` for
-    each FX stage and the Ascend IR. Returns the files written and messages for the user
-    (graphviz missing and how to install it, a picture that could not be drawn)."""
-    from fxlab.viz.graphviz_probe import RenderJob, check_format, render_many
-
-    check_format(fmt)
-    folder = Path(out_dir)
-    jobs = [RenderJob(text, folder / f"graph_{graph.index}" / f"{stage}.{fmt}") for graph, stage, text in trace_dots(trace)]
-    return render_many(jobs, fmt)

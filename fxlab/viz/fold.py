@@ -19,6 +19,7 @@ from typing import Iterable, Sequence
 
 DEFAULT_CAP = 250
 # "layers.3 (DecoderLayer)" -> family "layers.# (DecoderLayer)", index 3
+_DIGITS = re.compile(r"\d+")
 _INDEXED = re.compile(r"^(?P<head>.*?)(?P<index>\d+)(?P<tail> \(.*\))?$")
 
 
@@ -149,7 +150,7 @@ def build_tree(leaves: Iterable[Leaf]) -> Group:
 def _sign(group: Group) -> int:
     """A hash of the ops inside (leaf op texts and child structure, not names)."""
     parts = [leaf.op_text for leaf in group.leaves]
-    parts += [f"{_family(child)}:{_sign(child)}" for child in group.children.values()]
+    parts += [f"{_DIGITS.sub('#', child.key.label if child.key else '')}:{_sign(child)}" for child in group.children.values()]
     group.signature = hash(tuple(parts))
     return group.signature
 

@@ -67,7 +67,7 @@ def render_many(jobs: Sequence[RenderJob], fmt: str) -> tuple[list[Path], list[s
     if dot_binary() is None:
         return dot_files, [missing_dot_message(dot_files)]
     with ThreadPoolExecutor(max_workers=_workers(len(jobs))) as pool:
-        results = list(pool.map(lambda pair: _run_dot(pair[0], pair[1].path, fmt), zip(dot_files, jobs)))
+        results = list(pool.map(lambda pair: run_dot(pair[0], pair[1].path, fmt), zip(dot_files, jobs)))
     files = list(dot_files)
     messages = []
     for job, error in zip(jobs, results):
@@ -76,29 +76,6 @@ def render_many(jobs: Sequence[RenderJob], fmt: str) -> tuple[list[Path], list[s
         else:
             messages.append(error)
     return files, messages
-
-
-def svg_texts(dot_texts: Sequence[str]) -> list[str | None]:
-    """SVG markup for each DOT text (None where ``dot`` is missing or failed)."""
-    if dot_binary() is None or not dot_texts:
-        return [None] * len(dot_texts)
-    with ThreadPoolExecutor(max_workers=_workers(len(dot_texts))) as pool:
-        return list(pool.map(_svg_of, dot_texts))
-
-
-def _svg_of(dot_text: str) -> str | None:
-    binary = dot_binary()
-    if binary is None:
-        return None
-    try:
-        done = subprocess.run([binary, "-Tsvg"], input=dot_text.encode(), capture_output=True, timeout=DOT_TIMEOUT_SECONDS, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
-
-
-def _run_dot(dot_file: Path, out: Path, fmt: str) -> str | None:
-    return run_dot(dot_file, out, fmt)
 
 
 def run_dot(dot_file: Path, out: Path, fmt: str, timeout: float | None = None) -> str | None:

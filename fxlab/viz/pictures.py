@@ -51,9 +51,17 @@ class Picture:
 # ---------------------------------------------------------------- leaves
 
 
-def _module_keys(path: Sequence[str], prefix: str) -> tuple[GroupKey, ...]:
+def _module_keys(path: Sequence[str], prefix: str, cache: dict[tuple[str, tuple[str, ...]], tuple[GroupKey, ...]]) -> tuple[GroupKey, ...]:
     """``["layers.0 (DecoderLayer)", "layers.0.attn (Attention)"]`` -> nested groups,
-    each labelled relative to its parent (``attn (Attention)``)."""
+    each labelled relative to its parent (``attn (Attention)``); one tuple per distinct
+    path (nodes of one module share it)."""
+    found = cache.get((prefix, tuple(path)))
+    if found is None:
+        found = cache[(prefix, tuple(path))] = _new_module_keys(path, prefix)
+    return found
+
+
+def _new_module_keys(path: Sequence[str], prefix: str) -> tuple[GroupKey, ...]:
     keys, parent_name, parent_id = [], "", prefix
     for entry in path:
         name = entry.split(" (", 1)[0]
@@ -80,10 +88,11 @@ def fx_leaves(graph: GraphTrace, stage: str, lines: bool = True) -> list[Leaf]:
     source = graph.modules.get(stage) or graph.stages[stage]
     records: dict[str, NodeRecord] = {r.name: r for r in graph.stages[stage].nodes} if stage in graph.stages else {}
     leaves = []
+    cache: dict[tuple[str, tuple[str, ...]], tuple[GroupKey, ...]] = {}
     for view in fx_node_views(source):
         scopes = _scope_keys(view.scopes)
         record = records.get(view.name)
-        modules = _module_keys(record.provenance.module_path if record else [], scopes[-1].id if scopes else "")
+        modules = _module_keys(record.provenance.module_path if record else [], scopes[-1].id if scopes else "", cache)
         leaves.append(Leaf(key=view.name, line=fx_node_line(view) if lines else "", op_text=view.target if view.op != "placeholder" else "placeholder", scopes=scopes, modules=modules, inputs=[(i, "") for i in view.inputs], adoptable=view.op != "output"))
     return leaves
 

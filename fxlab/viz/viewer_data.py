@@ -18,8 +18,10 @@ from fxlab.viz.trace_views import relative_paths
 # hundred boxes in well under a second).
 VIEW_CAP = 120
 # Stage pairs whose nodes are matched by ``diff_stages`` (what the before-functionalize
-# diff and "counterparts" show).
-DIFFED_PAIRS = (("aten", "functional"), ("functional", "reinplaced"), ("functional", "pre_ge"))
+# diff and "counterparts" show). The later stages are the functional graph rewritten in
+# place: their nodes keep the functional node's name, so they are matched by name.
+DIFFED_PAIRS = (("aten", "functional"),)
+SAME_NAME_PAIRS = (("functional", "reinplaced"), ("functional", "pre_ge"))
 # node row: name, op text, output signature, kind, group, source, code line
 NODE_FIELDS = ("name", "text", "sig", "kind", "group", "source", "code")
 # group row: label, parent, fill, border, module name, node count, open at first, repeat box
@@ -121,6 +123,10 @@ def _links(graph: GraphTrace, diffs: dict[tuple[str, str], Any]) -> list[list[st
     """[stage, node, stage, node] pairs: the same computation in two stages ("*": the
     FX stage the Ascend IR was converted from)."""
     links = []
+    for left, right in SAME_NAME_PAIRS:
+        if left in graph.stages and right in graph.stages:
+            names = {n.name for n in graph.stages[left].nodes}
+            links += [[left, n.name, right, n.name] for n in graph.stages[right].nodes if n.name in names]
     for (left, right), diff in diffs.items():
         for entry in diff.entries:
             if entry.left is not None and entry.right is not None:
