@@ -33,6 +33,7 @@ class GroupKey:
     label: str
     style: tuple[str, ...] = ()
     repeatable: bool = False  # module groups: "layers.3" may fold with "layers.4"
+    alike_by_label: bool = True  # False: two such groups are alike by their contents alone
 
 
 @dataclass
@@ -150,7 +151,7 @@ def build_tree(leaves: Iterable[Leaf]) -> Group:
 def _sign(group: Group) -> int:
     """A hash of the ops inside (leaf op texts and child structure, not names)."""
     parts = [leaf.op_text for leaf in group.leaves]
-    parts += [f"{_DIGITS.sub('#', child.key.label if child.key else '')}:{_sign(child)}" for child in group.children.values()]
+    parts += [f"{_DIGITS.sub('#', child.key.label if child.key and child.key.alike_by_label else '')}:{_sign(child)}" for child in group.children.values()]
     group.signature = hash(tuple(parts))
     return group.signature
 

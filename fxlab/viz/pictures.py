@@ -5,6 +5,7 @@ the CLI prints them (and the progress it is handed).
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -108,7 +109,7 @@ def ir_leaves(graph: GraphTrace, ir: IrGraph, lines: bool = True) -> list[Leaf]:
         sk_name = str(op.attr_value("_super_kernel_scope", "") or "")
         scope = (GroupKey(id=f"/sk:{sk_name}", name=f"SuperKernel {sk_name}", label=_sk_label(op, sk_name), style=_sk_style(op, sk_name)),) if sk_name else ()
         prefix = scope[0].id if scope else ""
-        modules = tuple(GroupKey(k.id.replace("/m:", f"{prefix}/m:", 1) if prefix else k.id, k.name, k.label, k.style, k.repeatable) for k in modules_of.get(op.fx_node or "", ()))
+        modules = tuple(dataclasses.replace(k, id=prefix + k.id) for k in modules_of.get(op.fx_node or "", ()))
         alone = op.fx_node is None or ops_per_node[op.fx_node] == 1
         tail = () if alone else (_fx_group_key(op, modules[-1].id if modules else prefix),)
         leaves.append(Leaf(key=op.name, line=ir_op_line(op, op.fx_node if alone else None) if lines else "", op_text=op.type, scopes=scope, modules=modules, tail=tail, inputs=_ir_inputs(op), adoptable=op.type != "NetOutput"))
@@ -140,7 +141,7 @@ def _sk_style(op: IrOp, sk_name: str) -> tuple[str, ...]:
 def _fx_group_key(op: IrOp, parent: str) -> GroupKey:
     source = _short_source(op.source)
     label = f"fx: {op.fx_node}" + (f"  ({source})" if source else "")
-    return GroupKey(id=f"{parent}/fx:{op.fx_node}", name=str(op.fx_node), label=label, style=(f"label={quote(label)}", 'style="dashed,rounded"', 'color="#777777"'))
+    return GroupKey(id=f"{parent}/fx:{op.fx_node}", name=str(op.fx_node), label=label, style=(f"label={quote(label)}", 'style="dashed,rounded"', 'color="#777777"'), alike_by_label=False)
 
 
 def _ir_inputs(op: IrOp) -> list[tuple[str, str]]:
