@@ -324,7 +324,7 @@
       }
       return out.join("");
     }
-    $(".tree").innerHTML = `<b>modules</b><ul>${items(0)}</ul>`;
+    $(".tree").innerHTML = `<div class="status">modules</div><ul>${items(0)}</ul>`;
   }
 
   // ------------------------------------------------------------ details and counterparts
