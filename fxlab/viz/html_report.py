@@ -21,7 +21,10 @@ from fxlab.viz.trace_views import SCOPE_KEYS_SHOWN, STAGE_TITLES, relative_paths
 MAX_NODES_LISTED = 12
 HERE = Path(__file__).resolve().parent
 # The page's own errors, kept for the browser test (set before any other script runs).
-_ERROR_TRAP = "window.__fxlabErrors=[];window.addEventListener('error',function(e){window.__fxlabErrors.push(String(e.message))});"
+_ERROR_TRAP = (
+    "window.__fxlabErrors=[];window.addEventListener('error',function(e){window.__fxlabErrors.push(String(e.message))});"
+    "(function(){var f=console.error;console.error=function(){window.__fxlabErrors.push(Array.prototype.join.call(arguments,' '));f.apply(console,arguments)}})();"
+)
 
 _ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*\"[^\"]*\")?\s*=")
 _STYLE = """

@@ -16,7 +16,7 @@ from fxlab.viz.trace_views import relative_paths
 
 # The first view opens groups breadth first up to this many boxes (dagre lays out a few
 # hundred boxes in well under a second).
-VIEW_CAP = 120
+VIEW_CAP = 60
 # Stage pairs whose nodes are matched by ``diff_stages`` (what the before-functionalize
 # diff and "counterparts" show). The later stages are the functional graph rewritten in
 # place: their nodes keep the functional node's name, so they are matched by name.

@@ -213,9 +213,10 @@
   // ------------------------------------------------------------ pan and zoom
 
   function fit(view) {
-    const box = $(".canvas").getBoundingClientRect();
-    const k = Math.min(1, (box.width || 800) / view.size.width, (box.height || 600) / view.size.height);
-    view.transform = { k, x: ((box.width || 800) - view.size.width * k) / 2, y: 4 };
+    // the width fits, the top shows; a tall graph is scrolled (dragged), not shrunk unreadable
+    const box = $(".canvas").getBoundingClientRect(), width = box.width || 800;
+    const k = Math.max(0.45, Math.min(1, width / view.size.width));
+    view.transform = { k, x: Math.max(0, (width - view.size.width * k) / 2), y: 4 };
   }
 
   function applyTransform(view) {
@@ -488,4 +489,5 @@
   timings.firstView = performance.now();
   root.dataset.firstViewMs = timings.firstView.toFixed(0);
   if (location.hash === "#fxlab-selftest") selftest();
+  if (location.hash === "#fxlab-shot") document.body.classList.add("fxlab-shot");  // the viewer alone, for screenshots
 })();
