@@ -352,16 +352,26 @@
         if (rs === stage && rn === node) add(left, ln);
       }
     }
-    // the same source line, for the dynamo stage (torch-level ops have no ATen partner)
-    const source = st.nodes[n][F.source];
-    if (source && found.length === 0) {
+    // the same source line in the same modules, for what provenance does not link (the
+    // dynamo stage's torch-level ops, a copy_ epilogue): not placeholders, whose line is
+    // only their first use
+    const source = st.nodes[n][F.source], where = modulePath(st, n);
+    if (source && st.nodes[n][F.text] !== "placeholder") {
       graph.stages.forEach((other, si) => {
-        if (si === view.si) return;
+        if (si === view.si || found.some((f) => f[0] === si)) return;
         prepare(other);
-        other.nodes.forEach((m) => { if (m[F.source] === source && found.length < 24) add(other.name, m[F.name]); });
+        other.nodes.forEach((m, i) => {
+          if (m[F.source] === source && m[F.text] !== "placeholder" && found.length < 40 && modulePath(other, i) === where) add(other.name, m[F.name]);
+        });
       });
     }
     return found;
+  }
+
+  function modulePath(st, n) {
+    const path = [];
+    for (let gi = st.nodes[n][F.group]; gi > 0; gi = st.groups[gi][G.parent]) path.push(st.groups[gi][G.label]);
+    return path.join("|");
   }
 
   function showDetails(view, n) {
@@ -489,5 +499,10 @@
   timings.firstView = performance.now();
   root.dataset.firstViewMs = timings.firstView.toFixed(0);
   if (location.hash === "#fxlab-selftest") selftest();
-  if (location.hash === "#fxlab-shot") document.body.classList.add("fxlab-shot");  // the viewer alone, for screenshots
+  if (location.hash === "#fxlab-shot") {
+    // the viewer alone, a highlighted node selected: for screenshots
+    document.body.classList.add("fxlab-shot");
+    const n = current ? current.st.nodes.findIndex((node) => node[F.kind] && node[F.kind] !== "scope") : -1;
+    if (n >= 0) reveal(current, n);
+  }
 })();
