@@ -1,6 +1,6 @@
 """One timed measurement in a fresh process (so Dynamo caches never carry over).
 
-    python bench/_trace_worker.py aot_eager|fxlab LAYERS OUT_DIR
+    python bench/_trace_worker.py aot_eager|fxlab LAYERS OUT_DIR [--off SPEEDUP]
 
 Prints one JSON line: {"mode", "layers", "seconds", ...}.
 
@@ -9,7 +9,8 @@ model built before the clock starts. ``fxlab``: the whole ``FXLAB_LAYERS=N fxlab
 MODEL --out DIR`` command run in this process — loading the model file, capture,
 saving, and printing every view to a colour terminal of 160 columns (captured in
 memory) — with the phases timed apart. Both sides import their tool before the clock
-starts (``torch``; ``fxlab.cli.main``).
+starts (``torch``; ``fxlab.cli.main``). ``--off`` turns one of fxlab's speed-ups off
+(see :data:`SPEEDUPS_OFF`; bench/bench_speedups.py).
 """
 from __future__ import annotations
 
@@ -57,6 +58,57 @@ class _PhaseClock:
         setattr(owner, name, timed)
 
 
+def _readable_fast_off() -> None:
+    from fxlab.capture import readable
+
+    readable.fast_print_readable = lambda gm: None  # torch's print_readable for every graph
+
+
+def _fast_lines_off() -> None:
+    """Large stages and the IR table through rich's Panel and Table."""
+    from rich.panel import Panel
+    from rich.text import Text
+
+    from fxlab.viz import fast_lines, trace_views
+
+    def rich_panel(lines, title, border_style):  # type: ignore[no-untyped-def]
+        text = Text()
+        for line in lines[:-1]:
+            text.append(line.text, style=line.style)
+            if line.tag:
+                text.append(line.tag, style=line.tag_style)
+            text.append("\n")
+        return Panel(text, title=title, title_align="left", border_style=border_style)
+
+    trace_views.LinesPanel = rich_panel
+    fast_lines.LinesTable.column_widths = lambda self, max_width: None  # its rich Table fallback
+
+
+def _heap_off() -> None:
+    from fxlab import heap
+    from fxlab.capture import pipeline, save
+    from fxlab.cli import trace
+
+    none = lambda *a, **k: contextlib.nullcontext()  # noqa: E731
+    heap.collector_paused = heap.frozen_heap = heap.capture_heap = none
+    pipeline.capture_heap = pipeline.frozen_heap = save.frozen_heap = trace.frozen_heap = none
+    heap.promote_to_old_generation = lambda: None
+
+
+def _reinplace_scatter_off() -> None:
+    from fxlab.passes import reinplace
+
+    reinplace.reinplace_view_scatters = lambda graph, gm: False  # Inductor's passes for every graph
+
+
+SPEEDUPS_OFF = {
+    "readable_fast": _readable_fast_off,
+    "fast_lines": _fast_lines_off,
+    "heap": _heap_off,
+    "reinplace_scatter": _reinplace_scatter_off,
+}
+
+
 def time_fxlab(layers: int, out: Path) -> dict:
     os.environ["FORCE_COLOR"] = "1"  # render as to a terminal, colours included
     os.environ["FXLAB_WIDTH"] = "160"
@@ -73,14 +125,18 @@ def time_fxlab(layers: int, out: Path) -> dict:
     args = ["trace", str(EXAMPLE), "--out", str(out)]
     with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
         start = time.perf_counter()
+        cpu_start = time.process_time()
         app(args, standalone_mode=False)
         seconds = time.perf_counter() - start
+        cpu = time.process_time() - cpu_start
     manifest = json.loads((out / "manifest.json").read_text())
-    return {"seconds": seconds, **clock.seconds, "status": manifest["status"], "printed_mb": len(printed.getvalue()) / 1e6}
+    return {"seconds": seconds, "cpu_s": cpu, **clock.seconds, "status": manifest["status"], "printed_mb": len(printed.getvalue()) / 1e6}
 
 
 def main() -> None:
     mode, layers, out = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
+    if "--off" in sys.argv:
+        SPEEDUPS_OFF[sys.argv[sys.argv.index("--off") + 1]]()
     result = time_aot_eager(layers) if mode == "aot_eager" else time_fxlab(layers, out)
     print(json.dumps({"mode": mode, "layers": layers, **result}))
 

@@ -102,8 +102,7 @@ class GraphBuilder:
         """The names of ``op_type`` :meth:`unique_name` gives, one per ``next``: the first
         candidate not in ``taken_names`` then. The caller adds each name it draws to
         ``taken_names``; names drawn for several types before being added are still those
-        of one at a time once each type has drawn its first name (see
-        :func:`fxlab.passes.conversion_replay.replay_template`)."""
+        of one at a time once each type has drawn its first name."""
         candidates = self._candidates.get(op_type)
         if candidates is None:
             candidates = self._candidates[op_type] = self._free_names(op_type)

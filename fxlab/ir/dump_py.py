@@ -21,7 +21,6 @@ from typing import Any, Callable
 
 import torch
 import torch.fx as fx
-from torch._subclasses.fake_tensor import FakeTensor
 
 from fxlab.ir.model import (
     TORCHAIR_DTYPE_NUMBER,
@@ -31,7 +30,6 @@ from fxlab.ir.model import (
     IrOp,
     TensorValue,
 )
-from fxlab.ir.op_shapes import INDEX_ATTR, INPUTS_END, OpShapes, desc_fast_key, op_pieces
 
 HEADER = (
     "# -*- coding: utf-8 -*-\n"
@@ -86,10 +84,8 @@ def attr_literal(attr: Attr) -> str:
 
 
 class _PyDumpWriter:
-    def __init__(self, graph: IrGraph, fx_graph: fx.Graph | fx.GraphModule | None, shapes: OpShapes | None) -> None:
+    def __init__(self, graph: IrGraph, fx_graph: fx.Graph | fx.GraphModule | None) -> None:
         self.graph = graph
-        self.shapes = shapes
-        self.shape_texts: dict[int, tuple[str, str]] = {}  # per op shape: attr arguments, comment
         if isinstance(fx_graph, fx.GraphModule):
             fx_graph = fx_graph.graph
         self.fx_nodes = {n.name: n for n in fx_graph.nodes} if fx_graph is not None else {}
@@ -106,8 +102,7 @@ class _PyDumpWriter:
     @property
     def const_texts(self) -> dict[str, str]:
         """The text of each inline scalar ``Const`` (:func:`_const_text`), by its output
-        (``"<name>:0"``, the one output a Const has); made on first use, unless the fast
-        writer has made it by op shape."""
+        (``"<name>:0"``, the one output a Const has); made on first use."""
         if self._const_texts is None:
             self._const_texts = {f"{op.name}:0": _const_text(op) for op in self.graph.ops if _is_inline_const(op)}
         return self._const_texts
@@ -143,18 +138,12 @@ class _PyDumpWriter:
         return text
 
     def write(self) -> str:
-        if self.shapes is not None and self.shapes.plain:
-            text = _FastPyLines(self).write()
-            if text is not None:
-                return text
-        ops = self.graph.ops
-        index = self.shapes.index if self.shapes is not None else [None] * len(ops)
-        group: list[tuple[IrOp, int | None]] = []
-        for op, shape in zip(ops, index):
-            if group and op.fx_node != group[0][0].fx_node:
+        group: list[IrOp] = []
+        for op in self.graph.ops:
+            if group and op.fx_node != group[0].fx_node:
                 self._write_group(group)
                 group = []
-            group.append((op, shape))
+            group.append(op)
         if group:
             self._write_group(group)
         return "\n".join(self.lines) + "\n"
@@ -166,8 +155,7 @@ class _PyDumpWriter:
             text = self.file_lines[(trace, source)] = _file_line(node, source)
         return text  # type: ignore[return-value]
 
-    def _write_group(self, group: list[tuple[IrOp, int | None]]) -> None:
-        ops = [op for op, _ in group]
+    def _write_group(self, ops: list[IrOp]) -> None:
         node = self.fx_nodes.get(ops[0].fx_node or "")
         file_line = self._file_line(node, ops[0].source)
         if file_line is not None and file_line != self.last_file_line:
@@ -175,9 +163,9 @@ class _PyDumpWriter:
         self.last_file_line = file_line if file_line is not None else self.last_file_line
         if self._is_fx_call(node, ops):
             self.lines.append(f"## FX Code: {format_fx_node(node, self._annotate, self._target) if node is not None else ops[0].fx_node}")
-        for op, shape in group:
+        for op in ops:
             if not _is_inline_const(op):
-                self.lines.append(self._call(op, shape))
+                self.lines.append(self._call(op))
 
     @staticmethod
     def _is_fx_call(node: fx.Node | None, ops: list[IrOp]) -> bool:
@@ -185,23 +173,17 @@ class _PyDumpWriter:
             return node.op in ("call_function", "call_method", "call_module", "get_attr")
         return ops[0].fx_node is not None and not any(op.type in _BOUNDARY_TYPES for op in ops)
 
-    def _attr_texts(self, op: IrOp, shape: int | None) -> tuple[str, str]:
-        """The attr arguments of a call and its trailing comment (private attrs), made
-        once per op shape."""
-        texts = self.shape_texts.get(shape) if shape is not None else None
-        if texts is None:
-            literal = self._attr_literal
-            public = [f"{k}={literal(a)}" for k, a in op.attrs.items() if not k.startswith("_")]
-            private = [f"{k}={literal(a)}" for k, a in op.attrs.items() if k.startswith("_") and k != READABLE_VALUE]
-            texts = (", ".join(public), f"  # {', '.join(private)}" if private else "")
-            if shape is not None:
-                self.shape_texts[shape] = texts
-        return texts
+    def _attr_texts(self, op: IrOp) -> tuple[str, str]:
+        """The attr arguments of a call and its trailing comment (private attrs)."""
+        literal = self._attr_literal
+        public = [f"{k}={literal(a)}" for k, a in op.attrs.items() if not k.startswith("_")]
+        private = [f"{k}={literal(a)}" for k, a in op.attrs.items() if k.startswith("_") and k != READABLE_VALUE]
+        return ", ".join(public), f"  # {', '.join(private)}" if private else ""
 
-    def _call(self, op: IrOp, shape: int | None) -> str:
+    def _call(self, op: IrOp) -> str:
         data_inputs = [i for i in op.inputs if not i.endswith(":-1")]
         control_inputs = [i for i in op.inputs if i.endswith(":-1")] if len(data_inputs) != len(op.inputs) else []
-        attr_args, comment = self._attr_texts(op, shape)
+        attr_args, comment = self._attr_texts(op)
         if op.type == "Data":
             args = self._data_args(op)
         elif op.type == "NetOutput":
@@ -257,214 +239,6 @@ def _const_text(op: IrOp) -> str:
     return f"ge.Const({op.attrs[READABLE_VALUE].value}{dtype_text})"
 
 
-def _vars(names: list[str]) -> list[str]:
-    """:func:`_var` of each of ``names`` (plain: no newline), all made together; the
-    names themselves when none has a ``:`` or ``/`` (op names seldom do)."""
-    joined = "\n".join(names)
-    if ":" not in joined and "/" not in joined:
-        return names
-    return joined.replace(":", "_").replace("/", "_").split("\n")
-
-
-# Between two inputs in the text of every op's inputs (_args_texts): a control character,
-# which plain strings (printable ASCII) and the constants' texts (checked) never hold.
-_OP_END, _ARG_SEP = INPUTS_END, "\x01"
-
-
-def _args_texts(ops: list[IrOp], inputs: list[str], const_texts: dict[str, str]) -> list[str | None]:
-    """Per op, the text of its input arguments (:meth:`_PyDumpWriter._input` of each,
-    joined by ``", "``), made for all ops together by a few operations on one string
-    of every input (``inputs``: OpShapes.inputs, each op's closed by an end mark, where
-    the texts are split back per op); ``None`` for an op with a control input
-    (``":-1"``), whose line the general writer makes. ``const_texts``: the text of each
-    inline constant's output. Needs plain strings."""
-    joined = "\n".join(inputs)
-    variables = joined.replace(":", "_").replace("/", "_").split("\n")
-    lookup = {**const_texts, "": "None"}  # an optional input left unfed
-    args = _ARG_SEP.join(map(lookup.get, inputs, variables))
-    # "a<SEP>b<SEP><END><SEP>c<SEP><END><SEP><END>" -> "a, b<END>c<END><END>"
-    args = args.replace(_ARG_SEP + _OP_END, _OP_END).replace(_OP_END + _ARG_SEP, _OP_END).replace(_ARG_SEP, ", ")
-    texts: list[str | None] = args.split(_OP_END)
-    texts.pop()  # after the last end mark
-    if ":-1" in joined:
-        for i, op in enumerate(ops):
-            if any(text.endswith(":-1") for text in op.inputs):
-                texts[i] = None
-    return texts
-
-
-def _tensor_annotations(nodes: list[fx.Node]) -> dict[fx.Node, str]:
-    """:func:`_annotated` of the nodes whose value is a tensor, made together: the type
-    text once per (dtype, shape, device). Empty when a shape is symbolic (the typed
-    names are then made one by one)."""
-    tensor, fake = torch.Tensor, FakeTensor
-    metas = [node.meta.get("val") for node in nodes]
-    # The same values without fake tensors' Python round trips: subclass torch functions
-    # off, and a fake tensor's device read where its ``device`` property reads it.
-    with torch._C.DisableTorchFunctionSubclass():
-        keys = [
-            (m.dtype, m.shape, m.fake_device) if type(m) is fake else (m.dtype, m.shape, m.device) if isinstance(m, tensor) else None
-            for m in metas  # fake tensors first: nearly every value is one
-        ]
-    try:
-        first = dict(zip(reversed(keys), reversed(nodes)))  # the first node of each key
-    except TypeError:  # symbolic dims do not hash
-        return {}
-    types = {key: _annotated(node)[len(node.name):] for key, node in first.items() if key is not None}
-    return {node: node.name + types[key] for node, key in zip(nodes, keys) if key is not None}
-
-
-class _Annotations(dict):
-    """Each FX node's typed name (:func:`_annotated`), made on first use."""
-
-    def __init__(self, writer: _PyDumpWriter) -> None:
-        super().__init__()
-        self.writer = writer
-
-    def __missing__(self, node: fx.Node) -> str:
-        text = self[node] = self.writer._annotated_node(node)
-        return text
-
-
-class _FastPyLines:
-    """The ``py`` dump of a graph whose strings need no escapes (``OpShapes.plain``):
-    the text around an op's output names, inputs and name is made once per op shape,
-    and the comments once per FX node. Data, NetOutput and ops with control inputs go
-    through :meth:`_PyDumpWriter._call`. Gives the same text as the general writer."""
-
-    _SKIP, _GENERAL = 0, 1
-
-    def __init__(self, writer: _PyDumpWriter) -> None:
-        self.writer = writer
-        self.shapes: OpShapes = writer.shapes  # type: ignore[assignment]
-        self.annotations = _Annotations(writer)
-        self.annotations.update(_tensor_annotations(list(writer.fx_nodes.values())))
-        self.data_descs: dict[Any, str] = {}
-        self.targets = writer.targets
-        self.trace_lines: dict[str, str] = {}  # the file line of each stack trace
-
-    def _shape_text(self, op: IrOp, shape: int) -> Any:
-        """``_SKIP`` (an inline constant), ``_GENERAL``, or the pieces of the op's call
-        line: output suffixes, text after the outputs, after the inputs, after the name."""
-        if op.type == "Const" and READABLE_VALUE in op.attrs:
-            return self._SKIP
-        if op.type == "Data" and not op.inputs and len(op.output_desc) == 1 and list(op.attrs) == [INDEX_ATTR]:
-            return self._data_text(op.attrs[INDEX_ATTR].value, self._data_desc(op))
-        if op.type in _BOUNDARY_TYPES:
-            return self._GENERAL
-        attr_args, comment = self.writer._attr_texts(op, shape)
-        if attr_args and op.inputs:
-            attr_args = ", " + attr_args
-        suffixes = tuple(f"_{i}" for i in range(len(op.output_desc)))
-        return (suffixes, f" = ge.{op.type}(", f'{attr_args}, node_name="', f'"){comment}')
-
-    @staticmethod
-    def _data_text(index: Any, desc_text: str) -> Any:
-        return (("_0",), f" = ge.Data(index={index}, {desc_text}", ', node_name="', '")')
-
-    def _index_filler(self, op: IrOp, text: Any) -> Callable[[int], Any]:
-        """The text of an op of ``op``'s indexed shape (see op_shapes), given its index."""
-        if type(text) is not tuple:  # not the Data fast path: _GENERAL reads each op's index
-            return lambda index: text
-        desc_text = self._data_desc(op)
-        return lambda index: self._data_text(index, desc_text)
-
-    def _const_texts(self, texts: list[Any], names: list[str]) -> dict[str, str] | None:
-        """:attr:`_PyDumpWriter.const_texts`, each text made once per op shape: ops of
-        one shape have equal values and dtypes. ``names``: the ops' names. ``None`` when
-        a text is not printable ASCII (see _args_texts)."""
-        shapes = self.shapes
-        by_shape = [_const_text(shapes.first[n]) if text is self._SKIP else None for n, text in enumerate(texts)]
-        if not all(text is None or (text.isascii() and text.isprintable()) for text in by_shape):
-            return None
-        return {f"{name}:0": text for name, text in zip(names, map(by_shape.__getitem__, shapes.index)) if text is not None}
-
-    def _data_desc(self, op: IrOp) -> str:
-        """The arguments after ``index`` of a Data call (:meth:`_PyDumpWriter._data_args`
-        of an op with no other attr), made once per output desc value."""
-        key = desc_fast_key(op.output_desc[0])
-        try:
-            text = self.data_descs.get(key)
-        except TypeError:  # an unhashable value
-            text, key = None, None
-        if text is None:
-            text = ", ".join(self.writer._data_args(op)[1:])
-            if key is not None:
-                self.data_descs[key] = text
-        return text
-
-    def write(self) -> str | None:
-        """The dump; ``None`` (nothing written) when a constant's text is not plain."""
-        writer, ops = self.writer, self.writer.graph.ops
-        texts = [self._shape_text(op, n) for n, op in enumerate(self.shapes.first)]
-        names = [op.name for op in ops]
-        const_texts = self._const_texts(texts, names)
-        if const_texts is None:
-            return None
-        writer._const_texts = const_texts  # read by the general calls too
-        fillers = {n: self._index_filler(self.shapes.first[n], texts[n]) for n in self.shapes.indexed}
-        variables = _vars(names)
-        args_texts = _args_texts(ops, self.shapes.inputs, const_texts)
-        lines = writer.lines
-        append, join, group_head, skip, general = lines.append, ", ".join, self._group_head, self._SKIP, self._GENERAL
-        last_fx: Any = lines  # no op has it as FX node
-        for i, (op, text) in enumerate(zip(ops, op_pieces(writer.graph, self.shapes, texts, fillers))):
-            if op.fx_node != last_fx:
-                last_fx = op.fx_node
-                group_head(i, op)
-            if text is skip:
-                continue
-            if text is general:
-                append(writer._call(op, self.shapes.index[i]))
-                continue
-            suffixes, after_outputs, after_inputs, end = text
-            args = args_texts[i]
-            if args is None:  # a control input
-                append(writer._call(op, None))
-                continue
-            var = variables[i]
-            outputs = var + suffixes[0] if len(suffixes) == 1 else join([var + s for s in suffixes]) or "_"
-            append(f"{outputs}{after_outputs}{args}{after_inputs}{op.name}{end}")
-        return "\n".join(lines) + "\n"
-
-    def _fx_code(self, node: fx.Node) -> str:
-        """The ``## FX Code`` line of ``node``: :func:`format_fx_node`, with each node's
-        typed name made once."""
-        names, Node = self.annotations, fx.Node
-        # _annotated of a value that is no node, written out: this runs for every argument.
-        # node._args/_kwargs: the public properties return them through a Python call.
-        args = [names[a] if isinstance(a, Node) else repr(a) if isinstance(a, str) else str(a) for a in node._args]
-        kwargs = node._kwargs
-        if kwargs:
-            args += [f"{k}={names[v] if isinstance(v, Node) else _annotated(v)}" for k, v in kwargs.items()]
-        target = self.targets.get(id(node.target)) or self.writer._target(node.target)
-        return f"## FX Code: {names[node]} = {target}({', '.join(args)})"
-
-    def _group_head(self, start: int, first: IrOp) -> None:
-        """The comments before the ops of one FX node, the first being ``ops[start]``."""
-        writer = self.writer
-        node = writer.fx_nodes.get(first.fx_node or "")
-        trace = node.meta.get("stack_trace") if node is not None else None
-        # A stack trace gives the line whatever the op's source (see _file_line).
-        file_line = self.trace_lines.get(trace) if trace else None
-        if file_line is None:
-            file_line = writer._file_line(node, first.source)
-            if trace:
-                self.trace_lines[trace] = file_line
-        if file_line is not None and file_line != writer.last_file_line:
-            writer.lines.append(f"\n# File {file_line}")
-            writer.last_file_line = file_line
-        if node is not None:
-            if node.op in _FX_CALLS:
-                writer.lines.append(self._fx_code(node))
-        elif first.fx_node is not None:
-            ops, end = writer.graph.ops, start + 1
-            while end < len(ops) and ops[end].fx_node == first.fx_node:
-                end += 1
-            if writer._is_fx_call(None, ops[start:end]):
-                writer.lines.append(f"## FX Code: {first.fx_node}")
-
-
 def _file_line(node: fx.Node | None, source: str | None) -> str | None:
     """``"<file>", line N[, in fn    code]``: from the FX node's stack trace (TorchAir's
     form) when there is one, else from the op's ``file:line`` provenance."""
@@ -508,10 +282,8 @@ def format_fx_node(node: fx.Node, annotate: Callable[[Any], str] = _annotated, t
     return f"{annotate(node)} = {target_text(node.target)}({', '.join(args)})"
 
 
-def graph_to_py(graph: IrGraph, fx_graph: fx.Graph | fx.GraphModule | None = None, shapes: OpShapes | None = None) -> str:
+def graph_to_py(graph: IrGraph, fx_graph: fx.Graph | fx.GraphModule | None = None) -> str:
     """The ``py`` dump of ``graph``. With the FX graph it was converted from, the
     ``FX Code`` comments show each node's call and types, and ``File`` comments the
-    code line, as TorchAir prints them; without it, node names and ``file:line``.
-    ``shapes`` (the graph's :func:`op_shapes`, when the caller has them) lets the attr
-    text of each op shape be made once."""
-    return _PyDumpWriter(graph, fx_graph, shapes).write()
+    code line, as TorchAir prints them; without it, node names and ``file:line``."""
+    return _PyDumpWriter(graph, fx_graph).write()

@@ -20,13 +20,10 @@ Conventions on the wire, as GE and TorchAir use them:
 """
 from __future__ import annotations
 
-import abc
 import math
 import struct
-from itertools import chain
-from typing import Any, Callable, Iterable
+from typing import Any, Iterable
 
-from fxlab.ir import speedups
 from fxlab.ir.ge_schema import GeProtoError, schema
 from fxlab.ir.model import (
     DTYPE_FROM_TORCHAIR_NUMBER,
@@ -39,7 +36,6 @@ from fxlab.ir.model import (
     TensorDesc,
     TensorValue,
 )
-from fxlab.ir.op_shapes import INDEX_ATTR, OpShapes, op_pieces, op_shapes
 
 PROVENANCE_FX_NODE = "_fxlab_fx_node"
 PROVENANCE_SOURCE = "_fxlab_source"
@@ -255,188 +251,9 @@ class _WireEncoder:
         return encoded
 
 
-# The fast path builds the bytes as a latin-1 string (one code point per byte), so
-# that each op is one f-string; it is taken when every name, input, FX node and source
-# is ASCII (then its UTF-8 bytes are its characters).
-_VARINT_TEXT = [v.decode("latin-1") for v in _SMALL_VARINTS]
-_OP_FIELD_HEADS = ["2" + v for v in _VARINT_TEXT]  # GraphDef.op's tag and a length
-
-
-def _varint_text(n: int) -> str:
-    return _VARINT_TEXT[n] if n < 16384 else _varint(n).decode("latin-1")
-
-
-def _provenance_text(key: str, value: str) -> str:
-    return _map_entry(b"\x52", key, _ld(b"\x12", value.encode())).decode("latin-1")
-
-
-def _provenance_texts(key: str, values: Iterable[str | None]) -> dict[str | None, str]:
-    """An op's provenance attr entry (as latin-1 text) per value (``""`` for ``None``);
-    around the value, the bytes depend only on its length, so they are made once per
-    length."""
-    present = [value for value in values if value is not None]
-    heads = {}
-    for length in set(map(len, present)):
-        sample = "x" * length
-        heads[length] = _provenance_text(key, sample)[:-length or None]
-    texts: dict[str | None, str] = {value: heads[len(value)] + value for value in present}
-    texts[None] = ""
-    return texts
-
-
-ShapePieces = tuple[str, str, str, str]
-
-
-class ShapePieceWriter(abc.ABC):
-    """The serialized text of each op shape, in the four pieces that go after an op's
-    name, inputs, FX node entry and source entry (attrs sort around the two provenance
-    entries). The protobuf and text writers each fill in how an op's pieces and one
-    attr entry are made."""
-
-    def pieces(self, op: IrOp) -> ShapePieces | None:
-        """``None`` when the fast path cannot write the op's shape: an attr named like a
-        provenance entry, or an op without a name."""
-        if PROVENANCE_FX_NODE in op.attrs or PROVENANCE_SOURCE in op.attrs or not op.name:
-            return None
-        if len(op.attrs) == 1:  # graph inputs (Data: ``index``): many, alike but for it
-            ((key, attr),) = op.attrs.items()
-            return _with_entry(self._bare_pieces(op, key), self._attr_entry(key, attr))
-        return self._pieces(op)
-
-    def op_pieces(self, graph: IrGraph, shapes: OpShapes) -> Iterable[ShapePieces] | None:
-        """Per op of ``graph``, its pieces (:func:`op_pieces`); ``None`` when a shape needs
-        the general writer."""
-        pieces = [self.pieces(op) for op in shapes.first]
-        if None in pieces:
-            return None
-        fillers = {n: self.index_filler(shapes.first[n]) for n in shapes.indexed}
-        return op_pieces(graph, shapes, pieces, fillers)  # type: ignore[arg-type]
-
-    def index_filler(self, op: IrOp) -> Callable[[int], ShapePieces]:
-        """The pieces of an op of ``op``'s indexed shape (see op_shapes), given its index."""
-        bare = self._bare_pieces(op, INDEX_ATTR)
-        int_entry = self._int_entry
-        return lambda index: _with_entry(bare, int_entry(INDEX_ATTR, index))
-
-    @abc.abstractmethod
-    def _bare_pieces(self, op: IrOp, key: str) -> tuple[ShapePieces, int, int]:
-        """The pieces of ``op`` without its attrs, and where an entry for ``key`` goes
-        in them: (pieces, piece number, offset in that piece)."""
-
-    @abc.abstractmethod
-    def _attr_entry(self, key: str, attr: Attr) -> str:
-        """The ``OpDef.attr`` entry of one attr."""
-
-    @abc.abstractmethod
-    def _int_entry(self, key: str, value: int) -> str:
-        """The ``OpDef.attr`` entry of an int attr."""
-
-    @abc.abstractmethod
-    def _pieces(self, op: IrOp) -> ShapePieces:
-        """The pieces of any op."""
-
-
-def _with_entry(bare: tuple[ShapePieces, int, int], entry: str) -> ShapePieces:
-    pieces, at, offset = bare
-    out = list(pieces)
-    out[at] = f"{out[at][:offset]}{entry}{out[at][offset:]}"
-    return tuple(out)  # type: ignore[return-value]
-
-
-def split_at_provenance(entries: list[tuple[str, Any]]) -> tuple[list[Any], list[Any], list[Any]]:
-    """Attr entries ``(key, text)`` sorted by key, as those before the FX node entry,
-    between it and the source entry, and after it."""
-    return (
-        [e for key, e in entries if key < PROVENANCE_FX_NODE],
-        [e for key, e in entries if PROVENANCE_FX_NODE < key < PROVENANCE_SOURCE],
-        [e for key, e in entries if key > PROVENANCE_SOURCE],
-    )
-
-
-class _ShapeBytes(ShapePieceWriter):
-    """The bytes of each op shape, as latin-1 text."""
-
-    def __init__(self) -> None:
-        self.encoder = _WireEncoder()
-        self.one_attr: dict[tuple[str, str, bytes], ShapePieces] = {}
-
-    def _bare_pieces(self, op: IrOp, key: str) -> tuple[ShapePieces, int, int]:
-        """Made once per type, attr name and descs; the entry starts the piece its name
-        sorts into."""
-        desc_field = self.encoder.desc_field
-        descs = b"".join([desc_field(b"\x8a\x02", d) for d in op.input_desc] + [desc_field(b"\x92\x02", d) for d in op.output_desc])
-        bare = self.one_attr.get((op.type, key, descs))
-        if bare is None:
-            bare = self.one_attr[(op.type, key, descs)] = self._pieces(IrOp(op.name, op.type, [], {}, op.input_desc, op.output_desc))
-        return bare, 1 if key < PROVENANCE_FX_NODE else 2 if key < PROVENANCE_SOURCE else 3, 0
-
-    def _attr_entry(self, key: str, attr: Attr) -> str:
-        return self.encoder.attr_entry(b"\x52", key, attr).decode("latin-1")
-
-    def _int_entry(self, key: str, value: int) -> str:
-        return _map_entry(b"\x52", key, b"\x18" + _varint(value)).decode("latin-1")
-
-    def _pieces(self, op: IrOp) -> ShapePieces:
-        entry, desc_field = self.encoder.attr_entry, self.encoder.desc_field
-        before_fx, between, after = map(b"".join, split_at_provenance(sorted((key, entry(b"\x52", key, attr)) for key, attr in op.attrs.items())))
-        descs = [desc_field(b"\x8a\x02", d) for d in op.input_desc] + [desc_field(b"\x92\x02", d) for d in op.output_desc]
-        type_field = _ld(b"\x12", op.type.encode()) if op.type else b""
-        return (
-            type_field.decode("latin-1"),
-            before_fx.decode("latin-1"),
-            between.decode("latin-1"),
-            (after + b"".join(descs)).decode("latin-1"),
-        )
-
-
-def _ascii_op_fields(graph: IrGraph, shapes: OpShapes) -> bytes | None:
-    """The ``GraphDef.op`` fields (tag and length, then payload, per op); ``None`` when
-    a shape needs the general encoder. Made as latin-1 text, one code point per byte."""
-    shape_pieces = _ShapeBytes().op_pieces(graph, shapes)
-    if shape_pieces is None:
-        return None
-    pieces = list(shape_pieces)  # read twice when the C loop hands the ops back
-    varint = _VARINT_TEXT
-    fx_entries = _provenance_texts(PROVENANCE_FX_NODE, shapes.fx_nodes)
-    source_entries = _provenance_texts(PROVENANCE_SOURCE, shapes.sources)
-    native = speedups.native
-    if native is not None:
-        fields = native.pb_ops(graph.ops, pieces, fx_entries, source_entries)
-        if fields is not None:
-            return fields
-    join = "".join
-    # Each input's ``OpDef.input`` field is made where it is used: nearly every input
-    # string is read by one op only, so a table of them would cost more than it saves.
-    # Ops without inputs (Const: almost half) skip the comprehension's call.
-    payloads = [
-        f"\n{varint[len(op.name)]}{op.name}{type_field}{join([f'*{varint[len(t)]}{t}' for t in op.inputs]) if op.inputs else ''}"
-        f"{before_fx}{fx_entries[op.fx_node]}{between}{source_entries[op.source]}{end}"
-        for op, (type_field, before_fx, between, end) in zip(graph.ops, pieces)
-    ]
-    heads = map(_OP_FIELD_HEADS.__getitem__, map(len, payloads))  # IndexError from 16 KiB on
-    return "".join(chain.from_iterable(zip(heads, payloads))).encode("latin-1")
-
-
-def encode_model_def(graph: IrGraph, shapes: OpShapes | None = None) -> bytes:
-    """``graph`` as a serialized GE ``ModelDef`` holding one ``GraphDef``. ``shapes``:
-    the graph's :func:`op_shapes`, when the caller has them already."""
-    if not graph.ops:
-        return _WireEncoder().model(graph)
-    shapes = shapes or op_shapes(graph)
-    try:
-        op_fields = _ascii_op_fields(graph, shapes) if shapes.plain else None
-    except IndexError:  # a name or input of 16 KiB or more: the general encoder
-        op_fields = None
-    if op_fields is None:
-        return _WireEncoder().model(graph)
-    encoder = _WireEncoder()
-    head = [_ld(b"\x0a", graph.name.encode())] if graph.name else []
-    head += [_ld(b"\x22", s.encode()) for s in graph.inputs]
-    head += [_ld(b"\x2a", s.encode()) for s in graph.outputs]
-    tail = [encoder.attr_entry(b"\x5a", k, graph.attrs[k]) for k in sorted(graph.attrs)]
-    graph_def = b"".join([*head, op_fields, *tail])
-    model_head = _ld(b"\x0a", graph.name.encode()) if graph.name else b""
-    return b"".join([model_head, b"\x3a", _varint(len(graph_def)), graph_def])
+def encode_model_def(graph: IrGraph) -> bytes:
+    """``graph`` as a serialized GE ``ModelDef`` holding one ``GraphDef``."""
+    return _WireEncoder().model(graph)
 
 
 def model_def_message(graph: IrGraph) -> Any:

@@ -279,9 +279,9 @@ def _list_attr_of(values: tuple[Any, ...]) -> Attr:
 
 
 class FrozenAttrs(dict):
-    """An op's attrs: a dict that refuses changes. Ops may share one (every copy of a
-    replayed op shares its template's), so an op's attrs are changed by giving it new
-    ones (:meth:`IrOp.set_attrs`, :meth:`IrOp.drop_attrs`), never in place."""
+    """An op's attrs: a dict that refuses changes. Ops may share one (converters reuse
+    attr dicts, and scoping keeps shared ones shared), so an op's attrs are changed by
+    giving it new ones (:meth:`IrOp.set_attrs`, :meth:`IrOp.drop_attrs`), never in place."""
 
     __slots__ = ()
 

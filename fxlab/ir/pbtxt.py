@@ -9,21 +9,16 @@ building message objects, which is many times faster. Reading goes through
 """
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from google.protobuf import text_encoding
 
-from fxlab.ir import speedups
 from fxlab.ir.ge_proto import (
     PROVENANCE_FX_NODE,
     PROVENANCE_SOURCE,
-    ShapePieces,
-    ShapePieceWriter,
     desc_cache_key,
     graph_from_model_def,
     shortest_float32,
-    split_at_provenance,
 )
 from fxlab.ir.ge_schema import GeProtoError, schema
 from fxlab.ir.model import (
@@ -34,7 +29,6 @@ from fxlab.ir.model import (
     IrOp,
     TensorDesc,
 )
-from fxlab.ir.op_shapes import OpShapes, is_plain, op_shapes
 
 _VAL_TYPE_NAMES = {
     AttrKind.LIST_STR: ("s", "VT_LIST_STRING"),
@@ -49,14 +43,19 @@ _VAL_TYPE_NAMES = {
 _UNCACHED_KINDS = frozenset({AttrKind.FLOAT, AttrKind.LIST_FLOAT, AttrKind.TENSOR})
 
 
+def _is_plain(text: str) -> bool:
+    """Whether ``text`` is printable ASCII without quotes or backslashes: written as is."""
+    return text.isascii() and text.isprintable() and '"' not in text and "'" not in text and "\\" not in text
+
+
 def _quote(text: str | bytes) -> str:
-    if isinstance(text, str) and is_plain(text):
+    if isinstance(text, str) and _is_plain(text):
         return f'"{text}"'
     raw = text.encode("utf-8", "surrogateescape") if isinstance(text, str) else text
     return f'"{text_encoding.CEscape(raw, False)}"'
 
 
-_plain_quote = '"{}"'.format  # _quote of a plain string (is_plain)
+_plain_quote = '"{}"'.format  # _quote of a plain string
 
 
 def _float_text(value: float) -> str:
@@ -170,7 +169,7 @@ class _TextWriter:
     def op(self, op: IrOp) -> str:
         out = ["  op {"]
         # One check for all the op's names instead of one per string: they rarely need escapes.
-        quote = _plain_quote if is_plain(op.name + op.type + "".join(op.inputs)) else _quote
+        quote = _plain_quote if _is_plain(op.name + op.type + "".join(op.inputs)) else _quote
         if op.name:
             out.append(f"    name: {quote(op.name)}")
         if op.type:
@@ -231,99 +230,9 @@ def _attr_entry_text(key: str, attr: Attr) -> str:
     return "\n".join(out)
 
 
-_PROVENANCE_TEXT = {  # an op's provenance attr entry, around its (unescaped) value
-    key: (f'    attr {{\n      key: "{key}"\n      value {{\n        s: "', '"\n      }\n    }\n')
-    for key in (PROVENANCE_FX_NODE, PROVENANCE_SOURCE)
-}
-
-
-@functools.lru_cache(maxsize=None)
-def _int_entry_around(key: str) -> tuple[str, str]:
-    """The text of an int attr entry before and after its value (and newline)."""
-    head, value, tail = _attr_entry_text(key, Attr(AttrKind.INT, 0)).rpartition("i: 0")
-    return head + "i: ", tail + "\n"
-
-
-class _ShapeTexts(ShapePieceWriter):
-    """The protobuf text of each op shape, for ops whose strings need no escapes."""
-
-    def __init__(self) -> None:
-        self.writer = _TextWriter()
-        self.one_attr: dict[tuple[Any, ...], ShapePieces] = {}
-
-    def _bare_pieces(self, op: IrOp, key: str) -> tuple[ShapePieces, int, int]:
-        """Made once per type, attr name, descs and what the op has of inputs and
-        provenance; the entry goes where its name sorts."""
-        desc = self.writer.desc
-        descs = "".join([desc("input_desc", d) for d in op.input_desc] + [desc("output_desc", d) for d in op.output_desc])
-        shape = (op.type, key, not op.inputs, op.fx_node is None, op.source is None, descs)
-        bare = self.one_attr.get(shape)
-        if bare is None:
-            bare = self.one_attr[shape] = self._pieces(IrOp(op.name, op.type, op.inputs, {}, op.input_desc, op.output_desc, op.fx_node, op.source))
-        if key < PROVENANCE_FX_NODE:  # after the inputs' closing quote
-            return bare, 1, (2 if op.inputs else 0)
-        if key < PROVENANCE_SOURCE:  # after the FX node entry
-            return bare, 2, (len(_PROVENANCE_TEXT[PROVENANCE_FX_NODE][1]) if op.fx_node is not None else 0)
-        return bare, 3, (len(_PROVENANCE_TEXT[PROVENANCE_SOURCE][1]) if op.source is not None else 0)  # after the source entry
-
-    def _attr_entry(self, key: str, attr: Attr) -> str:
-        return self.writer.attr_entry(key, attr) + "\n"
-
-    def _int_entry(self, key: str, value: int) -> str:
-        head, tail = _int_entry_around(key)
-        return f"{head}{value}{tail}"
-
-    def _pieces(self, op: IrOp) -> ShapePieces:
-        entries = sorted((key, self.writer.attr_entry(key, attr) + "\n") for key, attr in op.attrs.items())
-        before_fx, between, after = map("".join, split_at_provenance(entries))
-        descs = [self.writer.desc("input_desc", d) + "\n" for d in op.input_desc]
-        descs += [self.writer.desc("output_desc", d) + "\n" for d in op.output_desc]
-        fx_open, fx_close = _PROVENANCE_TEXT[PROVENANCE_FX_NODE] if op.fx_node is not None else ("", "")
-        source_open, source_close = _PROVENANCE_TEXT[PROVENANCE_SOURCE] if op.source is not None else ("", "")
-        type_line = f"    type: {_quote(op.type)}\n" if op.type else ""
-        return (
-            f'"\n{type_line}' + ('    input: "' if op.inputs else ""),
-            ('"\n' if op.inputs else "") + before_fx + fx_open,
-            fx_close + between + source_open,
-            source_close + after + "".join(descs) + "  }\n",
-        )
-
-
-def _plain_op_texts(graph: IrGraph, shapes: OpShapes) -> list[str] | None:
-    """The text of each op, ``"\\n"`` included, from the text of its shape; ``None`` when
-    a shape needs the general writer."""
-    shape_pieces = _ShapeTexts().op_pieces(graph, shapes)
-    if shape_pieces is None:
-        return None
-    pieces = list(shape_pieces)  # read twice when the C loop hands the ops back
-    native = speedups.native
-    if native is not None:
-        text = native.text_ops(graph.ops, pieces, '  op {\n    name: "', '"\n    input: "')
-        if text is not None:
-            return [text]
-    join_inputs = '"\n    input: "'.join
-    return [
-        f'  op {{\n    name: "{op.name}{after_name}{join_inputs(op.inputs)}{after_inputs}{op.fx_node or ""}'
-        f'{after_fx}{op.source or ""}{end}'
-        for op, (after_name, after_inputs, after_fx, end) in zip(graph.ops, pieces)
-    ]
-
-
-def graph_to_pbtxt(graph: IrGraph, shapes: OpShapes | None = None) -> str:
-    """``graph`` as the protobuf text of a GE ``ModelDef``. ``shapes``: the graph's
-    :func:`op_shapes`, when the caller has them already."""
-    if not graph.ops:
-        return _TextWriter().model(graph)
-    shapes = shapes or op_shapes(graph)
-    op_texts = _plain_op_texts(graph, shapes) if shapes.plain else None
-    if op_texts is None:
-        return _TextWriter().model(graph)
-    head = _graph_head(graph)
-    tail: list[str] = []
-    for key in sorted(graph.attrs):
-        _attr_entry_lines("attr", key, graph.attrs[key], "  ", tail)
-    tail.append("}")
-    return "".join(["\n".join(head), "\n", *op_texts, "\n".join(tail), "\n"])
+def graph_to_pbtxt(graph: IrGraph) -> str:
+    """``graph`` as the protobuf text of a GE ``ModelDef``."""
+    return _TextWriter().model(graph)
 
 
 def pbtxt_to_graph(text: str) -> IrGraph:

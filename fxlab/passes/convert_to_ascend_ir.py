@@ -8,11 +8,6 @@ the pass: it becomes a clearly marked placeholder op and the result is *partial*
 
 The result holds one :class:`NodeConversion` per converted node: the GE op names it
 produced and how (see :class:`Status`). The FX graph is left as it was.
-
-A node that looks exactly like an earlier one of the same run (same target, argument
-descs and values, fake output) gets copies of the ops the earlier one's converter made
-instead of running the converter again (:mod:`fxlab.passes.conversion_replay`; off with
-``replay=False``); the IR is the same either way.
 """
 from __future__ import annotations
 
@@ -25,12 +20,10 @@ from typing import TYPE_CHECKING, Any, Callable
 
 import torch
 import torch.fx as fx
-from torch._subclasses.fake_tensor import FakeTensor
 
 from fxlab import heap
 from fxlab.ir.builder import GraphBuilder, Tensor, building
-from fxlab.ir.model import Attr, AttrKind, DataType, FrozenAttrs, IrGraph, IrOp, TensorDesc, attr_of, ge_dtype
-from fxlab.passes.conversion_replay import BuilderMark, ReplayCache, Unreplayable, node_signature, record_template, replay_template
+from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, attr_of, ge_dtype
 
 if TYPE_CHECKING:
     from fxlab.passes.converters.registry import ConverterRegistry
@@ -80,7 +73,7 @@ class ConversionResult:
 
 
 # What the pass does with a call_function target (see AscendIrConverter._plan).
-_CONVERT, _REPLAY, _GETITEM, _SCOPE, _UNSUPPORTED = "convert", "replay", "getitem", "scope", "unsupported"
+_CONVERT, _GETITEM, _SCOPE, _UNSUPPORTED = "convert", "getitem", "scope", "unsupported"
 _UNKNOWN: Any = object()  # "not computed yet", where None is a valid value
 
 # (kind, converter, status, target name)
@@ -117,7 +110,6 @@ def node_source(node: fx.Node) -> str | None:
 
 
 _ONLY_INT = frozenset({int})
-_NO_SUBCLASS_TORCH_FUNCTION = torch._C.DisableTorchFunctionSubclass
 
 
 def desc_from_meta(val: Any, name: str = "y") -> TensorDesc:
@@ -149,7 +141,7 @@ def desc_from_meta(val: Any, name: str = "y") -> TensorDesc:
 class AscendIrConverter:
     """One pass over a functional graph; see the module docstring."""
 
-    def __init__(self, gm: fx.GraphModule, name: str, registry: ConverterRegistry | None = None, *, replay: bool = True) -> None:
+    def __init__(self, gm: fx.GraphModule, name: str, registry: ConverterRegistry | None = None) -> None:
         self.gm = gm
         # Imported here, not at module level: the converters package imports this module
         # (to add auto-converter lookups), so a top-level import would be circular.
@@ -158,18 +150,10 @@ class AscendIrConverter:
         self.builder = GraphBuilder(name)
         self.registry = CONVERTERS if registry is None else registry  # an empty registry is falsy
         self.values: dict[fx.Node, Any] = {}
-        self._value_get = self.values.get
         self.records: list[NodeConversion] = []
         self.warnings: list[str] = []
         self._data_index = 0
         self._plans: dict[int, _Plan] = {}
-        # Templates of this run only, by node_signature key (None: not replayable):
-        # repeated layers convert once (see conversion_replay).
-        self.replay_cache: ReplayCache | None = ReplayCache() if replay else None
-        self._templates = self.replay_cache.templates if self.replay_cache is not None else {}
-        self._descs = self.replay_cache.descs if self.replay_cache is not None else None
-        self.replayed = 0  # nodes converted by replaying a template
-        self._fast_getters = _NO_SUBCLASS_TORCH_FUNCTION()  # entered by run()
 
     def run(self) -> ConversionResult:
         start = time.perf_counter()
@@ -179,21 +163,9 @@ class AscendIrConverter:
         gc_was_enabled = gc.isenabled()
         gc.disable()
         try:
-            # Fake values' getters (dtype, shape) skip the tensor-subclass
-            # __torch_function__ round trip: the same values at half the cost. Converters
-            # run in the caller's mode (see _run_converter).
-            with building(self.builder), self._fast_getters:
-                convert_call, convert_node, replay = self._convert_call, self._convert_node, self._convert_replayable
-                plans = self._plans
-                for node in self.gm.graph.nodes:  # nearly every node is a call: dispatched here
-                    if node.op != "call_function":
-                        convert_node(node)
-                        continue
-                    plan = plans.get(id(node.target))
-                    if plan is not None and plan[0] is _REPLAY:
-                        replay(node, plan)
-                    else:
-                        convert_call(node)
+            with building(self.builder):
+                for node in self.gm.graph.nodes:
+                    self._convert_node(node)
         finally:
             if gc_was_enabled:
                 heap.promote_to_old_generation()  # the IR lives as long as the trace
@@ -226,7 +198,7 @@ class AscendIrConverter:
         builder = self.builder
         source = node_source(node)
         name = builder.unique_name("Data", node.name)
-        op = IrOp(name, "Data", [], {"index": attr_of(self._data_index)}, (), (self._desc_from_meta(val, "y"),), name, source)
+        op = IrOp(name, "Data", [], {"index": attr_of(self._data_index)}, (), (desc_from_meta(val, "y"),), name, source)
         builder.graph.ops.append(op)
         if builder.scope_stack:
             builder.apply_scopes((op,))
@@ -258,9 +230,7 @@ class AscendIrConverter:
         if plan is None:
             plan = self._plan(target)
         kind, fn, status, target_name = plan
-        if kind is _REPLAY:
-            self._convert_replayable(node, plan)
-        elif kind is _CONVERT:
+        if kind is _CONVERT:
             self._run_converter(node, fn, status, target_name)
         elif kind is _GETITEM:
             base, index = node.args
@@ -279,9 +249,8 @@ class AscendIrConverter:
         elif target_name in (SCOPE_ENTER, SCOPE_EXIT):
             plan = (_SCOPE, None, Status.MARKER, target_name)
         else:
-            fn, status, replayable = self._lookup(target)
-            kind = _UNSUPPORTED if fn is None else _REPLAY if replayable and self.replay_cache is not None else _CONVERT
-            plan = (kind, fn, status, target_name)
+            fn, status = self._lookup(target)
+            plan = (_UNSUPPORTED if fn is None else _CONVERT, fn, status, target_name)
         self._plans[id(target)] = plan
         return plan
 
@@ -293,51 +262,18 @@ class AscendIrConverter:
             self.warnings.append(f"{node.name}: scope_exit without a matching scope_enter")
         self._record(node, Status.MARKER, [])
 
-    def _lookup(self, target: Any) -> tuple[Callable[..., Any] | None, Status, bool]:
-        """The converter of ``target``, its status, and whether its ops may be replayed
-        (auto converters are not: their prototypes come from outside the registry)."""
+    def _lookup(self, target: Any) -> tuple[Callable[..., Any] | None, Status]:
+        """The converter of ``target`` and its status."""
         converter = self.registry.get(target)
         if converter is not None:
-            return converter.fn, Status.CONVERTED, converter.replayable
+            return converter.fn, Status.CONVERTED
         for lookup in AUTO_CONVERTER_LOOKUPS:
             fn = lookup(target)
             if fn is not None:
-                return fn, Status.AUTO, False
-        return None, Status.UNSUPPORTED, False
+                return fn, Status.AUTO
+        return None, Status.UNSUPPORTED
 
-    def _convert_replayable(self, node: fx.Node, plan: _Plan) -> None:
-        """Replay the template of an earlier node with the same key, or convert and
-        record one (see :mod:`fxlab.passes.conversion_replay`)."""
-        _, fn, status, target_name = plan
-        signature = node_signature(node, target_name, self._value_get)
-        if signature is None:
-            self._run_converter(node, fn, status, target_name)
-            return
-        key, externals = signature
-        try:
-            template = self._templates.get(key, _UNKNOWN)
-        except TypeError:  # symbolic sizes in the fake output
-            template = None
-        if template is _UNKNOWN:
-            self.replay_cache.pin(externals)  # type: ignore[union-attr]
-            self._run_converter(node, fn, status, target_name, signature)
-            return
-        if template is None:  # not replayable: convert every time
-            self._run_converter(node, fn, status, target_name)
-            return
-        meta = node.meta
-        source = meta.get("fxlab.source")
-        if source is None:
-            source = node_source(node)
-        name = node.name
-        result, ge_ops = replay_template(template, self.builder, externals, name, source)
-        self.replayed += 1
-        if template.result_has_external:  # the pass re-sets an argument's desc, as after a converter
-            self._set_output_descs(result, meta.get("val"))
-        self.values[node] = result
-        self.records.append(NodeConversion(name, target_name, status, ge_ops, "", source))
-
-    def _run_converter(self, node: fx.Node, fn: Callable[..., Any], status: Status, target_name: str, record: tuple[Any, list[Tensor]] | None = None) -> None:
+    def _run_converter(self, node: fx.Node, fn: Callable[..., Any], status: Status, target_name: str) -> None:
         value_of = self.values.get
         args = fx.node.map_arg(node.args, value_of)
         kwargs = fx.node.map_arg(node.kwargs, value_of) if node.kwargs else {}
@@ -345,7 +281,6 @@ class AscendIrConverter:
         builder = self.builder
         ops = builder.graph.ops
         first_new = len(ops)
-        mark = BuilderMark.of(builder) if record is not None else None
         source = node_source(node)
         token = builder.begin_node(node.name, source)
         try:
@@ -356,63 +291,32 @@ class AscendIrConverter:
             where = f" ({source})" if source else ""
             self._emit_placeholder(node, Status.RAISED, f"converter for {node.target} raised at node {node.name}{where}: {type(exc).__name__}: {exc}")
             return
-        attrs_before_scopes = [op.attrs for op in ops[first_new:]] if record is not None else []
         builder.end_node(token)
         if type(result) is Tensor:
-            result.op.set_output_desc(result.index, self._desc_from_meta(meta, result.op.output_desc[result.index].name))
+            result.op.set_output_desc(result.index, desc_from_meta(meta, result.op.output_desc[result.index].name))
         else:
             self._set_output_descs(result, meta)
         self.values[node] = result
         ge_ops = [op.name for op in ops[first_new:]]
         self.records.append(NodeConversion(node.name, target_name, status, ge_ops, "", source))
-        if record is not None:
-            self._record_template(record, mark, attrs_before_scopes, result, node.name, source)
 
     def _call_converter(self, fn: Callable[..., Any], args: Any, kwargs: dict[str, Any], meta: Any, node: fx.Node) -> Any:
-        """``fn``'s result, run in the caller's torch-function mode (run() reads fake
-        values with subclass torch functions off)."""
-        fast_getters = self._fast_getters
-        fast_getters.__exit__(None, None, None)
-        try:
-            result = fn(*args, **kwargs, meta_outputs=meta)
-        finally:
-            fast_getters.__enter__()
+        """``fn``'s result, its output count checked against the node's."""
+        result = fn(*args, **kwargs, meta_outputs=meta)
         if isinstance(meta, (list, tuple)):
             _check_output_count(result, meta, node)
         return result
-
-    def _record_template(self, record: tuple[Any, list[Tensor]], mark: Any, attrs: list[FrozenAttrs], result: Any, fx_node: str, source: str | None) -> None:
-        key, externals = record
-        try:
-            self._templates[key] = record_template(self.builder, mark, externals, attrs, result, fx_node, source)
-        except Unreplayable:
-            self._templates[key] = None
-
-    def _desc_from_meta(self, val: Any, name: str) -> TensorDesc:
-        """:func:`desc_from_meta`, one shared desc per distinct static (name, dtype, shape)
-        when replaying (descs are never mutated once made)."""
-        descs = self._descs
-        if descs is None or type(val) is not FakeTensor:
-            return desc_from_meta(val, name)
-        try:
-            key = (name, val.dtype, val.shape)
-            desc = descs.get(key)
-        except TypeError:  # symbolic sizes
-            return desc_from_meta(val, name)
-        if desc is None:
-            desc = descs[key] = desc_from_meta(val, name)
-        return desc
 
     def _value_of(self, node: fx.Node) -> Any:
         return self.values.get(node)
 
     def _set_output_descs(self, result: Any, meta: Any) -> None:
         if isinstance(result, Tensor):
-            result.op.set_output_desc(result.index, self._desc_from_meta(meta, result.desc.name))
+            result.op.set_output_desc(result.index, desc_from_meta(meta, result.desc.name))
         elif isinstance(result, (list, tuple)) and isinstance(meta, (list, tuple)):
             for out, val in zip(result, meta):
                 if isinstance(out, Tensor) and isinstance(val, torch.Tensor):
-                    out.op.set_output_desc(out.index, self._desc_from_meta(val, out.desc.name))
+                    out.op.set_output_desc(out.index, desc_from_meta(val, out.desc.name))
 
     def _emit_placeholder(self, node: fx.Node, status: Status, message: str) -> None:
         meta = node.meta.get("val")
@@ -422,7 +326,7 @@ class AscendIrConverter:
         with self.builder.converting(node.name, node_source(node)):
             outs = self.builder.add_op(UNSUPPORTED_OP_TYPE, {f"x{i}": t for i, t in enumerate(inputs)}, attrs, len(metas))
         for out, val in zip(outs, metas):
-            out.op.set_output_desc(out.index, self._desc_from_meta(val, out.desc.name))
+            out.op.set_output_desc(out.index, desc_from_meta(val, out.desc.name))
         self.values[node] = outs if isinstance(meta, (list, tuple)) else outs[0]
         self._record(node, status, [outs[0].op.name], message)
 
@@ -446,10 +350,8 @@ def _flatten(value: Any) -> list[Any]:
     return [value]
 
 
-def convert_to_ascend_ir(gm: fx.GraphModule, name: str = "graph", registry: ConverterRegistry | None = None, *, replay: bool = True) -> ConversionResult:
-    """Convert ``gm`` (a functional ATen graph with fake ``val`` meta) to Ascend IR.
-    ``replay=False`` runs every converter (the IR is the same; it is slower on graphs
-    with repeated layers)."""
+def convert_to_ascend_ir(gm: fx.GraphModule, name: str = "graph", registry: ConverterRegistry | None = None) -> ConversionResult:
+    """Convert ``gm`` (a functional ATen graph with fake ``val`` meta) to Ascend IR."""
     from fxlab.passes import converters  # noqa: F401 - registers fxlab's converters
 
-    return AscendIrConverter(gm, name, registry, replay=replay).run()
+    return AscendIrConverter(gm, name, registry).run()

@@ -11,7 +11,7 @@ def _ops(builder: GraphBuilder, count: int) -> list[IrOp]:
     ops = [IrOp(f"Op_{i}", "Op", attrs=shared) for i in range(count)]
     first = ops[0].attrs
     for op in ops:
-        op.attrs = first  # as replayed ops share their template's
+        op.attrs = first  # as ops made from one attrs dict share it
     return ops
 
 

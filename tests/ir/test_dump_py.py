@@ -8,7 +8,6 @@ from fxlab.ir import ge
 from fxlab.ir.builder import GraphBuilder, building
 from fxlab.ir.dump_py import HEADER, READABLE_VALUE, graph_to_py
 from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc
-from fxlab.ir.op_shapes import op_shapes
 from tests.ir.ir_fixtures import two_layer_decoder
 
 MODEL = "/models/model.py"
@@ -106,12 +105,9 @@ def test_dump_is_deterministic() -> None:
     assert graph_to_py(_scaled_add_ir(), _scaled_add_fx()) == graph_to_py(_scaled_add_ir(), _scaled_add_fx())
 
 
-def test_decoder_dump_by_shapes_equals_the_general_writer() -> None:
-    """With op shapes, lines are put together from per-shape text; without, each op is
-    written by the general path. Both give the same text, pinned by exact lines."""
+def test_decoder_dump_pinned_by_exact_lines() -> None:
     functional, ir = two_layer_decoder()
-    text = graph_to_py(ir, functional, op_shapes(ir))
-    assert text == graph_to_py(ir, functional)
+    text = graph_to_py(ir, functional)
     assert text.startswith(HEADER + '\narg0_1_0 = ge.Data(index=0, dtype=9, shape=[1, 8], node_name="arg0_1")\n'
                            'arg1_1_0 = ge.Data(index=1, dtype=0, shape=[16, 16], node_name="arg1_1")\n')
     assert """
@@ -133,9 +129,7 @@ _ = ge.NetOutput([Reshape_49_0, ConcatV2_2_0, ConcatV2_3_0, ConcatV2_6_0, Concat
     assert text.count("\n") == 609 and text.count("## FX Code: ") == 183
 
 
-def test_constants_whose_text_is_not_plain_leave_the_lines_by_shape_to_the_general_writer() -> None:
-    """The inputs of every op are written together in one string, split at control
-    characters; a constant whose value holds one sends the dump to the general writer."""
+def test_a_constant_with_control_characters_is_written_as_its_literal() -> None:
     desc = TensorDesc("y", DataType.DT_FLOAT, (2,))
     ops = [
         IrOp("arg0_1", "Data", [], {"index": Attr(AttrKind.INT, 0)}, [], [desc], "arg0_1"),
@@ -143,18 +137,14 @@ def test_constants_whose_text_is_not_plain_leave_the_lines_by_shape_to_the_gener
         IrOp("Mul", "Mul", ["arg0_1:0", "c:0"], {}, [desc, desc], [desc], "mul", "/m.py:1"),
         IrOp("Mul_1", "Mul", ["Mul:0", "c:0"], {}, [desc, desc], [desc], "mul", "/m.py:1"),
     ]
-    graph = IrGraph("g", ops)
-    shapes = op_shapes(graph)
-    assert shapes.plain
-    text = graph_to_py(graph, shapes=shapes)
-    assert text == graph_to_py(graph)
+    text = graph_to_py(IrGraph("g", ops))
     assert "Mul_1_0 = ge.Mul(Mul_0, ge.Const('a\x00b\x01c', dtype=0), node_name=\"Mul_1\")" in text
 
 
-def test_lines_by_shape_equal_the_general_writer_on_unusual_ops() -> None:
-    """The per-shape lines leave to the general writer what they cannot place: control
-    inputs, optional inputs left unfed, inline constants (written where their output 0 is
-    read; a Const has no other, so another index is a variable), names with ``:`` or ``/``, several or no outputs, FX nodes the FX graph lacks."""
+def test_unusual_ops_are_written_as_torchair_would() -> None:
+    """Control inputs, optional inputs left unfed, inline constants (written where their
+    output 0 is read; a Const has no other, so another index is a variable), names with
+    ``:`` or ``/``, several or no outputs, FX nodes the FX graph lacks."""
     desc = TensorDesc("y", DataType.DT_FLOAT, (2,))
     readable = {"value": Attr(AttrKind.INT, 2), READABLE_VALUE: Attr(AttrKind.STR, "2")}
     ops = [
@@ -173,13 +163,9 @@ def test_lines_by_shape_equal_the_general_writer_on_unusual_ops() -> None:
         IrOp("NetOutput", "NetOutput", ["Ghost_3:0"], {}, [desc], [], "output"),
     ]
     graph = IrGraph("g", ops)
-    shapes = op_shapes(graph)
-    assert shapes.plain
-    text = graph_to_py(graph, _scaled_add_fx(), shapes)
-    assert text == graph_to_py(graph, _scaled_add_fx())
+    text = graph_to_py(graph, _scaled_add_fx())
     assert 'Mul_1_0 = ge.Mul(arg0_1_0, ge.Const(2, dtype=3), node_name="Mul_1")' in text
     assert 'Mul_3_0 = ge.Mul(arg0_1_0, c_2_1, node_name="Mul_3")' in text
     assert 'Mul_2_0 = ge.Mul(Mul_0, dependencies=[arg0_1_0], node_name="Mul_2")' in text
     assert 'Split_a_0, Split_a_1 = ge.Split(Mul_2_0, None, num=2, node_name="Split/a")' in text
     assert "## FX Code: ghost\n" in text and "## FX Code: ghost_2" not in text
-    assert graph_to_py(graph, shapes=shapes) == graph_to_py(graph)

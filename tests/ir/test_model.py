@@ -105,7 +105,7 @@ def test_op_descs_are_tuples_whatever_the_constructor_gets() -> None:
 
 def test_changing_an_op_replaces_what_it_shares() -> None:
     first, second = _op(), _op()
-    second.attrs, second.output_desc = first.attrs, first.output_desc  # shared, as replayed ops share them
+    second.attrs, second.output_desc = first.attrs, first.output_desc  # shared, as ops made from one dict share them
     second.set_attrs({"beta": Attr(AttrKind.BOOL, True), "alpha": Attr(AttrKind.INT, 3)})
     second.set_output_desc(0, TensorDesc("y", DataType.DT_FLOAT16, (2,)))
     assert first.attrs == {"alpha": Attr(AttrKind.INT, 1)} and first.output_desc == (TensorDesc("y"),)

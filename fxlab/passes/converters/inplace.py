@@ -290,9 +290,7 @@ def _auto_functionalized_samples() -> list[Sample]:
     ]
 
 
-# Not replayable: it reads the graph's last op and calls whichever converter (plugin or
-# auto) the mutated op has now.
-@register_converter(AUTO_FUNCTIONALIZED_V2, samples=_auto_functionalized_samples, replayable=False)
+@register_converter(AUTO_FUNCTIONALIZED_V2, samples=_auto_functionalized_samples)
 def convert_auto_functionalized_v2(mutable_op: Any, *, meta_outputs: Any = None, **kwargs: Any) -> tuple[Any, ...]:
     """auto_functionalized_v2(OpOverload op, *, Tensor[] _all_bases, <op arguments>, <view info>) -> (*op outputs, *updated bases)"""
     from torch._higher_order_ops.auto_functionalize import get_mutable_args, read_view_information_from_args

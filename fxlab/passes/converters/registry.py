@@ -36,11 +36,6 @@ class Sample:
 SampleSource = Callable[[], Sequence[Sample]]
 
 
-# Set on a converter function to say whether the conversion pass may replay its ops for
-# a node that looks exactly like an earlier one (``fxlab.passes.conversion_replay``).
-REPLAYABLE_ATTR = "_fxlab_replayable"
-
-
 @dataclass
 class Converter:
     target: torch._ops.OpOverload
@@ -49,14 +44,6 @@ class Converter:
     samples: SampleSource | None = None
     where: str = ""
     replaced: "Converter | None" = None
-
-    @property
-    def replayable(self) -> bool:
-        """Whether the ops it makes depend only on the node's target, arguments (graph
-        tensors by desc) and the dtype and shape of its fake output (``meta_outputs``;
-        a converter reading their strides, offset or device is not). fxlab's converters
-        are, unless marked; plugin converters are not assumed to be."""
-        return bool(getattr(self.fn, REPLAYABLE_ATTR, self.origin == ORIGIN_FXLAB))
 
     @property
     def schema_line(self) -> str:
@@ -125,22 +112,15 @@ def register_converter(
     samples: SampleSource | Sequence[Sample] | None = None,
     origin: str = ORIGIN_FXLAB,
     registry: ConverterRegistry | None = None,
-    replayable: bool | None = None,
 ) -> Callable[[ConverterFn], ConverterFn]:
     """Decorator: register ``fn`` as the converter of each of ``targets`` (OpOverloads).
 
     ``samples`` is a list of :class:`Sample` or a function returning one (tensors are
     then made only when a test asks). Targets that this torch lacks (``None``) are skipped.
-    ``replayable=False`` marks a converter whose ops depend on more than its arguments'
-    descs and values and its outputs' dtypes and shapes (producer ops, fake strides,
-    builder state, globals); see
-    :attr:`Converter.replayable`.
     """
     source = samples if samples is None or callable(samples) else (lambda s=tuple(samples): s)
 
     def decorate(fn: ConverterFn) -> ConverterFn:
-        if replayable is not None:
-            setattr(fn, REPLAYABLE_ATTR, replayable)
         for target in targets:
             if target is None:
                 continue

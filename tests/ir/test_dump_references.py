@@ -1,6 +1,7 @@
-"""Op shapes and the shape-based dump writers: on graphs whose ops repeat (shared attr and
-desc objects, and equal copies of them, with values that are equal yet print apart), each
-writer's output equals an independent reference byte for byte."""
+"""The dump writers against independent references (protobuf's message API, json.dumps):
+on graphs whose ops repeat (shared attr and desc objects, and equal copies of them, with
+values that are equal yet print apart; the writers cache text by value and by identity),
+each writer's output equals the reference byte for byte."""
 from __future__ import annotations
 
 import json
@@ -35,7 +36,6 @@ from fxlab.ir.model import (
     TensorDesc,
     TensorValue,
 )
-from fxlab.ir.op_shapes import INPUTS_END as END, op_shapes
 from fxlab.ir.pbtxt import graph_to_pbtxt
 from tests.ir.ir_fixtures import ATTRS, NAMES, TEXT, every_kind_graph, tensor_descs
 
@@ -122,21 +122,18 @@ def _has_prefix_keys(graph: IrGraph) -> bool:
 
 
 def assert_dumps_equal_references(graph: IrGraph) -> None:
-    shapes = op_shapes(graph)
     reference = reference_model_def(graph)
-    assert graph_to_json_text(graph) == graph_to_json_text(graph, shapes) == reference_json_text(graph)
-    assert graph_to_pbtxt(graph) == graph_to_pbtxt(graph, shapes) == text_format.MessageToString(reference)
+    assert graph_to_json_text(graph) == reference_json_text(graph)
+    assert graph_to_pbtxt(graph) == text_format.MessageToString(reference)
     data = encode_model_def(graph)
-    assert encode_model_def(graph, shapes) == data
     if not _has_prefix_keys(graph):
         assert data == reference.SerializeToString(deterministic=True)
     else:
         assert schema().ModelDef.FromString(data) == reference
-    assert graph_to_py(graph, shapes=shapes) == graph_to_py(graph)
 
 
 # -- graphs whose ops repeat ---------------------------------------------------------------
-# Values equal under == that every writer prints apart: the shapes must tell them apart.
+# Values equal under == that every writer prints apart: the writers' caches must tell them apart.
 LOOKALIKE_ATTRS = [
     Attr(AttrKind.FLOAT, 0.0), Attr(AttrKind.FLOAT, -0.0), Attr(AttrKind.FLOAT, math.inf),
     Attr(AttrKind.INT, 1), Attr(AttrKind.BOOL, True), Attr(AttrKind.INT, 0), Attr(AttrKind.BOOL, False),
@@ -195,42 +192,9 @@ def test_every_kind_graph_dumps_as_the_references() -> None:
     assert_dumps_equal_references(IrGraph("empty"))
 
 
-def test_equal_values_that_print_apart_are_different_shapes() -> None:
-    ops = [IrOp(f"op{i}", "Add", attrs={"a": attr}) for i, attr in enumerate(LOOKALIKE_ATTRS)]
-    ops += [IrOp(f"copy{i}", "Add", attrs={"a": _copy(attr)}) for i, attr in enumerate(LOOKALIKE_ATTRS)]
-    shapes = op_shapes(IrGraph("g", ops))
-    n = len(LOOKALIKE_ATTRS)
-    assert shapes.index == list(range(n)) * 2 and [op.name for op in shapes.first] == [f"op{i}" for i in range(n)]
-
-
-def test_shapes_ignore_names_inputs_and_provenance_values_only() -> None:
-    desc = TensorDesc("y", DataType.DT_FLOAT, (2,))
-    ops = [
-        IrOp("a", "Add", ["x:0"], {"k": Attr(AttrKind.INT, 1)}, [], [desc], "n1", "/m.py:1"),
-        IrOp("b", "Add", ["y:0"], {"k": Attr(AttrKind.INT, 1)}, [], [TensorDesc("y", DataType.DT_FLOAT, (2,))], "n2", "/m.py:2"),
-        IrOp("c", "Add", ["y:0"], {"k": Attr(AttrKind.INT, 1)}, [], [desc], None, "/m.py:2"),  # no FX node
-        IrOp("d", "Add", [], {"k": Attr(AttrKind.INT, 1)}, [], [desc], "n3", "/m.py:2"),  # no inputs
-        IrOp("e", "Add", ["y:0"], {"k": Attr(AttrKind.INT, 2)}, [], [desc], "n3", "/m.py:2"),
-        IrOp("f", "Add", ["y:0"], {"j": Attr(AttrKind.INT, 1)}, [], [desc], "n3", "/m.py:2"),
-        IrOp("g", "Add", ["y:0"], {"k": Attr(AttrKind.INT, 1)}, [desc], [], "n3", "/m.py:2"),  # desc moved to inputs
-    ]
-    shapes = op_shapes(IrGraph("g", ops))
-    assert shapes.index == [0, 0, 1, 2, 3, 4, 5]
-    assert shapes.inputs == ["x:0", END, "y:0", END, "y:0", END, END, "y:0", END, "y:0", END, "y:0", END]
-    assert shapes.fx_nodes == {"n1", "n2", None, "n3"}
-    assert shapes.sources == {"/m.py:1", "/m.py:2"}
-
-
-def test_plain_tells_when_names_need_escapes() -> None:
-    assert op_shapes(IrGraph("g", [IrOp("a", "Add", ["b:0"], fx_node="n", source="/m.py:1")])).plain
-    for op in (IrOp('a"', "Add"), IrOp("a", "Add", ["ü:0"]), IrOp("a", "Add", fx_node="n\\"), IrOp("a", "Add", source="m'.py"),
-               IrOp("a", "Add", ["b\n:0"]), IrOp("a", "Add", [f"b{END}:0"]), IrOp("a\x7f", "Add"), IrOp("a", "Add", source="m\t.py")):
-        assert not op_shapes(IrGraph("g", [op])).plain
-
-
 def test_provenance_of_any_length_and_empty_dumps_as_the_references() -> None:
-    """The pb writer makes a provenance entry per value length: empty values, and values
-    whose entries need two-byte lengths, give the references' bytes."""
+    """Empty provenance values, and values whose entries need two-byte lengths, give the
+    references' bytes."""
     desc = TensorDesc("y", DataType.DT_FLOAT, (2,))
     ops = [IrOp(f"op{i}", "Add", ["x:0"], {}, [desc], [desc], fx, source) for i, (fx, source) in enumerate([
         ("", ""), ("n" * 120, "/m.py:1"), ("n" * 200, "s" * 300), (None, ""), ("", None), ("n" * 200, "/m.py:1"),
@@ -250,12 +214,12 @@ def test_descs_equal_but_printing_apart_dump_as_the_references() -> None:
             for i, (dtype, layout) in enumerate([(DataType.DT_FLOAT, "ND"), (DataType.DT_FLOAT16, "ND"), (DataType.DT_FLOAT, "NCHW"), (DataType.DT_FLOAT, "ND")])]
     graph = IrGraph("g", ops)
     assert_dumps_equal_references(graph)
-    assert 'data2_0 = ge.Data(index=2, dtype=0, shape=[2], format="NCHW", node_name="data2")' in graph_to_py(graph, shapes=op_shapes(graph))
+    assert 'data2_0 = ge.Data(index=2, dtype=0, shape=[2], format="NCHW", node_name="data2")' in graph_to_py(graph)
 
 
 def test_ops_of_16_kib_and_more_dump_as_the_references() -> None:
-    """Lengths from 16 KiB on take more than two varint bytes: the op whose field is that
-    long, or whose name or an input is, leaves the pb fast path to the general encoder."""
+    """Lengths from 16 KiB on take more than two varint bytes: an op field, a name or an
+    input that long."""
     desc = TensorDesc("y", DataType.DT_FLOAT, (2,))
     producers = [IrOp(f"p{i}", "Data", [], {"index": Attr(AttrKind.INT, i)}, [], [desc], f"p{i}") for i in range(3)]
     wide = IrOp("out", "NetOutput", [f"p{i % 3}:0" for i in range(3000)], {}, [desc] * 3, [], "output")
@@ -266,8 +230,7 @@ def test_ops_of_16_kib_and_more_dump_as_the_references() -> None:
 
 
 def test_one_attr_ops_dump_as_the_references() -> None:
-    """Ops with one attr (graph inputs: ``index``) share their text but for the attr's
-    entry, which sorts before, between or after the provenance entries by its name."""
+    """An op's one attr sorts before, between or after the provenance entries by its name."""
     desc = TensorDesc("y", DataType.DT_FLOAT, (2,))
     attrs = [Attr(AttrKind.INT, 3), Attr(AttrKind.INT, 300), Attr(AttrKind.STR, "s"), Attr(AttrKind.INT, 3)] * 2
     for key in ("N", "_fxlab_g", "index"):  # one graph each: no key is a prefix of another, so bytes are compared
@@ -277,10 +240,9 @@ def test_one_attr_ops_dump_as_the_references() -> None:
         assert_dumps_equal_references(IrGraph("g", ops))
 
 
-def test_graph_inputs_share_a_shape_but_for_their_index_and_dump_as_the_references() -> None:
-    """Data ops whose only attr is an int index are one shape per desc and provenance
-    presence; each op's own index is written (varints of 1 to 6 bytes on the wire).
-    A bool index, a second attr, or another op type keep the value in the shape."""
+def test_graph_inputs_of_every_index_width_dump_as_the_references() -> None:
+    """Data ops' int indexes are varints of 1 to 6 bytes on the wire; a bool index, a
+    second attr and another op type with an ``index`` attr are written as any attr."""
     descs = [TensorDesc("y", DataType.DT_FLOAT, (2,)), TensorDesc("y", DataType.DT_INT64, (3, 4))]
     indexes = [0, 5, 127, 128, 300, 20000, 2**40, 7]
     ops = [
@@ -294,12 +256,4 @@ def test_graph_inputs_share_a_shape_but_for_their_index_and_dump_as_the_referenc
         IrOp("fed", "Data", ["arg1:0"], {"index": Attr(AttrKind.INT, 11)}, [descs[0]], [descs[0]], "fed"),
     ]
     graph = IrGraph("g", ops, inputs=[op.name for op in ops[:8]], outputs=["other:0"])
-    shapes = op_shapes(graph)
-    first_of = {shapes.index[i] for i in range(8)}
-    assert first_of == shapes.indexed - {shapes.index[11]}
-    assert shapes.indexed_ops == [*range(8), 11]
-    # 2 descs x (fx node or not) x (source or not), as the eight inputs have them
-    assert len(first_of) == len({(i % 2, bool(i % 3), bool(i % 4)) for i in range(8)})
-    assert not {shapes.index[8], shapes.index[9], shapes.index[10]} & shapes.indexed
     assert_dumps_equal_references(graph)
-    assert_dumps_equal_references(IrGraph("g", [ops[i] for i in (3, 0, 6, 5)]))  # first of a shape not the smallest
