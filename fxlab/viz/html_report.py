@@ -48,10 +48,14 @@ span.swatch { display: inline-block; padding: 0 0.5em; margin-right: 0.6em; bord
 
 def write_html_report(trace: Trace, path: str | Path) -> Path:
     """Write the report of ``trace`` to ``path``."""
+    from fxlab.heap import frozen_heap
+
     out = Path(path)
     if out.parent != Path(""):
         out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(html_report(trace), encoding="utf-8")
+    with frozen_heap():  # the report only adds short-lived objects beside a capture's big heap
+        text = html_report(trace)
+    out.write_text(text, encoding="utf-8")
     return out
 
 

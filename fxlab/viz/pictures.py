@@ -86,7 +86,8 @@ def _scope_keys(frames: Sequence[dict]) -> tuple[GroupKey, ...]:
 def fx_leaves(graph: GraphTrace, stage: str, lines: bool = True) -> list[Leaf]:
     """One leaf per FX node of ``stage``: scopes, then modules, then the node (its DOT
     statement only with ``lines``)."""
-    source = graph.modules.get(stage) or graph.stages[stage]
+    # a live GraphModule gives exact edges for the DOT text; the viewer reads the records
+    source = graph.stages[stage] if not lines and stage in graph.stages else (graph.modules.get(stage) or graph.stages[stage])
     records: dict[str, NodeRecord] = {r.name: r for r in graph.stages[stage].nodes} if stage in graph.stages else {}
     leaves = []
     cache: dict[tuple[str, tuple[str, ...]], tuple[GroupKey, ...]] = {}
@@ -266,9 +267,12 @@ def write_pictures(trace: Trace, out_dir: str | Path, fmt: str, options: FoldOpt
     ``progress(done, total, path, seconds, error)`` is called as each picture is drawn."""
     from fxlab.viz.graphviz_probe import check_format, dot_binary, draw_all, missing_dot_message
 
+    from fxlab.heap import frozen_heap
+
     check_format(fmt)
     folder = Path(out_dir)
-    pictures = trace_pictures(trace, options)
+    with frozen_heap():  # folding adds short-lived objects beside a capture's big heap
+        pictures = trace_pictures(trace, options)
     messages = [f"graph {p.graph} {p.stage}: {note}" for p in pictures for note in p.notes]
     jobs = [(folder / f"graph_{p.graph}" / f"{p.stage}.{fmt}", p) for p in pictures]
     dot_files = [_write_text(path.with_suffix(".dot"), p.dot) for path, p in jobs]

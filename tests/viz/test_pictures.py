@@ -23,8 +23,9 @@ def small_trace() -> Trace:
 
 
 def _fake_dot(tmp_path: Path, body: str) -> str:
-    """A stand-in for graphviz's dot: ``-T<fmt> -o OUT IN``; ``body`` decides."""
-    script = tmp_path / "fake-dot"
+    """A stand-in for graphviz's dot: ``-T<fmt> -o OUT IN``; ``body`` decides. Each is a
+    new file: rewriting one that just ran can fail with "text file busy"."""
+    script = tmp_path / f"fake-dot-{len(list(tmp_path.glob('fake-dot-*')))}"
     script.write_text("#!/bin/sh\nout=$3\nin=$4\n" + body)
     script.chmod(0o755)
     return str(script)

@@ -473,6 +473,16 @@
       clickUnit(view, folded.dataset.unit);
       const ms = performance.now() - t0;
       out.expand.push({ kind, unit: folded.dataset.unit, label: folded.textContent.slice(0, 80), ms, before, after: root.querySelectorAll("g.unit").length });
+      if (kind === "repeat") {
+        // then open one of the layers that were in the box
+        const members = view.st.repeatMembers[Number(folded.dataset.unit.slice(1))];
+        const id = "g" + members[members.length - 1], el = root.querySelector(`g.unit[data-unit="${id}"]`);
+        if (el) {
+          const count = root.querySelectorAll("g.unit").length, t1 = performance.now();
+          clickUnit(view, id);
+          out.expand.push({ kind: "layer", unit: id, label: el.textContent.slice(0, 80), ms: performance.now() - t1, before: count, after: root.querySelectorAll("g.unit").length });
+        }
+      }
     }
     const st = view.st;
     const probe = st.nodes[st.nodes.length - 2] || st.nodes[0];
