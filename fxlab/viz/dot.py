@@ -145,8 +145,10 @@ def fx_stage_dot(stage: fx.GraphModule | StageTrace, name: str = "fx", title: st
     lines = _open_graph(name, title, len(views))
     layout_edges: list[str] = []
     _emit_scope_tree(lines, _scope_tree(views), 1, layout_edges)
+    quoted = {view.name: quote(view.name) for view in views}  # each name is in several edges
     for view in views:
-        lines.extend(f"  {quote(src)} -> {quote(view.name)};" for src in view.inputs)
+        dst = quoted[view.name]
+        lines.extend(f"  {quoted.get(src) or quote(src)} -> {dst};" for src in view.inputs)
     lines.extend(layout_edges)
     lines.append("}")
     return "\n".join(lines) + "\n"
