@@ -54,7 +54,7 @@
   // something inside it opens or closes: expanding a module lays out that module and the
   // short rows of its ancestors, not the graph.
 
-  const PAD = 8, LABEL = 16;
+  const PAD = 8, LABEL = 16, FAN_OUT = 5;
 
   function ancestry(st) {
     // node -> its groups from the innermost to the root (root excluded)
@@ -116,10 +116,20 @@
         if (src !== dst) counts.set(src + ">" + dst, (counts.get(src + ">" + dst) || 0) + 1);
       }
     }
-    for (const [k, count] of counts) { const [a, b] = k.split(">"); g.setEdge(a, b, { count }); }
+    // A box feeding many others (cos/sin tables read by every layer) would drag its
+    // edges across every rank, and dagre's ordering time with them; its edges become
+    // stubs over the boxes it feeds ("<- slice_1"), laid out by nobody.
+    const fanOut = new Map();
+    for (const k of counts.keys()) { const a = k.split(">")[0]; fanOut.set(a, (fanOut.get(a) || 0) + 1); }
+    const stubs = new Map();  // target -> source ids
+    for (const [k, count] of counts) {
+      const [a, b] = k.split(">");
+      if (fanOut.get(a) > FAN_OUT) { if (!stubs.has(b)) stubs.set(b, []); stubs.get(b).push(a); }
+      else g.setEdge(a, b, { count });
+    }
     dagre.layout(g);
     const info = g.graph();
-    const result = { g, width: Math.max(info.width || 0, 60), height: Math.max(info.height || 0, 20), units: units.length };
+    const result = { g, stubs, fanOut, width: Math.max(info.width || 0, 60), height: Math.max(info.height || 0, 20), units: units.length };
     view.cache.set(gi, result);
     return result;
   }
@@ -166,10 +176,16 @@
       parts.push(`<polyline points="${pts}" fill="none" stroke="#777" stroke-width="${Math.min(1 + d.count / 8, 4).toFixed(1)}" marker-end="url(#fxlab-arrow)"/>`);
       if (d.count > 1) { const p = d.points[Math.floor(d.points.length / 2)]; parts.push(`<text x="${p.x + ox + 3}" y="${p.y + oy}" font-size="9" fill="#555">x${d.count}</text>`); }
     }
+    for (const [dst, sources] of lay.stubs) {
+      const d = g.node(dst), x = d.x + ox, top = d.y - d.height / 2 + oy;
+      const names = sources.map((src) => unitLines(st, g.node(src).unit)[0]).join(", ");
+      parts.push(`<line x1="${x}" y1="${top - 12}" x2="${x}" y2="${top}" stroke="#999" stroke-dasharray="3,2" marker-end="url(#fxlab-arrow)"/><text x="${x + 4}" y="${top - 4}" font-size="9" fill="#777">← ${esc(names.length > 60 ? names.slice(0, 58) + "…" : names)}</text>`);
+    }
     for (const id of g.nodes()) {
       const d = g.node(id), u = d.unit;
       const x = d.x - d.width / 2 + ox, y = d.y - d.height / 2 + oy;
       view.where.set(id, { x: x + d.width / 2, y: y + d.height / 2 });
+      if (lay.fanOut.get(id) > FAN_OUT) parts.push(`<text x="${x + d.width / 2}" y="${y + d.height + 11}" text-anchor="middle" font-size="9" fill="#777">→ ${lay.fanOut.get(id)} boxes</text>`);
       const [fill, stroke] = unitColours(st, u);
       if (u.type === "cluster") {
         const label = st.groups[u.index][G.label].split("\n")[0];
