@@ -132,9 +132,12 @@ def _views_from_records(stage: StageTrace) -> list[FxNodeView]:
     seen: set[str] = set()
     views = []
     for record in stage.nodes:
-        tokens = _NAME_TOKEN.findall(_QUOTED.sub("", record.args))
-        inputs = list(dict.fromkeys(t for t in tokens if t in seen))
-        views.append(FxNodeView(record.name, record.op, record.target, list(record.outputs), record.kind, list(record.scopes), inputs))
+        args = record.args
+        tokens = _NAME_TOKEN.findall(_QUOTED.sub("", args) if "'" in args or '"' in args else args)
+        inputs = [t for t in tokens if t in seen]
+        if len(inputs) > 1:
+            inputs = list(dict.fromkeys(inputs))
+        views.append(FxNodeView(record.name, record.op, record.target, record.outputs, record.kind, record.scopes, inputs))
         seen.add(record.name)
     return views
 
@@ -158,7 +161,9 @@ def fx_node_line(view: FxNodeView) -> str:
     label = [view.name]
     if view.op not in ("placeholder", "output", "get_attr"):
         label.append(view.target)
-    if view.outputs:
+    if len(view.outputs) == 1:
+        label.append(view.outputs[0].signature())
+    elif view.outputs:
         label.append(_signatures([m.signature() for m in view.outputs]))
     attrs: dict[str, str] = {}
     if view.op == "placeholder":
@@ -169,6 +174,8 @@ def fx_node_line(view: FxNodeView) -> str:
         fill, border, kind_label = KIND_COLOURS[view.kind]
         label.append(kind_label)
         attrs.update(fillcolor=fill, color=border, penwidth="2")
+    if not attrs:  # most nodes: no need to build the attribute list
+        return f"{quote(view.name)} [label={quote(chr(10).join(label))}];"
     return f"{quote(view.name)} {_attr_list({'label': chr(10).join(label), **attrs})};"
 
 
