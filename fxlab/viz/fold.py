@@ -20,7 +20,7 @@ from typing import Iterable, Sequence
 DEFAULT_CAP = 250
 # "layers.3 (DecoderLayer)" -> family "layers.# (DecoderLayer)", index 3
 _DIGITS = re.compile(r"\d+")
-_INDEXED = re.compile(r"^(?P<head>.*?)(?P<index>\d+)(?P<tail> \(.*\))?$")
+INDEXED = re.compile(r"^(?P<head>.*?)(?P<index>\d+)(?P<tail> \(.*\))?$")
 
 
 @dataclass(frozen=True)
@@ -158,7 +158,7 @@ def _sign(group: Group) -> int:
 
 def _family(group: Group) -> str:
     label = group.key.label if group.key else ""
-    match = _INDEXED.match(label) if group.key and group.key.repeatable else None
+    match = INDEXED.match(label) if group.key and group.key.repeatable else None
     return f"{match['head']}#{match['tail'] or ''}" if match else label
 
 
@@ -206,7 +206,7 @@ def _find_repeats(plan: FoldPlan, group: Group, forced: set[str]) -> None:
     (a sibling the user expanded stays out of it)."""
     families: dict[tuple[str, int], list[Group]] = {}
     for child in group.children.values():
-        if child.key and child.key.repeatable and _INDEXED.match(child.key.label):
+        if child.key and child.key.repeatable and INDEXED.match(child.key.label):
             families.setdefault((_family(child), child.signature), []).append(child)
     for (family, _), members in families.items():
         rest = [m for m in members[1:] if m.id not in forced]

@@ -25,7 +25,7 @@ from fxlab.viz.dot import (
     scope_cluster_style,
     scope_colour,
 )
-from fxlab.viz.fold import FoldOptions, FoldPlan, Group, GroupKey, Leaf, fold, folded_edges
+from fxlab.viz.fold import INDEXED, FoldOptions, FoldPlan, Group, GroupKey, Leaf, fold, folded_edges
 
 # The stage whose FX nodes the Ascend IR ops name, most specific first.
 IR_SOURCE_STAGES = ("pre_ge", "functional", "reinplaced", "aten")
@@ -198,9 +198,24 @@ def _emit_group(lines: list[str], plan: FoldPlan, group: Group, depth: int) -> N
             label = f"{child.key.label}\n{child.size:,} nodes"  # type: ignore[union-attr]
             lines.append(pad + _box_line(child.id, label, FOLDED_STYLE))
     for box in plan.repeats.get(group.id, ()):
-        first, last = box.members[0].key, box.members[-1].key
-        names = first.label if len(box.members) == 1 else f"{first.label.split(' (')[0]} … {last.label}"  # type: ignore[union-attr]
+        names = repeat_label([m.key.label for m in box.members if m.key])
         lines.append(pad + _box_line(box.id, f"{names}\nx{len(box.members)}, each like the one drawn · {box.size:,} nodes", REPEAT_STYLE))
+
+
+def repeat_label(labels: Sequence[str]) -> str:
+    """``layers.1 (L)``, ``layers.2 (L)``, ``layers.4 (L)`` -> ``layers.1-2, 4 (L)``."""
+    matches = [INDEXED.match(label) for label in labels]
+    if len(labels) == 1 or not all(matches):
+        return labels[0] if len(labels) == 1 else f"{labels[0]} … {labels[-1]}"
+    numbers = [int(m["index"]) for m in matches]  # type: ignore[index]
+    runs: list[list[int]] = []
+    for n in numbers:
+        if runs and n == runs[-1][-1] + 1:
+            runs[-1].append(n)
+        else:
+            runs.append([n])
+    text = ", ".join(str(r[0]) if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
+    return f"{matches[0]['head']}{text}{matches[0]['tail'] or ''}"  # type: ignore[index]
 
 
 def _shown(plan: FoldPlan, group: Group) -> bool:

@@ -13,7 +13,7 @@ from fxlab.errors import UsageError
 from fxlab.viz import graphviz_probe
 from fxlab.viz.dot import fx_node_line, fx_node_views, ir_op_line
 from fxlab.viz.fold import FoldOptions
-from fxlab.viz.pictures import FALLBACK_CAP, stage_picture, trace_pictures, write_pictures
+from fxlab.viz.pictures import FALLBACK_CAP, repeat_label, stage_picture, trace_pictures, write_pictures
 from tests.viz.test_dot import small_ir, small_stage
 
 
@@ -60,6 +60,7 @@ def test_the_decoder_folds_its_second_layer_and_keeps_every_stage(example_trace)
     functional = pictures[2].dot
     # layer 1's nodes are inside the box, layer 0's are drawn (its attention may be folded)
     assert '"/repeat:layers.# (DecoderLayer):/m:layers.0 (DecoderLayer)" [label="layers.1 (DecoderLayer)\\nx1' in functional
+    assert repeat_label(["layers.1 (L)", "layers.2 (L)", "layers.4 (L)", "layers.6 (L)", "layers.7 (L)"]) == "layers.1-2, 4, 6-7 (L)"
     graph = trace.graphs[0]
     layer1 = [n.name for n in graph.stages["functional"].nodes if n.provenance.module_path[:1] == ["layers.1 (DecoderLayer)"]]
     assert layer1 and not any(re.search(rf'^\s*"{n}" \[', functional, re.M) for n in layer1)

@@ -149,7 +149,9 @@
       const members = st.repeatMembers[u.index];
       const first = st.groups[members[0]][G.label], last = st.groups[members[members.length - 1]][G.label];
       const size = members.reduce((s, m) => s + st.groups[m][G.size], 0);
-      return [members.length > 1 ? first.split(" (")[0] + " … " + last : first, "x" + members.length + " like the one drawn · " + size + " nodes"];
+      const a = /^(.*?)(\d+)( \(.*\))?$/.exec(first), b = /^(.*?)(\d+)( \(.*\))?$/.exec(last);
+      const names = members.length === 1 ? first : a && b ? `${a[1]}${a[2]}-${b[2]}${a[3] || ""}` : `${first} … ${last}`;
+      return [names, "x" + members.length + " like the one drawn · " + size + " nodes"];
     }
     const g = st.groups[u.index];
     return [...g[G.label].split("\n"), g[G.size] + " nodes (click to open)"];
