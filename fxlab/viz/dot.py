@@ -68,7 +68,7 @@ def _attr_list(attrs: Mapping[str, str]) -> str:
     return "[" + ", ".join(f"{k}={quote(v)}" for k, v in attrs.items()) + "]"
 
 
-def _open_graph(name: str, title: str, node_count: int) -> list[str]:
+def open_graph(name: str, title: str, node_count: int) -> list[str]:
     lines = [f"digraph {quote(name)} {{", *_HEADER]
     if node_count > LARGE_GRAPH_NODES:
         # dot's network-simplex passes dominate on big graphs (a 900-node stage: ~20 s
@@ -145,7 +145,7 @@ def _views_from_records(stage: StageTrace) -> list[FxNodeView]:
 def fx_stage_dot(stage: fx.GraphModule | StageTrace, name: str = "fx", title: str = "") -> str:
     """DOT text of one FX stage (a live GraphModule or its recorded StageTrace)."""
     views = fx_node_views(stage)
-    lines = _open_graph(name, title, len(views))
+    lines = open_graph(name, title, len(views))
     layout_edges: list[str] = []
     _emit_scope_tree(lines, _scope_tree(views), 1, layout_edges)
     quoted = {view.name: quote(view.name) for view in views}  # each name is in several edges
@@ -269,7 +269,7 @@ def core_limit_text(aicore: Any, vectorcore: Any) -> str:
 
 def ir_graph_dot(ir: IrGraph, name: str = "ascend_ir", title: str = "") -> str:
     """DOT text of an Ascend IR graph: ops clustered by FX node inside SuperKernel scopes."""
-    lines = _open_graph(name, title, len(ir.ops))
+    lines = open_graph(name, title, len(ir.ops))
     known = {op.name for op in ir.ops}
     cluster_ids = itertools.count()
     for sk_name, fx_groups in _group_ops(ir.ops).items():
@@ -312,7 +312,7 @@ def _emit_fx_group(lines: list[str], fx_node: str | None, ops: list[IrOp], depth
         # A one-op group needs no box: the op's label names its FX node instead.
         lines.extend(pad + ir_op_line(op, fx_node if len(ops) == 1 else None) for op in ops)
         return
-    source = _short_source(ops[0].source)
+    source = short_source(ops[0].source)
     label = f"fx: {fx_node}" + (f"  ({source})" if source else "")
     lines.append(f"{pad}subgraph {quote(f'cluster_fx_{next(cluster_ids)}')} {{")
     lines.append(f'{pad}  label={quote(label)}; style="dashed,rounded"; color="#777777";')
@@ -328,7 +328,7 @@ def ir_op_line(op: IrOp, lone_fx_node: str | None) -> str:
     if lone_fx_node and lone_fx_node != op.name:
         label.append(f"<- {lone_fx_node}")
     attrs = {"label": "\n".join(label), **_op_shape(op)}
-    tooltip = "\n".join(t for t in (f"fx: {op.fx_node}" if op.fx_node else "", _short_source(op.source)) if t)
+    tooltip = "\n".join(t for t in (f"fx: {op.fx_node}" if op.fx_node else "", short_source(op.source)) if t)
     if tooltip:
         attrs["tooltip"] = tooltip
     return f"{quote(op.name)} {_attr_list(attrs)};"
@@ -396,7 +396,7 @@ def _missing_producer_lines(ops: Iterable[IrOp], known: set[str]) -> list[str]:
     return [f"  {quote(p)} [label={quote(p + chr(10) + '(not in graph)')}, style=\"dashed\", color={quote(border)}, fontcolor={quote(border)}];" for p in missing]
 
 
-def _short_source(source: str | None) -> str:
+def short_source(source: str | None) -> str:
     if not source:
         return ""
     path, _, line = source.rpartition(":")

@@ -266,7 +266,7 @@ def _focus(plan: FoldPlan, leaves: Sequence[Leaf], options: FoldOptions) -> None
     near = hops_around(leaves, options.focus, options.depth)
     if len(near) > options.cap:
         plan.notes.append(f"{len(near)} nodes within {options.depth} hops of {options.focus}, over the cap of {options.cap}: the first {options.cap} are drawn")
-        near = set(list(near)[: options.cap])
+        near = set([leaf.key for leaf in leaves if leaf.key in near][: options.cap])  # in graph order
     plan.hidden = {leaf.key for leaf in leaves if leaf.key not in near}
     plan.in_repeat.clear()
     plan.repeats.clear()

@@ -15,8 +15,8 @@ from fxlab.errors import UsageError
 from fxlab.ir.model import IrGraph, IrOp
 from fxlab.viz.dot import (
     PALETTE,
-    _open_graph,
-    _short_source,
+    open_graph,
+    short_source,
     fx_node_line,
     fx_node_views,
     ir_op_line,
@@ -140,7 +140,7 @@ def _sk_style(op: IrOp, sk_name: str) -> tuple[str, ...]:
 
 
 def _fx_group_key(op: IrOp, parent: str) -> GroupKey:
-    source = _short_source(op.source)
+    source = short_source(op.source)
     label = f"fx: {op.fx_node}" + (f"  ({source})" if source else "")
     return GroupKey(id=f"{parent}/fx:{op.fx_node}", name=str(op.fx_node), label=label, style=(f"label={quote(label)}", 'style="dashed,rounded"', 'color="#777777"'), alike_by_label=False)
 
@@ -168,7 +168,7 @@ def folded_dot(leaves: Sequence[Leaf], plan: FoldPlan, name: str, title: str) ->
     groups, repeats and runs are one box each; edges join the boxes, counted."""
     if plan.drawn < plan.total:
         title += f"\nfolded: {plan.total:,} nodes drawn as {plan.drawn:,} boxes (--expand PATH opens a module, --focus NODE a neighbourhood)"
-    lines = _open_graph(name, title, plan.drawn)
+    lines = open_graph(name, title, plan.drawn)
     _emit_group(lines, plan, plan.root, 1)
     lines.extend(_missing_producer_lines(leaves, plan))
     for (src, dst), (count, attrs) in folded_edges(plan, leaves).items():
@@ -260,7 +260,7 @@ def stage_picture(graph: GraphTrace, stage: str, model: str = "", options: FoldO
 def trace_pictures(trace: Trace, options: FoldOptions | None = None) -> list[Picture]:
     """Every recorded stage of every graph, in stage order; a ``--expand`` or ``--focus``
     that names nothing in any of them is refused."""
-    model = _short_source(trace.model + ":").rstrip(":")
+    model = short_source(trace.model + ":").rstrip(":")
     pictures = [p for graph in trace.graphs for stage in trace.stages if (p := stage_picture(graph, stage, model, options)) is not None]
     if options is not None:
         _check_names(options, pictures)
@@ -312,7 +312,7 @@ def _fallback(trace: Trace, picture: Picture, path: Path, fmt: str) -> str | Non
     from fxlab.viz.graphviz_probe import run_dot
 
     graph = next(g for g in trace.graphs if g.index == picture.graph)
-    model = _short_source(trace.model + ":").rstrip(":")
+    model = short_source(trace.model + ":").rstrip(":")
     folded = stage_picture(graph, picture.stage, model, FoldOptions(cap=FALLBACK_CAP))
     assert folded is not None
     return run_dot(_write_text(path.with_suffix(".dot"), folded.dot), path, fmt)

@@ -18,6 +18,12 @@ ARTIFACTS = ROOT / "test-artifacts"
 pytestmark = pytest.mark.skipif(chromium() is None and not os.environ.get("CI"), reason="chromium is not installed (Debian: apt-get install chromium)")
 
 
+def _diff_keys(trace) -> list[str]:  # type: ignore[no-untyped-def]
+    from fxlab.viz.viewer_data import viewer_data
+
+    return [key for graph in viewer_data(trace)["graphs"][:1] for key in graph["diff"]]
+
+
 def _check(result: dict, trace, tree_items: int) -> None:  # type: ignore[no-untyped-def]
     assert result["errors"] == [] and result["console_errors"] == []
     assert result["stages"] == [[s for s in trace.stages if s in g.stages or (s == "ascend_ir" and g.ir is not None)] for g in trace.graphs]
@@ -38,6 +44,11 @@ def test_examples_open_in_chromium(tmp_path: Path, example: str) -> None:
     report = write_html_report(trace, tmp_path / f"{example}.html")
     result = selftest(report)
     _check(result, trace, TREE_ITEMS[example])
+    # the functional stage marks each node functionalization changed (all are drawn at
+    # first where there are no modules to fold)
+    if TREE_ITEMS[example] == 0:
+        changed = sum(1 for key in _diff_keys(trace) if key.startswith("functional/"))
+        assert result["changed_marks"] == changed, (result["changed_marks"], changed)
     if example == "llama_decoder":
         # a folded module opens (more boxes) and the box of repeated layers unfolds
         kinds = {e["kind"]: e for e in result["expand"]}

@@ -199,7 +199,13 @@
       if (u.type === "node" && u.index === view.selected) cls.push("selected");
       if (u.type === "node" && view.hits.has(u.index)) cls.push("hit");
       const text = d.lines.map((l, i) => `<text x="${x + d.width / 2}" y="${y + 16 + 14 * i}" text-anchor="middle" font-size="${i ? 10 : 11}"${i ? ' fill="#444"' : ' font-weight="600"'}>${esc(l.length > 48 ? l.slice(0, 46) + "…" : l)}</text>`).join("");
-      const extra = u.type === "repeat" ? `<rect x="${x + 4}" y="${y - 4}" width="${d.width}" height="${d.height}" fill="${fill}" stroke="${stroke}"/>` : "";
+      let extra = u.type === "repeat" ? `<rect x="${x + 4}" y="${y - 4}" width="${d.width}" height="${d.height}" fill="${fill}" stroke="${stroke}"/>` : "";
+      if (u.type === "node") {
+        // hover: source line; a corner mark where functionalization changed the node
+        const node = st.nodes[u.index], change = DATA.graphs[view.gi].diff[st.name + "/" + node[F.name]];
+        extra += `<title>${esc([node[F.source], node[F.code], change ? "functionalization: " + change.join("; ") : ""].filter(Boolean).join("\n"))}</title>`;
+        if (change) extra += `<text class="changed" x="${x + d.width - 4}" y="${y + 11}" text-anchor="end" font-size="10" fill="#a3229a">Δ</text>`;
+      }
       parts.push(`<g class="${cls.join(" ")}" data-unit="${id}">${extra}<rect x="${x}" y="${y}" width="${d.width}" height="${d.height}" rx="${u.type === "node" ? 4 : 1}" fill="${fill}" stroke="${stroke}"/>${text}</g>`);
     }
   }
@@ -483,6 +489,7 @@
     const view = current;
     out.units = root.querySelectorAll("g.unit").length;
     out.tree_items = root.querySelectorAll(".tree [data-group]").length;
+    out.changed_marks = root.querySelectorAll("text.changed").length;
     out.expand = [];
     for (const kind of ["group", "repeat"]) {
       const folded = root.querySelector("g.unit." + kind);
