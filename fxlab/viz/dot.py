@@ -16,6 +16,7 @@ big graphs first (``viz/pictures.py``), reusing the node lines and scope styles 
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass, field
@@ -162,9 +163,9 @@ def fx_node_line(view: FxNodeView) -> str:
     if view.op not in ("placeholder", "output", "get_attr"):
         label.append(view.target)
     if len(view.outputs) == 1:
-        label.append(view.outputs[0].signature())
+        label.append(meta_signature(view.outputs[0]))
     elif view.outputs:
-        label.append(_signatures([m.signature() for m in view.outputs]))
+        label.append(_signatures([meta_signature(m) for m in view.outputs]))
     attrs: dict[str, str] = {}
     if view.op == "placeholder":
         attrs["shape"] = "ellipse"
@@ -177,6 +178,16 @@ def fx_node_line(view: FxNodeView) -> str:
     if not attrs:  # most nodes: no need to build the attribute list
         return f"{quote(view.name)} [label={quote(chr(10).join(label))}];"
     return f"{quote(view.name)} {_attr_list({'label': chr(10).join(label), **attrs})};"
+
+
+def meta_signature(meta: TensorMeta) -> str:
+    """``float32[2, 8]``, as ``TensorMeta.signature``; a graph has few distinct ones."""
+    return _signature_of(meta.dtype, tuple(meta.shape))
+
+
+@functools.lru_cache(maxsize=4096)
+def _signature_of(dtype: str, shape: tuple[int | str, ...]) -> str:
+    return f"{dtype}[{', '.join(map(str, shape))}]"
 
 
 def _signatures(signatures: Sequence[str]) -> str:
