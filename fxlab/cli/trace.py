@@ -38,6 +38,9 @@ def trace_command(
     verify: Optional[bool] = typer.Option(None, "--verify/--no-verify", help="Run the Ascend IR on CPU and compare with the compiled run (default: on for graphs up to 1500 FX nodes)."),
     summary_only: bool = typer.Option(False, "--summary", help="Print only the one-screen summary, not the stages."),
     graphviz: Optional[str] = typer.Option(None, "--graphviz", help="Also draw each stage and the Ascend IR with graphviz: svg, png or dot (pictures go to --out DIR, else ./fxlab-out; without the `dot` binary only .dot files are written)."),
+    expand: Optional[List[str]] = typer.Option(None, "--expand", metavar="PATH", help="In the --graphviz pictures, open this module (e.g. layers.3 or layers.0.attn) instead of folding it; repeatable."),
+    focus: Optional[str] = typer.Option(None, "--focus", metavar="NODE", help="In the --graphviz pictures, draw only the nodes within --depth edges of this node or GE op."),
+    depth: int = typer.Option(2, "--depth", min=0, metavar="K", help="How many edges around --focus to draw."),
     html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML report of the trace to this file."),
     converter: str = typer.Option("builtin", "--converter", help="Who builds the ascend_ir stage: builtin (fxlab's converters) or torchair (TorchAir's own code path: the real torchair when importable, else a copy of its sources, see --torchair-path)."),
     torchair_path: Optional[Path] = typer.Option(None, "--torchair-path", help="TorchAir sources to load for --converter torchair: a torch_npu wheel's torch_npu/dynamo/torchair folder or a TorchAir checkout's python/ folder (default: $FXLAB_TORCHAIR_PATH, the installed torchair, or the copy `fxlab torchair fetch` made)."),
@@ -52,7 +55,7 @@ def trace_command(
 
         check_format(graphviz)
     trace = _capture_and_save(model, entry, plugin, wanted, verify, converter, torchair_path, out, soc=soc, convert_refused=convert_refused)
-    _write_extras(trace, graphviz, html, out)  # pictures and HTML: after the trace is saved
+    _write_extras(trace, graphviz, html, out, picture_options(expand, focus, depth))  # after the trace is saved
     if as_json:
         console.out().print_json(dumps_strict(trace_views.json_summary(trace, str(out) if out else None)))
     else:
@@ -94,15 +97,25 @@ def _failure(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, FxlabError) else f"{type(exc).__name__}: {exc}"
 
 
-def _write_extras(trace: Any, graphviz: Optional[str], html: Optional[Path], out_dir: Optional[Path]) -> None:
+def picture_options(expand: Optional[List[str]], focus: Optional[str], depth: int) -> Any:
+    from fxlab.viz.fold import FoldOptions
+
+    return FoldOptions(expand=tuple(expand or ()), focus=focus, depth=depth)
+
+
+def _picture_progress(done: int, total: int, path: Path, seconds: float, error: Optional[str]) -> None:
+    console.note(f"picture {done}/{total}: {path} ({seconds:.1f} s{', failed' if error else ''})")
+
+
+def _write_extras(trace: Any, graphviz: Optional[str], html: Optional[Path], out_dir: Optional[Path], options: Any) -> None:
     """Pictures and the HTML report, when asked for (after the trace is saved, so a slow
     `dot` or Ctrl-C never costs the trace)."""
     if graphviz is not None:
         from fxlab.capture.save import prepare_out_dir
-        from fxlab.viz.dot import write_pictures
+        from fxlab.viz.pictures import write_pictures
 
         folder = out_dir if out_dir is not None else prepare_out_dir(Path("fxlab-out"))
-        files, messages = write_pictures(trace, folder, graphviz)
+        files, messages = write_pictures(trace, folder, graphviz, options, _picture_progress)
         for message in messages:
             console.warn(message)
         console.note(f"{len(files)} picture file(s) written under {folder}/")

@@ -11,19 +11,20 @@ one FX node became share a cluster, and those sit inside a coloured cluster per
 SuperKernel scope. ``FxlabUnsupported`` ops are red.
 
 Both emitters walk the graph once and emit in graph order, so the text is deterministic
-and linear in the size of the graph.
+and linear in the size of the graph. They draw every node; a trace's pictures fold the
+big graphs first (``viz/pictures.py``), reusing the node lines and scope styles here.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import torch.fx as fx
 
-from fxlab.capture.trace import GraphTrace, StageTrace, TensorMeta, Trace
+from fxlab.capture.trace import StageTrace, TensorMeta
 from fxlab.escape import visible
 from fxlab.ir.model import IrGraph, IrOp, TensorDesc
 from fxlab.viz.trace_views import KIND_STYLE
@@ -70,7 +71,7 @@ def _attr_list(attrs: Mapping[str, str]) -> str:
     return "[" + ", ".join(f"{k}={quote(v)}" for k, v in attrs.items()) + "]"
 
 
-def _open_graph(name: str, title: str, node_count: int) -> list[str]:
+def open_graph(name: str, title: str, node_count: int) -> list[str]:
     lines = [f"digraph {quote(name)} {{", *_HEADER]
     if node_count > LARGE_GRAPH_NODES:
         # dot's network-simplex passes dominate on big graphs (a 900-node stage: ~20 s
@@ -134,9 +135,12 @@ def _views_from_records(stage: StageTrace) -> list[FxNodeView]:
     seen: set[str] = set()
     views = []
     for record in stage.nodes:
-        tokens = _NAME_TOKEN.findall(_QUOTED.sub("", record.args))
-        inputs = list(dict.fromkeys(t for t in tokens if t in seen))
-        views.append(FxNodeView(record.name, record.op, record.target, list(record.outputs), record.kind, list(record.scopes), inputs))
+        args = record.args
+        tokens = _NAME_TOKEN.findall(_QUOTED.sub("", args) if "'" in args or '"' in args else args)
+        inputs = [t for t in tokens if t in seen]
+        if len(inputs) > 1:
+            inputs = list(dict.fromkeys(inputs))
+        views.append(FxNodeView(record.name, record.op, record.target, record.outputs, record.kind, record.scopes, inputs))
         seen.add(record.name)
     return views
 
@@ -144,11 +148,13 @@ def _views_from_records(stage: StageTrace) -> list[FxNodeView]:
 def fx_stage_dot(stage: fx.GraphModule | StageTrace, name: str = "fx", title: str = "") -> str:
     """DOT text of one FX stage (a live GraphModule or its recorded StageTrace)."""
     views = fx_node_views(stage)
-    lines = _open_graph(name, title, len(views))
+    lines = open_graph(name, title, len(views))
     layout_edges: list[str] = []
     _emit_scope_tree(lines, _scope_tree(views), 1, layout_edges)
+    quoted = {view.name: quote(view.name) for view in views}  # each name is in several edges
     for view in views:
-        lines.extend(f"  {quote(src)} -> {quote(view.name)};" for src in view.inputs)
+        dst = quoted[view.name]
+        lines.extend(f"  {quoted.get(src) or quote(src)} -> {dst};" for src in view.inputs)
     lines.extend(layout_edges)
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -158,8 +164,10 @@ def fx_node_line(view: FxNodeView) -> str:
     label = [view.name]
     if view.op not in ("placeholder", "output", "get_attr"):
         label.append(view.target)
-    if view.outputs:
-        label.append(_signatures([m.signature() for m in view.outputs]))
+    if len(view.outputs) == 1:
+        label.append(meta_signature(view.outputs[0]))
+    elif view.outputs:
+        label.append(_signatures([meta_signature(m) for m in view.outputs]))
     attrs: dict[str, str] = {}
     if view.op == "placeholder":
         attrs["shape"] = "ellipse"
@@ -169,7 +177,19 @@ def fx_node_line(view: FxNodeView) -> str:
         fill, border, kind_label = KIND_COLOURS[view.kind]
         label.append(kind_label)
         attrs.update(fillcolor=fill, color=border, penwidth="2")
+    if not attrs:  # most nodes: no need to build the attribute list
+        return f"{quote(view.name)} [label={quote(chr(10).join(label))}];"
     return f"{quote(view.name)} {_attr_list({'label': chr(10).join(label), **attrs})};"
+
+
+def meta_signature(meta: TensorMeta) -> str:
+    """``float32[2, 8]``, as ``TensorMeta.signature``; a graph has few distinct ones."""
+    return _signature_of(meta.dtype, tuple(meta.shape))
+
+
+@functools.lru_cache(maxsize=4096)
+def _signature_of(dtype: str, shape: tuple[int | str, ...]) -> str:
+    return f"{dtype}[{', '.join(map(str, shape))}]"
 
 
 def _signatures(signatures: Sequence[str]) -> str:
@@ -262,7 +282,7 @@ def core_limit_text(aicore: Any, vectorcore: Any) -> str:
 
 def ir_graph_dot(ir: IrGraph, name: str = "ascend_ir", title: str = "") -> str:
     """DOT text of an Ascend IR graph: ops clustered by FX node inside SuperKernel scopes."""
-    lines = _open_graph(name, title, len(ir.ops))
+    lines = open_graph(name, title, len(ir.ops))
     known = {op.name for op in ir.ops}
     cluster_ids = itertools.count()
     for sk_name, fx_groups in _group_ops(ir.ops).items():
@@ -305,7 +325,7 @@ def _emit_fx_group(lines: list[str], fx_node: str | None, ops: list[IrOp], depth
         # A one-op group needs no box: the op's label names its FX node instead.
         lines.extend(pad + ir_op_line(op, fx_node if len(ops) == 1 else None) for op in ops)
         return
-    source = _short_source(ops[0].source)
+    source = short_source(ops[0].source)
     label = f"fx: {fx_node}" + (f"  ({source})" if source else "")
     lines.append(f"{pad}subgraph {quote(f'cluster_fx_{next(cluster_ids)}')} {{")
     lines.append(f'{pad}  label={quote(label)}; style="dashed,rounded"; color="#777777";')
@@ -321,7 +341,7 @@ def ir_op_line(op: IrOp, lone_fx_node: str | None) -> str:
     if lone_fx_node and lone_fx_node != op.name:
         label.append(f"<- {lone_fx_node}")
     attrs = {"label": "\n".join(label), **_op_shape(op)}
-    tooltip = "\n".join(t for t in (f"fx: {op.fx_node}" if op.fx_node else "", _short_source(op.source)) if t)
+    tooltip = "\n".join(t for t in (f"fx: {op.fx_node}" if op.fx_node else "", short_source(op.source)) if t)
     if tooltip:
         attrs["tooltip"] = tooltip
     return f"{quote(op.name)} {_attr_list(attrs)};"
@@ -389,46 +409,8 @@ def _missing_producer_lines(ops: Iterable[IrOp], known: set[str]) -> list[str]:
     return [f"  {quote(p)} [label={quote(p + chr(10) + '(not in graph)')}, style=\"dashed\", color={quote(border)}, fontcolor={quote(border)}];" for p in missing]
 
 
-def _short_source(source: str | None) -> str:
+def short_source(source: str | None) -> str:
     if not source:
         return ""
     path, _, line = source.rpartition(":")
     return f"{path.replace(chr(92), '/').rsplit('/', 1)[-1]}:{line}" if path else source
-
-
-# ---------------------------------------------------------------- a trace's pictures
-
-
-def stage_dot(graph: GraphTrace, stage: str, model: str = "") -> str | None:
-    """DOT text of one stage of one graph (None when the trace lacks that stage).
-    The live GraphModule is preferred: its edges are exact, not read back from text."""
-    title = f"{model} · graph {graph.index} · {stage}".lstrip(" ·")
-    name = f"graph_{graph.index}_{stage}"
-    if stage == "ascend_ir":
-        return ir_graph_dot(graph.ir, name, title) if graph.ir is not None else None
-    source = graph.modules.get(stage) or graph.stages.get(stage)
-    return fx_stage_dot(source, name, title) if source is not None else None
-
-
-def trace_dots(trace: Trace) -> list[tuple[GraphTrace, str, str]]:
-    """(graph, stage, DOT text) for every recorded stage of every graph, in stage order."""
-    model = _short_source(trace.model + ":").rstrip(":")
-    out = []
-    for graph in trace.graphs:
-        for stage in trace.stages:
-            text = stage_dot(graph, stage, model)
-            if text is not None:
-                out.append((graph, stage, text))
-    return out
-
-
-def write_pictures(trace: Trace, out_dir: str | Path, fmt: str) -> tuple[list[Path], list[str]]:
-    """Write ``graph_<k>/<stage>.dot`` and, with graphviz, ``graph_<k>/<stage>.<fmt>`` for
-    each FX stage and the Ascend IR. Returns the files written and messages for the user
-    (graphviz missing and how to install it, a picture that could not be drawn)."""
-    from fxlab.viz.graphviz_probe import RenderJob, check_format, render_many
-
-    check_format(fmt)
-    folder = Path(out_dir)
-    jobs = [RenderJob(text, folder / f"graph_{graph.index}" / f"{stage}.{fmt}") for graph, stage, text in trace_dots(trace)]
-    return render_many(jobs, fmt)

@@ -6,16 +6,18 @@ import functools
 import os
 import shutil
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Optional, Sequence
 
 from fxlab.errors import UsageError
 
 PICTURE_FORMATS = ("svg", "png", "dot")
-# dot's layout time grows faster than linearly; past this it can take minutes per graph.
-DOT_TIMEOUT_SECONDS = 300.0
+# Folded pictures take dot well under a second; one still running after this is stopped
+# and the stage drawn again more folded.
+DOT_TIMEOUT_SECONDS = 60.0
 INSTALL_HINT = (
     "install graphviz to get pictures (Debian/Ubuntu: `apt-get install graphviz`; "
     "macOS: `brew install graphviz`; conda: `conda install graphviz`), or open the .dot "
@@ -65,7 +67,7 @@ def render_many(jobs: Sequence[RenderJob], fmt: str) -> tuple[list[Path], list[s
     if dot_binary() is None:
         return dot_files, [missing_dot_message(dot_files)]
     with ThreadPoolExecutor(max_workers=_workers(len(jobs))) as pool:
-        results = list(pool.map(lambda pair: _run_dot(pair[0], pair[1].path, fmt), zip(dot_files, jobs)))
+        results = list(pool.map(lambda pair: run_dot(pair[0], pair[1].path, fmt), zip(dot_files, jobs)))
     files = list(dot_files)
     messages = []
     for job, error in zip(jobs, results):
@@ -76,40 +78,56 @@ def render_many(jobs: Sequence[RenderJob], fmt: str) -> tuple[list[Path], list[s
     return files, messages
 
 
-def svg_texts(dot_texts: Sequence[str]) -> list[str | None]:
-    """SVG markup for each DOT text (None where ``dot`` is missing or failed)."""
-    if dot_binary() is None or not dot_texts:
-        return [None] * len(dot_texts)
-    with ThreadPoolExecutor(max_workers=_workers(len(dot_texts))) as pool:
-        return list(pool.map(_svg_of, dot_texts))
-
-
-def _svg_of(dot_text: str) -> str | None:
-    binary = dot_binary()
-    if binary is None:
-        return None
-    try:
-        done = subprocess.run([binary, "-Tsvg"], input=dot_text.encode(), capture_output=True, timeout=DOT_TIMEOUT_SECONDS, check=False)
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return done.stdout.decode("utf-8", "replace") if done.returncode == 0 else None
-
-
-def _run_dot(dot_file: Path, out: Path, fmt: str) -> str | None:
-    """Draw ``dot_file`` into ``out``; the reason as a message when that fails."""
+def run_dot(dot_file: Path, out: Path, fmt: str, timeout: float | None = None) -> str | None:
+    """Draw ``dot_file`` into ``out``; the reason as a message when that fails. dot writes
+    beside ``out`` and the file is renamed when dot succeeds, so a failing or stopped dot
+    leaves no half-written picture (and removes an old one of the same name)."""
     binary = dot_binary()
     if binary is None:
         return missing_dot_message([dot_file])
+    limit = DOT_TIMEOUT_SECONDS if timeout is None else timeout
+    partial = out.with_name(out.name + ".part")
     try:
-        done = subprocess.run([binary, f"-T{fmt}", "-o", str(out), str(dot_file)], capture_output=True, timeout=DOT_TIMEOUT_SECONDS, check=False)
+        done = subprocess.run([binary, f"-T{fmt}", "-o", str(partial), str(dot_file)], capture_output=True, timeout=limit, check=False)
     except subprocess.TimeoutExpired:
-        return f"dot took over {DOT_TIMEOUT_SECONDS:.0f} s on {dot_file} and was stopped; the .dot file is kept (try `sfdp -T{fmt}` for large graphs)."
+        _remove(partial, out)
+        return f"dot took over {limit:.0f} s on {dot_file} and was stopped; no {fmt} was left, the .dot file is kept."
     except OSError as exc:
+        _remove(partial, out)
         return f"could not run {binary} on {dot_file} ({exc}); the .dot file is kept."
     if done.returncode != 0:
+        _remove(partial, out)
         reason = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        return f"dot failed on {dot_file} ({reason[0] if reason else f'exit code {done.returncode}'}); the .dot file is kept."
+        return f"dot failed on {dot_file} ({reason[0] if reason else f'exit code {done.returncode}'}); no {fmt} was left, the .dot file is kept."
+    os.replace(partial, out)
     return None
+
+
+def _remove(*paths: Path) -> None:
+    for path in paths:
+        path.unlink(missing_ok=True)
+
+
+DrawProgress = Callable[[int, int, Path, float, Optional[str]], None]
+
+
+def draw_all(pairs: Sequence[tuple[Path, Path]], fmt: str, progress: DrawProgress | None = None) -> list[str | None]:
+    """:func:`run_dot` for each (dot file, picture), in parallel; ``progress`` hears of
+    each as it finishes (count done, total, picture, seconds, error)."""
+    def timed(pair: tuple[Path, Path]) -> tuple[float, str | None]:
+        start = time.perf_counter()
+        error = run_dot(pair[0], pair[1], fmt)
+        return time.perf_counter() - start, error
+
+    results: list[str | None] = [None] * len(pairs)
+    with ThreadPoolExecutor(max_workers=_workers(len(pairs))) as pool:
+        futures = {pool.submit(timed, pair): i for i, pair in enumerate(pairs)}
+        for done, future in enumerate(as_completed(futures), 1):
+            index = futures[future]
+            seconds, results[index] = future.result()
+            if progress is not None:
+                progress(done, len(pairs), pairs[index][1], seconds, results[index])
+    return results
 
 
 def _write_text(path: Path, text: str) -> Path:

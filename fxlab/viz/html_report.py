@@ -1,10 +1,14 @@
-"""One self-contained HTML file for a trace: summary, checks, every stage's code with the
-notable lines highlighted, the Ascend IR per FX node, scopes, and (with graphviz) each
-stage's picture inline as SVG. No network: styles are inline, there is no script.
-Built as plain strings with ``html.escape``; returns or writes text, never prints."""
+"""One self-contained HTML file for a trace: summary, checks, an interactive graph viewer
+(module tree, folded graph, search, node details across stages: ``viewer/viewer.js``
+with the vendored dagre layout, reading the trace as JSON embedded in the page), every
+stage's code with the notable lines highlighted, the Ascend IR per FX node, scopes. No
+network: styles and scripts are inline. Built as plain strings with ``html.escape``;
+returns or writes text, never prints."""
 from __future__ import annotations
 
+import functools
 import html
+import json
 import re
 from pathlib import Path
 from typing import Any, Iterable, Sequence
@@ -12,13 +16,16 @@ from typing import Any, Iterable, Sequence
 from fxlab.capture.trace import CheckResult, GraphTrace, StageTrace, Trace
 from fxlab.escape import visible
 from fxlab.ir.model import IrGraph, IrOp
-from fxlab.viz.dot import KIND_COLOURS, UNSUPPORTED_OP_TYPE, scope_attr_lines, trace_dots
+from fxlab.viz.dot import KIND_COLOURS, UNSUPPORTED_OP_TYPE, scope_attr_lines
 from fxlab.viz.trace_views import SCOPE_KEYS_SHOWN, STAGE_TITLES, relative_paths, scope_tag
 
-# Stages bigger than this are not drawn inline: dot would take minutes and the page
-# would not scroll. ``fxlab trace --graphviz svg`` still draws them.
-PICTURE_NODE_LIMIT = 1500
 MAX_NODES_LISTED = 12
+HERE = Path(__file__).resolve().parent
+# The page's own errors, kept for the browser test (set before any other script runs).
+_ERROR_TRAP = (
+    "window.__fxlabErrors=[];window.addEventListener('error',function(e){window.__fxlabErrors.push(String(e.message))});"
+    "(function(){var f=console.error;console.error=function(){window.__fxlabErrors.push(Array.prototype.join.call(arguments,' '));f.apply(console,arguments)}})();"
+)
 
 _ASSIGN = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?::\s*\"[^\"]*\")?\s*=")
 _STYLE = """
@@ -36,22 +43,24 @@ span.unsupported { color: #c62828; font-weight: bold; }
 .ok { color: #2e7d32; font-weight: bold; } .bad { color: #c62828; font-weight: bold; } .dim { color: #777; }
 .partial { color: #b8860b; font-weight: bold; }
 details { margin: 0.4em 0; } summary { cursor: pointer; font-weight: 600; }
-div.picture { overflow: auto; max-height: 80vh; border: 1px solid #ddd; margin: 0.4em 0; }
 span.swatch { display: inline-block; padding: 0 0.5em; margin-right: 0.6em; border-left: 4px solid; }
 """
 
 
-def write_html_report(trace: Trace, path: str | Path, pictures: bool | None = None) -> Path:
-    """Write the report of ``trace`` to ``path`` (pictures: default when graphviz is there)."""
+def write_html_report(trace: Trace, path: str | Path) -> Path:
+    """Write the report of ``trace`` to ``path``."""
+    from fxlab.heap import frozen_heap
+
     out = Path(path)
     if out.parent != Path(""):
         out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(html_report(trace, pictures), encoding="utf-8")
+    with frozen_heap():  # the report only adds short-lived objects beside a capture's big heap
+        text = html_report(trace)
+    out.write_text(text, encoding="utf-8")
     return out
 
 
-def html_report(trace: Trace, pictures: bool | None = None) -> str:
-    svgs = _stage_svgs(trace, pictures)
+def html_report(trace: Trace) -> str:
     title = f"fxlab trace · {_base_name(trace.model)}"
     body = [
         f"<h1>{_e(title)}</h1>",
@@ -59,10 +68,11 @@ def html_report(trace: Trace, pictures: bool | None = None) -> str:
         _summary_table(trace),
         _checks(trace),
         _legend(),
+        viewer_section(trace),
         _contents(trace),
     ]
-    body += [_graph_section(trace, graph, svgs) for graph in trace.graphs]
-    head = f'<meta charset="utf-8"><title>{_e(title)}</title><style>{_STYLE}</style>'
+    body += [_graph_section(trace, graph) for graph in trace.graphs]
+    head = f'<meta charset="utf-8"><title>{_e(title)}</title><style>{_STYLE}{_asset("viewer/viewer.css")}</style><script>{_ERROR_TRAP}</script>'
     return f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>{head}</head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n"
 
 
@@ -79,44 +89,31 @@ def _anchor(graph: GraphTrace, stage: str | None = None) -> str:
     return f"graph-{graph.index}" + (f"-{stage}" if stage else "")
 
 
-# ---------------------------------------------------------------- pictures
+# ---------------------------------------------------------------- the viewer
 
 
-def _stage_svgs(trace: Trace, pictures: bool | None) -> dict[tuple[int, str], str]:
-    """Inline SVG per (graph index, stage); empty without graphviz or when not wanted."""
-    from fxlab.viz.graphviz_probe import dot_binary, svg_texts
-
-    if pictures is False or dot_binary() is None:
-        return {}
-    wanted = [(g, s, text) for g, s, text in trace_dots(trace) if _stage_size(g, s) <= PICTURE_NODE_LIMIT]
-    rendered = svg_texts([text for _, _, text in wanted])
-    return {(g.index, s): _inline_svg(svg) for (g, s, _), svg in zip(wanted, rendered) if svg}
+@functools.lru_cache(maxsize=None)
+def _asset(name: str) -> str:
+    """A file shipped beside this module (the viewer, the vendored layout library)."""
+    return (HERE / name).read_text(encoding="utf-8")
 
 
-def _stage_size(graph: GraphTrace, stage: str) -> int:
-    if stage == "ascend_ir":
-        return len(graph.ir.ops) if graph.ir is not None else 0
-    recorded = graph.stages.get(stage)
-    return len(recorded.nodes) if recorded is not None else len(graph.modules[stage].graph.nodes)
+def script_json(data: object) -> str:
+    """JSON that can sit inside a <script> element: no ``<`` (so no ``</script>`` or
+    ``<!--``), and the line separators JavaScript once refused."""
+    text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-def _inline_svg(svg: str) -> str:
-    """Graphviz's SVG without its XML prologue and doctype, ready to sit inside HTML."""
-    start = svg.find("<svg")
-    return svg[start:] if start >= 0 else ""
+def viewer_section(trace: Trace) -> str:
+    """The interactive viewer: its data as JSON, dagre, and the viewer script, inline."""
+    from fxlab.viz.viewer_data import viewer_data
 
-
-def _picture(trace: Trace, graph: GraphTrace, stage: str, svgs: dict[tuple[int, str], str]) -> str:
-    svg = svgs.get((graph.index, stage))
-    if svg:
-        return f'<details><summary>picture</summary><div class="picture">{svg}</div></details>'
-    from fxlab.viz.graphviz_probe import INSTALL_HINT, dot_binary
-
-    if dot_binary() is None:
-        return f'<p class="dim">No picture: graphviz `dot` is not on PATH; {_e(INSTALL_HINT)}.</p>'
-    if _stage_size(graph, stage) > PICTURE_NODE_LIMIT:
-        return f'<p class="dim">No picture inline ({_stage_size(graph, stage)} nodes, over {PICTURE_NODE_LIMIT}): run <code>fxlab trace --graphviz svg --out DIR</code>.</p>'
-    return ""
+    return (
+        '<h2 id="viewer">Graph viewer</h2>\n<div id="fxlab-viewer"><p class="dim">The viewer needs JavaScript.</p></div>\n'
+        f'<script type="application/json" id="fxlab-data">{script_json(viewer_data(trace))}</script>\n'
+        f"<script>{_asset('vendor/dagre.min.js')}</script>\n<script>{_asset('viewer/viewer.js')}</script>"
+    )
 
 
 # ---------------------------------------------------------------- summary and checks
@@ -216,7 +213,7 @@ def _stages_of(trace: Trace, graph: GraphTrace) -> list[str]:
 # ---------------------------------------------------------------- one graph
 
 
-def _graph_section(trace: Trace, graph: GraphTrace, svgs: dict[tuple[int, str], str]) -> str:
+def _graph_section(trace: Trace, graph: GraphTrace) -> str:
     parts = [f'<section id="{_anchor(graph)}">', f"<h2>graph {graph.index}</h2>"]
     if graph.break_reason:
         parts.append(f"<p>Graph break after this graph: {_e(_break_text(graph))}</p>")
@@ -224,23 +221,21 @@ def _graph_section(trace: Trace, graph: GraphTrace, svgs: dict[tuple[int, str], 
         parts.append(f"<p>Inputs written in place: {_e(', '.join(graph.mutated_inputs))}</p>")
     for stage in _stages_of(trace, graph):
         if stage == "ascend_ir":
-            parts.append(_ir_section(trace, graph, svgs))
+            parts.append(_ir_section(graph))
         else:
-            parts.append(_stage_section(trace, graph, graph.stages[stage], svgs))
+            parts.append(_stage_section(graph, graph.stages[stage]))
     parts.append(_scope_section(graph))
     parts.append("</section>")
     return "\n".join(p for p in parts if p)
 
 
-def _stage_section(trace: Trace, graph: GraphTrace, stage: StageTrace, svgs: dict[tuple[int, str], str]) -> str:
+def _stage_section(graph: GraphTrace, stage: StageTrace) -> str:
     counts = [f"{len(stage.call_nodes())} nodes"]
     counts += [f"{label}: {stage.count(kind)}" for kind, (_, _, label) in KIND_COLOURS.items() if stage.count(kind)]
     title = f"{stage.name}: {STAGE_TITLES.get(stage.name, stage.name)}"
     return (
         f'<h3 id="{_anchor(graph, stage.name)}">{_e(title)} <span class="dim">({_e(", ".join(counts))})</span></h3>\n'
         + highlighted_code(stage)
-        + "\n"
-        + _picture(trace, graph, stage.name, svgs)
     )
 
 
@@ -267,7 +262,7 @@ def highlighted_code(stage: StageTrace) -> str:
     return '<pre class="code">' + "".join(lines) + "</pre>"
 
 
-def _ir_section(trace: Trace, graph: GraphTrace, svgs: dict[tuple[int, str], str]) -> str:
+def _ir_section(graph: GraphTrace) -> str:
     ir = graph.ir
     if ir is None:
         return ""
@@ -277,7 +272,6 @@ def _ir_section(trace: Trace, graph: GraphTrace, svgs: dict[tuple[int, str], str
         f'<h3 id="{_anchor(graph, "ascend_ir")}">ascend_ir: the GE graph, per FX node <span class="dim">({_e(counts)})</span></h3>',
         ir_table(ir),
         _output_reuse_note(graph),
-        _picture(trace, graph, "ascend_ir", svgs),
     ]
     return "\n".join(p for p in parts if p)
 

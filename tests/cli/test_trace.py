@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 
@@ -121,3 +123,16 @@ def test_pictures_and_html_report(tmp_path):
 def test_unknown_picture_format_is_refused_before_capturing():
     code, _, err = run("trace", str(EXAMPLES / "my_op.py"), "--graphviz", "gif")
     assert code == 2 and "unknown picture format 'gif'" in err
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz `dot` is not installed")
+def test_pictures_are_drawn_after_the_trace_is_saved_with_progress(tmp_path):
+    out = tmp_path / "o"
+    code, _, err = run("trace", str(EXAMPLES / "my_op.py"), "--out", str(out), "--graphviz", "svg", "--summary")
+    assert code == 0
+    assert sorted(re.findall(r"picture (\d)/5: ", err)) == ["1", "2", "3", "4", "5"]
+    assert sorted(p.name for p in (out / "graph_0").glob("*.svg")) == ["ascend_ir.svg", "aten.svg", "dynamo.svg", "functional.svg", "reinplaced.svg"]
+    # a bad --expand is found only when drawing: the trace is already saved by then
+    code, _, err = run("trace", str(EXAMPLES / "my_op.py"), "--out", str(tmp_path / "p"), "--graphviz", "svg", "--expand", "nosuch", "--summary")
+    assert code == 2 and "--expand nosuch: no such module in any stage" in err
+    assert json.loads((tmp_path / "p" / "manifest.json").read_text())["status"] == "ok"

@@ -9,11 +9,10 @@ import torch
 
 from fxlab.capture.records import stage_from_module
 from fxlab.capture.stages import functional_graph
-from fxlab.capture.trace import GraphTrace, NodeRecord, StageTrace, TensorMeta, Trace
-from fxlab.errors import UsageError
+from fxlab.capture.trace import NodeRecord, StageTrace, TensorMeta
 from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc
 from fxlab.viz import dot, graphviz_probe
-from fxlab.viz.dot import fx_node_views, fx_stage_dot, ir_graph_dot, write_pictures
+from fxlab.viz.dot import fx_node_views, fx_stage_dot, ir_graph_dot
 
 SK_FRAME = {"index": 0, "enter": "scope_enter", "attrs": {"_super_kernel_scope": "s1", "_super_kernel_options": "stream-fusion=1"}}
 CORE_FRAME = {"index": 1, "enter": "scope_enter_1", "attrs": {"_op_aicore_num": "8", "_op_vectorcore_num": "16"}}
@@ -171,29 +170,6 @@ def test_big_graphs_get_bounded_layout_passes() -> None:
     assert "nslimit" not in ir_graph_dot(small_ir())
 
 
-def small_trace() -> Trace:
-    graph = GraphTrace(index=0, stages={"functional": small_stage()}, ir=small_ir())
-    return Trace(model="/m/model.py", entry="model", fxlab_version="0", torch_version="0", graphs=[graph], stages=["functional", "ascend_ir"])
-
-
-def test_without_dot_only_dot_files_are_written_with_install_hint(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(graphviz_probe, "dot_binary", lambda: None)
-    files, messages = write_pictures(small_trace(), tmp_path, "svg")
-    assert files == [tmp_path / "graph_0" / "functional.dot", tmp_path / "graph_0" / "ascend_ir.dot"]
-    assert files[0].read_text() == fx_stage_dot(small_stage(), "graph_0_functional", "model.py · graph 0 · functional")
-    assert files[1].read_text() == ir_graph_dot(small_ir(), "graph_0_ascend_ir", "model.py · graph 0 · ascend_ir")
-    (message,) = messages
-    assert "apt-get install graphviz" in message and str(files[0]) in message
-    assert sorted(p.name for p in (tmp_path / "graph_0").iterdir()) == ["ascend_ir.dot", "functional.dot"]
-
-
-def test_dot_format_writes_dot_files_only(tmp_path: Path) -> None:
-    files, messages = write_pictures(small_trace(), tmp_path, "dot")
-    assert [p.name for p in files] == ["functional.dot", "ascend_ir.dot"] and messages == []
-    with pytest.raises(UsageError, match="unknown picture format 'jpg'"):
-        write_pictures(small_trace(), tmp_path, "jpg")
-
-
 def test_a_failing_dot_is_reported_and_the_dot_file_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     failing = tmp_path / "failing-dot"
     failing.write_text("#!/bin/sh\necho 'syntax error in line 1' >&2\nexit 1\n")
@@ -206,10 +182,9 @@ def test_a_failing_dot_is_reported_and_the_dot_file_kept(tmp_path: Path, monkeyp
 
 @pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz `dot` is not installed")
 def test_renders_svg_and_png_with_dot(tmp_path: Path) -> None:
-    files, messages = write_pictures(small_trace(), tmp_path, "svg")
-    assert messages == []
-    assert [p.name for p in files] == ["functional.dot", "ascend_ir.dot", "functional.svg", "ascend_ir.svg"]
-    svg = (tmp_path / "graph_0" / "ascend_ir.svg").read_text()
+    files, message = graphviz_probe.render(ir_graph_dot(small_ir()), tmp_path / "ir.svg", "svg")
+    assert message is None and files == [tmp_path / "ir.dot", tmp_path / "ir.svg"]
+    svg = (tmp_path / "ir.svg").read_text()
     assert svg.lstrip().startswith("<?xml") and "<svg" in svg
     for title in ("<title>cluster_sk_s1</title>", "<title>Split</title>", "<title>Split&#45;&gt;FxlabUnsupported</title>"):
         assert title in svg

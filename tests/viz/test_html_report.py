@@ -3,31 +3,37 @@ checks, scopes and (with graphviz) inline pictures."""
 from __future__ import annotations
 
 import html
+import json
 import re
-import shutil
 from pathlib import Path
 
-import pytest
 
 from fxlab.capture.trace import GraphTrace, Trace
-from fxlab.viz import graphviz_probe
+from fxlab.viz.html_report import HERE
 from fxlab.viz.html_report import html_report, write_html_report
 from fxlab.viz.trace_views import relative_paths
 from tests.viz.test_dot import small_ir, small_stage  # the same small graphs as the DOT tests
 
 
 def _no_network(page: str) -> None:
-    """Nothing the browser would fetch: no scripts, stylesheets, images or frames by URL."""
-    assert not re.search(r"<(script|link|img|iframe)\b", page)
+    """Nothing the browser would fetch: scripts only inline, no stylesheets, images or
+    frames, no URLs."""
+    assert not re.search(r"<(link|img|iframe)\b", page)
+    assert not re.search(r"<script\b[^>]*\bsrc=", page)
     assert not re.search(r"\b(src|href)=\"(?!#)", page)
+    assert not re.search(r"https?://(?!www\.w3\.org/2000/svg)", page.replace(_dagre(), ""))
 
 
-@pytest.fixture
-def no_dot(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(graphviz_probe, "dot_binary", lambda: None)
+def _dagre() -> str:
+    return (HERE / "vendor" / "dagre.min.js").read_text()
 
 
-def test_my_inplace_report_has_every_stage_and_ir_op(example_trace, tmp_path: Path, no_dot: None) -> None:
+def viewer_json(page: str) -> dict:
+    start = page.index('<script type="application/json" id="fxlab-data">') + len('<script type="application/json" id="fxlab-data">')
+    return json.loads(page[start : page.index("</script>", start)])
+
+
+def test_my_inplace_report_has_every_stage_and_ir_op(example_trace, tmp_path: Path) -> None:
     trace = example_trace("my_inplace")
     path = write_html_report(trace, tmp_path / "sub" / "report.html")
     page = path.read_text(encoding="utf-8")
@@ -47,22 +53,34 @@ def test_my_inplace_report_has_every_stage_and_ir_op(example_trace, tmp_path: Pa
     assert functional.count("background:#f9d0f3") == 2 and functional.count("background:#c9f1f7") == 3
     assert "eager vs compiled: <span class=\"ok\">match" in page
     assert "arg2_1 (state)" in page
-    assert "apt-get install graphviz" in page and "<svg" not in page
+    # the viewer: every stage's nodes, their groups, and the links between stages
+    data = viewer_json(page)
+    (graph_data,) = data["graphs"]
+    assert [s["name"] for s in graph_data["stages"]] == ["dynamo", "aten", "functional", "reinplaced", "ascend_ir"]
+    for stage_data in graph_data["stages"]:
+        names = [n[0] for n in stage_data["nodes"]]
+        expected = [op.name for op in graph.ir.ops] if stage_data["name"] == "ascend_ir" else [n.name for n in graph.stages[stage_data["name"]].nodes]
+        assert names == expected and len(stage_data["inputs"]) == len(names)
+    my_inplace = graph.ir.ops_of_type("MyInplace")[0]
+    assert ["*", my_inplace.fx_node, "ascend_ir", my_inplace.name] in graph_data["links"]
+    assert any(key.startswith("functional/") and "auto_functionalized" in " ".join(words) for key, words in graph_data["diff"].items())
+    assert _dagre() in page and "fxlab graph viewer" in page
     # a trace read back from its JSON gives the same page
     assert html_report(Trace.from_json(trace.to_json())) == html_report(trace)
 
 
-@pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz `dot` is not installed")
-def test_pictures_are_inline_svg_when_dot_is_there(example_trace) -> None:
-    trace = example_trace("my_inplace")
+def test_viewer_data_survives_script_breaking_text() -> None:
+    stage = small_stage()
+    stage.nodes[3].provenance.code = "x = '</script><script>alert(1)</script>' \u2028 <!--"
+    trace = Trace(model="m.py", entry="model", fxlab_version="0", torch_version="0", stages=["functional"],
+                  graphs=[GraphTrace(index=0, stages={"functional": stage})])
     page = html_report(trace)
-    _no_network(page)
-    assert page.count("<svg") == 6 and "<?xml" not in page and "<!DOCTYPE svg" not in page
-    assert "<title>cluster_fx_" in page  # the IR picture groups ops by FX node
-    assert html_report(trace, pictures=False).count("<svg") == 0
+    assert "<script>alert(1)" not in page and "<!--" not in page
+    data = viewer_json(page)
+    assert data["graphs"][0]["stages"][0]["nodes"][3][6] == "x = '</script><script>alert(1)</script>' \u2028 <!--"
 
 
-def test_scopes_unsupported_ops_and_escaping(no_dot: None) -> None:
+def test_scopes_unsupported_ops_and_escaping() -> None:
     stage = small_stage()
     stage.code = 'def forward(self, x: "f32[2]", y):\n    add_ = torch.ops.aten.add_.Tensor(x, y)\n    return "<b>"'
     trace = Trace(model="m.py", entry="model", fxlab_version="0", torch_version="0", stages=["functional", "ascend_ir"],
