@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from fxlab.capture.trace import CheckResult, GraphTrace, StageTrace, Trace
-from fxlab.escape import visible
+from fxlab.escape import BIDI_CONTROLS, LINE_SEPARATORS, visible
 from fxlab.ir.model import IrGraph, IrOp
 from fxlab.viz.dot import KIND_COLOURS, UNSUPPORTED_OP_TYPE, scope_attr_lines
 from fxlab.viz.trace_views import SCOPE_KEYS_SHOWN, STAGE_TITLES, relative_paths, scope_tag
@@ -98,11 +98,16 @@ def _asset(name: str) -> str:
     return (HERE / name).read_text(encoding="utf-8")
 
 
+# Bidi and C1 controls in the viewer's strings: written so that they decode to their
+# visible ``\uXXXX`` text (an escaped backslash), as the rest of the report shows them.
+_SCRIPT_VISIBLE = {ord(c): "\\" + visible(c) for c in BIDI_CONTROLS + LINE_SEPARATORS + "".join(map(chr, range(0x7F, 0xA0)))}
+
+
 def script_json(data: object) -> str:
     """JSON that can sit inside a <script> element: no ``<`` (so no ``</script>`` or
-    ``<!--``), and the line separators JavaScript once refused."""
+    ``<!--``), and no raw bidi controls or line separators (shown as ``\\uXXXX``)."""
     text = json.dumps(data, separators=(",", ":"), ensure_ascii=False)
-    return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return text.replace("<", "\\u003c").translate(_SCRIPT_VISIBLE)
 
 
 def viewer_section(trace: Trace) -> str:

@@ -102,10 +102,10 @@ def test_unsupported_op_gives_partial_trace_and_summary_row(write_model, tmp_pat
     )
     code, out, _ = run("trace", str(path), "--stages", "functional,ascend_ir", "--out", str(tmp_path / "o"))
     assert code == 1
-    assert "aten.special_bessel_j0.default" in out and "unsupported: no Ascend IR converter" in out
+    assert "aten.special_bessel_j0.default" in out and "refused: TorchAir refuses aten.special_bessel_j0.default" in out
     assert "FxlabUnsupported" in out and "status: partial" in out
     csv_text = (tmp_path / "o" / "graph_0" / "conversion_summary.csv").read_text()
-    assert "aten.special_bessel_j0.default" in csv_text and "unsupported" in csv_text
+    assert "aten.special_bessel_j0.default,aten,refused" in csv_text
     assert json.loads((tmp_path / "o" / "manifest.json").read_text())["status"] == "partial"
 
 
@@ -130,8 +130,8 @@ def test_pictures_are_drawn_after_the_trace_is_saved_with_progress(tmp_path):
     out = tmp_path / "o"
     code, _, err = run("trace", str(EXAMPLES / "my_op.py"), "--out", str(out), "--graphviz", "svg", "--summary")
     assert code == 0
-    assert sorted(re.findall(r"picture (\d)/5: ", err)) == ["1", "2", "3", "4", "5"]
-    assert sorted(p.name for p in (out / "graph_0").glob("*.svg")) == ["ascend_ir.svg", "aten.svg", "dynamo.svg", "functional.svg", "reinplaced.svg"]
+    assert sorted(re.findall(r"picture (\d)/6: ", err)) == ["1", "2", "3", "4", "5", "6"]
+    assert sorted(p.name for p in (out / "graph_0").glob("*.svg")) == ["ascend_ir.svg", "aten.svg", "dynamo.svg", "functional.svg", "pre_ge.svg", "reinplaced.svg"]
     # a bad --expand is found only when drawing: the trace is already saved by then
     code, _, err = run("trace", str(EXAMPLES / "my_op.py"), "--out", str(tmp_path / "p"), "--graphviz", "svg", "--expand", "nosuch", "--summary")
     assert code == 2 and "--expand nosuch: no such module in any stage" in err

@@ -65,7 +65,8 @@ def test_traces_ok_with_torchairs_conversion(torchair: Any, name: str, entry: st
 @pytest.mark.parametrize("name,entry", GELU_MODELS, ids=[n for n, _ in GELU_MODELS])
 def test_exact_gelu_differs_only_by_ges_tanh_form(name: str, entry: str | None) -> None:
     trace = _capture(name, entry)
-    assert trace.status == "ok" and trace.check.ok
+    # GE's Gelu is the tanh form: a numeric difference from the model, which makes the trace partial.
+    assert trace.status == "partial" and trace.check.ok
     assert not trace.ir_check.ok and 1e-6 < trace.ir_check.max_abs_diff < 1e-4
     assert "Gelu" in {op.type for op in trace.graphs[0].ir.ops}
 

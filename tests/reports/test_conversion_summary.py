@@ -29,7 +29,7 @@ torch.library.register_fake("fxlabtest::summary_scale", lambda x, s: None, lib=L
 
 def model(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     torch.ops.fxlabtest.summary_scale(x, 2.0)
-    a = torch.special.bessel_j0(y)  # no converter: the unsupported path
+    a = torch.special.bessel_j0(y)  # TorchAir's converter only raises: refused
     b = torch.special.bessel_j0(a)
     return b
 
@@ -47,10 +47,10 @@ def test_rows_count_status_and_signatures() -> None:
     _, rows = _rows()
     by_target = _by_target(rows)
     bessel = by_target["aten.special_bessel_j0.default"]
-    assert (bessel.kind, bessel.count, bessel.status) == ("aten", 2, "unsupported")
+    assert (bessel.kind, bessel.count, bessel.status) == ("aten", 2, "refused")
     assert bessel.inputs == {"(float32(3,),)": 2}
     assert bessel.outputs == {"float32(3,)": 2}
-    assert bessel.messages == ["no Ascend IR converter for aten.special_bessel_j0.default"]
+    assert bessel.messages[0].startswith("TorchAir refuses aten.special_bessel_j0.default: its converter only raises")
     wrapped = by_target["auto_functionalized_v2(fxlabtest.summary_scale.default)"]
     assert (wrapped.kind, wrapped.count, wrapped.status) == ("higher_order", 1, "auto")
     assert wrapped.outputs == {"(None, float32(2, 3))": 1}
@@ -87,13 +87,14 @@ def test_csv_and_json_files(tmp_path: Path) -> None:
         table = list(csv.reader(handle))
     assert tuple(table[0]) == CSV_COLUMNS
     bessel = next(r for r in table[1:] if r[0] == "aten.special_bessel_j0.default")
-    assert bessel == ["aten.special_bessel_j0.default", "aten", "unsupported", "2", "2x: (float32(3,),)", "2x: float32(3,)", "no Ascend IR converter for aten.special_bessel_j0.default"]
+    assert bessel[:6] == ["aten.special_bessel_j0.default", "aten", "refused", "2", "2x: (float32(3,),)", "2x: float32(3,)"]
+    assert bessel[6].startswith("TorchAir refuses aten.special_bessel_j0.default: its converter only raises NotImplementedError")
     assert len(table) == len(rows) + 1
 
     data = json.loads(write_summary_json(rows, tmp_path / "summary.json").read_text(encoding="utf-8"))
     by_target = {op["target"]: op for op in data["ops"]}
-    assert by_target["aten.special_bessel_j0.default"]["statuses"] == {"unsupported": 2}
-    assert by_target["aten.special_bessel_j0.default"]["status"] == "unsupported"
+    assert by_target["aten.special_bessel_j0.default"]["statuses"] == {"refused": 2}
+    assert by_target["aten.special_bessel_j0.default"]["status"] == "refused"
     assert [op["target"] for op in data["ops"]] == [r.target for r in rows]
 
 

@@ -56,7 +56,7 @@ def test_my_inplace_report_has_every_stage_and_ir_op(example_trace, tmp_path: Pa
     # the viewer: every stage's nodes, their groups, and the links between stages
     data = viewer_json(page)
     (graph_data,) = data["graphs"]
-    assert [s["name"] for s in graph_data["stages"]] == ["dynamo", "aten", "functional", "reinplaced", "ascend_ir"]
+    assert [s["name"] for s in graph_data["stages"]] == ["dynamo", "aten", "functional", "reinplaced", "pre_ge", "ascend_ir"]
     for stage_data in graph_data["stages"]:
         names = [n[0] for n in stage_data["nodes"]]
         expected = [op.name for op in graph.ir.ops] if stage_data["name"] == "ascend_ir" else [n.name for n in graph.stages[stage_data["name"]].nodes]
@@ -77,7 +77,7 @@ def test_viewer_data_survives_script_breaking_text() -> None:
     page = html_report(trace)
     assert "<script>alert(1)" not in page and "<!--" not in page
     data = viewer_json(page)
-    assert data["graphs"][0]["stages"][0]["nodes"][3][6] == "x = '</script><script>alert(1)</script>' \u2028 <!--"
+    assert data["graphs"][0]["stages"][0]["nodes"][3][6] == "x = '</script><script>alert(1)</script>' \\u2028 <!--"  # shown, not a line break
 
 
 def test_scopes_unsupported_ops_and_escaping() -> None:
@@ -95,7 +95,7 @@ def test_scopes_unsupported_ops_and_escaping() -> None:
     assert "<td>cores: aicore 8, vectorcore 16</td><td>1: relu</td><td>0</td>" in scopes
 
 
-def test_bidi_controls_in_names_are_shown_escaped(no_dot: None) -> None:
+def test_bidi_controls_in_names_are_shown_escaped() -> None:
     stage = small_stage()
     stage.code = 'def forward(self, x):\n    y = x  # admin\u202e \u2066// check later\u2069\n    return y'
     trace = Trace(model="m\u202egnp.py", entry="model", fxlab_version="0", torch_version="0", stages=["functional"],

@@ -53,7 +53,7 @@ def test_the_ascend_ir_keeps_superkernel_and_fx_node_clusters() -> None:
 def test_the_decoder_folds_its_second_layer_and_keeps_every_stage(example_trace) -> None:
     trace = example_trace("llama_decoder")
     pictures = trace_pictures(trace)
-    assert [p.stage for p in pictures] == ["dynamo", "aten", "functional", "reinplaced", "ascend_ir"]
+    assert [p.stage for p in pictures] == ["dynamo", "aten", "functional", "reinplaced", "pre_ge", "ascend_ir"]
     for picture in pictures:
         assert picture.drawn < picture.total and "x1, each like the one drawn" in picture.dot, picture.stage
         assert 'subgraph "cluster_/m:layers.0 (DecoderLayer)' in picture.dot
@@ -98,13 +98,13 @@ def test_a_failing_dot_leaves_no_picture_and_the_stage_is_drawn_more_folded(tmp_
     (folder / "graph_0" / "functional.svg").write_text("old picture")
     seen: list[tuple[int, int, str, bool]] = []
     files, messages = write_pictures(example_trace("llama_decoder"), folder, "svg", progress=lambda done, total, path, s, err: seen.append((done, total, path.name, err is not None)))
-    assert sorted(x[0] for x in seen) == [1, 2, 3, 4, 5] and {x[1] for x in seen} == {5} and all(x[3] for x in seen)
-    assert len(messages) == 5 and all("trouble in init_rank" in m and f"folded to {FALLBACK_CAP} boxes" in m for m in messages)
+    assert sorted(x[0] for x in seen) == [1, 2, 3, 4, 5, 6] and {x[1] for x in seen} == {6} and all(x[3] for x in seen)
+    assert len(messages) == 6 and all("trouble in init_rank" in m and f"folded to {FALLBACK_CAP} boxes" in m for m in messages)
     assert not list(folder.rglob("*.part"))
     for stage in ("dynamo", "aten", "functional", "reinplaced", "ascend_ir"):
         assert (folder / "graph_0" / f"{stage}.svg").read_text() == "<svg/>\n"
         assert (folder / "graph_0" / f"{stage}.dot").read_text().count(" [label=") <= 60
-    assert len(files) == 10
+    assert len(files) == 12
 
 
 def test_a_dot_that_fails_twice_or_hangs_leaves_no_picture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
