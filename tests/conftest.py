@@ -11,6 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 
 os.environ.setdefault("FXLAB_WIDTH", "160")
+os.environ.setdefault("FXLAB_DEBUG", "1")  # a bug in fxlab raises in tests instead of becoming exit 70
 
 # Property tests: a few hundred programs by default (CI), thousands with
 # `--hypothesis-profile thorough`. Each example compiles a model: no deadline.

@@ -66,7 +66,8 @@ class StagedTrace:
     def __init__(self, out: str | Path) -> None:
         self.out = Path(out)
         self.published = False
-        self._final = Path(os.path.abspath(self.out))  # "." has no name to put a sibling beside
+        # The real folder: "." has no name to put a sibling beside, a symlink is written through.
+        self._final = Path(os.path.realpath(self.out))
         _refuse_file(self.out)
         _refuse_working_folder(self.out, self._final)
         self.had_trace = (self.out / MANIFEST).is_file()
@@ -119,7 +120,7 @@ class StagedTrace:
 
 def _refuse_working_folder(out: Path, final: Path) -> None:
     """The folder fxlab runs in (or one around it) cannot be moved aside and replaced."""
-    cwd = Path(os.getcwd())
+    cwd = Path(os.path.realpath(os.getcwd()))
     if final == cwd or final in cwd.parents:
         raise OutputError(
             f"--out {out} is the folder you run fxlab in (or holds it); a trace replaces its whole folder. "

@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterator, Optional, Sequence
 import typer
 
 from fxlab.cli import console
+from fxlab.errors import FxlabError
 
 ModelArg = typer.Argument(..., help="Python file defining `model` + `example_inputs`, or `get_model_and_inputs()`.", show_default=False)
 EntryOpt = typer.Option(None, "--entry", help="Name of a function in the model file returning (model, inputs).")
@@ -45,9 +46,15 @@ def capture_model(
     from fxlab.viz.safe_text import plain
 
     status = console.err().status("loading model", spinner="dots")
-    with user_code_environment(), status, torch_warnings_as_notes() as torch_notes:
-        loaded = load_model(model, entry=entry, plugins=list(plugins or []))
-        trace = capture_trace(loaded, stages=stages, progress=lambda msg: status.update(plain(msg)), verify=verify, converter=converter, convert_refused=convert_refused)
+    try:
+        with user_code_environment(), status, torch_warnings_as_notes() as torch_notes:
+            loaded = load_model(model, entry=entry, plugins=list(plugins or []))
+            trace = capture_trace(loaded, stages=stages, progress=lambda msg: status.update(plain(msg)), verify=verify, converter=converter, convert_refused=convert_refused)
+    except SystemExit as exc:  # only the user's code exits while fxlab runs it
+        raise FxlabError(
+            f"the model called exit ({type(exc).__name__}: {exc.code}) while fxlab ran it, so nothing could be captured. "
+            f"Remove the exit() / sys.exit() call from the code {model} runs."
+        ) from exc
     trace.notes.extend(note for note in torch_notes if note not in trace.notes)
     return loaded, trace
 

@@ -2,6 +2,7 @@
 thin: parse, call the layers below, render, choose the exit code."""
 from __future__ import annotations
 
+import os
 import sys
 
 import typer
@@ -76,6 +77,24 @@ def main(argv: list[str] | None = None) -> None:
         if _from_interrupt(exc):  # typer turns Ctrl-C into a silent exit 130
             _interrupted()
         raise
+    except Exception as exc:  # a bug in fxlab itself: one paragraph, the traceback on request
+        if os.environ.get("FXLAB_DEBUG"):
+            raise
+        console.error(
+            f"fxlab failed unexpectedly ({type(exc).__name__}: {exc}, at {_last_frame(exc)}). This is a bug in fxlab, "
+            "not in your input: please report it with the command and the model file; FXLAB_DEBUG=1 shows the traceback."
+        )
+        sys.exit(INTERNAL_ERROR)
+
+
+INTERNAL_ERROR = 70  # sysexits' EX_SOFTWARE
+
+
+def _last_frame(exc: BaseException) -> str:
+    import traceback
+
+    frames = traceback.extract_tb(exc.__traceback__)
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "an unknown place"
 
 
 def _interrupted() -> None:

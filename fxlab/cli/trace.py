@@ -50,6 +50,7 @@ def trace_command(
     from fxlab.viz import trace_views
 
     wanted = parse_stages(stages)
+    check_converter(converter)  # bad options fail before --out is touched
     if graphviz is not None:
         from fxlab.viz.graphviz_probe import check_format
 
@@ -130,17 +131,21 @@ def _write_extras(trace: Any, graphviz: Optional[str], html: Optional[Path], out
             raise OutputError(f"--html {html} cannot be written ({exc.strerror or exc}). Choose a writable path.") from exc
 
 
+def check_converter(name: str) -> str:
+    if name not in ("builtin", "torchair"):
+        from fxlab.errors import UsageError
+
+        raise UsageError(f"--converter {name!r}: choose builtin or torchair.")
+    return name
+
+
 @contextlib.contextmanager
 def ascend_ir_converter(name: str, torchair_path: Optional[Path], soc: str = "Ascend910B2") -> Iterator[Optional[Callable[..., Any]]]:
     """``None`` for fxlab's built-in conversion; for ``torchair``, TorchAir's own
     conversion with its session held open for the whole capture."""
-    from fxlab.errors import UsageError
-
-    if name == "builtin":
+    if check_converter(name) == "builtin":
         yield None
         return
-    if name != "torchair":
-        raise UsageError(f"--converter {name!r}: choose builtin or torchair.")
     from fxlab.compat.bridge import open_torchair, run_torchair_conversion
     from fxlab.compat.torchair_loader import condensed_failures
 

@@ -62,10 +62,13 @@ def _var(tensor: str) -> str:
 _str_literal = python_str_literal  # a double-quoted, escaped, one-line literal
 
 
+_CALL_KEYWORDS = frozenset({"node_name", "dependencies", "index"})  # written by the dump itself: twice would not compile
+
+
 def _keyword_args(pairs: list[tuple[str, str]]) -> list[str]:
     """``key=value`` arguments; keys that are not identifiers go in a ``**{...}``."""
-    plain = [f"{k}={v}" for k, v in pairs if _is_name(k)]
-    odd = [f"{_str_literal(k)}: {v}" for k, v in pairs if not _is_name(k)]
+    plain = [f"{k}={v}" for k, v in pairs if _is_name(k) and k not in _CALL_KEYWORDS]
+    odd = [f"{_str_literal(k)}: {v}" for k, v in pairs if not _is_name(k) or k in _CALL_KEYWORDS]
     return plain + ([f"**{{{', '.join(odd)}}}"] if odd else [])
 
 

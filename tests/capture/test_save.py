@@ -201,3 +201,14 @@ def test_node_json_text_of_unusual_field_values_is_json_dumps_too():
     ]
     for node in odd:
         assert node_json_text(node) == _generic_json(node)
+
+
+def test_a_symlinked_out_folder_is_written_through(example_trace, tmp_path):
+    real = tmp_path / "real"
+    _old_trace(real)
+    (tmp_path / "link").symlink_to(real)
+    staged = StagedTrace(tmp_path / "link")
+    save_trace(example_trace("inplace_ops"), staged.folder)
+    staged.publish()
+    assert (tmp_path / "link").is_symlink()
+    assert sorted(p.name for p in real.iterdir()) == ["graph_0", MANIFEST]

@@ -74,6 +74,7 @@ CASES: list[tuple[str, list[str], int, list[str]]] = [
     ("unknown stage", ["trace", "{d}/simple.py", "--stages", "bogus"], 2, ["unknown stage 'bogus'", "the stages are"]),
     ("unknown picture format", ["trace", "{d}/simple.py", "--graphviz", "bmp"], 2, ["unknown picture format 'bmp'", "use one of"]),
     ("unknown converter", ["trace", "{d}/simple.py", "--converter", "bogus"], 2, ["--converter 'bogus'", "choose builtin or torchair"]),
+    ("unknown converter, new --out", ["trace", "{d}/simple.py", "--converter", "bogus", "--out", "{d}/never_made"], 2, ["--converter 'bogus'", "choose builtin or torchair"]),
     ("bad TorchAir path", ["trace", "{d}/simple.py", "--converter", "torchair", "--torchair-path", "{d}/nowhere"], 2, ["is not a TorchAir source tree", "fxlab torchair fetch"]),
     ("missing plugin", ["trace", "{d}/simple.py", "--plugin", "{d}/absent.py"], 2, ["plugin file", "does not exist"]),
     ("plugin raises", ["trace", "{d}/simple.py", "--plugin", "{d}/plugin_raises.py"], 2, ["RuntimeError: plugin broke", "Fix the plugin file"]),
@@ -168,4 +169,4 @@ def test_bad_input(folder, tmp_path, monkeypatch, name, argv, code, fragments):
     if out_dir is not None:
         assert _tree(out_dir) == before
         assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"]  # no staging folder left
-    assert sorted(p.name for p in folder.iterdir()) == siblings or "--cache-dir" in args
+    assert sorted(p.name for p in folder.iterdir()) == siblings or "--cache-dir" in args  # nothing made for a bad option

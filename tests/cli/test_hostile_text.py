@@ -3,6 +3,8 @@ as it is: never parsed as markup (``[/]`` used to raise, ``[bold]`` vanished), n
 reordering or driving the terminal."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.cli.cli_runner import run_main
@@ -45,9 +47,13 @@ def _assert_shown_as_is(text: str) -> None:
 
 
 def test_trace_shows_every_view_with_names_as_they_are(hostile_model):
-    code, out, err = run_main("trace", str(hostile_model), "--out", "o[/]u[bold]t")
+    code, out, err = run_main("trace", str(hostile_model), "--out", "o[/]u[bold]t", "--graphviz", "dot", "--html", "r[/].html")
     assert code == 0, err
     assert "trace saved to o[/]u[bold]t/" in err
+    pictures = [p.read_text() for p in Path("o[/]u[bold]t").rglob("*.dot")]
+    page = Path("r[/].html").read_text()
+    assert all("\u202e" not in text for text in [*pictures, page])
+    assert "\\u202eevil" in page and any("\\u202eevil" in text for text in pictures)
     assert f"super_kernel_scope={SCOPE_SHOWN}" in out
     assert "# [red]code[/] comment" in out
     assert "[bold]d[/]e/m[link=x].py" in out  # the summary title and source lines

@@ -210,3 +210,14 @@ def test_a_dump_of_hostile_names_compiles_and_calls_what_the_graph_holds() -> No
     assert data[3]["weird key!"] == HOSTILE and str(const[2][0]) == "nan"
     assert mine[2] == ("Data-out", "Const-out") and mine[3]["class"] == float("inf") and mine[3]["s"] == [HOSTILE]
     assert add[2] == (f"My{HOSTILE}Op-out2", f"My{HOSTILE}Op-out")
+
+
+def test_attrs_named_like_the_calls_own_keywords_still_compile() -> None:
+    desc = TensorDesc("y", DataType.DT_FLOAT, (2,))
+    ops = [
+        IrOp("x", "Data", [], {"index": Attr(AttrKind.INT, 0), "node_name": Attr(AttrKind.STR, "n")}, [], [desc], "x"),
+        IrOp("Foo", "Foo", ["x:0"], {"node_name": Attr(AttrKind.INT, 1), "dependencies": Attr(AttrKind.INT, 2)}, [desc], [desc], "foo"),
+    ]
+    text = graph_to_py(IrGraph("g", ops))
+    compile(text, "ascend_ir.py", "exec")
+    assert 'ge.Foo(x_0, **{"node_name": 1, "dependencies": 2}, node_name="Foo")' in text
