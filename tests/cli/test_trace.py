@@ -100,10 +100,10 @@ def test_unsupported_op_gives_partial_trace_and_summary_row(write_model, tmp_pat
     )
     code, out, _ = run("trace", str(path), "--stages", "functional,ascend_ir", "--out", str(tmp_path / "o"))
     assert code == 1
-    assert "aten.special_bessel_j0.default" in out and "unsupported: no Ascend IR converter" in out
+    assert "aten.special_bessel_j0.default" in out and "refused: TorchAir refuses aten.special_bessel_j0.default" in out
     assert "FxlabUnsupported" in out and "status: partial" in out
     csv_text = (tmp_path / "o" / "graph_0" / "conversion_summary.csv").read_text()
-    assert "aten.special_bessel_j0.default" in csv_text and "unsupported" in csv_text
+    assert "aten.special_bessel_j0.default" in csv_text and "refused" in csv_text
     assert json.loads((tmp_path / "o" / "manifest.json").read_text())["status"] == "partial"
 
 

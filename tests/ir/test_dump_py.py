@@ -119,14 +119,14 @@ ReduceMean_0 = ge.ReduceMean(Pow_0, ge.Const([-1], dtype=9), keep_dims=True, noo
     assert """
 Pack_0 = ge.Pack(ge.Const(8, dtype=9), ge.Const(-1, dtype=9), axis=0, N=2, node_name="Pack")
 Cast_3_0 = ge.Cast(Pack_0, dst_type=9, node_name="Cast_3")
-SplitV_0, SplitV_1 = ge.SplitV(Transpose_1_0, Cast_3_0, ge.Const(-1, dtype=3), num_split=2, node_name="SplitV")
+SplitV_0, SplitV_1 = ge.SplitV(Reshape_7_0, Cast_3_0, ge.Const(-1, dtype=3), num_split=2, node_name="SplitV")
 """ in text
     assert text.endswith("""
-Reshape_49_0 = ge.Reshape(MatMul_14_0, ge.Const([1, 8, 128], dtype=9), axis=0, num_axes=-1, node_name="Reshape_49")
+Reshape_59_0 = ge.Reshape(MatMul_14_0, ge.Const([1, 8, 128], dtype=9), axis=0, num_axes=-1, node_name="Reshape_59")
 
-_ = ge.NetOutput([Reshape_49_0, ConcatV2_2_0, ConcatV2_3_0, ConcatV2_6_0, ConcatV2_7_0])
+_ = ge.NetOutput([Reshape_59_0, ConcatV2_2_0, ConcatV2_3_0, ConcatV2_6_0, ConcatV2_7_0])
 """)
-    assert text.count("\n") == 609 and text.count("## FX Code: ") == 183
+    assert text.count("\n") == 565 and text.count("## FX Code: ") == 129
 
 
 def test_a_constant_with_control_characters_is_written_as_its_literal() -> None:
