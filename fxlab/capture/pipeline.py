@@ -104,10 +104,11 @@ def _build_graph_trace(captured: CapturedGraph, stages: Sequence[str], converter
     for module in modules.values():
         for analysis in STAGE_ANALYSES:
             analysis(module)
-    if "ascend_ir" in stages and "pre_ge" in modules:
+    if "ascend_ir" in stages and "functional" in modules:
         say(f"converting graph {captured.index} to Ascend IR")
         # TorchAir's own conversion runs its own passes, from the functional graph.
-        _convert(graph, modules["pre_ge"] if converter is None else modules["functional"], converter, convert_refused)
+        source = modules.get("pre_ge", modules["functional"]) if converter is None else modules["functional"]
+        _convert(graph, source, converter, convert_refused)
     ge_ops = graph.ir.ops_by_fx_node() if graph.ir is not None else None
     for name in STAGES:
         if name in stages and name in modules:
@@ -122,7 +123,11 @@ def _pre_ge(graph: GraphTrace, modules: dict[str, fx.GraphModule]) -> None:
     conversion, and what each pass did."""
     from fxlab.passes.pre_ge import pre_ge_graph
 
-    modules["pre_ge"], records = pre_ge_graph(modules["functional"])
+    try:
+        modules["pre_ge"], records = pre_ge_graph(modules["functional"])
+    except RuntimeError as exc:  # the other stages stay useful; the IR is then the functional graph's
+        graph.error = f"pre_ge stage: {exc}; the Ascend IR was converted from the functional graph"
+        return
     graph.pre_ge_passes = [record.to_json() for record in records]
 
 

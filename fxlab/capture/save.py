@@ -256,7 +256,7 @@ def _write_graphs(trace: Trace, out: Path) -> list[Path]:
 def _write_ir(graph: Any, folder: Path) -> list[Path]:
     from fxlab.ir.dumps import write_ir_dumps
 
-    functional = graph.modules.get("functional")
+    functional = graph.converted_module()
     written = list(write_ir_dumps(graph.ir, folder, fx_graph=functional))
     if graph.conversion is not None and functional is not None:
         from fxlab.reports import conversion_summary as summary

@@ -102,6 +102,11 @@ class GraphTrace:
     conversion: Any = field(default=None, repr=False, compare=False)
     conversion_rows: Any = field(default=None, repr=False, compare=False)  # see conversion_summary.graph_summary
 
+    def converted_module(self) -> fx.GraphModule | None:
+        """The FX graph the Ascend IR was converted from: TorchAir's own after its passes
+        (``--converter torchair``), else the ``pre_ge`` stage, else ``functional``."""
+        return getattr(self.conversion, "fx_graph", None) or self.modules.get("pre_ge") or self.modules.get("functional")
+
 
 @dataclass
 class CheckResult:

@@ -4,7 +4,8 @@ optimisation its converter applies while walking the graph).
 
 TorchAir's order: the user's ``post_grad_custom_pre_pass``; ``remove_noop_ops`` (when
 ``experimental_config.remove_noop_ops``, default on); ``recover_view_inplace_pattern``;
-``optimize_sym_input`` (symbolic-size inputs only; nothing to do on static graphs);
+``optimize_sym_input`` (symbolic-size inputs only; not reproduced yet, see
+docs/torchair-differences.md);
 pattern fusion (torch_npu operator patterns; none match without torch_npu's operators);
 ``view_to_reshape``; the user's ``post_grad_custom_post_pass``; then, during conversion,
 the view optimisation (``experimental_config.enable_view_optimize``, default on).

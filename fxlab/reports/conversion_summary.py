@@ -103,9 +103,9 @@ def _node_status(node: fx.Node, status: str) -> str:
 
 def graph_summary(graph: Any) -> list[SummaryRow]:
     """:func:`summarize_conversion` of a traced graph (a ``GraphTrace`` with its
-    functional module and conversion), made once: saving and printing both show it."""
+    converted module and conversion), made once: saving and printing both show it."""
     if graph.conversion_rows is None:
-        graph.conversion_rows = summarize_conversion(graph.modules["functional"], graph.conversion)
+        graph.conversion_rows = summarize_conversion(graph.converted_module(), graph.conversion)
     return graph.conversion_rows
 
 

@@ -141,7 +141,7 @@ STATUS_STYLE = {"converted": "green", "auto": "cyan", "marker": "dim", "unsuppor
 def conversion_view(graph: GraphTrace) -> RenderableType:
     """Every ATen op of the functional graph: count, conversion status, signatures
     (TorchAir's ``fx_summary``, without compiling anything)."""
-    functional = graph.modules.get("functional")
+    functional = graph.converted_module()
     if graph.conversion is None or functional is None or not hasattr(graph.conversion, "graph"):
         return Text("")
     from fxlab.reports.conversion_summary import graph_summary

@@ -355,3 +355,22 @@ def test_prototype_from_reg_op_text():
     assert proto.inputs == [("x", "required"), ("bias", "optional"), ("xs", "dynamic")]
     assert proto.outputs == [("y", "required")]
     assert proto.attrs == [("axes", "VT_LIST_INT"), ("eps", "VT_FLOAT")]
+
+
+def _no_ops_and_views(x, w):
+    y = torch.cat([x.repeat(1, 1)]).pow(1).to(torch.float32)  # no-ops TorchAir removes
+    y = F.pad(y, (0, 0)) @ w.t()  # zero padding; a transposed weight rebuilt at its reader
+    return (y.view(2, 3).view(3, 2).relu(),)  # views back to the base's shape: not built
+
+
+def test_builtin_pre_ge_conversion_equals_torchairs_on_no_ops_and_views(torchair):
+    from fxlab.passes.output_reuse import map_assign_to_graph_output
+    from fxlab.passes.pre_ge import pre_ge_graph
+
+    gm = functional_graph(_no_ops_and_views, torch.randn(3, 4), torch.randn(2, 4))
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
+    map_assign_to_graph_output(builtin)
+    theirs = run_torchair_conversion(gm, "graph", torchair).graph
+    assert diff_ir(builtin, theirs).identical
+    assert builtin.types == ["Data", "Data", "Const", "Transpose", "MatMul", "Relu", "NetOutput"]
+    assert len(convert_to_ascend_ir(gm, "graph").graph.ops) > len(builtin.ops)  # without TorchAir's passes

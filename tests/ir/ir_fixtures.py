@@ -170,4 +170,4 @@ def two_layer_decoder() -> tuple[object, IrGraph]:
     model, inputs = build(2)
     trace = capture_trace(LoadedModel(fn=model, args=inputs, path=example, entry="build(2)"), stages=("functional", "ascend_ir"), verify=False)
     (graph,) = trace.graphs
-    return graph.modules["functional"], graph.ir
+    return graph.converted_module(), graph.ir

@@ -47,3 +47,14 @@ def test_disabled_passes_change_nothing():
     gm, records = pre_ge_graph(functional, PreGeOptions(remove_noop_ops=False, enable_view_optimize=False))
     assert [r.name for r in records if r.changed] == ["view_to_reshape"]
     assert "aten.repeat.default" in [str(n.target) for n in gm.graph.nodes]
+
+
+def test_a_failing_pass_is_named_in_the_error():
+    import pytest
+
+    def broken(gm):
+        raise ValueError("bad rewrite")
+
+    functional = functional_graph(_model, torch.randn(3, 4), torch.randn(2, 4))
+    with pytest.raises(RuntimeError, match="TorchAir's pre-conversion pass post_grad_custom_pre_pass failed: ValueError: bad rewrite"):
+        pre_ge_graph(functional, PreGeOptions(custom_pre_pass=broken))

@@ -103,7 +103,7 @@ def test_graph_summary_is_the_summary_of_the_traced_graph_made_once(example_trac
 
     for graph in example_trace("my_inplace").graphs:
         rows = graph_summary(graph)
-        assert rows == summarize_conversion(graph.modules["functional"], graph.conversion)
+        assert rows == summarize_conversion(graph.modules["pre_ge"], graph.conversion)
         assert graph_summary(graph) is rows
         assert [(r.target, r.count) for r in rows] == [
             ("aten.mul.Tensor", 1),

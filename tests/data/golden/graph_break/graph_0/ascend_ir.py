@@ -8,7 +8,7 @@ arg1_1_0 = ge.Data(index=1, dtype=0, shape=[16], node_name="arg1_1")
 arg2_1_0 = ge.Data(index=2, dtype=0, shape=[3, 16], node_name="arg2_1")
 
 # File "/tmp/fxlab-golden/examples/graph_break.py", line 18, in forward    h = torch.relu(self.fc1(x))                   ^^^^^^^^^^^^
-## FX Code: addmm: torch.float32[3, 16]cpu = torch.ops.aten.addmm.default(arg1_1: torch.float32[16]cpu, arg2_1: torch.float32[3, 16]cpu, t: torch.float32[16, 16]cpu)
+## FX Code: addmm: torch.float32[3, 16]cpu = torch.ops.aten.addmm.default(arg1_1: torch.float32[16]cpu, arg2_1: torch.float32[3, 16]cpu, permute_default: torch.float32[16, 16]cpu)
 Transpose_0 = ge.Transpose(arg0_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose")
 MatMulV2_0 = ge.MatMulV2(arg2_1_0, Transpose_0, None, None, transpose_x1=False, transpose_x2=False, offset_x=0, node_name="MatMulV2")
 Mul_0 = ge.Mul(MatMulV2_0, ge.Const(1, dtype=0), node_name="Mul")

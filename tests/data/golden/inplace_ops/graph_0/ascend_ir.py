@@ -9,7 +9,7 @@ arg2_1_0 = ge.Data(index=2, dtype=0, shape=[2, 4, 8], node_name="arg2_1")
 arg3_1_0 = ge.Data(index=3, dtype=0, shape=[2, 6, 8], node_name="arg3_1")
 
 # File "/tmp/fxlab-golden/examples/inplace_ops.py", line 21, in forward    h = self.proj(x)        ^^^^^^^^^^^^
-## FX Code: addmm: torch.float32[8, 8]cpu = torch.ops.aten.addmm.default(arg1_1: torch.float32[8]cpu, view: torch.float32[8, 8]cpu, t: torch.float32[8, 8]cpu)
+## FX Code: addmm: torch.float32[8, 8]cpu = torch.ops.aten.addmm.default(arg1_1: torch.float32[8]cpu, reshape_default: torch.float32[8, 8]cpu, permute_default: torch.float32[8, 8]cpu)
 Reshape_0 = ge.Reshape(arg2_1_0, ge.Const([8, 8], dtype=9), axis=0, num_axes=-1, node_name="Reshape")
 Transpose_0 = ge.Transpose(arg0_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose")
 MatMulV2_0 = ge.MatMulV2(Reshape_0, Transpose_0, None, None, transpose_x1=False, transpose_x2=False, offset_x=0, node_name="MatMulV2")
@@ -17,7 +17,7 @@ Mul_0 = ge.Mul(MatMulV2_0, ge.Const(1, dtype=0), node_name="Mul")
 Add_0 = ge.Add(Mul_0, arg1_1_0, node_name="Add")
 
 # File "/tmp/fxlab-golden/examples/inplace_ops.py", line 22, in forward    h.mul_(2)  # in place on an intermediate
-## FX Code: mul: torch.float32[2, 4, 8]cpu = torch.ops.aten.mul.Tensor(view_1: torch.float32[2, 4, 8]cpu, 2)
+## FX Code: mul: torch.float32[2, 4, 8]cpu = torch.ops.aten.mul.Tensor(reshape_default_1: torch.float32[2, 4, 8]cpu, 2)
 Reshape_1_0 = ge.Reshape(Add_0, ge.Const([2, 4, 8], dtype=9), axis=0, num_axes=-1, node_name="Reshape_1")
 Mul_1_0 = ge.Mul(Reshape_1_0, ge.Const(2, dtype=0), node_name="Mul_1")
 Cast_0 = ge.Cast(Mul_1_0, dst_type=0, node_name="Cast")
@@ -35,7 +35,7 @@ ConcatV2_0 = ge.ConcatV2(StridedSliceV2_1_0, Cast_0, StridedSliceV2_2_0, ge.Cons
 Add_1_0 = ge.Add(arg2_1_0, ge.Const(1, dtype=0), node_name="Add_1")
 
 # File "/tmp/fxlab-golden/examples/inplace_ops.py", line 25, in forward    return h.sum(dim=-1) + self.cache.mean()           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-## FX Code: sum_1: torch.float32[2, 4]cpu = torch.ops.aten.sum.dim_IntList(view_3: torch.float32[2, 4, 8]cpu, [-1])
+## FX Code: sum_1: torch.float32[2, 4]cpu = torch.ops.aten.sum.dim_IntList(mul: torch.float32[2, 4, 8]cpu, [-1])
 ReduceSum_0 = ge.ReduceSum(Cast_0, ge.Const([-1], dtype=9), keep_dims=False, node_name="ReduceSum")
 
 # File "/tmp/fxlab-golden/examples/inplace_ops.py", line 25, in forward    return h.sum(dim=-1) + self.cache.mean()                           ^^^^^^^^^^^^^^^^^

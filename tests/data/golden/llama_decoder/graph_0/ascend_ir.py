@@ -67,7 +67,7 @@ Mul_1_0 = ge.Mul(Cast_0, arg4_1_0, node_name="Mul_1")
 Cast_1_0 = ge.Cast(Mul_1_0, dst_type=0, node_name="Cast_1")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 47, in forward    q = self.q_proj(x).view(batch, seq, self.heads, self.head_dim).transpose(1, 2)        ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-## FX Code: mm: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(view: torch.float32[8, 64]cpu, t: torch.float32[64, 64]cpu)
+## FX Code: mm: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(reshape_default: torch.float32[8, 64]cpu, permute_default: torch.float32[64, 64]cpu)
 Reshape_0 = ge.Reshape(Cast_1_0, ge.Const([8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape")
 Transpose_0 = ge.Transpose(arg5_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose")
 MatMul_0 = ge.MatMul(Reshape_0, Transpose_0, None, transpose_x1=False, transpose_x2=False, node_name="MatMul")
@@ -75,7 +75,7 @@ MatMul_0 = ge.MatMul(Reshape_0, Transpose_0, None, transpose_x1=False, transpose
 Reshape_1_0 = ge.Reshape(MatMul_0, ge.Const([1, 8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_1")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 48, in forward    k = self.k_proj(x).view(batch, seq, self.heads, self.head_dim).transpose(1, 2)        ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-## FX Code: mm_1: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(view_2: torch.float32[8, 64]cpu, t_1: torch.float32[64, 64]cpu)
+## FX Code: mm_1: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(reshape_default_1: torch.float32[8, 64]cpu, permute_default_1: torch.float32[64, 64]cpu)
 Reshape_2_0 = ge.Reshape(Cast_1_0, ge.Const([8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_2")
 Transpose_1_0 = ge.Transpose(arg6_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose_1")
 MatMul_1_0 = ge.MatMul(Reshape_2_0, Transpose_1_0, None, transpose_x1=False, transpose_x2=False, node_name="MatMul_1")
@@ -83,7 +83,7 @@ MatMul_1_0 = ge.MatMul(Reshape_2_0, Transpose_1_0, None, transpose_x1=False, tra
 Reshape_3_0 = ge.Reshape(MatMul_1_0, ge.Const([1, 8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_3")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 49, in forward    v = self.v_proj(x).view(batch, seq, self.heads, self.head_dim).transpose(1, 2)        ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-## FX Code: mm_2: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(view_4: torch.float32[8, 64]cpu, t_2: torch.float32[64, 64]cpu)
+## FX Code: mm_2: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(reshape_default_2: torch.float32[8, 64]cpu, permute_default_2: torch.float32[64, 64]cpu)
 Reshape_4_0 = ge.Reshape(Cast_1_0, ge.Const([8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_4")
 Transpose_2_0 = ge.Transpose(arg7_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose_2")
 MatMul_2_0 = ge.MatMul(Reshape_4_0, Transpose_2_0, None, transpose_x1=False, transpose_x2=False, node_name="MatMul_2")
@@ -91,7 +91,7 @@ MatMul_2_0 = ge.MatMul(Reshape_4_0, Transpose_2_0, None, transpose_x1=False, tra
 Reshape_5_0 = ge.Reshape(MatMul_2_0, ge.Const([1, 8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_5")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 31, in apply_rotary    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-## FX Code: mul_2: torch.float32[1, 4, 8, 16]cpu = torch.ops.aten.mul.Tensor(transpose: torch.float32[1, 4, 8, 16]cpu, slice_1: torch.float32[8, 16]cpu)
+## FX Code: mul_2: torch.float32[1, 4, 8, 16]cpu = torch.ops.aten.mul.Tensor(reshape_default_4: torch.float32[1, 4, 8, 16]cpu, slice_1: torch.float32[8, 16]cpu)
 Reshape_6_0 = ge.Reshape(Reshape_1_0, ge.Const([8, 4, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_6")
 Transpose_3_0 = ge.Transpose(Reshape_6_0, ge.Const([1, 0, 2], dtype=9), node_name="Transpose_3")
 Reshape_7_0 = ge.Reshape(Transpose_3_0, ge.Const([1, 4, 8, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_7")
@@ -99,7 +99,7 @@ Mul_2_0 = ge.Mul(Reshape_7_0, StridedSliceV2_0, node_name="Mul_2")
 Cast_2_0 = ge.Cast(Mul_2_0, dst_type=0, node_name="Cast_2")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 26, in rotate_half    x1, x2 = x.chunk(2, dim=-1)             ^^^^^^^^^^^^^^^^^^
-## FX Code: split = torch.ops.aten.split.Tensor(transpose: torch.float32[1, 4, 8, 16]cpu, 8, -1)
+## FX Code: split = torch.ops.aten.split.Tensor(reshape_default_4: torch.float32[1, 4, 8, 16]cpu, 8, -1)
 Pack_0 = ge.Pack(ge.Const(8, dtype=9), ge.Const(-1, dtype=9), axis=0, N=2, node_name="Pack")
 Cast_3_0 = ge.Cast(Pack_0, dst_type=9, node_name="Cast_3")
 SplitV_0, SplitV_1 = ge.SplitV(Reshape_7_0, Cast_3_0, ge.Const(-1, dtype=3), num_split=2, node_name="SplitV")
@@ -122,7 +122,7 @@ Cast_4_0 = ge.Cast(Mul_3_0, dst_type=0, node_name="Cast_4")
 Add_1_0 = ge.Add(Cast_2_0, Cast_4_0, node_name="Add_1")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 31, in apply_rotary    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin                                           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-## FX Code: mul_4: torch.float32[1, 4, 8, 16]cpu = torch.ops.aten.mul.Tensor(transpose_1: torch.float32[1, 4, 8, 16]cpu, slice_1: torch.float32[8, 16]cpu)
+## FX Code: mul_4: torch.float32[1, 4, 8, 16]cpu = torch.ops.aten.mul.Tensor(reshape_default_6: torch.float32[1, 4, 8, 16]cpu, slice_1: torch.float32[8, 16]cpu)
 Reshape_8_0 = ge.Reshape(Reshape_3_0, ge.Const([8, 4, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_8")
 Transpose_4_0 = ge.Transpose(Reshape_8_0, ge.Const([1, 0, 2], dtype=9), node_name="Transpose_4")
 Reshape_9_0 = ge.Reshape(Transpose_4_0, ge.Const([1, 4, 8, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_9")
@@ -130,7 +130,7 @@ Mul_4_0 = ge.Mul(Reshape_9_0, StridedSliceV2_0, node_name="Mul_4")
 Cast_5_0 = ge.Cast(Mul_4_0, dst_type=0, node_name="Cast_5")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 26, in rotate_half    x1, x2 = x.chunk(2, dim=-1)             ^^^^^^^^^^^^^^^^^^
-## FX Code: split_1 = torch.ops.aten.split.Tensor(transpose_1: torch.float32[1, 4, 8, 16]cpu, 8, -1)
+## FX Code: split_1 = torch.ops.aten.split.Tensor(reshape_default_6: torch.float32[1, 4, 8, 16]cpu, 8, -1)
 Pack_1_0 = ge.Pack(ge.Const(8, dtype=9), ge.Const(-1, dtype=9), axis=0, N=2, node_name="Pack_1")
 Cast_6_0 = ge.Cast(Pack_1_0, dst_type=9, node_name="Cast_6")
 SplitV_1_0, SplitV_1_1 = ge.SplitV(Reshape_9_0, Cast_6_0, ge.Const(-1, dtype=3), num_split=2, node_name="SplitV_1")
@@ -163,7 +163,7 @@ ConcatV2_2_0 = ge.ConcatV2(StridedSliceV2_3_0, Add_2_0, StridedSliceV2_4_0, ge.C
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 52, in forward    self.v_cache[:, :, :seq] = v
 ## FX Code: slice_5: torch.float32[1, 4, 8, 16]cpu = torch.ops.aten.slice.Tensor(arg9_1: torch.float32[1, 4, 16, 16]cpu, 2, 0, 8)
 StridedSliceV2_5_0 = ge.StridedSliceV2(arg9_1_0, ge.Const(0, dtype=9), ge.Const(8, dtype=9), ge.Const(2, dtype=9), ge.Const(1, dtype=9), begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0, node_name="StridedSliceV2_5")
-## FX Code: copy_1: torch.float32[1, 4, 8, 16]cpu = torch.ops.aten.copy.default(slice_5: torch.float32[1, 4, 8, 16]cpu, transpose_2: torch.float32[1, 4, 8, 16]cpu)
+## FX Code: copy_1: torch.float32[1, 4, 8, 16]cpu = torch.ops.aten.copy.default(slice_5: torch.float32[1, 4, 8, 16]cpu, reshape_default_8: torch.float32[1, 4, 8, 16]cpu)
 Reshape_10_0 = ge.Reshape(Reshape_5_0, ge.Const([8, 4, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_10")
 Transpose_5_0 = ge.Transpose(Reshape_10_0, ge.Const([1, 0, 2], dtype=9), node_name="Transpose_5")
 Reshape_11_0 = ge.Reshape(Transpose_5_0, ge.Const([1, 4, 8, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_11")
@@ -175,15 +175,15 @@ ConcatV2_3_0 = ge.ConcatV2(StridedSliceV2_6_0, Reshape_11_0, StridedSliceV2_7_0,
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 54, in forward    scores = torch.matmul(q, keys.transpose(2, 3)) / (self.head_dim**0.5)             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 ## FX Code: slice_12: torch.float32[1, 4, 8, 16]cpu = torch.ops.aten.slice.Tensor(slice_scatter: torch.float32[1, 4, 16, 16]cpu, 2, 0, 8)
 StridedSliceV2_8_0 = ge.StridedSliceV2(ConcatV2_2_0, ge.Const(0, dtype=9), ge.Const(8, dtype=9), ge.Const(2, dtype=9), ge.Const(1, dtype=9), begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0, node_name="StridedSliceV2_8")
-## FX Code: expand_3: torch.float32[1, 4, 16, 8]cpu = torch.ops.aten.expand.default(transpose_6: torch.float32[1, 4, 16, 8]cpu, [1, 4, 16, 8])
+## FX Code: expand_3: torch.float32[1, 4, 16, 8]cpu = torch.ops.aten.expand.default(reshape_default_10: torch.float32[1, 4, 16, 8]cpu, [1, 4, 16, 8])
 Reshape_12_0 = ge.Reshape(StridedSliceV2_8_0, ge.Const([4, 8, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_12")
 Transpose_6_0 = ge.Transpose(Reshape_12_0, ge.Const([0, 2, 1], dtype=9), node_name="Transpose_6")
 Reshape_13_0 = ge.Reshape(Transpose_6_0, ge.Const([1, 4, 16, 8], dtype=9), axis=0, num_axes=-1, node_name="Reshape_13")
-## FX Code: bmm: torch.float32[4, 8, 8]cpu = torch.ops.aten.bmm.default(view_6: torch.float32[4, 8, 16]cpu, view_8: torch.float32[4, 16, 8]cpu)
+## FX Code: bmm: torch.float32[4, 8, 8]cpu = torch.ops.aten.bmm.default(reshape_default_11: torch.float32[4, 8, 16]cpu, reshape_default_12: torch.float32[4, 16, 8]cpu)
 Reshape_14_0 = ge.Reshape(Add_1_0, ge.Const([4, 8, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_14")
 Reshape_15_0 = ge.Reshape(Reshape_13_0, ge.Const([4, 16, 8], dtype=9), axis=0, num_axes=-1, node_name="Reshape_15")
 BatchMatMul_0 = ge.BatchMatMul(Reshape_14_0, Reshape_15_0, adj_x1=False, adj_x2=False, node_name="BatchMatMul")
-## FX Code: div: torch.float32[1, 4, 8, 8]cpu = torch.ops.aten.div.Tensor(view_9: torch.float32[1, 4, 8, 8]cpu, 4.0)
+## FX Code: div: torch.float32[1, 4, 8, 8]cpu = torch.ops.aten.div.Tensor(reshape_default_13: torch.float32[1, 4, 8, 8]cpu, 4.0)
 Reshape_16_0 = ge.Reshape(BatchMatMul_0, ge.Const([1, 4, 8, 8], dtype=9), axis=0, num_axes=-1, node_name="Reshape_16")
 RealDiv_0 = ge.RealDiv(Reshape_16_0, ge.Const(4.0, dtype=0), node_name="RealDiv")
 
@@ -206,11 +206,11 @@ SoftmaxV2_0 = ge.SoftmaxV2(Add_3_0, axes=[-1], half_to_float=False, node_name="S
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 57, in forward    out = torch.matmul(attn, values).transpose(1, 2).reshape(batch, seq, dim)          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 ## FX Code: slice_15: torch.float32[1, 4, 8, 16]cpu = torch.ops.aten.slice.Tensor(slice_scatter_1: torch.float32[1, 4, 16, 16]cpu, 2, 0, 8)
 StridedSliceV2_9_0 = ge.StridedSliceV2(ConcatV2_3_0, ge.Const(0, dtype=9), ge.Const(8, dtype=9), ge.Const(2, dtype=9), ge.Const(1, dtype=9), begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0, node_name="StridedSliceV2_9")
-## FX Code: bmm_1: torch.float32[4, 8, 16]cpu = torch.ops.aten.bmm.default(view_10: torch.float32[4, 8, 8]cpu, view_12: torch.float32[4, 8, 16]cpu)
+## FX Code: bmm_1: torch.float32[4, 8, 16]cpu = torch.ops.aten.bmm.default(reshape_default_14: torch.float32[4, 8, 8]cpu, reshape_default_15: torch.float32[4, 8, 16]cpu)
 Reshape_17_0 = ge.Reshape(SoftmaxV2_0, ge.Const([4, 8, 8], dtype=9), axis=0, num_axes=-1, node_name="Reshape_17")
 Reshape_18_0 = ge.Reshape(StridedSliceV2_9_0, ge.Const([4, 8, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_18")
 BatchMatMul_1_0 = ge.BatchMatMul(Reshape_17_0, Reshape_18_0, adj_x1=False, adj_x2=False, node_name="BatchMatMul_1")
-## FX Code: clone: torch.float32[1, 8, 4, 16]cpu = torch.ops.aten.clone.default(transpose_7: torch.float32[1, 8, 4, 16]cpu, memory_format=torch.contiguous_format)
+## FX Code: clone: torch.float32[1, 8, 4, 16]cpu = torch.ops.aten.clone.default(reshape_default_16: torch.float32[1, 8, 4, 16]cpu, memory_format=torch.contiguous_format)
 Transpose_7_0 = ge.Transpose(BatchMatMul_1_0, ge.Const([1, 0, 2], dtype=9), node_name="Transpose_7")
 Reshape_19_0 = ge.Reshape(Transpose_7_0, ge.Const([1, 8, 4, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_19")
 Identity_0 = ge.Identity(Reshape_19_0, node_name="Identity")
@@ -218,7 +218,7 @@ Identity_0 = ge.Identity(Reshape_19_0, node_name="Identity")
 Reshape_20_0 = ge.Reshape(Identity_0, ge.Const([1, 8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_20")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 58, in forward    return self.o_proj(out)           ^^^^^^^^^^^^^^^^
-## FX Code: mm_3: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(view_14: torch.float32[8, 64]cpu, t_3: torch.float32[64, 64]cpu)
+## FX Code: mm_3: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(reshape_default_17: torch.float32[8, 64]cpu, permute_default_8: torch.float32[64, 64]cpu)
 Reshape_21_0 = ge.Reshape(Reshape_20_0, ge.Const([8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_21")
 Transpose_8_0 = ge.Transpose(arg10_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose_8")
 MatMul_3_0 = ge.MatMul(Reshape_21_0, Transpose_8_0, None, transpose_x1=False, transpose_x2=False, node_name="MatMul_3")
@@ -252,7 +252,7 @@ Mul_7_0 = ge.Mul(Cast_8_0, arg11_1_0, node_name="Mul_7")
 Cast_9_0 = ge.Cast(Mul_7_0, dst_type=0, node_name="Cast_9")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 69, in forward    return self.down_proj(nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))                                             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-## FX Code: mm_4: torch.float32[8, 128]cpu = torch.ops.aten.mm.default(view_15: torch.float32[8, 64]cpu, t_4: torch.float32[64, 128]cpu)
+## FX Code: mm_4: torch.float32[8, 128]cpu = torch.ops.aten.mm.default(reshape_default_18: torch.float32[8, 64]cpu, permute_default_9: torch.float32[64, 128]cpu)
 Reshape_23_0 = ge.Reshape(Cast_9_0, ge.Const([8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_23")
 Transpose_9_0 = ge.Transpose(arg12_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose_9")
 MatMul_4_0 = ge.MatMul(Reshape_23_0, Transpose_9_0, None, transpose_x1=False, transpose_x2=False, node_name="MatMul_4")
@@ -264,7 +264,7 @@ Reshape_24_0 = ge.Reshape(MatMul_4_0, ge.Const([1, 8, 128], dtype=9), axis=0, nu
 Swish_0 = ge.Swish(Reshape_24_0, scale=1.0, node_name="Swish")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 69, in forward    return self.down_proj(nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))                                                                  ^^^^^^^^^^^^^^^^
-## FX Code: mm_5: torch.float32[8, 128]cpu = torch.ops.aten.mm.default(view_16: torch.float32[8, 64]cpu, t_5: torch.float32[64, 128]cpu)
+## FX Code: mm_5: torch.float32[8, 128]cpu = torch.ops.aten.mm.default(reshape_default_19: torch.float32[8, 64]cpu, permute_default_10: torch.float32[64, 128]cpu)
 Reshape_25_0 = ge.Reshape(Cast_9_0, ge.Const([8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_25")
 Transpose_10_0 = ge.Transpose(arg13_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose_10")
 MatMul_5_0 = ge.MatMul(Reshape_25_0, Transpose_10_0, None, transpose_x1=False, transpose_x2=False, node_name="MatMul_5")
@@ -277,7 +277,7 @@ Mul_8_0 = ge.Mul(Swish_0, Reshape_26_0, node_name="Mul_8")
 Cast_10_0 = ge.Cast(Mul_8_0, dst_type=0, node_name="Cast_10")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 69, in forward    return self.down_proj(nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-## FX Code: mm_6: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(view_17: torch.float32[8, 128]cpu, t_6: torch.float32[128, 64]cpu)
+## FX Code: mm_6: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(reshape_default_20: torch.float32[8, 128]cpu, permute_default_11: torch.float32[128, 64]cpu)
 Reshape_27_0 = ge.Reshape(Cast_10_0, ge.Const([8, 128], dtype=9), axis=0, num_axes=-1, node_name="Reshape_27")
 Transpose_11_0 = ge.Transpose(arg14_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose_11")
 MatMul_6_0 = ge.MatMul(Reshape_27_0, Transpose_11_0, None, transpose_x1=False, transpose_x2=False, node_name="MatMul_6")
@@ -311,7 +311,7 @@ Mul_10_0 = ge.Mul(Cast_11_0, arg15_1_0, node_name="Mul_10")
 Cast_12_0 = ge.Cast(Mul_10_0, dst_type=0, node_name="Cast_12")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 47, in forward    q = self.q_proj(x).view(batch, seq, self.heads, self.head_dim).transpose(1, 2)        ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-## FX Code: mm_7: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(view_18: torch.float32[8, 64]cpu, t_7: torch.float32[64, 64]cpu)
+## FX Code: mm_7: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(reshape_default_21: torch.float32[8, 64]cpu, permute_default_12: torch.float32[64, 64]cpu)
 Reshape_29_0 = ge.Reshape(Cast_12_0, ge.Const([8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_29")
 Transpose_12_0 = ge.Transpose(arg16_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose_12")
 MatMul_7_0 = ge.MatMul(Reshape_29_0, Transpose_12_0, None, transpose_x1=False, transpose_x2=False, node_name="MatMul_7")
@@ -319,7 +319,7 @@ MatMul_7_0 = ge.MatMul(Reshape_29_0, Transpose_12_0, None, transpose_x1=False, t
 Reshape_30_0 = ge.Reshape(MatMul_7_0, ge.Const([1, 8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_30")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 48, in forward    k = self.k_proj(x).view(batch, seq, self.heads, self.head_dim).transpose(1, 2)        ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-## FX Code: mm_8: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(view_20: torch.float32[8, 64]cpu, t_8: torch.float32[64, 64]cpu)
+## FX Code: mm_8: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(reshape_default_22: torch.float32[8, 64]cpu, permute_default_13: torch.float32[64, 64]cpu)
 Reshape_31_0 = ge.Reshape(Cast_12_0, ge.Const([8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_31")
 Transpose_13_0 = ge.Transpose(arg17_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose_13")
 MatMul_8_0 = ge.MatMul(Reshape_31_0, Transpose_13_0, None, transpose_x1=False, transpose_x2=False, node_name="MatMul_8")
@@ -327,7 +327,7 @@ MatMul_8_0 = ge.MatMul(Reshape_31_0, Transpose_13_0, None, transpose_x1=False, t
 Reshape_32_0 = ge.Reshape(MatMul_8_0, ge.Const([1, 8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_32")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 49, in forward    v = self.v_proj(x).view(batch, seq, self.heads, self.head_dim).transpose(1, 2)        ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-## FX Code: mm_9: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(view_22: torch.float32[8, 64]cpu, t_9: torch.float32[64, 64]cpu)
+## FX Code: mm_9: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(reshape_default_23: torch.float32[8, 64]cpu, permute_default_14: torch.float32[64, 64]cpu)
 Reshape_33_0 = ge.Reshape(Cast_12_0, ge.Const([8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_33")
 Transpose_14_0 = ge.Transpose(arg18_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose_14")
 MatMul_9_0 = ge.MatMul(Reshape_33_0, Transpose_14_0, None, transpose_x1=False, transpose_x2=False, node_name="MatMul_9")
@@ -335,7 +335,7 @@ MatMul_9_0 = ge.MatMul(Reshape_33_0, Transpose_14_0, None, transpose_x1=False, t
 Reshape_34_0 = ge.Reshape(MatMul_9_0, ge.Const([1, 8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_34")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 31, in apply_rotary    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-## FX Code: mul_11: torch.float32[1, 4, 8, 16]cpu = torch.ops.aten.mul.Tensor(transpose_8: torch.float32[1, 4, 8, 16]cpu, slice_1: torch.float32[8, 16]cpu)
+## FX Code: mul_11: torch.float32[1, 4, 8, 16]cpu = torch.ops.aten.mul.Tensor(reshape_default_25: torch.float32[1, 4, 8, 16]cpu, slice_1: torch.float32[8, 16]cpu)
 Reshape_35_0 = ge.Reshape(Reshape_30_0, ge.Const([8, 4, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_35")
 Transpose_15_0 = ge.Transpose(Reshape_35_0, ge.Const([1, 0, 2], dtype=9), node_name="Transpose_15")
 Reshape_36_0 = ge.Reshape(Transpose_15_0, ge.Const([1, 4, 8, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_36")
@@ -343,7 +343,7 @@ Mul_11_0 = ge.Mul(Reshape_36_0, StridedSliceV2_0, node_name="Mul_11")
 Cast_13_0 = ge.Cast(Mul_11_0, dst_type=0, node_name="Cast_13")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 26, in rotate_half    x1, x2 = x.chunk(2, dim=-1)             ^^^^^^^^^^^^^^^^^^
-## FX Code: split_2 = torch.ops.aten.split.Tensor(transpose_8: torch.float32[1, 4, 8, 16]cpu, 8, -1)
+## FX Code: split_2 = torch.ops.aten.split.Tensor(reshape_default_25: torch.float32[1, 4, 8, 16]cpu, 8, -1)
 Pack_2_0 = ge.Pack(ge.Const(8, dtype=9), ge.Const(-1, dtype=9), axis=0, N=2, node_name="Pack_2")
 Cast_14_0 = ge.Cast(Pack_2_0, dst_type=9, node_name="Cast_14")
 SplitV_2_0, SplitV_2_1 = ge.SplitV(Reshape_36_0, Cast_14_0, ge.Const(-1, dtype=3), num_split=2, node_name="SplitV_2")
@@ -366,7 +366,7 @@ Cast_15_0 = ge.Cast(Mul_12_0, dst_type=0, node_name="Cast_15")
 Add_8_0 = ge.Add(Cast_13_0, Cast_15_0, node_name="Add_8")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 31, in apply_rotary    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin                                           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-## FX Code: mul_13: torch.float32[1, 4, 8, 16]cpu = torch.ops.aten.mul.Tensor(transpose_9: torch.float32[1, 4, 8, 16]cpu, slice_1: torch.float32[8, 16]cpu)
+## FX Code: mul_13: torch.float32[1, 4, 8, 16]cpu = torch.ops.aten.mul.Tensor(reshape_default_27: torch.float32[1, 4, 8, 16]cpu, slice_1: torch.float32[8, 16]cpu)
 Reshape_37_0 = ge.Reshape(Reshape_32_0, ge.Const([8, 4, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_37")
 Transpose_16_0 = ge.Transpose(Reshape_37_0, ge.Const([1, 0, 2], dtype=9), node_name="Transpose_16")
 Reshape_38_0 = ge.Reshape(Transpose_16_0, ge.Const([1, 4, 8, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_38")
@@ -374,7 +374,7 @@ Mul_13_0 = ge.Mul(Reshape_38_0, StridedSliceV2_0, node_name="Mul_13")
 Cast_16_0 = ge.Cast(Mul_13_0, dst_type=0, node_name="Cast_16")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 26, in rotate_half    x1, x2 = x.chunk(2, dim=-1)             ^^^^^^^^^^^^^^^^^^
-## FX Code: split_3 = torch.ops.aten.split.Tensor(transpose_9: torch.float32[1, 4, 8, 16]cpu, 8, -1)
+## FX Code: split_3 = torch.ops.aten.split.Tensor(reshape_default_27: torch.float32[1, 4, 8, 16]cpu, 8, -1)
 Pack_3_0 = ge.Pack(ge.Const(8, dtype=9), ge.Const(-1, dtype=9), axis=0, N=2, node_name="Pack_3")
 Cast_17_0 = ge.Cast(Pack_3_0, dst_type=9, node_name="Cast_17")
 SplitV_3_0, SplitV_3_1 = ge.SplitV(Reshape_38_0, Cast_17_0, ge.Const(-1, dtype=3), num_split=2, node_name="SplitV_3")
@@ -407,7 +407,7 @@ ConcatV2_6_0 = ge.ConcatV2(StridedSliceV2_11_0, Add_9_0, StridedSliceV2_12_0, ge
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 52, in forward    self.v_cache[:, :, :seq] = v
 ## FX Code: slice_18: torch.float32[1, 4, 8, 16]cpu = torch.ops.aten.slice.Tensor(arg20_1: torch.float32[1, 4, 16, 16]cpu, 2, 0, 8)
 StridedSliceV2_13_0 = ge.StridedSliceV2(arg20_1_0, ge.Const(0, dtype=9), ge.Const(8, dtype=9), ge.Const(2, dtype=9), ge.Const(1, dtype=9), begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0, node_name="StridedSliceV2_13")
-## FX Code: copy_3: torch.float32[1, 4, 8, 16]cpu = torch.ops.aten.copy.default(slice_18: torch.float32[1, 4, 8, 16]cpu, transpose_10: torch.float32[1, 4, 8, 16]cpu)
+## FX Code: copy_3: torch.float32[1, 4, 8, 16]cpu = torch.ops.aten.copy.default(slice_18: torch.float32[1, 4, 8, 16]cpu, reshape_default_29: torch.float32[1, 4, 8, 16]cpu)
 Reshape_39_0 = ge.Reshape(Reshape_34_0, ge.Const([8, 4, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_39")
 Transpose_17_0 = ge.Transpose(Reshape_39_0, ge.Const([1, 0, 2], dtype=9), node_name="Transpose_17")
 Reshape_40_0 = ge.Reshape(Transpose_17_0, ge.Const([1, 4, 8, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_40")
@@ -419,15 +419,15 @@ ConcatV2_7_0 = ge.ConcatV2(StridedSliceV2_14_0, Reshape_40_0, StridedSliceV2_15_
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 54, in forward    scores = torch.matmul(q, keys.transpose(2, 3)) / (self.head_dim**0.5)             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 ## FX Code: slice_25: torch.float32[1, 4, 8, 16]cpu = torch.ops.aten.slice.Tensor(slice_scatter_2: torch.float32[1, 4, 16, 16]cpu, 2, 0, 8)
 StridedSliceV2_16_0 = ge.StridedSliceV2(ConcatV2_6_0, ge.Const(0, dtype=9), ge.Const(8, dtype=9), ge.Const(2, dtype=9), ge.Const(1, dtype=9), begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0, node_name="StridedSliceV2_16")
-## FX Code: expand_11: torch.float32[1, 4, 16, 8]cpu = torch.ops.aten.expand.default(transpose_14: torch.float32[1, 4, 16, 8]cpu, [1, 4, 16, 8])
+## FX Code: expand_11: torch.float32[1, 4, 16, 8]cpu = torch.ops.aten.expand.default(reshape_default_31: torch.float32[1, 4, 16, 8]cpu, [1, 4, 16, 8])
 Reshape_41_0 = ge.Reshape(StridedSliceV2_16_0, ge.Const([4, 8, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_41")
 Transpose_18_0 = ge.Transpose(Reshape_41_0, ge.Const([0, 2, 1], dtype=9), node_name="Transpose_18")
 Reshape_42_0 = ge.Reshape(Transpose_18_0, ge.Const([1, 4, 16, 8], dtype=9), axis=0, num_axes=-1, node_name="Reshape_42")
-## FX Code: bmm_2: torch.float32[4, 8, 8]cpu = torch.ops.aten.bmm.default(view_24: torch.float32[4, 8, 16]cpu, view_26: torch.float32[4, 16, 8]cpu)
+## FX Code: bmm_2: torch.float32[4, 8, 8]cpu = torch.ops.aten.bmm.default(reshape_default_32: torch.float32[4, 8, 16]cpu, reshape_default_33: torch.float32[4, 16, 8]cpu)
 Reshape_43_0 = ge.Reshape(Add_8_0, ge.Const([4, 8, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_43")
 Reshape_44_0 = ge.Reshape(Reshape_42_0, ge.Const([4, 16, 8], dtype=9), axis=0, num_axes=-1, node_name="Reshape_44")
 BatchMatMul_2_0 = ge.BatchMatMul(Reshape_43_0, Reshape_44_0, adj_x1=False, adj_x2=False, node_name="BatchMatMul_2")
-## FX Code: div_1: torch.float32[1, 4, 8, 8]cpu = torch.ops.aten.div.Tensor(view_27: torch.float32[1, 4, 8, 8]cpu, 4.0)
+## FX Code: div_1: torch.float32[1, 4, 8, 8]cpu = torch.ops.aten.div.Tensor(reshape_default_34: torch.float32[1, 4, 8, 8]cpu, 4.0)
 Reshape_45_0 = ge.Reshape(BatchMatMul_2_0, ge.Const([1, 4, 8, 8], dtype=9), axis=0, num_axes=-1, node_name="Reshape_45")
 RealDiv_1_0 = ge.RealDiv(Reshape_45_0, ge.Const(4.0, dtype=0), node_name="RealDiv_1")
 
@@ -450,11 +450,11 @@ SoftmaxV2_1_0 = ge.SoftmaxV2(Add_10_0, axes=[-1], half_to_float=False, node_name
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 57, in forward    out = torch.matmul(attn, values).transpose(1, 2).reshape(batch, seq, dim)          ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 ## FX Code: slice_28: torch.float32[1, 4, 8, 16]cpu = torch.ops.aten.slice.Tensor(slice_scatter_3: torch.float32[1, 4, 16, 16]cpu, 2, 0, 8)
 StridedSliceV2_17_0 = ge.StridedSliceV2(ConcatV2_7_0, ge.Const(0, dtype=9), ge.Const(8, dtype=9), ge.Const(2, dtype=9), ge.Const(1, dtype=9), begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0, shrink_axis_mask=0, node_name="StridedSliceV2_17")
-## FX Code: bmm_3: torch.float32[4, 8, 16]cpu = torch.ops.aten.bmm.default(view_28: torch.float32[4, 8, 8]cpu, view_30: torch.float32[4, 8, 16]cpu)
+## FX Code: bmm_3: torch.float32[4, 8, 16]cpu = torch.ops.aten.bmm.default(reshape_default_35: torch.float32[4, 8, 8]cpu, reshape_default_36: torch.float32[4, 8, 16]cpu)
 Reshape_46_0 = ge.Reshape(SoftmaxV2_1_0, ge.Const([4, 8, 8], dtype=9), axis=0, num_axes=-1, node_name="Reshape_46")
 Reshape_47_0 = ge.Reshape(StridedSliceV2_17_0, ge.Const([4, 8, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_47")
 BatchMatMul_3_0 = ge.BatchMatMul(Reshape_46_0, Reshape_47_0, adj_x1=False, adj_x2=False, node_name="BatchMatMul_3")
-## FX Code: clone_1: torch.float32[1, 8, 4, 16]cpu = torch.ops.aten.clone.default(transpose_15: torch.float32[1, 8, 4, 16]cpu, memory_format=torch.contiguous_format)
+## FX Code: clone_1: torch.float32[1, 8, 4, 16]cpu = torch.ops.aten.clone.default(reshape_default_37: torch.float32[1, 8, 4, 16]cpu, memory_format=torch.contiguous_format)
 Transpose_19_0 = ge.Transpose(BatchMatMul_3_0, ge.Const([1, 0, 2], dtype=9), node_name="Transpose_19")
 Reshape_48_0 = ge.Reshape(Transpose_19_0, ge.Const([1, 8, 4, 16], dtype=9), axis=0, num_axes=-1, node_name="Reshape_48")
 Identity_1_0 = ge.Identity(Reshape_48_0, node_name="Identity_1")
@@ -462,7 +462,7 @@ Identity_1_0 = ge.Identity(Reshape_48_0, node_name="Identity_1")
 Reshape_49_0 = ge.Reshape(Identity_1_0, ge.Const([1, 8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_49")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 58, in forward    return self.o_proj(out)           ^^^^^^^^^^^^^^^^
-## FX Code: mm_10: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(view_32: torch.float32[8, 64]cpu, t_10: torch.float32[64, 64]cpu)
+## FX Code: mm_10: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(reshape_default_38: torch.float32[8, 64]cpu, permute_default_20: torch.float32[64, 64]cpu)
 Reshape_50_0 = ge.Reshape(Reshape_49_0, ge.Const([8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_50")
 Transpose_20_0 = ge.Transpose(arg21_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose_20")
 MatMul_10_0 = ge.MatMul(Reshape_50_0, Transpose_20_0, None, transpose_x1=False, transpose_x2=False, node_name="MatMul_10")
@@ -496,7 +496,7 @@ Mul_16_0 = ge.Mul(Cast_19_0, arg22_1_0, node_name="Mul_16")
 Cast_20_0 = ge.Cast(Mul_16_0, dst_type=0, node_name="Cast_20")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 69, in forward    return self.down_proj(nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))                                             ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-## FX Code: mm_11: torch.float32[8, 128]cpu = torch.ops.aten.mm.default(view_33: torch.float32[8, 64]cpu, t_11: torch.float32[64, 128]cpu)
+## FX Code: mm_11: torch.float32[8, 128]cpu = torch.ops.aten.mm.default(reshape_default_39: torch.float32[8, 64]cpu, permute_default_21: torch.float32[64, 128]cpu)
 Reshape_52_0 = ge.Reshape(Cast_20_0, ge.Const([8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_52")
 Transpose_21_0 = ge.Transpose(arg23_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose_21")
 MatMul_11_0 = ge.MatMul(Reshape_52_0, Transpose_21_0, None, transpose_x1=False, transpose_x2=False, node_name="MatMul_11")
@@ -508,7 +508,7 @@ Reshape_53_0 = ge.Reshape(MatMul_11_0, ge.Const([1, 8, 128], dtype=9), axis=0, n
 Swish_1_0 = ge.Swish(Reshape_53_0, scale=1.0, node_name="Swish_1")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 69, in forward    return self.down_proj(nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))                                                                  ^^^^^^^^^^^^^^^^
-## FX Code: mm_12: torch.float32[8, 128]cpu = torch.ops.aten.mm.default(view_34: torch.float32[8, 64]cpu, t_12: torch.float32[64, 128]cpu)
+## FX Code: mm_12: torch.float32[8, 128]cpu = torch.ops.aten.mm.default(reshape_default_40: torch.float32[8, 64]cpu, permute_default_22: torch.float32[64, 128]cpu)
 Reshape_54_0 = ge.Reshape(Cast_20_0, ge.Const([8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_54")
 Transpose_22_0 = ge.Transpose(arg24_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose_22")
 MatMul_12_0 = ge.MatMul(Reshape_54_0, Transpose_22_0, None, transpose_x1=False, transpose_x2=False, node_name="MatMul_12")
@@ -521,7 +521,7 @@ Mul_17_0 = ge.Mul(Swish_1_0, Reshape_55_0, node_name="Mul_17")
 Cast_21_0 = ge.Cast(Mul_17_0, dst_type=0, node_name="Cast_21")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 69, in forward    return self.down_proj(nn.functional.silu(self.gate_proj(x)) * self.up_proj(x))           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
-## FX Code: mm_13: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(view_35: torch.float32[8, 128]cpu, t_13: torch.float32[128, 64]cpu)
+## FX Code: mm_13: torch.float32[8, 64]cpu = torch.ops.aten.mm.default(reshape_default_41: torch.float32[8, 128]cpu, permute_default_23: torch.float32[128, 64]cpu)
 Reshape_56_0 = ge.Reshape(Cast_21_0, ge.Const([8, 128], dtype=9), axis=0, num_axes=-1, node_name="Reshape_56")
 Transpose_23_0 = ge.Transpose(arg25_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose_23")
 MatMul_13_0 = ge.MatMul(Reshape_56_0, Transpose_23_0, None, transpose_x1=False, transpose_x2=False, node_name="MatMul_13")
@@ -555,7 +555,7 @@ Mul_19_0 = ge.Mul(Cast_22_0, arg26_1_0, node_name="Mul_19")
 Cast_23_0 = ge.Cast(Mul_19_0, dst_type=0, node_name="Cast_23")
 
 # File "/tmp/fxlab-golden/examples/llama_decoder.py", line 105, in forward    return self.lm_head(self.norm(h))           ^^^^^^^^^^^^^^^^^^^^^^^^^^
-## FX Code: mm_14: torch.float32[8, 128]cpu = torch.ops.aten.mm.default(view_36: torch.float32[8, 64]cpu, t_14: torch.float32[64, 128]cpu)
+## FX Code: mm_14: torch.float32[8, 128]cpu = torch.ops.aten.mm.default(reshape_default_42: torch.float32[8, 64]cpu, permute_default_24: torch.float32[64, 128]cpu)
 Reshape_58_0 = ge.Reshape(Cast_23_0, ge.Const([8, 64], dtype=9), axis=0, num_axes=-1, node_name="Reshape_58")
 Transpose_24_0 = ge.Transpose(arg27_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose_24")
 MatMul_14_0 = ge.MatMul(Reshape_58_0, Transpose_24_0, None, transpose_x1=False, transpose_x2=False, node_name="MatMul_14")

@@ -9,7 +9,7 @@ arg2_1_0 = ge.Data(index=2, dtype=0, shape=[4, 16], node_name="arg2_1")
 arg3_1_0 = ge.Data(index=3, dtype=0, shape=[4, 16], node_name="arg3_1")
 
 # File "/tmp/fxlab-golden/examples/npu_add_custom.py", line 21, in forward    z = torch.ops.npu.npu_add_custom(self.proj(x), y)                                     ^^^^^^^^^^^^^^^^
-## FX Code: addmm: torch.float32[4, 16]cpu = torch.ops.aten.addmm.default(arg1_1: torch.float32[16]cpu, arg2_1: torch.float32[4, 16]cpu, t: torch.float32[16, 16]cpu)
+## FX Code: addmm: torch.float32[4, 16]cpu = torch.ops.aten.addmm.default(arg1_1: torch.float32[16]cpu, arg2_1: torch.float32[4, 16]cpu, permute_default: torch.float32[16, 16]cpu)
 Transpose_0 = ge.Transpose(arg0_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose")
 MatMulV2_0 = ge.MatMulV2(arg2_1_0, Transpose_0, None, None, transpose_x1=False, transpose_x2=False, offset_x=0, node_name="MatMulV2")
 Mul_0 = ge.Mul(MatMulV2_0, ge.Const(1, dtype=0), node_name="Mul")

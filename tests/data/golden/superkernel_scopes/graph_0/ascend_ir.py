@@ -12,7 +12,7 @@ arg5_1_0 = ge.Data(index=5, dtype=0, shape=[4, 16], node_name="arg5_1")
 arg6_1_0 = ge.Data(index=6, dtype=0, shape=[16], node_name="arg6_1")
 
 # File "/tmp/fxlab-golden/examples/superkernel_scopes.py", line 28, in forward    h = self.up(x)        ^^^^^^^^^^
-## FX Code: addmm: torch.float32[4, 32]cpu = torch.ops.aten.addmm.default(arg1_1: torch.float32[32]cpu, arg2_1: torch.float32[4, 16]cpu, t: torch.float32[16, 32]cpu)
+## FX Code: addmm: torch.float32[4, 32]cpu = torch.ops.aten.addmm.default(arg1_1: torch.float32[32]cpu, arg2_1: torch.float32[4, 16]cpu, permute_default: torch.float32[16, 32]cpu)
 Transpose_0 = ge.Transpose(arg0_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose")  # _super_kernel_scope="mlp", _super_kernel_options="stream-fusion=1:feed-sync-all=1"
 MatMulV2_0 = ge.MatMulV2(arg2_1_0, Transpose_0, None, None, transpose_x1=False, transpose_x2=False, offset_x=0, node_name="MatMulV2")  # _super_kernel_scope="mlp", _super_kernel_options="stream-fusion=1:feed-sync-all=1"
 Mul_0 = ge.Mul(MatMulV2_0, ge.Const(1, dtype=0), node_name="Mul")  # _super_kernel_scope="mlp", _super_kernel_options="stream-fusion=1:feed-sync-all=1"
@@ -28,7 +28,7 @@ Mul_1_0 = ge.Mul(Swish_0, ge.Const(0.5, dtype=0), node_name="Mul_1")
 Cast_0 = ge.Cast(Mul_1_0, dst_type=0, node_name="Cast")
 
 # File "/tmp/fxlab-golden/examples/superkernel_scopes.py", line 35, in forward    h = self.down(h)        ^^^^^^^^^^^^
-## FX Code: addmm_1: torch.float32[4, 16]cpu = torch.ops.aten.addmm.default(arg4_1: torch.float32[16]cpu, mul: torch.float32[4, 32]cpu, t_1: torch.float32[32, 16]cpu)
+## FX Code: addmm_1: torch.float32[4, 16]cpu = torch.ops.aten.addmm.default(arg4_1: torch.float32[16]cpu, mul: torch.float32[4, 32]cpu, permute_default_1: torch.float32[32, 16]cpu)
 Transpose_1_0 = ge.Transpose(arg3_1_0, ge.Const([1, 0], dtype=9), node_name="Transpose_1")  # _super_kernel_scope="mlp", _super_kernel_options="stream-fusion=1:feed-sync-all=1"
 MatMulV2_1_0 = ge.MatMulV2(Cast_0, Transpose_1_0, None, None, transpose_x1=False, transpose_x2=False, offset_x=0, node_name="MatMulV2_1")  # _super_kernel_scope="mlp", _super_kernel_options="stream-fusion=1:feed-sync-all=1"
 Mul_2_0 = ge.Mul(MatMulV2_1_0, ge.Const(1, dtype=0), node_name="Mul_2")  # _super_kernel_scope="mlp", _super_kernel_options="stream-fusion=1:feed-sync-all=1"
