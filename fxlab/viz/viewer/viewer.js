@@ -534,9 +534,12 @@
   timings.firstView = performance.now();
   root.dataset.firstViewMs = timings.firstView.toFixed(0);
   if (location.hash === "#fxlab-selftest") selftest();
-  if (location.hash === "#fxlab-shot") {
-    // the viewer alone, a highlighted node selected: for screenshots
+  if (location.hash.startsWith("#fxlab-shot")) {
+    // the viewer alone, a highlighted node selected: for screenshots (#fxlab-shot:STAGE
+    // shows that stage of the first graph)
     document.body.classList.add("fxlab-shot");
+    const wanted = DATA.graphs.length ? DATA.graphs[0].stages.findIndex((s) => "#fxlab-shot:" + s.name === location.hash) : -1;
+    if (wanted >= 0) show(0, wanted);
     const n = current ? current.st.nodes.findIndex((node) => node[F.kind] && node[F.kind] !== "scope") : -1;
     if (n >= 0) reveal(current, n);
   }
