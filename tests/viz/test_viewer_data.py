@@ -29,7 +29,8 @@ def test_decoder_stages_groups_and_links() -> None:
     assert all(all(j < i for j in inputs) for i, inputs in enumerate(functional["inputs"]))
     # an ATen node and the functional node it became; every GE op and its FX node
     assert ["aten", "mean", "functional", "mean"] in data["links"]
-    ir_links = [link for link in data["links"] if link[0] == "*"]
+    ir_links = [link for link in data["links"] if link[2] == "ascend_ir"]
+    assert {link[0] for link in ir_links} == {"functional"}  # the stage the IR was converted from
     assert [link[3] for link in ir_links] == [op.name for op in graph.ir.ops if op.fx_node]
     assert data["diff"]["aten/copy_"] == ["functionalized: in-place aten.copy_.default became functional aten.copy.default"]
     assert data["diff"]["functional/slice_scatter"] == ["added: added aten.slice_scatter.default"]

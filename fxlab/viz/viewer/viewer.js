@@ -361,17 +361,14 @@
       const si = graph.stages.findIndex((s) => s.name === stage);
       if (si >= 0 && si !== view.si && !found.some((f) => f[0] === si && f[1] === node)) found.push([si, node]);
     };
-    const irSource = graph.stages.find((s) => ["pre_ge", "functional", "reinplaced", "aten"].includes(s.name));
-    for (const [ls, ln, rs, rn] of graph.links) {
-      const left = ls === "*" ? (irSource ? irSource.name : "") : ls;
+    for (const [left, ln, rs, rn] of graph.links) {
       if (left === st.name && ln === name) add(rs, rn);
       if (rs === st.name && rn === name) add(left, ln);
     }
     // two hops (aten -> functional -> GE ops), so every stage is reached
     for (const [si, node] of found.slice()) {
       const stage = graph.stages[si].name;
-      for (const [ls, ln, rs, rn] of graph.links) {
-        const left = ls === "*" ? (irSource ? irSource.name : "") : ls;
+      for (const [left, ln, rs, rn] of graph.links) {
         if (left === stage && ln === node) add(rs, rn);
         if (rs === stage && rn === node) add(left, ln);
       }
