@@ -340,7 +340,7 @@
           if (seen.has(r)) continue;
           seen.add(r);
           const members = st.repeatMembers[r];
-          out.push(`<li><span data-group="${c}">▸ ${esc(g[G.label].split(" (")[0])} … <span class="count">x${members.length}</span></span></li>`);
+          out.push(`<li><span data-group="${c}">▸ ${esc(unitLines(st, { type: "repeat", index: r })[0])} <span class="count">x${members.length}</span></span></li>`);
           continue;
         }
         const isOpen = view.open.has(c);
