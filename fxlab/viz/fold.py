@@ -124,15 +124,17 @@ def adopt_orphans(leaves: Sequence[Leaf]) -> None:
     for leaf in leaves:
         for producer, _ in leaf.inputs:
             first_user.setdefault(producer, leaf)
+    # Only within the same scopes: module groups sit inside scope groups, and a node is
+    # never moved into or out of a scope.
     for leaf in reversed(leaves):  # users come later: adopt from the back
         user = first_user.get(leaf.key)
-        if not leaf.modules and not leaf.inputs and user is not None and user.adoptable:
+        if not leaf.modules and not leaf.inputs and user is not None and user.adoptable and user.scopes == leaf.scopes:
             leaf.modules = user.modules
     for leaf in leaves:
         if leaf.modules or not leaf.adoptable:
             continue
         producers = (by_key.get(p) for p, _ in leaf.inputs)
-        leaf.modules = next((p.modules for p in producers if p is not None and p.modules), ())
+        leaf.modules = next((p.modules for p in producers if p is not None and p.modules and p.scopes == leaf.scopes), ())
 
 
 def build_tree(leaves: Iterable[Leaf]) -> Group:

@@ -208,7 +208,7 @@ def _contents(trace: Trace) -> str:
     for graph in trace.graphs:
         links = [f'<a href="#{_anchor(graph, s)}">{_e(s)}</a>' for s in _stages_of(trace, graph)]
         items.append(f'<li><a href="#{_anchor(graph)}">graph {graph.index}</a>: ' + " · ".join(links) + "</li>")
-    return "<h2>Contents</h2>\n<ul>" + "".join(items) + "</ul>"
+    return '<h2>Contents</h2>\n<ul><li><a href="#viewer">graph viewer</a></li>' + "".join(items) + "</ul>"
 
 
 def _stages_of(trace: Trace, graph: GraphTrace) -> list[str]:

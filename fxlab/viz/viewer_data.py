@@ -11,7 +11,7 @@ from typing import Any, Sequence
 from fxlab.capture.trace import GraphTrace, Trace
 from fxlab.viz.dot import KIND_COLOURS, UNSUPPORTED_OP_TYPE, desc_signature
 from fxlab.viz.fold import FoldOptions, FoldPlan, Leaf, fold
-from fxlab.viz.pictures import fx_leaves, ir_leaves
+from fxlab.viz.pictures import IR_SOURCE_STAGES, fx_leaves, ir_leaves
 from fxlab.viz.trace_views import relative_paths
 
 # The first view opens groups breadth first up to this many boxes (dagre lays out a few
@@ -120,8 +120,8 @@ def _colours(style: Sequence[str]) -> tuple[str, str]:
 
 
 def _links(graph: GraphTrace, diffs: dict[tuple[str, str], Any]) -> list[list[str]]:
-    """[stage, node, stage, node] pairs: the same computation in two stages ("*": the
-    FX stage the Ascend IR was converted from)."""
+    """[stage, node, stage, node] pairs: the same computation in two stages (a GE op and
+    the node of the FX stage the Ascend IR was converted from)."""
     links = []
     for left, right in SAME_NAME_PAIRS:
         if left in graph.stages and right in graph.stages:
@@ -131,8 +131,9 @@ def _links(graph: GraphTrace, diffs: dict[tuple[str, str], Any]) -> list[list[st
         for entry in diff.entries:
             if entry.left is not None and entry.right is not None:
                 links.append([left, entry.left.name, right, entry.right.name])
-    if graph.ir is not None:
-        links += [["*", op.fx_node, "ascend_ir", op.name] for op in graph.ir.ops if op.fx_node]
+    source = next((s for s in IR_SOURCE_STAGES if s in graph.stages), None)
+    if graph.ir is not None and source is not None:
+        links += [[source, op.fx_node, "ascend_ir", op.name] for op in graph.ir.ops if op.fx_node]
     return links
 
 

@@ -33,11 +33,11 @@ def selftest(report: Path, timeout: float = 120.0) -> dict[str, Any]:
     return result
 
 
-def screenshot(report: Path, png: Path, timeout: float = 120.0, size: str = "1400,900") -> Path:
-    """A picture of the report scrolled to its viewer."""
+def screenshot(report: Path, png: Path, timeout: float = 120.0, size: str = "1400,900", stage: str = "") -> Path:
+    """A picture of the report's viewer (showing ``stage`` of the first graph if given)."""
     binary = chromium()
     assert binary is not None, "chromium is not installed"
     png.parent.mkdir(parents=True, exist_ok=True)
-    url = report.resolve().as_uri() + "#fxlab-shot"
+    url = report.resolve().as_uri() + "#fxlab-shot" + (f":{stage}" if stage else "")
     subprocess.run([binary, *_FLAGS, f"--window-size={size}", "--virtual-time-budget=60000", "--run-all-compositor-stages-before-draw", f"--screenshot={png.resolve()}", url], capture_output=True, timeout=timeout, check=True)
     return png

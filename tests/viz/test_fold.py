@@ -104,3 +104,13 @@ def test_orphans_take_the_module_of_a_user_or_a_producer() -> None:
     leaves = [Leaf("p", "", "placeholder"), Leaf("a", "", "add", modules=mod, inputs=[("p", "")]), Leaf("c", "", "copy_", inputs=[("a", "")]), Leaf("output", "", "output", inputs=[("c", "")], adoptable=False)]
     adopt_orphans(leaves)
     assert [leaf.modules for leaf in leaves] == [mod, mod, mod, ()]
+
+
+def test_orphans_stay_in_their_scopes() -> None:
+    scope = (GroupKey(id="/s:0", name="scope 0", label="scope 0"),)
+    mod = tuple(GroupKey(id="/s:0" + k.id, name=k.name, label=k.label, repeatable=True) for k in _modules("m (M)"))
+    leaves = [Leaf("c", "", "const"), Leaf("a", "", "add", scopes=scope, modules=mod, inputs=[("c", "")]), Leaf("b", "", "relu", inputs=[("a", "")])]
+    adopt_orphans(leaves)
+    assert [leaf.modules for leaf in leaves] == [(), mod, ()]
+    plan = fold(leaves, FoldOptions())
+    assert sorted(plan.root.children) == ["/s:0"] and plan.drawn_of == {"c": "c", "a": "a", "b": "b"}

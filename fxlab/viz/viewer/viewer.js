@@ -340,7 +340,7 @@
           if (seen.has(r)) continue;
           seen.add(r);
           const members = st.repeatMembers[r];
-          out.push(`<li><span data-group="${c}">▸ ${esc(g[G.label].split(" (")[0])} … <span class="count">x${members.length}</span></span></li>`);
+          out.push(`<li><span data-group="${c}">▸ ${esc(unitLines(st, { type: "repeat", index: r })[0])} <span class="count">x${members.length}</span></span></li>`);
           continue;
         }
         const isOpen = view.open.has(c);
@@ -361,17 +361,14 @@
       const si = graph.stages.findIndex((s) => s.name === stage);
       if (si >= 0 && si !== view.si && !found.some((f) => f[0] === si && f[1] === node)) found.push([si, node]);
     };
-    const irSource = graph.stages.find((s) => ["pre_ge", "functional", "reinplaced", "aten"].includes(s.name));
-    for (const [ls, ln, rs, rn] of graph.links) {
-      const left = ls === "*" ? (irSource ? irSource.name : "") : ls;
+    for (const [left, ln, rs, rn] of graph.links) {
       if (left === st.name && ln === name) add(rs, rn);
       if (rs === st.name && rn === name) add(left, ln);
     }
     // two hops (aten -> functional -> GE ops), so every stage is reached
     for (const [si, node] of found.slice()) {
       const stage = graph.stages[si].name;
-      for (const [ls, ln, rs, rn] of graph.links) {
-        const left = ls === "*" ? (irSource ? irSource.name : "") : ls;
+      for (const [left, ln, rs, rn] of graph.links) {
         if (left === stage && ln === node) add(rs, rn);
         if (rs === stage && rn === node) add(left, ln);
       }
@@ -534,9 +531,12 @@
   timings.firstView = performance.now();
   root.dataset.firstViewMs = timings.firstView.toFixed(0);
   if (location.hash === "#fxlab-selftest") selftest();
-  if (location.hash === "#fxlab-shot") {
-    // the viewer alone, a highlighted node selected: for screenshots
+  if (location.hash.startsWith("#fxlab-shot")) {
+    // the viewer alone, a highlighted node selected: for screenshots (#fxlab-shot:STAGE
+    // shows that stage of the first graph)
     document.body.classList.add("fxlab-shot");
+    const wanted = DATA.graphs.length ? DATA.graphs[0].stages.findIndex((s) => "#fxlab-shot:" + s.name === location.hash) : -1;
+    if (wanted >= 0) show(0, wanted);
     const n = current ? current.st.nodes.findIndex((node) => node[F.kind] && node[F.kind] !== "scope") : -1;
     if (n >= 0) reveal(current, n);
   }
