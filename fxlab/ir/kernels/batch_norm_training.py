@@ -2,9 +2,8 @@
 ``BNTrainingReduceGrad``, ``BNInferGrad``, the SyncBatchNorm backward pieces),
 ``MaxPool3DWithArgmaxV2`` and ``Div``.
 
-TorchAir feeds the batch-norm gradient ops the saved inverse standard deviation where
-their input is named ``batch_variance``, as torch_npu's eager kernels do; these kernels
-read it as that.
+The gradient ops read ``batch_variance`` as GE's kernels do: a variance, normalised
+with ``(variance + epsilon) ** -0.5``.
 """
 from __future__ import annotations
 
@@ -26,14 +25,16 @@ def _per_channel(v: torch.Tensor) -> torch.Tensor:
 
 @register_kernel("BNTrainingUpdateGrad")
 def bn_training_update_grad(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
-    grads, x, mean, invstd = inputs
+    grads, x, mean, variance = inputs
+    invstd = torch.rsqrt(variance + attrs.get("epsilon", 1e-4))
     centred = (x.float() - _per_channel(mean)) * _per_channel(invstd)
     return [(grads.float() * centred).sum(_CHANNEL_AXES), grads.float().sum(_CHANNEL_AXES)]
 
 
 @register_kernel("BNTrainingReduceGrad")
 def bn_training_reduce_grad(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
-    grads, x, diff_scale, diff_offset, scale, mean, invstd = inputs
+    grads, x, diff_scale, diff_offset, scale, mean, variance = inputs
+    invstd = torch.rsqrt(variance + attrs.get("epsilon", 1e-4))
     count = grads.numel() // grads.shape[1]
     centred = (x - _per_channel(mean)) * _per_channel(invstd)
     inner = grads - _per_channel(diff_offset) / count - centred * _per_channel(diff_scale) / count

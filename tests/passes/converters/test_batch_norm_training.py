@@ -3,19 +3,33 @@ from __future__ import annotations
 
 import torch
 
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
+from fxlab.passes.converters.registry import Sample
 from tests.passes.converters.lowering import types
 from tests.passes.converters.node_lowering import lower_call
+from tests.passes.converters.test_registry_walk import one_node_graph
 
 aten = torch.ops.aten
 
 
-def test_native_batch_norm_backward_in_training():
+def _batch_norm_backward_args(train: bool) -> tuple:
     x = torch.randn(2, 3, 4, 4)
     mean, invstd = x.mean((0, 2, 3)), torch.rsqrt(x.var((0, 2, 3), unbiased=False) + 1e-5)
-    args = (torch.randn(2, 3, 4, 4), x, torch.rand(3) + 0.5, torch.zeros(3), torch.ones(3), mean, invstd, True, 1e-5, [True, True, True])
-    graph = lower_call(aten.native_batch_norm_backward.default, *args)
+    return (torch.randn(2, 3, 4, 4), x, torch.rand(3) + 0.5, torch.randn(3), torch.rand(3) + 0.5, mean, invstd, train, 1e-5, [True, True, True])
+
+
+def test_native_batch_norm_backward_in_training_reduces_with_the_saved_stats():
+    gm, _ = one_node_graph(aten.native_batch_norm_backward.default, Sample(_batch_norm_backward_args(True)))
+    graph = convert_to_ascend_ir(gm, "g").graph
     assert types(graph) == ["Shape", "BNTrainingUpdateGrad", "BNTrainingReduceGrad"]
-    assert graph.ops_of_type("BNTrainingReduceGrad")[0].attr_value("input_layout_info") == tuple((i, "NCHW") for i in range(7))
+    reduce_grad = graph.ops_of_type("BNTrainingReduceGrad")[0]
+    assert reduce_grad.attr_value("input_layout_info") == tuple((i, "NCHW") for i in range(7))
+    assert reduce_grad.inputs[-1] == f"{graph.inputs[6]}:0"  # save_invstd, where GE reads a variance
+
+
+def test_native_batch_norm_backward_outside_training_matches_eager():
+    graph = lower_call(aten.native_batch_norm_backward.default, *_batch_norm_backward_args(False))
+    assert types(graph) == ["Shape", "BNTrainingUpdateGrad", "BNInferGrad"]
 
 
 def test_max_pool3d_casts_the_argmax_to_int64():
