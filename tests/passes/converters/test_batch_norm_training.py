@@ -35,3 +35,12 @@ def test_native_batch_norm_backward_outside_training_matches_eager():
 def test_max_pool3d_casts_the_argmax_to_int64():
     graph = lower_call(aten.max_pool3d_with_indices.default, torch.randn(1, 2, 4, 4, 4), [2, 2, 2])
     assert types(graph) == ["MaxPool3DWithArgmaxV2", "Cast"]
+
+
+def test_group_norm_backward_is_a_batch_norm_over_groups_with_variances():
+    x, weight = torch.randn(2, 4, 3, 3), torch.rand(4) + 0.5
+    _, mean, rstd = torch.native_group_norm(x, weight, None, 2, 4, 9, 2, 1e-5)
+    graph = lower_call(aten.native_group_norm_backward.default, torch.randn(2, 4, 3, 3), x, mean, rstd, weight, 2, 4, 9, 2, [True, True, True])
+    kinds = types(graph)
+    assert kinds.index("Reciprocal") < kinds.index("BNTrainingUpdateGrad") < kinds.index("BNTrainingReduceGrad")
+    assert kinds.count("ReduceSum") == 2
