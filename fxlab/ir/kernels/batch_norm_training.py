@@ -75,3 +75,15 @@ def _div(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
 
 if "Div" not in KERNELS:  # another family may own it
     register_kernel("Div")(_div)
+
+
+@register_kernel("BatchNormV3")
+def batch_norm_v3(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    """Outputs y, the updated running mean and variance, the batch mean and its rstd."""
+    x, weight, bias, running_mean, running_var = inputs
+    if not attrs.get("is_training", True):
+        y = torch.nn.functional.batch_norm(x, running_mean, running_var, weight, bias, False, 0.0, attrs.get("epsilon", 1e-5))
+        return [y, running_mean, running_var, running_mean, torch.rsqrt(running_var + attrs.get("epsilon", 1e-5))]
+    out = torch.ops.aten._native_batch_norm_legit_functional(x, weight, bias, running_mean, running_var, True, attrs.get("momentum", 0.1), attrs.get("epsilon", 1e-5))
+    y, save_mean, save_rstd, new_mean, new_var = out
+    return [y, new_mean, new_var, save_mean, save_rstd]

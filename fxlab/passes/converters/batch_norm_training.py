@@ -236,3 +236,43 @@ def _group_norm_outputs(input: ge.Tensor, mean: ge.Tensor, rstd: ge.Tensor, n: A
     if output_mask[2]:
         grad_bias = ge.op1("ReduceSum", {"x": dy, "axes": index_input([0, 2])}, {"keep_dims": False})
     return [grad_input, grad_weight, grad_bias]
+
+
+# -- batch norm in training -----------------------------------------------------------
+def _functional_samples() -> list[Sample]:
+    def stats(c: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.randn(c), torch.rand(c) + 0.5
+
+    return [
+        Sample((torch.randn(2, 3, 4, 4), torch.rand(3) + 0.5, torch.randn(3), *stats(3), True, 0.1, 1e-5)),
+        Sample((torch.randn(4, 3), None, None, *stats(3), True, 0.2, 1e-3)),
+    ]
+
+
+@register_converter(aten._native_batch_norm_legit_functional.default, samples=_functional_samples)
+def convert_native_batch_norm_legit_functional(input: ge.Tensor, weight: ge.Tensor | None, bias: ge.Tensor | None, running_mean: ge.Tensor, running_var: ge.Tensor, training: bool, momentum: float, eps: float, meta_outputs: Any = None) -> list[ge.Tensor]:
+    """_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)"""
+    rank = input.rank
+    if not training:
+        raise NotImplementedError("_native_batch_norm_legit_functional is converted only in training (as in TorchAir)")
+    if rank < 2 or rank > 5:
+        raise NotImplementedError("_native_batch_norm_legit_functional is converted for 2-5-D inputs (fxlab does not build the reshaped form)")
+    input_size = shape_of(input)
+    if weight is None:
+        weight = ge.op1("Fill", {"dims": _gather_dim(input_size, 1), "value": cast_scalar(1.0, input.dtype)}, dtypes=input.dtype)
+    if bias is None:
+        bias = ge.op1("Fill", {"dims": _gather_dim(input_size, 1), "value": cast_scalar(0.0, input.dtype)}, dtypes=input.dtype)
+    # BatchNormV3 updates the running statistics in place: TorchAir hands it copies.
+    mean_copy = ge.op1("TensorMove", {"x": running_mean})
+    var_copy = ge.op1("TensorMove", {"x": running_var})
+    x = unsqueeze(input, list(range(rank, 4))) if rank in (2, 3) else input
+    inputs = {"x": x, "weight": weight, "bias": bias, "running_mean": mean_copy, "running_var": var_copy}
+    attrs = {"epsilon": float(eps), "momentum": float(momentum), "is_training": training}
+    names = ("y", "running_mean", "running_var", "save_mean", "save_rstd")
+    output, mean, var, save_mean, save_rstd = ge.op("BatchNormV3", inputs, attrs, outputs=names)
+    layout = "NCHW" if rank <= 4 else "NCDHW"
+    output_layout(input_layout(output, 0, layout), 0, layout)
+    if rank in (2, 3):
+        output = squeeze(output, list(range(3, rank - 1, -1)))
+    # TorchAir's order, not ATen's: GE's updated running statistics come second and third.
+    return [output, mean, var, save_mean, save_rstd]

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import torch
 
+from fxlab.ir.execute import execute
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.converters.registry import Sample
 from tests.passes.converters.lowering import types
@@ -44,3 +45,14 @@ def test_group_norm_backward_is_a_batch_norm_over_groups_with_variances():
     kinds = types(graph)
     assert kinds.index("Reciprocal") < kinds.index("BNTrainingUpdateGrad") < kinds.index("BNTrainingReduceGrad")
     assert kinds.count("ReduceSum") == 2
+
+
+def test_functional_batch_norm_returns_ge_running_stats_where_aten_has_the_saved_ones():
+    args = (torch.randn(2, 3, 4, 4), torch.rand(3) + 0.5, torch.randn(3), torch.randn(3), torch.rand(3) + 0.5, True, 0.1, 1e-5)
+    gm, tensors = one_node_graph(aten._native_batch_norm_legit_functional.default, Sample(args))
+    graph = convert_to_ascend_ir(gm, "g").graph
+    assert types(graph) == ["TensorMove", "TensorMove", "BatchNormV3"]
+    actual = execute(graph, [t.clone() for t in tensors])
+    out, save_mean, save_invstd, new_mean, new_var = aten._native_batch_norm_legit_functional(*args)
+    for got, want in zip(actual, [out, new_mean, new_var, save_mean, save_invstd]):
+        torch.testing.assert_close(got, want)
