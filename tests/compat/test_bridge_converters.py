@@ -46,7 +46,6 @@ KNOWN_DIFFERENCES: dict[str, str] = {
         "in a one-node graph TorchAir returns the graph input and keeps none of the ops"
         for name in ("view_as_real.default", "view_as_complex.default", "masked_fill_.Scalar", "bitwise_right_shift_.Tensor")
     },
-    "aten.reflection_pad2d.default": "TorchAir pads by a [4, 2] paddings Const where fxlab passes the 8 flat pads",
 }
 
 
