@@ -2,9 +2,8 @@
 ``BNTrainingReduceGrad``, ``BNInferGrad``, the SyncBatchNorm backward pieces),
 ``MaxPool3DWithArgmaxV2`` and ``Div``.
 
-TorchAir feeds the batch-norm gradient ops the saved inverse standard deviation where
-their input is named ``batch_variance``, as torch_npu's eager kernels do; these kernels
-read it as that.
+The gradient ops read ``batch_variance`` as GE's kernels do: a variance, normalised
+with ``(variance + epsilon) ** -0.5``.
 """
 from __future__ import annotations
 
@@ -26,14 +25,16 @@ def _per_channel(v: torch.Tensor) -> torch.Tensor:
 
 @register_kernel("BNTrainingUpdateGrad")
 def bn_training_update_grad(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
-    grads, x, mean, invstd = inputs
+    grads, x, mean, variance = inputs
+    invstd = torch.rsqrt(variance + attrs.get("epsilon", 1e-4))
     centred = (x.float() - _per_channel(mean)) * _per_channel(invstd)
     return [(grads.float() * centred).sum(_CHANNEL_AXES), grads.float().sum(_CHANNEL_AXES)]
 
 
 @register_kernel("BNTrainingReduceGrad")
 def bn_training_reduce_grad(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
-    grads, x, diff_scale, diff_offset, scale, mean, invstd = inputs
+    grads, x, diff_scale, diff_offset, scale, mean, variance = inputs
+    invstd = torch.rsqrt(variance + attrs.get("epsilon", 1e-4))
     count = grads.numel() // grads.shape[1]
     centred = (x - _per_channel(mean)) * _per_channel(invstd)
     inner = grads - _per_channel(diff_offset) / count - centred * _per_channel(diff_scale) / count
@@ -74,3 +75,15 @@ def _div(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
 
 if "Div" not in KERNELS:  # another family may own it
     register_kernel("Div")(_div)
+
+
+@register_kernel("BatchNormV3")
+def batch_norm_v3(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    """Outputs y, the updated running mean and variance, the batch mean and its rstd."""
+    x, weight, bias, running_mean, running_var = inputs
+    if not attrs.get("is_training", True):
+        y = torch.nn.functional.batch_norm(x, running_mean, running_var, weight, bias, False, 0.0, attrs.get("epsilon", 1e-5))
+        return [y, running_mean, running_var, running_mean, torch.rsqrt(running_var + attrs.get("epsilon", 1e-5))]
+    out = torch.ops.aten._native_batch_norm_legit_functional(x, weight, bias, running_mean, running_var, True, attrs.get("momentum", 0.1), attrs.get("epsilon", 1e-5))
+    y, save_mean, save_rstd, new_mean, new_var = out
+    return [y, new_mean, new_var, save_mean, save_rstd]

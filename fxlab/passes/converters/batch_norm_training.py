@@ -35,8 +35,8 @@ def _backward_samples() -> list[Sample]:
     running_mean, running_var = _stats(3)
     weight = torch.rand(3) + 0.5
     return [
-        Sample((torch.randn(2, 3, 4, 4), x, weight, running_mean, running_var, mean, invstd, True, 1e-5, [True, True, True])),
-        Sample((torch.randn(4, 3), torch.randn(4, 3), None, running_mean, running_var, *_stats(3), True, 1e-5, [True, True, True])),
+        Sample((torch.randn(2, 3, 4, 4), x, weight, running_mean, running_var, mean, invstd, False, 1e-5, [True, True, True])),
+        Sample((torch.randn(4, 3), torch.randn(4, 3), None, running_mean, running_var, *_stats(3), False, 1e-5, [True, True, True])),
     ]
 
 
@@ -51,9 +51,10 @@ def convert_native_batch_norm_backward(grad_out: ge.Tensor, input: ge.Tensor, we
     input_size = shape_of(input)
     if weight is None:
         weight = ge.op1("Fill", {"dims": _gather_dim(input_size, 1), "value": cast_scalar(1.0, input.dtype)}, dtypes=input.dtype)
-    # Outside training TorchAir hands BNTrainingUpdateGrad the running variance where in
-    # training it hands the saved inverse std; the reference kernel reads the latter, so
-    # only training samples are checked against eager.
+    # GE reads batch_variance as a variance. Outside training TorchAir hands it the running
+    # variance; in training the saved inverse std, which a CPU-traced graph holds as ATen
+    # computes it: there the reference run differs from eager, and the samples are the
+    # inference ones.
     mean, invstd = (save_mean, save_invstd) if train else (running_mean, running_var)
     x, grad = input, grad_out
     if rank in (2, 3):
@@ -159,3 +160,119 @@ def convert_max_pool3d_with_indices(self: ge.Tensor, kernel_size: Any, stride: A
     if self.rank == 4:
         output, argmax = squeeze(output, [0]), squeeze(argmax, [0])
     return [output, argmax]
+
+
+# -- group norm backward --------------------------------------------------------------
+def _pack(values: list[Any]) -> ge.Tensor:
+    """``Pack`` of ints and tensors: TorchAir's builder makes each int a Const in turn."""
+    parts = [v if isinstance(v, ge.Tensor) else scalar_input(v) for v in values]
+    return ge.op1("Pack", {f"x{i}": p for i, p in enumerate(parts)}, {"axis": 0, "N": len(parts)})
+
+
+def _reshape(x: ge.Tensor, shape: ge.Tensor) -> ge.Tensor:
+    return ge.op1("Reshape", {"x": x, "shape": shape}, {"axis": 0, "num_axes": -1})
+
+
+def _binary(op_type: str, a: Any, b: Any) -> ge.Tensor:
+    x1 = a if isinstance(a, ge.Tensor) else scalar_input(a)
+    x2 = b if isinstance(b, ge.Tensor) else scalar_input(b, x1)
+    return ge.op1(op_type, {"x1": x1, "x2": x2})
+
+
+def _group_norm_samples() -> list[Sample]:
+    x = torch.randn(2, 4, 3, 3)
+    weight = torch.rand(4) + 0.5
+    _, mean, rstd = torch.native_group_norm(x, weight, None, 2, 4, 9, 2, 1e-5)
+    x3, weight3 = torch.randn(2, 6, 5), torch.rand(6) + 0.5
+    _, mean3, rstd3 = torch.native_group_norm(x3, weight3, None, 2, 6, 5, 3, 1e-5)
+    return [
+        Sample((torch.randn(2, 4, 3, 3), x, mean, rstd, weight, 2, 4, 9, 2, [True, True, True])),
+        Sample((torch.randn(2, 6, 5), x3, mean3, rstd3, weight3, 2, 6, 5, 3, [True, False, True])),
+    ]
+
+
+@register_converter(aten.native_group_norm_backward.default, samples=_group_norm_samples)
+def convert_native_group_norm_backward(grad_out: ge.Tensor, input: ge.Tensor, mean: ge.Tensor, rstd: ge.Tensor, weight: ge.Tensor | None, N: Any, C: Any, HxW: Any, group: int, output_mask: Any, meta_outputs: Any = None) -> list[Any]:
+    """native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
+    # TorchAir's A2 form: each (sample, group) is a channel of a batch norm over one sample.
+    eps = 1e-5
+    if input.rank != 3:
+        flat = _pack([N, C, HxW])
+        dy, x = _reshape(grad_out, flat), _reshape(input, flat)
+    else:
+        dy, x = grad_out, input
+    dy_scaled = _binary("Mul", dy, _reshape(weight, _pack([1, C, 1]))) if weight is not None else dy
+    groups = _binary("Mul", N, group)
+    by_group, per_group = _pack([1, groups, -1 if N else 1]), _pack([groups])
+    x_groups, dy_groups = _reshape(x, by_group), _reshape(dy_scaled, by_group)
+    mean_groups = _reshape(mean, per_group)
+    variance = _binary("Sub", ge.op1("Reciprocal", {"x": _binary("Mul", rstd, rstd)}), eps)
+    variance_groups = _reshape(variance, per_group)
+    ones = ge.op1("Fill", {"dims": per_group, "value": ge.const(1, input.dtype)})
+    x_groups, dy_groups = unsqueeze(x_groups, [3]), unsqueeze(dy_groups, [3])
+    update = {"grads": dy_groups, "x": x_groups, "batch_mean": mean_groups, "batch_variance": variance_groups}
+    diff_scale, diff_offset = ge.op("BNTrainingUpdateGrad", update, {"epsilon": eps}, outputs=("diff_scale", "diff_offset"), dtypes=DataType.DT_FLOAT)
+    _nchw(diff_scale, 4, [0, 1])
+    reduce_inputs = {"grads": dy_groups, "x": x_groups, "diff_scale": diff_scale, "diff_offset": diff_offset, "scale": ones, "batch_mean": mean_groups, "batch_variance": variance_groups}
+    grad_in = squeeze(_nchw(ge.op1("BNTrainingReduceGrad", reduce_inputs, {"epsilon": eps}), 7, 0), [3])
+    return _group_norm_outputs(input, mean, rstd, N, C, group, output_mask, grad_in, x, dy)
+
+
+def _group_norm_outputs(input: ge.Tensor, mean: ge.Tensor, rstd: ge.Tensor, n: Any, c: Any, group: int, output_mask: Any, grad_in: ge.Tensor, x: ge.Tensor, dy: ge.Tensor) -> list[Any]:
+    grad_input = _reshape(grad_in, ge.op1("Shape", {"x": input}, {"dtype": 3}, dtypes=DataType.DT_INT32, shapes=[(input.rank,)]))
+    grad_weight = grad_bias = None
+    if output_mask[1]:
+        if mean.rank == 1:
+            by_sample = _pack([n, group])
+            mean_b, rstd_b = unsqueeze(_reshape(mean, by_sample), [2]), unsqueeze(_reshape(rstd, by_sample), [2])
+        else:
+            mean_b, rstd_b = unsqueeze(mean, [2]), unsqueeze(rstd, [2])
+        per_group = _binary("RealDiv", c, group)
+        spread, per_channel = _pack([n, group, per_group]), _pack([n, c, 1])
+        mean_b = _reshape(ge.op1("BroadcastTo", {"x": mean_b, "shape": spread}), per_channel)
+        rstd_b = _reshape(ge.op1("BroadcastTo", {"x": rstd_b, "shape": spread}), per_channel)
+        x_hat = _binary("Mul", _binary("Sub", x, mean_b), rstd_b)
+        grad_weight = ge.op1("ReduceSum", {"x": _binary("Mul", dy, x_hat), "axes": index_input([0, 2])}, {"keep_dims": False})
+    if output_mask[2]:
+        grad_bias = ge.op1("ReduceSum", {"x": dy, "axes": index_input([0, 2])}, {"keep_dims": False})
+    return [grad_input, grad_weight, grad_bias]
+
+
+# -- batch norm in training -----------------------------------------------------------
+def _functional_samples() -> list[Sample]:
+    def stats(c: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.randn(c), torch.rand(c) + 0.5
+
+    return [
+        Sample((torch.randn(2, 3, 4, 4), torch.rand(3) + 0.5, torch.randn(3), *stats(3), True, 0.1, 1e-5)),
+        Sample((torch.randn(4, 3), None, None, *stats(3), True, 0.2, 1e-3)),
+    ]
+
+
+@register_converter(aten._native_batch_norm_legit_functional.default, samples=_functional_samples)
+def convert_native_batch_norm_legit_functional(input: ge.Tensor, weight: ge.Tensor | None, bias: ge.Tensor | None, running_mean: ge.Tensor, running_var: ge.Tensor, training: bool, momentum: float, eps: float, meta_outputs: Any = None) -> list[ge.Tensor]:
+    """_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)"""
+    rank = input.rank
+    if not training:
+        raise NotImplementedError("_native_batch_norm_legit_functional is converted only in training (as in TorchAir)")
+    if rank < 2 or rank > 5:
+        raise NotImplementedError("_native_batch_norm_legit_functional is converted for 2-5-D inputs (fxlab does not build the reshaped form)")
+    input_size = shape_of(input)
+    if weight is None:
+        weight = ge.op1("Fill", {"dims": _gather_dim(input_size, 1), "value": cast_scalar(1.0, input.dtype)}, dtypes=input.dtype)
+    if bias is None:
+        bias = ge.op1("Fill", {"dims": _gather_dim(input_size, 1), "value": cast_scalar(0.0, input.dtype)}, dtypes=input.dtype)
+    # BatchNormV3 updates the running statistics in place: TorchAir hands it copies.
+    mean_copy = ge.op1("TensorMove", {"x": running_mean})
+    var_copy = ge.op1("TensorMove", {"x": running_var})
+    x = unsqueeze(input, list(range(rank, 4))) if rank in (2, 3) else input
+    inputs = {"x": x, "weight": weight, "bias": bias, "running_mean": mean_copy, "running_var": var_copy}
+    attrs = {"epsilon": float(eps), "momentum": float(momentum), "is_training": training}
+    names = ("y", "running_mean", "running_var", "save_mean", "save_rstd")
+    output, mean, var, save_mean, save_rstd = ge.op("BatchNormV3", inputs, attrs, outputs=names)
+    layout = "NCHW" if rank <= 4 else "NCDHW"
+    output_layout(input_layout(output, 0, layout), 0, layout)
+    if rank in (2, 3):
+        output = squeeze(output, list(range(3, rank - 1, -1)))
+    # TorchAir's order, not ATen's: GE's updated running statistics come second and third.
+    return [output, mean, var, save_mean, save_rstd]
