@@ -24,16 +24,23 @@ def _tolerance(dtype: torch.dtype) -> tuple[float, float]:
 
 
 def _same_value(expected: Any, actual: Any) -> bool:
-    """Equality of two non-tensor leaves; values that cannot say (``==`` raises or is not
-    a truth value) are the same when their types are."""
+    """Equality of two non-tensor leaves. Arrays (``==`` gives no single truth value)
+    compare element-wise; anything else that cannot be compared counts as different,
+    never as a match."""
     if type(expected) is not type(actual):
         return False
     if isinstance(expected, float) and expected != expected:
         return actual != actual  # NaN where eager has NaN
     try:
         return bool(expected == actual)
-    except Exception:  # noqa: BLE001 - e.g. an object whose == returns a tensor
-        return True
+    except Exception:  # noqa: BLE001 - e.g. a numpy array
+        pass
+    try:
+        import numpy
+
+        return bool(numpy.array_equal(expected, actual, equal_nan=True))
+    except Exception:  # noqa: BLE001 - no numpy, or not array-like
+        return False
 
 
 def _short(value: Any) -> str:

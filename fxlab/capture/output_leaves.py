@@ -13,7 +13,7 @@ import dataclasses
 from typing import Any, Iterator
 
 import torch
-from torch.utils._pytree import keystr, tree_flatten_with_path
+from torch.utils._pytree import keystr, tree_flatten_with_path, tree_leaves
 
 # Deeper objects than this are compared whole: an object graph, not a model output.
 MAX_DEPTH = 8
@@ -25,9 +25,18 @@ def output_leaves(value: Any, root: str = "output") -> dict[str, Any]:
     return dict(_walk(value, root, 0, set()))
 
 
+def _keyed_leaves(value: Any) -> list[tuple[str, Any]]:
+    """pytree's leaves with their key paths; for a node registered without key names
+    (``flatten_with_keys_fn``), the leaves numbered in order."""
+    try:
+        return [(keystr(key_path), leaf) for key_path, leaf in tree_flatten_with_path(value)[0]]
+    except ValueError:
+        return [(f"<leaf {i}>", leaf) for i, leaf in enumerate(tree_leaves(value))]
+
+
 def _walk(value: Any, path: str, depth: int, seen: set[int]) -> Iterator[tuple[str, Any]]:
-    for key_path, leaf in tree_flatten_with_path(value)[0]:
-        leaf_path = path + keystr(key_path)
+    for key, leaf in _keyed_leaves(value):
+        leaf_path = path + key
         fields = _fields(leaf) if depth < MAX_DEPTH and id(leaf) not in seen else None
         if fields is None:
             yield leaf_path, _comparable(leaf)

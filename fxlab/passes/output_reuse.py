@@ -179,8 +179,13 @@ def execute_with_output_reuse(graph: IrGraph, inputs: Sequence[torch.Tensor]) ->
     attr = graph.attrs.get(OPTION_ATTR_PREFIX + REUSE_INPUT_OPTION)
     if attr is None:
         return outputs
-    for out, inp in parse_reuse_input_option(attr.value).items():
+    mapping = parse_reuse_input_option(attr.value)
+    # Every output holds its value as of the end of the run: one that is an input's own
+    # memory (a Data passed straight to NetOutput) is read before any input is written.
+    input_memory = {t.untyped_storage().data_ptr() for t in inputs}
+    staged = {out: outputs[out].clone() if outputs[out].untyped_storage().data_ptr() in input_memory else outputs[out] for out in mapping}
+    for out, inp in mapping.items():
         with torch.no_grad():
-            inputs[inp].copy_(outputs[out])
+            inputs[inp].copy_(staged[out])
         outputs[out] = inputs[inp]
     return outputs

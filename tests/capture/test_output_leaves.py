@@ -100,3 +100,28 @@ def test_a_model_returning_a_cache_object_matches(write_model):
 
     trace = capture_trace(load_model(write_model(MODEL_RETURNING_A_CACHE)), stages=("dynamo",))
     assert trace.check.verdict == "match (3 tensors, max |diff| 0)"
+
+
+def test_leaves_without_a_truth_value_are_compared_not_assumed_equal():
+    import numpy
+
+    cmp = _Comparison()
+    compare_outputs(cmp, {"a": numpy.arange(3)}, {"a": numpy.arange(3) * 2})
+    compare_outputs(cmp, {"b": numpy.arange(3)}, {"b": numpy.arange(3)})
+    assert [m.split(":")[0] for m in cmp.mismatches] == ["output['a']"]
+
+
+class KeylessNode:
+    def __init__(self, a: torch.Tensor, b: torch.Tensor) -> None:
+        self.a, self.b = a, b
+
+
+def test_a_pytree_node_registered_without_key_names_is_walked_by_position():
+    from torch.utils import _pytree as pytree
+
+    pytree.register_pytree_node(KeylessNode, lambda n: ([n.a, n.b], None), lambda leaves, _: KeylessNode(*leaves))
+    try:
+        leaves = output_leaves(KeylessNode(torch.ones(1), torch.zeros(1)))
+    finally:
+        pytree._deregister_pytree_node(KeylessNode)
+    assert list(leaves) == ["output<leaf 0>", "output<leaf 1>"]

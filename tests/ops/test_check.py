@@ -162,26 +162,41 @@ def _add_custom_converter(returned):
     return convert
 
 
-define_op("fxlabtest::converter_tuple(Tensor x, Tensor y) -> Tensor", kernels={"cpu": _add}, fake=_x_like, samples=SAMPLES,
-          converter=_add_custom_converter(lambda out: (out, out, out)))
-define_op("fxlabtest::converter_none(Tensor x, Tensor y) -> Tensor", kernels={"cpu": _add}, fake=_x_like, samples=SAMPLES,
-          converter=_add_custom_converter(lambda out: None))
-define_op("fxlabtest::converter_str(Tensor x, Tensor y) -> Tensor", kernels={"cpu": _add}, fake=_x_like, samples=SAMPLES,
-          converter=_add_custom_converter(lambda out: "Add"))
-define_op("fxlabtest::converter_wrong_math(Tensor x, Tensor y) -> Tensor", kernels={"cpu": _add}, fake=_x_like, samples=SAMPLES,
-          converter=lambda x, y, *, meta_outputs=None: __import__("fxlab.ir.ge", fromlist=["op"]).op("Mul", {"x1": x, "x2": y}, outputs=("y",))[0])
+def _wrong_math(x, y, *, meta_outputs=None):
+    from fxlab.ir import ge
+
+    return ge.op("Mul", {"x1": x, "x2": y}, outputs=("y",))[0]
+
+
+@pytest.fixture(scope="module")
+def broken_converters():
+    """Ops with deliberately broken converters, registered only while these tests run (the
+    registry walk must not collect them)."""
+    from fxlab.passes.converters.registry import CONVERTERS
+
+    converters = {
+        "converter_tuple": _add_custom_converter(lambda out: (out, out, out)),
+        "converter_none": _add_custom_converter(lambda out: None),
+        "converter_str": _add_custom_converter(lambda out: "Add"),
+        "converter_wrong_math": _wrong_math,
+    }
+    ops = [define_op(f"fxlabtest::{name}(Tensor x, Tensor y) -> Tensor", kernels={"cpu": _add}, fake=_x_like, samples=SAMPLES,
+                     converter=fn) for name, fn in converters.items()]
+    yield
+    for op in ops:
+        CONVERTERS.unregister(op.overload)
 
 
 @pytest.mark.parametrize("op, said", [("converter_tuple", "returned a 3-tuple"), ("converter_none", "returned None"),
                                       ("converter_str", "returned a str ('Add')")])
-def test_converter_returning_the_wrong_outputs_fails(op, said) -> None:
+def test_converter_returning_the_wrong_outputs_fails(op, said, broken_converters) -> None:
     # "returns 1 output(s)" was read from the schema, whatever the converter returned.
     item = _by_name(check_op(f"fxlabtest::{op}"))["converter"]
     assert item.status == FAIL
     assert said in item.detail and "has 1 tensor output" in item.detail
 
 
-def test_converter_is_run_against_the_kernel() -> None:
+def test_converter_is_run_against_the_kernel(broken_converters) -> None:
     item = _by_name(check_op("fxlabtest::converter_wrong_math"))["converter"]
     assert item.status == FAIL
     assert "the Ascend IR run on CPU differs from the CPU kernel: output 0: values differ" in item.detail

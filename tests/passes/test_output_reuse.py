@@ -152,3 +152,15 @@ def test_one_value_assigned_into_two_inputs_gets_an_output_for_each() -> None:
     assert result.ge_options == {REUSE_INPUT_OPTION: "0,0|1,1"}
     assert result.notes == [f"{add.name}:0 is written into graph inputs 0, 1: one graph output each (TorchAir's own mapping would write only input 1)"]
     _check(copy_one_value_into_two_inputs, graph, 0, torch.randn(3), torch.randn(3))
+
+
+def copy_input_then_write_it(x2: torch.Tensor, x0: torch.Tensor) -> None:
+    x0.copy_(x2)
+    x2.add_(1.5)
+
+
+def test_an_input_copied_into_another_is_read_before_it_is_written() -> None:
+    # Found by the property test: x0 got x2's new value, as x2 was written back first.
+    graph = _graph(copy_input_then_write_it, torch.randn(3), torch.randn(3))
+    map_assign_to_graph_output(graph)
+    _check(copy_input_then_write_it, graph, 0, torch.randn(3), torch.randn(3))
