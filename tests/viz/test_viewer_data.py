@@ -16,7 +16,7 @@ def test_decoder_stages_groups_and_links() -> None:
     graph = trace.graphs[0]
     (data,) = viewer_data(trace)["graphs"]
     stages = {s["name"]: s for s in data["stages"]}
-    assert list(stages) == ["dynamo", "aten", "functional", "reinplaced", "ascend_ir"]
+    assert list(stages) == ["dynamo", "aten", "functional", "reinplaced", "pre_ge", "ascend_ir"]
     functional = stages["functional"]
     assert [n[N["name"]] for n in functional["nodes"]] == [r.name for r in graph.stages["functional"].nodes]
     layers = {row[G["name"]]: row for row in functional["groups"] if row[G["parent"]] == 0 and row[G["name"]].startswith("layers.")}
@@ -30,7 +30,7 @@ def test_decoder_stages_groups_and_links() -> None:
     # an ATen node and the functional node it became; every GE op and its FX node
     assert ["aten", "mean", "functional", "mean"] in data["links"]
     ir_links = [link for link in data["links"] if link[2] == "ascend_ir"]
-    assert {link[0] for link in ir_links} == {"functional"}  # the stage the IR was converted from
+    assert {link[0] for link in ir_links} == {"pre_ge"}  # the stage the IR was converted from
     assert [link[3] for link in ir_links] == [op.name for op in graph.ir.ops if op.fx_node]
     assert data["diff"]["aten/copy_"] == ["functionalized: in-place aten.copy_.default became functional aten.copy.default"]
     assert data["diff"]["functional/slice_scatter"] == ["added: added aten.slice_scatter.default"]
