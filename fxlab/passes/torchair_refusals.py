@@ -21,6 +21,17 @@ CONVERTS, REFUSES, NO_CONVERTER = "converts", "refuses", "no converter"
 CONVERTER_NAMESPACES = ("aten", "prims")
 
 
+# The rewrite Ascend users apply for refused ops they commonly meet, by op (no overload).
+REWRITES = {
+    "aten.index_copy": (
+        "on Ascend, write the KV cache with torch_npu.scatter_update_(cache, positions, new, axis) "
+        "or a slice assignment (cache[:, :, start:end] = new), which TorchAir converts"
+    ),
+    "aten.index_put": "index with a slice assignment or torch.scatter / scatter_update_, which TorchAir converts",
+    "aten.roll": "write the roll as torch.cat of two slices, which TorchAir converts",
+}
+
+
 @dataclass(frozen=True)
 class TorchAirVerdict:
     """TorchAir's verdict on one op: ``converts``, ``refuses`` or ``no converter``."""
@@ -36,10 +47,13 @@ class TorchAirVerdict:
 
     def message(self) -> str:
         if self.verdict == REFUSES:
-            return f"TorchAir refuses {self.op}: its converter only raises {self.reason} (ge_converter/{self.where})"
-        if self.verdict == NO_CONVERTER:
-            return f"TorchAir has no converter for {self.op}, so its conversion fails on it"
-        return f"TorchAir converts {self.op}"
+            said = f"TorchAir refuses {self.op}: its converter only raises {self.reason} (ge_converter/{self.where})"
+        elif self.verdict == NO_CONVERTER:
+            said = f"TorchAir has no converter for {self.op}, so its conversion fails on it"
+        else:
+            return f"TorchAir converts {self.op}"
+        rewrite = REWRITES.get(self.op.rsplit(".", 1)[0])
+        return f"{said}. Fix: {rewrite}" if rewrite else said
 
 
 @functools.lru_cache(maxsize=None)

@@ -88,3 +88,11 @@ def test_static_cache_writes_are_index_copy_which_torchair_does_not_convert(name
     assert len([m for m in graph.mutated_inputs if "cache" in m]) == 6  # k, v and the filled length per layer
     unsupported = [op for op in graph.ir.ops if op.type == "FxlabUnsupported"]
     assert {op.attr_value("_fxlab_unsupported") for op in unsupported} == {"aten.index_copy.default"}
+
+
+def test_the_static_cache_refusal_names_torchairs_reason_and_the_ascend_rewrite() -> None:
+    trace = _capture(*STATIC_CACHE[1])
+    assert trace.status == "partial"
+    (record,) = {n.message for n in trace.graphs[0].conversion.nodes if n.target == "aten.index_copy.default"}
+    assert record.startswith("TorchAir refuses aten.index_copy.default: its converter only raises NotImplementedError")
+    assert "Fix: on Ascend, write the KV cache with torch_npu.scatter_update_" in record
