@@ -140,9 +140,7 @@ STILL_DIFFERENT = {
     "aten.view_as_real.default",
     "aten.zeros.default",
     "aten.zeros_like.default",
-    "npu.npu_dynamic_quant.default",
     "npu.npu_fused_infer_attention_score.default",
-    "npu.npu_fusion_attention.default",
 }
 
 OUT_VARIANT = "an out= node's value is its out argument, a graph input: TorchAir returns that input and keeps no op to compare"

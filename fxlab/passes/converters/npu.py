@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator
 import torch
 
 from fxlab.ir import ge
-from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType
+from fxlab.ir.model import DataType
 from fxlab.passes.convert_to_ascend_ir import NAMED_CONVERTER_LOOKUPS
 from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB, Converter, Sample
 
@@ -221,7 +221,8 @@ def convert_fusion_attention(query: ge.Tensor, key: ge.Tensor, value: ge.Tensor,
         "padding_mask": options.get("padding_mask"), "atten_mask": options.get("atten_mask"),
         "prefix": _length_const(options.get("prefix")), "actual_seq_qlen": _length_const(options.get("actual_seq_qlen")),
         "actual_seq_kvlen": _length_const(options.get("actual_seq_kvlen")),
-        "q_start_idx": ge.const([0], DataType.DT_INT64), "kv_start_idx": ge.const([0], DataType.DT_INT64),
+        # TorchAir passes Python 0s, which its op wrapper makes scalar Consts.
+        "q_start_idx": ge.const(0, DataType.DT_INT64), "kv_start_idx": ge.const(0, DataType.DT_INT64),
     }
     attrs = {
         "scale_value": float(options.get("scale", 1.0)), "keep_prob": keep_prob,
@@ -247,5 +248,9 @@ def convert_dynamic_quant(input: ge.Tensor, *, smooth_scales: ge.Tensor | None =
     """npu_dynamic_quant(Tensor input, *, Tensor? smooth_scales=None, Tensor? group_index=None, int? dst_type=None, str quant_mode="pertoken", float dst_type_max=0.0) -> (Tensor, Tensor)"""
     if dst_type not in (None, 1) or quant_mode != "pertoken":
         raise NotImplementedError("npu_dynamic_quant: only per-token int8 has fxlab's converter; use --converter torchair for the others")
-    attrs = {"dst_type": TORCHAIR_DTYPE_NUMBER[DataType.DT_INT8]}
-    return ge.op("DynamicQuant", {"x": input, "smooth_scales": smooth_scales, "group_index": group_index}, attrs, outputs=("y", "scale"))
+    # TorchAir's op wrapper leaves out absent optional inputs and attrs at their IR default
+    # (dst_type DT_INT8 here), so neither is written.
+    inputs = {"x": input, "smooth_scales": smooth_scales, "group_index": group_index}
+    while inputs[next(reversed(inputs))] is None:
+        inputs.popitem()
+    return ge.op("DynamicQuant", inputs, {}, outputs=("y", "scale"))
