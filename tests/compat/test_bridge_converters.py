@@ -140,7 +140,6 @@ STILL_DIFFERENT = {
     "aten.view_as_real.default",
     "aten.zeros.default",
     "aten.zeros_like.default",
-    "npu.npu_fused_infer_attention_score.default",
 }
 
 OUT_VARIANT = "an out= node's value is its out argument, a graph input: TorchAir returns that input and keeps no op to compare"

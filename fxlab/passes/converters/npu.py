@@ -182,6 +182,9 @@ def convert_fused_infer_attention_score(query: ge.Tensor, key: ge.Tensor, value:
     """npu_fused_infer_attention_score(Tensor query, Tensor key, Tensor value, *, Tensor? pse_shift=None, Tensor? atten_mask=None, ...) -> (Tensor, Tensor)"""
     if key.dtype == DataType.DT_INT32 or query.dtype == DataType.DT_INT8:
         raise NotImplementedError("int4 key/value and int8 query: convert with --converter torchair")
+    # TorchAir makes the int4 key's shape factor before it looks at the key's dtype: a Const
+    # nothing reads (GE prunes it), but part of TorchAir's graph.
+    ge.const(_int4_shape_factor(options.get("input_layout", "BSH"), key, value), DataType.DT_INT64)
     inputs: dict[str, Any] = {"query": query, "key0": key, "value0": value}
     for name in _FIA_OPTIONAL_INPUTS:
         inputs[name] = _length_const(options.get(name)) if name in _LENGTH_INPUTS else options.get(name)
@@ -193,6 +196,13 @@ def convert_fused_infer_attention_score(query: ge.Tensor, key: ge.Tensor, value:
     attrs: dict[str, Any] = {name: options.get(name, default) for name, default in _FIA_ATTRS}
     attrs.update(query_quant_mode=0, pse_type=0, out_dtype=0)
     return ge.op("FusedInferAttentionScore", inputs, attrs, outputs=("attention_out", "softmax_lse"))
+
+
+def _int4_shape_factor(layout: str, key: ge.Tensor, value: ge.Tensor) -> list[int]:
+    """What TorchAir multiplies an int4 key's int32 shape by (eight int4 per int32)."""
+    if key.rank == 5 or value.rank == 5:
+        return [1, 1, 1, 1, 8]
+    return [1, 1, 8] if layout == "BSH" or key.rank == 3 or value.rank == 3 else [1, 1, 1, 8]
 
 
 def _length_const(value: Any) -> ge.Tensor | None:
