@@ -10,20 +10,25 @@ Not compared, each with its reason in the skip message:
 
 - a sample TorchAir cannot convert here (the bridge's run of TorchAir fails, or
   TorchAir's converter raises or is missing for it): there is no graph to compare with;
-  a converter is skipped when none of its samples can be compared;
+  the converter's other samples are still compared, and it is skipped when none can be;
 - an ``out=`` overload: the node's value is its ``out`` argument, a graph input, so
   TorchAir returns that input and keeps no op to compare;
 - a ``Data`` for a graph input nothing reads (a sample argument that only lends its
-  shape): TorchAir's dead-data removal drops it and the later inputs' ``index`` moves
-  down by one; that is the conversion pass's business, not a converter's, so such a
+  shape): TorchAir's dead-data removal drops it and each later input's ``index`` moves
+  down by the number dropped before it; that is the conversion pass's business, not a converter's, so such a
   lone ``Data`` and the shifted indices (checked to be exactly that shift) are not
   counted.
 
+The converters of torch_npu's operators exist only while the operators are defined (the
+TorchAir session defines them from its torch_npu copy); they are named from their table
+and skipped when the session has no such operator.
+
 ``STILL_DIFFERENT`` lists the converters whose graphs do not match TorchAir's yet (output
-dtypes of helper ops, layout attrs, TorchAir's ``is_arch35`` handling, ...). They are
-expected failures that must fail: when one starts to match, the test says so, and the
-list only shrinks. To regenerate it after converters are added or fixed, print the
-names of every converter whose samples still differ::
+dtypes of helper ops, layout attrs, TorchAir's ``is_arch35`` handling, graph outputs that
+alias a graph input, ...). They are expected failures that must fail: when one starts to
+match, the test says so, and the list only shrinks (apart from newly added converters
+that differ). To regenerate it after converters are added or fixed, print the names of
+every converter whose samples still differ::
 
     PYTHONPATH=. python -m tests.compat.test_bridge_converters
 
