@@ -205,7 +205,9 @@ def convert_reflection_pad2d(self: ge.Tensor, padding: Sequence[int], *, meta_ou
         raise ValueError("reflection_pad2d needs 4 static paddings")
     x = unsqueeze(self, [0]) if self.rank == 3 else self
     rank = 4 if self.rank == 3 else self.rank
-    pairs = ge.op1("Reshape", {"x": ge.const(_leading_dim_pairs(padding, rank), DataType.DT_INT64), "shape": index_input([rank, 2])}, {"axis": 0, "num_axes": -1}, shapes=[(rank, 2)])
+    # TorchAir's op wrapper makes the shape's Const before the paddings'.
+    shape = index_input([rank, 2])
+    pairs = ge.op1("Reshape", {"x": ge.const(_leading_dim_pairs(padding, rank), DataType.DT_INT64), "shape": shape}, {"axis": 0, "num_axes": -1}, shapes=[(rank, 2)])
     out = ge.op1("MirrorPad", {"x": x, "paddings": pairs}, {"mode": "REFLECT"})
     return squeeze(out, [0]) if self.rank == 3 else out
 
