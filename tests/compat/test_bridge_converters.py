@@ -45,7 +45,7 @@ import pytest
 
 from fxlab.compat.bridge import TorchAirConversionError, run_torchair_conversion
 from fxlab.diff.ir_diff import diff_ir
-from fxlab.ir.model import IrGraph
+from fxlab.ir.model import Attr, AttrKind, FrozenAttrs, IrGraph, IrOp
 from fxlab.passes import converters  # noqa: F401 - registers the shipped converters
 from fxlab.passes.convert_to_ascend_ir import Status, convert_to_ascend_ir
 from fxlab.passes.converters.npu import NPU_CONVERTERS
@@ -268,6 +268,23 @@ def still_different(torchair: Any) -> list[str]:
         for c in _shipped()
         if not writes_out_argument(c.target) and compare_samples(torchair, c).differences
     ]
+
+
+def _data(fx_node: str, index: int) -> IrOp:
+    return IrOp(fx_node, "Data", attrs=FrozenAttrs({"index": Attr(AttrKind.INT, index)}), fx_node=fx_node)
+
+
+def test_only_a_dropped_unread_input_and_the_shift_it_causes_are_left_out():
+    ours = IrGraph("g", [_data("arg0", 0), _data("arg1", 1), _data("arg2", 2), IrOp("Add", "Add", ["arg1:0", "arg2:0"], fx_node="add")])
+    theirs = IrGraph("g", [_data("arg1", 0), _data("arg2", 1), IrOp("Add", "Add", ["arg1:0", "arg2:0"], fx_node="add")])
+    unread = unread_inputs(ours)
+    assert unread == {"arg0": 0}
+    assert dropped_input(Issue("only_fxlab", "Data", "no fx node", "arg0"), ours, theirs, unread)
+    assert dropped_input(Issue("attr", "Data", "index", "arg2"), ours, theirs, unread)
+    assert not dropped_input(Issue("only_fxlab", "Data", "no fx node", "arg1"), ours, theirs, unread)
+    wrong = IrGraph("g", [_data("arg1", 0), _data("arg2", 2)])
+    assert not dropped_input(Issue("attr", "Data", "index", "arg2"), ours, wrong, unread)
+    assert not dropped_input(Issue("attr", "Data", "index", "arg2"), ours, theirs, {})
 
 
 if __name__ == "__main__":
