@@ -141,7 +141,10 @@ def convert_batch_norm_inference(input: ge.Tensor, weight: ge.Tensor | None, bia
         weight = _fill(_gather(input_size, 1), ge.cast(ge.const(1.0), input.dtype), input.dtype)
     if bias is None:
         bias = _fill(_gather(input_size, 1), ge.cast(ge.const(0.0), input.dtype), input.dtype)
-    empty = _fill(ge.const([0], DataType.DT_INT64), ge.cast(ge.const(0.0), input.dtype), input.dtype)
+    # TorchAir writes ge.Fill([0], ge.Cast(0.0, ...)): the Cast is made first, then the
+    # op wrapper's Const of the dims.
+    zero = ge.cast(ge.const(0.0), input.dtype)
+    empty = _fill(ge.const([0], DataType.DT_INT64), zero, input.dtype)
     x = input
     if rank in (2, 3):
         x = unsqueeze(x, list(range(rank, 4)))

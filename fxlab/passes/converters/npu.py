@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator
 import torch
 
 from fxlab.ir import ge
-from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType
+from fxlab.ir.model import DataType
 from fxlab.passes.convert_to_ascend_ir import NAMED_CONVERTER_LOOKUPS
 from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB, Converter, Sample
 
@@ -182,6 +182,9 @@ def convert_fused_infer_attention_score(query: ge.Tensor, key: ge.Tensor, value:
     """npu_fused_infer_attention_score(Tensor query, Tensor key, Tensor value, *, Tensor? pse_shift=None, Tensor? atten_mask=None, ...) -> (Tensor, Tensor)"""
     if key.dtype == DataType.DT_INT32 or query.dtype == DataType.DT_INT8:
         raise NotImplementedError("int4 key/value and int8 query: convert with --converter torchair")
+    # TorchAir makes the int4 key's shape factor before it looks at the key's dtype: a Const
+    # nothing reads (GE prunes it), but part of TorchAir's graph.
+    ge.const(_int4_shape_factor(options.get("input_layout", "BSH"), key, value), DataType.DT_INT64)
     inputs: dict[str, Any] = {"query": query, "key0": key, "value0": value}
     for name in _FIA_OPTIONAL_INPUTS:
         inputs[name] = _length_const(options.get(name)) if name in _LENGTH_INPUTS else options.get(name)
@@ -193,6 +196,13 @@ def convert_fused_infer_attention_score(query: ge.Tensor, key: ge.Tensor, value:
     attrs: dict[str, Any] = {name: options.get(name, default) for name, default in _FIA_ATTRS}
     attrs.update(query_quant_mode=0, pse_type=0, out_dtype=0)
     return ge.op("FusedInferAttentionScore", inputs, attrs, outputs=("attention_out", "softmax_lse"))
+
+
+def _int4_shape_factor(layout: str, key: ge.Tensor, value: ge.Tensor) -> list[int]:
+    """What TorchAir multiplies an int4 key's int32 shape by (eight int4 per int32)."""
+    if key.rank == 5 or value.rank == 5:
+        return [1, 1, 1, 1, 8]
+    return [1, 1, 8] if layout == "BSH" or key.rank == 3 or value.rank == 3 else [1, 1, 1, 8]
 
 
 def _length_const(value: Any) -> ge.Tensor | None:
@@ -221,7 +231,8 @@ def convert_fusion_attention(query: ge.Tensor, key: ge.Tensor, value: ge.Tensor,
         "padding_mask": options.get("padding_mask"), "atten_mask": options.get("atten_mask"),
         "prefix": _length_const(options.get("prefix")), "actual_seq_qlen": _length_const(options.get("actual_seq_qlen")),
         "actual_seq_kvlen": _length_const(options.get("actual_seq_kvlen")),
-        "q_start_idx": ge.const([0], DataType.DT_INT64), "kv_start_idx": ge.const([0], DataType.DT_INT64),
+        # TorchAir passes Python 0s, which its op wrapper makes scalar Consts.
+        "q_start_idx": ge.const(0, DataType.DT_INT64), "kv_start_idx": ge.const(0, DataType.DT_INT64),
     }
     attrs = {
         "scale_value": float(options.get("scale", 1.0)), "keep_prob": keep_prob,
@@ -247,5 +258,9 @@ def convert_dynamic_quant(input: ge.Tensor, *, smooth_scales: ge.Tensor | None =
     """npu_dynamic_quant(Tensor input, *, Tensor? smooth_scales=None, Tensor? group_index=None, int? dst_type=None, str quant_mode="pertoken", float dst_type_max=0.0) -> (Tensor, Tensor)"""
     if dst_type not in (None, 1) or quant_mode != "pertoken":
         raise NotImplementedError("npu_dynamic_quant: only per-token int8 has fxlab's converter; use --converter torchair for the others")
-    attrs = {"dst_type": TORCHAIR_DTYPE_NUMBER[DataType.DT_INT8]}
-    return ge.op("DynamicQuant", {"x": input, "smooth_scales": smooth_scales, "group_index": group_index}, attrs, outputs=("y", "scale"))
+    # TorchAir's op wrapper leaves out absent optional inputs and attrs at their IR default
+    # (dst_type DT_INT8 here), so neither is written.
+    inputs = {"x": input, "smooth_scales": smooth_scales, "group_index": group_index}
+    while inputs[next(reversed(inputs))] is None:
+        inputs.popitem()
+    return ge.op("DynamicQuant", inputs, {}, outputs=("y", "scale"))

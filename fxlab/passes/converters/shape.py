@@ -128,7 +128,8 @@ def convert_reshape_alias(self: ge.Tensor, size: Any, stride: Any, *, meta_outpu
 def convert_view_dtype(self: ge.Tensor, dtype: torch.dtype, *, meta_outputs: Any = None) -> ge.Tensor:
     """view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)"""
     target = ge_dtype(dtype)
-    return ge.op1("Bitcast", {"x": self}, {"type": target, "keep_dim": False}, dtypes=target)
+    # keep_dim stays at its IR default (false), which TorchAir's op wrapper leaves out.
+    return ge.op1("Bitcast", {"x": self}, {"type": target}, dtypes=target)
 
 
 @register_converter(aten.permute.default, samples=_permute_samples)
