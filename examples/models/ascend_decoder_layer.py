@@ -8,7 +8,7 @@ the token attends to the cache (positions after it masked out).
     fxlab trace examples/models/ascend_decoder_layer.py --converter torchair
 
 Without an NPU, fxlab defines torch_npu's operators from a torch_npu copy
-(``python .ci/fetch_torchair.py``) and runs these with its CPU reference kernels.
+(``fxlab torchair fetch``) and runs these with its CPU reference kernels.
 """
 import torch
 import torch_npu

@@ -5,7 +5,7 @@ torch_npu declares its own operators (``torch.ops.npu.*``: ``npu_rms_norm``,
 ``torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml`` and gives them Meta
 functions in ``torch_npu/op_plugin/meta/_meta_registrations.py``. Both are plain text in
 the torch_npu wheel, and importing torch_npu itself fails without CANN. With a copy of
-those two files (``.ci/fetch_torchair.py`` extracts them beside TorchAir's sources),
+those two files (``fxlab torchair fetch`` extracts them beside TorchAir's sources),
 :func:`torch_npu_definitions` defines each missing operator from its schema and runs the
 Meta file with its torch_npu imports answered by small shims, so models written for
 Ascend capture (fake tensors need only Meta functions) and TorchAir's converters for
@@ -83,7 +83,7 @@ class NpuDefinitions:
     @property
     def note(self) -> str:
         if self.copy is None:
-            return "torch_npu operators: no torch_npu copy found (run `python .ci/fetch_torchair.py`); only fxlab's own npu operators exist"
+            return "torch_npu operators: no torch_npu copy found (run `fxlab torchair fetch`); only fxlab's own npu operators exist"
         return (
             f"torch_npu operators: {len(self.defined)} defined from torch_npu's schemas, "
             f"{len(self.with_meta)} with its Meta functions (no NPU kernels; a few have fxlab's CPU reference kernels)"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import fxlab.scope
 from fxlab.capture.scope_frames import trimmed_stack_trace
 
-USER = '  File "/home/u/model.py", line 27, in forward\n    with torchair.scope.super_kernel("mlp"):\n'
+USER = '  File "/models/u/model.py", line 27, in forward\n    with torchair.scope.super_kernel("mlp"):\n'
 
 
 def test_library_frames_at_the_end_are_dropped():

@@ -13,7 +13,7 @@ from fxlab.compat.torch_npu_ops import TorchNpuCopy, find_torch_npu_copy, read_s
 def copy() -> TorchNpuCopy:
     found = find_torch_npu_copy()
     if found is None:
-        pytest.skip("no torch_npu copy (python .ci/fetch_torchair.py extracts one)")
+        pytest.skip("no torch_npu copy (`fxlab torchair fetch` extracts one)")
     return found
 
 

@@ -23,7 +23,7 @@ def npu_ops() -> Iterator[Any]:
 
     copy = find_torch_npu_copy()
     if copy is None:
-        pytest.skip("no torch_npu copy (python .ci/fetch_torchair.py extracts one)")
+        pytest.skip("no torch_npu copy (`fxlab torchair fetch` extracts one)")
     with torch_npu_definitions(copy) as definitions:
         yield definitions
 
