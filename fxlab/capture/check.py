@@ -282,7 +282,8 @@ def verify_ir(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> CheckResul
 def _verify_graph(graph: GraphTrace, recorder: RunRecorder, cmp: _Comparison) -> str | None:
     """Run one graph's IR and add its comparisons to ``cmp``; the reason it could not run."""
     from fxlab.ir.execute import ExecutionError
-    from fxlab.passes.output_reuse import execute_with_output_reuse
+    from fxlab.ir.host_outputs import fx_outputs_of
+    from fxlab.passes.output_reuse import execute_fx_outputs
 
     unconverted = _unconverted_targets(graph)
     if unconverted:
@@ -294,12 +295,15 @@ def _verify_graph(graph: GraphTrace, recorder: RunRecorder, cmp: _Comparison) ->
     # A SymInt graph input (dynamic shapes) is a Data op too: it gets the size this run had.
     ir_inputs = [x if isinstance(x, torch.Tensor) else torch.tensor(x, dtype=torch.int64) for x in inputs if isinstance(x, (torch.Tensor, int))]
     try:
-        outputs = execute_with_output_reuse(graph.ir, ir_inputs)
+        outputs = execute_fx_outputs(graph.ir, ir_inputs)
     except ExecutionError as exc:
         return str(exc)
     except Exception as exc:  # noqa: BLE001 - reported as a check that could not run
         return f"the reference run failed: {type(exc).__name__}: {exc}"
-    expected = [o for o in run.outputs if isinstance(o, torch.Tensor)]
+    # With a record of the outputs TorchAir makes on the host, the IR run gives every FX
+    # output in place (sizes and plain values too); without, the NetOutput tensors.
+    recorded = fx_outputs_of(graph.ir) is not None
+    expected = list(run.outputs) if recorded else [o for o in run.outputs if isinstance(o, torch.Tensor)]
     if len(outputs) < len(expected):  # the IR may have more: the outputs written into inputs
         cmp.mismatches.append(f"graph {graph.index}: {len(outputs)} IR output(s) for {len(expected)} compiled output(s)")
     for i, (e, a) in enumerate(zip(expected, outputs)):

@@ -25,7 +25,7 @@ named ``_fxlab_ge_option:<option>`` so dumps show them and the reference executo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
 
@@ -189,3 +189,13 @@ def execute_with_output_reuse(graph: IrGraph, inputs: Sequence[torch.Tensor]) ->
             inputs[inp].copy_(staged[out])
         outputs[out] = inputs[inp]
     return outputs
+
+
+def execute_fx_outputs(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[Any]:
+    """The FX graph's outputs as TorchAir returns them from a run of ``graph``: the GE
+    run (:func:`execute_with_output_reuse`), then the outputs TorchAir makes on the host
+    (views of inputs, sizes, plain values; see :mod:`fxlab.ir.host_outputs`). Without a
+    record of host outputs, every ``NetOutput`` value, the reuse outputs included."""
+    from fxlab.ir.host_outputs import rebuild_fx_outputs
+
+    return rebuild_fx_outputs(graph, inputs, execute_with_output_reuse(graph, inputs))
