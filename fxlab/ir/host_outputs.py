@@ -33,10 +33,6 @@ FX_OUTPUTS_ATTR = "_fxlab_fx_outputs"
 GE, VIEW, SYM, VALUE = "ge", "view", "sym", "value"
 AS_STRIDED, VIEW_AS_REAL, VIEW_AS_COMPLEX = "as_strided", "view_as_real", "view_as_complex"
 
-# A size, stride or offset: an int, or a symbolic expression over the graph's symbols.
-Dim = "int | str"
-
-
 @dataclass(frozen=True)
 class FxOutput:
     """Where one FX graph output comes from.
@@ -70,7 +66,7 @@ class FxOutput:
             return f"{where}: NetOutput input {self.ge_index}"
         if self.kind == VIEW:
             how = f"torch.{self.view_fn}(input {self.input_index})" if self.view_fn != AS_STRIDED else (
-                f"torch.as_strided(input {self.input_index}, {list(self.size)}, {list(self.stride)}, {self.offset})"
+                f"torch.as_strided(input {self.input_index}, {_dims(self.size)}, {_dims(self.stride)}, {self.offset})"
             )
             return f"{where}: a view of graph input {self.input_index}, not a GE output; re-made on the host after the run as {how}"
         if self.kind == SYM:
@@ -89,6 +85,10 @@ class FxOutput:
             if key in values:
                 values[key] = tuple(values[key])
         return cls(**values)
+
+
+def _dims(dims: Sequence[Any]) -> str:
+    return "[" + ", ".join(map(str, dims)) + "]"
 
 
 def is_plain(outputs: Sequence[FxOutput]) -> bool:
