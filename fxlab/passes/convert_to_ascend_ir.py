@@ -167,6 +167,7 @@ class AscendIrConverter:
         self._data_index = 0
         self._tensor_inputs: list[tuple[int, torch.Tensor]] = []  # (Data index, fake value)
         self._symbol_inputs: dict[str, int] = {}  # symbol -> Data index of the SymInt input
+        self._input_storages: dict[int, tuple[int, torch.Tensor]] | None = None  # built at the output node
         self._plans: dict[int, _Plan] = {}
 
     def run(self) -> ConversionResult:
@@ -266,20 +267,36 @@ class AscendIrConverter:
     def _view_of_input(self, name: str, meta: torch.Tensor) -> FxOutput | None:
         """TorchAir's test: the output's fake tensor shares memory with a graph input's
         (the first such input, in input order)."""
-        for index, base in self._tensor_inputs:
-            if torch._C._is_alias_of(base, meta):
-                view_fn = AS_STRIDED
-                if meta.is_complex() and not base.is_complex():
-                    view_fn = VIEW_AS_COMPLEX
-                elif base.is_complex() and not meta.is_complex():
-                    view_fn = VIEW_AS_REAL
-                dims = (*meta.shape, *meta.stride(), meta.storage_offset())
-                free = set().union(*(d.node.expr.free_symbols for d in dims if isinstance(d, torch.SymInt)))
-                return FxOutput(
-                    VIEW, name, input_index=index, view_fn=view_fn, size=tuple(map(_dim, meta.shape)),
-                    stride=tuple(map(_dim, meta.stride())), offset=_dim(meta.storage_offset()), symbols=self._symbols_in(free),
-                )
-        return None
+        found = self._input_sharing_memory_with(meta)
+        if found is None:
+            return None
+        index, base = found
+        view_fn = AS_STRIDED
+        if meta.is_complex() and not base.is_complex():
+            view_fn = VIEW_AS_COMPLEX
+        elif base.is_complex() and not meta.is_complex():
+            view_fn = VIEW_AS_REAL
+        dims = (*meta.shape, *meta.stride(), meta.storage_offset())
+        free = set().union(*(d.node.expr.free_symbols for d in dims if isinstance(d, torch.SymInt)))
+        return FxOutput(
+            VIEW, name, input_index=index, view_fn=view_fn, size=tuple(map(_dim, meta.shape)),
+            stride=tuple(map(_dim, meta.stride())), offset=_dim(meta.storage_offset()), symbols=self._symbols_in(free),
+        )
+
+    def _input_sharing_memory_with(self, meta: torch.Tensor) -> tuple[int, torch.Tensor] | None:
+        """The first graph input (``Data`` index, fake value) whose memory ``meta``
+        shares, as ``torch._C._is_alias_of`` decides: by storage, looked up in a table of
+        the inputs' storages built once (a graph has hundreds of weights)."""
+        if self._input_storages is None:
+            self._input_storages = {}
+            for index, base in self._tensor_inputs:
+                key = _storage_key(base)
+                if key is not None:
+                    self._input_storages.setdefault(key, (index, base))
+        key = _storage_key(meta)
+        if key is not None:
+            return self._input_storages.get(key)
+        return next(((i, base) for i, base in self._tensor_inputs if torch._C._is_alias_of(base, meta)), None)
 
     def _symbols_in(self, free_symbols: Any) -> dict[str, int]:
         """Each symbol -> the ``Data`` index of the symbolic graph input that holds it."""
@@ -454,6 +471,15 @@ def _describe(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return f"a {len(value)}-{type(value).__name__}"
     return "None" if value is None else f"a {type(value).__name__} ({value!r:.40})"
+
+
+def _storage_key(t: torch.Tensor) -> int | None:
+    """The address of ``t``'s storage (shared by every view of it); ``None`` for a tensor
+    without one."""
+    try:
+        return t.untyped_storage()._cdata
+    except (RuntimeError, NotImplementedError):
+        return None
 
 
 def _dim(d: Any) -> int | str:
