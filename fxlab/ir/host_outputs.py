@@ -33,6 +33,7 @@ FX_OUTPUTS_ATTR = "_fxlab_fx_outputs"
 GE, VIEW, SYM, VALUE = "ge", "view", "sym", "value"
 AS_STRIDED, VIEW_AS_REAL, VIEW_AS_COMPLEX = "as_strided", "view_as_real", "view_as_complex"
 
+
 @dataclass(frozen=True)
 class FxOutput:
     """Where one FX graph output comes from.

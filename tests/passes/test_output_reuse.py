@@ -17,7 +17,6 @@ from fxlab.passes.output_reuse import (
     REUSE_INPUT_OPTION,
     REUSE_OUTPUT_OPTION,
     execute_fx_outputs,
-    execute_with_output_reuse,
     map_assign_to_graph_output,
     parse_reuse_input_option,
 )
