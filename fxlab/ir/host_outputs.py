@@ -42,6 +42,8 @@ class FxOutput:
     ``input_index``, the ``Data`` index, re-made by ``view_fn`` at ``size`` / ``stride``
     / ``offset``), ``sym`` (``expr`` evaluated with ``symbols``: symbol -> ``Data`` index
     of the symbolic input holding it) or ``value`` (``value`` itself, ``expr`` its repr).
+    ``ge_value`` names the GE tensor (``op:index``) the converter made for a view or a
+    size: in the graph, read by nothing, but still what the converter computes.
     """
 
     kind: str
@@ -55,6 +57,7 @@ class FxOutput:
     expr: str = ""
     symbols: dict[str, int] = field(default_factory=dict)
     value: Any = None
+    ge_value: str = ""
 
     @property
     def on_host(self) -> bool:
@@ -137,6 +140,34 @@ def rebuild_fx_outputs(graph: IrGraph, inputs: Sequence[Any], ge_outputs: Sequen
         return list(ge_outputs)
     symbols = _symbol_values(outputs, inputs)
     return [_value_of(out, inputs, ge_outputs, symbols) for out in outputs]
+
+
+def converted_values(graph: IrGraph, values: dict[str, Any]) -> dict[int, Any]:
+    """For each FX output made on the host whose converter made a GE tensor, that
+    tensor's value in a run of ``graph`` (``values``: every tensor of the run by
+    ``op:index``, as :func:`fxlab.ir.execute.execute` fills it), by output position.
+    The host makes the output TorchAir returns; this is what the converter computed,
+    so a check of both loses none of the converters' coverage. A GE tensor a later
+    pass removed (an ``Assign`` mapped to a graph output) is left out."""
+    return {
+        position: values[out.ge_value]
+        for position, out in enumerate(fx_outputs_of(graph) or [])
+        if out.on_host and out.ge_value in values
+    }
+
+
+def converter_fx_outputs(graph: IrGraph, inputs: Sequence[Any], ge_outputs: Sequence[Any], values: dict[str, Any]) -> list[Any]:
+    """The FX outputs as the converters computed them: :func:`rebuild_fx_outputs`, with
+    each output made on the host replaced by its GE value where it has one
+    (:func:`converted_values`)."""
+    outputs = fx_outputs_of(graph)
+    if outputs is None:
+        return list(ge_outputs)
+    symbols = _symbol_values(outputs, inputs)
+    return [
+        values[out.ge_value] if out.on_host and out.ge_value in values else _value_of(out, inputs, ge_outputs, symbols)
+        for out in outputs
+    ]
 
 
 def _symbol_values(outputs: Sequence[FxOutput], inputs: Sequence[Any]) -> dict[str, int]:

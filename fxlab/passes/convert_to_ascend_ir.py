@@ -254,9 +254,9 @@ class AscendIrConverter:
         if not isinstance(value, Tensor):
             return FxOutput(VALUE, item.name, expr=repr(value), value=_json_value(value))
         if isinstance(meta, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-            return FxOutput(SYM, item.name, expr=str(meta.node.expr), symbols=self._symbols_in(meta.node.expr.free_symbols))
+            return FxOutput(SYM, item.name, expr=str(meta.node.expr), symbols=self._symbols_in(meta.node.expr.free_symbols), ge_value=value.tensor)
         if isinstance(meta, torch.Tensor):
-            view = self._view_of_input(item.name, meta)
+            view = self._view_of_input(item.name, meta, value.tensor)
             if view is not None:
                 return view
         ge_index = index_of.setdefault(value.tensor, len(tensors))
@@ -264,7 +264,7 @@ class AscendIrConverter:
             tensors.append(value)
         return FxOutput(GE, item.name, ge_index=ge_index)
 
-    def _view_of_input(self, name: str, meta: torch.Tensor) -> FxOutput | None:
+    def _view_of_input(self, name: str, meta: torch.Tensor, ge_value: str) -> FxOutput | None:
         """TorchAir's test: the output's fake tensor shares memory with a graph input's
         (the first such input, in input order)."""
         found = self._input_sharing_memory_with(meta)
@@ -280,7 +280,7 @@ class AscendIrConverter:
         free = set().union(*(d.node.expr.free_symbols for d in dims if isinstance(d, torch.SymInt)))
         return FxOutput(
             VIEW, name, input_index=index, view_fn=view_fn, size=tuple(map(_dim, meta.shape)),
-            stride=tuple(map(_dim, meta.stride())), offset=_dim(meta.storage_offset()), symbols=self._symbols_in(free),
+            stride=tuple(map(_dim, meta.stride())), offset=_dim(meta.storage_offset()), symbols=self._symbols_in(free), ge_value=ge_value,
         )
 
     def _input_sharing_memory_with(self, meta: torch.Tensor) -> tuple[int, torch.Tensor] | None:

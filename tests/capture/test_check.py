@@ -86,9 +86,10 @@ def test_outputs_made_on_the_host_are_checked_against_the_compiled_run(write_mod
     trace = _host_outputs_trace(write_model)
     (graph,) = trace.graphs
     assert len(graph.ir.outputs) == 1  # y + y: the views and the size are made on the host
-    # Dynamo returns s once; 3 tensor outputs (the two views included) and 2 inputs are
-    # compared, the size as a value.
-    assert trace.ir_check.ok and trace.ir_check.verdict.startswith("match (5 tensors"), trace.ir_check.verdict
+    # Dynamo returns s once; 3 tensor outputs (the two views re-made on the host), the
+    # 2 views as their converters computed them in GE and 2 inputs are compared, the
+    # size as a value (twice: on the host and as computed in GE).
+    assert trace.ir_check.ok and trace.ir_check.verdict.startswith("match (7 tensors"), trace.ir_check.verdict
 
 
 def test_a_wrongly_remade_view_fails_the_ir_check(write_model, monkeypatch):
@@ -103,3 +104,15 @@ def test_a_wrongly_remade_view_fails_the_ir_check(write_model, monkeypatch):
     trace = _host_outputs_trace(write_model)
     assert not trace.ir_check.ok
     assert any(m.startswith("graph 0 output 0: torch.float32[6, 4] vs eager torch.float32[4, 6]") for m in trace.ir_check.mismatches), trace.ir_check.mismatches
+
+
+def test_the_converters_value_of_a_host_output_is_still_checked(write_model, monkeypatch):
+    # x.t() is made on the host; the Transpose its converter emitted is still run and
+    # compared, so a wrong Transpose is caught as before.
+    from fxlab.ir.execute import KERNELS
+
+    real = KERNELS["Transpose"]
+    monkeypatch.setitem(KERNELS, "Transpose", lambda op, inputs, attrs: [r + 1 for r in real(op, inputs, attrs)])
+    trace = _host_outputs_trace(write_model)
+    assert not trace.ir_check.ok
+    assert any(m.startswith("graph 0 output 0 as its converter computed it (in GE, not returned): max |diff| 1") for m in trace.ir_check.mismatches), trace.ir_check.mismatches

@@ -13,6 +13,8 @@ from fxlab.ir.host_outputs import (
     VIEW,
     VIEW_AS_REAL,
     FxOutput,
+    converted_values,
+    converter_fx_outputs,
     evaluate,
     fx_outputs_of,
     host_output_notes,
@@ -91,3 +93,13 @@ def test_notes_say_how_each_host_output_and_returned_twice_output_is_made():
         "output 4 (mul): NetOutput input 0, returned again (TorchAir hands out one GE output for a value returned twice)",
         "output 5 (slice): a view of graph input 0, not a GE output; re-made on the host after the run as torch.as_strided(input 0, [s0 - 1, 3], [3, 1], 3)",
     ]
+
+
+def test_the_converters_own_values_of_host_outputs_are_kept_apart():
+    graph = _graph_with([FxOutput(GE, ge_index=0), FxOutput(VIEW, "t", input_index=0, size=(2,), stride=(1,), ge_value="Transpose:0"),
+                         FxOutput(SYM, expr="s0", symbols={"s0": 1}, ge_value="Gone:0")])
+    x, s0, made = torch.arange(2.0), torch.tensor(4), torch.zeros(2)
+    values = {"Transpose:0": made, "Add:0": torch.ones(1)}
+    assert converted_values(graph, values) == {1: made}  # Gone:0 was removed from the graph
+    outputs = converter_fx_outputs(graph, [x, s0], [values["Add:0"]], values)
+    assert outputs[0] is values["Add:0"] and outputs[1] is made and outputs[2] == 4
