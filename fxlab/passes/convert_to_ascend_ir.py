@@ -329,6 +329,7 @@ class AscendIrConverter:
             self._emit_placeholder(node, Status.RAISED, f"converter for {node.target} raised at node {node.name}{where}: {type(exc).__name__}: {exc}")
             return
         builder.end_node(token)
+        builder.unset_helper_dtypes(first_new)
         if type(result) is Tensor:
             result.op.set_output_desc(result.index, desc_from_meta(meta, result.op.output_desc[result.index].name))
         else:
