@@ -242,7 +242,7 @@ def _regenerate(info: Any, moved: list[Tensor], base_metas: list[Any]) -> _Mutat
 
 def _as_strided_arg(index: int, base: Tensor, size: list[int], stride: list[int], offset: Tensor | int) -> _MutatedArg:
     operands = {"x": base, "size": _index_const(size), "stride": _index_const(stride), "storage_offset": _index_const(offset)}
-    view = ge.op1("AsStrided", operands, shapes=[tuple(size)])
+    view = ge.set_dtype(ge.op1("AsStrided", operands, shapes=[tuple(size)]), base.dtype)
     return _MutatedArg(index, view, size, stride, offset)
 
 
@@ -302,7 +302,8 @@ def convert_auto_functionalized_v2(mutable_op: Any, *, meta_outputs: Any = None,
     view_info = read_view_information_from_args(names, types, kwargs, bases)
     returns = len(mutable_op._schema.returns)
     metas = list(meta_outputs) if isinstance(meta_outputs, (list, tuple)) else []
-    moved = [ge.op1("TensorMove", {"x": b}, shapes=[b.shape]) for b in bases]
+    # TorchAir gives each moved base its base's meta, and each AsStrided view its view's.
+    moved = [ge.set_dtype(ge.op1("TensorMove", {"x": b}, shapes=[b.shape]), b.dtype) for b in bases]
     mutated: list[_MutatedArg] = []
     for name in names:
         info = view_info[name]
