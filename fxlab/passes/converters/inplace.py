@@ -22,6 +22,7 @@ import torch
 from fxlab.ir import ge
 from fxlab.ir.builder import Tensor, current_builder
 from fxlab.ir.model import DataType, IrOp
+from fxlab.passes.inference_rule import attach_inference_rules
 from fxlab.passes.converters.registry import CONVERTERS, Sample, register_converter
 
 aten = torch.ops.aten
@@ -315,8 +316,12 @@ def convert_auto_functionalized_v2(mutable_op: Any, *, meta_outputs: Any = None,
         mutated.append(_regenerate(info, moved, metas[returns:]))
         kwargs[name] = mutated[-1].tensor
     own_meta = None if returns == 0 else metas[0] if returns == 1 else tuple(metas[:returns])
+    builder = current_builder()
+    first_new = len(builder.graph.ops)
     out = _mutable_op_converter(mutable_op)(**kwargs, meta_outputs=own_meta)
-    last_op = current_builder().graph.ops[-1]
+    # TorchAir gives the op's own ops their rule here, from the moved bases and views.
+    attach_inference_rules(builder.graph.ops[first_new:], kwargs, out, own_meta, builder.provenance.fx_node)
+    last_op = builder.graph.ops[-1]
     updates = [_updated_base(arg, moved, last_op) for arg in mutated]
     return (*out, *updates) if isinstance(out, tuple) else (out, *updates)
 
