@@ -40,6 +40,15 @@ def ge_api_names() -> frozenset[str]:
     return frozenset(json.loads(GE_APIS_PATH.read_text(encoding="utf-8"))["ge_apis"])
 
 
+_BUILTIN: frozenset[str] = frozenset()
+
+
+def _load_builtin() -> frozenset[str]:
+    global _BUILTIN
+    _BUILTIN = ge_api_names()
+    return _BUILTIN
+
+
 @dataclass(frozen=True)
 class Known:
     """What TorchAir knows of one tensor: its sizes (``None``: unknown) and dtype."""
@@ -88,8 +97,11 @@ def attach_inference_rules(ops: Sequence[IrOp], args: Any, outputs: Any, meta_ou
     TorchAir takes for a custom op its ``_inference_rule``, from the converter's tensor
     ``args`` (their descs carry their fake values) and its ``outputs`` with their
     ``meta_outputs``."""
-    builtin = ge_api_names()
-    if all(op.type in builtin for op in ops):
+    builtin = _BUILTIN or _load_builtin()
+    for op in ops:  # the common case, every op a built-in one, costs one look-up an op
+        if op.type not in builtin:
+            break
+    else:
         return
     by_hand = current_builder().dtype_set_by_hand
     known: dict[str, Known] = {}
