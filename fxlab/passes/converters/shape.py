@@ -30,7 +30,8 @@ def pack_symbols(values: Sequence[Any]) -> ge.Tensor:
     TorchAir marks it ``_force_unknown_shape`` since its value is known only at run time."""
     items = [v if isinstance(v, ge.Tensor) else ge.const(int(v), DataType.DT_INT64) for v in values]
     attrs = {"N": len(items), "axis": 0, "_force_unknown_shape": True}
-    return ge.op1("Pack", {f"x{i}": t for i, t in enumerate(items)}, attrs, dtypes=DataType.DT_INT64, shapes=[(len(items),)])
+    packed = ge.op1("Pack", {f"x{i}": t for i, t in enumerate(items)}, attrs, dtypes=DataType.DT_INT64, shapes=[(len(items),)])
+    return ge.set_dtype(packed, DataType.DT_INT64)  # TorchAir gives the Pack the symbols' meta
 
 
 def index_input(value: Any, dtype: DataType = DataType.DT_INT64, *, keep_int32: bool = False) -> ge.Tensor:
@@ -268,11 +269,9 @@ def convert_sym_size(self: ge.Tensor, dim: int, *, meta_outputs: Any = None) -> 
     """sym_size.int(Tensor self, int dim) -> SymInt"""
     static = _static_value(meta_outputs)
     if static is not None:
-        # TorchAir folds a size known at trace time into a Python int and emits no op;
-        # fxlab keeps it as an int64 Const so the value stays visible and can be a graph
-        # output. A Dynamo graph only has sym_size nodes for symbolic sizes, where both
-        # emit Shape + Gather.
-        return ge.const(static, DataType.DT_INT64)
+        # As TorchAir: a size known at trace time is a Python int and no op; as a graph
+        # output it is returned as it is (see fxlab.ir.host_outputs).
+        return static
     shape = shape_of(self, DataType.DT_INT64)
     indices = ge.const(dim, DataType.DT_INT64)
     attrs = {"validate_indices": True, "batch_dims": 0, "is_preprocessed": False, "negative_index_support": False, "_force_unknown_shape": True}
