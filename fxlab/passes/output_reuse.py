@@ -183,11 +183,13 @@ def execute_with_output_reuse(graph: IrGraph, inputs: Sequence[torch.Tensor], va
     mapping = parse_reuse_input_option(attr.value)
     # Every output holds its value as of the end of the run: one that is an input's own
     # memory (a Data passed straight to NetOutput) is read before any input is written.
+    # That holds for every output, not only the written ones: an input returned as it is
+    # (``v.copy_(x); x.add_(1); return v``) keeps the value it had before the write.
     input_memory = {t.untyped_storage().data_ptr() for t in inputs}
-    staged = {out: outputs[out].clone() if outputs[out].untyped_storage().data_ptr() in input_memory else outputs[out] for out in mapping}
+    outputs = [o.clone() if isinstance(o, torch.Tensor) and o.untyped_storage().data_ptr() in input_memory else o for o in outputs]
     for out, inp in mapping.items():
         with torch.no_grad():
-            inputs[inp].copy_(staged[out])
+            inputs[inp].copy_(outputs[out])
         outputs[out] = inputs[inp]
     return outputs
 
