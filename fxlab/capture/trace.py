@@ -121,6 +121,9 @@ class CheckResult:
     mismatches: list[str] = field(default_factory=list)
     skipped: str | None = None
     not_run: list[str] = field(default_factory=list)
+    # Where the match holds only with the exact form of a GE op that approximates its
+    # ATen op (GE's Gelu is tanh-form): which ops, and GE's own difference.
+    approximations: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -128,7 +131,8 @@ class CheckResult:
             return f"not run: {self.skipped}"
         also = f"; not run: {'; '.join(self.not_run)}" if self.not_run else ""
         if self.ok:
-            return f"match ({self.compared} tensors, max |diff| {self.max_abs_diff:.3g}){also}"
+            approx = f", except GE's known approximations: {'; '.join(self.approximations)}" if self.approximations else ""
+            return f"match ({self.compared} tensors, max |diff| {self.max_abs_diff:.3g}){approx}{also}"
         return "MISMATCH: " + "; ".join(self.mismatches) + also
 
     @property

@@ -16,7 +16,7 @@ Python values. Semantics that matter for in-place conversion:
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
 
@@ -65,9 +65,11 @@ def _kernel_for(op: IrOp) -> Kernel | None:
     return KERNELS.get(op.type)
 
 
-def execute(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+def execute(graph: IrGraph, inputs: Sequence[torch.Tensor], kernels_by_op: Mapping[str, Kernel] | None = None) -> list[torch.Tensor]:
     """Run ``graph`` on ``inputs`` (in ``Data`` index order); return the ``NetOutput``
-    inputs. Raises :class:`ExecutionError` naming the op that failed."""
+    inputs. ``kernels_by_op`` runs the named ops with other kernels than their type's
+    (e.g. the exact form of a GE approximation). Raises :class:`ExecutionError` naming
+    the op that failed."""
     from fxlab.ir import kernels  # noqa: F401 - registers the reference kernels
 
     values: dict[str, Any] = {}
@@ -80,7 +82,8 @@ def execute(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor
             outputs = list(args)
             continue
         else:
-            kernel = _kernel_for(op)
+            kernel = kernels_by_op.get(op.name) if kernels_by_op else None
+            kernel = kernel or _kernel_for(op)
             if kernel is None:
                 raise ExecutionError(f"no reference kernel for GE op type {op.type} (op {op.name}, from FX node {op.fx_node})")
             try:

@@ -25,7 +25,7 @@ named ``_fxlab_ge_option:<option>`` so dumps show them and the reference executo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Mapping, Sequence
 
 import torch
 
@@ -170,12 +170,13 @@ def parse_reuse_input_option(value: str) -> dict[int, int]:
     return {int(out): int(inp) for inp, out in pairs}
 
 
-def execute_with_output_reuse(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+def execute_with_output_reuse(graph: IrGraph, inputs: Sequence[torch.Tensor], kernels_by_op: Mapping[str, Any] | None = None) -> list[torch.Tensor]:
     """Run ``graph`` like GE with its reuse option: each output mapped to an input is
-    written into that input's memory and *is* that input afterwards."""
+    written into that input's memory and *is* that input afterwards. ``kernels_by_op``:
+    as for :func:`fxlab.ir.execute.execute`."""
     from fxlab.ir.execute import execute
 
-    outputs = execute(graph, inputs)
+    outputs = execute(graph, inputs, kernels_by_op)
     attr = graph.attrs.get(OPTION_ATTR_PREFIX + REUSE_INPUT_OPTION)
     if attr is None:
         return outputs
