@@ -141,6 +141,15 @@ class CheckResult:
         return not self.ok and not self.skipped
 
 
+def _check_to_json(check: CheckResult | None) -> dict[str, Any] | None:
+    if check is None:
+        return None
+    data = asdict(check)
+    if not check.approximations:
+        del data["approximations"]  # written only where GE's approximations were met
+    return data
+
+
 @dataclass
 class Trace:
     model: str
@@ -163,8 +172,8 @@ class Trace:
             "stages": list(self.stages),
             "status": self.status,
             "notes": list(self.notes),
-            "check": asdict(self.check) if self.check else None,
-            "ir_check": asdict(self.ir_check) if self.ir_check else None,
+            "check": _check_to_json(self.check),
+            "ir_check": _check_to_json(self.ir_check),
             "graphs": [graph_to_json(g, with_stages) for g in self.graphs],
         }
 
