@@ -75,7 +75,7 @@ def execute(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor
     for op in graph.ops:
         args = [None if not ref else values[ref] for ref in op.data_inputs]
         if op.type == "Data":
-            results = [inputs[op.attr_value("index")]]
+            results = [_graph_input(op, inputs)]
         elif op.type == "NetOutput":
             outputs = list(args)
             continue
@@ -90,6 +90,16 @@ def execute(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor
         for index, value in enumerate(results):
             values[f"{op.name}:{index}"] = value
     return outputs
+
+
+def _graph_input(op: IrOp, inputs: Sequence[torch.Tensor]) -> torch.Tensor:
+    """What a ``Data`` op reads. The RNG offsets input (``_fxlab_rng_offsets``) has no
+    value among the model's inputs: the runtime feeds it the generator's offset plus each
+    drawing op's share; here the generator's offset is 0."""
+    offsets = op.attr_value("_fxlab_rng_offsets")
+    if offsets is not None:
+        return torch.tensor(list(offsets), dtype=torch.int64)
+    return inputs[op.attr_value("index")]
 
 
 def _own_buffers(op: IrOp, inputs: list[Any], results: list[Any]) -> list[Any]:
