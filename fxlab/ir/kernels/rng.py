@@ -17,7 +17,7 @@ from typing import Any
 import torch
 
 from fxlab.ir.execute import register_kernel
-from fxlab.ir.model import IrOp, torch_dtype
+from fxlab.ir.model import IrGraph, IrOp, torch_dtype
 
 RANDOM_OP_TYPES = frozenset(
     {"StatelessRandomUniformV2", "StatelessRandomNormalV2", "StatelessBernoulli", "StatelessRandperm", "MultinomialWithReplacement", "StatelessDropOutGenMask"}
@@ -90,3 +90,16 @@ def unpack_mask(mask: torch.Tensor, count: int) -> torch.Tensor:
     bits = (mask.to(torch.int64).reshape(-1, 1) // _BIT_WEIGHTS) % 2
     return bits.reshape(-1)[:count].to(torch.bool)
 
+
+
+def outputs_from_draws(graph: IrGraph) -> tuple[list[bool], list[str]]:
+    """For each graph output (``NetOutput`` input), whether its value depends on a random
+    draw; and the types of the drawing ops in the graph."""
+    tainted: set[str] = set()
+    drawing: set[str] = set()
+    for op in graph.ops:
+        if op.type in RANDOM_OP_TYPES or any(ref.rpartition(":")[0] in tainted for ref in op.data_inputs):
+            tainted.add(op.name)
+            if op.type in RANDOM_OP_TYPES:
+                drawing.add(op.type)
+    return [ref.rpartition(":")[0] in tainted for ref in graph.outputs], sorted(drawing)
