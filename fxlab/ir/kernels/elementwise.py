@@ -62,7 +62,16 @@ def _divide(rounding: str | None) -> Callable[[torch.Tensor, torch.Tensor], torc
 # -- arithmetic ----------------------------------------------------------------------
 register_kernel("Add")(_binary(torch.add))
 register_kernel("Sub")(_binary(torch.sub))
-register_kernel("Mul")(_binary(torch.mul))
+
+
+@register_kernel("Mul")
+def mul(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    """GE's ``Mul`` alone among the binary ops has a type per operand (``x1: T1, x2: T2,
+    y: T3``): mixed inputs are promoted, as TorchAir's ``randint`` (a float draw times an
+    int64 bound) and ``_fft_c2c`` (an int32 size times an int64 count) rely on."""
+    return [torch.mul(inputs[0], inputs[1])]
+
+
 register_kernel("RealDiv")(_binary(_divide(None)))
 register_kernel("FloorDiv")(_binary(_divide("floor")))
 register_kernel("TruncateDiv")(_binary(_divide("trunc")))
