@@ -38,3 +38,69 @@ def test_an_input_returned_through_a_no_op_keeps_its_clone():
     # Removing it would make the output alias the input (Inductor's rule, kept by TorchAir).
     gm = functional_graph(lambda x: (x.clone(),), torch.randn(3))
     assert remove_noop_ops(gm) is False and _targets(gm) == ["aten.clone.default"]
+
+
+# -- the same result as Inductor's pass, on random chains of no-op candidates ----------
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from fxlab.passes.graph_copy import copy_graph_module
+from fxlab.passes.remove_noop_ops import NOOP_RULES
+
+# Each candidate call: a line of Python over ``y`` (the current value, shape (4, 6)), as a
+# no-op and as a near miss.
+CANDIDATES = (
+    "y[:, 0:6]", "y[:, 1:6]", "y[0:4]", "y[:, ::2]", "y.narrow(1, 0, 6)",
+    "y.repeat(1, 1)", "y.repeat(2, 1)", "torch.cat([y])", "torch.cat([y, y])",
+    "y.pow(1)", "y.pow(2)", "y.to(torch.float32)", "y.to(torch.float64)", "y.to(torch.int32)",
+    "F.pad(y, (0, 0))", "F.pad(y, (1, 0))", "y.clone()", "y.contiguous()", "y.view(4, 6)", "y.view(6, 4)",
+    "y.view(torch.float32) if y.dtype == torch.float32 else y", "torch.ops.aten.alias(y)",
+    "y.ceil()", "y.floor()", "y.round()", "y.trunc()", "y.expand(4, 6)",
+    "torch.ops.aten.slice_scatter(y, y * 2, 0, 0, 4)", "torch.ops.aten.slice_scatter(y, y[:2] * 2, 0, 0, 2)",
+    "y.t().contiguous().t()", "y + 1",
+)
+
+
+@st.composite
+def _chains(draw):
+    lines = draw(st.lists(st.sampled_from(CANDIDATES), min_size=1, max_size=6))
+    returned = draw(st.lists(st.integers(0, len(lines)), min_size=1, max_size=3))
+    dtype = draw(st.sampled_from(["torch.float32", "torch.int64"]))
+    return lines, returned, dtype
+
+
+def _program(lines, returned, dtype):
+    body = ["    values = [y]"] + [f"    y = {line}\n    values.append(y)" for line in lines]
+    source = "\n".join(["def f(y):", *body, f"    return tuple(values[i] for i in {returned!r})"])
+    scope = {"torch": torch, "F": F}
+    exec(source, scope)
+    x = torch.arange(24).reshape(4, 6).to(getattr(torch, dtype.split(".")[1]))
+    return scope["f"], x
+
+
+def _inductor(gm):
+    from torch._inductor.fx_passes.post_grad import remove_noop_ops as inductor_remove_noop_ops
+
+    inductor_remove_noop_ops(gm.graph)
+    gm.recompile()
+    return gm
+
+
+@settings(max_examples=120, deadline=None)
+@given(_chains())
+def test_the_same_graph_as_inductors_pass(chain):
+    fn, x = _program(*chain)
+    try:
+        gm = functional_graph(fn, x)
+    except Exception:  # a chain eager torch rejects (e.g. pow on int) is no program
+        return
+    ours, theirs = copy_graph_module(gm), _inductor(copy_graph_module(gm))
+    remove_noop_ops(ours)
+    assert ours.code == theirs.code
+
+
+def test_the_rules_cover_what_inductor_registers():
+    from torch._inductor.fx_passes.post_grad import noop_registry
+
+    assert set(NOOP_RULES) == set(noop_registry)
