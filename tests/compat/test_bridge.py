@@ -374,3 +374,30 @@ def test_builtin_pre_ge_conversion_equals_torchairs_on_no_ops_and_views(torchair
     assert diff_ir(builtin, theirs).identical
     assert builtin.types == ["Data", "Data", "Const", "Transpose", "MatMul", "Relu", "NetOutput"]
     assert len(convert_to_ascend_ir(gm, "graph").graph.ops) > len(builtin.ops)  # without TorchAir's passes
+
+
+def _dropout_and_noise(x):
+    return (F.dropout(x, 0.3, training=True) + torch.rand(4, 8),)
+
+
+def test_builtin_rng_conversion_is_torchairs_up_to_helper_output_dtypes(torchair):
+    from fxlab.compat.native_standins.torch_npu_runtime import DEVICE_DEFAULT_SEED
+    from fxlab.passes.output_reuse import map_assign_to_graph_output
+    from fxlab.passes.pre_ge import pre_ge_graph
+
+    gm = functional_graph(_dropout_and_noise, torch.randn(4, 8))
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
+    theirs = run_torchair_conversion(gm, "graph", torchair).graph
+    map_assign_to_graph_output(builtin)
+    diff = diff_ir(builtin, theirs)
+    # Same ops, attrs, wiring and order; TorchAir leaves its helper ops' output dtypes unset.
+    assert all(op.kind in ("same", "changed") and op.left_type == op.right_type and not op.attrs and not op.inputs and not op.moved for op in diff.ops)
+    assert diff.outputs[0] == diff.outputs[1]
+    changed = {op.left_type for op in diff.ops if op.kind == "changed"}
+    assert changed <= {"Unpack", "Shape", "Cast", "Unsqueeze", "ConcatV2"}, changed
+    for graph in (builtin, theirs):
+        (seed,) = [op for op in graph.ops if op.name == "initial_seed"]
+        assert seed.attrs["value"].value.to_torch().item() == DEVICE_DEFAULT_SEED
+        (offsets,) = [op for op in graph.ops if op.name == "offset_list"]
+        assert offsets.type == "Data" and offsets.output_desc[0].shape == (2,)  # one offset per drawing op
+        assert [op.type for op in graph.ops if op.type.startswith("Stateless")] == ["StatelessBernoulli", "StatelessRandomUniformV2"]  # dropout: a bernoulli draw
