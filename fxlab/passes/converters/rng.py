@@ -60,7 +60,9 @@ class GraphRngState:
         self.offsets.output_desc = (TensorDesc("y", DataType.DT_INT64, (count,)),)
         self.offsets.set_attrs({RNG_OFFSETS_ATTR: attr_of(list(self.offset_list))})
         self.unpack.set_attrs({"num": attr_of(count)})
-        self.unpack.output_desc = (*self.unpack.output_desc, TensorDesc(f"y{index}", DataType.DT_INT64, ()))
+        # Each later output is written as the first one is (TorchAir writes no dtype on any).
+        dtype = self.unpack.output_desc[0].dtype if self.unpack.output_desc else DataType.DT_INT64
+        self.unpack.output_desc = (*self.unpack.output_desc, TensorDesc(f"y{index}", dtype, ()))
         return self.seed, ge.Tensor(self.unpack, index)
 
 
