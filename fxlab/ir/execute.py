@@ -93,13 +93,12 @@ def execute(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor
 
 
 def _graph_input(op: IrOp, inputs: Sequence[torch.Tensor]) -> torch.Tensor:
-    """What a ``Data`` op reads. The RNG offsets input (``_fxlab_rng_offsets``) has no
-    value among the model's inputs: the runtime feeds it the generator's offset plus each
-    drawing op's share; here the generator's offset is 0."""
-    offsets = op.attr_value("_fxlab_rng_offsets")
-    if offsets is not None:
-        return torch.tensor(list(offsets), dtype=torch.int64)
-    return inputs[op.attr_value("index")]
+    """What a ``Data`` op reads: the model's input ``index``, or the RNG offsets, which
+    the runtime feeds (see :func:`fxlab.ir.kernels.rng.rng_offsets`)."""
+    from fxlab.ir.kernels.rng import rng_offsets
+
+    offsets = rng_offsets(op, len(inputs))
+    return offsets if offsets is not None else inputs[op.attr_value("index")]
 
 
 def _own_buffers(op: IrOp, inputs: list[Any], results: list[Any]) -> list[Any]:

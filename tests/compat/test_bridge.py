@@ -20,6 +20,7 @@ from fxlab.compat.torchair_loader import NotTorchAirError, _GuardRegistrations, 
 from fxlab.compat.torchair_versions import TorchAirVersion
 from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, Status, convert_to_ascend_ir
 from fxlab.diff.ir_diff import diff_ir
+from fxlab.ir.execute import execute
 
 # TorchAir itself warns when its lazily imported NPU custom-op converters need torch_npu ops.
 pytestmark = pytest.mark.filterwarnings("ignore:Failed to import torchair")
@@ -401,3 +402,6 @@ def test_builtin_rng_conversion_is_torchairs_up_to_helper_output_dtypes(torchair
         (offsets,) = [op for op in graph.ops if op.name == "offset_list"]
         assert offsets.type == "Data" and offsets.output_desc[0].shape == (2,)  # one offset per drawing op
         assert [op.type for op in graph.ops if op.type.startswith("Stateless")] == ["StatelessBernoulli", "StatelessRandomUniformV2"]  # dropout: a bernoulli draw
+        # The reference executor feeds either side's offsets input (TorchAir's by its name).
+        (out,) = execute(graph, [torch.ones(4, 8)])
+        assert out.shape == (4, 8) and float(out.min()) >= 0.0

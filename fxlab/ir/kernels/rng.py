@@ -26,6 +26,27 @@ _MIX = 0x9E3779B97F4A7C15  # spreads the seed so nearby offsets give unrelated s
 _BIT_WEIGHTS = torch.tensor([1 << i for i in range(8)], dtype=torch.int64)
 
 
+# The shares of fxlab's offsets Data, TorchAir's name for its own, and the counters each
+# drawing op reserves.
+RNG_OFFSETS_ATTR = "_fxlab_rng_offsets"
+OFFSETS_DATA = "offset_list"
+COUNTERS_PER_DRAW = 12
+
+
+def rng_offsets(op: IrOp, model_inputs: int) -> torch.Tensor | None:
+    """The value of the RNG offsets ``Data`` (``None`` for any other input): the runtime
+    feeds the generator's offset plus each drawing op's share; here the generator's
+    offset is 0. fxlab's graphs say the shares (``_fxlab_rng_offsets``); TorchAir's
+    ``offset_list`` past the model's inputs gets 12 counters per draw, as it reserves."""
+    shares = op.attr_value(RNG_OFFSETS_ATTR)
+    if shares is not None:
+        return torch.tensor(list(shares), dtype=torch.int64)
+    if op.name == OFFSETS_DATA and op.attr_value("index", 0) >= model_inputs and op.output_desc:
+        (count,) = op.output_desc[0].shape
+        return torch.arange(count, dtype=torch.int64) * COUNTERS_PER_DRAW
+    return None
+
+
 def _generator(seed: Any, offset: Any) -> torch.Generator:
     value = (int(torch.as_tensor(seed).reshape(-1)[0].item()) * _MIX + int(offset)) % (1 << 63)
     return torch.Generator().manual_seed(value)
