@@ -118,9 +118,39 @@ def table_text(registrations: list[Registration], origin: str) -> str:
     return json.dumps(head, ensure_ascii=False)[:-1] + f', "registrations": [\n{rows}\n]}}\n'
 
 
+# The modules behind TorchAir's ``ge_apis`` (``from ... import *``), and ``ge_apis`` itself.
+GE_API_MODULES = ("_ge_concrete_graph/auto_generated_ge_raw_ops.py", "_ge_concrete_graph/dynamic_output_ops.py")
+GE_APIS = "_ge_concrete_graph/ge_apis.py"
+
+
+def scan_ge_op_builders(torchair_dir: Path) -> list[str]:
+    """The names ``ge_apis`` offers (its own functions and those it imports by name or by
+    ``*`` from the generated op builders), sorted. TorchAir takes an op whose type is one
+    of them for a built-in GE op (``hasattr(ge_apis, op.type)``): only the others get the
+    ``_inference_rule`` it computes for custom ops."""
+    root = Path(torchair_dir)
+    names: set[str] = set()
+    for relative in GE_API_MODULES:
+        tree = ast.parse((root / relative).read_text(encoding="utf-8"))
+        names |= {n.name for n in tree.body if isinstance(n, ast.FunctionDef)}
+    tree = ast.parse((root / GE_APIS).read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            names.add(node.name)
+        elif isinstance(node, ast.ImportFrom):
+            names |= {alias.asname or alias.name for alias in node.names if alias.name != "*"}
+    return sorted(names)
+
+
+def builders_text(names: list[str], origin: str) -> str:
+    head = {"generated_by": "python -m fxlab.compat.torchair_converter_scan", "from": origin}
+    return json.dumps(head)[:-1] + ', "ge_apis": [\n' + ",\n".join(json.dumps(n) for n in names) + "\n]}\n"
+
+
 def main(argv: list[str]) -> int:
     from fxlab.compat.bridge import find_torchair
     from fxlab.compat.torchair_versions import read_torchair_version
+    from fxlab.passes.inference_rule import GE_APIS_PATH
     from fxlab.passes.torchair_refusals import TABLE_PATH
 
     where = find_torchair(argv[0] if argv else None)
@@ -131,6 +161,9 @@ def main(argv: list[str]) -> int:
     version = read_torchair_version(where).torch_npu or "an unknown torch_npu release"
     registrations = scan_converters(where)
     TABLE_PATH.write_text(table_text(registrations, f"TorchAir of torch_npu {version}"), encoding="utf-8")
+    builders = scan_ge_op_builders(where)
+    GE_APIS_PATH.write_text(builders_text(builders, f"TorchAir of torch_npu {version}"), encoding="utf-8")
+    print(f"{len(builders)} ge_apis names -> {GE_APIS_PATH}")
     refused = sum(r.verdict == REFUSES for r in registrations)
     print(f"{len(registrations)} registrations ({len(registrations) - refused} convert, {refused} refuse) -> {TABLE_PATH}")
     return 0

@@ -22,6 +22,15 @@ from fxlab.ir.model import NO_ATTRS, Attr, AttrKind, DataType, FrozenAttrs, IrGr
 BOOL_SCOPE_ATTRS = frozenset({"_op_exec_never_timeout", "_enable_inner_parallel"})
 SUPER_KERNEL_ATTRS = ("_super_kernel_scope", "_super_kernel_options")
 
+# TorchAir writes an output desc's dtype only when something sets it: a ``Data`` or
+# ``Const`` when it is made, a converter's result (from the FX node's fake value, once the
+# converter returns) and the few outputs a converter sets by hand. Every other output desc
+# keeps the proto default (undefined), and an op reading it copies that unset desc as its
+# input desc; ``_normalize_ge_graph`` writes ``DT_FLOAT`` into each unset desc before GE
+# infers the real types. :meth:`GraphBuilder.unset_helper_dtypes` does the same.
+UNSET_DTYPE = DataType.DT_FLOAT
+DTYPE_SET_AT_CREATION = frozenset({"Data", "RefData", "Const"})
+
 
 class Tensor:
     """One output of an op in the graph being built: ``"<op name>:<index>"``."""
@@ -86,6 +95,9 @@ class GraphBuilder:
         # State converters share across one graph's conversion, by key (TorchAir keeps
         # such state on its graph: the RNG seed and offsets of each generator).
         self.graph_state: dict[Any, Any] = {}
+        # Outputs ("<op>:<index>") whose dtype a converter set by hand, as TorchAir's
+        # converters set ``desc.dtype`` on some helper outputs.
+        self.dtype_set_by_hand: set[str] = set()
 
     # -- naming -----------------------------------------------------------------------
     def unique_name(self, op_type: str, name: str | None = None) -> str:
@@ -175,6 +187,46 @@ class GraphBuilder:
         self.graph.ops.append(op)
         return Tensor(op, 0)
 
+    def set_dtype(self, tensor: Tensor, dtype: DataType) -> Tensor:
+        """Write ``dtype`` on ``tensor``'s output desc and keep it there: a converter that
+        sets a helper output's ``desc.dtype`` itself, as some of TorchAir's do."""
+        desc = tensor.desc
+        tensor.op.set_output_desc(tensor.index, TensorDesc(desc.name, dtype, desc.shape, desc.layout, dict(desc.attrs)))
+        self.dtype_set_by_hand.add(tensor.tensor)
+        return tensor
+
+    def unset_helper_dtypes(self, first_new: int) -> None:
+        """TorchAir's descs for the ops made since ``first_new`` (one node's conversion,
+        before its result gets the node's fake value): an output nobody set gets
+        :data:`UNSET_DTYPE`, and so does every input desc copied from such an output.
+        The dtypes fxlab inferred while converting served the converter; GE infers its
+        own, and the reference kernels compute from values."""
+        ops = self.graph.ops
+        if len(ops) == first_new:
+            return
+        by_hand = self.dtype_set_by_hand
+        unset: set[str] = set()
+        for op in ops[first_new:]:
+            if op.input_desc and unset:
+                op.input_desc = _unset_inputs(op, unset)
+            if op.type in DTYPE_SET_AT_CREATION:
+                continue
+            descs = op.output_desc
+            changed = False
+            new_descs = []
+            for index, desc in enumerate(descs):
+                ref = f"{op.name}:{index}"
+                if by_hand and ref in by_hand:
+                    new_descs.append(desc)
+                    continue
+                unset.add(ref)
+                if desc.dtype is not UNSET_DTYPE:
+                    desc = TensorDesc(desc.name, UNSET_DTYPE, desc.shape, desc.layout, desc.attrs)
+                    changed = True
+                new_descs.append(desc)
+            if changed:
+                op.output_desc = tuple(new_descs)
+
     # -- provenance and scopes ---------------------------------------------------------
     @contextlib.contextmanager
     def converting(self, fx_node: str | None, source: str | None) -> Iterator[None]:
@@ -255,6 +307,18 @@ def _name_candidates(op_type: str) -> Iterator[str]:
     # chunks of 1, 2, 4, ..., 128 names from Type_1, then of 256 from Type_256 on
     starts = itertools.chain((1 << k for k in range(8)), itertools.count(_LARGEST_NAME_CHUNK, _LARGEST_NAME_CHUNK))
     return itertools.chain((op_type,), itertools.chain.from_iterable(map(chunk, starts)))
+
+
+def _unset_inputs(op: IrOp, unset: set[str]) -> tuple[TensorDesc, ...]:
+    """``op``'s input descs, those read from an ``unset`` output with the unset dtype."""
+    refs = [ref for ref in op.inputs if not ref.endswith(":-1")]
+    descs = op.input_desc
+    out = list(descs)
+    for index, ref in enumerate(refs):
+        if ref in unset and index < len(out) and out[index].dtype is not UNSET_DTYPE:
+            desc = out[index]
+            out[index] = TensorDesc(desc.name, UNSET_DTYPE, desc.shape, desc.layout, desc.attrs)
+    return tuple(out)
 
 
 _UNFED_OPTIONAL = Attr(AttrKind.INT, 1)

@@ -12,7 +12,7 @@ import torch
 from fxlab.ir.builder import InputSpec, Tensor, current_builder
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, DataType, TensorValue, ge_dtype, torch_dtype
 
-__all__ = ["Tensor", "DataType", "op", "op1", "const", "cast", "cast_to", "promote", "dtype_of"]
+__all__ = ["Tensor", "DataType", "op", "op1", "const", "cast", "cast_to", "promote", "dtype_of", "set_dtype"]
 
 
 def op(
@@ -29,6 +29,12 @@ def op(
 def op1(op_type: str, inputs: InputSpec = (), attrs: Mapping[str, Any] | None = None, **kwargs: Any) -> Tensor:
     """Create a single-output op and return its output."""
     return current_builder().add_op(op_type, inputs, attrs, ("y",), **kwargs)[0]
+
+
+def set_dtype(tensor: Tensor, dtype: DataType | torch.dtype) -> Tensor:
+    """Write ``dtype`` on a helper output's desc for good, where TorchAir's converter sets
+    it itself (``set_meta``/``desc.dtype``); helper outputs are otherwise left unset."""
+    return current_builder().set_dtype(tensor, ge_dtype(dtype) if isinstance(dtype, torch.dtype) else dtype)
 
 
 def const(value: Any, dtype: DataType | torch.dtype | None = None) -> Tensor:

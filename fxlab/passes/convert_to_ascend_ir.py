@@ -24,6 +24,7 @@ import torch.fx as fx
 from fxlab import heap
 from fxlab.ir.builder import GraphBuilder, Tensor, building
 from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, attr_of, ge_dtype
+from fxlab.passes.inference_rule import attach_inference_rules
 
 if TYPE_CHECKING:
     from fxlab.passes.converters.registry import ConverterRegistry
@@ -144,6 +145,9 @@ def desc_from_meta(val: Any, name: str = "y") -> TensorDesc:
     if symbolic:
         desc.attrs["_fxlab_symbolic_shape"] = Attr(AttrKind.STR, str(list(val.shape)))
     return desc
+
+
+AUTO_FUNCTIONALIZED_V2 = getattr(torch.ops.higher_order, "auto_functionalized_v2", None)
 
 
 class AscendIrConverter:
@@ -329,10 +333,13 @@ class AscendIrConverter:
             self._emit_placeholder(node, Status.RAISED, f"converter for {node.target} raised at node {node.name}{where}: {type(exc).__name__}: {exc}")
             return
         builder.end_node(token)
+        builder.unset_helper_dtypes(first_new)
         if type(result) is Tensor:
             result.op.set_output_desc(result.index, desc_from_meta(meta, result.op.output_desc[result.index].name))
         else:
             self._set_output_descs(result, meta)
+        if node.target is not AUTO_FUNCTIONALIZED_V2:  # that converter attaches its op's rule itself
+            attach_inference_rules(ops[first_new:], (args, kwargs), result, meta, node.name)
         self.values[node] = result
         ge_ops = [op.name for op in ops[first_new:]]
         self.records.append(NodeConversion(node.name, target_name, status, ge_ops, "", source))

@@ -3,6 +3,7 @@ plugin files run unchanged and their converters build the right GE ops; bad plug
 with file and line."""
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -62,7 +63,9 @@ def test_seed_plugins_run_unchanged_and_replace_fxlab_converters() -> None:
     my_op = result.graph.ops_of_type("MyOp")[0]
     assert my_op.inputs == ["AddCustom:0", "", "arg2_1:0", "arg1_1:0"]
     assert [d.name for d in my_op.input_desc] == ["x", "y", "z0", "z1"]
-    assert {k: (a.kind.value, a.value) for k, a in my_op.attrs.items()} == {"attr1": ("f", 2.0), "attr2": ("i", 3)}
+    rule = my_op.attrs["_inference_rule"].value  # TorchAir's rule for a custom op, as for fxlab's converters
+    assert json.loads(rule) == {"shape": {"inputs": [None] * 4, "outputs": [["4", "8"]]}, "dtype": [0]}
+    assert {k: (a.kind.value, a.value) for k, a in my_op.attrs.items() if k != "_inference_rule"} == {"attr1": ("f", 2.0), "attr2": ("i", 3)}
     assert [d.name for d in result.graph.ops_of_type("AddCustom")[0].output_desc] == ["z"]
     torch.testing.assert_close(got, _model(*inputs))
     for target in targets:  # the block undid the plugin registrations

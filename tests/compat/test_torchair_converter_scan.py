@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from fxlab.compat.torchair_converter_scan import CONVERTS, REFUSES, scan_converters, scan_file, table_text
+from fxlab.compat.torchair_converter_scan import CONVERTS, REFUSES, builders_text, scan_converters, scan_file, scan_ge_op_builders, table_text
+from fxlab.passes.inference_rule import GE_APIS_PATH
 from fxlab.passes.torchair_refusals import TABLE_PATH, load_table, registrations
 
 
@@ -19,6 +20,18 @@ def test_the_shipped_table_is_a_fresh_scan_of_torchairs_sources():
     origin = load_table()["from"]
     assert TABLE_PATH.read_text(encoding="utf-8") == table_text(fresh, origin), (
         "the table is stale: run `python -m fxlab.compat.torchair_converter_scan`"
+    )
+
+
+def test_the_shipped_ge_apis_names_are_a_fresh_scan_of_torchairs_sources():
+    where = torchair_path_or_skip()
+    if where is None:
+        pytest.skip("the installed TorchAir is used")
+    fresh = scan_ge_op_builders(Path(where))
+    assert len(fresh) > 1500 and {"Cast", "Const", "Data", "NetOutput", "ForeachACos"} <= set(fresh)
+    origin = load_table()["from"]
+    assert GE_APIS_PATH.read_text(encoding="utf-8") == builders_text(fresh, origin), (
+        "the ge_apis names are stale: run `python -m fxlab.compat.torchair_converter_scan`"
     )
 
 

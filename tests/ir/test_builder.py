@@ -54,3 +54,37 @@ def test_generated_names_are_torchair_s_across_chunks_and_skip_taken_ones() -> N
     names = [builder.unique_name("Add") for _ in range(600)]
     assert names == ["Add", *[f"Add_{n}" for n in range(1, 601) if n != 300]]
     assert builder.unique_name("Mul") == "Mul"
+
+
+def _int_data(builder: GraphBuilder) -> IrOp:
+    from fxlab.ir.model import DataType, TensorDesc
+
+    data = IrOp("x", "Data", output_desc=[TensorDesc("y", DataType.DT_INT32, (4,))])
+    builder.graph.ops.append(data)
+    return data
+
+
+def test_outputs_nobody_set_and_the_inputs_copied_from_them_get_torchairs_unset_dtype() -> None:
+    from fxlab.ir import ge
+    from fxlab.ir.builder import Tensor, building
+    from fxlab.ir.model import DataType
+
+    builder = GraphBuilder("g")
+    data = Tensor(_int_data(builder), 0)
+    first_new = len(builder.graph.ops)
+    with building(builder), builder.converting("node", None):
+        shape = ge.op1("Shape", {"x": data}, {"dtype": 3}, dtypes=DataType.DT_INT32)
+        index = ge.const(1, DataType.DT_INT64)
+        gathered = ge.op1("Gather", {"x": shape, "indices": index}, dtypes=DataType.DT_INT32)
+        pinned = builder.set_dtype(ge.op1("Cast", {"x": gathered}, {"dst_type": 9}), DataType.DT_INT64)
+        assert gathered.dtype is DataType.DT_INT32  # the converter sees what fxlab inferred
+    builder.unset_helper_dtypes(first_new)
+    by_name = {op.name: op for op in builder.graph.ops}
+    assert by_name["Shape"].input_desc[0].dtype is DataType.DT_INT32  # read from a Data
+    assert by_name["Shape"].output_desc[0].dtype is DataType.DT_FLOAT
+    assert by_name["Const"].output_desc[0].dtype is DataType.DT_INT64  # a Const says its type
+    assert [d.dtype for d in by_name["Gather"].input_desc] == [DataType.DT_FLOAT, DataType.DT_INT64]
+    assert by_name["Gather"].output_desc[0].dtype is DataType.DT_FLOAT
+    assert by_name["Cast"].input_desc[0].dtype is DataType.DT_FLOAT
+    assert pinned.dtype is DataType.DT_INT64  # set by hand: kept
+    assert data.dtype is DataType.DT_INT32  # made before the node: not the node's to unset

@@ -160,3 +160,19 @@ def test_an_aten_op_torchair_has_no_converter_for_is_refused():
     assert verdict.verdict == NO_CONVERTER and verdict.fails
     assert verdict.message() == "TorchAir has no converter for aten.not_in_torchair.default, so its conversion fails on it"
     assert verdict_of(type("Op", (), {"__str__": lambda self: "npu.my_op.default"})()) is None  # its auto converter decides
+
+
+def test_only_data_const_and_each_nodes_result_carry_a_dtype_as_in_torchairs_graph():
+    # arange: Range (int32 here) then a Cast to the result's float: TorchAir writes a dtype
+    # on the Cast (the node's result) and leaves the Range's unset (DT_FLOAT once normalized).
+    gm = functional_graph(lambda x: x + torch.arange(3, dtype=torch.int64), torch.arange(3, dtype=torch.int64))
+    graph = convert_to_ascend_ir(gm).graph
+    by_node: dict[str, list] = {}
+    for op in graph.ops:
+        by_node.setdefault(op.fx_node, []).append(op)
+    arange_ops = by_node["arange"]
+    assert [op.type for op in arange_ops] == ["Const", "Const", "Const", "Range", "Cast"]
+    assert [op.output_desc[0].dtype for op in arange_ops] == [DataType.DT_INT32, DataType.DT_INT32, DataType.DT_INT64, DataType.DT_FLOAT, DataType.DT_INT64]
+    assert arange_ops[-1].input_desc[0].dtype is DataType.DT_FLOAT  # copied from the unset Range output
+    add = next(op for op in graph.ops if op.type == "Add")
+    assert [d.dtype for d in add.input_desc] == [DataType.DT_INT64, DataType.DT_INT64]  # a Data and a result

@@ -2,7 +2,9 @@
 logical ops, selection.
 
 They follow GE semantics, not ATen's: binary ops of one type ``T`` refuse inputs of two
-different dtypes (GE would reject the graph; a converter must insert the ``Cast``), ops
+different dtypes (GE would reject the graph; a converter must insert the ``Cast``), while
+``Mul`` and ``Pow``, whose prototypes type each input on its own (``T1``, ``T2``) and the
+output as their promotion (``T3``), compute in the promoted type; ops
 whose prototype admits only some dtypes refuse the others, and results keep their input
 type (``RealDiv`` of integers truncates).
 """
@@ -42,6 +44,18 @@ def _binary(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Callabl
     return kernel
 
 
+def _promoting(fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor]) -> Callable[[IrOp, list[Any], dict[str, Any]], list[Any]]:
+    """A binary op of types ``T1``, ``T2`` -> ``T3``: both inputs in their promoted type
+    (by type alone: a 0-d ``Const`` counts as much as a tensor)."""
+
+    def kernel(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+        x1, x2 = inputs[0], inputs[1]
+        common = torch.promote_types(x1.dtype, x2.dtype)
+        return [fn(x1.to(common), x2.to(common))]
+
+    return kernel
+
+
 def _unary(fn: Callable[[torch.Tensor], torch.Tensor], allowed: Iterable[torch.dtype] | None = None) -> Callable[..., list[Any]]:
     def kernel(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
         if allowed is not None:
@@ -62,16 +76,7 @@ def _divide(rounding: str | None) -> Callable[[torch.Tensor, torch.Tensor], torc
 # -- arithmetic ----------------------------------------------------------------------
 register_kernel("Add")(_binary(torch.add))
 register_kernel("Sub")(_binary(torch.sub))
-
-
-@register_kernel("Mul")
-def mul(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
-    """GE's ``Mul`` alone among the binary ops has a type per operand (``x1: T1, x2: T2,
-    y: T3``): mixed inputs are promoted, as TorchAir's ``randint`` (a float draw times an
-    int64 bound) and ``_fft_c2c`` (an int32 size times an int64 count) rely on."""
-    return [torch.mul(inputs[0], inputs[1])]
-
-
+register_kernel("Mul")(_promoting(torch.mul))
 register_kernel("RealDiv")(_binary(_divide(None)))
 register_kernel("FloorDiv")(_binary(_divide("floor")))
 register_kernel("TruncateDiv")(_binary(_divide("trunc")))
@@ -92,9 +97,7 @@ def muls(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     return [(x * attrs["value"]).to(x.dtype)]
 
 
-@register_kernel("Pow")
-def pow_(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
-    return [torch.pow(inputs[0], inputs[1])]
+register_kernel("Pow")(_promoting(torch.pow))
 
 
 # -- unary math and activations ------------------------------------------------------

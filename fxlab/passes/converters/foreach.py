@@ -9,13 +9,12 @@ takes the dtype of the first tensor (float for bfloat16), as TorchAir's
 """
 from __future__ import annotations
 
-import json
 from typing import Any, Callable, Sequence
 
 import torch
 
 from fxlab.ir import ge
-from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType, attr_of, ge_dtype
+from fxlab.ir.model import DataType
 from fxlab.passes.converters.promotion import cast_scalar, dtype_promote, scalar_input
 from fxlab.passes.converters.registry import Sample, register_converter
 
@@ -87,32 +86,11 @@ def _unary_samples(name: str) -> Callable[[], list[Sample]]:
     return lambda: [Sample((_tensors(3, low, high),)), Sample((_tensors(2, low, high, torch.half),))]
 
 
-# TorchAir's builders for these are named ForeachACos, ForeachASin, ForeachATan; the op
-# types they make are not, so TorchAir takes them for non-builtin ops and attaches the
-# symbolic shape/dtype rule it gives custom ops (``_inference_rule``).
-_NAMED_APART = frozenset({"ForeachAcos", "ForeachAsin", "ForeachAtan"})
-
-
-def inference_rule(input_count: int, meta_outputs: Sequence[Any]) -> str | None:
-    """TorchAir's ``_inference_rule`` attr for static output shapes (``None`` when a
-    shape is symbolic: fxlab does not print sympy rules)."""
-    shapes = [list(m.shape) for m in meta_outputs]
-    if any(not isinstance(d, int) for shape in shapes for d in shape):
-        return None
-    rule = {
-        "shape": {"inputs": [None] * input_count, "outputs": [[str(d) for d in shape] for shape in shapes]},
-        "dtype": [TORCHAIR_DTYPE_NUMBER[ge_dtype(m.dtype)] for m in meta_outputs],
-    }
-    return json.dumps(rule, indent=2)
-
-
 def _unary(name: str, op_type: str) -> None:
     def convert(self: Sequence[ge.Tensor], meta_outputs: Any = None) -> list[ge.Tensor]:
-        outputs = foreach(op_type, ("x", self), count=len(self))
-        rule = inference_rule(len(self), meta_outputs) if op_type in _NAMED_APART and meta_outputs is not None else None
-        if rule is not None:
-            outputs[0].op.set_attrs({"_inference_rule": attr_of(rule)})
-        return outputs
+        # TorchAir's builders of ForeachAcos/Asin/Atan are named ForeachACos/ASin/ATan: it
+        # takes those ops for custom ones and gives them an ``_inference_rule``.
+        return foreach(op_type, ("x", self), count=len(self))
 
     _register(getattr(aten, f"_foreach_{name}").default, f"_foreach_{name}(Tensor[] self) -> Tensor[]", _unary_samples(name))(convert)
 

@@ -22,6 +22,7 @@ import torch
 from fxlab.ir import ge
 from fxlab.ir.builder import Tensor, current_builder
 from fxlab.ir.model import DataType, IrOp
+from fxlab.passes.inference_rule import attach_inference_rules
 from fxlab.passes.converters.registry import CONVERTERS, Sample, register_converter
 
 aten = torch.ops.aten
@@ -242,7 +243,7 @@ def _regenerate(info: Any, moved: list[Tensor], base_metas: list[Any]) -> _Mutat
 
 def _as_strided_arg(index: int, base: Tensor, size: list[int], stride: list[int], offset: Tensor | int) -> _MutatedArg:
     operands = {"x": base, "size": _index_const(size), "stride": _index_const(stride), "storage_offset": _index_const(offset)}
-    view = ge.op1("AsStrided", operands, shapes=[tuple(size)])
+    view = ge.set_dtype(ge.op1("AsStrided", operands, shapes=[tuple(size)]), base.dtype)
     return _MutatedArg(index, view, size, stride, offset)
 
 
@@ -302,7 +303,8 @@ def convert_auto_functionalized_v2(mutable_op: Any, *, meta_outputs: Any = None,
     view_info = read_view_information_from_args(names, types, kwargs, bases)
     returns = len(mutable_op._schema.returns)
     metas = list(meta_outputs) if isinstance(meta_outputs, (list, tuple)) else []
-    moved = [ge.op1("TensorMove", {"x": b}, shapes=[b.shape]) for b in bases]
+    # TorchAir gives each moved base its base's meta, and each AsStrided view its view's.
+    moved = [ge.set_dtype(ge.op1("TensorMove", {"x": b}, shapes=[b.shape]), b.dtype) for b in bases]
     mutated: list[_MutatedArg] = []
     for name in names:
         info = view_info[name]
@@ -314,8 +316,12 @@ def convert_auto_functionalized_v2(mutable_op: Any, *, meta_outputs: Any = None,
         mutated.append(_regenerate(info, moved, metas[returns:]))
         kwargs[name] = mutated[-1].tensor
     own_meta = None if returns == 0 else metas[0] if returns == 1 else tuple(metas[:returns])
+    builder = current_builder()
+    first_new = len(builder.graph.ops)
     out = _mutable_op_converter(mutable_op)(**kwargs, meta_outputs=own_meta)
-    last_op = current_builder().graph.ops[-1]
+    # TorchAir gives the op's own ops their rule here, from the moved bases and views.
+    attach_inference_rules(builder.graph.ops[first_new:], kwargs, out, own_meta, builder.provenance.fx_node)
+    last_op = builder.graph.ops[-1]
     updates = [_updated_base(arg, moved, last_op) for arg in mutated]
     return (*out, *updates) if isinstance(out, tuple) else (out, *updates)
 

@@ -15,6 +15,7 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.model import DataType, ge_dtype
+from fxlab.passes.converters.promotion import scalar_input
 from fxlab.passes.converters.registry import Sample, register_converter
 
 aten = torch.ops.aten
@@ -116,17 +117,13 @@ def convert_baddbmm(self: ge.Tensor, batch1: ge.Tensor, batch2: ge.Tensor, *, be
     """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
     target = ge_dtype(meta_outputs.dtype)
     product = batch_matmul(batch1, batch2)
-    # TorchAir lets the raw-op wrapper type alpha and beta: an int becomes an int64 Const
-    # that GE's Mul (one type for both inputs) would reject; fxlab gives them the output
-    # type. TorchAir then casts both products to the output type (their types are unknown
-    # to it at that point), so the two Casts are there even when they change nothing.
-    scaled_product = mul(product, _scalar_const(alpha, target))
-    scaled_self = mul(self, _scalar_const(beta, target))
+    # TorchAir lets the raw-op wrapper type alpha and beta (an int becomes an int64 Const:
+    # GE's Mul promotes its two input types), then casts both products to the output type
+    # (their types are unknown to it at that point), so the two Casts are there even when
+    # they change nothing.
+    scaled_product = mul(product, scalar_input(alpha, product))
+    scaled_self = mul(self, scalar_input(beta, self))
     return add(ge.cast(scaled_product, target), ge.cast(scaled_self, target))
-
-
-def _scalar_const(value: Any, target: DataType) -> ge.Tensor:
-    return value if isinstance(value, ge.Tensor) else ge.const(value, target)
 
 
 def _matmul_samples() -> list[Sample]:

@@ -20,6 +20,7 @@ import torch
 from fxlab.ir import ge
 from fxlab.ir.model import DataType, ge_dtype
 from fxlab.passes.converters.layouts import input_layout, output_layout
+from fxlab.passes.converters.promotion import scalar_input
 from fxlab.passes.converters.registry import Sample, register_converter
 from fxlab.passes.converters.shape import index_input, pack_symbols, shape_of, squeeze, unsqueeze
 
@@ -149,7 +150,10 @@ def convert_batch_norm_inference(input: ge.Tensor, weight: ge.Tensor | None, bia
     if rank in (2, 3):
         x = unsqueeze(x, list(range(rank, 4)))
     elif rank >= 5:
-        dims = [_gather(input_size, i) for i in range(3)] + [ge.const(-1, DataType.DT_INT32)]
+        gathered = [_gather(input_size, i) for i in range(3)]
+        # Pack's op wrapper types the -1 from its inputs' known types: the Gathers are
+        # fresh (unknown), so it is the default int64.
+        dims = gathered + [scalar_input(-1, *gathered)]
         packed = ge.op1("Pack", {f"x{i}": d for i, d in enumerate(dims)}, {"axis": 0, "N": 4}, dtypes=DataType.DT_INT32)
         x = ge.op1("Reshape", {"x": x, "shape": packed}, {"axis": 0, "num_axes": -1})
     inputs = {"x": x, "scale": weight, "offset": bias, "mean": running_mean, "variance": running_var}

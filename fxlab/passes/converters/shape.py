@@ -30,7 +30,8 @@ def pack_symbols(values: Sequence[Any]) -> ge.Tensor:
     TorchAir marks it ``_force_unknown_shape`` since its value is known only at run time."""
     items = [v if isinstance(v, ge.Tensor) else ge.const(int(v), DataType.DT_INT64) for v in values]
     attrs = {"N": len(items), "axis": 0, "_force_unknown_shape": True}
-    return ge.op1("Pack", {f"x{i}": t for i, t in enumerate(items)}, attrs, dtypes=DataType.DT_INT64, shapes=[(len(items),)])
+    packed = ge.op1("Pack", {f"x{i}": t for i, t in enumerate(items)}, attrs, dtypes=DataType.DT_INT64, shapes=[(len(items),)])
+    return ge.set_dtype(packed, DataType.DT_INT64)  # TorchAir gives the Pack the symbols' meta
 
 
 def index_input(value: Any, dtype: DataType = DataType.DT_INT64, *, keep_int32: bool = False) -> ge.Tensor:

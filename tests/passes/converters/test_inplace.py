@@ -10,7 +10,7 @@ import torch
 
 from fxlab.capture.stages import functional_graph
 from fxlab.ir.execute import execute
-from fxlab.ir.model import IrGraph, IrOp
+from fxlab.ir.model import DataType, IrGraph, IrOp
 from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, ConversionResult, Status, convert_to_ascend_ir
 from tests.passes.converters.custom_ops import define_test_op as _define
 
@@ -104,6 +104,20 @@ def test_mutated_slice_is_as_strided_then_view_copy_after_the_op() -> None:
     assert [_const_value(graph, t) for t in data[1:3] + data[5:]] == [[2, 3], [3, 1], [2, 3], [3, 1], 0]
     assert _op(graph, "Assign").inputs == ["arg0_1:0", "ViewCopy:0"]
     _check_against_eager(sliced_base, graph, torch.randn(4, 3), torch.randn(2, 3))
+
+
+def test_moved_base_and_its_view_keep_the_bases_dtype_other_helpers_are_unset() -> None:
+    # TorchAir sets the meta of the moved bases and of the AsStrided views itself, and the
+    # node's results (z and the updated base, the ViewCopy) get theirs; the op's ref output
+    # (not a result: the ViewCopy is) is left unset, DT_FLOAT once normalized.
+    state, y = torch.arange(12, dtype=torch.int64).reshape(4, 3), torch.ones(2, 3, dtype=torch.int64)
+    graph = _convert(sliced_base, state, y).graph
+    assert _op(graph, "TensorMove").output_desc[0].dtype is DataType.DT_INT64
+    assert _op(graph, "AsStrided").output_desc[0].dtype is DataType.DT_INT64
+    assert _op(graph, "MyInplace").input_desc[0].dtype is DataType.DT_INT64
+    assert [d.dtype for d in _op(graph, "MyInplace").output_desc] == [DataType.DT_FLOAT, DataType.DT_INT64]
+    assert _op(graph, "ViewCopy").output_desc[0].dtype is DataType.DT_INT64
+    _check_against_eager(sliced_base, graph, state, y)
 
 
 def strided_view(state: torch.Tensor, y: torch.Tensor) -> torch.Tensor:

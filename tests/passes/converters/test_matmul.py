@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from fxlab.ir.model import DataType
 from tests.passes.converters.test_shape import body_types, const_values, convert
 
 
@@ -37,3 +38,8 @@ def test_mm_bmm_and_batched_matmul() -> None:
     assert body_types(graph).count("BatchMatMul") == 1
     graph = convert(lambda s, x, y: torch.baddbmm(s, x, y), torch.randn(2, 3, 5), torch.randn(2, 3, 4), torch.randn(2, 4, 5))
     assert body_types(graph) == ["BatchMatMul", "Const", "Mul", "Const", "Mul", "Cast", "Cast", "Add"]
+    # alpha and beta typed as TorchAir's op wrapper types them: the int default is an
+    # int64 Const, which GE's Mul (T1 x T2 -> T3) promotes; the result still equals eager.
+    assert [op.output_desc[0].dtype for op in graph.ops_of_type("Const")] == [DataType.DT_INT64, DataType.DT_INT64]
+    graph = convert(lambda s, x, y: torch.baddbmm(s, x, y, beta=0.5, alpha=2.0), torch.randn(2, 3, 5), torch.randn(2, 3, 4), torch.randn(2, 4, 5))
+    assert [op.output_desc[0].dtype for op in graph.ops_of_type("Const")] == [DataType.DT_FLOAT, DataType.DT_FLOAT]

@@ -15,18 +15,18 @@ Cast_0 = ge.Cast(Mul_0, dst_type=0, node_name="Cast")
 # File "/tmp/fxlab-golden/examples/my_inplace.py", line 24, in forward    z = torch.ops.npu.my_inplace(h, y)  # on an intermediate        ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 ## FX Code: auto_functionalized_v2 = torch.ops.higher_order.auto_functionalized_v2(npu.my_inplace.default, y=arg1_1: torch.float32[2, 8]cpu, _x_base_index=0, _all_bases=[mul])
 TensorMove_0 = ge.TensorMove(Cast_0, node_name="TensorMove")
-MyInplace_0, MyInplace_1 = ge.MyInplace(TensorMove_0, arg1_1_0, node_name="MyInplace")
+MyInplace_0, MyInplace_1 = ge.MyInplace(TensorMove_0, arg1_1_0, node_name="MyInplace")  # _inference_rule="{\n  \"shape\": {\n    \"inputs\": [\n      null,\n      null\n    ],\n    \"outputs\": [\n      [\n        \"2\",\n        \"8\"\n      ],\n      [\n        \"2\",\n        \"8\"\n      ]\n    ]\n  },\n  \"dtype\": [\n    0,\n    0\n  ]\n}"
 
 # File "/tmp/fxlab-golden/examples/my_inplace.py", line 25, in forward    w = torch.ops.npu.my_inplace(x, y)  # on a graph input        ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 ## FX Code: auto_functionalized_v2_1 = torch.ops.higher_order.auto_functionalized_v2(npu.my_inplace.default, y=arg1_1: torch.float32[2, 8]cpu, _x_base_index=0, _all_bases=[arg0_1])
 TensorMove_1_0 = ge.TensorMove(arg0_1_0, node_name="TensorMove_1")
-MyInplace_1_0, MyInplace_1_1 = ge.MyInplace(TensorMove_1_0, arg1_1_0, node_name="MyInplace_1")
+MyInplace_1_0, MyInplace_1_1 = ge.MyInplace(TensorMove_1_0, arg1_1_0, node_name="MyInplace_1")  # _inference_rule="{\n  \"shape\": {\n    \"inputs\": [\n      null,\n      null\n    ],\n    \"outputs\": [\n      [\n        \"2\",\n        \"8\"\n      ],\n      [\n        \"2\",\n        \"8\"\n      ]\n    ]\n  },\n  \"dtype\": [\n    0,\n    0\n  ]\n}"
 
 # File "/tmp/fxlab-golden/examples/my_inplace.py", line 26, in forward    torch.ops.npu.my_inplace(self.state[:2], y)  # on a view of a buffer
 ## FX Code: auto_functionalized_v2_2 = torch.ops.higher_order.auto_functionalized_v2(npu.my_inplace.default, y=arg1_1: torch.float32[2, 8]cpu, _x_base_index=0, _x_slice_dim=0, _x_slice_start=0, _x_slice_end=2, _all_bases=[arg2_1])
 TensorMove_2_0 = ge.TensorMove(arg2_1_0, node_name="TensorMove_2")
 AsStrided_0 = ge.AsStrided(TensorMove_2_0, ge.Const([2, 8], dtype=9), ge.Const([8, 1], dtype=9), ge.Const(0, dtype=9), node_name="AsStrided")
-MyInplace_2_0, MyInplace_2_1 = ge.MyInplace(AsStrided_0, arg1_1_0, node_name="MyInplace_2")
+MyInplace_2_0, MyInplace_2_1 = ge.MyInplace(AsStrided_0, arg1_1_0, node_name="MyInplace_2")  # _inference_rule="{\n  \"shape\": {\n    \"inputs\": [\n      null,\n      null\n    ],\n    \"outputs\": [\n      [\n        \"2\",\n        \"8\"\n      ],\n      [\n        \"2\",\n        \"8\"\n      ]\n    ]\n  },\n  \"dtype\": [\n    0,\n    0\n  ]\n}"
 ViewCopy_0 = ge.ViewCopy(TensorMove_2_0, ge.Const([2, 8], dtype=9), ge.Const([8, 1], dtype=9), ge.Const(0, dtype=9), AsStrided_0, ge.Const([2, 8], dtype=9), ge.Const([8, 1], dtype=9), ge.Const(0, dtype=9), dependencies=[MyInplace_2_0], node_name="ViewCopy")
 
 # File "/tmp/fxlab-golden/examples/my_inplace.py", line 27, in forward    return h + z + w           ^^^^^^^^^

@@ -17,7 +17,7 @@ Add_0 = ge.Add(Mul_0, arg1_1_0, node_name="Add")
 
 # File "/tmp/fxlab-golden/examples/npu_add_custom.py", line 21, in forward    z = torch.ops.npu.npu_add_custom(self.proj(x), y)        ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^
 ## FX Code: npu_add_custom: torch.float32[4, 16]cpu = torch.ops.npu.npu_add_custom.default(addmm: torch.float32[4, 16]cpu, arg3_1: torch.float32[4, 16]cpu)
-AddCustom_0 = ge.AddCustom(Add_0, arg3_1_0, node_name="AddCustom")
+AddCustom_0 = ge.AddCustom(Add_0, arg3_1_0, node_name="AddCustom")  # _inference_rule="{\n  \"shape\": {\n    \"inputs\": [\n      null,\n      null\n    ],\n    \"outputs\": [\n      [\n        \"4\",\n        \"16\"\n      ]\n    ]\n  },\n  \"dtype\": [\n    0\n  ]\n}"
 
 # File "/tmp/fxlab-golden/examples/npu_add_custom.py", line 22, in forward    return torch.relu(z)           ^^^^^^^^^^^^^
 ## FX Code: relu: torch.float32[4, 16]cpu = torch.ops.aten.relu.default(npu_add_custom: torch.float32[4, 16]cpu)
