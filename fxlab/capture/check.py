@@ -327,8 +327,9 @@ def verify_ir(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> CheckResul
 def _verify_graph(graph: GraphTrace, recorder: RunRecorder, cmp: _Comparison) -> str | None:
     """Run one graph's IR and add its comparisons to ``cmp``; the reason it could not run."""
     from fxlab.ir.execute import ExecutionError
+    from fxlab.ir.host_outputs import converted_values, fx_outputs_of
     from fxlab.ir.kernels.rng import outputs_from_draws
-    from fxlab.passes.output_reuse import execute_with_output_reuse
+    from fxlab.passes.output_reuse import execute_fx_outputs
 
     unconverted = _unconverted_targets(graph)
     if unconverted:
@@ -340,28 +341,50 @@ def _verify_graph(graph: GraphTrace, recorder: RunRecorder, cmp: _Comparison) ->
     # A SymInt graph input (dynamic shapes) is a Data op too: it gets the size this run had.
     ir_inputs = [x if isinstance(x, torch.Tensor) else torch.tensor(x, dtype=torch.int64) for x in inputs if isinstance(x, (torch.Tensor, int))]
     try:
-        outputs = execute_with_output_reuse(graph.ir, ir_inputs)
+        values: dict[str, Any] = {}
+        outputs = execute_fx_outputs(graph.ir, ir_inputs, values)
     except ExecutionError as exc:
         return str(exc)
     except Exception as exc:  # noqa: BLE001 - reported as a check that could not run
         return f"the reference run failed: {type(exc).__name__}: {exc}"
-    expected = [o for o in run.outputs if isinstance(o, torch.Tensor)]
+    # With a record of the outputs TorchAir makes on the host, the IR run gives every FX
+    # output in place (sizes and plain values too); without, the NetOutput tensors.
+    recorded = fx_outputs_of(graph.ir) is not None
+    expected = list(run.outputs) if recorded else [o for o in run.outputs if isinstance(o, torch.Tensor)]
     if len(outputs) < len(expected):  # the IR may have more: the outputs written into inputs
         cmp.mismatches.append(f"graph {graph.index}: {len(outputs)} IR output(s) for {len(expected)} compiled output(s)")
     from_draws, drawing = outputs_from_draws(graph.ir)
+    if recorded and drawing:  # FX outputs are not NetOutput slots: each counts as drawn
+        from_draws = [True] * len(expected)
     for i, (e, a) in enumerate(zip(expected, outputs)):
         if i < len(from_draws) and from_draws[i] and isinstance(e, torch.Tensor):
             cmp.add_form(f"graph {graph.index} output {i}", e, a)
         else:
             cmp.add(f"graph {graph.index} output {i}", e, a)
+    # An output made on the host still had its converter run: check what it computed.
+    for i, a in converted_values(graph.ir, values).items():
+        if i < len(expected):
+            label = f"graph {graph.index} output {i} as its converter computed it (in GE, not returned)"
+            if drawing and isinstance(expected[i], torch.Tensor):
+                cmp.add_form(label, expected[i], a)
+            else:
+                cmp.add(label, expected[i], _as_python_scalar(a, expected[i]))
     for i, (e, a) in enumerate(zip(run.inputs_after, inputs)):
         if drawing and isinstance(e, torch.Tensor):  # an input written from a draw
             cmp.add_form(f"graph {graph.index} input {i} after the call", e, a)
         else:
             cmp.add(f"graph {graph.index} input {i} after the call", e, a)
     if drawing:
-        return f"values of {sum(from_draws)} output(s) not compared, only their shapes and dtypes: {', '.join(drawing)} draw(s) random numbers on the device, which the CPU reference cannot reproduce"
+        drawn = sum(1 for i, e in enumerate(expected) if i < len(from_draws) and from_draws[i] and isinstance(e, torch.Tensor))
+        return f"values of {drawn} output(s) not compared, only their shapes and dtypes: {', '.join(drawing)} draw(s) random numbers on the device, which the CPU reference cannot reproduce"
     return None
+
+
+def _as_python_scalar(value: Any, like: Any) -> Any:
+    """A one-element tensor as the Python number ``like`` is (a size computed in GE)."""
+    if isinstance(value, torch.Tensor) and not isinstance(like, torch.Tensor) and value.numel() == 1:
+        return value.item()
+    return value
 
 
 def _unconverted_targets(graph: GraphTrace) -> list[str]:

@@ -18,6 +18,7 @@ from fxlab.capture.stages import STAGES
 from fxlab.capture.trace import CheckResult, GraphTrace, Trace
 from fxlab.errors import UsageError
 from fxlab.heap import capture_heap, frozen_heap
+from fxlab.ir.host_outputs import host_output_notes
 from fxlab.passes.annotate_scopes import annotate_scopes
 
 ALL_STAGES = (*STAGES, "ascend_ir")
@@ -160,6 +161,9 @@ def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Any, conv
         "assigns_to_outputs": reuse.removed_assigns if reuse else [],
         "ge_options": reuse.ge_options if reuse else dict(getattr(result, "options", {})),
     }
+    host_outputs = host_output_notes(result.graph)
+    if host_outputs:  # outputs TorchAir makes on the host, not in GE
+        graph.ir_summary["host_outputs"] = host_outputs
 
 
 def _convert_builtin(functional: fx.GraphModule, name: str, convert_refused: bool = False) -> tuple[Any, Any]:

@@ -175,6 +175,7 @@ def run_torchair_conversion(
     ir = ir_graph(graph.graph._proto, graph.fxlab_provenance)
     _mark_placeholders(ir, graph.fxlab_records)
     _record_reuse_options(ir, options)
+    _record_fx_outputs(ir, graph, optimized)
     machine = f"stand-in NPU machine: SoC {soc}" if not torchair.report.real else ""
     notes = [n for n in (torchair.report.native_note, STOP_NOTE, placement_note, machine) if n] + ([] if torchair.report.real else [SKIPPED_NOTE])
     records = _complete_records(optimized, graph.fxlab_records)
@@ -244,6 +245,47 @@ def _record_reuse_options(ir: IrGraph, options: dict[str, Any]) -> None:
     for key in (REUSE_INPUT_OPTION, REUSE_OUTPUT_OPTION):
         if key in options:
             ir.attrs[OPTION_ATTR_PREFIX + key] = Attr(AttrKind.STR, str(options[key]))
+
+
+def _record_fx_outputs(ir: IrGraph, graph: Any, gm: fx.GraphModule) -> None:
+    """Where TorchAir's own graph gets each FX output (its ``_fx_outputs``: a GE output,
+    a view of an input or a size it makes on the host, a plain value), recorded as
+    fxlab's conversion records it (:mod:`fxlab.ir.host_outputs`), so the IR check and
+    the trace views read TorchAir's graph as they read fxlab's."""
+    from fxlab.ir.host_outputs import AS_STRIDED, GE, SYM, VALUE, VIEW, VIEW_AS_COMPLEX, VIEW_AS_REAL, FxOutput, record_fx_outputs
+
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    names = [a.name if isinstance(a, fx.Node) else "" for a in _flat(output.args[0])]
+    mapping = getattr(graph, "_fx_outputs_mapping", {})
+    outputs = []
+    for index, value in enumerate(getattr(graph, "_fx_outputs", [])):
+        name = names[index] if index < len(names) else ""
+        kind = type(value).__name__
+        if index in mapping:
+            outputs.append(FxOutput(GE, name, ge_index=mapping[index]))
+        elif kind == "ViewOfInput":
+            view_fn = VIEW_AS_REAL if value.is_view_as_real else VIEW_AS_COMPLEX if value.is_view_as_complex else AS_STRIDED
+            outputs.append(FxOutput(
+                VIEW, name, input_index=value._fx_input_index, view_fn=view_fn, size=tuple(map(_sym_text, value._meta_output_shape)),
+                stride=tuple(map(_sym_text, value._meta_output_stride)), offset=_sym_text(value._meta_output_offset),
+                symbols={str(k): v for k, v in value._sym_value_mapping.items()},
+            ))
+        elif kind == "SymOutput":
+            outputs.append(FxOutput(SYM, name, expr=str(value._fx_output_smy), symbols={str(k): v for k, v in value._sym_value_mapping.items()}))
+        else:
+            plain = value if value is None or isinstance(value, (bool, int, float, str)) else None
+            outputs.append(FxOutput(VALUE, name, expr=repr(value), value=plain))
+    record_fx_outputs(ir, outputs)
+
+
+def _sym_text(value: Any) -> int | str:
+    return value if isinstance(value, int) else str(value)
+
+
+def _flat(value: Any) -> list[Any]:
+    if isinstance(value, (list, tuple)):
+        return [x for v in value for x in _flat(v)]
+    return [value]
 
 
 def _mark_placeholders(ir: IrGraph, records: list[NodeConversion]) -> None:

@@ -65,12 +65,14 @@ def _kernel_for(op: IrOp) -> Kernel | None:
     return KERNELS.get(op.type)
 
 
-def execute(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+def execute(graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, Any] | None = None) -> list[torch.Tensor]:
     """Run ``graph`` on ``inputs`` (in ``Data`` index order); return the ``NetOutput``
-    inputs. Raises :class:`ExecutionError` naming the op that failed."""
+    inputs. ``values``, when given, receives every tensor of the run by ``op:index``
+    (the values of ops nothing reads too). Raises :class:`ExecutionError` naming the op
+    that failed."""
     from fxlab.ir import kernels  # noqa: F401 - registers the reference kernels
 
-    values: dict[str, Any] = {}
+    values = {} if values is None else values
     outputs: list[torch.Tensor] = []
     for op in graph.ops:
         args = [None if not ref else values[ref] for ref in op.data_inputs]
@@ -90,6 +92,17 @@ def execute(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor
         for index, value in enumerate(results):
             values[f"{op.name}:{index}"] = value
     return outputs
+
+
+def execute_converted(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[Any]:
+    """Run ``graph``; the FX graph's outputs as its converters computed them: the
+    ``NetOutput`` values, and for an output TorchAir makes on the host (a view of an
+    input, a size) the value of the GE op its converter emitted, read by nothing
+    (:func:`fxlab.ir.host_outputs.converter_fx_outputs`). What a converter test checks."""
+    from fxlab.ir.host_outputs import converter_fx_outputs
+
+    values: dict[str, Any] = {}
+    return converter_fx_outputs(graph, inputs, execute(graph, inputs, values), values)
 
 
 def _graph_input(op: IrOp, inputs: Sequence[torch.Tensor]) -> torch.Tensor:

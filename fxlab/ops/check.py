@@ -310,6 +310,7 @@ def _auto_converter(overload: Any, facts: OpFacts, proto: Prototype | None) -> C
 
 
 def _converter_runs(overload: Any, facts: OpFacts, samples: list[Sample]) -> CheckItem:
+    from fxlab.ir.host_outputs import fx_outputs_of
     from fxlab.ops.fake_convert import convert_sample
 
     if facts.converter == "none":
@@ -323,7 +324,7 @@ def _converter_runs(overload: Any, facts: OpFacts, samples: list[Sample]) -> Che
         if conversion.error:
             return CheckItem("converter", FAIL, f"sample {i}: {conversion.error}", "Fix the converter so it handles these inputs "
                              "and returns one GE tensor per schema output.")
-        types, outputs = conversion.ge_types, len(conversion.graph.outputs)
+        types, outputs = conversion.ge_types, len(fx_outputs_of(conversion.graph) or conversion.graph.outputs)
         differs, reason = _ir_against_kernel(overload, sample, conversion.graph)
         if differs:
             return CheckItem("converter", FAIL, f"sample {i}: the Ascend IR run on CPU differs from the CPU kernel: {differs}",
@@ -341,12 +342,15 @@ def _ir_against_kernel(overload: Any, sample: Sample, graph: Any) -> tuple[str, 
     """Run the op's Ascend IR on the sample and the CPU kernel on a copy: what differs
     (outputs, or inputs the op writes), or why the IR could not run."""
     from fxlab.ir.execute import ExecutionError, execute
+    from fxlab.ir.host_outputs import rebuild_fx_outputs
 
     args, kwargs = _clone((sample.args, sample.kwargs))
     expected = _flat(overload(*args, **kwargs))
     ir_inputs = _flat(_clone((sample.args, sample.kwargs)))
     try:
-        actual = execute(graph, ir_inputs)
+        # An output that is an input (an in-place op's result) is made on the host, as
+        # TorchAir makes it: not a NetOutput input.
+        actual = rebuild_fx_outputs(graph, ir_inputs, execute(graph, ir_inputs))
     except ExecutionError as exc:
         return "", str(exc)
     if len(actual) != len(expected):

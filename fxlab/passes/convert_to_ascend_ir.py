@@ -18,11 +18,13 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+import sympy
 import torch
 import torch.fx as fx
 
 from fxlab import heap
 from fxlab.ir.builder import GraphBuilder, Tensor, building
+from fxlab.ir.host_outputs import AS_STRIDED, GE, SYM, VALUE, VIEW, VIEW_AS_COMPLEX, VIEW_AS_REAL, FxOutput, record_fx_outputs
 from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, attr_of, ge_dtype
 from fxlab.passes.inference_rule import attach_inference_rules
 
@@ -167,6 +169,9 @@ class AscendIrConverter:
         self.records: list[NodeConversion] = []
         self.warnings: list[str] = []
         self._data_index = 0
+        self._tensor_inputs: list[tuple[int, torch.Tensor]] = []  # (Data index, fake value)
+        self._symbol_inputs: dict[str, int] = {}  # symbol -> Data index of the SymInt input
+        self._input_storages: dict[int, tuple[int, torch.Tensor]] | None = None  # built at the output node
         self._plans: dict[int, _Plan] = {}
 
     def run(self) -> ConversionResult:
@@ -216,6 +221,10 @@ class AscendIrConverter:
         builder.graph.ops.append(op)
         if builder.scope_stack:
             builder.apply_scopes((op,))
+        if isinstance(val, torch.Tensor):
+            self._tensor_inputs.append((self._data_index, val))
+        elif isinstance(val.node.expr, sympy.Symbol):
+            self._symbol_inputs.setdefault(str(val.node.expr), self._data_index)
         self._data_index += 1
         builder.graph.inputs.append(name)
         self.values[node] = Tensor(op, 0)
@@ -230,11 +239,72 @@ class AscendIrConverter:
         self._record(node, Status.CONVERTED, [out.op.name])
 
     def _convert_output(self, node: fx.Node) -> None:
-        flat = [self.values.get(a) if isinstance(a, fx.Node) else a for a in _flatten(node.args[0])]
-        tensors = [t for t in flat if isinstance(t, Tensor)]
+        """``NetOutput`` as TorchAir assembles it (see :mod:`fxlab.ir.host_outputs`):
+        views of graph inputs, symbolic sizes and non-tensor values are made on the
+        host, and a GE tensor returned twice is one output."""
+        tensors: list[Tensor] = []
+        index_of: dict[str, int] = {}
+        fx_outputs = [self._fx_output(item, tensors, index_of) for item in _flatten(node.args[0])]
         with self.builder.converting(node.name, None):
             self.builder.add_op("NetOutput", {f"x{i}": t for i, t in enumerate(tensors)}, None, (), name="NetOutput")
         self.builder.graph.outputs.extend(t.tensor for t in tensors)
+        record_fx_outputs(self.builder.graph, fx_outputs)
+
+    def _fx_output(self, item: Any, tensors: list[Tensor], index_of: dict[str, int]) -> FxOutput:
+        """Where one FX output comes from; a new GE output is appended to ``tensors``."""
+        if not isinstance(item, fx.Node):
+            return FxOutput(VALUE, expr=repr(item), value=_json_value(item))
+        value, meta = self.values.get(item), item.meta.get("val")
+        if not isinstance(value, Tensor):
+            return FxOutput(VALUE, item.name, expr=repr(value), value=_json_value(value))
+        if isinstance(meta, (torch.SymInt, torch.SymFloat, torch.SymBool)):
+            return FxOutput(SYM, item.name, expr=str(meta.node.expr), symbols=self._symbols_in(meta.node.expr.free_symbols), ge_value=value.tensor)
+        if isinstance(meta, torch.Tensor):
+            view = self._view_of_input(item.name, meta, value.tensor)
+            if view is not None:
+                return view
+        ge_index = index_of.setdefault(value.tensor, len(tensors))
+        if ge_index == len(tensors):
+            tensors.append(value)
+        return FxOutput(GE, item.name, ge_index=ge_index)
+
+    def _view_of_input(self, name: str, meta: torch.Tensor, ge_value: str) -> FxOutput | None:
+        """TorchAir's test: the output's fake tensor shares memory with a graph input's
+        (the first such input, in input order)."""
+        found = self._input_sharing_memory_with(meta)
+        if found is None:
+            return None
+        index, base = found
+        view_fn = AS_STRIDED
+        if meta.is_complex() and not base.is_complex():
+            view_fn = VIEW_AS_COMPLEX
+        elif base.is_complex() and not meta.is_complex():
+            view_fn = VIEW_AS_REAL
+        dims = (*meta.shape, *meta.stride(), meta.storage_offset())
+        free = set().union(*(d.node.expr.free_symbols for d in dims if isinstance(d, torch.SymInt)))
+        return FxOutput(
+            VIEW, name, input_index=index, view_fn=view_fn, size=tuple(map(_dim, meta.shape)),
+            stride=tuple(map(_dim, meta.stride())), offset=_dim(meta.storage_offset()), symbols=self._symbols_in(free), ge_value=ge_value,
+        )
+
+    def _input_sharing_memory_with(self, meta: torch.Tensor) -> tuple[int, torch.Tensor] | None:
+        """The first graph input (``Data`` index, fake value) whose memory ``meta``
+        shares, as ``torch._C._is_alias_of`` decides: by storage, looked up in a table of
+        the inputs' storages built once (a graph has hundreds of weights)."""
+        if self._input_storages is None:
+            self._input_storages = {}
+            for index, base in self._tensor_inputs:
+                key = _storage_key(base)
+                if key is not None:
+                    self._input_storages.setdefault(key, (index, base))
+        key = _storage_key(meta)
+        if key is not None:
+            return self._input_storages.get(key)
+        return next(((i, base) for i, base in self._tensor_inputs if torch._C._is_alias_of(base, meta)), None)
+
+    def _symbols_in(self, free_symbols: Any) -> dict[str, int]:
+        """Each symbol -> the ``Data`` index of the symbolic graph input that holds it."""
+        return {str(s): self._symbol_inputs[str(s)] for s in free_symbols if str(s) in self._symbol_inputs}
 
     # -- call_function ----------------------------------------------------------------
     def _convert_call(self, node: fx.Node) -> None:
@@ -408,6 +478,24 @@ def _describe(value: Any) -> str:
     if isinstance(value, (list, tuple)):
         return f"a {len(value)}-{type(value).__name__}"
     return "None" if value is None else f"a {type(value).__name__} ({value!r:.40})"
+
+
+def _storage_key(t: torch.Tensor) -> int | None:
+    """The address of ``t``'s storage (shared by every view of it); ``None`` for a tensor
+    without one."""
+    try:
+        return t.untyped_storage()._cdata
+    except Exception:  # noqa: BLE001 - a tensor subclass without storage: compared one by one
+        return None
+
+
+def _dim(d: Any) -> int | str:
+    return d if isinstance(d, int) else str(d.node.expr)
+
+
+def _json_value(value: Any) -> Any:
+    """``value`` when a JSON dump can hold it as it is, else ``None`` (its repr is kept)."""
+    return value if value is None or isinstance(value, (bool, int, float, str)) else None
 
 
 def _flatten(value: Any) -> list[Any]:

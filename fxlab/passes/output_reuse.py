@@ -25,7 +25,7 @@ named ``_fxlab_ge_option:<option>`` so dumps show them and the reference executo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import torch
 
@@ -170,12 +170,13 @@ def parse_reuse_input_option(value: str) -> dict[int, int]:
     return {int(out): int(inp) for inp, out in pairs}
 
 
-def execute_with_output_reuse(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+def execute_with_output_reuse(graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, Any] | None = None) -> list[torch.Tensor]:
     """Run ``graph`` like GE with its reuse option: each output mapped to an input is
-    written into that input's memory and *is* that input afterwards."""
+    written into that input's memory and *is* that input afterwards. ``values`` as for
+    :func:`fxlab.ir.execute.execute`."""
     from fxlab.ir.execute import execute
 
-    outputs = execute(graph, inputs)
+    outputs = execute(graph, inputs, values)
     attr = graph.attrs.get(OPTION_ATTR_PREFIX + REUSE_INPUT_OPTION)
     if attr is None:
         return outputs
@@ -189,3 +190,15 @@ def execute_with_output_reuse(graph: IrGraph, inputs: Sequence[torch.Tensor]) ->
             inputs[inp].copy_(staged[out])
         outputs[out] = inputs[inp]
     return outputs
+
+
+def execute_fx_outputs(graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, Any] | None = None) -> list[Any]:
+    """The FX graph's outputs as TorchAir returns them from a run of ``graph``: the GE
+    run (:func:`execute_with_output_reuse`), then the outputs TorchAir makes on the host
+    (views of inputs, sizes, plain values; see :mod:`fxlab.ir.host_outputs`). Without a
+    record of host outputs, every ``NetOutput`` value, the reuse outputs included.
+    ``values`` as for :func:`fxlab.ir.execute.execute` (for
+    :func:`fxlab.ir.host_outputs.converted_values`)."""
+    from fxlab.ir.host_outputs import rebuild_fx_outputs
+
+    return rebuild_fx_outputs(graph, inputs, execute_with_output_reuse(graph, inputs, values))

@@ -311,10 +311,11 @@ def _op_label(op: IrOp) -> str:
 def _output_reuse_note(graph: GraphTrace) -> str:
     summary = graph.ir_summary or {}
     assigns = summary.get("assigns_to_outputs") or []
+    host = "".join(f"<p>Host output: {_e(note)}.</p>" for note in summary.get("host_outputs") or [])
     if not assigns:
-        return ""
+        return host
     options = "; ".join(f"{k}={v!r}" for k, v in (summary.get("ge_options") or {}).items())
-    return f"<p>{len(assigns)} Assign(s) into graph inputs became graph outputs that GE writes into the inputs' memory ({_e(options)}).</p>"
+    return f"<p>{len(assigns)} Assign(s) into graph inputs became graph outputs that GE writes into the inputs' memory ({_e(options)}).</p>" + host
 
 
 # ---------------------------------------------------------------- scopes

@@ -120,15 +120,17 @@ def ir_view(graph: GraphTrace) -> RenderableType:
         rows.append([Cell.plain(visible(fx_node)), Cell(words), _words(visible(", ".join(attrs))), Cell.plain(visible(_short_source(ops[0].source)))])
     table = LinesTable(f"graph {graph.index} · ascend_ir: {len(ir.ops)} GE ops", IR_HEADERS, rows, IR_COLUMN_STYLES, wrap_column=1)
     summary = graph.ir_summary or {}
+    notes = []
     if summary.get("assigns_to_outputs"):
         options = "; ".join(f"{k}={v!r}" for k, v in summary.get("ge_options", {}).items())
-        note = plain(
+        notes.append(plain(
             f"{len(summary['assigns_to_outputs'])} Assign(s) into graph inputs became graph outputs "
             f"that GE writes into the inputs' memory ({options})",
             style="magenta",
-        )
-        return Group(table, note)
-    return table
+        ))
+    # Graph outputs TorchAir makes on the host (views of inputs, sizes): not in NetOutput.
+    notes += [plain(f"host output: {note}", style="magenta") for note in summary.get("host_outputs", [])]
+    return Group(table, *notes) if notes else table
 
 
 def _words(text: str) -> Cell:

@@ -121,3 +121,57 @@ def test_random_draws_in_another_order_than_eager_are_not_a_mismatch():
 
     bad = compare_eager_compiled(loaded, wrong_shape, lambda: ["aten.rand.default"])
     assert bad.failed and bad.mismatches == ["output: torch.float32[4] vs torch.float32[3]"]
+
+
+HOST_OUTPUTS_MODEL = """
+import torch
+def f(x, y):
+    s = y + y
+    return x.t(), x.shape[0] * 2, s, x[1:], s
+x = torch.randn(6, 4)
+torch._dynamo.mark_dynamic(x, 0)
+model = f
+example_inputs = (x, torch.randn(4, 6))
+"""
+
+
+def _host_outputs_trace(write_model):
+    from fxlab.capture import capture_trace, load_model
+
+    return capture_trace(load_model(write_model(HOST_OUTPUTS_MODEL)), stages=("functional", "ascend_ir"))
+
+
+def test_outputs_made_on_the_host_are_checked_against_the_compiled_run(write_model):
+    trace = _host_outputs_trace(write_model)
+    (graph,) = trace.graphs
+    assert len(graph.ir.outputs) == 1  # y + y: the views and the size are made on the host
+    # Dynamo returns s once; 3 tensor outputs (the two views re-made on the host), the
+    # 2 views as their converters computed them in GE and 2 inputs are compared, the
+    # size as a value (twice: on the host and as computed in GE).
+    assert trace.ir_check.ok and trace.ir_check.verdict.startswith("match (7 tensors"), trace.ir_check.verdict
+
+
+def test_a_wrongly_remade_view_fails_the_ir_check(write_model, monkeypatch):
+    from fxlab.ir import host_outputs
+
+    real = host_outputs._value_of
+
+    def base_instead_of_view(out, inputs, ge_outputs, symbols):
+        return inputs[out.input_index] if out.kind == host_outputs.VIEW else real(out, inputs, ge_outputs, symbols)
+
+    monkeypatch.setattr(host_outputs, "_value_of", base_instead_of_view)
+    trace = _host_outputs_trace(write_model)
+    assert not trace.ir_check.ok
+    assert any(m.startswith("graph 0 output 0: torch.float32[6, 4] vs eager torch.float32[4, 6]") for m in trace.ir_check.mismatches), trace.ir_check.mismatches
+
+
+def test_the_converters_value_of_a_host_output_is_still_checked(write_model, monkeypatch):
+    # x.t() is made on the host; the Transpose its converter emitted is still run and
+    # compared, so a wrong Transpose is caught as before.
+    from fxlab.ir.execute import KERNELS
+
+    real = KERNELS["Transpose"]
+    monkeypatch.setitem(KERNELS, "Transpose", lambda op, inputs, attrs: [r + 1 for r in real(op, inputs, attrs)])
+    trace = _host_outputs_trace(write_model)
+    assert not trace.ir_check.ok
+    assert any(m.startswith("graph 0 output 0 as its converter computed it (in GE, not returned): max |diff| 1") for m in trace.ir_check.mismatches), trace.ir_check.mismatches

@@ -104,3 +104,17 @@ def test_functional_stage_records_the_ge_ops_each_node_became(example_trace):
     autos_types = [[types[name] for name in n.ge_ops if types[name] != "Const"] for n in autos]
     assert autos_types == [["TensorMove", "MyInplace"]] * 2 + [["TensorMove", "AsStrided", "MyInplace", "ViewCopy"]]  # the last on a view
     assert all(not n.ge_ops for stage in ("dynamo", "aten") for n in graph.stages[stage].nodes)
+
+
+def test_the_ir_summary_says_which_outputs_are_made_on_the_host(write_model):
+    from fxlab.capture import capture_trace, load_model
+
+    # TorchAir's view_to_reshape (pre_ge) made the view a reshape, still a view of x.
+    source = "import torch\ndef f(x):\n    return x + x, x.view(-1)\nmodel = f\nexample_inputs = (torch.randn(2, 3),)\n"
+    trace = capture_trace(load_model(write_model(source)), stages=("functional", "ascend_ir"))
+    summary = trace.graphs[0].ir_summary
+    assert summary["host_outputs"] == [
+        "output 1 (reshape_default): a view of graph input 0, not a GE output; re-made on the host after the run as torch.as_strided(input 0, [6], [1], 0)"
+    ]
+    plain = capture_trace(load_model(write_model(source.replace(", x.view(-1)", ""))), stages=("functional", "ascend_ir"))
+    assert "host_outputs" not in plain.graphs[0].ir_summary

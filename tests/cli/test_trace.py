@@ -136,3 +136,14 @@ def test_pictures_are_drawn_after_the_trace_is_saved_with_progress(tmp_path):
     code, _, err = run("trace", str(EXAMPLES / "my_op.py"), "--out", str(tmp_path / "p"), "--graphviz", "svg", "--expand", "nosuch", "--summary")
     assert code == 2 and "--expand nosuch: no such module in any stage" in err
     assert json.loads((tmp_path / "p" / "manifest.json").read_text())["status"] == "ok"
+
+
+def test_the_ascend_ir_view_says_which_outputs_are_made_on_the_host(write_model):
+    source = "import torch\ndef f(x):\n    return x.t(), x * x\nmodel = f\nexample_inputs = (torch.randn(2, 3),)\n"
+    code, out, err = run("trace", str(write_model(source)), "--stages", "ascend_ir")
+    assert code == 0, err
+    text = " ".join(out.split())  # the note wraps at the terminal width
+    assert ("host output: output 0 (permute_default): a view of graph input 0, not a GE output; re-made on the host after the run as "
+            "torch.as_strided(input 0, [3, 2], [1, 3], 0)") in text
+    payload = json.loads(run("trace", str(write_model(source)), "--json")[1])
+    assert payload["graphs"][0]["ascend_ir"]["host_outputs"][0].startswith("output 0 (permute_default): a view of graph input 0")

@@ -205,6 +205,33 @@ class TestTorchAirConversion:
         assert diff.identical, diff.to_json()
         assert "_fxlab_ge_option:ge.exec.outputReuseInputMemIndexes" in builtin.attrs
 
+    def test_torchairs_host_outputs_are_recorded_as_the_builtin_records_them(self, torchair):
+        # TorchAir's NetOutput leaves out views of inputs (the in-place result too) and
+        # takes a value returned twice once; the bridge records where its FX outputs
+        # come from, and the built-in's record says the same.
+        from fxlab.ir.host_outputs import fx_outputs_of
+        from fxlab.passes.output_reuse import map_assign_to_graph_output
+        from fxlab.passes.pre_ge import pre_ge_graph
+
+        def model(x, y):
+            s = x - y
+            y.add_(x)
+            return x.t(), s, x[1:], s, y
+
+        gm = functional_graph(model, torch.randn(3, 4), torch.randn(3, 4))
+        builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
+        map_assign_to_graph_output(builtin)
+        theirs = run_torchair_conversion(gm, "graph", torchair).graph
+        assert theirs.outputs == builtin.outputs == ["Sub:0", "Add:0"]
+
+        def where(graph):
+            return [(o.kind, o.ge_index, o.input_index, o.size, o.stride, o.offset) for o in fx_outputs_of(graph)]
+
+        assert where(theirs) == where(builtin) == [
+            ("view", None, 0, (4, 3), (1, 4), 0), ("ge", 0, None, (), (), 0), ("view", None, 0, (2, 4), (4, 1), 4),
+            ("ge", 0, None, (), (), 0), ("view", None, 1, (3, 4), (4, 1), 0),
+        ]
+
     def test_pattern_fusion_runs_as_on_an_npu_machine(self, torchair):
         # torch_npu's operators named by TorchAir's fusion patterns are defined for the
         # session, so its pattern fusion pass really matches: add_rms_norm + dynamic_quant

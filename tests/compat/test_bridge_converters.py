@@ -58,36 +58,7 @@ from tests.passes.converters.test_registry_walk import _samples_of, one_node_gra
 
 pytestmark = pytest.mark.filterwarnings("ignore:Failed to import torchair")
 
-STILL_DIFFERENT = {
-    "aten._native_batch_norm_legit_no_training.default",
-    "aten._to_copy.default",
-    "aten._unsafe_view.default",
-    "aten.alias.default",
-    "aten.as_strided.default",
-    "aten.bitwise_right_shift_.Tensor",
-    "aten.detach.default",
-    "aten.expand.default",
-    "aten.masked_fill_.Scalar",
-    "aten.native_dropout.default",
-    "aten.permute.default",
-    "aten.reshape.default",
-    "aten.select.int",
-    "aten.slice.Tensor",
-    "aten.split.Tensor",
-    "aten.split_with_sizes.default",
-    "aten.squeeze.default",
-    "aten.squeeze.dim",
-    "aten.sym_size",
-    "aten.sym_size.int",
-    "aten.t.default",
-    "aten.transpose.int",
-    "aten.unbind.int",
-    "aten.unsqueeze.default",
-    "aten.view.default",
-    "aten.view.dtype",
-    "aten.view_as_complex.default",
-    "aten.view_as_real.default",
-}
+STILL_DIFFERENT: set[str] = set()
 
 # Converters TorchAir has only in its arch35 form (its is_arch35(): on Atlas A2/A3 they
 # raise): their samples are converted on a stand-in machine with an arch35 SoC.

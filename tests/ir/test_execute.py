@@ -36,3 +36,18 @@ def test_ref_output_of_assign_is_the_input_memory():
     x = torch.zeros(3)
     execute(graph, [x, torch.ones(3)])
     assert torch.equal(x, torch.full((3,), 2.0)), "Assign writes the caller's tensor, as GE writes the input memory"
+
+
+def test_values_of_ops_nothing_reads_are_kept_and_converted_outputs_use_them():
+    from fxlab.ir.execute import execute_converted
+
+    x = torch.arange(6.0).reshape(2, 3)
+    graph = convert_to_ascend_ir(functional_graph(lambda x: (x.t(), x + x), x), name="g").graph
+    values: dict = {}
+    outputs = execute(graph, [x], values)
+    assert len(outputs) == 1 and torch.equal(outputs[0], x + x)  # x.t() is made on the host
+    (transpose,) = graph.ops_of_type("Transpose")
+    assert torch.equal(values[f"{transpose.name}:0"], x.t())  # the Transpose still ran
+    converted = execute_converted(graph, [x])
+    assert torch.equal(converted[0], x.t()) and converted[0].data_ptr() != x.data_ptr()  # GE's own buffer
+    assert torch.equal(converted[1], x + x)

@@ -176,3 +176,69 @@ def test_only_data_const_and_each_nodes_result_carry_a_dtype_as_in_torchairs_gra
     assert arange_ops[-1].input_desc[0].dtype is DataType.DT_FLOAT  # copied from the unset Range output
     add = next(op for op in graph.ops if op.type == "Add")
     assert [d.dtype for d in add.input_desc] == [DataType.DT_INT64, DataType.DT_INT64]  # a Data and a result
+
+
+# -- NetOutput as TorchAir assembles it ---------------------------------------------------
+def _eager_and_ir(fn, *inputs):
+    from fxlab.passes.output_reuse import execute_fx_outputs
+
+    graph = convert_to_ascend_ir(functional_graph(fn, *inputs)).graph
+    return graph, fn(*[x.clone() for x in inputs]), execute_fx_outputs(graph, [x.clone() for x in inputs])
+
+
+def test_views_of_graph_inputs_are_not_graph_outputs_and_are_remade_on_the_host():
+    from fxlab.ir.host_outputs import fx_outputs_of
+
+    def views(x, y):
+        return x.t(), y + y, x, x[1:].unsqueeze(0), y.view(-1)
+
+    graph, eager, ir = _eager_and_ir(views, torch.randn(3, 4), torch.randn(2, 2))
+    assert graph.outputs == ["Add:0"]
+    assert [(o.kind, o.input_index, o.ge_index) for o in fx_outputs_of(graph)] == [
+        ("view", 0, None), ("ge", None, 0), ("view", 0, None), ("view", 0, None), ("view", 1, None)
+    ]
+    # The ops converted for the views stay, read by nothing (as in TorchAir's graph).
+    read = {ref.rpartition(":")[0] for op in graph.ops for ref in op.inputs}
+    assert {op.type for op in graph.ops if op.name not in read} == {"Transpose", "Unsqueeze", "Reshape", "NetOutput"}
+    assert len(ir) == len(eager)
+    for got, want in zip(ir, eager):
+        torch.testing.assert_close(got, want)
+        assert got.stride() == want.stride()
+
+
+def test_a_value_returned_twice_is_one_graph_output():
+    from fxlab.ir.host_outputs import fx_outputs_of
+
+    def twice(x):
+        y = x + 1
+        return y, x - y, y
+
+    graph, eager, ir = _eager_and_ir(twice, torch.randn(3))
+    assert graph.outputs == ["Add:0", "Sub:0"]
+    assert [o.ge_index for o in fx_outputs_of(graph)] == [0, 1, 0]
+    assert graph.ops[-1].input_desc[-1].name == "x1"  # two NetOutput inputs, no third
+    for got, want in zip(ir, eager):
+        torch.testing.assert_close(got, want)
+
+
+def test_plain_outputs_leave_no_record():
+    graph = convert_to_ascend_ir(functional_graph(lambda x: (x + 1, x - 2), torch.randn(3))).graph
+    assert graph.outputs == ["Add:0", "Sub:0"] and "_fxlab_fx_outputs" not in graph.attrs
+
+
+def test_a_static_size_is_a_plain_value_and_no_op():
+    import torch.fx as fx
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from fxlab.ir.host_outputs import fx_outputs_of
+
+    graph = fx.Graph()
+    x = graph.placeholder("x")
+    size = graph.call_function(aten.sym_size.int, (x, 1))
+    graph.output((size,))
+    x.meta["val"] = FakeTensorMode().from_tensor(torch.randn(2, 3))
+    size.meta["val"] = 3
+    ir = convert_to_ascend_ir(fx.GraphModule({}, graph)).graph
+    assert ir.types == ["Data", "NetOutput"] and ir.outputs == []
+    (out,) = fx_outputs_of(ir)
+    assert (out.kind, out.value) == ("value", 3)

@@ -103,3 +103,11 @@ def test_bidi_controls_in_names_are_shown_escaped() -> None:
     page = html_report(trace)
     assert "\u202e" not in page and "\u2066" not in page
     assert "admin\\u202e \\u2066// check later\\u2069" in page and "m\\u202egnp.py" in page
+
+
+def test_outputs_made_on_the_host_are_listed_escaped() -> None:
+    graph = GraphTrace(index=0, stages={"functional": small_stage()}, ir=small_ir())
+    graph.ir_summary = {"host_outputs": ["output 0 (<t>): a view of graph input 0, not a GE output; re-made on the host after the run as torch.as_strided(input 0, [3], [1], 0)"]}
+    trace = Trace(model="m.py", entry="model", fxlab_version="0", torch_version="0", stages=["functional", "ascend_ir"], graphs=[graph])
+    page = html_report(trace)
+    assert "<p>Host output: output 0 (&lt;t&gt;): a view of graph input 0, not a GE output; re-made on the host after the run as torch.as_strided(input 0, [3], [1], 0).</p>" in page

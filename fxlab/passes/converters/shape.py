@@ -269,11 +269,9 @@ def convert_sym_size(self: ge.Tensor, dim: int, *, meta_outputs: Any = None) -> 
     """sym_size.int(Tensor self, int dim) -> SymInt"""
     static = _static_value(meta_outputs)
     if static is not None:
-        # TorchAir folds a size known at trace time into a Python int and emits no op;
-        # fxlab keeps it as an int64 Const so the value stays visible and can be a graph
-        # output. A Dynamo graph only has sym_size nodes for symbolic sizes, where both
-        # emit Shape + Gather.
-        return ge.const(static, DataType.DT_INT64)
+        # As TorchAir: a size known at trace time is a Python int and no op; as a graph
+        # output it is returned as it is (see fxlab.ir.host_outputs).
+        return static
     shape = shape_of(self, DataType.DT_INT64)
     indices = ge.const(dim, DataType.DT_INT64)
     attrs = {"validate_indices": True, "batch_dims": 0, "is_preprocessed": False, "negative_index_support": False, "_force_unknown_shape": True}

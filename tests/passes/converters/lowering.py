@@ -7,7 +7,7 @@ from typing import Any, Callable
 import torch
 
 from fxlab.capture.stages import functional_graph
-from fxlab.ir.execute import execute
+from fxlab.ir.execute import execute_converted
 from fxlab.ir.model import IrGraph, IrOp
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 
@@ -17,7 +17,7 @@ def lower(fn: Callable[..., Any], *inputs: torch.Tensor) -> IrGraph:
     graph = convert_to_ascend_ir(functional_graph(fn, *inputs), "g").graph
     expected = fn(*inputs)
     expected = list(expected) if isinstance(expected, tuple) else [expected]
-    actual = execute(graph, [x.clone() for x in inputs])
+    actual = execute_converted(graph, [x.clone() for x in inputs])
     for got, want in zip(actual, expected, strict=True):
         torch.testing.assert_close(got, want)
     return graph

@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.execute import execute
+from fxlab.ir.execute import execute_converted
 from fxlab.ir.model import IrGraph
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.converters.registry import Sample
@@ -19,6 +19,7 @@ def lower_call(target: Any, *args: Any, **kwargs: Any) -> IrGraph:
     graph = convert_to_ascend_ir(gm, "g").graph
     expected = target(*args, **kwargs)
     expected = [e for e in (expected if isinstance(expected, (tuple, list)) else [expected]) if e is not None]
-    for got, want in zip(execute(graph, [t.clone() for t in tensors]), expected, strict=True):
+    actual = [a for a in execute_converted(graph, [t.clone() for t in tensors]) if a is not None]
+    for got, want in zip(actual, expected, strict=True):
         torch.testing.assert_close(got, want, equal_nan=True)
     return graph

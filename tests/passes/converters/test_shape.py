@@ -7,7 +7,7 @@ from typing import Any, Callable
 import torch
 
 from fxlab.capture.stages import functional_graph
-from fxlab.ir.execute import execute
+from fxlab.ir.execute import execute_converted
 from fxlab.ir.model import DataType, IrGraph
 from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, convert_to_ascend_ir
 
@@ -15,7 +15,7 @@ from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, convert_to_as
 def convert(fn: Callable[..., Any], *inputs: torch.Tensor) -> IrGraph:
     graph = convert_to_ascend_ir(functional_graph(fn, *inputs), name="t").graph
     assert not graph.ops_of_type(UNSUPPORTED_OP_TYPE)
-    outputs = execute(graph, [x.clone() for x in inputs])
+    outputs = execute_converted(graph, [x.clone() for x in inputs])
     expected = fn(*inputs)
     expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
     for got, want in zip(outputs, expected, strict=True):
@@ -107,5 +107,5 @@ def test_dynamic_sizes_become_shape_gather_and_pack() -> None:
     assert pack.attr_value("_force_unknown_shape") is True and pack.attr_value("N") == 2
     assert graph.ops_of_type("Shape")[0].attr_value("dtype") == 9  # int64 in TorchAir's numbering
     x = torch.randn(5, 3, 2)
-    (out,) = execute(graph, [x])
+    (out,) = execute_converted(graph, [x])
     torch.testing.assert_close(out, x.view(5, -1))

@@ -7,7 +7,7 @@ import operator
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from fxlab.ir.execute import execute
+from fxlab.ir.execute import execute_converted
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 
 
@@ -24,7 +24,7 @@ def test_symbolic_size_arithmetic_becomes_int64_ops_and_runs_with_real_sizes():
     assert [t for t in graph.types if t in ("Gather", "Mul", "Sub", "FloorDiv", "Add")] == ["Gather", "Mul", "Sub", "FloorDiv", "Add"]
     for rows in (6, 10):  # one IR, any size
         x = torch.randn(rows, 4)
-        (out,) = execute(graph, [x])
+        (out,) = execute_converted(graph, [x])
         torch.testing.assert_close(out, sizes_model(x))
 
 
