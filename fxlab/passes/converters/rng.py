@@ -23,7 +23,6 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.builder import current_builder
-from fxlab.ir.kernels.rng import RNG_OFFSETS_ATTR
 from fxlab.ir.model import DataType, IrOp, TensorDesc, attr_of, ge_dtype
 from fxlab.passes.converters.promotion import cast_scalar, dtype_promote, scalar_input
 from fxlab.passes.converters.registry import Sample, register_converter
@@ -34,6 +33,9 @@ aten = torch.ops.aten
 DEVICE_DEFAULT_SEED = 67280421310721
 # TorchAir's drawing converters each ask for 10 Philox numbers: 12 counters, 4 at a time.
 PHILOX_NUMBERS = 10
+# The Data's shares of the offsets, read by the reference executor (fxlab.ir.kernels.rng,
+# not imported here: converters load without the kernels).
+RNG_OFFSETS_ATTR = "_fxlab_rng_offsets"
 _STATE_KEY = "rng_state"
 # torch's default dtype argument of randint/randperm (ScalarType 4, int64), which
 # TorchAir's randint compares with its own DataType numbering (4 is DT_UINT8 there).

@@ -6,7 +6,7 @@ import torch
 from fxlab.compat.native_standins.torch_npu_runtime import DEVICE_DEFAULT_SEED as STANDIN_SEED
 from fxlab.capture.stages import functional_graph
 from fxlab.ir.execute import execute
-from fxlab.ir.kernels.rng import unpack_mask
+from fxlab.ir.kernels.rng import RNG_OFFSETS_ATTR as READ_BY_THE_EXECUTOR, unpack_mask
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.converters.rng import DEVICE_DEFAULT_SEED, RNG_OFFSETS_ATTR
 from tests.passes.converters.lowering import types
@@ -36,6 +36,7 @@ def test_one_offsets_input_for_the_whole_graph_each_draw_its_own_share():
     assert [op.name for op in data] == ["arg0_1", "offset_list"]
     offsets = data[1]
     assert offsets.attr_value("index") == 1 and graph.inputs == ["arg0_1", "offset_list"]
+    assert RNG_OFFSETS_ATTR == READ_BY_THE_EXECUTOR
     assert offsets.output_desc[0].shape == (3,) and offsets.attr_value(RNG_OFFSETS_ATTR) == (0, 12, 24)
     unpack = graph.op_by_name()["unpack_generator_offsets"]
     assert unpack.attr_value("num") == 3 and [d.name for d in unpack.output_desc] == ["y0", "y1", "y2"]
