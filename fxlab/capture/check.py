@@ -17,6 +17,9 @@ from fxlab.capture.trace import CheckResult, GraphTrace
 from fxlab.errors import CaptureError
 
 
+COMPARISON_SEED = 0
+
+
 def _tolerance(dtype: torch.dtype) -> tuple[float, float]:
     if dtype in (torch.float16, torch.bfloat16):
         return 1e-2, 1e-2
@@ -50,11 +53,28 @@ def _short(value: Any) -> str:
 
 @dataclass
 class _Comparison:
+    """Tensors compared by value, or with ``values=False`` by shape and dtype only
+    (``formed`` counts those)."""
+
     compared: int = 0
     max_abs_diff: float = 0.0
     mismatches: list[str] = field(default_factory=list)
+    values: bool = True
+    formed: int = 0
+
+    def add_form(self, label: str, expected: torch.Tensor, actual: Any) -> None:
+        """Shape and dtype only: for a value that depends on random draws."""
+        if not isinstance(actual, torch.Tensor):
+            self.mismatches.append(f"{label}: expected a tensor, got {type(actual).__name__}")
+            return
+        self.formed += 1
+        if expected.shape != actual.shape or expected.dtype != actual.dtype:
+            self.mismatches.append(f"{label}: {actual.dtype}{list(actual.shape)} vs {expected.dtype}{list(expected.shape)}")
 
     def add(self, label: str, expected: Any, actual: Any) -> None:
+        if not self.values and isinstance(expected, torch.Tensor):
+            self.add_form(label, expected, actual)
+            return
         if not isinstance(expected, torch.Tensor):
             if not _same_value(expected, actual):
                 self.mismatches.append(f"{label}: {_short(expected)} != {_short(actual)}")
@@ -79,6 +99,7 @@ class _Comparison:
 
     def merge(self, other: "_Comparison") -> None:
         self.compared += other.compared
+        self.formed += other.formed
         self.max_abs_diff = max(self.max_abs_diff, other.max_abs_diff)
         self.mismatches.extend(other.mismatches)
 
@@ -155,14 +176,23 @@ def _restore(state: dict[str, torch.Tensor], saved: dict[str, _Saved]) -> None:
             tensor.copy_(before.value)
 
 
-def compare_eager_compiled(loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]]) -> CheckResult:
+def compare_eager_compiled(loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]], draws_random: Callable[[], list[str]] | None = None) -> CheckResult:
     """Run eager and compiled on clones of the inputs from the same model state; compare
     outputs, input mutations and parameter/buffer mutations. Leaves the model's state as
     it found it. Raises :class:`CaptureError` if eager or compilation fails."""
+    # Both runs start from one seed, so a model that draws random numbers draws the same
+    # ones in both where the compiled graph draws them in eager's order; the caller's
+    # random state is left as it was.
+    with torch.random.fork_rng(devices=[]):
+        return _compare_from_one_seed(loaded, compile_fn, draws_random)
+
+
+def _compare_from_one_seed(loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]], draws_random: Callable[[], list[str]] | None) -> CheckResult:
     state = _state(loaded.fn)
     saved = _save(state)
     eager_args, eager_kwargs = _clone(loaded.args), _clone(loaded.kwargs)
     with torch.no_grad():
+        torch.manual_seed(COMPARISON_SEED)
         try:
             eager_out = loaded.fn(*eager_args, **eager_kwargs)
         except Exception as exc:
@@ -177,6 +207,7 @@ def compare_eager_compiled(loaded: LoadedModel, compile_fn: Callable[[Any], Call
         eager_state = _clone(state)
         _restore(state, saved)
         args, kwargs = _clone(loaded.args), _clone(loaded.kwargs)
+        torch.manual_seed(COMPARISON_SEED)
         try:
             compiled_out = compile_fn(loaded.fn)(*args, **kwargs)
         except CaptureError:
@@ -186,13 +217,28 @@ def compare_eager_compiled(loaded: LoadedModel, compile_fn: Callable[[Any], Call
         finally:
             compiled_state = _clone(state)
             _restore(state, saved)
-    cmp = _Comparison()
-    compare_outputs(cmp, eager_out, compiled_out)
-    for i, (e, c) in enumerate(zip(eager_args, args)):
-        cmp.add(f"input {i} after the call", e, c)
-    for name in state:
-        cmp.add(f"{name} after the call", eager_state[name], compiled_state[name])
-    return cmp.result()
+    def compare(values: bool) -> _Comparison:
+        cmp = _Comparison(values=values)
+        compare_outputs(cmp, eager_out, compiled_out)
+        for i, (e, c) in enumerate(zip(eager_args, args)):
+            cmp.add(f"input {i} after the call", e, c)
+        for name in state:
+            cmp.add(f"{name} after the call", eager_state[name], compiled_state[name])
+        return cmp
+
+    cmp = compare(values=True)
+    random_ops = draws_random() if cmp.mismatches and draws_random is not None else []
+    if not random_ops:
+        return cmp.result()
+    # The compiled graph draws in another order (or with other ops) than eager: its
+    # numbers differ by design, so only what does not depend on the draws is compared.
+    form = compare(values=False)
+    why = f"values not compared: the model draws random numbers ({', '.join(random_ops)}) and the compiled run drew other ones than eager from the same seed"
+    if form.mismatches:
+        result = form.result()
+        result.not_run.append(why)
+        return result
+    return CheckResult(ok=True, skipped=f"{why}; the shapes and dtypes of all {form.formed} tensor(s) match")
 
 
 _NO_CPU_KERNEL = re.compile(r"Could not run '([\w:.]+)' with arguments from the 'CPU' backend")
@@ -292,7 +338,8 @@ def verify_ir(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> CheckResul
 
 def _verify_graph(graph: GraphTrace, recorder: RunRecorder, cmp: _Comparison, approximations: list[str]) -> str | None:
     """Run one graph's IR and add its comparisons to ``cmp`` (and a note to
-    ``approximations`` when only GE's known approximations differ); the reason it could not run."""
+    ``approximations`` when only GE's known approximations differ); the reason it could
+    not run, or which values it could not compare (random draws)."""
     from fxlab.ir.approximations import exact_kernels
 
     unconverted = _unconverted_targets(graph)
@@ -311,14 +358,44 @@ def _verify_graph(graph: GraphTrace, recorder: RunRecorder, cmp: _Comparison, ap
             approximations.append(_approximation_note(graph, exact, as_ge.max_abs_diff))
             as_ge = as_exact
     cmp.merge(as_ge)
-    return None
+    return _drawn_note(graph, run)
+
+
+def _expected_outputs(graph: GraphTrace, run: _Run) -> tuple[list[Any], bool]:
+    """What the IR run's outputs are compared with, and whether the IR records the
+    outputs TorchAir makes on the host: with that record the IR run gives every FX output
+    in place (sizes and plain values too); without, the NetOutput tensors."""
+    from fxlab.ir.host_outputs import fx_outputs_of
+
+    recorded = fx_outputs_of(graph.ir) is not None
+    return (list(run.outputs) if recorded else [o for o in run.outputs if isinstance(o, torch.Tensor)]), recorded
+
+
+def _drawn_outputs(graph: GraphTrace, expected: list[Any], recorded: bool) -> tuple[list[bool], list[str]]:
+    """Which outputs depend on a random draw, and the GE ops that draw."""
+    from fxlab.ir.kernels.rng import outputs_from_draws
+
+    from_draws, drawing = outputs_from_draws(graph.ir)
+    if recorded and drawing:  # FX outputs are not NetOutput slots: each counts as drawn
+        from_draws = [True] * len(expected)
+    return from_draws, drawing
+
+
+def _drawn_note(graph: GraphTrace, run: _Run) -> str | None:
+    expected, recorded = _expected_outputs(graph, run)
+    from_draws, drawing = _drawn_outputs(graph, expected, recorded)
+    if not drawing:
+        return None
+    drawn = sum(1 for i, e in enumerate(expected) if i < len(from_draws) and from_draws[i] and isinstance(e, torch.Tensor))
+    return f"values of {drawn} output(s) not compared, only their shapes and dtypes: {', '.join(drawing)} draw(s) random numbers on the device, which the CPU reference cannot reproduce"
 
 
 def _run_ir(graph: GraphTrace, run: _Run, kernels_by_op: Any = None) -> tuple[_Comparison, str | None]:
     """One reference run of the graph's IR on the recorded inputs, compared with the
-    compiled run; or the reason it could not run."""
+    compiled run; or the reason it could not run. Values that depend on a random draw
+    are compared by shape and dtype only."""
     from fxlab.ir.execute import ExecutionError
-    from fxlab.ir.host_outputs import converted_values, fx_outputs_of
+    from fxlab.ir.host_outputs import converted_values
     from fxlab.passes.output_reuse import execute_fx_outputs
 
     cmp = _Comparison()
@@ -332,20 +409,28 @@ def _run_ir(graph: GraphTrace, run: _Run, kernels_by_op: Any = None) -> tuple[_C
         return cmp, str(exc)
     except Exception as exc:  # noqa: BLE001 - reported as a check that could not run
         return cmp, f"the reference run failed: {type(exc).__name__}: {exc}"
-    # With a record of the outputs TorchAir makes on the host, the IR run gives every FX
-    # output in place (sizes and plain values too); without, the NetOutput tensors.
-    recorded = fx_outputs_of(graph.ir) is not None
-    expected = list(run.outputs) if recorded else [o for o in run.outputs if isinstance(o, torch.Tensor)]
+    expected, recorded = _expected_outputs(graph, run)
     if len(outputs) < len(expected):  # the IR may have more: the outputs written into inputs
         cmp.mismatches.append(f"graph {graph.index}: {len(outputs)} IR output(s) for {len(expected)} compiled output(s)")
+    from_draws, drawing = _drawn_outputs(graph, expected, recorded)
     for i, (e, a) in enumerate(zip(expected, outputs)):
-        cmp.add(f"graph {graph.index} output {i}", e, a)
+        if i < len(from_draws) and from_draws[i] and isinstance(e, torch.Tensor):
+            cmp.add_form(f"graph {graph.index} output {i}", e, a)
+        else:
+            cmp.add(f"graph {graph.index} output {i}", e, a)
     # An output made on the host still had its converter run: check what it computed.
     for i, a in converted_values(graph.ir, values).items():
         if i < len(expected):
-            cmp.add(f"graph {graph.index} output {i} as its converter computed it (in GE, not returned)", expected[i], _as_python_scalar(a, expected[i]))
+            label = f"graph {graph.index} output {i} as its converter computed it (in GE, not returned)"
+            if drawing and isinstance(expected[i], torch.Tensor):
+                cmp.add_form(label, expected[i], a)
+            else:
+                cmp.add(label, expected[i], _as_python_scalar(a, expected[i]))
     for i, (e, a) in enumerate(zip(run.inputs_after, inputs)):
-        cmp.add(f"graph {graph.index} input {i} after the call", e, a)
+        if drawing and isinstance(e, torch.Tensor):  # an input written from a draw
+            cmp.add_form(f"graph {graph.index} input {i} after the call", e, a)
+        else:
+            cmp.add(f"graph {graph.index} input {i} after the call", e, a)
     return cmp, None
 
 

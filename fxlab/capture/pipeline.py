@@ -61,7 +61,7 @@ def capture_trace(
     backend = CapturingBackend(want_aten="aten" in stages, wrap_compiled=recorder.wrap)
     say(f"running {loaded.name} eagerly and under torch.compile")
     with capture_heap():  # Dynamo and aot build a large heap that stays alive
-        check = compare_eager_compiled(loaded, lambda fn: _compile(fn, backend))
+        check = compare_eager_compiled(loaded, lambda fn: _compile(fn, backend), lambda: random_ops(backend.graphs))
         trace = Trace(
             model=str(loaded.path) if loaded.path else loaded.name,
             entry=loaded.entry,
@@ -81,6 +81,18 @@ def capture_trace(
             _verify(trace, recorder, verify, say)
     trace.status = _status(trace)
     return trace
+
+
+def random_ops(graphs: Sequence[CapturedGraph]) -> list[str]:
+    """The ops of the captured functional graphs that draw random numbers (ATen tags
+    them ``nondeterministic_seeded``)."""
+    found: set[str] = set()
+    for captured in graphs:
+        module = captured.modules.get("functional")
+        for node in module.graph.nodes if module is not None else ():
+            if node.op == "call_function" and torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ()):
+                found.add(str(node.target))
+    return sorted(found)
 
 
 def _compile(fn: Callable[..., Any], backend: CapturingBackend) -> Callable[..., Any]:

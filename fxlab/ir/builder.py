@@ -92,6 +92,9 @@ class GraphBuilder:
         # Attrs with the current scopes applied, by the id of the attrs they were made
         # from (with that object, to keep the id its own); emptied when scopes change.
         self._scoped_attrs: dict[int, tuple[FrozenAttrs, FrozenAttrs]] = {}
+        # State converters share across one graph's conversion, by key (TorchAir keeps
+        # such state on its graph: the RNG seed and offsets of each generator).
+        self.graph_state: dict[Any, Any] = {}
         # Outputs ("<op>:<index>") whose dtype a converter set by hand, as TorchAir's
         # converters set ``desc.dtype`` on some helper outputs.
         self.dtype_set_by_hand: set[str] = set()

@@ -78,7 +78,7 @@ def execute(graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, An
     for op in graph.ops:
         args = [None if not ref else values[ref] for ref in op.data_inputs]
         if op.type == "Data":
-            results = [inputs[op.attr_value("index")]]
+            results = [_graph_input(op, inputs)]
         elif op.type == "NetOutput":
             outputs = list(args)
             continue
@@ -105,6 +105,15 @@ def execute_converted(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[An
 
     values: dict[str, Any] = {}
     return converter_fx_outputs(graph, inputs, execute(graph, inputs, values), values)
+
+
+def _graph_input(op: IrOp, inputs: Sequence[torch.Tensor]) -> torch.Tensor:
+    """What a ``Data`` op reads: the model's input ``index``, or the RNG offsets, which
+    the runtime feeds (see :func:`fxlab.ir.kernels.rng.rng_offsets`)."""
+    from fxlab.ir.kernels.rng import rng_offsets
+
+    offsets = rng_offsets(op, len(inputs))
+    return offsets if offsets is not None else inputs[op.attr_value("index")]
 
 
 def _own_buffers(op: IrOp, inputs: list[Any], results: list[Any]) -> list[Any]:

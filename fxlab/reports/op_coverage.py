@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any, Iterable, Mapping
 
-from fxlab.passes.torchair_refusals import CONVERTER_NAMESPACES, CONVERTS, NO_CONVERTER, REFUSES, TorchAirVerdict
+from fxlab.passes.torchair_refusals import CONVERTER_NAMESPACES, CONVERTS, FAILS_WHEN_RUN, NO_CONVERTER, REFUSES, TorchAirVerdict
 
 FXLAB_CONVERTS, FXLAB_REFUSES, FXLAB_NONE = "converts", "refuses", "no converter"
 
@@ -63,6 +63,9 @@ def coverage(
     rows = []
     for op in names:
         verdict = verdicts.get(op)
+        failure = FAILS_WHEN_RUN.get(op)
+        if failure is not None:  # its converter does more than raise, yet fails when run
+            verdict = TorchAirVerdict(op, REFUSES, *failure)
         if verdict is None and op.split(".")[0] not in CONVERTER_NAMESPACES:
             continue  # custom ops: TorchAir's auto converter decides, see `fxlab ops check`
         torchair = verdict.verdict if verdict is not None else NO_CONVERTER

@@ -64,6 +64,65 @@ def test_buffer_whose_shape_changes_in_place_is_restored_with_its_shape(write_mo
     assert row.shape == (4,) and torch.equal(row, torch.arange(4.0))
 
 
+RANDOM_AND_PLAIN = """
+import torch
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.drop = torch.nn.Dropout(0.3)
+    def forward(self, x):
+        return self.drop(x) + torch.rand(4, 8), x * 2
+model = M().train()
+example_inputs = (torch.randn(4, 8),)
+"""
+
+
+def test_a_model_drawing_random_numbers_is_compared_from_one_seed_and_its_ir_by_shape(write_model):
+    from fxlab.capture import capture_trace, load_model
+
+    loaded = load_model(write_model(RANDOM_AND_PLAIN))
+    before = torch.random.get_rng_state()
+    trace = capture_trace(loaded)
+    assert torch.equal(torch.random.get_rng_state(), before)  # the caller's random state is kept
+    # Eager and the compiled run draw the same numbers from one seed: a real match.
+    assert trace.check.ok and not trace.check.skipped and trace.check.compared == 3, trace.check.verdict
+    ir = trace.ir_check
+    # The plain output is compared by value; the drawn one by shape and dtype, and said so.
+    assert ir.ok and ir.compared == 1 and not ir.mismatches, ir.verdict
+    assert ir.not_run == [
+        "graph 0: values of 1 output(s) not compared, only their shapes and dtypes: StatelessDropOutGenMask, StatelessRandomUniformV2 "
+        "draw(s) random numbers on the device, which the CPU reference cannot reproduce"
+    ]
+
+
+def test_random_draws_in_another_order_than_eager_are_not_a_mismatch():
+    from fxlab.capture.check import compare_eager_compiled
+    from fxlab.capture.loader import LoadedModel
+
+    def model(x):
+        return x + torch.rand(3)  # the output and the input after the call: 2 tensors
+
+    def compiled(fn):
+        def run(x):
+            torch.rand(1)  # one more draw first: other numbers than eager's
+            return fn(x)
+        return run
+
+    loaded = LoadedModel(fn=model, args=(torch.zeros(3),))
+    assert compare_eager_compiled(loaded, compiled).failed  # without knowing it draws: a mismatch
+    result = compare_eager_compiled(loaded, compiled, lambda: ["aten.rand.default"])
+    assert not result.failed and result.skipped == (
+        "values not compared: the model draws random numbers (aten.rand.default) and the compiled run drew other ones "
+        "than eager from the same seed; the shapes and dtypes of all 2 tensor(s) match"
+    )
+
+    def wrong_shape(fn):
+        return lambda x: torch.rand(4)
+
+    bad = compare_eager_compiled(loaded, wrong_shape, lambda: ["aten.rand.default"])
+    assert bad.failed and bad.mismatches == ["output: torch.float32[4] vs torch.float32[3]"]
+
+
 HOST_OUTPUTS_MODEL = """
 import torch
 def f(x, y):

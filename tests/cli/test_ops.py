@@ -68,11 +68,17 @@ example_inputs = (torch.randn(3, 4),)
 """
 
 
+def rows_of(data: dict) -> dict:
+    return {row["op"]: row for row in data["ops"]}
+
+
 def test_ops_coverage_counts_torchairs_converters_and_fxlabs_agreement(capsys) -> None:
     code, out, _ = _run(["ops", "coverage", "--json"], capsys)
     data = json.loads(out)
     summary = data["summary"]
-    assert code == 0 and summary["torchair_converts"] == 327 and summary["ops"] >= 1911
+    # 327 converters do more than raise; 2 of them fail when run on Atlas A2/A3 (arch35-only batch norm).
+    assert code == 0 and summary["torchair_converts"] == 325 and summary["ops"] >= 1911
+    assert rows_of(data)["aten._native_batch_norm_legit.no_stats"]["torchair"] == "refuses"
     rows = {row["op"]: row for row in data["ops"]}
     assert rows["aten.add.Tensor"] == {**rows["aten.add.Tensor"], "torchair": "converts", "fxlab": "converts", "agrees": True}
     assert rows["aten.roll.default"]["torchair"] == "refuses" and rows["aten.roll.default"]["fxlab"] == "refuses"

@@ -20,6 +20,7 @@ from fxlab.compat.torchair_loader import NotTorchAirError, _GuardRegistrations, 
 from fxlab.compat.torchair_versions import TorchAirVersion
 from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, Status, convert_to_ascend_ir
 from fxlab.diff.ir_diff import diff_ir
+from fxlab.ir.execute import execute
 
 # TorchAir itself warns when its lazily imported NPU custom-op converters need torch_npu ops.
 pytestmark = pytest.mark.filterwarnings("ignore:Failed to import torchair")
@@ -401,3 +402,30 @@ def test_builtin_pre_ge_conversion_equals_torchairs_on_no_ops_and_views(torchair
     assert diff_ir(builtin, theirs).identical
     assert builtin.types == ["Data", "Data", "Const", "Transpose", "MatMul", "Relu", "NetOutput"]
     assert len(convert_to_ascend_ir(gm, "graph").graph.ops) > len(builtin.ops)  # without TorchAir's passes
+
+
+def _dropout_and_noise(x):
+    return (F.dropout(x, 0.3, training=True) + torch.rand(4, 8),)
+
+
+def test_builtin_rng_conversion_is_torchairs(torchair):
+    from fxlab.compat.native_standins.torch_npu_runtime import DEVICE_DEFAULT_SEED
+    from fxlab.passes.output_reuse import map_assign_to_graph_output
+    from fxlab.passes.pre_ge import pre_ge_graph
+
+    gm = functional_graph(_dropout_and_noise, torch.randn(4, 8))
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
+    theirs = run_torchair_conversion(gm, "graph", torchair).graph
+    map_assign_to_graph_output(builtin)
+    diff = diff_ir(builtin, theirs)
+    # Same ops, attrs, wiring, output dtypes and order.
+    assert diff.identical, diff.summary()
+    for graph in (builtin, theirs):
+        (seed,) = [op for op in graph.ops if op.name == "initial_seed"]
+        assert seed.attrs["value"].value.to_torch().item() == DEVICE_DEFAULT_SEED
+        (offsets,) = [op for op in graph.ops if op.name == "offset_list"]
+        assert offsets.type == "Data" and offsets.output_desc[0].shape == (2,)  # one offset per drawing op
+        assert [op.type for op in graph.ops if op.type.startswith("Stateless")] == ["StatelessBernoulli", "StatelessRandomUniformV2"]  # dropout: a bernoulli draw
+        # The reference executor feeds either side's offsets input (TorchAir's by its name).
+        (out,) = execute(graph, [torch.ones(4, 8)])
+        assert out.shape == (4, 8) and float(out.min()) >= 0.0

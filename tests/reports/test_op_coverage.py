@@ -38,3 +38,11 @@ def test_a_models_ops_with_counts_custom_ops_left_to_ops_check():
         ("aten.roll.default", 1, "refuses", True, "NotImplementedError: no"),
     ]
     assert cov.to_json()["ops"][1]["fxlab"] == "refuses"
+
+
+def test_a_converter_that_fails_when_run_is_a_refusal_on_both_sides():
+    op = "aten._native_batch_norm_legit.no_stats"
+    cov = coverage({op: TorchAirVerdict(op, "converts", "", "aten/_native_batch_norm_legit.py:84")}, [op], "test")
+    (row,) = cov.rows
+    assert (row.torchair, row.fxlab, row.agrees, row.own_converter) == ("refuses", "refuses", True, True)
+    assert row.reason.startswith("NotImplementedError: torch.ops.aten._native_batch_norm_legit.no_stats ge_converter is not implemented! on SoCs before arch35")

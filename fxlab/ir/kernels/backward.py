@@ -8,6 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from fxlab.ir.execute import register_kernel
+from fxlab.ir.kernels.rng import unpack_mask
 from fxlab.ir.model import IrOp
 
 aten = torch.ops.aten
@@ -129,8 +130,11 @@ def embedding_dense_grad(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> 
 
 @register_kernel("DropOutDoMask")
 def drop_out_do_mask(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
-    """``x * mask / keep_prob``, the mask given one element per value (ATen's bool mask)."""
+    """``x * mask / keep_prob``, the mask given one element per value (ATen's bool mask)
+    or bit-packed as ``StatelessDropOutGenMask`` makes it (uint8)."""
     x, mask, keep_prob = inputs
+    if mask.dtype == torch.uint8:
+        mask = unpack_mask(mask, x.numel()).reshape(x.shape)
     return [x * mask.to(x.dtype) / keep_prob.to(x.dtype)]
 
 

@@ -86,4 +86,8 @@ def batch_norm_v3(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[An
         return [y, running_mean, running_var, running_mean, torch.rsqrt(running_var + attrs.get("epsilon", 1e-5))]
     out = torch.ops.aten._native_batch_norm_legit_functional(x, weight, bias, running_mean, running_var, True, attrs.get("momentum", 0.1), attrs.get("epsilon", 1e-5))
     y, save_mean, save_rstd, new_mean, new_var = out
-    return [y, new_mean, new_var, save_mean, save_rstd]
+    # running_mean and running_var are ref outputs (named as their inputs): GE updates
+    # the statistics it is given in place.
+    running_mean.copy_(new_mean)
+    running_var.copy_(new_var)
+    return [y, running_mean, running_var, save_mean, save_rstd]

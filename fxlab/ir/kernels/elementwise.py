@@ -67,7 +67,7 @@ def _unary(fn: Callable[[torch.Tensor], torch.Tensor], allowed: Iterable[torch.d
 
 def _divide(rounding: str | None) -> Callable[[torch.Tensor, torch.Tensor], torch.Tensor]:
     def divide(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-        mode = rounding if rounding is not None or a.is_floating_point() else "trunc"
+        mode = rounding if rounding is not None or a.is_floating_point() or a.is_complex() else "trunc"
         return torch.div(a, b, rounding_mode=mode)
 
     return divide
@@ -128,7 +128,7 @@ register_kernel("Exp")(_exp)
 register_kernel("Log")(_log)
 register_kernel("Neg")(_unary(torch.neg, _NEG_TYPES))
 register_kernel("Abs")(_unary(torch.abs, _ABS_TYPES))
-register_kernel("Sqrt")(_unary(torch.sqrt, FLOATS))
+register_kernel("Sqrt")(_unary(torch.sqrt, FLOATS | {torch.complex64, torch.complex128}))  # GE admits complex
 register_kernel("Rsqrt")(_unary(torch.rsqrt, FLOATS))
 register_kernel("Reciprocal")(_unary(torch.reciprocal, FLOATS))
 register_kernel("Sin")(_unary(torch.sin, FLOATS))

@@ -139,6 +139,8 @@ def strided_slice_v2(op: IrOp, inputs: Inputs, attrs: Attrs) -> list[Any]:
 @register_kernel("ConcatV2")
 def concat_v2(op: IrOp, inputs: Inputs, attrs: Attrs) -> list[Any]:
     *tensors, dim = inputs
+    # GE joins scalars as one-element tensors (TorchAir's RNG offsets: ConcatV2 of two).
+    tensors = [t.reshape(1) if t.dim() == 0 else t for t in tensors]
     return [torch.cat(tensors, int(dim.item()))]
 
 

@@ -252,21 +252,43 @@ def _functional_samples() -> list[Sample]:
 @register_converter(aten._native_batch_norm_legit_functional.default, samples=_functional_samples)
 def convert_native_batch_norm_legit_functional(input: ge.Tensor, weight: ge.Tensor | None, bias: ge.Tensor | None, running_mean: ge.Tensor, running_var: ge.Tensor, training: bool, momentum: float, eps: float, meta_outputs: Any = None) -> list[ge.Tensor]:
     """_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)"""
-    rank = input.rank
-    if not training:
-        raise NotImplementedError("_native_batch_norm_legit_functional is converted only in training (as in TorchAir)")
-    if rank < 2 or rank > 5:
-        raise NotImplementedError("_native_batch_norm_legit_functional is converted for 2-5-D inputs (fxlab does not build the reshaped form)")
+    _check_training_input("_native_batch_norm_legit_functional", input, training)
     input_size = shape_of(input)
-    if weight is None:
-        weight = ge.op1("Fill", {"dims": _gather_dim(input_size, 1), "value": cast_scalar(1.0, input.dtype)}, dtypes=input.dtype)
-    if bias is None:
-        bias = ge.op1("Fill", {"dims": _gather_dim(input_size, 1), "value": cast_scalar(0.0, input.dtype)}, dtypes=input.dtype)
+    weight, bias = _affine_or_identity(input, input_size, weight, bias)
     # BatchNormV3 updates the running statistics in place: TorchAir hands it copies.
     mean_copy = ge.op1("TensorMove", {"x": running_mean})
     var_copy = ge.op1("TensorMove", {"x": running_var})
+    output, mean, var, save_mean, save_rstd = _batch_norm_v3(input, weight, bias, mean_copy, var_copy, training, momentum, eps)
+    # TorchAir's order, not ATen's: GE's updated running statistics come second and third.
+    return [output, mean, var, save_mean, save_rstd]
+
+
+def _check_training_input(op: str, input: ge.Tensor, training: bool) -> None:
+    if not training:
+        raise NotImplementedError(f"{op} is converted only in training (as in TorchAir)")
+    if input.rank < 2 or input.rank > 5:
+        raise NotImplementedError(f"{op} is converted for 2-5-D inputs (fxlab does not build the reshaped form)")
+
+
+def _per_channel_fill(input: ge.Tensor, input_size: ge.Tensor, value: float) -> ge.Tensor:
+    return ge.op1("Fill", {"dims": _gather_dim(input_size, 1), "value": cast_scalar(value, input.dtype)}, dtypes=input.dtype)
+
+
+def _affine_or_identity(input: ge.Tensor, input_size: ge.Tensor, weight: ge.Tensor | None, bias: ge.Tensor | None) -> tuple[ge.Tensor, ge.Tensor]:
+    """The affine parameters, ones and zeros per channel where absent."""
+    if weight is None:
+        weight = _per_channel_fill(input, input_size, 1.0)
+    if bias is None:
+        bias = _per_channel_fill(input, input_size, 0.0)
+    return weight, bias
+
+
+def _batch_norm_v3(input: ge.Tensor, weight: ge.Tensor, bias: ge.Tensor, running_mean: ge.Tensor, running_var: ge.Tensor, training: bool, momentum: float, eps: float) -> list[ge.Tensor]:
+    """``BatchNormV3`` on a 4-D (2-D and 3-D unsqueezed) or 5-D input, with TorchAir's
+    layout hints: y, the updated running mean and variance, the batch mean and rstd."""
+    rank = input.rank
     x = unsqueeze(input, list(range(rank, 4))) if rank in (2, 3) else input
-    inputs = {"x": x, "weight": weight, "bias": bias, "running_mean": mean_copy, "running_var": var_copy}
+    inputs = {"x": x, "weight": weight, "bias": bias, "running_mean": running_mean, "running_var": running_var}
     attrs = {"epsilon": float(eps), "momentum": float(momentum), "is_training": training}
     names = ("y", "running_mean", "running_var", "save_mean", "save_rstd")
     output, mean, var, save_mean, save_rstd = ge.op("BatchNormV3", inputs, attrs, outputs=names)
@@ -274,5 +296,49 @@ def convert_native_batch_norm_legit_functional(input: ge.Tensor, weight: ge.Tens
     output_layout(input_layout(output, 0, layout), 0, layout)
     if rank in (2, 3):
         output = squeeze(output, list(range(3, rank - 1, -1)))
-    # TorchAir's order, not ATen's: GE's updated running statistics come second and third.
     return [output, mean, var, save_mean, save_rstd]
+
+
+# TorchAir converts _native_batch_norm_legit only on arch35 SoCs (names with Ascend910_95
+# or Ascend950): on Atlas A2/A3 its converter raises NotImplementedError. fxlab builds
+# that one form (the built-in conversion does not know the SoC).
+def _legit_samples() -> list[Sample]:
+    def stats(c: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.randn(c), torch.rand(c) + 0.5
+
+    return [
+        Sample((torch.randn(2, 3, 4, 4), torch.rand(3) + 0.5, torch.randn(3), *stats(3), True, 0.1, 1e-5)),
+        Sample((torch.randn(4, 2, 3), None, None, *stats(2), True, 0.9, 1e-5)),
+        Sample((torch.randn(2, 2, 2, 2, 2), torch.rand(2) + 0.5, torch.randn(2), *stats(2), True, 0.2, 1e-3)),
+    ]
+
+
+@register_converter(aten._native_batch_norm_legit.default, samples=_legit_samples)
+def convert_native_batch_norm_legit(input: ge.Tensor, weight: ge.Tensor | None, bias: ge.Tensor | None, running_mean: ge.Tensor, running_var: ge.Tensor, training: bool, momentum: float, eps: float, meta_outputs: Any = None) -> list[ge.Tensor]:
+    """_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
+    _check_training_input("_native_batch_norm_legit", input, training)
+    input_size = shape_of(input)
+    weight, bias = _affine_or_identity(input, input_size, weight, bias)
+    # The running statistics are the op's own (a!, b!): BatchNormV3 updates them in place.
+    output, _, _, save_mean, save_rstd = _batch_norm_v3(input, weight, bias, running_mean, running_var, training, momentum, eps)
+    return [output, save_mean, save_rstd]
+
+
+def _no_stats_samples() -> list[Sample]:
+    return [
+        Sample((torch.randn(2, 3, 4, 4), torch.rand(3) + 0.5, torch.randn(3), True, 0.1, 1e-5)),
+        Sample((torch.randn(1, 4, 6), None, None, True, 0.1, 1e-5)),
+    ]
+
+
+@register_converter(aten._native_batch_norm_legit.no_stats, samples=_no_stats_samples)
+def convert_native_batch_norm_legit_no_stats(input: ge.Tensor, weight: ge.Tensor | None, bias: ge.Tensor | None, training: bool, momentum: float, eps: float, meta_outputs: Any = None) -> list[ge.Tensor]:
+    """_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
+    _check_training_input("_native_batch_norm_legit.no_stats", input, training)
+    input_size = shape_of(input)
+    weight, bias = _affine_or_identity(input, input_size, weight, bias)
+    # No running statistics: BatchNormV3 gets zeros and ones it may update.
+    running_mean = _per_channel_fill(input, input_size, 0.0)
+    running_var = _per_channel_fill(input, input_size, 1.0)
+    output, _, _, save_mean, save_rstd = _batch_norm_v3(input, weight, bias, running_mean, running_var, training, momentum, eps)
+    return [output, save_mean, save_rstd]

@@ -56,3 +56,33 @@ def test_functional_batch_norm_returns_ge_running_stats_where_aten_has_the_saved
     out, save_mean, save_invstd, new_mean, new_var = aten._native_batch_norm_legit_functional(*args)
     for got, want in zip(actual, [out, new_mean, new_var, save_mean, save_invstd]):
         torch.testing.assert_close(got, want)
+
+
+def test_instance_norm_is_refused_as_torchair_fails_on_atlas_a2_and_converted_when_asked():
+    from fxlab.capture.stages import functional_graph
+    from fxlab.passes.convert_to_ascend_ir import Status
+
+    x = torch.randn(2, 3, 4, 4)
+    gm = functional_graph(lambda t: torch.nn.functional.instance_norm(t), x)
+    refused = convert_to_ascend_ir(gm, "g")
+    record = next(r for r in refused.nodes if r.target == "aten._native_batch_norm_legit.no_stats")
+    assert refused.partial and record.status == Status.REFUSED
+    assert "not implemented! on SoCs before arch35 (Atlas A2/A3" in record.message and "--convert-refused" in record.message
+    converted = convert_to_ascend_ir(gm, "g", convert_refused=True).graph
+    # TorchAir's arch35 form: zeros and ones for the absent affine and running statistics.
+    assert types(converted) == ["Const", "Reshape", "Shape", "Const", "Gather", "Const", "Cast", "Fill", "Const", "Gather", "Const", "Cast", "Fill",
+                                "Const", "Gather", "Const", "Cast", "Fill", "Const", "Gather", "Const", "Cast", "Fill", "BatchNormV3", "Const", "Reshape"]
+    norm = converted.ops_of_type("BatchNormV3")[0]
+    assert norm.attr_value("input_layout_info") == ((0, "NCHW"),) and norm.attr_value("is_training") is True
+    torch.testing.assert_close(execute(converted, [x])[0], torch.nn.functional.instance_norm(x), rtol=1e-4, atol=1e-5)
+
+
+def test_batch_norm_legit_updates_the_running_statistics_it_is_given_in_place():
+    x, mean, var = torch.randn(4, 3, 2, 2), torch.zeros(3), torch.ones(3)
+    gm, _ = one_node_graph(aten._native_batch_norm_legit.default, Sample((x, None, None, mean, var, True, 0.5, 1e-5)))
+    graph = convert_to_ascend_ir(gm, "g", convert_refused=True).graph
+    assert "TensorMove" not in types(graph)  # the op's own statistics (a!, b!), not copies
+    ir_mean, ir_var = mean.clone(), var.clone()
+    execute(graph, [x, ir_mean, ir_var])
+    aten._native_batch_norm_legit.default(x, None, None, mean, var, True, 0.5, 1e-5)
+    torch.testing.assert_close((ir_mean, ir_var), (mean, var))
