@@ -20,6 +20,7 @@ from typing import Any, Callable, Sequence
 
 import torch
 
+from fxlab.ir.graph_inputs import ge_inputs
 from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp
 
 Kernel = Callable[[IrOp, list[Any], dict[str, Any]], list[Any]]
@@ -66,18 +67,19 @@ def _kernel_for(op: IrOp) -> Kernel | None:
 
 
 def execute(graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, Any] | None = None) -> list[torch.Tensor]:
-    """Run ``graph`` on ``inputs`` (in ``Data`` index order); return the ``NetOutput``
-    inputs. ``values``, when given, receives every tensor of the run by ``op:index``
+    """Run ``graph`` on the graph inputs ``inputs`` (each ``Data`` reads the one its
+    index stands for: :mod:`fxlab.ir.graph_inputs`); return the ``NetOutput`` inputs. ``values``, when given, receives every tensor of the run by ``op:index``
     (the values of ops nothing reads too). Raises :class:`ExecutionError` naming the op
     that failed."""
     from fxlab.ir import kernels  # noqa: F401 - registers the reference kernels
 
     values = {} if values is None else values
+    fed = ge_inputs(graph, inputs)
     outputs: list[torch.Tensor] = []
     for op in graph.ops:
         args = [None if not ref else values[ref] for ref in op.data_inputs]
         if op.type == "Data":
-            results = [inputs[op.attr_value("index")]]
+            results = [fed[op.attr_value("index")]]
         elif op.type == "NetOutput":
             outputs = list(args)
             continue

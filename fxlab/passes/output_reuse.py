@@ -175,6 +175,7 @@ def execute_with_output_reuse(graph: IrGraph, inputs: Sequence[torch.Tensor], va
     written into that input's memory and *is* that input afterwards. ``values`` as for
     :func:`fxlab.ir.execute.execute`."""
     from fxlab.ir.execute import execute
+    from fxlab.ir.graph_inputs import graph_input_index
 
     outputs = execute(graph, inputs, values)
     attr = graph.attrs.get(OPTION_ATTR_PREFIX + REUSE_INPUT_OPTION)
@@ -185,10 +186,11 @@ def execute_with_output_reuse(graph: IrGraph, inputs: Sequence[torch.Tensor], va
     # memory (a Data passed straight to NetOutput) is read before any input is written.
     input_memory = {t.untyped_storage().data_ptr() for t in inputs}
     staged = {out: outputs[out].clone() if outputs[out].untyped_storage().data_ptr() in input_memory else outputs[out] for out in mapping}
-    for out, inp in mapping.items():
+    for out, data_index in mapping.items():
+        target = inputs[graph_input_index(graph, data_index)]  # the option names Data indices
         with torch.no_grad():
-            inputs[inp].copy_(staged[out])
-        outputs[out] = inputs[inp]
+            target.copy_(staged[out])
+        outputs[out] = target
     return outputs
 
 

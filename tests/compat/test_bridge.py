@@ -191,7 +191,7 @@ class TestTorchAirConversion:
 
 
     def test_inplace_on_input_agrees_with_builtin_after_output_reuse(self, torchair):
-        from fxlab.passes.output_reuse import map_assign_to_graph_output
+        from fxlab.passes.ge_passes import ge_graph_passes
 
         def model(x, y):
             y.mul_(2)
@@ -199,7 +199,7 @@ class TestTorchAirConversion:
 
         gm = functional_graph(model, torch.randn(3), torch.randn(3))
         builtin = convert_to_ascend_ir(gm, "graph").graph
-        map_assign_to_graph_output(builtin)
+        ge_graph_passes(builtin)
         diff = diff_ir(builtin, run_torchair_conversion(gm, "graph", torchair).graph)
         assert diff.identical, diff.to_json()
         assert "_fxlab_ge_option:ge.exec.outputReuseInputMemIndexes" in builtin.attrs
@@ -209,7 +209,7 @@ class TestTorchAirConversion:
         # takes a value returned twice once; the bridge records where its FX outputs
         # come from, and the built-in's record says the same.
         from fxlab.ir.host_outputs import fx_outputs_of
-        from fxlab.passes.output_reuse import map_assign_to_graph_output
+        from fxlab.passes.ge_passes import ge_graph_passes
         from fxlab.passes.pre_ge import pre_ge_graph
 
         def model(x, y):
@@ -219,7 +219,7 @@ class TestTorchAirConversion:
 
         gm = functional_graph(model, torch.randn(3, 4), torch.randn(3, 4))
         builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
-        map_assign_to_graph_output(builtin)
+        ge_graph_passes(builtin)
         theirs = run_torchair_conversion(gm, "graph", torchair).graph
         assert theirs.outputs == builtin.outputs == ["Sub:0", "Add:0"]
 
@@ -391,12 +391,12 @@ def _no_ops_and_views(x, w):
 
 
 def test_builtin_pre_ge_conversion_equals_torchairs_on_no_ops_and_views(torchair):
-    from fxlab.passes.output_reuse import map_assign_to_graph_output
+    from fxlab.passes.ge_passes import ge_graph_passes
     from fxlab.passes.pre_ge import pre_ge_graph
 
     gm = functional_graph(_no_ops_and_views, torch.randn(3, 4), torch.randn(2, 4))
     builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
-    map_assign_to_graph_output(builtin)
+    ge_graph_passes(builtin)
     theirs = run_torchair_conversion(gm, "graph", torchair).graph
     assert diff_ir(builtin, theirs).identical
     assert builtin.types == ["Data", "Data", "Const", "Transpose", "MatMul", "Relu", "NetOutput"]

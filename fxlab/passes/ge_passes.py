@@ -1,0 +1,18 @@
+"""TorchAir's passes over the GE graph after conversion (its
+``optimize_graph_without_runtime``), those fxlab reproduces, in TorchAir's order:
+dead ``Data`` removal (:mod:`fxlab.passes.remove_dead_data`), then ``Assign`` into a
+graph input mapped to a graph output (:mod:`fxlab.passes.output_reuse`)."""
+from __future__ import annotations
+
+from fxlab.ir.model import IrGraph
+from fxlab.passes.output_reuse import OutputReuse, map_assign_to_graph_output
+from fxlab.passes.remove_dead_data import remove_dead_data
+
+
+def ge_graph_passes(graph: IrGraph) -> OutputReuse:
+    """Apply the passes to ``graph`` in place; what the output reuse did, with the notes
+    of both passes."""
+    dead = remove_dead_data(graph)
+    reuse = map_assign_to_graph_output(graph)
+    reuse.notes[:0] = dead.notes
+    return reuse
