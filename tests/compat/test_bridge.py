@@ -401,3 +401,35 @@ def test_builtin_pre_ge_conversion_equals_torchairs_on_no_ops_and_views(torchair
     assert diff_ir(builtin, theirs).identical
     assert builtin.types == ["Data", "Data", "Const", "Transpose", "MatMul", "Relu", "NetOutput"]
     assert len(convert_to_ascend_ir(gm, "graph").graph.ops) > len(builtin.ops)  # without TorchAir's passes
+
+
+def _size_first(shape_only: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    zeros = shape_only.new_zeros(3)  # reads only the size: a Data nothing reads
+    y.mul_(2)
+    return x + 1, zeros
+
+
+def test_both_drop_an_unread_input_alike_and_both_run_on_the_callers_inputs(torchair):
+    from fxlab.ir.graph_inputs import INPUT_INDICES_ATTR
+    from fxlab.passes.ge_passes import ge_graph_passes
+    from fxlab.passes.output_reuse import OPTION_ATTR_PREFIX, REUSE_INPUT_OPTION, execute_fx_outputs
+    from fxlab.passes.pre_ge import pre_ge_graph
+
+    inputs = (torch.randn(4), torch.randn(3), torch.randn(3))
+    gm = functional_graph(_size_first, *inputs)
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
+    ge_graph_passes(builtin)
+    theirs = run_torchair_conversion(gm, "graph", torchair).graph
+    assert diff_ir(builtin, theirs).identical
+    assert [op.attr_value("index") for op in theirs.ops if op.type == "Data"] == [0, 1]
+    assert builtin.attrs[INPUT_INDICES_ATTR].value == theirs.attrs[INPUT_INDICES_ATTR].value == (1, 2)
+    assert theirs.attrs[OPTION_ATTR_PREFIX + REUSE_INPUT_OPTION].value == "1,2"
+    eager = [t.clone() for t in inputs]
+    expected = _size_first(*eager)
+    for graph in (builtin, theirs):
+        ran = [t.clone() for t in inputs]
+        outputs = execute_fx_outputs(graph, ran)
+        for got, want in zip(outputs, expected):
+            torch.testing.assert_close(got, want)
+        for got, want in zip(ran, eager):
+            torch.testing.assert_close(got, want)
