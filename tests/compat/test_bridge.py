@@ -433,3 +433,22 @@ def test_both_drop_an_unread_input_alike_and_both_run_on_the_callers_inputs(torc
             torch.testing.assert_close(got, want)
         for got, want in zip(ran, eager):
             torch.testing.assert_close(got, want)
+
+
+def _cache_write(cache: torch.Tensor, idx: torch.Tensor, upd: torch.Tensor) -> tuple[torch.Tensor]:
+    torch.ops.npu.npu_scatter_nd_update_(cache, idx, upd)
+    return (cache * 2,)
+
+
+def test_both_let_an_in_place_ref_op_write_the_graph_input_without_copies(torchair):
+    # The TorchAir session defines torch_npu's operators.
+    from fxlab.passes.ge_passes import ge_graph_passes
+    from fxlab.passes.pre_ge import pre_ge_graph
+
+    gm = functional_graph(_cache_write, torch.zeros(2, 4, 3), torch.tensor([[[0, 1]], [[1, 3]]]), torch.randn(2, 1, 3))
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
+    ge_graph_passes(builtin)
+    theirs = run_torchair_conversion(gm, "graph", torchair).graph
+    assert diff_ir(builtin, theirs).identical
+    assert builtin.types == ["Data", "Data", "Data", "ScatterNdUpdate", "Const", "Mul", "Cast", "NetOutput"]
+    assert builtin.op_by_name()["ScatterNdUpdate"].inputs[0] == "arg0_1:0"
