@@ -77,6 +77,11 @@ class _Comparison:
         elif not torch.equal(expected, actual):
             self.mismatches.append(f"{label}: values differ")
 
+    def merge(self, other: "_Comparison") -> None:
+        self.compared += other.compared
+        self.max_abs_diff = max(self.max_abs_diff, other.max_abs_diff)
+        self.mismatches.extend(other.mismatches)
+
     def result(self) -> CheckResult:
         return CheckResult(ok=not self.mismatches, compared=self.compared, max_abs_diff=self.max_abs_diff, mismatches=self.mismatches[:10])
 
@@ -265,25 +270,30 @@ def verify_ir(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> CheckResul
     """Execute each graph's Ascend IR on the inputs its functional graph got in the
     compiled run; compare outputs and the graph inputs it mutates. A graph whose IR
     cannot run (an op not converted, no reference kernel, a kernel that raises) is
-    reported as not run, with the reason; only a numeric disagreement is a mismatch."""
+    reported as not run, with the reason; only a numeric disagreement is a mismatch.
+
+    A graph that disagrees only through GE ops that are a known approximation of their
+    ATen op (:mod:`fxlab.ir.approximations`) matches, with a note naming the ops and
+    how far GE's semantics are from the model's."""
     cmp = _Comparison()
     not_run: list[str] = []
+    approximations: list[str] = []
     for graph in graphs:
-        reason = _verify_graph(graph, recorder, cmp)
+        reason = _verify_graph(graph, recorder, cmp, approximations)
         if reason:
             not_run.append(f"graph {graph.index}: {reason}")
     if cmp.compared == 0 and not cmp.mismatches and not_run:
         return CheckResult(ok=True, skipped="; ".join(not_run))
     result = cmp.result()
     result.not_run = not_run
+    result.approximations = approximations
     return result
 
 
-def _verify_graph(graph: GraphTrace, recorder: RunRecorder, cmp: _Comparison) -> str | None:
-    """Run one graph's IR and add its comparisons to ``cmp``; the reason it could not run."""
-    from fxlab.ir.execute import ExecutionError
-    from fxlab.ir.host_outputs import converted_values, fx_outputs_of
-    from fxlab.passes.output_reuse import execute_fx_outputs
+def _verify_graph(graph: GraphTrace, recorder: RunRecorder, cmp: _Comparison, approximations: list[str]) -> str | None:
+    """Run one graph's IR and add its comparisons to ``cmp`` (and a note to
+    ``approximations`` when only GE's known approximations differ); the reason it could not run."""
+    from fxlab.ir.approximations import exact_kernels
 
     unconverted = _unconverted_targets(graph)
     if unconverted:
@@ -291,16 +301,37 @@ def _verify_graph(graph: GraphTrace, recorder: RunRecorder, cmp: _Comparison) ->
     run = recorder.run_of(graph.modules["functional"])
     if run is None or run.outputs is None:
         return "the compiled run did not record this graph's inputs"
+    as_ge, reason = _run_ir(graph, run)
+    if reason:
+        return reason
+    if as_ge.mismatches:
+        exact = exact_kernels(graph.ir.ops, _fx_nodes(graph))
+        as_exact, _ = _run_ir(graph, run, exact) if exact else (None, None)
+        if as_exact is not None and as_exact.compared and not as_exact.mismatches:
+            approximations.append(_approximation_note(graph, exact, as_ge.max_abs_diff))
+            as_ge = as_exact
+    cmp.merge(as_ge)
+    return None
+
+
+def _run_ir(graph: GraphTrace, run: _Run, kernels_by_op: Any = None) -> tuple[_Comparison, str | None]:
+    """One reference run of the graph's IR on the recorded inputs, compared with the
+    compiled run; or the reason it could not run."""
+    from fxlab.ir.execute import ExecutionError
+    from fxlab.ir.host_outputs import converted_values, fx_outputs_of
+    from fxlab.passes.output_reuse import execute_fx_outputs
+
+    cmp = _Comparison()
     inputs = _clone(run.inputs_before)
     # A SymInt graph input (dynamic shapes) is a Data op too: it gets the size this run had.
     ir_inputs = [x if isinstance(x, torch.Tensor) else torch.tensor(x, dtype=torch.int64) for x in inputs if isinstance(x, (torch.Tensor, int))]
     try:
         values: dict[str, Any] = {}
-        outputs = execute_fx_outputs(graph.ir, ir_inputs, values)
+        outputs = execute_fx_outputs(graph.ir, ir_inputs, values, kernels_by_op)
     except ExecutionError as exc:
-        return str(exc)
+        return cmp, str(exc)
     except Exception as exc:  # noqa: BLE001 - reported as a check that could not run
-        return f"the reference run failed: {type(exc).__name__}: {exc}"
+        return cmp, f"the reference run failed: {type(exc).__name__}: {exc}"
     # With a record of the outputs TorchAir makes on the host, the IR run gives every FX
     # output in place (sizes and plain values too); without, the NetOutput tensors.
     recorded = fx_outputs_of(graph.ir) is not None
@@ -315,7 +346,28 @@ def _verify_graph(graph: GraphTrace, recorder: RunRecorder, cmp: _Comparison) ->
             cmp.add(f"graph {graph.index} output {i} as its converter computed it (in GE, not returned)", expected[i], _as_python_scalar(a, expected[i]))
     for i, (e, a) in enumerate(zip(run.inputs_after, inputs)):
         cmp.add(f"graph {graph.index} input {i} after the call", e, a)
-    return None
+    return cmp, None
+
+
+def _fx_nodes(graph: GraphTrace) -> dict[str, fx.Node]:
+    module = graph.converted_module()
+    return {} if module is None else {n.name: n for n in module.graph.nodes}
+
+
+def _approximation_note(graph: GraphTrace, exact: dict[str, Any], ge_diff: float) -> str:
+    """Which GE ops approximate their ATen op, how, and by how much the IR as GE
+    computes it differs from the compiled run."""
+    from fxlab.ir.approximations import GE_APPROXIMATIONS
+
+    counts: dict[str, int] = {}
+    for op in graph.ir.ops:
+        if op.name in exact:
+            counts[op.type] = counts.get(op.type, 0) + 1
+    forms = "; ".join(
+        f"GE's {t} ({n} op{'s' if n > 1 else ''}) is {GE_APPROXIMATIONS[t].ge_form} of {GE_APPROXIMATIONS[t].exact_form}"
+        for t, n in counts.items()
+    )
+    return f"graph {graph.index}: {forms}: with GE's semantics the IR differs from the compiled run by max |diff| {ge_diff:.3g}, with the exact form it matches"
 
 
 def _as_python_scalar(value: Any, like: Any) -> Any:

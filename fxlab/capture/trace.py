@@ -121,6 +121,9 @@ class CheckResult:
     mismatches: list[str] = field(default_factory=list)
     skipped: str | None = None
     not_run: list[str] = field(default_factory=list)
+    # Where the match holds only with the exact form of a GE op that approximates its
+    # ATen op (GE's Gelu is tanh-form): which ops, and GE's own difference.
+    approximations: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -128,13 +131,23 @@ class CheckResult:
             return f"not run: {self.skipped}"
         also = f"; not run: {'; '.join(self.not_run)}" if self.not_run else ""
         if self.ok:
-            return f"match ({self.compared} tensors, max |diff| {self.max_abs_diff:.3g}){also}"
+            approx = f", except GE's known approximations: {'; '.join(self.approximations)}" if self.approximations else ""
+            return f"match ({self.compared} tensors, max |diff| {self.max_abs_diff:.3g}){approx}{also}"
         return "MISMATCH: " + "; ".join(self.mismatches) + also
 
     @property
     def failed(self) -> bool:
         """A real disagreement (not a check that could not run)."""
         return not self.ok and not self.skipped
+
+
+def _check_to_json(check: CheckResult | None) -> dict[str, Any] | None:
+    if check is None:
+        return None
+    data = asdict(check)
+    if not check.approximations:
+        del data["approximations"]  # written only where GE's approximations were met
+    return data
 
 
 @dataclass
@@ -159,8 +172,8 @@ class Trace:
             "stages": list(self.stages),
             "status": self.status,
             "notes": list(self.notes),
-            "check": asdict(self.check) if self.check else None,
-            "ir_check": asdict(self.ir_check) if self.ir_check else None,
+            "check": _check_to_json(self.check),
+            "ir_check": _check_to_json(self.ir_check),
             "graphs": [graph_to_json(g, with_stages) for g in self.graphs],
         }
 

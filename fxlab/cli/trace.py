@@ -19,7 +19,7 @@ from fxlab.ir.json_values import dumps_strict
     help=(
         "Capture MODEL.py under torch.compile and show, for every graph Dynamo captures, each "
         "stage on the way to the Ascend IR: dynamo, aten (before functionalization), functional, "
-        "reinplaced, ascend_ir. In-place ops, copy_ epilogues and auto_functionalized nodes are "
+        "reinplaced, pre_ge (after TorchAir's own passes), ascend_ir. In-place ops, copy_ epilogues and auto_functionalized nodes are "
         "highlighted; every GE op is traced back to its FX node and source line. The compiled run "
         "and the Ascend IR (run on CPU) are checked against eager.\n\n"
         "Examples:\n\n"

@@ -140,6 +140,12 @@ def define_torch_npu_operators() -> Any:
     return session.npu_definitions
 
 
+def torch_npu_definitions_so_far() -> Any:
+    """The innermost open block's torch_npu definitions if made already (None otherwise):
+    unlike :func:`define_torch_npu_operators`, never defines them."""
+    return _ACTIVE[-1].npu_definitions if _ACTIVE else None
+
+
 def _forget_standin_modules(names: tuple[str, ...]) -> None:
     for key in list(sys.modules):
         if key.split(".", 1)[0] in names and is_standin(sys.modules[key]):

@@ -34,6 +34,15 @@ def load_plugin(path: str | Path) -> LoadedPlugin:
     """Import one plugin file and record the custom ops it defines."""
     before = set(torch.library._defs)
     module = load_python_file(path, role="plugin")
-    defined = sorted(set(torch.library._defs) - before)
+    defined = sorted(set(torch.library._defs) - before - _torch_npu_definitions())
     record_plugin_ops(defined)
     return LoadedPlugin(Path(path), module, defined)
+
+
+def _torch_npu_definitions() -> set[str]:
+    """torch_npu's operators, defined by fxlab when a plugin first imports torch_npu:
+    fxlab's definitions, not the plugin's."""
+    from fxlab.compat.layer import torch_npu_definitions_so_far
+
+    definitions = torch_npu_definitions_so_far()
+    return {f"npu::{name}" for name in definitions.defined} if definitions is not None else set()

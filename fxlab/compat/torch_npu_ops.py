@@ -28,6 +28,8 @@ from typing import Any, Callable, Iterator
 
 import torch
 
+from fxlab.compat.torchair_state import destroy_library
+
 NAMESPACE = "npu"
 SCHEMA_FILE = Path("csrc") / "aten" / "npu_native_functions_by_codegen.yaml"
 META_FILE = Path("op_plugin") / "meta" / "_meta_registrations.py"
@@ -260,7 +262,7 @@ def torch_npu_definitions(copy: TorchNpuCopy | None = None) -> Iterator[NpuDefin
         with _reference_kernels(library, names):
             yield result
     finally:
-        library._destroy()
+        destroy_library(library)
         namespace = getattr(torch.ops, NAMESPACE)
         for name in {q.split(".", 1)[0] for q in result.defined}:
             namespace.__dict__.pop(name, None)  # torch.ops caches packets on the namespace

@@ -145,7 +145,16 @@ def _raised_message(node: fx.Node, exc: BaseException) -> str:
     message = f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
     raised_in = _torchair_frame(exc)
     inside = f" [in TorchAir's {raised_in}]" if raised_in else ""
-    return f"TorchAir's converter for {node.target} raised at node {node.name}{at}: {message}{inside}"
+    return f"TorchAir's converter for {node.target} raised at node {node.name}{at}: {message}{inside}{_rewrite_hint(node, exc)}"
+
+
+def _rewrite_hint(node: fx.Node, exc: BaseException) -> str:
+    """The rewrite Ascend users apply for an op TorchAir refuses (its converter raises
+    NotImplementedError), as the built-in conversion says it."""
+    from fxlab.passes.torchair_refusals import REWRITES
+
+    rewrite = REWRITES.get(str(node.target).rsplit(".", 1)[0]) if isinstance(exc, NotImplementedError) else None
+    return f". Fix: {rewrite}" if rewrite else ""
 
 
 def _torchair_frame(exc: BaseException) -> str | None:

@@ -48,6 +48,19 @@ def _ops_in(namespace: Any) -> list[Any]:
     return found
 
 
+def destroy_library(library: torch.library.Library) -> None:
+    """Destroy ``library`` now, and for good: ``Library._destroy`` leaves the operator
+    names in the sets its garbage-collection finalizer holds, so when the object is
+    collected later the finalizer drops ``torch.ops``' cached packets of those names
+    again, including those of a later library that defined the same operators. The
+    objects others hold (TorchAir's converter registrations, fxlab's converters) then
+    no longer are ``torch.ops.ns.op``. Emptying the sets leaves the finalizer nothing to do."""
+    library._destroy()
+    torch.library._defs.difference_update(library._op_defs)
+    library._op_defs.clear()
+    library._op_impls.clear()
+
+
 def attached_converters() -> list[Any]:
     """Operator objects carrying a TorchAir converter attribute right now."""
     return [op for ns in _op_namespaces() for op in _ops_in(ns) if CONVERTER_ATTR in vars(op)]
@@ -94,7 +107,7 @@ class ProcessStateGuard:
                 # A Library's registrations live until it is destroyed; TorchAir's must not
                 # outlive the session. ``_destroy`` is idempotent.
                 if isinstance(value, torch.library.Library) and hasattr(value, "_destroy"):
-                    value._destroy()
+                    destroy_library(value)
 
     @staticmethod
     def _unregister_atexit(modules: list[types.ModuleType]) -> None:

@@ -16,7 +16,7 @@ Python values. Semantics that matter for in-place conversion:
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import torch
 
@@ -66,11 +66,13 @@ def _kernel_for(op: IrOp) -> Kernel | None:
     return KERNELS.get(op.type)
 
 
-def execute(graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, Any] | None = None) -> list[torch.Tensor]:
+def execute(graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, Any] | None = None, kernels_by_op: Mapping[str, Kernel] | None = None) -> list[torch.Tensor]:
     """Run ``graph`` on the graph inputs ``inputs`` (each ``Data`` reads the one its
-    index stands for: :mod:`fxlab.ir.graph_inputs`); return the ``NetOutput`` inputs. ``values``, when given, receives every tensor of the run by ``op:index``
-    (the values of ops nothing reads too). Raises :class:`ExecutionError` naming the op
-    that failed."""
+    index stands for: :mod:`fxlab.ir.graph_inputs`); return the ``NetOutput`` inputs.
+    ``values``, when given, receives every tensor of the run by ``op:index`` (the values
+    of ops nothing reads too). ``kernels_by_op`` runs the named ops with other kernels
+    than their type's (e.g. the exact form of a GE approximation). Raises
+    :class:`ExecutionError` naming the op that failed."""
     from fxlab.ir import kernels  # noqa: F401 - registers the reference kernels
 
     values = {} if values is None else values
@@ -84,7 +86,8 @@ def execute(graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, An
             outputs = list(args)
             continue
         else:
-            kernel = _kernel_for(op)
+            kernel = kernels_by_op.get(op.name) if kernels_by_op else None
+            kernel = kernel or _kernel_for(op)
             if kernel is None:
                 raise ExecutionError(f"no reference kernel for GE op type {op.type} (op {op.name}, from FX node {op.fx_node})")
             try:

@@ -25,7 +25,7 @@ named ``_fxlab_ge_option:<option>`` so dumps show them and the reference executo
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import torch
 
@@ -170,37 +170,39 @@ def parse_reuse_input_option(value: str) -> dict[int, int]:
     return {int(out): int(inp) for inp, out in pairs}
 
 
-def execute_with_output_reuse(graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, Any] | None = None) -> list[torch.Tensor]:
+def execute_with_output_reuse(graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, Any] | None = None, kernels_by_op: Mapping[str, Any] | None = None) -> list[torch.Tensor]:
     """Run ``graph`` like GE with its reuse option: each output mapped to an input is
-    written into that input's memory and *is* that input afterwards. ``values`` as for
-    :func:`fxlab.ir.execute.execute`."""
+    written into that input's memory and *is* that input afterwards. ``values`` and
+    ``kernels_by_op`` as for :func:`fxlab.ir.execute.execute`."""
     from fxlab.ir.execute import execute
     from fxlab.ir.graph_inputs import graph_input_index
 
-    outputs = execute(graph, inputs, values)
+    outputs = execute(graph, inputs, values, kernels_by_op)
     attr = graph.attrs.get(OPTION_ATTR_PREFIX + REUSE_INPUT_OPTION)
     if attr is None:
         return outputs
     mapping = parse_reuse_input_option(attr.value)
     # Every output holds its value as of the end of the run: one that is an input's own
     # memory (a Data passed straight to NetOutput) is read before any input is written.
+    # That holds for every output, not only the written ones: an input returned as it is
+    # (``v.copy_(x); x.add_(1); return v``) keeps the value it had before the write.
     input_memory = {t.untyped_storage().data_ptr() for t in inputs}
-    staged = {out: outputs[out].clone() if outputs[out].untyped_storage().data_ptr() in input_memory else outputs[out] for out in mapping}
+    outputs = [o.clone() if isinstance(o, torch.Tensor) and o.untyped_storage().data_ptr() in input_memory else o for o in outputs]
     for out, data_index in mapping.items():
         target = inputs[graph_input_index(graph, data_index)]  # the option names Data indices
         with torch.no_grad():
-            target.copy_(staged[out])
+            target.copy_(outputs[out])
         outputs[out] = target
     return outputs
 
 
-def execute_fx_outputs(graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, Any] | None = None) -> list[Any]:
+def execute_fx_outputs(graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, Any] | None = None, kernels_by_op: Mapping[str, Any] | None = None) -> list[Any]:
     """The FX graph's outputs as TorchAir returns them from a run of ``graph``: the GE
     run (:func:`execute_with_output_reuse`), then the outputs TorchAir makes on the host
     (views of inputs, sizes, plain values; see :mod:`fxlab.ir.host_outputs`). Without a
     record of host outputs, every ``NetOutput`` value, the reuse outputs included.
-    ``values`` as for :func:`fxlab.ir.execute.execute` (for
-    :func:`fxlab.ir.host_outputs.converted_values`)."""
+    ``values`` (for :func:`fxlab.ir.host_outputs.converted_values`) and ``kernels_by_op``
+    as for :func:`fxlab.ir.execute.execute`."""
     from fxlab.ir.host_outputs import rebuild_fx_outputs
 
-    return rebuild_fx_outputs(graph, inputs, execute_with_output_reuse(graph, inputs, values))
+    return rebuild_fx_outputs(graph, inputs, execute_with_output_reuse(graph, inputs, values, kernels_by_op))

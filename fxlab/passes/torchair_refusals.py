@@ -24,8 +24,8 @@ CONVERTER_NAMESPACES = ("aten", "prims")
 # The rewrite Ascend users apply for refused ops they commonly meet, by op (no overload).
 REWRITES = {
     "aten.index_copy": (
-        "on Ascend, write the KV cache with torch_npu.scatter_update_(cache, positions, new, axis) "
-        "or a slice assignment (cache[:, :, start:end] = new), which TorchAir converts"
+        "on Ascend, write the KV cache with torch_npu.scatter_update_(cache, positions, new, axis), "
+        "torch_npu.npu_scatter_nd_update_(cache, indices, new) or a slice assignment (cache[:, :, start:end] = new), which TorchAir converts"
     ),
     "aten.index_put": "index with a slice assignment or torch.scatter / scatter_update_, which TorchAir converts",
     "aten.roll": "write the roll as torch.cat of two slices, which TorchAir converts",

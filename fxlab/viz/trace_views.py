@@ -292,4 +292,4 @@ def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:
 def _check_json(check: Any) -> dict[str, Any] | None:
     if check is None:
         return None
-    return {"ok": check.ok, "verdict": check.verdict, "compared": check.compared, "max_abs_diff": check.max_abs_diff, "mismatches": check.mismatches, "skipped": check.skipped, "not_run": check.not_run}
+    return {"ok": check.ok, "verdict": check.verdict, "compared": check.compared, "max_abs_diff": check.max_abs_diff, "mismatches": check.mismatches, "skipped": check.skipped, "not_run": check.not_run, "approximations": check.approximations}

@@ -116,3 +116,56 @@ def test_the_converters_value_of_a_host_output_is_still_checked(write_model, mon
     trace = _host_outputs_trace(write_model)
     assert not trace.ir_check.ok
     assert any(m.startswith("graph 0 output 0 as its converter computed it (in GE, not returned): max |diff| 1") for m in trace.ir_check.mismatches), trace.ir_check.mismatches
+
+
+# GE's Gelu is the tanh form; the model asks for the exact (erf) GELU.
+GELU_MODEL = """
+import torch
+def f(x):
+    return torch.nn.functional.gelu(x) * 3
+model = f
+example_inputs = (torch.linspace(-4, 4, 101),)
+"""
+
+
+def _gelu_forms_diff() -> float:
+    x = torch.linspace(-4, 4, 101)
+    exact, tanh = torch.nn.functional.gelu(x), torch.nn.functional.gelu(x, approximate="tanh")
+    return ((exact - tanh) * 3).abs().max().item()
+
+
+def test_a_graph_differing_only_by_ges_gelu_matches_with_a_note_of_the_difference(write_model):
+    from fxlab.capture import capture_trace, load_model
+
+    trace = capture_trace(load_model(write_model(GELU_MODEL)))
+    types = [op.type for op in trace.graphs[0].ir.ops]
+    assert types.count("Gelu") == 1 and types.count("Mul") == 1
+    check = trace.ir_check
+    assert check.ok and check.compared == 2 and not check.mismatches  # the output and the input after the call and check.max_abs_diff < 1e-6
+    (note,) = check.approximations
+    assert note == (
+        "graph 0: GE's Gelu (1 op) is the tanh approximation of gelu(approximate='none'), the erf form: "
+        f"with GE's semantics the IR differs from the compiled run by max |diff| {_gelu_forms_diff():.3g}, with the exact form it matches"
+    )
+    assert 1e-4 < _gelu_forms_diff() < 1e-2  # a real difference, above the check's tolerance
+    assert note in check.verdict and trace.status == "ok"
+
+
+def test_gelu_beside_a_wrong_conversion_stays_a_mismatch(write_model, monkeypatch):
+    from fxlab.capture import capture_trace, load_model
+    from fxlab.ir import execute, kernels  # noqa: F401 - registers the kernels
+
+    # Mul's kernel adds instead: a wrong conversion the exact Gelu cannot explain away.
+    monkeypatch.setitem(execute.KERNELS, "Mul", lambda op, inputs, attrs: [inputs[0] + inputs[1]])
+    trace = capture_trace(load_model(write_model(GELU_MODEL)))
+    check = trace.ir_check
+    assert check.failed and check.approximations == []
+    assert check.mismatches == [f"graph 0 output 0: max |diff| {check.max_abs_diff:.3g}"] and check.max_abs_diff > 1
+    assert trace.status == "partial"
+
+
+def test_tanh_gelu_matches_ges_gelu_without_a_note(write_model):
+    from fxlab.capture import capture_trace, load_model
+
+    trace = capture_trace(load_model(write_model(GELU_MODEL.replace("gelu(x)", "gelu(x, approximate='tanh')"))))
+    assert trace.ir_check.ok and trace.ir_check.approximations == [] and trace.ir_check.max_abs_diff < 1e-6

@@ -22,3 +22,14 @@ def test_stage_records_keep_provenance_and_mutation(example_trace):
     assert add_.kind == "inplace" and add_.mutates == ["self"]
     assert add_.provenance.code == "x.add_(1)  # in place on a graph input"
     assert add_.outputs[0].signature() == "float32[2, 4, 8]"
+
+
+def test_check_approximations_are_saved_only_when_there_are_some():
+    from fxlab.capture.trace import CheckResult, Trace
+
+    note = "graph 0: GE's Gelu (1 op) is the tanh approximation of gelu(approximate='none'), the erf form: ..."
+    trace = Trace("m.py", "f", "0", "2", check=CheckResult(ok=True, compared=1), ir_check=CheckResult(ok=True, compared=1, approximations=[note]))
+    data = trace.to_json()
+    assert "approximations" not in data["check"] and data["ir_check"]["approximations"] == [note]
+    again = Trace.from_json(data)
+    assert again.check.approximations == [] and again.ir_check.approximations == [note]

@@ -22,11 +22,10 @@ The converters of torch_npu's operators exist only while the operators are defin
 TorchAir session defines them from its torch_npu copy); they are named from their table
 and skipped when the session has no such operator.
 
-``STILL_DIFFERENT`` lists the converters whose graphs do not match TorchAir's yet (output
-dtypes of helper ops, layout attrs, TorchAir's ``is_arch35`` handling, graph outputs that
-alias a graph input, ...). They are expected failures that must fail: when one starts to
-match, the test says so, and the list only shrinks (apart from newly added converters
-that differ). To regenerate it after converters are added or fixed, print the names of
+``STILL_DIFFERENT`` lists the converters whose graphs do not match TorchAir's yet; it is
+empty now. Any listed one is an expected failure that must fail: when it starts to match,
+the test says so, so the list only shrinks (apart from newly added converters that
+differ). To regenerate it after converters are added or fixed, print the names of
 every converter whose samples still differ::
 
     PYTHONPATH=. python -m tests.compat.test_bridge_converters

@@ -168,3 +168,19 @@ def test_an_input_copied_into_another_is_read_before_it_is_written() -> None:
     graph = _graph(copy_input_then_write_it, torch.randn(3), torch.randn(3))
     map_assign_to_graph_output(graph)
     _check(copy_input_then_write_it, graph, 0, torch.randn(3), torch.randn(3))
+
+
+def return_a_copy_of_an_input_then_write_it(x0: torch.Tensor) -> tuple[torch.Tensor]:
+    v0 = x0 + x0
+    v0.copy_(x0)  # converts to the input itself: a Data straight into NetOutput
+    x0.add_(1.5)
+    return (v0,)
+
+
+def test_an_input_returned_as_it_is_keeps_its_value_from_before_the_write() -> None:
+    # Found by the property test: the returned input read x0 after its write-back.
+    graph = _graph(return_a_copy_of_an_input_then_write_it, torch.randn(4, 4))
+    map_assign_to_graph_output(graph)
+    net_output = next(op for op in graph.ops if op.type == "NetOutput")
+    assert net_output.inputs[0] == "arg0_1:0"
+    _check(return_a_copy_of_an_input_then_write_it, graph, 1, torch.randn(4, 4))

@@ -22,6 +22,8 @@ from typing import Any, Callable, Iterator
 
 import torch
 
+from fxlab.compat.torchair_state import destroy_library
+
 NAMESPACE = "npu"
 
 # Operator name -> its schema as torch_npu declares it (torch_npu 2.13.0's op-plugin yaml).
@@ -134,7 +136,7 @@ def torch_npu_operators() -> Iterator[list[str]]:
             torch.library.register_fake(f"{NAMESPACE}::{name}", META_FUNCTIONS[name], lib=library)
         yield names
     finally:
-        library._destroy()
+        destroy_library(library)
         namespace = getattr(torch.ops, NAMESPACE)
         for name in names:
             # torch.ops caches the packet on the namespace object; drop it with the definition.
