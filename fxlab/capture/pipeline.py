@@ -168,12 +168,13 @@ def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Any, conv
 
 def _convert_builtin(functional: fx.GraphModule, name: str, convert_refused: bool = False) -> tuple[Any, Any]:
     from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
-    from fxlab.passes.output_reuse import map_assign_to_graph_output
+    from fxlab.passes.ge_passes import ge_graph_passes
 
     result = convert_to_ascend_ir(functional, name, convert_refused=convert_refused)
-    # As TorchAir before handing the graph to GE: Assign into a graph input becomes an
-    # extra graph output that GE writes into the input's memory.
-    return result, map_assign_to_graph_output(result.graph)
+    # As TorchAir before handing the graph to GE: the Data ops nothing reads go, and an
+    # Assign into a graph input becomes an extra graph output GE writes into its memory.
+    reuse = ge_graph_passes(result.graph)
+    return result, reuse
 
 
 def _mutated_inputs(modules: dict[str, fx.GraphModule]) -> list[str]:

@@ -175,6 +175,7 @@ def run_torchair_conversion(
     ir = ir_graph(graph.graph._proto, graph.fxlab_provenance)
     _mark_placeholders(ir, graph.fxlab_records)
     _record_reuse_options(ir, options)
+    _record_input_indices(ir, graph)
     _record_fx_outputs(ir, graph, optimized)
     machine = f"stand-in NPU machine: SoC {soc}" if not torchair.report.real else ""
     notes = [n for n in (torchair.report.native_note, STOP_NOTE, placement_note, machine) if n] + ([] if torchair.report.real else [SKIPPED_NOTE])
@@ -245,6 +246,19 @@ def _record_reuse_options(ir: IrGraph, options: dict[str, Any]) -> None:
     for key in (REUSE_INPUT_OPTION, REUSE_OUTPUT_OPTION):
         if key in options:
             ir.attrs[OPTION_ATTR_PREFIX + key] = Attr(AttrKind.STR, str(options[key]))
+
+
+def _record_input_indices(ir: IrGraph, graph: Any) -> None:
+    """Which graph input each ``Data`` reads once TorchAir dropped the unread ones (its
+    ``_input_info_list``, one entry per remaining ``Data``), recorded as fxlab's own
+    dead-data pass records it (:mod:`fxlab.ir.graph_inputs`), so the IR check feeds
+    TorchAir's graph the caller's inputs as it feeds fxlab's. Entries that are no graph
+    input (the RNG state TorchAir feeds itself) leave the graph without a record."""
+    from fxlab.ir.graph_inputs import record_input_indices
+
+    indices = [getattr(info.func, "fx_input_idx", None) for info in getattr(graph, "_input_info_list", [])]
+    if None not in indices and indices != list(range(len(indices))):
+        record_input_indices(ir, indices)
 
 
 def _record_fx_outputs(ir: IrGraph, graph: Any, gm: fx.GraphModule) -> None:

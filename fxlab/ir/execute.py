@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 import torch
 
+from fxlab.ir.graph_inputs import graph_input_index
 from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp
 
 Kernel = Callable[[IrOp, list[Any], dict[str, Any]], list[Any]]
@@ -66,10 +67,11 @@ def _kernel_for(op: IrOp) -> Kernel | None:
 
 
 def execute(graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, Any] | None = None, kernels_by_op: Mapping[str, Kernel] | None = None) -> list[torch.Tensor]:
-    """Run ``graph`` on ``inputs`` (in ``Data`` index order); return the ``NetOutput``
-    inputs. ``values``, when given, receives every tensor of the run by ``op:index``
-    (the values of ops nothing reads too). ``kernels_by_op`` runs the named ops with
-    other kernels than their type's (e.g. the exact form of a GE approximation). Raises
+    """Run ``graph`` on the graph inputs ``inputs`` (each ``Data`` reads the one its
+    index stands for: :mod:`fxlab.ir.graph_inputs`); return the ``NetOutput`` inputs.
+    ``values``, when given, receives every tensor of the run by ``op:index`` (the values
+    of ops nothing reads too). ``kernels_by_op`` runs the named ops with other kernels
+    than their type's (e.g. the exact form of a GE approximation). Raises
     :class:`ExecutionError` naming the op that failed."""
     from fxlab.ir import kernels  # noqa: F401 - registers the reference kernels
 
@@ -78,7 +80,7 @@ def execute(graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, An
     for op in graph.ops:
         args = [None if not ref else values[ref] for ref in op.data_inputs]
         if op.type == "Data":
-            results = [_graph_input(op, inputs)]
+            results = [_graph_input(graph, op, inputs)]
         elif op.type == "NetOutput":
             outputs = list(args)
             continue
@@ -107,13 +109,14 @@ def execute_converted(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[An
     return converter_fx_outputs(graph, inputs, execute(graph, inputs, values), values)
 
 
-def _graph_input(op: IrOp, inputs: Sequence[torch.Tensor]) -> torch.Tensor:
-    """What a ``Data`` op reads: the model's input ``index``, or the RNG offsets, which
-    the runtime feeds (see :func:`fxlab.ir.kernels.rng.rng_offsets`)."""
+def _graph_input(graph: IrGraph, op: IrOp, inputs: Sequence[torch.Tensor]) -> torch.Tensor:
+    """What a ``Data`` op reads: the RNG offsets, which the runtime feeds (see
+    :func:`fxlab.ir.kernels.rng.rng_offsets`), or the graph input its index stands for
+    (:mod:`fxlab.ir.graph_inputs`)."""
     from fxlab.ir.kernels.rng import rng_offsets
 
     offsets = rng_offsets(op, len(inputs))
-    return offsets if offsets is not None else inputs[op.attr_value("index")]
+    return offsets if offsets is not None else inputs[graph_input_index(graph, op.attr_value("index"))]
 
 
 def _own_buffers(op: IrOp, inputs: list[Any], results: list[Any]) -> list[Any]:

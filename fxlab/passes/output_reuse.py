@@ -175,6 +175,7 @@ def execute_with_output_reuse(graph: IrGraph, inputs: Sequence[torch.Tensor], va
     written into that input's memory and *is* that input afterwards. ``values`` and
     ``kernels_by_op`` as for :func:`fxlab.ir.execute.execute`."""
     from fxlab.ir.execute import execute
+    from fxlab.ir.graph_inputs import graph_input_index
 
     outputs = execute(graph, inputs, values, kernels_by_op)
     attr = graph.attrs.get(OPTION_ATTR_PREFIX + REUSE_INPUT_OPTION)
@@ -187,10 +188,11 @@ def execute_with_output_reuse(graph: IrGraph, inputs: Sequence[torch.Tensor], va
     # (``v.copy_(x); x.add_(1); return v``) keeps the value it had before the write.
     input_memory = {t.untyped_storage().data_ptr() for t in inputs}
     outputs = [o.clone() if isinstance(o, torch.Tensor) and o.untyped_storage().data_ptr() in input_memory else o for o in outputs]
-    for out, inp in mapping.items():
+    for out, data_index in mapping.items():
+        target = inputs[graph_input_index(graph, data_index)]  # the option names Data indices
         with torch.no_grad():
-            inputs[inp].copy_(outputs[out])
-        outputs[out] = inputs[inp]
+            target.copy_(outputs[out])
+        outputs[out] = target
     return outputs
 
 

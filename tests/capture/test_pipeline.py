@@ -118,3 +118,32 @@ def test_the_ir_summary_says_which_outputs_are_made_on_the_host(write_model):
     ]
     plain = capture_trace(load_model(write_model(source.replace(", x.view(-1)", ""))), stages=("functional", "ascend_ir"))
     assert "host_outputs" not in plain.graphs[0].ir_summary
+
+
+def test_an_input_nothing_reads_is_dropped_noted_and_the_ir_check_still_feeds_each_data_its_input(write_model):
+    from fxlab.capture import capture_trace, load_model
+    from fxlab.ir.graph_inputs import INPUT_INDICES_ATTR
+
+    # `shape_only` only lends its size: its Data is read by nothing, as TorchAir drops it;
+    # Dynamo orders the inputs by first use, so it is input 0 and every later Data index
+    # moves down, y's (written in place) too, and with it the reuse option.
+    source = (
+        "import torch\n"
+        "def f(x, shape_only, y):\n"
+        "    zeros = shape_only.new_zeros(3)\n"
+        "    out = x + 1\n"
+        "    y.mul_(2)\n"
+        "    return out, zeros\n"
+        "model = f\n"
+        "example_inputs = (torch.randn(2, 3), torch.randn(4), torch.randn(2, 3))\n"
+    )
+    trace = capture_trace(load_model(write_model(source)), stages=("functional", "ascend_ir"))
+    graph = trace.graphs[0]
+    data = {op.name: op.attr_value("index") for op in graph.ir.ops if op.type == "Data"}
+    assert graph.ir.attrs[INPUT_INDICES_ATTR].value == (1, 2)
+    assert data == {"arg1_1": 0, "arg2_1": 1}
+    assert graph.ir_summary["notes"][0] == (
+        "graph input(s) nothing reads dropped from the GE graph, as TorchAir drops them: arg0_1 (input 0); the other Data ops renumbered"
+    )
+    assert graph.ir_summary["ge_options"]["ge.exec.outputReuseInputMemIndexes"] == "1,2"
+    assert trace.ir_check.ok and trace.ir_check.compared == 5 and not trace.ir_check.not_run

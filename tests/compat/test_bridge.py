@@ -192,7 +192,7 @@ class TestTorchAirConversion:
 
 
     def test_inplace_on_input_agrees_with_builtin_after_output_reuse(self, torchair):
-        from fxlab.passes.output_reuse import map_assign_to_graph_output
+        from fxlab.passes.ge_passes import ge_graph_passes
 
         def model(x, y):
             y.mul_(2)
@@ -200,7 +200,7 @@ class TestTorchAirConversion:
 
         gm = functional_graph(model, torch.randn(3), torch.randn(3))
         builtin = convert_to_ascend_ir(gm, "graph").graph
-        map_assign_to_graph_output(builtin)
+        ge_graph_passes(builtin)
         diff = diff_ir(builtin, run_torchair_conversion(gm, "graph", torchair).graph)
         assert diff.identical, diff.to_json()
         assert "_fxlab_ge_option:ge.exec.outputReuseInputMemIndexes" in builtin.attrs
@@ -210,7 +210,7 @@ class TestTorchAirConversion:
         # takes a value returned twice once; the bridge records where its FX outputs
         # come from, and the built-in's record says the same.
         from fxlab.ir.host_outputs import fx_outputs_of
-        from fxlab.passes.output_reuse import map_assign_to_graph_output
+        from fxlab.passes.ge_passes import ge_graph_passes
         from fxlab.passes.pre_ge import pre_ge_graph
 
         def model(x, y):
@@ -220,7 +220,7 @@ class TestTorchAirConversion:
 
         gm = functional_graph(model, torch.randn(3, 4), torch.randn(3, 4))
         builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
-        map_assign_to_graph_output(builtin)
+        ge_graph_passes(builtin)
         theirs = run_torchair_conversion(gm, "graph", torchair).graph
         assert theirs.outputs == builtin.outputs == ["Sub:0", "Add:0"]
 
@@ -392,12 +392,12 @@ def _no_ops_and_views(x, w):
 
 
 def test_builtin_pre_ge_conversion_equals_torchairs_on_no_ops_and_views(torchair):
-    from fxlab.passes.output_reuse import map_assign_to_graph_output
+    from fxlab.passes.ge_passes import ge_graph_passes
     from fxlab.passes.pre_ge import pre_ge_graph
 
     gm = functional_graph(_no_ops_and_views, torch.randn(3, 4), torch.randn(2, 4))
     builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
-    map_assign_to_graph_output(builtin)
+    ge_graph_passes(builtin)
     theirs = run_torchair_conversion(gm, "graph", torchair).graph
     assert diff_ir(builtin, theirs).identical
     assert builtin.types == ["Data", "Data", "Const", "Transpose", "MatMul", "Relu", "NetOutput"]
@@ -410,13 +410,13 @@ def _dropout_and_noise(x):
 
 def test_builtin_rng_conversion_is_torchairs(torchair):
     from fxlab.compat.native_standins.torch_npu_runtime import DEVICE_DEFAULT_SEED
-    from fxlab.passes.output_reuse import map_assign_to_graph_output
+    from fxlab.passes.ge_passes import ge_graph_passes
     from fxlab.passes.pre_ge import pre_ge_graph
 
     gm = functional_graph(_dropout_and_noise, torch.randn(4, 8))
     builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
     theirs = run_torchair_conversion(gm, "graph", torchair).graph
-    map_assign_to_graph_output(builtin)
+    ge_graph_passes(builtin)
     diff = diff_ir(builtin, theirs)
     # Same ops, attrs, wiring, output dtypes and order.
     assert diff.identical, diff.summary()
@@ -429,3 +429,54 @@ def test_builtin_rng_conversion_is_torchairs(torchair):
         # The reference executor feeds either side's offsets input (TorchAir's by its name).
         (out,) = execute(graph, [torch.ones(4, 8)])
         assert out.shape == (4, 8) and float(out.min()) >= 0.0
+
+
+def _size_first(shape_only: torch.Tensor, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    zeros = shape_only.new_zeros(3)  # reads only the size: a Data nothing reads
+    y.mul_(2)
+    return x + 1, zeros
+
+
+def test_both_drop_an_unread_input_alike_and_both_run_on_the_callers_inputs(torchair):
+    from fxlab.ir.graph_inputs import INPUT_INDICES_ATTR
+    from fxlab.passes.ge_passes import ge_graph_passes
+    from fxlab.passes.output_reuse import OPTION_ATTR_PREFIX, REUSE_INPUT_OPTION, execute_fx_outputs
+    from fxlab.passes.pre_ge import pre_ge_graph
+
+    inputs = (torch.randn(4), torch.randn(3), torch.randn(3))
+    gm = functional_graph(_size_first, *inputs)
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
+    ge_graph_passes(builtin)
+    theirs = run_torchair_conversion(gm, "graph", torchair).graph
+    assert diff_ir(builtin, theirs).identical
+    assert [op.attr_value("index") for op in theirs.ops if op.type == "Data"] == [0, 1]
+    assert builtin.attrs[INPUT_INDICES_ATTR].value == theirs.attrs[INPUT_INDICES_ATTR].value == (1, 2)
+    assert theirs.attrs[OPTION_ATTR_PREFIX + REUSE_INPUT_OPTION].value == "1,2"
+    eager = [t.clone() for t in inputs]
+    expected = _size_first(*eager)
+    for graph in (builtin, theirs):
+        ran = [t.clone() for t in inputs]
+        outputs = execute_fx_outputs(graph, ran)
+        for got, want in zip(outputs, expected):
+            torch.testing.assert_close(got, want)
+        for got, want in zip(ran, eager):
+            torch.testing.assert_close(got, want)
+
+
+def _cache_write(cache: torch.Tensor, idx: torch.Tensor, upd: torch.Tensor) -> tuple[torch.Tensor]:
+    torch.ops.npu.npu_scatter_nd_update_(cache, idx, upd)
+    return (cache * 2,)
+
+
+def test_both_let_an_in_place_ref_op_write_the_graph_input_without_copies(torchair):
+    # The TorchAir session defines torch_npu's operators.
+    from fxlab.passes.ge_passes import ge_graph_passes
+    from fxlab.passes.pre_ge import pre_ge_graph
+
+    gm = functional_graph(_cache_write, torch.zeros(2, 4, 3), torch.tensor([[[0, 1]], [[1, 3]]]), torch.randn(2, 1, 3))
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
+    ge_graph_passes(builtin)
+    theirs = run_torchair_conversion(gm, "graph", torchair).graph
+    assert diff_ir(builtin, theirs).identical
+    assert builtin.types == ["Data", "Data", "Data", "ScatterNdUpdate", "Const", "Mul", "Cast", "NetOutput"]
+    assert builtin.op_by_name()["ScatterNdUpdate"].inputs[0] == "arg0_1:0"

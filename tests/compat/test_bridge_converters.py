@@ -12,12 +12,11 @@ Not compared, each with its reason in the skip message:
   TorchAir's converter raises or is missing for it): there is no graph to compare with;
   the converter's other samples are still compared, and it is skipped when none can be;
 - an ``out=`` overload: the node's value is its ``out`` argument, a graph input, so
-  TorchAir returns that input and keeps no op to compare;
-- a ``Data`` for a graph input nothing reads (a sample argument that only lends its
-  shape): TorchAir's dead-data removal drops it and each later input's ``index`` moves
-  down by the number dropped before it; that is the conversion pass's business, not a converter's, so such a
-  lone ``Data`` and the shifted indices (checked to be exactly that shift) are not
-  counted.
+  TorchAir returns that input and keeps no op to compare.
+
+Both sides run TorchAir's GE graph passes after conversion (the built-in its own copies:
+:mod:`fxlab.passes.ge_passes`), so a sample argument that only lends its shape is dropped
+on both sides and the comparison is exact.
 
 The converters of torch_npu's operators exist only while the operators are defined (the
 TorchAir session defines them from its torch_npu copy); they are named from their table
@@ -45,14 +44,13 @@ import pytest
 from fxlab.compat.bridge import TorchAirConversionError, run_torchair_conversion
 from fxlab.compat.native_standins.torch_npu_runtime import DEFAULT_SOC
 from fxlab.diff.ir_diff import diff_ir
-from fxlab.ir.model import Attr, AttrKind, FrozenAttrs, IrGraph, IrOp
 from fxlab.passes import converters  # noqa: F401 - registers the shipped converters
 from fxlab.passes.convert_to_ascend_ir import Status, convert_to_ascend_ir
 from fxlab.passes.converters.npu import NPU_CONVERTERS
 from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB
-from fxlab.passes.output_reuse import map_assign_to_graph_output
+from fxlab.passes.ge_passes import ge_graph_passes
 from fxlab.passes.pre_ge import pre_ge_graph
-from tests.compat.test_bridge_examples import Classifier, Issue, listed_differences
+from tests.compat.test_bridge_examples import Classifier, listed_differences
 from tests.passes.converters.test_registry_walk import _samples_of, one_node_graph
 
 pytestmark = pytest.mark.filterwarnings("ignore:Failed to import torchair")
@@ -111,28 +109,6 @@ class Outcome:
     compared: int = 0
 
 
-def unread_inputs(graph: IrGraph) -> dict[str, int]:
-    """Each ``Data`` nothing reads, by FX node, with its input index."""
-    read = {ref.rpartition(":")[0] for op in graph.ops for ref in op.inputs}
-    return {op.fx_node: _data_index(graph, op.fx_node) for op in graph.ops if op.type == "Data" and op.name not in read and op.fx_node}
-
-
-def _data_index(graph: IrGraph, fx_node: str) -> int | None:
-    attr = next((op.attrs.get("index") for op in graph.ops if op.type == "Data" and op.fx_node == fx_node), None)
-    return None if attr is None else attr.value
-
-
-def dropped_input(issue: Issue, ours: IrGraph, theirs: IrGraph, unread: dict[str, int]) -> bool:
-    """The issue is TorchAir's dropping of an unread input: that ``Data`` itself, or a
-    later input's ``index`` moved down by the number of dropped inputs before it."""
-    if issue.kind == "only_fxlab" and issue.op_type == "Data":
-        return issue.where in unread
-    if issue.kind == "attr" and issue.op_type == "Data" and issue.detail == "index" and unread:
-        index = _data_index(ours, issue.where)
-        return index is not None and _data_index(theirs, issue.where) == index - sum(i < index for i in unread.values())
-    return False
-
-
 def compare_samples(torchair: Any, converter: Any) -> Outcome:
     views = set(torchair.module("_ge_concrete_graph.continguous_utils").view_white_list)
     rows = listed_differences()
@@ -153,15 +129,14 @@ def compare_samples(torchair: Any, converter: Any) -> Outcome:
         # The built-in conversion refuses arch35-only ops (as TorchAir fails on them on
         # Atlas A2/A3); against an arch35 machine, fxlab's converter runs as asked.
         builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "sample", convert_refused=soc == ARCH35_SOC).graph
-        map_assign_to_graph_output(builtin)
+        ge_graph_passes(builtin)
         outcome.compared += 1
         targets = {n.name: str(n.target) for g in (gm, theirs.fx_graph) for n in g.graph.nodes if n.op == "call_function"}
-        unread = unread_inputs(builtin)
         issues = Classifier(builtin, theirs.graph, targets, views).issues(diff_ir(builtin, theirs.graph))
         outcome.differences += [
             f"sample {index}: {i.kind} {i.op_type} [{i.detail}] at {i.where}"
             for i in issues
-            if not any(r.explains(i) for r in rows) and not dropped_input(i, builtin, theirs.graph, unread)
+            if not any(r.explains(i) for r in rows)
         ]
     return outcome
 
@@ -188,23 +163,6 @@ def still_different(torchair: Any) -> list[str]:
         for c in _shipped()
         if not writes_out_argument(c.target) and compare_samples(torchair, c).differences
     ]
-
-
-def _data(fx_node: str, index: int) -> IrOp:
-    return IrOp(fx_node, "Data", attrs=FrozenAttrs({"index": Attr(AttrKind.INT, index)}), fx_node=fx_node)
-
-
-def test_only_a_dropped_unread_input_and_the_shift_it_causes_are_left_out():
-    ours = IrGraph("g", [_data("arg0", 0), _data("arg1", 1), _data("arg2", 2), IrOp("Add", "Add", ["arg1:0", "arg2:0"], fx_node="add")])
-    theirs = IrGraph("g", [_data("arg1", 0), _data("arg2", 1), IrOp("Add", "Add", ["arg1:0", "arg2:0"], fx_node="add")])
-    unread = unread_inputs(ours)
-    assert unread == {"arg0": 0}
-    assert dropped_input(Issue("only_fxlab", "Data", "no fx node", "arg0"), ours, theirs, unread)
-    assert dropped_input(Issue("attr", "Data", "index", "arg2"), ours, theirs, unread)
-    assert not dropped_input(Issue("only_fxlab", "Data", "no fx node", "arg1"), ours, theirs, unread)
-    wrong = IrGraph("g", [_data("arg1", 0), _data("arg2", 2)])
-    assert not dropped_input(Issue("attr", "Data", "index", "arg2"), ours, wrong, unread)
-    assert not dropped_input(Issue("attr", "Data", "index", "arg2"), ours, theirs, {})
 
 
 if __name__ == "__main__":

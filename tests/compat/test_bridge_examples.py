@@ -22,7 +22,7 @@ from fxlab.compat.bridge import run_torchair_conversion
 from fxlab.ir.model import IrGraph
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.diff.ir_diff import IrDiff, diff_ir
-from fxlab.passes.output_reuse import map_assign_to_graph_output
+from fxlab.passes.ge_passes import ge_graph_passes
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("*.py"))
@@ -143,7 +143,7 @@ def compare_example(torchair: Any, example: str, plugins: list[Path] | None = No
         for graph in trace.graphs:
             gm = graph.modules["functional"]
             builtin = convert_to_ascend_ir(graph.modules["pre_ge"], f"graph_{graph.index}").graph
-            map_assign_to_graph_output(builtin)
+            ge_graph_passes(builtin)
             theirs = run_torchair_conversion(gm, f"graph_{graph.index}", torchair)
             diff = diff_ir(builtin, theirs.graph, left_label="ascend_ir", right_label="ascend_ir:torchair")
             targets = {n.name: str(n.target) for g in (gm, theirs.fx_graph) for n in g.graph.nodes if n.op == "call_function"}

@@ -1,0 +1,33 @@
+"""Which of the caller's inputs each ``Data`` op reads.
+
+A conversion numbers its ``Data`` ops by graph input (the ``index`` attr). TorchAir then
+drops the ``Data`` ops nothing reads and renumbers the rest; it keeps, beside its GE
+graph, the list of inputs the remaining ones stand for, and feeds GE only those. fxlab
+keeps that list on the graph as the attr ``_fxlab_input_indices`` (``Data`` index ->
+graph input index), so whoever runs the graph (the reference executor, the IR check)
+passes the caller's inputs as they are and each ``Data`` still reads its own.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from fxlab.ir.model import Attr, AttrKind, IrGraph
+
+INPUT_INDICES_ATTR = "_fxlab_input_indices"
+
+
+def record_input_indices(graph: IrGraph, indices: Sequence[int]) -> None:
+    """Keep on ``graph`` the graph input each ``Data`` index reads (``indices[data_index]``)."""
+    graph.attrs[INPUT_INDICES_ATTR] = Attr(AttrKind.LIST_INT, tuple(indices))
+
+
+def graph_input_index(graph: IrGraph, data_index: int) -> int:
+    """The graph input a ``Data`` op with ``index`` ``data_index`` reads."""
+    attr = graph.attrs.get(INPUT_INDICES_ATTR)
+    return data_index if attr is None else attr.value[data_index]
+
+
+def ge_inputs(graph: IrGraph, inputs: Sequence[Any]) -> list[Any]:
+    """The inputs GE receives, in ``Data`` index order, from the caller's ``inputs``."""
+    attr = graph.attrs.get(INPUT_INDICES_ATTR)
+    return list(inputs) if attr is None else [inputs[i] for i in attr.value]
