@@ -64,12 +64,19 @@ class _Comparison:
 
     def add_form(self, label: str, expected: torch.Tensor, actual: Any) -> None:
         """Shape and dtype only: for a value that depends on random draws."""
+        if isinstance(actual, torch.Tensor):
+            self.formed += 1
+        self._differs_in_form(label, expected, actual)
+
+    def _differs_in_form(self, label: str, expected: torch.Tensor, actual: Any, against: str = "") -> bool:
+        """Record a mismatch when ``actual`` is no tensor, or has another shape or dtype."""
         if not isinstance(actual, torch.Tensor):
             self.mismatches.append(f"{label}: expected a tensor, got {type(actual).__name__}")
-            return
-        self.formed += 1
+            return True
         if expected.shape != actual.shape or expected.dtype != actual.dtype:
-            self.mismatches.append(f"{label}: {actual.dtype}{list(actual.shape)} vs {expected.dtype}{list(expected.shape)}")
+            self.mismatches.append(f"{label}: {actual.dtype}{list(actual.shape)} vs {against}{expected.dtype}{list(expected.shape)}")
+            return True
+        return False
 
     def add(self, label: str, expected: Any, actual: Any) -> None:
         if not self.values and isinstance(expected, torch.Tensor):
@@ -79,12 +86,9 @@ class _Comparison:
             if not _same_value(expected, actual):
                 self.mismatches.append(f"{label}: {_short(expected)} != {_short(actual)}")
             return
-        if not isinstance(actual, torch.Tensor):
-            self.mismatches.append(f"{label}: expected a tensor, got {type(actual).__name__}")
-            return
-        self.compared += 1
-        if expected.shape != actual.shape or expected.dtype != actual.dtype:
-            self.mismatches.append(f"{label}: {actual.dtype}{list(actual.shape)} vs eager {expected.dtype}{list(expected.shape)}")
+        if isinstance(actual, torch.Tensor):
+            self.compared += 1
+        if self._differs_in_form(label, expected, actual, against="eager "):
             return
         if expected.numel() == 0:
             return
