@@ -131,9 +131,12 @@ def test_no_escape_codes_without_a_terminal(decoder_trace):
         assert "\x1b[" not in text and ("# <- copy_ epilogue" in text or "GE ops" in text)
 
 
-def test_default_threshold_keeps_highlighting_small_stages(decoder_trace):
-    graph = decoder_trace.graphs[0]
-    assert isinstance(trace_views.stage_view(graph, graph.stages["functional"]), Panel)
+def test_default_threshold_highlights_small_stages_only(decoder_trace, example_trace):
+    small = example_trace("my_inplace").graphs[0]
+    assert isinstance(trace_views.stage_view(small, small.stages["functional"]), Panel)
+    large = decoder_trace.graphs[0].stages["functional"]  # two decoder layers: over 300 lines
+    assert large.code.count("\n") > trace_views.SYNTAX_HIGHLIGHT_MAX_LINES
+    assert isinstance(trace_views.stage_view(decoder_trace.graphs[0], large), LinesPanel)
 
 
 @pytest.mark.parametrize("width", [160, 100])
