@@ -31,8 +31,13 @@ class _Recorder(logging.Handler):
             self.notes.append(note)
 
 
+# torch's structured-trace logger (TORCH_TRACE) carries no warnings, and torch builds
+# every trace payload (whole graphs printed) while it has a handler: it is left alone.
+_STRUCTURED_TRACE_LOGGER = "torch.__trace"
+
+
 def _torch_loggers() -> list[logging.Logger]:
-    names = ["torch", *(n for n in logging.Logger.manager.loggerDict if n.startswith("torch."))]
+    names = ["torch", *(n for n in logging.Logger.manager.loggerDict if n.startswith("torch.") and n != _STRUCTURED_TRACE_LOGGER)]
     loggers = [logging.getLogger(n) for n in names]
     return [logger for logger in loggers if logger.handlers]
 

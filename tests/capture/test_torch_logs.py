@@ -44,3 +44,19 @@ def test_graph_break_advice_is_a_note_of_the_trace(write_model):
     assert proc.returncode == 0, proc.stderr
     assert "Graph break" not in proc.stderr
     assert "torch (torch._dynamo.variables.tensor): Graph break from `Tensor.item()`, consider setting: torch._dynamo.config.capture_scalar_outputs = True" in proc.stdout
+
+
+
+def test_structured_trace_logger_is_left_alone(monkeypatch):
+    """torch builds a structured-trace payload (a whole graph printed) for every event
+    while its trace logger has a handler. Its lazy handler removes itself at the first
+    event when no trace was asked for; swapped for fxlab's recorder, it would stay on."""
+    monkeypatch.delenv("TORCH_LOGS", raising=False)
+    from torch._logging._internal import LazyTraceHandler, trace_log, trace_structured
+
+    monkeypatch.setattr(trace_log, "handlers", [LazyTraceHandler(None)])  # as after `import torch`
+    built: list[str] = []
+    with torch_warnings_as_notes():
+        for _ in range(3):
+            trace_structured("artifact", metadata_fn=lambda: {"name": "x", "encoding": "string"}, payload_fn=lambda: built.append("payload"))
+    assert len(built) == 1 and trace_log.handlers == []
