@@ -16,6 +16,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from _bytecode import compile_fxlab
+
 ROOT = Path(__file__).resolve().parents[1]
 WORKER = Path(__file__).with_name("_model_worker.py")
 MODELS = ROOT / "examples" / "models"
@@ -63,6 +65,7 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", default=[], help="model names to run")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    compile_fxlab()  # as torch's modules are (bench/_bytecode.py)
     if importlib.util.find_spec("transformers") is None:
         print("bench_models: skipped, transformers is not installed (pip install fxlab[models])")
         return

@@ -19,6 +19,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from _bytecode import compile_fxlab
+
 WORKER = Path(__file__).with_name("_trace_worker.py")
 BAR = 0.02  # the share of the wait a speed-up must save to stay
 VARIANTS = ("all on", "readable_fast", "fast_lines", "heap", "reinplace_scatter")
@@ -63,6 +65,7 @@ def main() -> None:
     parser.add_argument("--layers", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
+    compile_fxlab()  # as torch's modules are (bench/_bytecode.py)
     print("\n".join(report(run(args.layers, args.rounds))))
 
 

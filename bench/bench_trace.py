@@ -18,6 +18,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from _bytecode import compile_fxlab
+
 WORKER = Path(__file__).with_name("_trace_worker.py")
 GOAL_RATIO = 1.25
 PHASES = ("capture_s", "save_s", "print_s")
@@ -64,6 +66,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="pairs of runs; the median ratio is kept")
     parser.add_argument("--json", action="store_true", help="print the figures as JSON lines")
     args = parser.parse_args()
+    compile_fxlab()  # as torch's modules are (bench/_bytecode.py)
     for row in run(tuple(args.layers), args.repeat):
         print(json.dumps(row) if args.json else report(row))
 
