@@ -157,7 +157,8 @@ def run_torchair_conversion(
     with no_dispatch():
         mutable = copy.deepcopy(gm)
     inputs, fake_mode, placement_note = device_inputs([n.meta.get("val") for n in mutable.graph.nodes if n.op == "placeholder"])
-    if all(getattr(v, "device", None) == DEVICE for v in inputs):
+    on_device = all(getattr(v, "device", None) == DEVICE for v in inputs)
+    if on_device:
         place_created_tensors_on_device(mutable)
     tracing_context = tracing(TracingContext(fake_mode)) if fake_mode is not None else contextlib.nullcontext()
     with torch_npu_present(soc), tracing_context, warnings.catch_warnings():
@@ -169,6 +170,8 @@ def run_torchair_conversion(
         optimized = _stage("its FX passes", lambda: _optimize(compiler, observer, mutable, config))
         graph.save_fx_graph(optimized)
         walker = compiler._NpuGraphConverter(optimized, graph=graph, garbage_collect_values=False)
+        if on_device and fake_mode is not None:
+            place_constants_on_device(walker, fake_mode, torchair.module("core._concrete_graph").ValuePack)
         _stage("its walk over the FX graph", lambda: walker.run(*inputs))
         _stage("its GE graph passes", lambda: graph.optimize_graph_without_runtime(*inputs, observer=observer, aot_gm=gm))
         options = dict(_stage("its GE options", lambda: graph._normalize_ge_option()[0]))
@@ -217,6 +220,24 @@ def place_created_tensors_on_device(gm: fx.GraphModule) -> int:
     if changed:
         gm.recompile()
     return changed
+
+
+def place_constants_on_device(walker: fx.Interpreter, fake_mode: Any, value_pack: type) -> None:
+    """Tensor constants of the graph (``_tensor_constant<k>``: a tensor the model made in
+    its forward, such as transformers' empty KV cache ``torch.tensor([], device=...)``)
+    are on the device too, as on an NPU machine: TorchAir's fake run of each node sees a
+    fake tensor on the stand-in device, its converter the constant's value (its ``Const``).
+    CPU scalars stay on the host: they mix with device tensors there as well."""
+    read_attr = walker.get_attr
+
+    def get_attr(target: Any, args: Any, kwargs: Any) -> Any:
+        value = read_attr(target, args, kwargs)
+        if not isinstance(value, torch.Tensor) or value.device.type != "cpu" or value.dim() == 0:
+            return value
+        on_device = fake_mode.from_tensor(torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=DEVICE))
+        return value_pack(on_device, value)
+
+    walker.get_attr = get_attr
 
 
 def _optimize(compiler: Any, observer: Any, gm: fx.GraphModule, config: Any) -> fx.GraphModule:

@@ -2,8 +2,8 @@
 
 Like TorchAir's own ``py`` dump (``config.debug.graph_dump.type = "py"``), each GE op is
 one call ``<outputs> = ge.<Type>(<inputs>, <attrs>, node_name="<name>")``; an output is
-named ``<op>_<index>``; scalar ``Const`` ops (those with ``_readable_value``) are written
-inline where their output is read, as ``ge.Const(<value>, dtype=<n>)``; dtypes are
+named ``<op>_<index>``; ``Const`` ops of Python values (``_readable_value`` not a tensor's
+repr) are written inline where their output is read, as ``ge.Const(<value>, dtype=<n>)``; dtypes are
 TorchAir's ``DataType`` numbers. Ops are grouped per FX node in order, under a
 ``# File "<file>", line N`` comment when the source line changes and a
 ``## FX Code: <node>`` comment naming the FX node they came from.
@@ -43,6 +43,7 @@ HEADER = (
     "from torchair.ge._ge_graph import get_default_ge_graph\n"
 )
 READABLE_VALUE = "_readable_value"
+TENSOR_REPR_PREFIX = "tensor("
 MAX_SHOWN_VALUES = 16
 _BOUNDARY_TYPES = frozenset({"Data", "NetOutput"})
 _FX_CALLS = ("call_function", "call_method", "call_module", "get_attr")
@@ -279,7 +280,10 @@ class _PyDumpWriter:
 
 
 def _is_inline_const(op: IrOp) -> bool:
-    return op.type == "Const" and READABLE_VALUE in op.attrs
+    """A ``Const`` of a Python value; a tensor's (whose readable value is its repr) is a
+    call of its own, its values shown up to :data:`MAX_SHOWN_VALUES`."""
+    readable = op.attrs.get(READABLE_VALUE) if op.type == "Const" else None
+    return readable is not None and not str(readable.value).startswith(TENSOR_REPR_PREFIX)
 
 
 def _const_text(op: IrOp) -> str:

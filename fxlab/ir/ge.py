@@ -40,8 +40,8 @@ def set_dtype(tensor: Tensor, dtype: DataType | torch.dtype) -> Tensor:
 def const(value: Any, dtype: DataType | torch.dtype | None = None) -> Tensor:
     """A ``Const`` op holding ``value`` (a Python scalar, list, or tensor).
 
-    Python scalars keep a ``_readable_value`` attr as TorchAir writes it, so dumps show
-    the number and not only its bytes.
+    Every ``Const`` keeps a ``_readable_value`` attr (the value's ``repr``) as TorchAir
+    writes it, so dumps show the number and not only its bytes.
     """
     if isinstance(dtype, torch.dtype):
         dtype = ge_dtype(dtype)
@@ -86,9 +86,8 @@ def _const_key(value: Any, dtype: DataType | None) -> tuple[Any, ...] | None:
 
 def _const_attrs(value: Any, dtype: DataType | None) -> _ConstEntry:
     tensor = _as_tensor(value, dtype)
-    attrs = {"value": Attr(AttrKind.TENSOR, TensorValue.from_torch(tensor))}
-    if not isinstance(value, torch.Tensor):
-        attrs["_readable_value"] = Attr(AttrKind.STR, repr(value))
+    # TorchAir's ``Const`` writes the repr of the value it was given, tensors included.
+    attrs = {"value": Attr(AttrKind.TENSOR, TensorValue.from_torch(tensor)), "_readable_value": Attr(AttrKind.STR, repr(value))}
     return attrs, ge_dtype(tensor.dtype), tuple(tensor.shape)
 
 

@@ -123,6 +123,13 @@ def node_source(node: fx.Node) -> str | None:
 _ONLY_INT = frozenset({int})
 
 
+@dataclass(frozen=True)
+class _GraphConstant:
+    """A tensor constant of the graph (``get_attr``), not yet a GE op."""
+
+    tensor: torch.Tensor
+
+
 def desc_from_meta(val: Any, name: str = "y") -> TensorDesc:
     """A tensor desc from a node's fake value; symbolic dims become ``-1`` and the
     symbols are kept in ``_fxlab_symbolic_shape``."""
@@ -230,13 +237,22 @@ class AscendIrConverter:
         self.values[node] = Tensor(op, 0)
 
     def _convert_get_attr(self, node: fx.Node) -> None:
-        from fxlab.ir import ge
-
+        """A tensor constant makes no op where it is read: as in TorchAir's walk, each
+        node that takes it makes its own ``Const`` (see :meth:`_input_value`)."""
         value = getattr(self.gm, str(node.target))
-        with self.builder.converting(node.name, node_source(node)):
-            out = ge.const(value)
-        self.values[node] = out
-        self._record(node, Status.CONVERTED, [out.op.name])
+        self.values[node] = _GraphConstant(value) if isinstance(value, torch.Tensor) else value
+        self._record(node, Status.CONVERTED, [])
+
+    def _input_value(self, node: fx.Node) -> Any:
+        """The value a converter receives for ``node``; a tensor constant becomes a
+        ``Const`` in the taking node's conversion (TorchAir's op builders turn a torch
+        tensor argument into one)."""
+        value = self.values.get(node)
+        if type(value) is _GraphConstant:
+            from fxlab.ir import ge
+
+            return ge.const(value.tensor)
+        return value
 
     def _convert_output(self, node: fx.Node) -> None:
         """``NetOutput`` as TorchAir assembles it (see :mod:`fxlab.ir.host_outputs`):
@@ -255,6 +271,9 @@ class AscendIrConverter:
         if not isinstance(item, fx.Node):
             return FxOutput(VALUE, expr=repr(item), value=_json_value(item))
         value, meta = self.values.get(item), item.meta.get("val")
+        if type(value) is _GraphConstant:  # a constant returned as it is
+            with self.builder.converting(item.name, node_source(item)):
+                value = self._input_value(item)
         if not isinstance(value, Tensor):
             return FxOutput(VALUE, item.name, expr=repr(value), value=_json_value(value))
         if isinstance(meta, (torch.SymInt, torch.SymFloat, torch.SymBool)):
@@ -314,7 +333,9 @@ class AscendIrConverter:
         if plan is None:
             plan = self._plan(target)
         kind, fn, status, target_name = plan
-        if kind is _CONVERT:
+        if kind is not _GETITEM and kind is not _SCOPE and _all_outputs_empty(node.meta.get("val")) and target_name not in KEEPS_EMPTY_OUTPUTS:
+            self._convert_empty(node, target_name)
+        elif kind is _CONVERT:
             self._run_converter(node, fn, status, target_name)
         elif kind is _GETITEM:
             base, index = node.args
@@ -326,6 +347,16 @@ class AscendIrConverter:
             self._emit_placeholder(node, Status.REFUSED, self._refusals[id(target)])
         else:
             self._emit_placeholder(node, Status.UNSUPPORTED, f"no Ascend IR converter for {target}")
+
+    def _convert_empty(self, node: fx.Node, target_name: str) -> None:
+        """TorchAir runs no converter for a node whose every output is an empty tensor of
+        fixed shape: each output is a ``Const`` holding an empty tensor of its shape and
+        dtype, whatever the op (``make_real_tensor_like`` in its walk)."""
+        ops = self.builder.graph.ops
+        first_new = len(ops)
+        with self.builder.converting(node.name, node_source(node)):
+            self.values[node] = _empty_consts(node.meta.get("val"))
+        self._record(node, Status.CONVERTED, [op.name for op in ops[first_new:]], target_name=target_name)
 
     def _plan(self, target: Any) -> _Plan:
         """What to do with every node of ``target``, decided once per target and run."""
@@ -385,9 +416,6 @@ class AscendIrConverter:
         return None, Status.UNSUPPORTED
 
     def _run_converter(self, node: fx.Node, fn: Callable[..., Any], status: Status, target_name: str) -> None:
-        value_of = self.values.get
-        args = fx.node.map_arg(node.args, value_of)
-        kwargs = fx.node.map_arg(node.kwargs, value_of) if node.kwargs else {}
         meta = node.meta.get("val")
         builder = self.builder
         ops = builder.graph.ops
@@ -395,6 +423,9 @@ class AscendIrConverter:
         source = node_source(node)
         token = builder.begin_node(node.name, source)
         try:
+            value_of = self._input_value
+            args = fx.node.map_arg(node.args, value_of)
+            kwargs = fx.node.map_arg(node.kwargs, value_of) if node.kwargs else {}
             result = self._call_converter(fn, args, kwargs, meta, node)
         except Exception as exc:  # noqa: BLE001 - any converter failure becomes a placeholder
             builder.end_node(token)
@@ -420,8 +451,6 @@ class AscendIrConverter:
         _check_output_count(result, meta, node, fn)
         return result
 
-    def _value_of(self, node: fx.Node) -> Any:
-        return self.values.get(node)
 
     def _set_output_descs(self, result: Any, meta: Any) -> None:
         if isinstance(result, Tensor):
@@ -434,20 +463,55 @@ class AscendIrConverter:
     def _emit_placeholder(self, node: fx.Node, status: Status, message: str) -> None:
         meta = node.meta.get("val")
         metas = list(meta) if isinstance(meta, (list, tuple)) else [meta]
-        inputs = [v for v in (self._value_of(a) for a in node.all_input_nodes) if isinstance(v, Tensor)]
         attrs = {"_fxlab_unsupported": str(node.target), "_fxlab_reason": message}
+        first_new = len(self.builder.graph.ops)
         with self.builder.converting(node.name, node_source(node)):
+            inputs = [v for v in map(self._input_value, node.all_input_nodes) if isinstance(v, Tensor)]
             outs = self.builder.add_op(UNSUPPORTED_OP_TYPE, {f"x{i}": t for i, t in enumerate(inputs)}, attrs, len(metas))
         for out, val in zip(outs, metas):
             out.op.set_output_desc(out.index, desc_from_meta(val, out.desc.name))
         self.values[node] = outs if isinstance(meta, (list, tuple)) else outs[0]
-        self._record(node, status, [outs[0].op.name], message)
+        self._record(node, status, [op.name for op in self.builder.graph.ops[first_new:]], message)
 
     def _record(self, node: fx.Node, status: Status, ge_ops: list[str], message: str = "", *, source: Any = _UNKNOWN, target_name: str | None = None) -> None:
         if source is _UNKNOWN:
             source = node_source(node)
         name = str(node.target) if target_name is None else target_name
         self.records.append(NodeConversion(node.name, name, status, ge_ops, message, source))
+
+
+# Ops TorchAir converts even when all their outputs are empty (collectives that must
+# still meet their peers); none of them is in a CPU trace, the list is TorchAir's.
+KEEPS_EMPTY_OUTPUTS = frozenset({
+    "npu_define.reduce_scatter_tensor_uneven.default",
+    "npu_define.all_to_all_single_npu.default",
+    "npu_define.allgather_in_tensor_uneven.default",
+    "npu_define._recv.default",
+})
+
+
+def _all_outputs_empty(meta: Any) -> bool:
+    """Every output of the node is a tensor with no elements and no symbolic size,
+    stride or offset (TorchAir's test, outputs of nested lists included)."""
+    flat = _flatten(meta)
+    return bool(flat) and all(isinstance(t, torch.Tensor) and _static_and_empty(t) for t in flat)
+
+
+def _static_and_empty(t: torch.Tensor) -> bool:
+    shape = t.shape
+    if not _ONLY_INT.issuperset(map(type, shape)) or 0 not in shape:
+        return False
+    return _ONLY_INT.issuperset(map(type, (*t.stride(), t.storage_offset())))
+
+
+def _empty_consts(meta: Any) -> Any:
+    from fxlab.ir import ge
+
+    if isinstance(meta, (list, tuple)):
+        return [_empty_consts(m) for m in meta]
+    out = ge.const(torch.empty(meta.shape, dtype=meta.dtype))
+    out.op.set_output_desc(out.index, desc_from_meta(meta, out.desc.name))
+    return out
 
 
 def _check_output_count(result: Any, meta: Any, node: fx.Node, fn: Callable[..., Any]) -> None:

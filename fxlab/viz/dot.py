@@ -351,7 +351,7 @@ def _op_notes(op: IrOp) -> list[str]:
     notes = []
     value = op.attr_value("_readable_value")
     if op.type == "Const" and value is not None:
-        text = str(value)
+        text = " ".join(str(value).split())  # a tensor's repr spans lines
         notes.append("= " + (text if len(text) <= MAX_VALUE_CHARS else text[: MAX_VALUE_CHARS - 3] + "..."))
     aicore, vectorcore = op.attr_value("_op_aicore_num"), op.attr_value("_op_vectorcore_num")
     if aicore is not None or vectorcore is not None:

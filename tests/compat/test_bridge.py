@@ -480,3 +480,40 @@ def test_both_let_an_in_place_ref_op_write_the_graph_input_without_copies(torcha
     assert diff_ir(builtin, theirs).identical
     assert builtin.types == ["Data", "Data", "Data", "ScatterNdUpdate", "Const", "Mul", "Cast", "NetOutput"]
     assert builtin.op_by_name()["ScatterNdUpdate"].inputs[0] == "arg0_1:0"
+
+
+def _grow_cache(key: torch.Tensor, scale: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    # transformers' DynamicCache starts from `torch.tensor([], device=key.device)` and
+    # concatenates: a tensor constant on the device on an NPU machine.
+    keys = torch.cat([torch.tensor([], device=key.device), key], dim=-2)
+    return keys * torch.tensor([1.0, 2.0, 3.0, 4.0], device=key.device) + scale, keys.new_empty(0, 4)
+
+
+def test_both_convert_tensor_constants_and_empty_outputs_alike(torchair):
+    from fxlab.passes.ge_passes import ge_graph_passes
+    from fxlab.passes.pre_ge import pre_ge_graph
+
+    inputs = (torch.randn(1, 2, 3, 4), torch.randn(4))
+    graphs = []
+
+    def backend(gm, example_inputs):  # through Dynamo: its constants are get_attr nodes
+        functional, compiled = functional_stage(gm, example_inputs)
+        graphs.append(functional)
+        return compiled
+
+    torch._dynamo.reset()
+    torch.compile(_grow_cache, backend=backend)(*inputs)
+    (gm,) = graphs
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
+    ge_graph_passes(builtin)
+    theirs = run_torchair_conversion(gm, "graph", torchair).graph  # its fake run mixed host and device tensors before
+    diff = diff_ir(builtin, theirs)
+    assert diff.identical, diff.summary()
+    # Empty outputs are Consts of an empty tensor (no Identity for the empty constant's
+    # copy, no op for new_empty); the non-empty constant is a Const read by an Identity.
+    consts = [op for op in builtin.ops if op.type == "Const" and op.attr_value("_readable_value", "").startswith("tensor(")]
+    assert [op.attr_value("_readable_value") for op in consts] == ["tensor([])", "tensor([1., 2., 3., 4.])", "tensor([], size=(0, 4))"]
+    assert builtin.types.count("Identity") == 1
+    expected = _grow_cache(*inputs)
+    for got, want in zip(execute(builtin, list(inputs)), expected):
+        torch.testing.assert_close(got, want)

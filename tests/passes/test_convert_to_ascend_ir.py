@@ -242,3 +242,22 @@ def test_a_static_size_is_a_plain_value_and_no_op():
     assert ir.types == ["Data", "NetOutput"] and ir.outputs == []
     (out,) = fx_outputs_of(ir)
     assert (out.kind, out.value) == ("value", 3)
+
+
+def _empty_and_nonempty(x):
+    # bessel_j0 has no converter anywhere: of an empty tensor it needs none.
+    empty = torch.special.bessel_j0(x[:0])
+    return empty, x.new_empty(2, 0).t(), x + 1
+
+
+def test_a_node_whose_outputs_are_all_empty_becomes_a_const_of_an_empty_tensor():
+    """TorchAir's walk runs no converter for such a node (its ``make_real_tensor_like``)."""
+    gm = functional_graph(_empty_and_nonempty, torch.randn(3))
+    result = convert_to_ascend_ir(gm)
+    by_node = {r.node: r for r in result.nodes}
+    empty_ops = [op for op in result.graph.ops if op.type == "Const" and op.output_desc[0].shape in ((0,), (0, 2), (2, 0))]
+    # The slice, bessel_j0 of it, new_empty and its transpose: one Const each, no other op.
+    assert [op.attr_value("_readable_value") for op in empty_ops] == ["tensor([])", "tensor([])", "tensor([], size=(2, 0))", "tensor([], size=(0, 2))"]
+    assert [by_node[n].ge_ops for n in ("slice_1", "special_bessel_j0", "new_empty", "t")] == [[op.name] for op in empty_ops]
+    assert not result.partial and UNSUPPORTED_OP_TYPE not in result.graph.types
+    assert result.graph.types.count("Add") == 1
