@@ -2,8 +2,10 @@
 
 Placeholders become ``Data`` ops (``index`` attr, output desc ``y``), the output node a
 ``NetOutput``; every ``call_function`` node goes through its registered converter (or an
-auto converter for custom ops). ``air::scope_enter``/``scope_exit`` push and pop scope
-attrs that land on every op created inside. A node that cannot be converted never stops
+auto converter for custom ops) — except, as in TorchAir's walk, a node whose outputs are
+all empty tensors (a ``Const`` of an empty tensor each); a tensor constant (``get_attr``)
+becomes a ``Const`` in each node that reads it. ``air::scope_enter``/``scope_exit`` push
+and pop scope attrs that land on every op created inside. A node that cannot be converted never stops
 the pass: it becomes a clearly marked placeholder op and the result is *partial*.
 
 The result holds one :class:`NodeConversion` per converted node: the GE op names it
@@ -450,7 +452,6 @@ class AscendIrConverter:
         result = fn(*args, **kwargs, meta_outputs=meta)
         _check_output_count(result, meta, node, fn)
         return result
-
 
     def _set_output_descs(self, result: Any, meta: Any) -> None:
         if isinstance(result, Tensor):
