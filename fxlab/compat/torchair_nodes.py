@@ -87,18 +87,22 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
                 return self._scope_marker(node, target, args, kwargs)
             had_converter = str(target) == "auto_functionalized_v2" or _has_converter(fx2ge, target)
             before = len(self.graph.op)
+            # The node's ops start where TorchAir's walk counted them: before it unpacked
+            # the arguments, which makes the Pack of a symbolic size list.
+            counted = getattr(self._converter_ctx, "op_count_before", None)
+            first = counted if isinstance(counted, int) and counted <= before else before
             try:
                 result = super().parse_node(target, args, kwargs, meta_outputs)
             except Exception as exc:  # noqa: BLE001 - one converter's failure is recorded, not fatal
                 del self.graph.op[before:]
                 result = self._mock(target, args, kwargs, meta_outputs)
-                self._record(node, Status.RAISED, before, _raised_message(node, exc))
+                self._record(node, Status.RAISED, first, _raised_message(node, exc))
                 return result
             entry = self.get_ascend_ir_map().get(node.name)
             if entry is not None and entry.source == "":
-                self._record(node, Status.UNSUPPORTED, before, _no_converter_reason(fx2ge, target))
+                self._record(node, Status.UNSUPPORTED, first, _no_converter_reason(fx2ge, target))
             else:
-                self._record(node, Status.CONVERTED if had_converter else Status.AUTO, before, "")
+                self._record(node, Status.CONVERTED if had_converter else Status.AUTO, first, "")
             return result
 
         def _scope_marker(self, node: fx.Node, target: Any, args: Any, kwargs: Any) -> None:

@@ -4,8 +4,8 @@ optimisation its converter applies while walking the graph).
 
 TorchAir's order: the user's ``post_grad_custom_pre_pass``; ``remove_noop_ops`` (when
 ``experimental_config.remove_noop_ops``, default on); ``recover_view_inplace_pattern``;
-``optimize_sym_input`` (symbolic-size inputs only; not reproduced yet, see
-docs/torchair-differences.md);
+``optimize_sym_input`` (in its default GE graph mode: a symbolic-size input read from a
+tensor input's shape);
 pattern fusion (torch_npu operator patterns; none match without torch_npu's operators);
 ``view_to_reshape``; the user's ``post_grad_custom_post_pass``; then, during conversion,
 the view optimisation (``experimental_config.enable_view_optimize``, default on).
@@ -22,6 +22,7 @@ from typing import Any, Callable
 import torch.fx as fx
 
 from fxlab.passes.graph_copy import copy_graph_module
+from fxlab.passes.optimize_sym_input import optimize_sym_input
 from fxlab.passes.optimize_views import optimize_views
 from fxlab.passes.recover_view_inplace_pattern import recover_view_inplace_pattern
 from fxlab.passes.remove_noop_ops import remove_noop_ops
@@ -37,6 +38,7 @@ class PreGeOptions:
     remove_noop_ops: bool = True  # experimental_config.remove_noop_ops
     enable_view_optimize: bool = True  # experimental_config.enable_view_optimize
     cann_supports_view_inplace: bool = True  # CANN >= 8.3.RC1
+    ge_graph_mode: bool = True  # mode="max-autotune" (GE graph), not "reduce-overhead" (ACL graph)
     custom_pre_pass: UserPass | None = None  # post_grad_custom_pre_pass(gm)
     custom_post_pass: UserPass | None = None  # post_grad_custom_post_pass(gm)
 
@@ -73,6 +75,7 @@ def planned_passes(options: PreGeOptions) -> list[tuple[str, Callable[[fx.GraphM
         ("post_grad_custom_pre_pass", _user_pass(options.custom_pre_pass)),
         ("remove_noop_ops", remove_noop_ops if options.remove_noop_ops else None),
         ("recover_view_inplace_pattern", lambda gm: recover_view_inplace_pattern(gm, cann_supported=options.cann_supports_view_inplace)),
+        ("optimize_sym_input", optimize_sym_input if options.ge_graph_mode else None),
         ("view_to_reshape", view_to_reshape),
         ("post_grad_custom_post_pass", _user_pass(options.custom_post_pass)),
         ("optimize_views", optimize_views if options.enable_view_optimize else None),

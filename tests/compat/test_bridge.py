@@ -517,3 +517,36 @@ def test_both_convert_tensor_constants_and_empty_outputs_alike(torchair):
     expected = _grow_cache(*inputs)
     for got, want in zip(execute(builtin, list(inputs)), expected):
         torch.testing.assert_close(got, want)
+
+
+def _rows_of_noise(x):
+    return x + torch.rand(x.shape[0], 4) * 0, torch.randn(x.shape, dtype=x.dtype) * 0
+
+
+def test_both_read_a_symbolic_size_from_its_tensor_and_draw_with_it(torchair):
+    """TorchAir's optimize_sym_input (its default GE graph mode) and a random draw whose
+    size is symbolic: a Pack of the size read from the input's shape."""
+    from fxlab.diff.ir_diff import DEFAULT_IGNORED_ATTRS
+    from fxlab.passes.ge_passes import ge_graph_passes
+    from fxlab.passes.pre_ge import pre_ge_graph
+
+    graphs = []
+
+    def backend(gm, example_inputs):
+        functional, compiled = functional_stage(gm, example_inputs)
+        graphs.append(functional)
+        return compiled
+
+    x = torch.randn(6, 4)
+    torch._dynamo.mark_dynamic(x, 0)
+    torch._dynamo.reset()
+    torch.compile(_rows_of_noise, backend=backend)(x)
+    (gm,) = graphs
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
+    ge_graph_passes(builtin)
+    theirs = run_torchair_conversion(gm, "graph", torchair).graph
+    # The bridge keeps inputs with symbolic shapes on the host (its stand-in device has no
+    # symbolic fake tensors), which marks their Data `_host_tensor`; nothing else differs.
+    diff = diff_ir(builtin, theirs, ignore_attrs={*DEFAULT_IGNORED_ATTRS, "_host_tensor"})
+    assert diff.identical, diff.summary()
+    assert [op.type for op in builtin.ops if op.type in ("Data", "Shape", "Gather", "Pack")] == ["Data", "Shape", "Gather", "Pack", "Data", "Pack"]

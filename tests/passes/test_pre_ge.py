@@ -13,8 +13,8 @@ def _model(x, w):
 
 
 def test_passes_run_in_torchairs_order_with_its_defaults():
-    assert [name for name, _ in planned_passes(PreGeOptions())] == ["remove_noop_ops", "recover_view_inplace_pattern", "view_to_reshape", "optimize_views"]
-    user = PreGeOptions(custom_pre_pass=lambda gm: None, custom_post_pass=lambda gm: None, remove_noop_ops=False, enable_view_optimize=False)
+    assert [name for name, _ in planned_passes(PreGeOptions())] == ["remove_noop_ops", "recover_view_inplace_pattern", "optimize_sym_input", "view_to_reshape", "optimize_views"]
+    user = PreGeOptions(custom_pre_pass=lambda gm: None, custom_post_pass=lambda gm: None, remove_noop_ops=False, enable_view_optimize=False, ge_graph_mode=False)
     assert [name for name, _ in planned_passes(user)] == ["post_grad_custom_pre_pass", "recover_view_inplace_pattern", "view_to_reshape", "post_grad_custom_post_pass"]
 
 

@@ -26,6 +26,7 @@ from fxlab.ir.builder import current_builder
 from fxlab.ir.model import DataType, IrOp, TensorDesc, attr_of, ge_dtype
 from fxlab.passes.converters.promotion import cast_scalar, dtype_promote, scalar_input
 from fxlab.passes.converters.registry import Sample, register_converter
+from fxlab.passes.converters.shape import pack_symbols
 
 aten = torch.ops.aten
 # The seed an NPU device generator starts with until ``torch.manual_seed`` (as a CUDA
@@ -99,19 +100,15 @@ def _philox_inputs(generator: Any = None) -> tuple[ge.Tensor, ge.Tensor, ge.Tens
     return key, counter, alg
 
 
-def _static_size(size: Any) -> list[int]:
-    if isinstance(size, ge.Tensor) or any(not isinstance(d, int) for d in size):
-        raise NotImplementedError(f"symbolic sizes are not converted yet (size {size!r})")
-    return list(size)
-
-
 def _shape_of(x: ge.Tensor) -> ge.Tensor:
     return ge.op1("Shape", {"x": x}, {"dtype": 3}, dtypes=DataType.DT_INT32, shapes=[(x.rank,)])
 
 
 def _draw(op_type: str, size: Any, dtype: DataType, generator: Any = None) -> ge.Tensor:
-    if not isinstance(size, ge.Tensor):
-        _static_size(size)
+    if not isinstance(size, ge.Tensor) and any(isinstance(d, ge.Tensor) for d in size):
+        # Symbolic sizes: TorchAir packs the list when it reads the node's arguments,
+        # before the converter draws its Philox inputs.
+        size = pack_symbols(size)
     key, counter, alg = _philox_inputs(generator)
     # A size list becomes its Const when the op is called, after the Philox inputs.
     shape = size if isinstance(size, ge.Tensor) else ge.const(list(size), DataType.DT_INT64)
