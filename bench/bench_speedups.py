@@ -7,7 +7,7 @@ the worker process before the command runs; the variants run in turn, round afte
 round, each in a fresh process, so machine load hits them alike. Printed per variant:
 the median wall and CPU seconds, and the change against "all on".
 
-    python bench/bench_speedups.py [--rounds 3] [--layers 32]
+    python bench/bench_speedups.py [--rounds 3] [--layers 32] [--only stack_room ...]
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from _bytecode import compile_fxlab
 
 WORKER = Path(__file__).with_name("_trace_worker.py")
 BAR = 0.02  # the share of the wait a speed-up must save to stay
-VARIANTS = ("all on", "readable_fast", "fast_lines", "heap", "reinplace_scatter")
+VARIANTS = ("all on", "readable_fast", "fast_lines", "heap", "reinplace_scatter", "stack_room")
 
 
 def measure(layers: int, out: Path, off: str) -> dict:
@@ -34,11 +34,11 @@ def measure(layers: int, out: Path, off: str) -> dict:
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def run(layers: int, rounds: int) -> dict[str, list[dict]]:
-    results: dict[str, list[dict]] = {v: [] for v in VARIANTS}
+def run(layers: int, rounds: int, variants: tuple[str, ...] = VARIANTS) -> dict[str, list[dict]]:
+    results: dict[str, list[dict]] = {v: [] for v in variants}
     with tempfile.TemporaryDirectory() as tmp:
         for r in range(rounds):
-            for variant in VARIANTS:
+            for variant in variants:
                 results[variant].append(measure(layers, Path(tmp) / f"{variant.replace(' ', '_')}_{r}", variant))
                 print(f"round {r + 1}: {variant:<18} {results[variant][-1]['seconds']:6.2f} s", file=sys.stderr)
     return results
@@ -56,7 +56,8 @@ def report(results: dict[str, list[dict]]) -> list[str]:
         lines.append(f"{variant:<18} {wall:13.2f}s {cpu:12.2f}s {saves_wall:12.1%} {saves_cpu:11.1%}  {verdict}")
         walls = ", ".join(f"{r['seconds']:.2f}" for r in runs)
         cpus = ", ".join(f"{r['cpu_s']:.2f}" for r in runs)
-        lines.append(f"{'':<18} walls {walls}; cpus {cpus}")
+        faults = statistics.median(r["page_faults"] for r in runs)
+        lines.append(f"{'':<18} walls {walls}; cpus {cpus}; page faults {faults:,.0f}")
     return lines
 
 
@@ -64,9 +65,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, default=32)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--only", nargs="+", choices=VARIANTS[1:], help="measure only these speed-ups off (and all on)")
     args = parser.parse_args()
     compile_fxlab()  # as torch's modules are (bench/_bytecode.py)
-    print("\n".join(report(run(args.layers, args.rounds))))
+    variants = ("all on", *args.only) if args.only else VARIANTS
+    print("\n".join(report(run(args.layers, args.rounds, variants))))
 
 
 if __name__ == "__main__":

@@ -44,9 +44,10 @@ def run(layer_counts: tuple[int, ...] = (8, 32), repeats: int = 3) -> list[dict]
             pairs = [r["seconds"] / s for s, r in zip(anchor, fxlab)]
             cpu_pairs = [r["cpu_s"] / a["cpu_s"] for a, r in zip(anchor_runs, fxlab)]
             phases = {p: statistics.median(r[p] for r in fxlab) for p in PHASES}
+            faults = {"anchor_page_faults": statistics.median(r["page_faults"] for r in anchor_runs), "fxlab_page_faults": statistics.median(r["page_faults"] for r in fxlab)}
             rows.append({
                 "bench": f"trace decoder {layers} layers", "anchor_s": a, "fxlab_s": f, "ratio": statistics.median(pairs),
-                "ratio_of_medians": f / a, "pair_ratios": pairs, "cpu_ratio": statistics.median(cpu_pairs), **phases, "status": fxlab[-1]["status"],
+                "ratio_of_medians": f / a, "pair_ratios": pairs, "cpu_ratio": statistics.median(cpu_pairs), **phases, **faults, "status": fxlab[-1]["status"],
             })
     return rows
 
@@ -56,7 +57,8 @@ def report(row: dict) -> str:
     return (
         f"{row['bench']:<26} aot_eager {row['anchor_s']:6.2f}s  fxlab trace --out {row['fxlab_s']:6.2f}s  ratio {row['ratio']:.2f}x{goal}\n"
         f"{'':<26} pair ratios {', '.join(f'{r:.2f}' for r in row['pair_ratios'])}; ratio of the medians {row['ratio_of_medians']:.2f}x; CPU-time ratio {row['cpu_ratio']:.2f}x\n"
-        f"{'':<26} fxlab: capture {row['capture_s']:.2f}s, save {row['save_s']:.2f}s, print {row['print_s']:.2f}s; status {row['status']}"
+        f"{'':<26} fxlab: capture {row['capture_s']:.2f}s, save {row['save_s']:.2f}s, print {row['print_s']:.2f}s; status {row['status']}\n"
+        f"{'':<26} minor page faults (median): aot_eager {row['anchor_page_faults']:,.0f}, fxlab {row['fxlab_page_faults']:,.0f}"
     )
 
 

@@ -18,6 +18,7 @@ from fxlab.capture.stages import STAGES
 from fxlab.capture.trace import CheckResult, GraphTrace, Trace
 from fxlab.errors import UsageError
 from fxlab.heap import capture_heap, frozen_heap
+from fxlab.stack import with_stack_room
 from fxlab.ir.host_outputs import host_output_notes
 from fxlab.passes.annotate_scopes import annotate_scopes
 
@@ -61,7 +62,8 @@ def capture_trace(
     backend = CapturingBackend(want_aten="aten" in stages, wrap_compiled=recorder.wrap)
     say(f"running {loaded.name} eagerly and under torch.compile")
     with capture_heap():  # Dynamo and aot build a large heap that stays alive
-        check = compare_eager_compiled(loaded, lambda fn: _compile(fn, backend), lambda: random_ops(backend.graphs))
+        # Dynamo recurses deeply: its frames get one large stack chunk (fxlab/stack.py).
+        check = with_stack_room(compare_eager_compiled, loaded, lambda fn: _compile(fn, backend), lambda: random_ops(backend.graphs))
         trace = Trace(
             model=str(loaded.path) if loaded.path else loaded.name,
             entry=loaded.entry,
