@@ -246,6 +246,7 @@ def _functional_samples() -> list[Sample]:
     return [
         Sample((torch.randn(2, 3, 4, 4), torch.rand(3) + 0.5, torch.randn(3), *stats(3), True, 0.1, 1e-5)),
         Sample((torch.randn(4, 3), None, None, *stats(3), True, 0.2, 1e-3)),
+        Sample((torch.randn(2, 3, 2, 2, 3, 2), torch.rand(3) + 0.5, torch.randn(3), *stats(3), True, 0.1, 1e-5)),  # folded to 5-D
     ]
 
 
@@ -255,10 +256,11 @@ def convert_native_batch_norm_legit_functional(input: ge.Tensor, weight: ge.Tens
     _check_training_input("_native_batch_norm_legit_functional", input, training)
     input_size = shape_of(input)
     weight, bias = _affine_or_identity(input, input_size, weight, bias)
+    x = _fold_to_5d(input, input_size)
     # BatchNormV3 updates the running statistics in place: TorchAir hands it copies.
     mean_copy = ge.op1("TensorMove", {"x": running_mean})
     var_copy = ge.op1("TensorMove", {"x": running_var})
-    output, mean, var, save_mean, save_rstd = _batch_norm_v3(input, weight, bias, mean_copy, var_copy, training, momentum, eps)
+    output, mean, var, save_mean, save_rstd = _batch_norm_v3(x, input.rank, input_size, weight, bias, mean_copy, var_copy, training, momentum, eps)
     # TorchAir's order, not ATen's: GE's updated running statistics come second and third.
     return [output, mean, var, save_mean, save_rstd]
 
@@ -266,8 +268,8 @@ def convert_native_batch_norm_legit_functional(input: ge.Tensor, weight: ge.Tens
 def _check_training_input(op: str, input: ge.Tensor, training: bool) -> None:
     if not training:
         raise NotImplementedError(f"{op} is converted only in training (as in TorchAir)")
-    if input.rank < 2 or input.rank > 5:
-        raise NotImplementedError(f"{op} is converted for 2-5-D inputs (fxlab does not build the reshaped form)")
+    if input.rank < 2:
+        raise NotImplementedError(f"{op} is converted for inputs of 2 or more dims (as in TorchAir)")
 
 
 def _per_channel_fill(input: ge.Tensor, input_size: ge.Tensor, value: float) -> ge.Tensor:
@@ -283,11 +285,26 @@ def _affine_or_identity(input: ge.Tensor, input_size: ge.Tensor, weight: ge.Tens
     return weight, bias
 
 
-def _batch_norm_v3(input: ge.Tensor, weight: ge.Tensor, bias: ge.Tensor, running_mean: ge.Tensor, running_var: ge.Tensor, training: bool, momentum: float, eps: float) -> list[ge.Tensor]:
-    """``BatchNormV3`` on a 4-D (2-D and 3-D unsqueezed) or 5-D input, with TorchAir's
-    layout hints: y, the updated running mean and variance, the batch mean and rstd."""
-    rank = input.rank
-    x = unsqueeze(input, list(range(rank, 4))) if rank in (2, 3) else input
+def _fold_to_5d(input: ge.Tensor, input_size: ge.Tensor) -> ge.Tensor:
+    """An input above 5-D as TorchAir hands it to BatchNormV3: 5-D, every dim after the
+    fourth folded into the last."""
+    if input.rank <= 5:
+        return input
+    dims = [_gather_dim(input_size, i) for i in range(4)]
+    # Pack's op wrapper types the -1 from its inputs' known types: the Gathers are fresh
+    # (unknown), so it is the default int64.
+    parts = dims + [scalar_input(-1, *dims)]
+    packed = ge.op1("Pack", {f"x{i}": p for i, p in enumerate(parts)}, {"axis": 0, "N": 5}, dtypes=DataType.DT_INT32)
+    return ge.op1("Reshape", {"x": input, "shape": packed}, {"axis": 0, "num_axes": -1})
+
+
+def _batch_norm_v3(x: ge.Tensor, rank: int, input_size: ge.Tensor, weight: ge.Tensor, bias: ge.Tensor, running_mean: ge.Tensor, running_var: ge.Tensor, training: bool, momentum: float, eps: float) -> list[ge.Tensor]:
+    """``BatchNormV3`` of an input of ``rank`` dims (``x``: as :func:`_fold_to_5d` left
+    it) with TorchAir's layout hints: 2-D and 3-D unsqueezed to 4-D and back, above 5-D
+    reshaped back to ``input_size``. Returns y, the updated running mean and variance,
+    the batch mean and rstd."""
+    if rank in (2, 3):
+        x = unsqueeze(x, list(range(rank, 4)))
     inputs = {"x": x, "weight": weight, "bias": bias, "running_mean": running_mean, "running_var": running_var}
     attrs = {"epsilon": float(eps), "momentum": float(momentum), "is_training": training}
     names = ("y", "running_mean", "running_var", "save_mean", "save_rstd")
@@ -296,6 +313,9 @@ def _batch_norm_v3(input: ge.Tensor, weight: ge.Tensor, bias: ge.Tensor, running
     output_layout(input_layout(output, 0, layout), 0, layout)
     if rank in (2, 3):
         output = squeeze(output, list(range(3, rank - 1, -1)))
+    elif rank > 5:
+        output = ge.op1("Reshape", {"x": output, "shape": input_size}, {"axis": 0, "num_axes": -1})
+        output_layout(input_layout(output, [0, 1], "ND"), 0, "ND")
     return [output, mean, var, save_mean, save_rstd]
 
 
@@ -310,6 +330,7 @@ def _legit_samples() -> list[Sample]:
         Sample((torch.randn(2, 3, 4, 4), torch.rand(3) + 0.5, torch.randn(3), *stats(3), True, 0.1, 1e-5)),
         Sample((torch.randn(4, 2, 3), None, None, *stats(2), True, 0.9, 1e-5)),
         Sample((torch.randn(2, 2, 2, 2, 2), torch.rand(2) + 0.5, torch.randn(2), *stats(2), True, 0.2, 1e-3)),
+        Sample((torch.randn(2, 2, 3, 2, 2, 2, 2), None, None, *stats(2), True, 0.1, 1e-5)),  # folded to 5-D
     ]
 
 
@@ -319,8 +340,9 @@ def convert_native_batch_norm_legit(input: ge.Tensor, weight: ge.Tensor | None, 
     _check_training_input("_native_batch_norm_legit", input, training)
     input_size = shape_of(input)
     weight, bias = _affine_or_identity(input, input_size, weight, bias)
+    x = _fold_to_5d(input, input_size)
     # The running statistics are the op's own (a!, b!): BatchNormV3 updates them in place.
-    output, _, _, save_mean, save_rstd = _batch_norm_v3(input, weight, bias, running_mean, running_var, training, momentum, eps)
+    output, _, _, save_mean, save_rstd = _batch_norm_v3(x, input.rank, input_size, weight, bias, running_mean, running_var, training, momentum, eps)
     return [output, save_mean, save_rstd]
 
 
@@ -328,6 +350,7 @@ def _no_stats_samples() -> list[Sample]:
     return [
         Sample((torch.randn(2, 3, 4, 4), torch.rand(3) + 0.5, torch.randn(3), True, 0.1, 1e-5)),
         Sample((torch.randn(1, 4, 6), None, None, True, 0.1, 1e-5)),
+        Sample((torch.randn(2, 3, 2, 2, 2, 3), torch.rand(3) + 0.5, None, True, 0.1, 1e-5)),  # folded to 5-D
     ]
 
 
@@ -340,5 +363,6 @@ def convert_native_batch_norm_legit_no_stats(input: ge.Tensor, weight: ge.Tensor
     # No running statistics: BatchNormV3 gets zeros and ones it may update.
     running_mean = _per_channel_fill(input, input_size, 0.0)
     running_var = _per_channel_fill(input, input_size, 1.0)
-    output, _, _, save_mean, save_rstd = _batch_norm_v3(input, weight, bias, running_mean, running_var, training, momentum, eps)
+    x = _fold_to_5d(input, input_size)
+    output, _, _, save_mean, save_rstd = _batch_norm_v3(x, input.rank, input_size, weight, bias, running_mean, running_var, training, momentum, eps)
     return [output, save_mean, save_rstd]

@@ -58,6 +58,22 @@ def test_functional_batch_norm_returns_ge_running_stats_where_aten_has_the_saved
         torch.testing.assert_close(got, want)
 
 
+
+def test_functional_batch_norm_above_5d_runs_folded_to_5d_as_in_torchair():
+    args = (torch.randn(2, 3, 2, 2, 3, 2), torch.rand(3) + 0.5, torch.randn(3), torch.randn(3), torch.rand(3) + 0.5, True, 0.1, 1e-5)
+    gm, tensors = one_node_graph(aten._native_batch_norm_legit_functional.default, Sample(args))
+    graph = convert_to_ascend_ir(gm, "g").graph
+    gathers = ["Const", "Gather"] * 4
+    assert types(graph) == ["Shape", *gathers, "Const", "Pack", "Reshape", "TensorMove", "TensorMove", "BatchNormV3", "Reshape"]
+    batch_norm, restore = graph.ops_of_type("BatchNormV3")[0], graph.ops_of_type("Reshape")[1]
+    assert batch_norm.attr_value("input_layout_info") == ((0, "NCDHW"),)
+    assert restore.attr_value("input_layout_info") == ((0, "ND"), (1, "ND"))
+    assert restore.inputs[1] == f"{graph.ops_of_type('Shape')[0].name}:0"  # back to the input's own shape
+    actual = execute(graph, [t.clone() for t in tensors])
+    out, save_mean, save_invstd, new_mean, new_var = aten._native_batch_norm_legit_functional(*args)
+    for got, want in zip(actual, [out, new_mean, new_var, save_mean, save_invstd]):
+        torch.testing.assert_close(got, want)
+
 def test_instance_norm_is_refused_as_torchair_fails_on_atlas_a2_and_converted_when_asked():
     from fxlab.capture.stages import functional_graph
     from fxlab.passes.convert_to_ascend_ir import Status
