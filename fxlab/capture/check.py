@@ -361,6 +361,8 @@ def _verify_graph(graph: GraphTrace, recorder: RunRecorder, cmp: _Comparison, ap
         if as_exact is not None and as_exact.compared and not as_exact.mismatches:
             approximations.append(_approximation_note(graph, exact, as_ge.max_abs_diff))
             as_ge = as_exact
+    if as_ge.mismatches:
+        as_ge.mismatches += _torchair_faults(graph)
     cmp.merge(as_ge)
     return _drawn_note(graph, run)
 
@@ -464,6 +466,19 @@ def _as_python_scalar(value: Any, like: Any) -> Any:
     if isinstance(value, torch.Tensor) and not isinstance(like, torch.Tensor) and value.numel() == 1:
         return value.item()
     return value
+
+
+def _torchair_faults(graph: GraphTrace) -> list[str]:
+    """For a graph whose IR disagrees: the nodes of ops TorchAir is known to convert into
+    a wrong result, each with what goes wrong."""
+    from fxlab.passes.torchair_refusals import wrong_result
+
+    faults = {}
+    for node in _fx_nodes(graph).values():
+        why = wrong_result(node.target) if node.op == "call_function" else None
+        if why:
+            faults.setdefault(why, []).append(node.name)
+    return [f"graph {graph.index}: {', '.join(names)}: {why}" for why, names in faults.items()]
 
 
 def _unconverted_targets(graph: GraphTrace) -> list[str]:

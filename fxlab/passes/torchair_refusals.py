@@ -101,6 +101,23 @@ FAILS_WHEN_RUN = {
 }
 
 
+# Ops TorchAir converts into a graph whose results are not ATen's: what goes wrong. fxlab
+# builds the same graph (it shows what TorchAir hands to GE), and its IR check, which runs
+# that graph on CPU, names the cause beside the mismatch it finds.
+WRONG_RESULTS = {
+    "aten._native_batch_norm_legit_functional.default": (
+        "TorchAir's converter returns BatchNormV3's outputs in GE's order (y, running mean, running var, batch mean, batch rstd) "
+        "where ATen's are y, batch mean, batch rstd, running mean, running var, so the graph TorchAir builds writes the batch "
+        "statistics into the running statistics (the layer's output is right)"
+    ),
+}
+
+
+def wrong_result(target: Any) -> str | None:
+    """How TorchAir's graph of ``target`` departs from ATen's result, if it is known to."""
+    return WRONG_RESULTS.get(op_name(target))
+
+
 def refusal(target: Any) -> TorchAirVerdict | None:
     """The verdict of an op TorchAir fails on, else ``None``."""
     failure = FAILS_WHEN_RUN.get(op_name(target))

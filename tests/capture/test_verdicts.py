@@ -130,3 +130,31 @@ def test_in_place_programs_trace_ok_with_a_matching_ir(write_model, body):
     assert [g.error for g in trace.graphs] == [None]
     assert trace.check.ok and trace.ir_check.ok and trace.ir_check.compared > 0, trace.ir_check.verdict
     assert trace.status == "ok"
+
+
+# Batch norm in training with running statistics: the graph TorchAir builds writes the
+# batch statistics into the running ones (fxlab.passes.torchair_refusals.WRONG_RESULTS).
+BATCH_NORM_TRAINING_MODEL = """
+import torch
+from torch import nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Conv2d(2, 4, 3, padding=1), nn.BatchNorm2d(4)).train()
+example_inputs = (torch.randn(2, 2, 4, 4),)
+"""
+
+
+def test_ir_check_names_torchair_s_batch_norm_fault_beside_the_running_statistics_it_breaks(write_model):
+    trace = _trace(write_model, BATCH_NORM_TRAINING_MODEL)
+    check = trace.ir_check
+    assert check.failed and trace.status == "partial"
+    assert trace.check.ok  # eager and compiled agree: the fault is in the IR
+    written = [m for m in check.mismatches if "after the call" in m]
+    assert len(written) == 2 and all(m.startswith("graph 0 input ") for m in written)  # running mean and var
+    (fault,) = [m for m in check.mismatches if m not in written]
+    assert fault.startswith("graph 0: _native_batch_norm_legit_functional: TorchAir's converter returns BatchNormV3's outputs in GE's order")
+    assert "writes the batch statistics into the running statistics" in check.verdict
+
+
+def test_ir_check_of_batch_norm_in_eval_mode_matches_without_a_fault_note(write_model):
+    trace = _trace(write_model, BATCH_NORM_TRAINING_MODEL.replace(".train()", ".eval()"))
+    assert trace.ir_check.ok and not trace.ir_check.mismatches
