@@ -12,11 +12,10 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.model import DataType
-from fxlab.passes.converters.index import _gather_dim
 from fxlab.passes.converters.layouts import input_layout, output_layout
 from fxlab.passes.converters.promotion import cast_scalar, index_input, scalar_input
 from fxlab.passes.converters.registry import Sample, register_converter
-from fxlab.passes.converters.shape import shape_of, squeeze, unsqueeze
+from fxlab.passes.converters.shape import fold_trailing_dims, gather_dim, shape_of, squeeze, unsqueeze
 
 aten = torch.ops.aten
 
@@ -50,7 +49,7 @@ def convert_native_batch_norm_backward(grad_out: ge.Tensor, input: ge.Tensor, we
         raise NotImplementedError("native_batch_norm_backward is converted for 2-4-D inputs (the 5-D BN3D form is not built by fxlab)")
     input_size = shape_of(input)
     if weight is None:
-        weight = ge.op1("Fill", {"dims": _gather_dim(input_size, 1), "value": cast_scalar(1.0, input.dtype)}, dtypes=input.dtype)
+        weight = ge.op1("Fill", {"dims": gather_dim(input_size, 1), "value": cast_scalar(1.0, input.dtype)}, dtypes=input.dtype)
     # GE reads batch_variance as a variance. Outside training TorchAir hands it the running
     # variance; in training the saved inverse std, which a CPU-traced graph holds as ATen
     # computes it: there the reference run differs from eager, and the samples are the
@@ -273,7 +272,7 @@ def _check_training_input(op: str, input: ge.Tensor, training: bool) -> None:
 
 
 def _per_channel_fill(input: ge.Tensor, input_size: ge.Tensor, value: float) -> ge.Tensor:
-    return ge.op1("Fill", {"dims": _gather_dim(input_size, 1), "value": cast_scalar(value, input.dtype)}, dtypes=input.dtype)
+    return ge.op1("Fill", {"dims": gather_dim(input_size, 1), "value": cast_scalar(value, input.dtype)}, dtypes=input.dtype)
 
 
 def _affine_or_identity(input: ge.Tensor, input_size: ge.Tensor, weight: ge.Tensor | None, bias: ge.Tensor | None) -> tuple[ge.Tensor, ge.Tensor]:
@@ -288,14 +287,7 @@ def _affine_or_identity(input: ge.Tensor, input_size: ge.Tensor, weight: ge.Tens
 def _fold_to_5d(input: ge.Tensor, input_size: ge.Tensor) -> ge.Tensor:
     """An input above 5-D as TorchAir hands it to BatchNormV3: 5-D, every dim after the
     fourth folded into the last."""
-    if input.rank <= 5:
-        return input
-    dims = [_gather_dim(input_size, i) for i in range(4)]
-    # Pack's op wrapper types the -1 from its inputs' known types: the Gathers are fresh
-    # (unknown), so it is the default int64.
-    parts = dims + [scalar_input(-1, *dims)]
-    packed = ge.op1("Pack", {f"x{i}": p for i, p in enumerate(parts)}, {"axis": 0, "N": 5}, dtypes=DataType.DT_INT32)
-    return ge.op1("Reshape", {"x": input, "shape": packed}, {"axis": 0, "num_axes": -1})
+    return fold_trailing_dims(input, input_size, 4) if input.rank > 5 else input
 
 
 def _batch_norm_v3(x: ge.Tensor, rank: int, input_size: ge.Tensor, weight: ge.Tensor, bias: ge.Tensor, running_mean: ge.Tensor, running_var: ge.Tensor, training: bool, momentum: float, eps: float) -> list[ge.Tensor]:

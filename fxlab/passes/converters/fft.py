@@ -14,10 +14,9 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.model import DataType
-from fxlab.passes.converters.index import _gather_dim
 from fxlab.passes.converters.promotion import dtype_promote, scalar_input
 from fxlab.passes.converters.registry import Sample, register_converter
-from fxlab.passes.converters.shape import shape_of, squeeze
+from fxlab.passes.converters.shape import gather_dim, shape_of, squeeze
 
 aten = torch.ops.aten
 BY_SIZE, BY_ROOT_SIZE = 2, 1  # ATen's normalization codes: 1/n, 1/sqrt(n) (0: none)
@@ -48,7 +47,7 @@ def _normalize(x: ge.Tensor, normalization: int, rank: int, signal: int) -> ge.T
     sizes = shape_of(x)
     count: Any = 1
     for s in range(signal):
-        size = _gather_dim(sizes, rank - 1 - s)
+        size = gather_dim(sizes, rank - 1 - s)
         count = ge.op1("Mul", {"x1": size, "x2": scalar_input(count) if not isinstance(count, ge.Tensor) else count})
     count = ge.cast(count, DataType.DT_COMPLEX64)
     if normalization == BY_ROOT_SIZE:

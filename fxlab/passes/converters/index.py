@@ -16,7 +16,7 @@ from fxlab.ir import ge
 from fxlab.ir.model import DataType
 from fxlab.passes.converters.promotion import dtype_promote, known_dtype
 from fxlab.passes.converters.registry import Sample, register_converter
-from fxlab.passes.converters.shape import index_input, scalar_input, shape_of
+from fxlab.passes.converters.shape import gather_dim, index_input, scalar_input, shape_of
 
 aten = torch.ops.aten
 _INT32_MAX = 2147483647
@@ -167,11 +167,6 @@ def convert_triu(self: ge.Tensor, diagonal: int = 0, *, meta_outputs: Any = None
     return ge.op1("Triu", {"x": self}, {"diagonal": diagonal})
 
 
-def _gather_dim(shape: ge.Tensor, index: int) -> ge.Tensor:
-    attrs = {"validate_indices": True, "batch_dims": 0, "is_preprocessed": False, "negative_index_support": False}
-    return ge.op1("Gather", {"x": shape, "indices": ge.const(index, DataType.DT_INT64)}, attrs, dtypes=shape.dtype, shapes=[()])
-
-
 def _index_add_samples() -> list[Sample]:
     return [
         Sample((torch.randn(5, 3), 0, torch.tensor([0, 4, 2]), torch.randn(3, 3))),
@@ -191,7 +186,7 @@ def convert_index_add(self: ge.Tensor, dim: int, index: ge.Tensor, source: ge.Te
     if known_dtype(index) != DataType.DT_INT32:
         index = ge.cast(index, DataType.DT_INT32)
     dim = dim + rank if dim < 0 else dim
-    sizes = [_gather_dim(index_shape, 0) if i == dim else _gather_dim(self_shape, i) for i in range(rank)]
+    sizes = [gather_dim(index_shape, 0) if i == dim else gather_dim(self_shape, i) for i in range(rank)]
     packed = ge.op1("Pack", {f"x{i}": s for i, s in enumerate(sizes)}, {"axis": 0, "N": rank}, dtypes=DataType.DT_INT32, shapes=[(rank,)])
     updates = ge.op1("BroadcastTo", {"x": source, "shape": packed})
     # InplaceIndexAdd writes its first input: TorchAir hands it a copy.

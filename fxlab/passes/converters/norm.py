@@ -20,9 +20,8 @@ import torch
 from fxlab.ir import ge
 from fxlab.ir.model import DataType, ge_dtype
 from fxlab.passes.converters.layouts import input_layout, output_layout
-from fxlab.passes.converters.promotion import scalar_input
 from fxlab.passes.converters.registry import Sample, register_converter
-from fxlab.passes.converters.shape import index_input, pack_symbols, shape_of, squeeze, unsqueeze
+from fxlab.passes.converters.shape import fold_trailing_dims, gather_dim, index_input, pack_symbols, shape_of, squeeze, unsqueeze
 
 aten = torch.ops.aten
 _INT32_MAX = 2147483647
@@ -139,9 +138,9 @@ def convert_batch_norm_inference(input: ge.Tensor, weight: ge.Tensor | None, bia
         raise ValueError("inference batch norm of an input with fewer than 2 dims has no GE mapping")
     input_size = shape_of(input, DataType.DT_INT32)
     if weight is None:
-        weight = _fill(_gather(input_size, 1), ge.cast(ge.const(1.0), input.dtype), input.dtype)
+        weight = _fill(gather_dim(input_size, 1), ge.cast(ge.const(1.0), input.dtype), input.dtype)
     if bias is None:
-        bias = _fill(_gather(input_size, 1), ge.cast(ge.const(0.0), input.dtype), input.dtype)
+        bias = _fill(gather_dim(input_size, 1), ge.cast(ge.const(0.0), input.dtype), input.dtype)
     # TorchAir writes ge.Fill([0], ge.Cast(0.0, ...)): the Cast is made first, then the
     # op wrapper's Const of the dims.
     zero = ge.cast(ge.const(0.0), input.dtype)
@@ -150,12 +149,7 @@ def convert_batch_norm_inference(input: ge.Tensor, weight: ge.Tensor | None, bia
     if rank in (2, 3):
         x = unsqueeze(x, list(range(rank, 4)))
     elif rank >= 5:
-        gathered = [_gather(input_size, i) for i in range(3)]
-        # Pack's op wrapper types the -1 from its inputs' known types: the Gathers are
-        # fresh (unknown), so it is the default int64.
-        dims = gathered + [scalar_input(-1, *gathered)]
-        packed = ge.op1("Pack", {f"x{i}": d for i, d in enumerate(dims)}, {"axis": 0, "N": 4}, dtypes=DataType.DT_INT32)
-        x = ge.op1("Reshape", {"x": x, "shape": packed}, {"axis": 0, "num_axes": -1})
+        x = fold_trailing_dims(x, input_size, 3)
     inputs = {"x": x, "scale": weight, "offset": bias, "mean": running_mean, "variance": running_var}
     out = output_layout(input_layout(ge.op1("BNInfer", inputs, {"epsilon": float(eps)}), list(range(5)), "NCHW"), 0, "NCHW")
     if rank in (2, 3):
@@ -164,11 +158,6 @@ def convert_batch_norm_inference(input: ge.Tensor, weight: ge.Tensor | None, bia
         out = ge.op1("Reshape", {"x": out, "shape": input_size}, {"axis": 0, "num_axes": -1})
         output_layout(input_layout(out, [0, 1], "ND"), 0, "ND")
     return [out, empty, empty]
-
-
-def _gather(shape: ge.Tensor, index: int) -> ge.Tensor:
-    attrs = {"validate_indices": True, "batch_dims": 0, "is_preprocessed": False, "negative_index_support": False}
-    return ge.op1("Gather", {"x": shape, "indices": ge.const(index, DataType.DT_INT64)}, attrs, dtypes=shape.dtype, shapes=[()])
 
 
 def _vector_norm_samples() -> list[Sample]:

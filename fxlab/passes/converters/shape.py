@@ -16,6 +16,7 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType, ge_dtype
+from fxlab.passes.converters import promotion
 from fxlab.passes.converters.registry import Sample, register_converter
 
 aten = torch.ops.aten
@@ -87,6 +88,23 @@ def identity(x: ge.Tensor) -> ge.Tensor:
 def shape_of(x: ge.Tensor, dtype: DataType = DataType.DT_INT32) -> ge.Tensor:
     """``Shape(x)``; its ``dtype`` attr is an int in TorchAir's dtype numbering."""
     return ge.op1("Shape", {"x": x}, {"dtype": TORCHAIR_DTYPE_NUMBER[dtype]}, dtypes=dtype, shapes=[(x.rank,)])
+
+
+def gather_dim(shape: ge.Tensor, index: int) -> ge.Tensor:
+    """One element of a ``Shape`` output, as TorchAir's ``ge.Gather(shape, index)``."""
+    attrs = {"validate_indices": True, "batch_dims": 0, "is_preprocessed": False, "negative_index_support": False}
+    return ge.op1("Gather", {"x": shape, "indices": ge.const(index, DataType.DT_INT64)}, attrs, dtypes=shape.dtype, shapes=[()])
+
+
+def fold_trailing_dims(x: ge.Tensor, shape: ge.Tensor, kept: int) -> ge.Tensor:
+    """``x`` reshaped to its first ``kept`` dims and one more holding the rest, as
+    TorchAir writes it: ``Reshape(x, Pack([Gather(shape, 0), ..., -1]))``."""
+    dims = [gather_dim(shape, i) for i in range(kept)]
+    # Pack's op wrapper types the -1 from its inputs' known types: the Gathers are fresh
+    # (unknown), so it is the default int64.
+    parts = dims + [promotion.scalar_input(-1, *dims)]
+    packed = ge.op1("Pack", {f"x{i}": p for i, p in enumerate(parts)}, {"axis": 0, "N": kept + 1}, dtypes=DataType.DT_INT32)
+    return ge.op1("Reshape", {"x": x, "shape": packed}, {"axis": 0, "num_axes": -1})
 
 
 # -- samples ----------------------------------------------------------------------------
