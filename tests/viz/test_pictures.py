@@ -24,7 +24,8 @@ def small_trace() -> Trace:
 
 def _fake_dot(tmp_path: Path, body: str) -> str:
     """A stand-in for graphviz's dot: ``-T<fmt> -o OUT IN``; ``body`` decides. Each is a
-    new file: rewriting one that just ran can fail with "text file busy"."""
+    new file, written before any picture is drawn: pictures are drawn in threads, and a
+    script written while another thread forks to run dot can fail with "text file busy"."""
     script = tmp_path / f"fake-dot-{len(list(tmp_path.glob('fake-dot-*')))}"
     script.write_text("#!/bin/sh\nout=$3\nin=$4\n" + body)
     script.chmod(0o755)
@@ -108,14 +109,14 @@ def test_a_failing_dot_leaves_no_picture_and_the_stage_is_drawn_more_folded(tmp_
 
 
 def test_a_dot_that_fails_twice_or_hangs_leaves_no_picture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(graphviz_probe, "dot_binary", lambda: _fake_dot(tmp_path, 'echo partial > "$out"; exit 3\n'))
+    monkeypatch.setattr(graphviz_probe, "dot_binary", lambda script=_fake_dot(tmp_path, 'echo partial > "$out"; exit 3\n'): script)
     (tmp_path / "graph_0").mkdir()
     (tmp_path / "graph_0" / "ascend_ir.svg").write_text("old picture")
     files, messages = write_pictures(small_trace(), tmp_path, "svg")
     assert [p.suffix for p in files] == [".dot", ".dot"] and len(messages) == 2
     assert all("exit code 3" in m and "The more folded picture failed too" in m for m in messages)
     assert sorted(p.name for p in (tmp_path / "graph_0").iterdir()) == ["ascend_ir.dot", "functional.dot"]
-    monkeypatch.setattr(graphviz_probe, "dot_binary", lambda: _fake_dot(tmp_path, 'echo partial > "$out"; sleep 5\n'))
+    monkeypatch.setattr(graphviz_probe, "dot_binary", lambda script=_fake_dot(tmp_path, 'echo partial > "$out"; sleep 5\n'): script)
     monkeypatch.setattr(graphviz_probe, "DOT_TIMEOUT_SECONDS", 0.3)
     files, messages = write_pictures(small_trace(), tmp_path, "svg")
     assert all("took over 0 s" in m and "was stopped; no svg was left" in m for m in messages) and len(messages) == 2
