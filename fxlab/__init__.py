@@ -3,6 +3,7 @@
 Public API: load a model file and capture its trace, then look at the stages, the
 Ascend IR and the checks. The command line (``fxlab trace MODEL.py``) is built on these.
 """
+
 from __future__ import annotations
 
 __version__ = "0.1.0"

@@ -3,6 +3,7 @@
 Layers below the CLI raise these; the CLI prints the message (never a traceback) and
 exits with ``exit_code``.
 """
+
 from __future__ import annotations
 
 

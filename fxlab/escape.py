@@ -6,6 +6,7 @@ Bidi controls (U+202E and friends) reorder the characters after them ("Trojan So
 and C0/C1 controls (ESC) drive the terminal: both are shown as ``\\uXXXX`` so what is
 printed is what is there. (Rich markup is the console's business: ``fxlab.viz.safe_text``.)
 """
+
 from __future__ import annotations
 
 from json.encoder import encode_basestring

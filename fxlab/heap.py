@@ -12,11 +12,12 @@ the collector runs thousands of times and promotes them all, which makes full
 collections frequent and long. :func:`capture_heap` also collects the young generation
 less often during a capture — cycles are still found, a little later.
 """
+
 from __future__ import annotations
 
 import contextlib
 import gc
-from typing import Iterator
+from collections.abc import Iterator
 
 # Young-generation threshold while capturing: memory held by unreachable cycles stays
 # bounded (a collection still runs every CAPTURE_GEN0_THRESHOLD net allocations).

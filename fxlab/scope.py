@@ -19,10 +19,12 @@ The context managers are small classes whose ``__enter__``/``__exit__`` only cal
 ops: Dynamo inlines such user-defined context managers, so ``with super_kernel(...)``
 works inside ``torch.compile``'d code exactly like TorchAir's own ``_Scope``.
 """
+
 from __future__ import annotations
 
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch.fx.node import has_side_effect

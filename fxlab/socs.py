@@ -16,6 +16,7 @@ Sources of the table (values as read from each SoC's platform ini):
   (Atlas A3) 24/24/48, Ascend310P3 8/8/7: ``[SoCInfo]`` excerpts of the CANN platform ini
   files quoted in public kernel-development notes and test fixtures.
 """
+
 from __future__ import annotations
 
 import configparser
@@ -145,7 +146,6 @@ def parse_aicore_num(text: str, where: str) -> tuple[int, int]:
     parts = text.split("|")
     if len(parts) != 2 or not all(_INTEGER.fullmatch(p.strip()) for p in parts):
         raise UsageError(
-            f"{where} = {text!r} is not an aicore_num value: write \"A|V\", the AI Core and Vector Core "
-            "counts as integers, e.g. \"24|48\"."
+            f'{where} = {text!r} is not an aicore_num value: write "A|V", the AI Core and Vector Core counts as integers, e.g. "24|48".'
         )
     return int(parts[0]), int(parts[1])

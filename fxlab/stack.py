@@ -14,9 +14,11 @@ faults (0.4 to 1.5 s of system time) depending on the depth it was started from.
 everything the function calls fits in the other half, and no chunk is mapped or unmapped
 while it runs. On interpreters without frame chunks the reserved slots are simply unused.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 

@@ -1,5 +1,6 @@
 """Capture: load a model file, compile it with fxlab's capturing backend, and record
 the Trace (plain data) of every Dynamo graph's stages."""
+
 from __future__ import annotations
 
 from fxlab.capture.loader import LoadedModel, load_model, load_python_file

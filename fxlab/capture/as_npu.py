@@ -17,6 +17,7 @@ form needs torch_npu's operators to be defined (a torch_npu copy, see
 ``fxlab.compat.torch_npu_ops``); without them every call takes the math form. Each
 choice is returned as a sentence for the trace's notes.
 """
+
 from __future__ import annotations
 
 import math
@@ -38,8 +39,16 @@ def _fused_op() -> Any:
         return None
 
 
-def sdpa_as_fused(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attn_mask: torch.Tensor | None = None,
-                  dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None, enable_gqa: bool = False) -> torch.Tensor:
+def sdpa_as_fused(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attn_mask: torch.Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> torch.Tensor:
     """SDPA as torch_npu computes it on an NPU: ``npu_fusion_attention`` in BNSD layout."""
     masked = None if attn_mask is None else torch.logical_not(attn_mask)
     if is_causal:
@@ -49,8 +58,16 @@ def sdpa_as_fused(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, a
     return _fused_op()(query, key, value, query.shape[1], "BNSD", atten_mask=masked, scale=scale)[0]
 
 
-def sdpa_as_math(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, attn_mask: torch.Tensor | None = None,
-                 dropout_p: float = 0.0, is_causal: bool = False, scale: float | None = None, enable_gqa: bool = False) -> torch.Tensor:
+def sdpa_as_math(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attn_mask: torch.Tensor | None = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+) -> torch.Tensor:
     """SDPA by torch's math decomposition (what runs where no fused kernel is chosen)."""
     if attn_mask is not None and attn_mask.dtype == torch.bool:
         # As torch's SDPA does before its math path: keep -> 0, masked -> -inf.

@@ -20,11 +20,13 @@ seen produced (or plain constant tensors). Anything else — symbolic sizes, an 
 tensor, an op it cannot map — aborts the recording with a reason, and the caller traces
 the stage with ``make_fx`` as before (:func:`fxlab.capture.stages.aten_stage`).
 """
+
 from __future__ import annotations
 
 import contextlib
 import operator
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import torch
 import torch.fx as fx
@@ -184,7 +186,7 @@ class AtenRecorder:
         self._values: list[tuple[fx.Node, tuple[Any, ...]]] = []
 
     @contextlib.contextmanager
-    def installed(self) -> Iterator["AtenRecorder"]:
+    def installed(self) -> Iterator[AtenRecorder]:
         if self.fake_mode is None:
             yield self
             return

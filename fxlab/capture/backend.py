@@ -8,10 +8,12 @@ cannot) — and returns aot's compiled callable so
 the compiled model really runs (its outputs are checked against eager). Stage failures
 are kept per graph, not raised, so one bad graph does not hide the others.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import torch.fx as fx
 

@@ -1,10 +1,12 @@
 """Numerical checks: the compiled model against eager, and the Ascend IR (run by the CPU
 reference executor) against the compiled run of its functional graph."""
+
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 import torch
 import torch.fx as fx
@@ -101,7 +103,7 @@ class _Comparison:
         elif not torch.equal(expected, actual):
             self.mismatches.append(f"{label}: values differ")
 
-    def merge(self, other: "_Comparison") -> None:
+    def merge(self, other: _Comparison) -> None:
         self.compared += other.compared
         self.formed += other.formed
         self.max_abs_diff = max(self.max_abs_diff, other.max_abs_diff)
@@ -180,7 +182,9 @@ def _restore(state: dict[str, torch.Tensor], saved: dict[str, _Saved]) -> None:
             tensor.copy_(before.value)
 
 
-def compare_eager_compiled(loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]], draws_random: Callable[[], list[str]] | None = None) -> CheckResult:
+def compare_eager_compiled(
+    loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]], draws_random: Callable[[], list[str]] | None = None
+) -> CheckResult:
     """Run eager and compiled on clones of the inputs from the same model state; compare
     outputs, input mutations and parameter/buffer mutations. Leaves the model's state as
     it found it. Raises :class:`CaptureError` if eager or compilation fails."""
@@ -191,7 +195,9 @@ def compare_eager_compiled(loaded: LoadedModel, compile_fn: Callable[[Any], Call
         return _compare_from_one_seed(loaded, compile_fn, draws_random)
 
 
-def _compare_from_one_seed(loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]], draws_random: Callable[[], list[str]] | None) -> CheckResult:
+def _compare_from_one_seed(
+    loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]], draws_random: Callable[[], list[str]] | None
+) -> CheckResult:
     state = _state(loaded.fn)
     saved = _save(state)
     eager_args, eager_kwargs = _clone(loaded.args), _clone(loaded.kwargs)
@@ -221,6 +227,7 @@ def _compare_from_one_seed(loaded: LoadedModel, compile_fn: Callable[[Any], Call
         finally:
             compiled_state = _clone(state)
             _restore(state, saved)
+
     def compare(values: bool) -> _Comparison:
         cmp = _Comparison(values=values)
         compare_outputs(cmp, eager_out, compiled_out)
@@ -261,7 +268,13 @@ def missing_cpu_kernel(exc: BaseException) -> str | None:
     return None
 
 
-def _capture_without_running(loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]], state: dict[str, torch.Tensor], saved: dict[str, torch.Tensor], op: str) -> CheckResult:
+def _capture_without_running(
+    loaded: LoadedModel,
+    compile_fn: Callable[[Any], Callable[..., Any]],
+    state: dict[str, torch.Tensor],
+    saved: dict[str, torch.Tensor],
+    op: str,
+) -> CheckResult:
     """Capture (Dynamo and the backend need only Meta functions) although neither eager
     nor the compiled graph can run on CPU: every stage is still recorded."""
     args, kwargs = _clone(loaded.args), _clone(loaded.kwargs)
@@ -272,7 +285,9 @@ def _capture_without_running(loaded: LoadedModel, compile_fn: Callable[[Any], Ca
             raise summarize_compile_error(exc, loaded) from exc
     finally:
         _restore(state, saved)
-    return CheckResult(ok=False, skipped=f"not run: {op} has no CPU kernel (fxlab has CPU reference kernels for torch_npu's common operators only)")
+    return CheckResult(
+        ok=False, skipped=f"not run: {op} has no CPU kernel (fxlab has CPU reference kernels for torch_npu's common operators only)"
+    )
 
 
 @dataclass
@@ -407,7 +422,9 @@ def _run_ir(graph: GraphTrace, run: _Run, kernels_by_op: Any = None) -> tuple[_C
     cmp = _Comparison()
     inputs = _clone(run.inputs_before)
     # A SymInt graph input (dynamic shapes) is a Data op too: it gets the size this run had.
-    ir_inputs = [x if isinstance(x, torch.Tensor) else torch.tensor(x, dtype=torch.int64) for x in inputs if isinstance(x, (torch.Tensor, int))]
+    ir_inputs = [
+        x if isinstance(x, torch.Tensor) else torch.tensor(x, dtype=torch.int64) for x in inputs if isinstance(x, (torch.Tensor, int))
+    ]
     try:
         values: dict[str, Any] = {}
         outputs = execute_fx_outputs(graph.ir, ir_inputs, values, kernels_by_op)

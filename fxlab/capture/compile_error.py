@@ -1,4 +1,5 @@
 """Dynamo's and aot_autograd's errors, in one paragraph with the user's source line."""
+
 from __future__ import annotations
 
 from fxlab.capture.loader import LoadedModel

@@ -7,10 +7,12 @@ matches eager. So the functional graph is run again on the compiled run's inputs
 each custom op's (or ``auto_functionalized`` op's) real outputs are compared with the
 fake values the graph recorded for it, as ``fxlab ops check`` does for its samples.
 """
+
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 import torch.fx as fx

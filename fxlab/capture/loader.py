@@ -4,15 +4,17 @@ A model file defines ``model`` and ``example_inputs`` at module level, or a func
 ``get_model_and_inputs()`` returning ``(callable, inputs)``; ``entry`` names another such
 function. Inputs are a tuple/list of tensors, or ``(args, kwargs)``.
 """
+
 from __future__ import annotations
 
 import importlib.util
 import sys
 import traceback
 import types
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 

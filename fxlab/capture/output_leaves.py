@@ -7,10 +7,12 @@ whole and is not a plain value -- a dataclass, or an object such as transformers
 fields, any other object by its ``__dict__``, and walked again. Each leaf is named by its
 path (``output[1].layers[0].keys``) so a mismatch says which one differs.
 """
+
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 import torch
 from torch.utils._pytree import keystr, tree_flatten_with_path, tree_leaves

@@ -1,10 +1,12 @@
 """Capture a loaded model: compile once with the capturing backend, then build the
 Trace — every stage of every Dynamo graph, the Ascend IR, and the eager checks."""
+
 from __future__ import annotations
 
 import re
 import time
-from typing import Any, Callable, Sequence
+from typing import Any
+from collections.abc import Callable, Sequence
 
 import torch
 import torch.fx as fx
@@ -78,7 +80,9 @@ def capture_trace(
                 trace.graphs.append(_build_graph_trace(captured, stages, converter, say, convert_refused))
                 trace.notes.extend(f"graph {captured.index}: {choice}." for choice in captured.device_choices)
                 if captured.aten_retraced and "aten" in captured.modules:
-                    trace.notes.append(f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced}).")
+                    trace.notes.append(
+                        f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced})."
+                    )
             _check_custom_ops(trace, recorder)
             _verify(trace, recorder, verify, say)
     trace.status = _status(trace)
@@ -102,8 +106,12 @@ def _compile(fn: Callable[..., Any], backend: CapturingBackend) -> Callable[...,
     return torch.compile(fn, backend=backend, fullgraph=False)
 
 
-def _build_graph_trace(captured: CapturedGraph, stages: Sequence[str], converter: Any, say: Progress, convert_refused: bool = False) -> GraphTrace:
-    graph = GraphTrace(index=captured.index, break_reason=captured.break_reason, break_location=captured.break_location, error=captured.error)
+def _build_graph_trace(
+    captured: CapturedGraph, stages: Sequence[str], converter: Any, say: Progress, convert_refused: bool = False
+) -> GraphTrace:
+    graph = GraphTrace(
+        index=captured.index, break_reason=captured.break_reason, break_location=captured.break_location, error=captured.error
+    )
     modules = dict(captured.modules)
     if "reinplaced" in stages and "functional" in modules:
         from fxlab.passes.reinplace import reinplace

@@ -8,6 +8,7 @@ each node's identity, name, op, target, args, kwargs, type, example value, stack
 and the extra meta it prints. A later call reuses the code only if every one of those
 is the very same object as before; any edit to the graph gives a new code.
 """
+
 from __future__ import annotations
 
 import operator
@@ -94,4 +95,9 @@ def _fingerprint(gm: fx.GraphModule) -> list[Any] | None:
 def _same_objects(old: list[Any], new: list[Any]) -> bool:
     # Environment flags are strings read anew each time: compare those by value.
     head = 3 + len(_ENV_FLAGS)
-    return len(old) == len(new) and old[3:head] == new[3:head] and all(map(operator.is_, old[:3], new[:3])) and all(map(operator.is_, old[head:], new[head:]))
+    return (
+        len(old) == len(new)
+        and old[3:head] == new[3:head]
+        and all(map(operator.is_, old[:3], new[:3]))
+        and all(map(operator.is_, old[head:], new[head:]))
+    )

@@ -13,6 +13,7 @@ graphs fxlab records — placeholders without defaults, ``call_function`` /
 torch targets, no type annotations or extra meta that torch would print — and returns
 None for anything else, which the caller then prints with torch.
 """
+
 from __future__ import annotations
 
 import os

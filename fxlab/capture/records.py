@@ -10,11 +10,13 @@ everything derived from those alone is computed once per distinct value and look
 afterwards; the readable code is kept per module until its graph changes (the capture
 records the functional stage twice).
 """
+
 from __future__ import annotations
 
 import operator
+from collections.abc import Iterable, Mapping
 from functools import lru_cache
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import torch
 import torch.fx as fx

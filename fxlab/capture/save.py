@@ -7,6 +7,7 @@ as it was. ``DIR/manifest.json`` says ``"status": "failed"`` only for a run that
 into a folder that held no trace. Files and folders get the modes the umask gives; all
 JSON is strict (fxlab/ir/json_values.py). File names are deterministic.
 """
+
 from __future__ import annotations
 
 import json
@@ -214,7 +215,9 @@ def _outputs(metas: Any) -> str:
 
 
 def _tensor_meta(meta: TensorMeta) -> str:
-    return f'{{"shape": {_dims(meta.shape)}, "dtype": {_text(meta.dtype)}, "stride": {"null" if meta.stride is None else _dims(meta.stride)}}}'
+    return (
+        f'{{"shape": {_dims(meta.shape)}, "dtype": {_text(meta.dtype)}, "stride": {"null" if meta.stride is None else _dims(meta.stride)}}}'
+    )
 
 
 def _dims(dims: Any) -> str:
@@ -285,7 +288,9 @@ def load_trace(path: str | Path) -> Trace:
     try:
         data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
-        raise OutputError(f"{out} holds no saved trace ({MANIFEST} is missing). Write one with `fxlab trace MODEL.py --out {out}`.") from exc
+        raise OutputError(
+            f"{out} holds no saved trace ({MANIFEST} is missing). Write one with `fxlab trace MODEL.py --out {out}`."
+        ) from exc
     except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise _unreadable(out, exc) from exc
     if not isinstance(data, dict):
@@ -303,7 +308,14 @@ def load_trace(path: str | Path) -> Trace:
         raise _unreadable(out, exc) from exc
 
 
-_JSON_KINDS = {type(None): "null", list: "a JSON array", str: "a JSON string", int: "a JSON number", float: "a JSON number", bool: "a JSON boolean"}
+_JSON_KINDS = {
+    type(None): "null",
+    list: "a JSON array",
+    str: "a JSON string",
+    int: "a JSON number",
+    float: "a JSON number",
+    bool: "a JSON boolean",
+}
 
 
 def _load_graph_files(out: Path, graph: dict[str, Any]) -> None:
@@ -327,6 +339,5 @@ def _plain_name(name: Any) -> bool:
 
 def _unreadable(out: Path, exc: BaseException) -> OutputError:
     return OutputError(
-        f"{out} is not a readable saved trace ({type(exc).__name__}: {exc}). "
-        f"Write it again with `fxlab trace MODEL.py --out {out}`."
+        f"{out} is not a readable saved trace ({type(exc).__name__}: {exc}). Write it again with `fxlab trace MODEL.py --out {out}`."
     )

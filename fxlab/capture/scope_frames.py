@@ -7,6 +7,7 @@ trace, and graph code, the py dump, the HTML and the scope report all show its l
 This pass drops the library frames from the end of each Dynamo node's trace, before the
 other stages are derived, so they name the line that opened or closed the scope.
 """
+
 from __future__ import annotations
 
 import os

@@ -9,10 +9,12 @@ TorchAir's choices (its decomposition table, ``keep_inference_input_mutations=Tr
 ``pre_ge``: ``functional`` after TorchAir's passes before conversion
 (:mod:`fxlab.passes.pre_ge`); the ``ascend_ir`` stage converts it.
 """
+
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
+from collections.abc import Callable, Iterator, Sequence
 
 import torch
 import torch.fx as fx

@@ -6,12 +6,13 @@ torch logs through handlers it puts on its top-level loggers (``torch``,
 is active those handlers are swapped for one that records; they are put back after.
 With ``TORCH_LOGS`` set the user asked for torch's logs, and they are left alone.
 """
+
 from __future__ import annotations
 
 import contextlib
 import logging
 import os
-from typing import Iterator
+from collections.abc import Iterator
 
 
 class _Recorder(logging.Handler):

@@ -6,6 +6,7 @@ loads back, so saved traces can be diffed later; the live ``GraphModule`` object
 the Ascend IR ride along on :class:`GraphTrace` but are not part of the JSON of a stage.
 No printing in this layer.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -178,7 +179,7 @@ class Trace:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Trace":
+    def from_json(cls, data: dict[str, Any]) -> Trace:
         return cls(
             model=data["model"],
             entry=data["entry"],

@@ -1,10 +1,12 @@
 """What every model-taking command shares: options, loading with plugins inside the
 TorchAir-compatible layer, and capturing with a status indicator on stderr."""
+
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional, Sequence
+from typing import Any
 
 import typer
 
@@ -33,10 +35,10 @@ def user_code_environment() -> Iterator[None]:
 
 def capture_model(
     model: Path,
-    entry: Optional[str],
-    plugins: Optional[Sequence[Path]],
+    entry: str | None,
+    plugins: Sequence[Path] | None,
     stages: Sequence[str],
-    verify: Optional[bool] = None,
+    verify: bool | None = None,
     converter: Callable[..., Any] | None = None,
     convert_refused: bool = False,
 ) -> Any:
@@ -49,7 +51,14 @@ def capture_model(
     try:
         with user_code_environment(), status, torch_warnings_as_notes() as torch_notes:
             loaded = load_model(model, entry=entry, plugins=list(plugins or []))
-            trace = capture_trace(loaded, stages=stages, progress=lambda msg: status.update(plain(msg)), verify=verify, converter=converter, convert_refused=convert_refused)
+            trace = capture_trace(
+                loaded,
+                stages=stages,
+                progress=lambda msg: status.update(plain(msg)),
+                verify=verify,
+                converter=converter,
+                convert_refused=convert_refused,
+            )
     except SystemExit as exc:  # only the user's code exits while fxlab runs it
         raise FxlabError(
             f"the model called exit ({type(exc).__name__}: {exc.code}) while fxlab ran it, so nothing could be captured. "
@@ -59,7 +68,7 @@ def capture_model(
     return loaded, trace
 
 
-def parse_stages(value: Optional[str]) -> tuple[str, ...]:
+def parse_stages(value: str | None) -> tuple[str, ...]:
     from fxlab.capture import ALL_STAGES, validate_stages
 
     if not value or value == "all":

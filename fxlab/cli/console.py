@@ -2,6 +2,7 @@
 
 ``NO_COLOR`` is honoured by rich itself; ``FXLAB_WIDTH`` pins the width (tests, CI logs).
 """
+
 from __future__ import annotations
 
 import os

@@ -1,9 +1,10 @@
 """``fxlab diff``: two stages of one model's trace, the built-in Ascend IR against
 TorchAir's, or two saved traces, node by node."""
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any
 
 import typer
 
@@ -35,16 +36,25 @@ TORCHAIR_STAGE = "ascend_ir:torchair"
     ),
 )
 def diff_command(
-    paths: List[Path] = typer.Argument(..., help="MODEL.py, or two trace directories saved by `fxlab trace --out`.", show_default=False, metavar="MODEL.py | TRACE_A TRACE_B"),
-    before_functionalize: bool = typer.Option(False, "--before-functionalize", help="aten (before functionalization) -> functional; the default for MODEL.py."),
-    from_stage: Optional[str] = typer.Option(None, "--from", help=f"Left stage: {', '.join(FX_STAGES + IR_STAGES)}."),
-    to_stage: Optional[str] = typer.Option(None, "--to", help="Right stage (same choices as --from)."),
-    torchair_path: Optional[Path] = typer.Option(
-        None, "--torchair-path", help="TorchAir sources for ascend_ir:torchair (default: FXLAB_TORCHAIR_PATH, an importable TorchAir, or the copy `fxlab torchair fetch` made)."
+    paths: list[Path] = typer.Argument(
+        ...,
+        help="MODEL.py, or two trace directories saved by `fxlab trace --out`.",
+        show_default=False,
+        metavar="MODEL.py | TRACE_A TRACE_B",
     ),
-    plugin: Optional[List[Path]] = PluginOpt,
-    entry: Optional[str] = EntryOpt,
-    graph: Optional[int] = typer.Option(None, "--graph", help="Diff only Dynamo graph K (default: every graph)."),
+    before_functionalize: bool = typer.Option(
+        False, "--before-functionalize", help="aten (before functionalization) -> functional; the default for MODEL.py."
+    ),
+    from_stage: str | None = typer.Option(None, "--from", help=f"Left stage: {', '.join(FX_STAGES + IR_STAGES)}."),
+    to_stage: str | None = typer.Option(None, "--to", help="Right stage (same choices as --from)."),
+    torchair_path: Path | None = typer.Option(
+        None,
+        "--torchair-path",
+        help="TorchAir sources for ascend_ir:torchair (default: FXLAB_TORCHAIR_PATH, an importable TorchAir, or the copy `fxlab torchair fetch` made).",
+    ),
+    plugin: list[Path] | None = PluginOpt,
+    entry: str | None = EntryOpt,
+    graph: int | None = typer.Option(None, "--graph", help="Diff only Dynamo graph K (default: every graph)."),
     as_json: bool = typer.Option(False, "--json", help="Print the diff as JSON."),
 ) -> None:
     if len(paths) == 2:
@@ -61,7 +71,7 @@ def diff_command(
     raise typer.Exit(0 if diff.identical else 1)  # as diff(1): 0 the same, 1 differences, 2 trouble
 
 
-def stage_pair(before_functionalize: bool, left: Optional[str], right: Optional[str], torchair_path: Optional[Path]) -> tuple[str, str]:
+def stage_pair(before_functionalize: bool, left: str | None, right: str | None, torchair_path: Path | None) -> tuple[str, str]:
     """The two stages to diff, checked before anything is captured."""
     if before_functionalize and (left or right):
         raise UsageError("--before-functionalize is aten -> functional; give it or --from/--to, not both.")
@@ -94,7 +104,7 @@ def _reject_model_options(*values: Any) -> None:
 
 
 # -- a model ----------------------------------------------------------------------------------
-def _model_diff(model: Path, left: str, right: str, plugins: Any, entry: Optional[str], graph: Optional[int], torchair_path: Optional[Path]) -> Any:
+def _model_diff(model: Path, left: str, right: str, plugins: Any, entry: str | None, graph: int | None, torchair_path: Path | None) -> Any:
     from fxlab.diff.trace_diff import TraceDiff, diff_graph, select_graphs
 
     torchair_dir = _find_torchair(torchair_path) if TORCHAIR_STAGE in (left, right) else None
@@ -112,7 +122,7 @@ def _model_diff(model: Path, left: str, right: str, plugins: Any, entry: Optiona
     return diff
 
 
-def _find_torchair(explicit: Optional[Path]) -> Any:
+def _find_torchair(explicit: Path | None) -> Any:
     """Where TorchAir is (found before the slow capture, so a bad path fails fast)."""
     from fxlab.compat.bridge import find_torchair
 
@@ -152,7 +162,7 @@ def _load_notes(report: Any) -> list[str]:
 
 
 # -- two saved traces ---------------------------------------------------------------------------
-def _saved_traces_diff(left: Path, right: Path, graph: Optional[int]) -> Any:
+def _saved_traces_diff(left: Path, right: Path, graph: int | None) -> Any:
     from fxlab.diff.trace_diff import diff_saved_traces
 
     left_label, right_label = _labels(left, right)

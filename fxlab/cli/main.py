@@ -1,5 +1,6 @@
 """``fxlab``: the command-line entry point. Each command lives in its own module and is
 thin: parse, call the layers below, render, choose the exit code."""
+
 from __future__ import annotations
 
 import os
@@ -98,7 +99,9 @@ def _last_frame(exc: BaseException) -> str:
 
 
 def _interrupted() -> None:
-    console.error("interrupted (Ctrl-C). Run the command again to finish; a --out folder holds a whole trace, the new one or the one it held before.")
+    console.error(
+        "interrupted (Ctrl-C). Run the command again to finish; a --out folder holds a whole trace, the new one or the one it held before."
+    )
     sys.exit(130)
 
 

@@ -1,8 +1,9 @@
 """``fxlab ops list`` and ``fxlab ops check OP``: the custom-op kit on the command line."""
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any
 
 import typer
 
@@ -22,15 +23,18 @@ JsonOpt = typer.Option(False, "--json", help="Print JSON instead of a table.")
 STATUS_STYLE = {"pass": ("PASS", "green"), "fail": ("FAIL", "bold red"), "warn": ("WARN", "yellow"), "skip": ("SKIP", "dim")}
 
 
-def _load_plugins(plugins: Optional[List[Path]]) -> None:
+def _load_plugins(plugins: list[Path] | None) -> None:
     from fxlab.compat.plugins import load_plugin
 
     for plugin in plugins or []:
         load_plugin(plugin)
 
 
-@ops_app.command("list", help="Registered custom ops: schema, kernels per dispatch key, fake (Meta) function, converter (fxlab / torchair / auto / none), prototype.")
-def list_command(plugin: Optional[List[Path]] = PluginOpt, as_json: bool = JsonOpt) -> None:
+@ops_app.command(
+    "list",
+    help="Registered custom ops: schema, kernels per dispatch key, fake (Meta) function, converter (fxlab / torchair / auto / none), prototype.",
+)
+def list_command(plugin: list[Path] | None = PluginOpt, as_json: bool = JsonOpt) -> None:
     from fxlab.compat.layer import compat_layer
     from fxlab.ops.inspect_op import list_ops
 
@@ -86,8 +90,8 @@ def _short(site: str) -> str:
 )
 def check_command(
     op: str = typer.Argument(..., help="The op: npu::my_inplace, npu.my_inplace, torch.ops.npu.my_inplace.default or my_inplace."),
-    prototype: Optional[Path] = typer.Option(None, "--prototype", help="The op's msOpGen prototype JSON (default: the registered one)."),
-    plugin: Optional[List[Path]] = PluginOpt,
+    prototype: Path | None = typer.Option(None, "--prototype", help="The op's msOpGen prototype JSON (default: the registered one)."),
+    plugin: list[Path] | None = PluginOpt,
     as_json: bool = JsonOpt,
 ) -> None:
     from fxlab.compat.layer import compat_layer
@@ -111,7 +115,11 @@ def _print_report(report: Any) -> None:
     out = console.out()
     out.print(Text.assemble((visible(report.op), "bold"), "  ", visible(report.schema)))
     if report.samples_source != "registered":
-        out.print(Text.assemble((f"samples {visible(report.samples_source)}", "yellow"), " (the op registers none): small random tensors, scalar defaults"))
+        out.print(
+            Text.assemble(
+                (f"samples {visible(report.samples_source)}", "yellow"), " (the op registers none): small random tensors, scalar defaults"
+            )
+        )
     for item in report.items:
         label, style = STATUS_STYLE[item.status]
         out.print(Text.assemble("  ", (label, style), f" {visible(item.name)}: {visible(item.detail)}"), highlight=False)
@@ -131,10 +139,16 @@ def _print_report(report: Any) -> None:
     ),
 )
 def coverage_command(
-    model: Optional[Path] = typer.Argument(None, help="Model file: show only the ATen ops its graphs call, with node counts.", show_default=False),
-    entry: Optional[str] = typer.Option(None, "--entry", help="Name of a function in the model file returning (model, inputs)."),
-    plugin: Optional[List[Path]] = PluginOpt,
-    torchair_path: Optional[Path] = typer.Option(None, "--torchair-path", help="TorchAir sources to scan (default: $FXLAB_TORCHAIR_PATH, the installed torchair, or .cache/torchair/)."),
+    model: Path | None = typer.Argument(
+        None, help="Model file: show only the ATen ops its graphs call, with node counts.", show_default=False
+    ),
+    entry: str | None = typer.Option(None, "--entry", help="Name of a function in the model file returning (model, inputs)."),
+    plugin: list[Path] | None = PluginOpt,
+    torchair_path: Path | None = typer.Option(
+        None,
+        "--torchair-path",
+        help="TorchAir sources to scan (default: $FXLAB_TORCHAIR_PATH, the installed torchair, or .cache/torchair/).",
+    ),
     as_json: bool = JsonOpt,
 ) -> None:
     from fxlab.reports.op_coverage import coverage
@@ -152,7 +166,7 @@ def coverage_command(
     raise typer.Exit(1 if model is not None and failing else 0)
 
 
-def _torchair_verdicts(torchair_path: Optional[Path]) -> tuple[Any, str]:
+def _torchair_verdicts(torchair_path: Path | None) -> tuple[Any, str]:
     """TorchAir's verdicts from a scan of its sources, or fxlab's shipped table."""
     from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair
     from fxlab.compat.torchair_converter_scan import scan_converters
@@ -181,7 +195,7 @@ def _fxlab_converter_ops() -> list[str]:
     return [str(c.target) for c in CONVERTERS if c.origin == ORIGIN_FXLAB or c.replaced is not None]
 
 
-def _model_ops(model: Path, entry: Optional[str], plugin: Optional[List[Path]]) -> dict[str, int]:
+def _model_ops(model: Path, entry: str | None, plugin: list[Path] | None) -> dict[str, int]:
     """ATen ops the model's graphs call after TorchAir's passes, with node counts."""
     import torch
 

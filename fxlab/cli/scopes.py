@@ -1,8 +1,9 @@
 """``fxlab scopes MODEL.py``: SuperKernel scopes and core-count limits, explained."""
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any
 
 import typer
 
@@ -27,12 +28,18 @@ from fxlab.ir.json_values import dumps_strict
 )
 def scopes_command(
     model: Path = ModelArg,
-    soc: Optional[str] = typer.Option(None, "--soc", help="SoC to check core counts against (e.g. Ascend910B1); see the error for the known names."),
-    soc_ini: Optional[Path] = typer.Option(None, "--soc-ini", help="CANN platform ini of the SoC (<arch>-linux/data/platform_config/<SoC>.ini)."),
-    aicore_num: Optional[str] = typer.Option(None, "--aicore-num", help="Global core limit \"A|V\" (as ge_config.aicore_num); overrides the model's CompilerConfig."),
+    soc: str | None = typer.Option(
+        None, "--soc", help="SoC to check core counts against (e.g. Ascend910B1); see the error for the known names."
+    ),
+    soc_ini: Path | None = typer.Option(
+        None, "--soc-ini", help="CANN platform ini of the SoC (<arch>-linux/data/platform_config/<SoC>.ini)."
+    ),
+    aicore_num: str | None = typer.Option(
+        None, "--aicore-num", help='Global core limit "A|V" (as ge_config.aicore_num); overrides the model\'s CompilerConfig.'
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
-    plugin: Optional[List[Path]] = PluginOpt,
-    entry: Optional[str] = EntryOpt,
+    plugin: list[Path] | None = PluginOpt,
+    entry: str | None = EntryOpt,
 ) -> None:
     import fxlab.passes.annotate_scopes  # noqa: F401 - registers the annotation with the capture
     from fxlab.reports.scope_report import report_for_trace
@@ -51,7 +58,7 @@ def scopes_command(
     raise typer.Exit(1 if report.has_errors else 0)
 
 
-def _soc(name: Optional[str], ini: Optional[Path]) -> Any:
+def _soc(name: str | None, ini: Path | None) -> Any:
     from fxlab.errors import UsageError
     from fxlab.socs import read_platform_ini, soc_by_name
 
@@ -70,7 +77,7 @@ def _parse_global(text: str, origin: str) -> Any:
     return GlobalCoreLimit(aicore, vectorcore, origin)
 
 
-def _global_limit(cli_value: Optional[str], loaded: Any) -> Any:
+def _global_limit(cli_value: str | None, loaded: Any) -> Any:
     """``--aicore-num`` wins; otherwise the model's CompilerConfig (a malformed value
     there is the model's error, reported as such)."""
     from fxlab.reports.scope_report import global_limit_of

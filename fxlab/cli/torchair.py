@@ -1,15 +1,19 @@
 """``fxlab torchair fetch``: TorchAir's sources for the installed torch, into the user's cache."""
+
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from fxlab.cli import console
 from fxlab.cli.main import app
 
-torchair_app = typer.Typer(name="torchair", help="TorchAir's own sources: fetch the copy that --converter torchair and `fxlab diff ... ascend_ir:torchair` load.", no_args_is_help=True)
+torchair_app = typer.Typer(
+    name="torchair",
+    help="TorchAir's own sources: fetch the copy that --converter torchair and `fxlab diff ... ascend_ir:torchair` load.",
+    no_args_is_help=True,
+)
 app.add_typer(torchair_app, name="torchair")
 
 
@@ -23,9 +27,9 @@ app.add_typer(torchair_app, name="torchair")
     ),
 )
 def fetch_command(
-    torch_version: Optional[str] = typer.Option(None, "--torch-version", help="torch version to match (default: the installed one)."),
-    cache_dir: Optional[Path] = typer.Option(None, "--cache-dir", help="Folder to extract into (default: the user's cache, torchair/ in it)."),
-    wheel: Optional[Path] = typer.Option(None, "--wheel", help="Extract from this torch_npu wheel instead of downloading one."),
+    torch_version: str | None = typer.Option(None, "--torch-version", help="torch version to match (default: the installed one)."),
+    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Folder to extract into (default: the user's cache, torchair/ in it)."),
+    wheel: Path | None = typer.Option(None, "--wheel", help="Extract from this torch_npu wheel instead of downloading one."),
 ) -> None:
     from importlib.metadata import version
 

@@ -1,9 +1,11 @@
 """``fxlab trace MODEL.py``: every stage of every Dynamo graph, the Ascend IR, and checks."""
+
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator, List, Optional
+from typing import Any
 
 import typer
 
@@ -30,22 +32,57 @@ from fxlab.ir.json_values import dumps_strict
 )
 def trace_command(
     model: Path = ModelArg,
-    stages: Optional[str] = typer.Option(None, "--stages", help="Comma-separated stages to record and show (default: all): dynamo,aten,functional,reinplaced,ascend_ir."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Directory to save the trace in (manifest.json, graph_<k>/<stage>.py|.json, ascend_ir.pb|.pbtxt|.py|.json)."),
-    plugin: Optional[List[Path]] = PluginOpt,
-    entry: Optional[str] = EntryOpt,
+    stages: str | None = typer.Option(
+        None, "--stages", help="Comma-separated stages to record and show (default: all): dynamo,aten,functional,reinplaced,ascend_ir."
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", help="Directory to save the trace in (manifest.json, graph_<k>/<stage>.py|.json, ascend_ir.pb|.pbtxt|.py|.json)."
+    ),
+    plugin: list[Path] | None = PluginOpt,
+    entry: str | None = EntryOpt,
     as_json: bool = typer.Option(False, "--json", help="Print a machine-readable summary instead of the views."),
-    verify: Optional[bool] = typer.Option(None, "--verify/--no-verify", help="Run the Ascend IR on CPU and compare with the compiled run (default: on for graphs up to 1500 FX nodes)."),
+    verify: bool | None = typer.Option(
+        None,
+        "--verify/--no-verify",
+        help="Run the Ascend IR on CPU and compare with the compiled run (default: on for graphs up to 1500 FX nodes).",
+    ),
     summary_only: bool = typer.Option(False, "--summary", help="Print only the one-screen summary, not the stages."),
-    graphviz: Optional[str] = typer.Option(None, "--graphviz", help="Also draw each stage and the Ascend IR with graphviz: svg, png or dot (pictures go to --out DIR, else ./fxlab-out; without the `dot` binary only .dot files are written)."),
-    expand: Optional[List[str]] = typer.Option(None, "--expand", metavar="PATH", help="In the --graphviz pictures, open this module (e.g. layers.3 or layers.0.attn) instead of folding it; repeatable."),
-    focus: Optional[str] = typer.Option(None, "--focus", metavar="NODE", help="In the --graphviz pictures, draw only the nodes within --depth edges of this node or GE op."),
+    graphviz: str | None = typer.Option(
+        None,
+        "--graphviz",
+        help="Also draw each stage and the Ascend IR with graphviz: svg, png or dot (pictures go to --out DIR, else ./fxlab-out; without the `dot` binary only .dot files are written).",
+    ),
+    expand: list[str] | None = typer.Option(
+        None,
+        "--expand",
+        metavar="PATH",
+        help="In the --graphviz pictures, open this module (e.g. layers.3 or layers.0.attn) instead of folding it; repeatable.",
+    ),
+    focus: str | None = typer.Option(
+        None, "--focus", metavar="NODE", help="In the --graphviz pictures, draw only the nodes within --depth edges of this node or GE op."
+    ),
     depth: int = typer.Option(2, "--depth", min=0, metavar="K", help="How many edges around --focus to draw."),
-    html: Optional[Path] = typer.Option(None, "--html", help="Also write a self-contained HTML report of the trace to this file."),
-    converter: str = typer.Option("builtin", "--converter", help="Who builds the ascend_ir stage: builtin (fxlab's converters) or torchair (TorchAir's own code path: the real torchair when importable, else a copy of its sources, see --torchair-path)."),
-    torchair_path: Optional[Path] = typer.Option(None, "--torchair-path", help="TorchAir sources to load for --converter torchair: a torch_npu wheel's torch_npu/dynamo/torchair folder or a TorchAir checkout's python/ folder (default: $FXLAB_TORCHAIR_PATH, the installed torchair, or the copy `fxlab torchair fetch` made)."),
-    convert_refused: bool = typer.Option(False, "--convert-refused", help="Let the built-in conversion convert ops TorchAir fails on (its converter only raises, or it has none) with fxlab's own converters; without it they are marked refused and the trace is partial."),
-    soc: str = typer.Option("Ascend910B2", "--soc", help="The SoC the stand-in NPU machine reports to TorchAir's converters for --converter torchair (some converters branch on it; default: Ascend910B2, an Atlas A2 part)."),
+    html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report of the trace to this file."),
+    converter: str = typer.Option(
+        "builtin",
+        "--converter",
+        help="Who builds the ascend_ir stage: builtin (fxlab's converters) or torchair (TorchAir's own code path: the real torchair when importable, else a copy of its sources, see --torchair-path).",
+    ),
+    torchair_path: Path | None = typer.Option(
+        None,
+        "--torchair-path",
+        help="TorchAir sources to load for --converter torchair: a torch_npu wheel's torch_npu/dynamo/torchair folder or a TorchAir checkout's python/ folder (default: $FXLAB_TORCHAIR_PATH, the installed torchair, or the copy `fxlab torchair fetch` made).",
+    ),
+    convert_refused: bool = typer.Option(
+        False,
+        "--convert-refused",
+        help="Let the built-in conversion convert ops TorchAir fails on (its converter only raises, or it has none) with fxlab's own converters; without it they are marked refused and the trace is partial.",
+    ),
+    soc: str = typer.Option(
+        "Ascend910B2",
+        "--soc",
+        help="The SoC the stand-in NPU machine reports to TorchAir's converters for --converter torchair (some converters branch on it; default: Ascend910B2, an Atlas A2 part).",
+    ),
 ) -> None:
     from fxlab.viz import trace_views
 
@@ -66,8 +103,19 @@ def trace_command(
     raise typer.Exit(0 if trace.status == "ok" else 1)
 
 
-def _capture_and_save(model: Path, entry: Optional[str], plugin: Any, wanted: Any, verify: Optional[bool],
-                      converter: str, torchair_path: Optional[Path], out: Optional[Path], *, soc: str, convert_refused: bool) -> Any:
+def _capture_and_save(
+    model: Path,
+    entry: str | None,
+    plugin: Any,
+    wanted: Any,
+    verify: bool | None,
+    converter: str,
+    torchair_path: Path | None,
+    out: Path | None,
+    *,
+    soc: str,
+    convert_refused: bool,
+) -> Any:
     """Capture, and with ``--out`` save the trace beside the folder and move it in whole:
     a run that fails or is interrupted leaves the trace already there as it was."""
     from fxlab.capture.save import StagedTrace, save_trace
@@ -98,17 +146,17 @@ def _failure(exc: BaseException) -> str:
     return str(exc) if isinstance(exc, FxlabError) else f"{type(exc).__name__}: {exc}"
 
 
-def picture_options(expand: Optional[List[str]], focus: Optional[str], depth: int) -> Any:
+def picture_options(expand: list[str] | None, focus: str | None, depth: int) -> Any:
     from fxlab.viz.fold import FoldOptions
 
     return FoldOptions(expand=tuple(expand or ()), focus=focus, depth=depth)
 
 
-def _picture_progress(done: int, total: int, path: Path, seconds: float, error: Optional[str]) -> None:
+def _picture_progress(done: int, total: int, path: Path, seconds: float, error: str | None) -> None:
     console.note(f"picture {done}/{total}: {path} ({seconds:.1f} s{', failed' if error else ''})")
 
 
-def _write_extras(trace: Any, graphviz: Optional[str], html: Optional[Path], out_dir: Optional[Path], options: Any) -> None:
+def _write_extras(trace: Any, graphviz: str | None, html: Path | None, out_dir: Path | None, options: Any) -> None:
     """Pictures and the HTML report, when asked for (after the trace is saved, so a slow
     `dot` or Ctrl-C never costs the trace)."""
     if graphviz is not None:
@@ -140,7 +188,7 @@ def check_converter(name: str) -> str:
 
 
 @contextlib.contextmanager
-def ascend_ir_converter(name: str, torchair_path: Optional[Path], soc: str = "Ascend910B2") -> Iterator[Optional[Callable[..., Any]]]:
+def ascend_ir_converter(name: str, torchair_path: Path | None, soc: str = "Ascend910B2") -> Iterator[Callable[..., Any] | None]:
     """``None`` for fxlab's built-in conversion; for ``torchair``, TorchAir's own
     conversion with its session held open for the whole capture."""
     if check_converter(name) == "builtin":

@@ -18,6 +18,7 @@ Per FX node the conversion is recorded as in fxlab's own pass (``NodeConversion`
 TorchAir converter that raises becomes an ``FxlabUnsupported`` op carrying the message,
 node and source line, and the walk goes on.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -27,7 +28,8 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import torch
 import torch.fx as fx
@@ -111,7 +113,11 @@ def cached_torchair(roots: list[Path] | None = None) -> Path | None:
     checkout's ``.cache/torchair/``) closest to (not above) the installed torch."""
     from fxlab.compat.torchair_fetch import torchair_cache_dir
 
-    folders = [root / CACHE_DIR for root in roots] if roots else [torchair_cache_dir(), *(root / CACHE_DIR for root in (Path.cwd(), Path(__file__).resolve().parents[2]))]
+    folders = (
+        [root / CACHE_DIR for root in roots]
+        if roots
+        else [torchair_cache_dir(), *(root / CACHE_DIR for root in (Path.cwd(), Path(__file__).resolve().parents[2]))]
+    )
     found: list[tuple[tuple[int, ...], Path]] = []
     for folder in folders:
         for candidate in sorted(folder.glob("*/torch_npu/dynamo/torchair")):
@@ -181,7 +187,9 @@ def run_torchair_conversion(
     _record_input_indices(ir, graph)
     _record_fx_outputs(ir, graph, optimized)
     machine = f"stand-in NPU machine: SoC {soc}" if not torchair.report.real else ""
-    notes = [n for n in (torchair.report.native_note, STOP_NOTE, placement_note, machine) if n] + ([] if torchair.report.real else [SKIPPED_NOTE])
+    notes = [n for n in (torchair.report.native_note, STOP_NOTE, placement_note, machine) if n] + (
+        [] if torchair.report.real else [SKIPPED_NOTE]
+    )
     records = _complete_records(optimized, graph.fxlab_records)
     return TorchAirConversion(ir, records, optimized, {k: str(v) for k, v in options.items()}, notes, time.perf_counter() - start)
 
@@ -300,13 +308,22 @@ def _record_fx_outputs(ir: IrGraph, graph: Any, gm: fx.GraphModule) -> None:
             outputs.append(FxOutput(GE, name, ge_index=mapping[index]))
         elif kind == "ViewOfInput":
             view_fn = VIEW_AS_REAL if value.is_view_as_real else VIEW_AS_COMPLEX if value.is_view_as_complex else AS_STRIDED
-            outputs.append(FxOutput(
-                VIEW, name, input_index=value._fx_input_index, view_fn=view_fn, size=tuple(map(_sym_text, value._meta_output_shape)),
-                stride=tuple(map(_sym_text, value._meta_output_stride)), offset=_sym_text(value._meta_output_offset),
-                symbols={str(k): v for k, v in value._sym_value_mapping.items()},
-            ))
+            outputs.append(
+                FxOutput(
+                    VIEW,
+                    name,
+                    input_index=value._fx_input_index,
+                    view_fn=view_fn,
+                    size=tuple(map(_sym_text, value._meta_output_shape)),
+                    stride=tuple(map(_sym_text, value._meta_output_stride)),
+                    offset=_sym_text(value._meta_output_offset),
+                    symbols={str(k): v for k, v in value._sym_value_mapping.items()},
+                )
+            )
         elif kind == "SymOutput":
-            outputs.append(FxOutput(SYM, name, expr=str(value._fx_output_smy), symbols={str(k): v for k, v in value._sym_value_mapping.items()}))
+            outputs.append(
+                FxOutput(SYM, name, expr=str(value._fx_output_smy), symbols={str(k): v for k, v in value._sym_value_mapping.items()})
+            )
         else:
             plain = value if value is None or isinstance(value, (bool, int, float, str)) else None
             outputs.append(FxOutput(VALUE, name, expr=repr(value), value=plain))

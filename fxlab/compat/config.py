@@ -7,15 +7,27 @@ limit, the mode). The backend runs what TorchAir's runs before the Graph Engine:
 ``aot_module_simplified`` with ``keep_inference_input_mutations=True``; the compiled graph
 then runs eagerly on CPU.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch.fx as fx
 
 # Sections of TorchAir's CompilerConfig (its configs/compiler_config.py).
-SECTIONS = ("debug", "aoe_config", "export", "dump_config", "fusion_config", "experimental_config",
-            "inference_config", "ge_config", "aclgraph_config", "npugraphex_config")
+SECTIONS = (
+    "debug",
+    "aoe_config",
+    "export",
+    "dump_config",
+    "fusion_config",
+    "experimental_config",
+    "inference_config",
+    "ge_config",
+    "aclgraph_config",
+    "npugraphex_config",
+)
 
 
 class OptionSection:

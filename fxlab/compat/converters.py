@@ -7,11 +7,13 @@ replaces fxlab's (the seeds' plugin files do exactly that); a second user regist
 for one op is an error naming both places. Registrations made while a compat session is
 active are undone when it ends, so a run leaves the registry as it found it.
 """
+
 from __future__ import annotations
 
 import functools
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_TORCHAIR, Converter
 

@@ -13,10 +13,12 @@ for TorchAir builds fxlab's Ascend IR. Behaviour follows TorchAir's public API:
   registry: an msOpGen JSON registered with :func:`fxlab.ops.define_op` or
   :func:`fxlab.ops.prototype.PROTOTYPES`).
 """
+
 from __future__ import annotations
 
 import enum
-from typing import Any, Mapping, Sequence
+from typing import Any
+from collections.abc import Mapping, Sequence
 
 import torch
 
@@ -56,7 +58,7 @@ class GeAttr:
         self.kind = kind
         self.value = value
 
-    def __call__(self, value: Any) -> "GeAttr":
+    def __call__(self, value: Any) -> GeAttr:
         if isinstance(value, GeAttr):
             if value.cls != self.cls:
                 raise TypeError(f"ge.attr.{self.cls} given a ge.attr.{value.cls} value")
@@ -167,7 +169,7 @@ def _args_by_prototype(op_type: str, args: Sequence[Any]) -> tuple[dict[str, Any
             f"and {len(proto.attrs)} attrs ({expected} in all)."
         )
     inputs = {p.name: _check_input(op_type, p.name, p.param_type, a) for p, a in zip(proto.inputs, args)}
-    attrs = _attrs_by_prototype(op_type, proto, args[len(proto.inputs):])
+    attrs = _attrs_by_prototype(op_type, proto, args[len(proto.inputs) :])
     return inputs, _prototype_outputs(proto), attrs
 
 
@@ -216,7 +218,9 @@ def _named_inputs(op_type: str, inputs: Mapping[str, Any] | None) -> dict[str, T
                     raise TypeError(f"custom_op({op_type!r}): input {name!r}[{i}] must be a ge.Tensor, got {type(item).__name__}")
                 named[f"{name}{i}"] = item
         else:
-            raise TypeError(f"custom_op({op_type!r}): input {name!r} must be a ge.Tensor, a list of them or None, got {type(value).__name__}")
+            raise TypeError(
+                f"custom_op({op_type!r}): input {name!r} must be a ge.Tensor, a list of them or None, got {type(value).__name__}"
+            )
     return named
 
 
@@ -260,7 +264,7 @@ def _group_outputs(handles: list[Tensor], layout: list[int | None]) -> Any:
             grouped.append(handles[position])
             position += 1
         else:
-            grouped.append(handles[position:position + count])
+            grouped.append(handles[position : position + count])
             position += count
     return grouped[0] if len(grouped) == 1 else tuple(grouped)
 
@@ -276,8 +280,9 @@ def Const(v: Any, dtype: int | None = None, node_name: str | None = None, readab
 def Cast(x: Tensor, *, dst_type: int, dependencies: Sequence[Tensor] = (), node_name: str | None = None) -> Tensor:  # noqa: N802
     """``Cast(x)``; ``dst_type`` is a TorchAir DataType number."""
     target = DTYPE_FROM_TORCHAIR_NUMBER[dst_type]
-    return fxge.op1("Cast", {"x": x}, {"dst_type": dst_type}, dtypes=target, shapes=[x.shape],
-                    dependencies=list(dependencies), name=node_name)
+    return fxge.op1(
+        "Cast", {"x": x}, {"dst_type": dst_type}, dtypes=target, shapes=[x.shape], dependencies=list(dependencies), name=node_name
+    )
 
 
 def Clone(x: Tensor, *, dependencies: Sequence[Tensor] = (), node_name: str | None = None) -> Tensor:  # noqa: N802

@@ -8,6 +8,7 @@ converters registered through ``torchair.register_fx_node_ge_converter`` are
 unregistered, so nothing leaks into the rest of the process. The first import of each
 stand-in is announced through the ``announce`` callback (the CLI prints it).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -15,9 +16,10 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 STANDIN_DIR = Path(__file__).parent / "standins"
 

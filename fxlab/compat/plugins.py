@@ -5,6 +5,7 @@ Import errors name the file and line (fxlab's model loader does the import). Wha
 plugin adds is recorded: the ops it defines with ``torch.library`` (so ``fxlab ops list``
 shows them) and the converters it registers.
 """
+
 from __future__ import annotations
 
 import types

@@ -15,6 +15,7 @@ would change what torch computes for everyone.
 
 Everything is undone when the block closes.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -22,9 +23,10 @@ import contextlib
 import os
 import re
 import types
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import torch
 

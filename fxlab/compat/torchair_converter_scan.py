@@ -12,14 +12,15 @@ ships (:data:`fxlab.passes.torchair_refusals.TABLE_PATH`) from the TorchAir copy
 found as ``--converter torchair`` finds one); a test checks the shipped table against a
 fresh scan whenever a TorchAir copy is present.
 """
+
 from __future__ import annotations
 
 import ast
 import json
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
 
 CONVERTER_DIR = Path("_ge_concrete_graph") / "ge_converter"
 REGISTER = "register_fx_node_ge_converter"
@@ -55,7 +56,11 @@ def _op_name(expr: ast.expr) -> str | None:
 def _registered_ops(fn: ast.FunctionDef) -> list[str]:
     ops = []
     for decorator in fn.decorator_list:
-        if isinstance(decorator, ast.Call) and getattr(decorator.func, "id", getattr(decorator.func, "attr", None)) == REGISTER and decorator.args:
+        if (
+            isinstance(decorator, ast.Call)
+            and getattr(decorator.func, "id", getattr(decorator.func, "attr", None)) == REGISTER
+            and decorator.args
+        ):
             name = _op_name(decorator.args[0])
             if name is not None:
                 ops.append(name)

@@ -12,6 +12,7 @@ The cache is the user's: ``$FXLAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/fxlab``, e
 ``~/.cache/fxlab`` (TorchAir in its ``torchair/`` folder), where :func:`torchair_cache_roots`
 lets the bridge find it again.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -22,8 +23,8 @@ import subprocess
 import sys
 import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from fxlab.compat.torchair_versions import SOURCE_FILE, release_of
 from fxlab.errors import FxlabError
@@ -126,8 +127,12 @@ def extract_torchair(wheel_path: Path, cache_dir: Path) -> Path:
                 wheel.extract(member, target)
     except (zipfile.BadZipFile, OSError) as exc:
         raise TorchAirFetchError(f"{wheel_path} cannot be read as a wheel ({exc}). Pass a torch_npu .whl file.") from exc
-    source = {"torch_npu": version, "requires_torch": requires, "wheel": wheel_path.name,
-              "sha256": hashlib.sha256(wheel_path.read_bytes()).hexdigest()}
+    source = {
+        "torch_npu": version,
+        "requires_torch": requires,
+        "wheel": wheel_path.name,
+        "sha256": hashlib.sha256(wheel_path.read_bytes()).hexdigest(),
+    }
     (target / SOURCE_FILE).write_text(json.dumps(source, indent=2) + "\n", encoding="utf-8")
     return target / MEMBER_PREFIX.rstrip("/")
 
@@ -138,14 +143,18 @@ def cached(cache_dir: Path, version: str) -> Path | None:
     return path if (path / "__init__.py").is_file() and complete else None
 
 
-def fetch_torchair(torch_version: str, cache_dir: Path, wheel: Path | None = None, progress: Callable[[str], None] = lambda _: None) -> Path:
+def fetch_torchair(
+    torch_version: str, cache_dir: Path, wheel: Path | None = None, progress: Callable[[str], None] = lambda _: None
+) -> Path:
     """TorchAir's folder for ``torch_version`` in ``cache_dir``: extracted from ``wheel``,
     or from the matching torch_npu wheel (downloaded unless already there)."""
     if wheel is not None:
         return extract_torchair(wheel, cache_dir)
     version = choose_release(available_releases(), torch_version)
     if version is None:
-        raise TorchAirFetchError(f"no {PACKAGE} release is built for torch {torch_version} or an older torch. Install a torch that torch_npu supports.")
+        raise TorchAirFetchError(
+            f"no {PACKAGE} release is built for torch {torch_version} or an older torch. Install a torch that torch_npu supports."
+        )
     progress(f"torch {torch_version}: {PACKAGE} {version}")
     hit = cached(cache_dir, version)
     if hit is not None:

@@ -6,16 +6,24 @@ descriptors as attr values, expressions) are kept as their protobuf text in a st
 attr whose key gets the suffix ``:unread`` — they show up in diffs and dumps rather
 than vanishing.
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from fxlab.ir.model import DTYPE_FROM_TORCHAIR_NUMBER, Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, TensorValue
 
 UNREAD_SUFFIX = ":unread"
 # AttrDef.ListValue.ListValueType numbers -> the list kinds fxlab stores.
 _LIST_KINDS = {1: AttrKind.LIST_STR, 2: AttrKind.LIST_INT, 3: AttrKind.LIST_FLOAT, 4: AttrKind.LIST_BOOL, 10: AttrKind.LIST_DTYPE}
-_LIST_FIELDS = {AttrKind.LIST_STR: "s", AttrKind.LIST_INT: "i", AttrKind.LIST_FLOAT: "f", AttrKind.LIST_BOOL: "b", AttrKind.LIST_DTYPE: "dt"}
+_LIST_FIELDS = {
+    AttrKind.LIST_STR: "s",
+    AttrKind.LIST_INT: "i",
+    AttrKind.LIST_FLOAT: "f",
+    AttrKind.LIST_BOOL: "b",
+    AttrKind.LIST_DTYPE: "dt",
+}
 
 
 def data_type(number: int) -> DataType:

@@ -17,6 +17,7 @@ itself as the top-level package ``torchair``. On a CPU machine its native module
 Leaving the session removes the finder and every module it served, and undoes what
 importing TorchAir did to the process (see :mod:`fxlab.compat.torchair_state`).
 """
+
 from __future__ import annotations
 
 import ast
@@ -30,9 +31,10 @@ import sys
 import time
 import traceback
 import types
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 from fxlab.compat.native_standins import STANDINS
 from fxlab.compat.native_standins.npu_ops import torch_npu_operators
@@ -118,7 +120,9 @@ def condensed_failures(issues: Sequence[LoadIssue]) -> list[str]:
         lines.append(f"{len(lacking)} TorchAir converter(s) not loaded: they name ops this torch does not have ({ops})")
     if npu_modules:
         names = ", ".join(f"{i.module.rsplit('.', 1)[-1]} (npu.{_NPU_OP_MISSING.search(i.error).group(1)})" for i in npu_modules)  # type: ignore[union-attr]
-        lines.append(f"{len(npu_modules)} TorchAir converter module(s) not loaded: they name torch_npu ops, which only torch_npu defines ({names})")
+        lines.append(
+            f"{len(npu_modules)} TorchAir converter module(s) not loaded: they name torch_npu ops, which only torch_npu defines ({names})"
+        )
     lines.extend(f"TorchAir module not loaded: {i.describe()}" for i in modules)
     if other:
         lines.append(f"{len(other)} TorchAir converter(s) not loaded: " + "; ".join(i.describe() for i in other))
@@ -192,7 +196,7 @@ class _TorchAirSourceLoader(importlib.machinery.SourceFileLoader):
     """Loads a TorchAir source file, recording a failure before re-raising it. Modules
     that get guarded never use bytecode caches: their compiled code differs from the file."""
 
-    def __init__(self, fullname: str, path: str, session: "_Session") -> None:
+    def __init__(self, fullname: str, path: str, session: _Session) -> None:
         super().__init__(fullname, path)
         self.session = session
         self.guarded = _guards_registrations(fullname)
@@ -360,7 +364,9 @@ def _real_module_importable(name: str) -> bool:
     if name in sys.modules:
         return not _is_fxlab_standin(sys.modules[name])
     spec = importlib.util.find_spec(name)
-    return spec is not None and not type(spec.loader).__module__.startswith("fxlab.") and not (spec.origin or "").startswith(str(_FXLAB_DIR))
+    return (
+        spec is not None and not type(spec.loader).__module__.startswith("fxlab.") and not (spec.origin or "").startswith(str(_FXLAB_DIR))
+    )
 
 
 def _stash_standins() -> dict[str, types.ModuleType]:
@@ -413,10 +419,7 @@ def _retire_torch_npu_standin(session: _Session) -> None:
 
 def _import_failure_message(session: _Session, version: TorchAirVersion, torch_version: str, exc: BaseException) -> str:
     failing = session.module_failures[0].describe() if session.module_failures else _one_line(exc)
-    return (
-        f"TorchAir at {session.root} could not be imported with torch {torch_version}: {failing}. "
-        f"{version.compatibility(torch_version)}"
-    )
+    return f"TorchAir at {session.root} could not be imported with torch {torch_version}: {failing}. {version.compatibility(torch_version)}"
 
 
 def _count_converters(package: types.ModuleType) -> int:

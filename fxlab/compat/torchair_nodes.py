@@ -12,6 +12,7 @@ puts a mock op in place of a node without a converter) that also:
   directly: when fxlab defined the ``air`` ops first, their kernels are fxlab's and
   would not push onto TorchAir's stack.
 """
+
 from __future__ import annotations
 
 import traceback
@@ -54,7 +55,7 @@ def _kit_hint(target: Any) -> str:
     return (
         f" The op's GE type is {record.prototype.op_type} (its prototype), which TorchAir's auto converter "
         f"does not derive from the name {record.name}: register a TorchAir converter calling "
-        f"torchair.ge.custom_op(\"{record.prototype.op_type}\", ...) in a file passed with --plugin."
+        f'torchair.ge.custom_op("{record.prototype.op_type}", ...) in a file passed with --plugin.'
     )
 
 
@@ -167,5 +168,5 @@ def _torchair_frame(exc: BaseException) -> str | None:
     for frame in traceback.extract_tb(exc.__traceback__):
         parts = Path(frame.filename).parts
         if "torchair" in parts:
-            found = f"{'/'.join(parts[len(parts) - parts[::-1].index('torchair'):])}:{frame.lineno}"
+            found = f"{'/'.join(parts[len(parts) - parts[::-1].index('torchair') :])}:{frame.lineno}"
     return found

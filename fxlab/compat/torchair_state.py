@@ -8,6 +8,7 @@ fragments define ops, ``torchair.core._backend`` installs SIGINT/SIGTERM handler
 :class:`ProcessStateGuard` records that state before TorchAir is imported and puts it
 back afterwards, so a TorchAir session leaves the process as it found it.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -69,7 +70,7 @@ def attached_converters() -> list[Any]:
 class ProcessStateGuard:
     """Context manager: snapshot on enter, restore on exit (see the module docstring)."""
 
-    def __enter__(self) -> "ProcessStateGuard":
+    def __enter__(self) -> ProcessStateGuard:
         self._kernels = _KernelTables()
         self._converters_before = {id(op) for op in attached_converters()}
         self._handlers = self._signal_handlers()

@@ -9,6 +9,7 @@ torch internals that moved. The version is read from, in order: the ``torchair-s
 that ``fxlab torchair fetch`` writes beside its extraction, a ``torch_npu/version.py``
 or a ``torch_npu-*.dist-info/METADATA`` around the directory.
 """
+
 from __future__ import annotations
 
 import json

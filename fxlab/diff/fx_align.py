@@ -18,11 +18,12 @@ read the input). Alignment (:func:`align_nodes`):
 3. The rest, grouped by source line: inside a line, nodes pair by family in order
    (longest matching runs); then what is left anywhere, by family in graph order.
 """
+
 from __future__ import annotations
 
 import difflib
 import re
-from typing import Iterable, Sequence
+from collections.abc import Iterable, Sequence
 
 from fxlab.capture.records import KIND_AUTO_FUNCTIONALIZED, KIND_COPY_EPILOGUE
 from fxlab.capture.trace import NodeRecord, StageTrace
@@ -191,10 +192,10 @@ def align_nodes(lside: StageSide, rside: StageSide) -> list[tuple[NodeRecord, No
     left_lines = _by_location(pairing.unpaired(lside.ops))
     right_lines = _by_location(pairing.unpaired(rside.ops))
     for location, lefts in left_lines.items():
-        for l, r in _matching_runs(lefts, right_lines.get(location, [])):
-            pairing.add(l, r)
-    for l, r in _matching_runs(pairing.unpaired(lside.ops), pairing.unpaired(rside.ops)):
-        pairing.add(l, r)
+        for lhs, rhs in _matching_runs(lefts, right_lines.get(location, [])):
+            pairing.add(lhs, rhs)
+    for lhs, rhs in _matching_runs(pairing.unpaired(lside.ops), pairing.unpaired(rside.ops)):
+        pairing.add(lhs, rhs)
     return pairing.pairs
 
 
@@ -205,16 +206,24 @@ def _pair_same_computations(pairing: _Pairing) -> None:
     ``auto_functionalized*`` wrapper cannot compare arguments: same line suffices."""
     lside, rside = pairing.lside, pairing.rside
     index = _LeftIndex(lside)
-    for r in rside.ops:
-        family, location = target_family(r), r.provenance.location
-        found = [l for l in index.find(family, rside.canonical(r.args)) if (l.kind == KIND_AUTO_FUNCTIONALIZED) == (r.kind == KIND_AUTO_FUNCTIONALIZED)]
+    for rhs in rside.ops:
+        family, location = target_family(rhs), rhs.provenance.location
+        found = [
+            lhs
+            for lhs in index.find(family, rside.canonical(rhs.args))
+            if (lhs.kind == KIND_AUTO_FUNCTIONALIZED) == (rhs.kind == KIND_AUTO_FUNCTIONALIZED)
+        ]
         if location is not None:
-            found += [l for l in index.on_line(family, location) if (l.kind == KIND_AUTO_FUNCTIONALIZED) != (r.kind == KIND_AUTO_FUNCTIONALIZED)]
+            found += [
+                lhs
+                for lhs in index.on_line(family, location)
+                if (lhs.kind == KIND_AUTO_FUNCTIONALIZED) != (rhs.kind == KIND_AUTO_FUNCTIONALIZED)
+            ]
         if found:
-            here = [l for l in found if l.provenance.location == location]
-            chosen = min(here or found, key=lambda l: index.position[l.name])
+            here = [lhs for lhs in found if lhs.provenance.location == location]
+            chosen = min(here or found, key=lambda lhs: index.position[lhs.name])
             index.take(chosen)
-            pairing.add(chosen, r)
+            pairing.add(chosen, rhs)
             index.values_changed(lside.derived(chosen.name))
 
 

@@ -15,10 +15,12 @@ without a partner are ``added`` / ``removed`` (``copy_epilogue_added`` / ``_remo
 for write-backs into graph inputs). Entries are grouped by source line.
 Nothing here prints.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from fxlab.capture.records import KIND_AUTO_FUNCTIONALIZED as _WRAPPER
 from fxlab.capture.records import KIND_COPY_EPILOGUE as _EPILOGUE
@@ -54,17 +56,29 @@ class NodeRef:
     attached: list[str] = field(default_factory=list)  # getitems folded into this node
 
     @classmethod
-    def of(cls, record: NodeRecord, attached: Sequence[NodeRecord] = ()) -> "NodeRef":
+    def of(cls, record: NodeRecord, attached: Sequence[NodeRecord] = ()) -> NodeRef:
         prov = record.provenance
         return cls(
-            record.name, record.target, record.args, record.kind, prov.location, prov.code,
-            [m.signature() for m in record.outputs], [a.name for a in attached],
+            record.name,
+            record.target,
+            record.args,
+            record.kind,
+            prov.location,
+            prov.code,
+            [m.signature() for m in record.outputs],
+            [a.name for a in attached],
         )
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "name": self.name, "target": self.target, "args": self.args, "kind": self.kind,
-            "source": self.location, "code": self.code, "outputs": self.outputs, "attached": self.attached,
+            "name": self.name,
+            "target": self.target,
+            "args": self.args,
+            "kind": self.kind,
+            "source": self.location,
+            "code": self.code,
+            "outputs": self.outputs,
+            "attached": self.attached,
         }
 
 
@@ -170,15 +184,13 @@ def diff_stages(left: StageTrace, right: StageTrace, *, left_label: str | None =
     lside, rside = StageSide(left, "L"), StageSide(right, "R")
     inputs = _pair_inputs(lside, rside)
     pairs = align_nodes(lside, rside)
-    partner = {r.name: l for l, r in pairs}
+    partner = {rhs.name: lhs for lhs, rhs in pairs}
     entries = _ordered_entries(lside, rside, partner)
-    changes = [_describe(lside, rside, l, r) for l, r in entries]
+    changes = [_describe(lside, rside, lhs, rhs) for lhs, rhs in entries]
     out_left = lside.output.args if lside.output else ""
     out_right = rside.output.args if rside.output else ""
     outputs_same = lside.canonical(out_left) == rside.canonical(out_right)
-    return StageDiff(
-        left_label or left.name, right_label or right.name, _grouped(changes), inputs, (out_left, out_right), outputs_same
-    )
+    return StageDiff(left_label or left.name, right_label or right.name, _grouped(changes), inputs, (out_left, out_right), outputs_same)
 
 
 def _ref(side: StageSide, record: NodeRecord) -> NodeRef:
@@ -189,18 +201,20 @@ def _pair_inputs(lside: StageSide, rside: StageSide) -> list[NodeChange]:
     """Graph inputs pair by position (Dynamo and aot_autograd name them differently)."""
     out = []
     for index in range(max(len(lside.inputs), len(rside.inputs))):
-        l = lside.inputs[index] if index < len(lside.inputs) else None
-        r = rside.inputs[index] if index < len(rside.inputs) else None
-        if l is not None and r is not None:
-            lside.keys[l.name] = rside.keys[r.name] = f"input{index}"
-        entry = NodeChange(l and _ref(lside, l), r and _ref(rside, r))
-        if l is not None and r is not None and entry.left.outputs != entry.right.outputs:  # type: ignore[union-attr]
+        lhs = lside.inputs[index] if index < len(lside.inputs) else None
+        rhs = rside.inputs[index] if index < len(rside.inputs) else None
+        if lhs is not None and rhs is not None:
+            lside.keys[lhs.name] = rside.keys[rhs.name] = f"input{index}"
+        entry = NodeChange(lhs and _ref(lside, lhs), rhs and _ref(rside, rhs))
+        if lhs is not None and rhs is not None and entry.left.outputs != entry.right.outputs:  # type: ignore[union-attr]
             entry.changes.append(Change(OUTPUTS_CHANGED, f"{_sig(entry.left)} -> {_sig(entry.right)}"))
         out.append(entry)
     return out
 
 
-def _ordered_entries(lside: StageSide, rside: StageSide, partner: dict[str, NodeRecord]) -> list[tuple[NodeRecord | None, NodeRecord | None]]:
+def _ordered_entries(
+    lside: StageSide, rside: StageSide, partner: dict[str, NodeRecord]
+) -> list[tuple[NodeRecord | None, NodeRecord | None]]:
     """Right-side order; a left-only node comes just before the right-side nodes that
     follow its left neighbours (removed before added, as in a unified diff)."""
     left_pos = {n.name: i for i, n in enumerate(lside.ops)}
@@ -208,10 +222,10 @@ def _ordered_entries(lside: StageSide, rside: StageSide, partner: dict[str, Node
     paired_left = {n.name for n in partner.values()}
     pending = [n for n in lside.ops if n.name not in paired_left]
     out: list[tuple[NodeRecord | None, NodeRecord | None]] = []
-    for r, anchor in zip(rside.ops, anchors):
+    for rhs, anchor in zip(rside.ops, anchors):
         while pending and left_pos[pending[0].name] < anchor:
             out.append((pending.pop(0), None))
-        out.append((partner.get(r.name), r))
+        out.append((partner.get(rhs.name), rhs))
     out += [(n, None) for n in pending]
     return out
 
@@ -220,51 +234,51 @@ def _next_paired_left_positions(right: Sequence[NodeRecord], partner: dict[str, 
     """For each right node, the left position of the first paired node at or after it."""
     anchors: list[float] = []
     anchor = float("inf")
-    for r in reversed(right):
-        if r.name in partner:
-            anchor = left_pos[partner[r.name].name]
+    for rhs in reversed(right):
+        if rhs.name in partner:
+            anchor = left_pos[partner[rhs.name].name]
         anchors.append(anchor)
     return anchors[::-1]
 
 
-def _describe(lside: StageSide, rside: StageSide, l: NodeRecord | None, r: NodeRecord | None) -> NodeChange:
-    entry = NodeChange(l and _ref(lside, l), r and _ref(rside, r))
-    if l is None or r is None:
-        lone = l or r
+def _describe(lside: StageSide, rside: StageSide, lhs: NodeRecord | None, rhs: NodeRecord | None) -> NodeChange:
+    entry = NodeChange(lhs and _ref(lside, lhs), rhs and _ref(rside, rhs))
+    if lhs is None or rhs is None:
+        lone = lhs or rhs
         epilogue = lone.kind == _EPILOGUE  # type: ignore[union-attr]
-        code = (COPY_EPILOGUE_ADDED if epilogue else ADDED) if l is None else (COPY_EPILOGUE_REMOVED if epilogue else REMOVED)
+        code = (COPY_EPILOGUE_ADDED if epilogue else ADDED) if lhs is None else (COPY_EPILOGUE_REMOVED if epilogue else REMOVED)
         entry.changes.append(Change(code, _lone_detail(lone, code)))  # type: ignore[arg-type]
         return entry
-    rewrite = _rewrite(l, r)
+    rewrite = _rewrite(lhs, rhs)
     if rewrite is not None:
         entry.changes.append(rewrite)
-    elif l.target != r.target:
-        entry.changes.append(Change(TARGET_CHANGED, f"{l.target} -> {r.target}"))
-    wrapped = rewrite is not None and rewrite.code in (AUTO_FUNCTIONALIZED, REINPLACED) and _WRAPPER in (l.kind, r.kind)
+    elif lhs.target != rhs.target:
+        entry.changes.append(Change(TARGET_CHANGED, f"{lhs.target} -> {rhs.target}"))
+    wrapped = rewrite is not None and rewrite.code in (AUTO_FUNCTIONALIZED, REINPLACED) and _WRAPPER in (lhs.kind, rhs.kind)
     if not wrapped:  # a wrapper's args and outputs have another shape by construction
-        if lside.canonical(l.args) != rside.canonical(r.args):
-            entry.changes.append(Change(INPUTS_CHANGED, f"inputs ({l.args}) -> ({r.args})"))
+        if lside.canonical(lhs.args) != rside.canonical(rhs.args):
+            entry.changes.append(Change(INPUTS_CHANGED, f"inputs ({lhs.args}) -> ({rhs.args})"))
         if entry.left.outputs != entry.right.outputs:  # type: ignore[union-attr]
             entry.changes.append(Change(OUTPUTS_CHANGED, f"{_sig(entry.left)} -> {_sig(entry.right)}"))
-    if l.scopes != r.scopes:
-        entry.changes.append(Change(SCOPES_CHANGED, f"{l.scopes} -> {r.scopes}"))
-    left_loc, right_loc = l.provenance.location, r.provenance.location
+    if lhs.scopes != rhs.scopes:
+        entry.changes.append(Change(SCOPES_CHANGED, f"{lhs.scopes} -> {rhs.scopes}"))
+    left_loc, right_loc = lhs.provenance.location, rhs.provenance.location
     if left_loc and right_loc and left_loc != right_loc:
         entry.changes.append(Change(MOVED, f"source line {_moved(left_loc, right_loc)}"))
     return entry
 
 
-def _rewrite(l: NodeRecord, r: NodeRecord) -> Change | None:
+def _rewrite(lhs: NodeRecord, rhs: NodeRecord) -> Change | None:
     """The in-place <-> functional rewrites functionalization and re-inplacing make."""
-    left, right = _mode(l), _mode(r)
+    left, right = _mode(lhs), _mode(rhs)
     if left == _INPLACE and right == _WRAPPER:
-        return Change(AUTO_FUNCTIONALIZED, f"in-place {l.target} wrapped in {_wrapper_name(r)}")
+        return Change(AUTO_FUNCTIONALIZED, f"in-place {lhs.target} wrapped in {_wrapper_name(rhs)}")
     if left == _WRAPPER and right == _INPLACE:
-        return Change(REINPLACED, f"{_wrapper_name(l)} unwrapped: in-place {r.target} again")
+        return Change(REINPLACED, f"{_wrapper_name(lhs)} unwrapped: in-place {rhs.target} again")
     if left == _INPLACE and right == "functional":
-        return Change(FUNCTIONALIZED, f"in-place {l.target} became functional {r.target}")
+        return Change(FUNCTIONALIZED, f"in-place {lhs.target} became functional {rhs.target}")
     if left == "functional" and right == _INPLACE:
-        return Change(REINPLACED, f"functional {l.target} became in-place {r.target}")
+        return Change(REINPLACED, f"functional {lhs.target} became in-place {rhs.target}")
     return None
 
 

@@ -11,13 +11,15 @@ dtype/shape that differ (a shape empty on one side counts as unset), and whether
 without a partner are reported as only on one side. The result is data (``IrDiff``),
 JSON-ready through ``to_json``; nothing here prints.
 """
+
 from __future__ import annotations
 
 import bisect
 import difflib
 import struct
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from fxlab.ir.model import IrGraph, IrOp
 
@@ -143,13 +145,15 @@ def diff_ir(
     pairs: list[tuple[str, list[tuple[IrOp | None, IrOp | None]]]] = [
         (key, _pair_ops(left_groups.get(key, []), right_groups.get(key, []))) for key in keys
     ]
-    right_to_left = {r.name: l.name for _, group in pairs for l, r in group if l is not None and r is not None}
-    moved_ops = _moved_pairs(left, right, [(l, r) for _, group in pairs for l, r in group if l and r])
+    right_to_left = {rhs.name: lhs.name for _, group in pairs for lhs, rhs in group if lhs is not None and rhs is not None}
+    moved_ops = _moved_pairs(left, right, [(lhs, rhs) for _, group in pairs for lhs, rhs in group if lhs and rhs])
     moved_nodes = _moved_keys(list(left_groups), list(right_groups))
     nodes = []
     for key, group in pairs:
-        ops = [_op_diff(l, r, right_to_left, ignored, compare_outputs, moved_ops) for l, r in group]
-        nodes.append(NodeDiff(key, [o.type for o in left_groups.get(key, [])], [o.type for o in right_groups.get(key, [])], ops, key in moved_nodes))
+        ops = [_op_diff(lhs, rhs, right_to_left, ignored, compare_outputs, moved_ops) for lhs, rhs in group]
+        nodes.append(
+            NodeDiff(key, [o.type for o in left_groups.get(key, [])], [o.type for o in right_groups.get(key, [])], ops, key in moved_nodes)
+        )
     outputs = (list(left.outputs), [_map_ref(ref, right_to_left) for ref in right.outputs])
     inputs = (list(left.inputs), [right_to_left.get(name, name) for name in right.inputs])
     graph_attrs = _attrs_differing(left.attrs, right.attrs, ignored)
@@ -183,8 +187,8 @@ def _pair_ops(left: list[IrOp], right: list[IrOp]) -> list[tuple[IrOp | None, Ir
         lefts, rights = left[i1:i2], right[j1:j2]
         common = min(len(lefts), len(rights)) if tag in ("equal", "replace") else 0
         pairs.extend(zip(lefts[:common], rights[:common]))
-        pairs.extend((l, None) for l in lefts[common:])
-        pairs.extend((None, r) for r in rights[common:])
+        pairs.extend((lhs, None) for lhs in lefts[common:])
+        pairs.extend((None, rhs) for rhs in rights[common:])
     return pairs
 
 
@@ -214,8 +218,8 @@ def _moved_pairs(left: IrGraph, right: IrGraph, pairs: list[tuple[IrOp, IrOp]]) 
     left_pos = {op.name: i for i, op in enumerate(left.ops)}
     right_pos = {op.name: i for i, op in enumerate(right.ops)}
     ordered = sorted(pairs, key=lambda p: left_pos[p[0].name])
-    keep = _longest_increasing([right_pos[r.name] for _, r in ordered])
-    return {l.name for i, (l, _) in enumerate(ordered) if i not in keep}
+    keep = _longest_increasing([right_pos[rhs.name] for _, rhs in ordered])
+    return {lhs.name for i, (lhs, _) in enumerate(ordered) if i not in keep}
 
 
 def _moved_keys(left: Sequence[str], right: Sequence[str]) -> set[str]:
@@ -245,7 +249,9 @@ def _op_diff(
         lone = left or right
         assert lone is not None
         kind = "only_left" if left is not None else "only_right"
-        return OpDiff(kind, left=left and left.name, right=right and right.name, left_type=left and left.type, right_type=right and right.type)
+        return OpDiff(
+            kind, left=left and left.name, right=right and right.name, left_type=left and left.type, right_type=right and right.type
+        )
     diff = OpDiff("same", left.name, right.name, left.type, right.type, moved=left.name in moved)
     diff.attrs = _attr_differences(left, right, ignored)
     diff.inputs = _input_differences(left, right, right_to_left)

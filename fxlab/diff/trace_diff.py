@@ -1,6 +1,7 @@
 """Whole-trace diffs: one stage pair of every Dynamo graph of a trace, or every stage
 two saved traces both recorded, as data (FX stages through :mod:`fxlab.diff.fx_diff`,
 the Ascend IR through :mod:`fxlab.diff.ir_diff`). Nothing here prints."""
+
 from __future__ import annotations
 
 import os
@@ -153,5 +154,7 @@ def select_graphs(count: int, wanted: int | None) -> list[int]:
         return list(range(count))
     if not 0 <= wanted < count:
         have = f"numbered 0 to {count - 1}" if count else "none at all"
-        raise UsageError(f"--graph {wanted} does not exist: the trace has {count} graph(s), {have}. Pick one of them, or leave --graph out to diff every graph.")
+        raise UsageError(
+            f"--graph {wanted} does not exist: the trace has {count} graph(s), {have}. Pick one of them, or leave --graph out to diff every graph."
+        )
     return [wanted]

@@ -7,10 +7,12 @@ shows what the NPU computes); this registry holds, per GE op type, the exact ker
 the ATen op it stands for, and which FX nodes asked for that exact form, so the IR check
 can tell "differs only by GE's known approximation" from "converted wrongly".
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
@@ -50,13 +52,15 @@ def _exact_gelu(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]
     return [torch.nn.functional.gelu(inputs[0], approximate="none")]
 
 
-register_approximation(GeApproximation(
-    ge_type="Gelu",
-    ge_form="the tanh approximation",
-    exact_form="gelu(approximate='none'), the erf form",
-    asks_exact=_gelu_asks_exact,
-    exact_kernel=_exact_gelu,
-))
+register_approximation(
+    GeApproximation(
+        ge_type="Gelu",
+        ge_form="the tanh approximation",
+        exact_form="gelu(approximate='none'), the erf form",
+        asks_exact=_gelu_asks_exact,
+        exact_kernel=_exact_gelu,
+    )
+)
 
 
 def exact_kernels(ops: list[IrOp], fx_nodes: dict[str, Any]) -> dict[str, Kernel]:

@@ -8,13 +8,15 @@ converter code reads as TorchAir's does: ``ge.op("Add", {"x1": a, "x2": b})`` re
 scope attrs (SuperKernel, core limits, ...) pushed by ``air::scope_enter`` to every op a
 node's conversion creates.
 """
+
 from __future__ import annotations
 
 import contextlib
 import contextvars
 import itertools
 from dataclasses import dataclass
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any
+from collections.abc import Iterator, Mapping, Sequence
 
 from fxlab.ir.model import NO_ATTRS, Attr, AttrKind, DataType, FrozenAttrs, IrGraph, IrOp, TensorDesc, attr_of
 
@@ -334,7 +336,9 @@ def _named_inputs(inputs: InputSpec) -> Any:
     return ((f"x{i}", t) for i, t in enumerate(inputs))
 
 
-def _output_descs(outputs: Sequence[str] | int, dtypes: Sequence[DataType] | DataType | None, shapes: Sequence[tuple[int, ...]] | None, default: DataType) -> list[TensorDesc]:
+def _output_descs(
+    outputs: Sequence[str] | int, dtypes: Sequence[DataType] | DataType | None, shapes: Sequence[tuple[int, ...]] | None, default: DataType
+) -> list[TensorDesc]:
     if outputs == ("y",) and dtypes is None and shapes is None:
         return [TensorDesc("y", default)]
     names = [f"y{i}" for i in range(outputs)] if isinstance(outputs, int) else list(outputs)

@@ -14,6 +14,7 @@ loop has none); attrs starting with ``_`` (scope, core-limit and provenance attr
 listed in a trailing comment instead of being hidden; tensor constants up to 16 values
 are shown, larger ones as ``...``.
 """
+
 from __future__ import annotations
 
 import ast
@@ -21,7 +22,8 @@ import keyword
 import math
 import re
 import zlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 import torch.fx as fx
@@ -176,7 +178,7 @@ class _PyDumpWriter:
         except TypeError:  # symbolic dims
             return _annotated(node)
         if text is None:
-            text = self.type_texts[key] = _annotated(node)[len(node.name):]
+            text = self.type_texts[key] = _annotated(node)[len(node.name) :]
         return node.name + text
 
     def _target(self, target: Any) -> str:

@@ -5,13 +5,14 @@
 ``py`` dump). Each file is written under a temporary name and renamed into place, so a
 failure never leaves a complete-looking half file.
 """
+
 from __future__ import annotations
 
 import json
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import torch.fx as fx
 
@@ -40,12 +41,14 @@ _encode_value = encode_strict
 def graph_to_json_text(graph: IrGraph) -> str:
     """``ascend_ir.json``: :meth:`IrGraph.to_json` with one op per line, so the file
     diffs and greps well."""
-    head = _encode_value({
-        "name": graph.name,
-        "inputs": list(graph.inputs),
-        "outputs": list(graph.outputs),
-        "attrs": {k: v.to_typed_json() for k, v in graph.attrs.items()},
-    })[:-1]
+    head = _encode_value(
+        {
+            "name": graph.name,
+            "inputs": list(graph.inputs),
+            "outputs": list(graph.outputs),
+            "attrs": {k: v.to_typed_json() for k, v in graph.attrs.items()},
+        }
+    )[:-1]
     lines = ",\n".join(_encode_value(op.to_json()) for op in graph.ops)
     return f'{head}, "ops": [\n{lines}\n]}}\n' if lines else f'{head}, "ops": []}}\n'
 
@@ -112,7 +115,9 @@ def read_ir(path: str | Path) -> IrGraph:
     file = Path(path)
     suffix = file.suffix.lower()
     if suffix not in (".json", ".pb", ".pbtxt"):
-        raise IrFileError(f"{file}: cannot tell the IR format from the suffix {suffix!r}. Pass a .json, .pb or .pbtxt file (fxlab writes ascend_ir.json/.pb/.pbtxt).")
+        raise IrFileError(
+            f"{file}: cannot tell the IR format from the suffix {suffix!r}. Pass a .json, .pb or .pbtxt file (fxlab writes ascend_ir.json/.pb/.pbtxt)."
+        )
     try:
         if suffix == ".pb":
             return decode_model_def(file.read_bytes())
@@ -121,6 +126,10 @@ def read_ir(path: str | Path) -> IrGraph:
             return pbtxt_to_graph(text)
         return IrGraph.from_json(json.loads(text))
     except FileNotFoundError as exc:
-        raise IrFileError(f"{file} does not exist. Check the path; `fxlab trace MODEL.py --out DIR` writes DIR/graph_<k>/ascend_ir.*.") from exc
+        raise IrFileError(
+            f"{file} does not exist. Check the path; `fxlab trace MODEL.py --out DIR` writes DIR/graph_<k>/ascend_ir.*."
+        ) from exc
     except (GeProtoError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-        raise IrFileError(f"{file} is not a readable Ascend IR {suffix} file ({type(exc).__name__}: {exc}). Write it again with fxlab, or check that it holds a GE ModelDef.") from exc
+        raise IrFileError(
+            f"{file} is not a readable Ascend IR {suffix} file ({type(exc).__name__}: {exc}). Write it again with fxlab, or check that it holds a GE ModelDef."
+        ) from exc

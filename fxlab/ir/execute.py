@@ -14,9 +14,11 @@ Python values. Semantics that matter for in-place conversion:
   view of its input (``Identity``, ``Reshape``), and the executor copies such an output,
   so a later write into the input (an ``Assign`` mapped to a graph output) leaves it be.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 import torch
 
@@ -66,7 +68,9 @@ def _kernel_for(op: IrOp) -> Kernel | None:
     return KERNELS.get(op.type)
 
 
-def execute(graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, Any] | None = None, kernels_by_op: Mapping[str, Kernel] | None = None) -> list[torch.Tensor]:
+def execute(
+    graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, Any] | None = None, kernels_by_op: Mapping[str, Kernel] | None = None
+) -> list[torch.Tensor]:
     """Run ``graph`` on the graph inputs ``inputs`` (each ``Data`` reads the one its
     index stands for: :mod:`fxlab.ir.graph_inputs`); return the ``NetOutput`` inputs.
     ``values``, when given, receives every tensor of the run by ``op:index`` (the values

@@ -3,9 +3,11 @@
 Kept small on purpose: ``op`` creates any op type, and the helpers below are the few
 patterns TorchAir's converters share (scalars as ``Const``, dtype promotion as ``Cast``).
 """
+
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any
+from collections.abc import Mapping, Sequence
 
 import torch
 

@@ -18,11 +18,13 @@ Conventions on the wire, as GE and TorchAir use them:
 - An op's provenance is kept as string attrs ``_fxlab_fx_node`` / ``_fxlab_source``;
   reading strips them back into :attr:`IrOp.fx_node` / :attr:`IrOp.source`.
 """
+
 from __future__ import annotations
 
 import math
 import struct
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from fxlab.ir.ge_schema import GeProtoError, schema
 from fxlab.ir.model import (

@@ -4,6 +4,7 @@ message classes are built at runtime from that file, in a private descriptor poo
 protoc-generated code is needed and TorchAir's own generated module can be loaded beside
 it without a name clash.
 """
+
 from __future__ import annotations
 
 import functools
@@ -21,9 +22,21 @@ class GeProtoError(ValueError):
 
 
 _SCALAR_TYPES = {
-    "double": 1, "float": 2, "int64": 3, "uint64": 4, "int32": 5, "fixed64": 6, "fixed32": 7,
-    "bool": 8, "string": 9, "bytes": 12, "uint32": 13, "sfixed32": 15, "sfixed64": 16,
-    "sint32": 17, "sint64": 18,
+    "double": 1,
+    "float": 2,
+    "int64": 3,
+    "uint64": 4,
+    "int32": 5,
+    "fixed64": 6,
+    "fixed32": 7,
+    "bool": 8,
+    "string": 9,
+    "bytes": 12,
+    "uint32": 13,
+    "sfixed32": 15,
+    "sfixed64": 16,
+    "sint32": 17,
+    "sint64": 18,
 }
 _TYPE_MESSAGE, _TYPE_ENUM = 11, 14
 _LABEL_OPTIONAL, _LABEL_REPEATED = 1, 3
@@ -35,7 +48,7 @@ def _tokenize(text: str) -> list[str]:
     while pos < len(text):
         match = _TOKEN.match(text, pos)
         if match is None:
-            raise GeProtoError(f"ge_ir.proto: unexpected text at offset {pos}: {text[pos:pos + 20]!r}")
+            raise GeProtoError(f"ge_ir.proto: unexpected text at offset {pos}: {text[pos : pos + 20]!r}")
         if match.group("tok"):
             tokens.append(match.group("tok"))
         pos = match.end()

@@ -7,9 +7,11 @@ keeps that list on the graph as the attr ``_fxlab_input_indices`` (``Data`` inde
 graph input index), so whoever runs the graph (the reference executor, the IR check)
 passes the caller's inputs as they are and each ``Data`` still reads its own.
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from fxlab.ir.model import Attr, AttrKind, IrGraph
 

@@ -18,11 +18,13 @@ outputs are not simply its ``NetOutput`` inputs in order records the list as the
 attr ``_fxlab_fx_outputs`` (JSON), so dumps keep it; :func:`rebuild_fx_outputs` makes
 the FX outputs from a run of the GE graph as TorchAir does.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 
@@ -69,8 +71,10 @@ class FxOutput:
         if self.kind == GE:
             return f"{where}: NetOutput input {self.ge_index}"
         if self.kind == VIEW:
-            how = f"torch.{self.view_fn}(input {self.input_index})" if self.view_fn != AS_STRIDED else (
-                f"torch.as_strided(input {self.input_index}, {_dims(self.size)}, {_dims(self.stride)}, {self.offset})"
+            how = (
+                f"torch.{self.view_fn}(input {self.input_index})"
+                if self.view_fn != AS_STRIDED
+                else (f"torch.as_strided(input {self.input_index}, {_dims(self.size)}, {_dims(self.stride)}, {self.offset})")
             )
             return f"{where}: a view of graph input {self.input_index}, not a GE output; re-made on the host after the run as {how}"
         if self.kind == SYM:
@@ -150,9 +154,7 @@ def converted_values(graph: IrGraph, values: dict[str, Any]) -> dict[int, Any]:
     so a check of both loses none of the converters' coverage. A GE tensor a later
     pass removed (an ``Assign`` mapped to a graph output) is left out."""
     return {
-        position: values[out.ge_value]
-        for position, out in enumerate(fx_outputs_of(graph) or [])
-        if out.on_host and out.ge_value in values
+        position: values[out.ge_value] for position, out in enumerate(fx_outputs_of(graph) or []) if out.on_host and out.ge_value in values
     }
 
 
@@ -165,8 +167,7 @@ def converter_fx_outputs(graph: IrGraph, inputs: Sequence[Any], ge_outputs: Sequ
         return list(ge_outputs)
     symbols = _symbol_values(outputs, inputs)
     return [
-        values[out.ge_value] if out.on_host and out.ge_value in values else _value_of(out, inputs, ge_outputs, symbols)
-        for out in outputs
+        values[out.ge_value] if out.on_host and out.ge_value in values else _value_of(out, inputs, ge_outputs, symbols) for out in outputs
     ]
 
 

@@ -8,6 +8,7 @@ JSON reader (``Infinity`` and ``NaN`` are not JSON, a complex number has no JSON
 Where the reader knows a value is a float (an attr of kind ``float``, a float tensor),
 :func:`float_from_json` turns the strings back into floats.
 """
+
 from __future__ import annotations
 
 import json

@@ -6,12 +6,14 @@ writers serialize it. Each op also keeps its provenance (the FX node and source 
 came from), which GE has no field for; the JSON dump carries it, the protobuf dumps keep
 it as op attrs only when asked.
 """
+
 from __future__ import annotations
 
 import ctypes
 import enum
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping, NoReturn
+from typing import Any, NoReturn
 
 import torch
 
@@ -106,7 +108,7 @@ class TensorDesc:
     dtype: DataType = DataType.DT_UNDEFINED
     shape: tuple[int, ...] = ()
     layout: str = "ND"
-    attrs: dict[str, "Attr"] = field(default_factory=dict)
+    attrs: dict[str, Attr] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -120,7 +122,7 @@ class TensorDesc:
         return out
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "TensorDesc":
+    def from_json(cls, data: dict[str, Any]) -> TensorDesc:
         return cls(
             name=data.get("name", ""),
             dtype=DataType[data.get("dtype", "DT_UNDEFINED")],
@@ -163,7 +165,7 @@ class TensorValue:
         return flat.reshape(self.desc.shape).clone()
 
     @classmethod
-    def from_torch(cls, value: torch.Tensor, name: str = "") -> "TensorValue":
+    def from_torch(cls, value: torch.Tensor, name: str = "") -> TensorValue:
         value = value.detach().contiguous().cpu()
         desc = TensorDesc(name=name, dtype=ge_dtype(value.dtype), shape=tuple(value.shape))
         # ctypes, not numpy: numpy is not a dependency and the copy is one memcpy.
@@ -198,7 +200,7 @@ class Attr:
         return {"kind": self.kind.value, "value": self.to_json()}
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "Attr":
+    def from_json(cls, data: dict[str, Any]) -> Attr:
         kind = AttrKind(data["kind"])
         value = data["value"]
         if kind is AttrKind.DTYPE:
@@ -305,7 +307,9 @@ class FrozenAttrs(dict):
     __slots__ = ()
 
     def _refuse(self, *args: Any, **kwargs: Any) -> NoReturn:
-        raise TypeError("an op's attrs may be shared with other ops and are read-only: give the op new ones with IrOp.set_attrs or IrOp.drop_attrs")
+        raise TypeError(
+            "an op's attrs may be shared with other ops and are read-only: give the op new ones with IrOp.set_attrs or IrOp.drop_attrs"
+        )
 
     __setitem__ = __delitem__ = pop = popitem = clear = update = setdefault = __ior__ = _refuse  # type: ignore[assignment]
 
@@ -376,7 +380,7 @@ class IrOp:
     def set_output_desc(self, index: int, desc: TensorDesc) -> None:
         """Give the op new output descs, ``desc`` at ``index``."""
         descs = self.output_desc
-        self.output_desc = (*descs[:index], desc, *descs[index + 1:])
+        self.output_desc = (*descs[:index], desc, *descs[index + 1 :])
 
     def attr_value(self, key: str, default: Any = None) -> Any:
         attr = self.attrs.get(key)
@@ -404,12 +408,9 @@ class IrOp:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "IrOp":
+    def from_json(cls, data: dict[str, Any]) -> IrOp:
         kinds = data.get("attr_kinds", {})
-        attrs = {
-            k: Attr.from_json({"kind": kinds[k], "value": v}) if k in kinds else attr_of(v)
-            for k, v in data.get("attrs", {}).items()
-        }
+        attrs = {k: Attr.from_json({"kind": kinds[k], "value": v}) if k in kinds else attr_of(v) for k, v in data.get("attrs", {}).items()}
         return cls(
             name=data["name"],
             type=data["type"],
@@ -462,7 +463,7 @@ class IrGraph:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> "IrGraph":
+    def from_json(cls, data: dict[str, Any]) -> IrGraph:
         return cls(
             name=data["name"],
             ops=[IrOp.from_json(o) for o in data.get("ops", [])],

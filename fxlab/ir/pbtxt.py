@@ -7,6 +7,7 @@ C-escaped), so GE tooling and ``text_format.Parse`` read it; it is produced with
 building message objects, which is many times faster. Reading goes through
 ``text_format.Parse`` and the same message walk as the binary reader.
 """
+
 from __future__ import annotations
 
 from typing import Any

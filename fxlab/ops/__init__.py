@@ -5,6 +5,7 @@ Importing this package defines the seed ops ``torch.ops.npu.npu_add_custom``,
 already defines them) together with their converters, prototypes and reference kernels.
 The checks behind ``fxlab ops check`` live in :mod:`fxlab.ops.check`.
 """
+
 from __future__ import annotations
 
 from fxlab.ops.define import CUSTOM_OPS, CustomOp, OpDefinitionError, define_op

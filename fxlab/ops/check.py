@@ -6,17 +6,18 @@ schema and on what the kernel really does; the Ascend C prototype against the sc
 TorchAir's auto-converter verdict; and the converter run on fake inputs. Results are
 data (:class:`CheckReport`); the CLI renders them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import torch
 from torch.utils import _pytree as pytree
 
-from fxlab.ops.inspect_op import (OpFacts, auto_verdict, op_facts, registered_samples, resolve_op,
-                                  samples_from_schema)
+from fxlab.ops.inspect_op import OpFacts, auto_verdict, op_facts, registered_samples, resolve_op, samples_from_schema
 from fxlab.ops.prototype import Prototype, camel_case, load_prototype
 from fxlab.passes.converters.registry import Sample
 
@@ -46,8 +47,13 @@ class CheckReport:
         return all(item.status != FAIL for item in self.items)
 
     def to_json(self) -> dict[str, Any]:
-        return {"op": self.op, "schema": self.schema, "samples": self.samples_source, "ok": self.ok,
-                "checks": [item.to_json() for item in self.items]}
+        return {
+            "op": self.op,
+            "schema": self.schema,
+            "samples": self.samples_source,
+            "ok": self.ok,
+            "checks": [item.to_json() for item in self.items],
+        }
 
 
 def check_op(name: str, prototype: str | Path | None = None) -> CheckReport:
@@ -61,7 +67,7 @@ def check_op(name: str, prototype: str | Path | None = None) -> CheckReport:
     proto = load_prototype(prototype, _prototype_type(prototype, facts)) if prototype is not None else facts.prototype
     report = CheckReport(facts.qualname, facts.schema, source)
     for check in (_opcheck, _fake_vs_kernel):
-        report.items.append(_guarded(check.__name__, lambda: check(overload, samples)))
+        report.items.append(_guarded(check.__name__, lambda check=check: check(overload, samples)))
     report.items.extend(_inplace_rules(overload, samples))
     report.items.extend(_prototype_checks(overload, facts, proto))
     report.items.append(_auto_converter(overload, facts, proto))
@@ -83,8 +89,12 @@ def _guarded(name: str, check: Callable[[], CheckItem]) -> CheckItem:
     try:
         return check()
     except Exception as exc:  # noqa: BLE001 - a check that breaks is a failed check, reported
-        return CheckItem(name.strip("_").replace("_", " "), FAIL, f"the check itself raised {type(exc).__name__}: {exc}",
-                         "Run the op by hand on the sample inputs to see the error.")
+        return CheckItem(
+            name.strip("_").replace("_", " "),
+            FAIL,
+            f"the check itself raised {type(exc).__name__}: {exc}",
+            "Run the op by hand on the sample inputs to see the error.",
+        )
 
 
 def _clone(value: Any) -> Any:
@@ -99,10 +109,18 @@ def _opcheck(overload: Any, samples: list[Sample]) -> CheckItem:
         results = torch.library.opcheck(overload, args, kwargs, raise_exception=False)
         failures += [f"sample {i} {test}: {str(result).splitlines()[0]}" for test, result in results.items() if result != "SUCCESS"]
     if failures:
-        return CheckItem("opcheck", FAIL, "; ".join(failures),
-                         "torch.library.opcheck found the schema, fake function or AOT dispatch inconsistent with the kernel: "
-                         "fix what the first failure names (see torch.library.opcheck's documentation).")
-    return CheckItem("opcheck", PASS, f"torch.library.opcheck passed on {len(samples)} sample(s) (schema, fake tensor, autograd registration, AOT dispatch)")
+        return CheckItem(
+            "opcheck",
+            FAIL,
+            "; ".join(failures),
+            "torch.library.opcheck found the schema, fake function or AOT dispatch inconsistent with the kernel: "
+            "fix what the first failure names (see torch.library.opcheck's documentation).",
+        )
+    return CheckItem(
+        "opcheck",
+        PASS,
+        f"torch.library.opcheck passed on {len(samples)} sample(s) (schema, fake tensor, autograd registration, AOT dispatch)",
+    )
 
 
 # -- fake vs CPU kernel -----------------------------------------------------------------
@@ -114,20 +132,30 @@ def _fake_vs_kernel(overload: Any, samples: list[Sample]) -> CheckItem:
         args, kwargs = _clone((sample.args, sample.kwargs))
         real = _flat(overload(*args, **kwargs))
         mode = FakeTensorMode()
-        fake_args, fake_kwargs = pytree.tree_map(lambda x: mode.from_tensor(x) if isinstance(x, torch.Tensor) else x, _clone((sample.args, sample.kwargs)))
+        fake_args, fake_kwargs = pytree.tree_map(
+            lambda x, mode=mode: mode.from_tensor(x) if isinstance(x, torch.Tensor) else x, _clone((sample.args, sample.kwargs))
+        )
         with mode:
             fake = _flat(overload(*fake_args, **fake_kwargs))
         if len(real) != len(fake):
             diffs.append(f"sample {i}: fake returns {len(fake)} outputs, the kernel {len(real)}")
             continue
         for j, (r, f) in enumerate(zip(real, fake)):
-            for what, rv, fv in (("shape", tuple(r.shape), tuple(f.shape)), ("dtype", r.dtype, f.dtype), ("stride", r.stride(), f.stride())):
+            for what, rv, fv in (
+                ("shape", tuple(r.shape), tuple(f.shape)),
+                ("dtype", r.dtype, f.dtype),
+                ("stride", r.stride(), f.stride()),
+            ):
                 if rv != fv:
                     diffs.append(f"sample {i} output {j}: fake {what} {fv}, CPU kernel {what} {rv}")
     if diffs:
-        return CheckItem("fake vs kernel", FAIL, "; ".join(diffs),
-                         "Make the Meta/fake function return tensors with the kernel's shape, dtype and strides "
-                         "(e.g. torch.empty_like(<the input the output follows>)).")
+        return CheckItem(
+            "fake vs kernel",
+            FAIL,
+            "; ".join(diffs),
+            "Make the Meta/fake function return tensors with the kernel's shape, dtype and strides "
+            "(e.g. torch.empty_like(<the input the output follows>)).",
+        )
     return CheckItem("fake vs kernel", PASS, f"fake outputs match the CPU kernel's shape, dtype and stride on {len(samples)} sample(s)")
 
 
@@ -150,20 +178,35 @@ def _inplace_rules(overload: Any, samples: list[Sample]) -> list[CheckItem]:
 def _tensors_first(schema: Any) -> CheckItem:
     positional = [a for a in schema.arguments if not a.kwarg_only]
     first_scalar = next((a for a in positional if not _is_tensor_type(a)), None)
-    late = [a.name for a in positional if first_scalar is not None and _is_tensor_type(a) and positional.index(a) > positional.index(first_scalar)]
+    late = [
+        a.name
+        for a in positional
+        if first_scalar is not None and _is_tensor_type(a) and positional.index(a) > positional.index(first_scalar)
+    ]
     if late:
-        return CheckItem("tensors before scalars", FAIL, f"tensor argument(s) {', '.join(late)} come after scalar {first_scalar.name}",
-                         "Put every Tensor argument before the scalar ones in the schema (and in the Ascend C prototype).")
+        return CheckItem(
+            "tensors before scalars",
+            FAIL,
+            f"tensor argument(s) {', '.join(late)} come after scalar {first_scalar.name}",
+            "Put every Tensor argument before the scalar ones in the schema (and in the Ascend C prototype).",
+        )
     return CheckItem("tensors before scalars", PASS, "every tensor argument comes before the scalars")
 
 
 def _no_mutated_return(schema: Any) -> CheckItem:
-    aliased = [f"return {i} ({r.type}({r.alias_info.before_set and sorted(r.alias_info.before_set)[0]}{'!' if r.alias_info.is_write else ''}))"
-               for i, r in enumerate(schema.returns) if r.alias_info is not None]
+    aliased = [
+        f"return {i} ({r.type}({r.alias_info.before_set and sorted(r.alias_info.before_set)[0]}{'!' if r.alias_info.is_write else ''}))"
+        for i, r in enumerate(schema.returns)
+        if r.alias_info is not None
+    ]
     if aliased:
-        return CheckItem("no mutated input returned", FAIL, f"the schema returns an alias of an input: {', '.join(aliased)}",
-                         "Return only new tensors (-> Tensor, not -> Tensor(a!)); callers see the mutation through the input itself. "
-                         "PyTorch's automatic functionalization requires it.")
+        return CheckItem(
+            "no mutated input returned",
+            FAIL,
+            f"the schema returns an alias of an input: {', '.join(aliased)}",
+            "Return only new tensors (-> Tensor, not -> Tensor(a!)); callers see the mutation through the input itself. "
+            "PyTorch's automatic functionalization requires it.",
+        )
     return CheckItem("no mutated input returned", PASS, "no return aliases an input")
 
 
@@ -193,7 +236,9 @@ def _mutations_declared(overload: Any, samples: list[Sample]) -> CheckItem:
         fixes.append("Return a new tensor, never an input")
     never_written = sorted(declared - written)
     if never_written:
-        problems.append(f"the schema marks {', '.join(never_written)} mutated but the kernel left it unchanged on all {len(samples)} sample(s)")
+        problems.append(
+            f"the schema marks {', '.join(never_written)} mutated but the kernel left it unchanged on all {len(samples)} sample(s)"
+        )
         fixes.append(f"Write {never_written[0]} in the kernel, or drop its (a!) mark if the op does not mutate it")
     if problems:
         return CheckItem("mutations declared", FAIL, "; ".join(problems), "; ".join(fixes) + ".")
@@ -213,21 +258,41 @@ def _named_tensors(names: list[str], args: Any, kwargs: Any, before: Any) -> lis
 
 # -- prototype --------------------------------------------------------------------------
 _PARAM_TYPE = {"Tensor": "required", "Optional[Tensor]": "optional", "List[Tensor]": "dynamic", "List[Optional[Tensor]]": "dynamic"}
-_ATTR_TYPES = {"int": ("int",), "SymInt": ("int",), "float": ("float",), "bool": ("bool",), "str": ("str", "string"),
-               "List[int]": ("list_int", "listint"), "List[SymInt]": ("list_int", "listint"), "List[float]": ("list_float", "listfloat"),
-               "List[bool]": ("list_bool", "listbool"), "ScalarType": ("type", "data_type")}
+_ATTR_TYPES = {
+    "int": ("int",),
+    "SymInt": ("int",),
+    "float": ("float",),
+    "bool": ("bool",),
+    "str": ("str", "string"),
+    "List[int]": ("list_int", "listint"),
+    "List[SymInt]": ("list_int", "listint"),
+    "List[float]": ("list_float", "listfloat"),
+    "List[bool]": ("list_bool", "listbool"),
+    "ScalarType": ("type", "data_type"),
+}
 
 
 def _prototype_checks(overload: Any, facts: OpFacts, proto: Prototype | None) -> list[CheckItem]:
     if proto is None:
-        return [CheckItem("prototype", WARN, f"no Ascend C prototype registered for {camel_case(facts.qualname.split('::')[1])}",
-                          "Pass the op's msOpGen JSON with --prototype op.json (or define_op(..., prototype=FILE)).")]
+        return [
+            CheckItem(
+                "prototype",
+                WARN,
+                f"no Ascend C prototype registered for {camel_case(facts.qualname.split('::')[1])}",
+                "Pass the op's msOpGen JSON with --prototype op.json (or define_op(..., prototype=FILE)).",
+            )
+        ]
     schema = overload._schema
     tensors = [a for a in schema.arguments if _is_tensor_type(a)]
     scalars = [a for a in schema.arguments if not _is_tensor_type(a)]
     mutated = [a.name for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write]
-    return [_name_check(facts, proto), _inputs_check(tensors, proto), _outputs_check(schema, mutated, proto),
-            _attrs_check(scalars, proto), _lists_check(proto)]
+    return [
+        _name_check(facts, proto),
+        _inputs_check(tensors, proto),
+        _outputs_check(schema, mutated, proto),
+        _attrs_check(scalars, proto),
+        _lists_check(proto),
+    ]
 
 
 def _name_check(facts: OpFacts, proto: Prototype) -> CheckItem:
@@ -235,19 +300,31 @@ def _name_check(facts: OpFacts, proto: Prototype) -> CheckItem:
     if proto.op_type == expected:
         return CheckItem("prototype name", PASS, f"{proto.op_type} is the CamelCase of {facts.qualname}")
     if facts.converter in ("fxlab", "torchair"):
-        return CheckItem("prototype name", PASS, f"{proto.op_type} is not the CamelCase {expected}, but the registered converter "
-                         f"({facts.converter_where}) names the GE op itself")
-    return CheckItem("prototype name", FAIL, f"prototype op {proto.op_type!r} is not {expected!r}, the CamelCase of {facts.qualname}",
-                     f"Name the Ascend C op {expected} (TorchAir's auto converter looks it up by that name), or register a converter.")
+        return CheckItem(
+            "prototype name",
+            PASS,
+            f"{proto.op_type} is not the CamelCase {expected}, but the registered converter "
+            f"({facts.converter_where}) names the GE op itself",
+        )
+    return CheckItem(
+        "prototype name",
+        FAIL,
+        f"prototype op {proto.op_type!r} is not {expected!r}, the CamelCase of {facts.qualname}",
+        f"Name the Ascend C op {expected} (TorchAir's auto converter looks it up by that name), or register a converter.",
+    )
 
 
 def _inputs_check(tensors: list[Any], proto: Prototype) -> CheckItem:
     want = [(a.name, _PARAM_TYPE.get(str(a.type), "?")) for a in tensors]
     have = [(p.name, p.param_type) for p in proto.inputs]
     if want != have:
-        return CheckItem("prototype inputs", FAIL, f"schema tensor arguments {_fmt(want)}, prototype inputs {_fmt(have)}",
-                         "List the prototype's input_desc in schema order with matching names and param_type "
-                         "(Tensor: required, Tensor?: optional, Tensor[]: dynamic).")
+        return CheckItem(
+            "prototype inputs",
+            FAIL,
+            f"schema tensor arguments {_fmt(want)}, prototype inputs {_fmt(have)}",
+            "List the prototype's input_desc in schema order with matching names and param_type "
+            "(Tensor: required, Tensor?: optional, Tensor[]: dynamic).",
+        )
     return CheckItem("prototype inputs", PASS, f"inputs {_fmt(have)} follow the schema")
 
 
@@ -262,8 +339,12 @@ def _outputs_check(schema: Any, mutated: list[str], proto: Prototype) -> CheckIt
         problems.append(f"{len(names)} outputs, expected {len(mutated)} ref + {own} own")
     if problems:
         wanted = mutated + [f"<output {i}>" for i in range(own)]
-        return CheckItem("prototype outputs", FAIL, "; ".join(problems),
-                         f"Give the prototype output_desc {wanted}: an output with the same name as each mutated input, first, then the op's outputs.")
+        return CheckItem(
+            "prototype outputs",
+            FAIL,
+            "; ".join(problems),
+            f"Give the prototype output_desc {wanted}: an output with the same name as each mutated input, first, then the op's outputs.",
+        )
     ref = f"ref output(s) {', '.join(mutated)} then " if mutated else ""
     return CheckItem("prototype outputs", PASS, f"{ref}{own} own output(s): {names}")
 
@@ -277,16 +358,28 @@ def _attrs_check(scalars: list[Any], proto: Prototype) -> CheckItem:
         if arg.name == attr.name and allowed is not None and attr.type.lower() not in allowed:
             problems.append(f"attr {attr.name} has type {attr.type!r}, the schema says {arg.type}")
     if problems:
-        return CheckItem("prototype attrs", FAIL, "; ".join(problems), "Declare each scalar argument as an attr, in schema order, with the matching type.")
+        return CheckItem(
+            "prototype attrs",
+            FAIL,
+            "; ".join(problems),
+            "Declare each scalar argument as an attr, in schema order, with the matching type.",
+        )
     return CheckItem("prototype attrs", PASS, f"scalars are attrs: {have}" if have else "no scalar arguments, no attrs")
 
 
 def _lists_check(proto: Prototype) -> CheckItem:
-    bad = [f"{p.name} ({'no type list' if not p.types else 'no format list' if not p.formats else 'type and format lists differ in length'})"
-           for p in proto.inputs + proto.outputs if not p.types or not p.formats or len(p.types) != len(p.formats)]
+    bad = [
+        f"{p.name} ({'no type list' if not p.types else 'no format list' if not p.formats else 'type and format lists differ in length'})"
+        for p in proto.inputs + proto.outputs
+        if not p.types or not p.formats or len(p.types) != len(p.formats)
+    ]
     if bad:
-        return CheckItem("prototype dtype/format", FAIL, f"tensor entries without usable lists: {', '.join(bad)}",
-                         "Give every input_desc/output_desc a \"type\" and a \"format\" list of the same length.")
+        return CheckItem(
+            "prototype dtype/format",
+            FAIL,
+            f"tensor entries without usable lists: {', '.join(bad)}",
+            'Give every input_desc/output_desc a "type" and a "format" list of the same length.',
+        )
     return CheckItem("prototype dtype/format", PASS, "every tensor entry lists its dtypes and formats")
 
 
@@ -303,10 +396,17 @@ def _auto_converter(overload: Any, facts: OpFacts, proto: Prototype | None) -> C
     if ok:
         return CheckItem("auto converter", PASS, f"TorchAir's auto converter maps it to GE op {ge_type}")
     if facts.converter in ("fxlab", "torchair"):
-        return CheckItem("auto converter", PASS, f"the auto converter would not work ({reason}); the registered converter at "
-                         f"{facts.converter_where} is used instead")
-    return CheckItem("auto converter", FAIL, f"TorchAir's auto converter cannot convert it: {reason}",
-                     "Register a converter (@torchair.register_fx_node_ge_converter) or change the schema/prototype as the reason says.")
+        return CheckItem(
+            "auto converter",
+            PASS,
+            f"the auto converter would not work ({reason}); the registered converter at {facts.converter_where} is used instead",
+        )
+    return CheckItem(
+        "auto converter",
+        FAIL,
+        f"TorchAir's auto converter cannot convert it: {reason}",
+        "Register a converter (@torchair.register_fx_node_ge_converter) or change the schema/prototype as the reason says.",
+    )
 
 
 def _converter_runs(overload: Any, facts: OpFacts, samples: list[Sample]) -> CheckItem:
@@ -314,27 +414,45 @@ def _converter_runs(overload: Any, facts: OpFacts, samples: list[Sample]) -> Che
     from fxlab.ops.fake_convert import convert_sample
 
     if facts.converter == "none":
-        return CheckItem("converter", FAIL, "no converter is registered and the auto converter does not apply",
-                         "Register one with @torchair.register_fx_node_ge_converter(torch.ops.<ns>.<op>.default).")
+        return CheckItem(
+            "converter",
+            FAIL,
+            "no converter is registered and the auto converter does not apply",
+            "Register one with @torchair.register_fx_node_ge_converter(torch.ops.<ns>.<op>.default).",
+        )
     types: list[str] = []
     not_run: list[str] = []
     outputs = 0
     for i, sample in enumerate(samples):
         conversion = convert_sample(overload, sample)
         if conversion.error:
-            return CheckItem("converter", FAIL, f"sample {i}: {conversion.error}", "Fix the converter so it handles these inputs "
-                             "and returns one GE tensor per schema output.")
+            return CheckItem(
+                "converter",
+                FAIL,
+                f"sample {i}: {conversion.error}",
+                "Fix the converter so it handles these inputs and returns one GE tensor per schema output.",
+            )
         types, outputs = conversion.ge_types, len(fx_outputs_of(conversion.graph) or conversion.graph.outputs)
         differs, reason = _ir_against_kernel(overload, sample, conversion.graph)
         if differs:
-            return CheckItem("converter", FAIL, f"sample {i}: the Ascend IR run on CPU differs from the CPU kernel: {differs}",
-                             "Make the converter compute what the kernel computes (inputs in schema order, attrs, which output is which).")
+            return CheckItem(
+                "converter",
+                FAIL,
+                f"sample {i}: the Ascend IR run on CPU differs from the CPU kernel: {differs}",
+                "Make the converter compute what the kernel computes (inputs in schema order, attrs, which output is which).",
+            )
         if reason:
             not_run.append(f"sample {i}: {reason}")
-    emitted = f"the {facts.converter} converter runs on fake inputs, returns {outputs} tensor output(s), and emits {', '.join(types) or 'no ops'}"
+    emitted = (
+        f"the {facts.converter} converter runs on fake inputs, returns {outputs} tensor output(s), and emits {', '.join(types) or 'no ops'}"
+    )
     if not_run:
-        return CheckItem("converter", WARN, f"{emitted}; its IR was not run against the CPU kernel ({not_run[0]})",
-                         "Register a reference kernel for the GE op (fxlab.ir.execute.register_kernel) so the IR can be checked.")
+        return CheckItem(
+            "converter",
+            WARN,
+            f"{emitted}; its IR was not run against the CPU kernel ({not_run[0]})",
+            "Register a reference kernel for the GE op (fxlab.ir.execute.register_kernel) so the IR can be checked.",
+        )
     return CheckItem("converter", PASS, f"{emitted}; its IR run on CPU matches the CPU kernel on {len(samples)} sample(s)")
 
 

@@ -12,12 +12,14 @@ expect it, so the op behaves the same when fxlab is not around. Two choices matt
 - An op that already exists (torch_npu loaded, or a plugin defined it first) is reused:
   its schema must match, and only the pieces it lacks are registered.
 """
+
 from __future__ import annotations
 
 import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import torch
 
@@ -26,8 +28,14 @@ from fxlab.ops.prototype import PROTOTYPES, Prototype, load_prototype
 from fxlab.passes.converters.registry import CONVERTERS, Converter, Sample, register_converter
 
 # Device names users write -> dispatch keys.
-DEVICE_KEYS = {"cpu": "CPU", "cuda": "CUDA", "npu": "PrivateUse1", "privateuse1": "PrivateUse1", "meta": "Meta",
-               "default": "CompositeExplicitAutograd"}
+DEVICE_KEYS = {
+    "cpu": "CPU",
+    "cuda": "CUDA",
+    "npu": "PrivateUse1",
+    "privateuse1": "PrivateUse1",
+    "meta": "Meta",
+    "default": "CompositeExplicitAutograd",
+}
 
 # Kept alive for the process: dropping a Library object would undo its registrations.
 _LIBRARIES: dict[str, torch.library.Library] = {}
@@ -143,7 +151,7 @@ def _split_schema(schema: str, namespace: str | None) -> tuple[str, str]:
     elif namespace:
         ns, body = namespace, schema
     else:
-        raise OpDefinitionError(f"schema {schema!r} names no namespace: write \"npu::{schema}\" or pass namespace=.")
+        raise OpDefinitionError(f'schema {schema!r} names no namespace: write "npu::{schema}" or pass namespace=.')
     try:
         torch._C.parse_schema(f"{ns}::{body}")
     except RuntimeError as exc:

@@ -1,6 +1,7 @@
 """Run an op's converter on fake inputs: a one-node FX graph calling the op (its tensors
 as placeholders with fake ``val`` meta, as in a functional graph), converted to Ascend IR.
 """
+
 from __future__ import annotations
 
 import operator

@@ -3,6 +3,7 @@ name means, its kernels per dispatch key and where they were registered, its fak
 function, its converter, its prototype, and sample inputs (registered or derived from
 the schema). ``fxlab ops list`` shows these; :mod:`fxlab.ops.check` builds on them.
 """
+
 from __future__ import annotations
 
 import difflib
@@ -77,8 +78,10 @@ def _unknown_message(name: str) -> str:
     close += [by_bare[b] for b in difflib.get_close_matches(bare, list(by_bare), n=3, cutoff=0.5)]
     close = list(dict.fromkeys(close))[:3]
     hint = f" Did you mean {', '.join(close)}?" if close else ""
-    return (f"no custom op named {name!r} is registered.{hint} Known custom ops: {', '.join(known) or 'none'}. "
-            "Load the file that defines it with --plugin FILE, or give the name as namespace::op.")
+    return (
+        f"no custom op named {name!r} is registered.{hint} Known custom ops: {', '.join(known) or 'none'}. "
+        "Load the file that defines it with --plugin FILE, or give the name as namespace::op."
+    )
 
 
 @dataclass
@@ -229,9 +232,20 @@ def _value_for(arg: Any) -> Any:
         return torch.randn(2, 3)
     if text in ("List[Tensor]", "List[Optional[Tensor]]"):
         return [torch.randn(2, 3), torch.randn(2, 3)]
-    simple = {"int": 2, "SymInt": 2, "float": 1.5, "bool": False, "str": "", "Scalar": 1.0,
-              "ScalarType": torch.float32, "List[int]": [1], "List[SymInt]": [1], "List[float]": [1.0],
-              "Device": torch.device("cpu"), "Layout": torch.strided}
+    simple = {
+        "int": 2,
+        "SymInt": 2,
+        "float": 1.5,
+        "bool": False,
+        "str": "",
+        "Scalar": 1.0,
+        "ScalarType": torch.float32,
+        "List[int]": [1],
+        "List[SymInt]": [1],
+        "List[float]": [1.0],
+        "Device": torch.device("cpu"),
+        "Layout": torch.strided,
+    }
     if text in simple:
         return simple[text]
     if text.startswith("Optional["):

@@ -13,6 +13,7 @@ register here stand in for CANN's op registry: ``torchair.ge.custom_op(type, *ar
 maps positional arguments through them, and ``fxlab ops check`` compares them with the
 PyTorch schema.
 """
+
 from __future__ import annotations
 
 import json
@@ -132,10 +133,10 @@ def load_prototype(path: str | Path, op_type: str | None = None) -> Prototype:
 
 def _prototype_of(entry: Any, where: str) -> Prototype:
     if not isinstance(entry, dict):
-        raise PrototypeError(f"{where}: an op must be a JSON object with \"op\", \"input_desc\" and \"output_desc\", got {type(entry).__name__}.")
+        raise PrototypeError(f'{where}: an op must be a JSON object with "op", "input_desc" and "output_desc", got {type(entry).__name__}.')
     op_type = entry.get("op")
     if not isinstance(op_type, str) or not op_type:
-        raise PrototypeError(f"{where}: the \"op\" field (the GE op type, e.g. \"MyInplace\") is missing or not a string.")
+        raise PrototypeError(f'{where}: the "op" field (the GE op type, e.g. "MyInplace") is missing or not a string.')
     return Prototype(
         op_type=op_type,
         inputs=tuple(_tensor_param(p, f"{where}.input_desc[{i}]") for i, p in enumerate(_list(entry, "input_desc", where))),
@@ -148,13 +149,13 @@ def _prototype_of(entry: Any, where: str) -> Prototype:
 def _list(entry: dict[str, Any], key: str, where: str) -> list[Any]:
     value = entry.get(key, [])
     if not isinstance(value, list):
-        raise PrototypeError(f"{where}: \"{key}\" must be a list, got {type(value).__name__}.")
+        raise PrototypeError(f'{where}: "{key}" must be a list, got {type(value).__name__}.')
     return value
 
 
 def _tensor_param(data: Any, where: str) -> TensorParam:
     if not isinstance(data, dict) or not isinstance(data.get("name"), str):
-        raise PrototypeError(f"{where}: each tensor entry needs a string \"name\".")
+        raise PrototypeError(f'{where}: each tensor entry needs a string "name".')
     param_type = data.get("param_type", "required")
     if param_type not in INPUT_PARAM_TYPES:
         raise PrototypeError(f"{where}: param_type {param_type!r} is not one of {', '.join(INPUT_PARAM_TYPES)}.")
@@ -163,7 +164,7 @@ def _tensor_param(data: Any, where: str) -> TensorParam:
 
 def _attr_param(data: Any, where: str) -> AttrParam:
     if not isinstance(data, dict) or not isinstance(data.get("name"), str):
-        raise PrototypeError(f"{where}: each attr needs a string \"name\".")
+        raise PrototypeError(f'{where}: each attr needs a string "name".')
     param_type = data.get("param_type", "required")
     if param_type not in ATTR_PARAM_TYPES:
         raise PrototypeError(f"{where}: attr param_type {param_type!r} is not one of {', '.join(ATTR_PARAM_TYPES)}.")

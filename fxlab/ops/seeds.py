@@ -15,10 +15,12 @@ Each op has a CPU kernel, a Meta function, a converter, its msOpGen prototype fi
 ``prototypes/``) and samples; the GE types get CPU reference kernels for the executor.
 Defining them reuses an op torch_npu (or anyone) already defined under the same name.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 

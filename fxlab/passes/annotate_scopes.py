@@ -13,10 +13,12 @@ the ATen stages its ``.default`` overload; both are recognised. Per node it stor
 A scope_enter node is recorded inside its own scope and a scope_exit inside the scope it
 closes, so the markers draw as the first and last line of their scope.
 """
+
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 import torch.fx as fx
 

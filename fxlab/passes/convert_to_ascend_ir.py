@@ -11,6 +11,7 @@ the pass: it becomes a clearly marked placeholder op and the result is *partial*
 The result holds one :class:`NodeConversion` per converted node: the GE op names it
 produced and how (see :class:`Status`). The FX graph is left as it was.
 """
+
 from __future__ import annotations
 
 import enum
@@ -18,7 +19,8 @@ import gc
 import operator
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 import sympy
 import torch
@@ -61,7 +63,9 @@ class NodeConversion:
     source: str | None = None
 
     # Written out: one per FX node, and the generated one's default-factory check is slow.
-    def __init__(self, node: str, target: str, status: Status, ge_ops: list[str] | None = None, message: str = "", source: str | None = None) -> None:
+    def __init__(
+        self, node: str, target: str, status: Status, ge_ops: list[str] | None = None, message: str = "", source: str | None = None
+    ) -> None:
         self.node = node
         self.target = target
         self.status = status
@@ -279,7 +283,9 @@ class AscendIrConverter:
         if not isinstance(value, Tensor):
             return FxOutput(VALUE, item.name, expr=repr(value), value=_json_value(value))
         if isinstance(meta, (torch.SymInt, torch.SymFloat, torch.SymBool)):
-            return FxOutput(SYM, item.name, expr=str(meta.node.expr), symbols=self._symbols_in(meta.node.expr.free_symbols), ge_value=value.tensor)
+            return FxOutput(
+                SYM, item.name, expr=str(meta.node.expr), symbols=self._symbols_in(meta.node.expr.free_symbols), ge_value=value.tensor
+            )
         if isinstance(meta, torch.Tensor):
             view = self._view_of_input(item.name, meta, value.tensor)
             if view is not None:
@@ -304,8 +310,15 @@ class AscendIrConverter:
         dims = (*meta.shape, *meta.stride(), meta.storage_offset())
         free = set().union(*(d.node.expr.free_symbols for d in dims if isinstance(d, torch.SymInt)))
         return FxOutput(
-            VIEW, name, input_index=index, view_fn=view_fn, size=tuple(map(_dim, meta.shape)),
-            stride=tuple(map(_dim, meta.stride())), offset=_dim(meta.storage_offset()), symbols=self._symbols_in(free), ge_value=ge_value,
+            VIEW,
+            name,
+            input_index=index,
+            view_fn=view_fn,
+            size=tuple(map(_dim, meta.shape)),
+            stride=tuple(map(_dim, meta.stride())),
+            offset=_dim(meta.storage_offset()),
+            symbols=self._symbols_in(free),
+            ge_value=ge_value,
         )
 
     def _input_sharing_memory_with(self, meta: torch.Tensor) -> tuple[int, torch.Tensor] | None:
@@ -335,7 +348,12 @@ class AscendIrConverter:
         if plan is None:
             plan = self._plan(target)
         kind, fn, status, target_name = plan
-        if kind is not _GETITEM and kind is not _SCOPE and _all_outputs_empty(node.meta.get("val")) and target_name not in KEEPS_EMPTY_OUTPUTS:
+        if (
+            kind is not _GETITEM
+            and kind is not _SCOPE
+            and _all_outputs_empty(node.meta.get("val"))
+            and target_name not in KEEPS_EMPTY_OUTPUTS
+        ):
             self._convert_empty(node, target_name)
         elif kind is _CONVERT:
             self._run_converter(node, fn, status, target_name)
@@ -433,7 +451,9 @@ class AscendIrConverter:
             builder.end_node(token)
             del ops[first_new:]
             where = f" ({source})" if source else ""
-            self._emit_placeholder(node, Status.RAISED, f"converter for {node.target} raised at node {node.name}{where}: {type(exc).__name__}: {exc}")
+            self._emit_placeholder(
+                node, Status.RAISED, f"converter for {node.target} raised at node {node.name}{where}: {type(exc).__name__}: {exc}"
+            )
             return
         builder.end_node(token)
         builder.unset_helper_dtypes(first_new)
@@ -474,7 +494,9 @@ class AscendIrConverter:
         self.values[node] = outs if isinstance(meta, (list, tuple)) else outs[0]
         self._record(node, status, [op.name for op in self.builder.graph.ops[first_new:]], message)
 
-    def _record(self, node: fx.Node, status: Status, ge_ops: list[str], message: str = "", *, source: Any = _UNKNOWN, target_name: str | None = None) -> None:
+    def _record(
+        self, node: fx.Node, status: Status, ge_ops: list[str], message: str = "", *, source: Any = _UNKNOWN, target_name: str | None = None
+    ) -> None:
         if source is _UNKNOWN:
             source = node_source(node)
         name = str(node.target) if target_name is None else target_name
@@ -483,12 +505,14 @@ class AscendIrConverter:
 
 # Ops TorchAir converts even when all their outputs are empty (collectives that must
 # still meet their peers); none of them is in a CPU trace, the list is TorchAir's.
-KEEPS_EMPTY_OUTPUTS = frozenset({
-    "npu_define.reduce_scatter_tensor_uneven.default",
-    "npu_define.all_to_all_single_npu.default",
-    "npu_define.allgather_in_tensor_uneven.default",
-    "npu_define._recv.default",
-})
+KEEPS_EMPTY_OUTPUTS = frozenset(
+    {
+        "npu_define.reduce_scatter_tensor_uneven.default",
+        "npu_define.all_to_all_single_npu.default",
+        "npu_define.allgather_in_tensor_uneven.default",
+        "npu_define._recv.default",
+    }
+)
 
 
 def _all_outputs_empty(meta: Any) -> bool:
@@ -569,7 +593,9 @@ def _flatten(value: Any) -> list[Any]:
     return [value]
 
 
-def convert_to_ascend_ir(gm: fx.GraphModule, name: str = "graph", registry: ConverterRegistry | None = None, *, convert_refused: bool = False) -> ConversionResult:
+def convert_to_ascend_ir(
+    gm: fx.GraphModule, name: str = "graph", registry: ConverterRegistry | None = None, *, convert_refused: bool = False
+) -> ConversionResult:
     """Convert ``gm`` (a functional ATen graph with fake ``val`` meta) to Ascend IR. Ops
     TorchAir fails on become placeholders (status ``refused``) unless ``convert_refused``
     lets fxlab's own converters run for them."""

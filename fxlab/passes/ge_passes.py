@@ -3,6 +3,7 @@
 dead ``Data`` removal (:mod:`fxlab.passes.remove_dead_data`), the copies around an
 in-place op on a graph input (:mod:`fxlab.passes.ref_op_copy`), then ``Assign`` into a
 graph input mapped to a graph output (:mod:`fxlab.passes.output_reuse`)."""
+
 from __future__ import annotations
 
 from fxlab.ir.model import IrGraph

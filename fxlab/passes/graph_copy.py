@@ -1,8 +1,10 @@
 """Copying FX graphs cheaply: the same nodes, names and arguments, each node with a
 shallow copy of its meta (fake values are shared, never deep-copied)."""
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch.fx as fx
 
@@ -38,7 +40,15 @@ def copy_graph(source: fx.Graph) -> fx.Graph:
     return graph
 
 
-def create_node_args_after(create: Callable[..., fx.Node], op: str, target: Any, args: tuple[Any, ...], kwargs: dict[str, Any], name: str | None = None, type_expr: Any = None) -> fx.Node:
+def create_node_args_after(
+    create: Callable[..., fx.Node],
+    op: str,
+    target: Any,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    name: str | None = None,
+    type_expr: Any = None,
+) -> fx.Node:
     """``create(op, target, args, kwargs, name, type_expr)`` (a graph's or a tracer's
     ``create_node``) with the node made without arguments and given them after: recent
     torch scans a new call node's arguments for raw symbolic values, to warn about them,

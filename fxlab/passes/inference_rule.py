@@ -17,13 +17,15 @@ numbers. :func:`attach_inference_rules` does the same for static shapes; a graph
 symbolic sizes gets no rule (TorchAir's translation of sympy expressions to GE's C++
 rule language is not reproduced).
 """
+
 from __future__ import annotations
 
 import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
+from collections.abc import Iterable, Sequence
 
 import torch
 

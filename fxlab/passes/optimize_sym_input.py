@@ -7,6 +7,7 @@ the size is then read from the tensor (``Shape`` + ``Gather`` in GE) and the sym
 ``Data`` is read by nothing (TorchAir's dead-data pass drops it). A symbol no tensor
 input carries stays an input. Graphs with static shapes are left as they are.
 """
+
 from __future__ import annotations
 
 import torch

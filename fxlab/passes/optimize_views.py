@@ -15,10 +15,12 @@ a short chain of ``reshape`` / ``permute`` nodes placed just before its first re
 Their GE ops belong to that reader, as in TorchAir: each new node carries
 ``meta["fxlab.ge_owner"]``, the reader's name. Views with symbolic sizes stay as they are.
 """
+
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import torch
 import torch.fx as fx
@@ -118,7 +120,9 @@ class ViewOptimizer:
                 if view is not None:
                     self.views[node] = view
                     continue
-            if node.op == "output" or (node.op == "call_function" and isinstance(node.target, (torch._ops.OpOverload, torch._ops.HigherOrderOperator))):
+            if node.op == "output" or (
+                node.op == "call_function" and isinstance(node.target, (torch._ops.OpOverload, torch._ops.HigherOrderOperator))
+            ):
                 self._rebuild_inputs(node)
         for node in reversed(list(self.views)):
             if not node.users:
@@ -163,7 +167,9 @@ class ViewOptimizer:
         steps = rebuild_steps(list(view.meta.shape), list(view.meta.stride()), view.base_shape)
         for i, (kind, values) in enumerate(steps):
             last = i == len(steps) - 1
-            out = self._add(reader, aten.reshape.default if kind == "reshape" else aten.permute.default, out, values, view_node if last else None)
+            out = self._add(
+                reader, aten.reshape.default if kind == "reshape" else aten.permute.default, out, values, view_node if last else None
+            )
         self.rebuilt[view_node] = out
         return out
 

@@ -22,10 +22,12 @@ GE options are not part of a GE graph; fxlab records them on the graph as string
 named ``_fxlab_ge_option:<option>`` so dumps show them and the reference executor
 (:func:`execute_with_output_reuse`) can honour them.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Mapping, Sequence
+from typing import Any
+from collections.abc import Mapping, Sequence
 
 import torch
 
@@ -148,7 +150,8 @@ def _shared_value_notes(graph: IrGraph, output_ref_input: dict[int, int]) -> lis
     return [
         f"{value} is written into graph inputs {', '.join(map(str, inputs))}: one graph output each "
         f"(TorchAir's own mapping would write only input {inputs[-1]})"
-        for value, inputs in inputs_of.items() if len(inputs) > 1
+        for value, inputs in inputs_of.items()
+        if len(inputs) > 1
     ]
 
 
@@ -170,7 +173,9 @@ def parse_reuse_input_option(value: str) -> dict[int, int]:
     return {int(out): int(inp) for inp, out in pairs}
 
 
-def execute_with_output_reuse(graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, Any] | None = None, kernels_by_op: Mapping[str, Any] | None = None) -> list[torch.Tensor]:
+def execute_with_output_reuse(
+    graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, Any] | None = None, kernels_by_op: Mapping[str, Any] | None = None
+) -> list[torch.Tensor]:
     """Run ``graph`` like GE with its reuse option: each output mapped to an input is
     written into that input's memory and *is* that input afterwards. ``values`` and
     ``kernels_by_op`` as for :func:`fxlab.ir.execute.execute`."""
@@ -196,7 +201,9 @@ def execute_with_output_reuse(graph: IrGraph, inputs: Sequence[torch.Tensor], va
     return outputs
 
 
-def execute_fx_outputs(graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, Any] | None = None, kernels_by_op: Mapping[str, Any] | None = None) -> list[Any]:
+def execute_fx_outputs(
+    graph: IrGraph, inputs: Sequence[torch.Tensor], values: dict[str, Any] | None = None, kernels_by_op: Mapping[str, Any] | None = None
+) -> list[Any]:
     """The FX graph's outputs as TorchAir returns them from a run of ``graph``: the GE
     run (:func:`execute_with_output_reuse`), then the outputs TorchAir makes on the host
     (views of inputs, sizes, plain values; see :mod:`fxlab.ir.host_outputs`). Without a

@@ -14,10 +14,12 @@ The passes work on a copy; the functional graph is left as it was. Each pass say
 whether it changed the graph and how many nodes it added and removed, so a user sees
 what each did.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import torch.fx as fx
 

@@ -11,6 +11,7 @@ goes when nothing uses it. TorchAir runs this with CANN 8.3.RC1 or later; the op
 only where torch_npu (or a definition of its operators) is loaded, so elsewhere the pass
 finds nothing.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -10,6 +10,7 @@ removes the ``TensorMove``; it removes the ``Assign`` too unless the ref output 
 output or the ``Assign`` is its only reader. Runs after dead ``Data`` removal and before
 the output reuse pass, in TorchAir's order.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -14,6 +14,7 @@ Inductor's passes are the reference for step 1 and run for any graph outside the
 decoder). That fast path skips importing Inductor (seconds) and its fake-tensor
 re-propagation, and its tests prove it gives the same graph as Inductor on every example.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -30,6 +30,7 @@ collective ops, diagonal / as_strided scatters, fusable scatter chains, symbolic
 a scatter whose re-inplacing hinges on Inductor's lowering tables) returns ``False``
 untouched, and the caller runs Inductor.
 """
+
 from __future__ import annotations
 
 import re
@@ -120,7 +121,11 @@ def _check_targets(graph: fx.Graph, root: fx.GraphModule) -> None:
             raise NotCovered(f"higher-order op {target.name()}")
         if isinstance(target, torch._ops.OpOverload):
             name = target._schema.name.split("::")[-1]
-            if target.namespace == "_c10d_functional" or name.startswith("_foreach_") or (target.namespace == "aten" and name in _UNCOVERED_ATEN):
+            if (
+                target.namespace == "_c10d_functional"
+                or name.startswith("_foreach_")
+                or (target.namespace == "aten" and name in _UNCOVERED_ATEN)
+            ):
                 raise NotCovered(str(target))
 
 
@@ -279,7 +284,9 @@ def _mark_mutation_regions(graph: fx.Graph) -> None:
 
 def _is_mutation_op(node: fx.Node) -> bool:
     target = node.target
-    if isinstance(target, torch._ops.OpOverload) and not (target.namespace == "inductor" and target is torch.ops.inductor.resize_storage_bytes_.default):
+    if isinstance(target, torch._ops.OpOverload) and not (
+        target.namespace == "inductor" and target is torch.ops.inductor.resize_storage_bytes_.default
+    ):
         return target._schema.is_mutable
     if node.op == "call_function":
         if _MUTATION_NAME.search(target.__name__):

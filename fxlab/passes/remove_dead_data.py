@@ -10,6 +10,7 @@ each remaining ``Data`` reads (:mod:`fxlab.ir.graph_inputs`), so the graph still
 the caller's inputs. Runs before the output reuse pass, as in TorchAir: the reuse option
 names the renumbered indices.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field

@@ -11,10 +11,12 @@ The rules are Inductor's (torch/_inductor/fx_passes/post_grad.py), held here so 
 trace need not import Inductor (most of a second, more than the pass itself); the tests
 run both on the same graphs and require the same result.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 import torch.fx as fx
@@ -132,7 +134,9 @@ class _AliasGuard:
     def would_alias(self, node: fx.Node, source: fx.Node) -> bool:
         node_storage, source_storage = _storage(node), _storage(source)
         if node_storage != source_storage:
-            return node_storage in self.output_storages and (source_storage in self.input_storages or source_storage in self.output_storages)
+            return node_storage in self.output_storages and (
+                source_storage in self.input_storages or source_storage in self.output_storages
+            )
         # A view that is itself an output stays, when its source is an input or an output.
         return node in self.output.args and (source in self.inputs or source in self.output.args)
 

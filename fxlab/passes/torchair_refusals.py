@@ -6,6 +6,7 @@ The conversion pass asks :func:`refusal` before running fxlab's converter of an 
 op TorchAir refuses, or an ATen/prims op TorchAir has no converter for, fails on an NPU
 machine, so fxlab does not say "ok" for it either (unless asked to convert such ops).
 """
+
 from __future__ import annotations
 
 import functools
@@ -56,12 +57,12 @@ class TorchAirVerdict:
         return f"{said}. Fix: {rewrite}" if rewrite else said
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def load_table(path: Path = TABLE_PATH) -> dict[str, Any]:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def registrations(path: Path = TABLE_PATH) -> dict[str, TorchAirVerdict]:
     """``{"aten.x.overload": verdict}`` for every op TorchAir registers a converter for."""
     table = load_table(path)

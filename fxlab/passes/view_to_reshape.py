@@ -1,6 +1,7 @@
 """TorchAir's ``view_to_reshape``: every ``aten.view.default`` becomes
 ``aten.reshape.default`` before conversion (the last of its own FX passes; GE has no
 views, and ``reshape`` takes the same arguments)."""
+
 from __future__ import annotations
 
 import torch

@@ -5,6 +5,7 @@ the signatures it was called with.
 Built from a :class:`ConversionResult` and the FX graph it came from; returns data only.
 Writers save it as CSV (the columns of ``fx_summary``, plus the messages) or JSON.
 """
+
 from __future__ import annotations
 
 import csv
@@ -20,7 +21,14 @@ import torch.fx as fx
 from fxlab.passes.convert_to_ascend_ir import ConversionResult, Status
 
 # When nodes of one target fared differently, the row shows the worst.
-_SEVERITY = {Status.MARKER.value: 0, Status.CONVERTED.value: 1, Status.AUTO.value: 2, Status.RAISED.value: 3, Status.REFUSED.value: 4, Status.UNSUPPORTED.value: 5}
+_SEVERITY = {
+    Status.MARKER.value: 0,
+    Status.CONVERTED.value: 1,
+    Status.AUTO.value: 2,
+    Status.RAISED.value: 3,
+    Status.REFUSED.value: 4,
+    Status.UNSUPPORTED.value: 5,
+}
 CSV_COLUMNS = ("target", "kind", "status", "count", "inputs", "outputs", "messages")
 
 
@@ -152,7 +160,17 @@ def write_summary_csv(rows: list[SummaryRow], path: str | Path) -> Path:
         writer = csv.writer(handle)
         writer.writerow(CSV_COLUMNS)
         for row in rows:
-            writer.writerow([row.target, row.kind, row.status, row.count, _counted_lines(row.inputs), _counted_lines(row.outputs), "\n".join(row.messages)])
+            writer.writerow(
+                [
+                    row.target,
+                    row.kind,
+                    row.status,
+                    row.count,
+                    _counted_lines(row.inputs),
+                    _counted_lines(row.outputs),
+                    "\n".join(row.messages),
+                ]
+            )
     return path
 
 

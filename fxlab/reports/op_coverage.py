@@ -8,10 +8,12 @@ fxlab's side for one op: ``converts`` (a converter runs, as TorchAir's does), ``
 with ``--convert-refused``) or ``no converter``. It agrees with TorchAir when both convert
 or both fail.
 """
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any
+from collections.abc import Iterable, Mapping
 
 from fxlab.passes.torchair_refusals import CONVERTER_NAMESPACES, CONVERTS, FAILS_WHEN_RUN, NO_CONVERTER, REFUSES, TorchAirVerdict
 

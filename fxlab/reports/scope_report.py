@@ -14,10 +14,12 @@ fails the compile. Which op kinds cannot be fused, and where that is documented,
 docs/superkernel.md; :data:`UNFUSABLE_OP_TYPES` holds them (a ``--plugin`` file may add
 its own op types, e.g. a custom op implemented in TBE rather than Ascend C).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
+from collections.abc import Iterable, Sequence
 
 import torch
 import torch.fx as fx
@@ -31,14 +33,25 @@ from fxlab.socs import SocInfo, check_core_count
 # -- what SuperKernel cannot fuse (sources: docs/superkernel.md) ---------------------------
 # Non-compute ops GE skips inside a scope: they neither join nor cut it (GE SuperKernelPass).
 IGNORED_OP_TYPES = frozenset(
-    {"Data", "RefData", "Variable", "Const", "Constant", "ConstPlaceHolder", "NetOutput",
-     "Send", "SendNotify", "SendMem", "Recv", "RecvNotify", "RecvMem"}
+    {
+        "Data",
+        "RefData",
+        "Variable",
+        "Const",
+        "Constant",
+        "ConstPlaceHolder",
+        "NetOutput",
+        "Send",
+        "SendNotify",
+        "SendMem",
+        "Recv",
+        "RecvNotify",
+        "RecvMem",
+    }
 )
 # Collective ops SuperKernel can fuse (TorchAir docs: AllReduce, ReduceScatter, AllGather,
 # AlltoAll); every other HCCL op cuts the scope.
-FUSABLE_COLLECTIVES = frozenset(
-    {"HcomAllReduce", "HcomReduceScatter", "HcomAllGather", "HcomAllToAll", "HcomAllToAllV", "HcomAllToAllVC"}
-)
+FUSABLE_COLLECTIVES = frozenset({"HcomAllReduce", "HcomReduceScatter", "HcomAllGather", "HcomAllToAll", "HcomAllToAllV", "HcomAllToAllVC"})
 # op type -> why SuperKernel cannot fuse it. Users extend this from a --plugin file.
 UNFUSABLE_OP_TYPES: dict[str, str] = {}
 # op type -> when it may still cut the scope (reported as a remark, not a cut).
@@ -270,7 +283,14 @@ class OpCoreLimit:
 
     def to_json(self) -> dict[str, Any]:
         op_level = list(self.op_level) if self.op_level else None
-        return {"graph": self.graph, "op": self.op.to_json(), "op_level": op_level, "aicore": self.aicore, "vectorcore": self.vectorcore, "winner": self.winner}
+        return {
+            "graph": self.graph,
+            "op": self.op.to_json(),
+            "op_level": op_level,
+            "aicore": self.aicore,
+            "vectorcore": self.vectorcore,
+            "winner": self.winner,
+        }
 
 
 @dataclass
@@ -289,7 +309,13 @@ class GraphScopes:
             data = span.to_json()
             data["source"] = self.enter_sources.get(span.enter)
             spans.append(data)
-        return {"index": self.index, "dynamic": self.dynamic, "break_reason": self.break_reason, "scopes": spans, "balanced": self.annotation.balanced}
+        return {
+            "index": self.index,
+            "dynamic": self.dynamic,
+            "break_reason": self.break_reason,
+            "scopes": spans,
+            "balanced": self.annotation.balanced,
+        }
 
 
 @dataclass
@@ -333,7 +359,9 @@ class GraphInput:
 
 
 # -- entry points -------------------------------------------------------------------------
-def build_scope_report(graphs: Sequence[GraphInput], soc: SocInfo | None = None, global_limit: GlobalCoreLimit | None = None) -> ScopeReport:
+def build_scope_report(
+    graphs: Sequence[GraphInput], soc: SocInfo | None = None, global_limit: GlobalCoreLimit | None = None
+) -> ScopeReport:
     report = ScopeReport(soc=soc, global_limit=global_limit)
     _check_global_limit(report)
     for graph in graphs:
@@ -444,8 +472,14 @@ def _analyse_ir(report: ScopeReport, index: int, ir: IrGraph, dynamic: bool) -> 
             report.super_kernels.append(scope)
             if dynamic:
                 report.findings.append(
-                    Finding("warning", "dynamic-shapes", f"SuperKernel scope {name!r} is in graph {index}, which has dynamic shapes: "
-                            "SuperKernel fuses static graphs only (GE skips the fusion). Compile with dynamic=False or mark the shapes static.", index, name)
+                    Finding(
+                        "warning",
+                        "dynamic-shapes",
+                        f"SuperKernel scope {name!r} is in graph {index}, which has dynamic shapes: "
+                        "SuperKernel fuses static graphs only (GE skips the fusion). Compile with dynamic=False or mark the shapes static.",
+                        index,
+                        name,
+                    )
                 )
     _core_limits(report, index, compute)
 
@@ -467,7 +501,15 @@ def _super_kernel_scope(report: ScopeReport, index: int, name: str, stream: str,
         report.findings.append(Finding("error", "bad-option", f"SuperKernel scope {name!r}: {error}", index, name))
     others = {str(op.attr_value(SUPER_KERNEL_OPTIONS, "")) for op in members} - {options_text}
     if others:
-        report.findings.append(Finding("warning", "mixed-options", f"SuperKernel scope {name!r} has ops with different options: {sorted(others | {options_text})}; GE reads them per op.", index, name))
+        report.findings.append(
+            Finding(
+                "warning",
+                "mixed-options",
+                f"SuperKernel scope {name!r} has ops with different options: {sorted(others | {options_text})}; GE reads them per op.",
+                index,
+                name,
+            )
+        )
     first, last = ops.index(members[0]), ops.index(members[-1])
     scope.timeline = _timeline(name, ops[first : last + 1])
     _check_breaks(report, scope)
@@ -508,7 +550,9 @@ def _check_breaks(report: ScopeReport, scope: SuperKernelScope) -> None:
     for op in scope.ops:
         remark = maybe_unfusable_reason(op.type)
         if remark is not None:
-            report.findings.append(Finding("info", "maybe-unfusable", f"SuperKernel scope {scope.name!r}: {op.type} {op.name} {remark}", scope.graph, op.name))
+            report.findings.append(
+                Finding("info", "maybe-unfusable", f"SuperKernel scope {scope.name!r}: {op.type} {op.name} {remark}", scope.graph, op.name)
+            )
     if not scope.breaks:
         return
     check = scope.options.values.get("strict-scope-check")
@@ -518,7 +562,9 @@ def _check_breaks(report: ScopeReport, scope: SuperKernelScope) -> None:
         message = f"SuperKernel scope {scope.name!r} is cut ({first.reason}); with strict-scope-check=abort GE fails the compile."
         report.findings.append(Finding("error", "scope-split", message, scope.graph, first.op.name))
     elif check == "bypass":
-        message = f"SuperKernel scope {scope.name!r} is cut ({first.reason}); with strict-scope-check=bypass GE does not fuse this scope at all."
+        message = (
+            f"SuperKernel scope {scope.name!r} is cut ({first.reason}); with strict-scope-check=bypass GE does not fuse this scope at all."
+        )
         report.findings.append(Finding("warning", "scope-split", message, scope.graph, first.op.name))
     else:
         causes = "; ".join(b.reason for b in scope.breaks)
@@ -562,13 +608,23 @@ def _core_limits(report: ScopeReport, index: int, ops: list[IrOp]) -> None:
                 continue
             problem = check_core_count(str(value), kind, report.soc)
             if problem is not None:
-                report.findings.append(Finding("error", "bad-core-limit", f"{op.type} {op.name} (limit_core_num at {op.source or op.fx_node}): {problem}", index, op.name))
+                report.findings.append(
+                    Finding(
+                        "error",
+                        "bad-core-limit",
+                        f"{op.type} {op.name} (limit_core_num at {op.source or op.fx_node}): {problem}",
+                        index,
+                        op.name,
+                    )
+                )
 
 
 def _limit_row(report: ScopeReport, index: int, op: IrOp, aicore: Any, vectorcore: Any) -> OpCoreLimit:
     """Op-level values win over the global ones (TorchAir, max-autotune); a key the op
     lacks falls back to the global value, then to all cores of the SoC."""
-    effective = [_fallback(report, kind) if value is None else str(value) for value, kind in ((aicore, "aicore"), (vectorcore, "vectorcore"))]
+    effective = [
+        _fallback(report, kind) if value is None else str(value) for value, kind in ((aicore, "aicore"), (vectorcore, "vectorcore"))
+    ]
     return OpCoreLimit(index, _scope_op(op), (str(aicore), str(vectorcore)), effective[0], effective[1], "op-level")
 
 

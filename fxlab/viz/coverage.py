@@ -1,4 +1,5 @@
 """``fxlab ops coverage`` as rich renderables: the per-op table and its summary line."""
+
 from __future__ import annotations
 
 from rich.table import Table

@@ -1,9 +1,11 @@
 """Rich renderables for ``fxlab diff``: an FX stage diff grouped by source line, an
 Ascend IR diff grouped by FX node, and a whole trace diff. Returns renderables; the CLI
 prints."""
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Group, RenderableType
 from rich.table import Table
@@ -37,7 +39,11 @@ def trace_diff_view(diff: TraceDiff) -> RenderableType:
     parts: list[RenderableType] = [graph_diff_view(g) for g in diff.graphs]
     parts += [plain(f"note: {relative_paths(note)}", style="dim") for note in diff.notes]
     verdict = "no differences" if diff.identical else "differences found (above)"
-    parts.append(Text.assemble((visible(f"{diff.left_label} → {diff.right_label}: "), "bold"), (visible(verdict), "green" if diff.identical else "yellow")))
+    parts.append(
+        Text.assemble(
+            (visible(f"{diff.left_label} → {diff.right_label}: "), "bold"), (visible(verdict), "green" if diff.identical else "yellow")
+        )
+    )
     return Group(*parts)
 
 
@@ -177,7 +183,9 @@ def ir_diff_view(diff: Any, title: str = "graph 0 · ") -> RenderableType:
 
 def _ir_node_view(node: Any, left_label: str, right_label: str) -> RenderableType:
     header = plain(f"  {node.fx_node}", style="bold cyan")
-    header.append(visible(f"  {left_label}: {' '.join(node.left_types) or '-'}  |  {right_label}: {' '.join(node.right_types) or '-'}"), style="cyan")
+    header.append(
+        visible(f"  {left_label}: {' '.join(node.left_types) or '-'}  |  {right_label}: {' '.join(node.right_types) or '-'}"), style="cyan"
+    )
     if node.moved:
         header.append("  (moved)", style="yellow")
     table = Table.grid(padding=(0, 2))
@@ -191,7 +199,13 @@ def _ir_node_view(node: Any, left_label: str, right_label: str) -> RenderableTyp
         mark, style = IR_MARKS[op.kind]
         left = _op_label(op.left, op.left_type)
         right = _op_label(op.right, op.right_type)
-        table.add_row(plain(f"    {mark}", style=style), plain(left, style=style), Text("→" if op.left and op.right else "", style="dim"), plain(right, style=style), _op_details(op))
+        table.add_row(
+            plain(f"    {mark}", style=style),
+            plain(left, style=style),
+            Text("→" if op.left and op.right else "", style="dim"),
+            plain(right, style=style),
+            _op_details(op),
+        )
     return Group(header, table)
 
 

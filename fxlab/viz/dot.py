@@ -14,13 +14,15 @@ Both emitters walk the graph once and emit in graph order, so the text is determ
 and linear in the size of the graph. They draw every node; a trace's pictures fold the
 big graphs first (``viz/pictures.py``), reusing the node lines and scope styles here.
 """
+
 from __future__ import annotations
 
 import functools
 import itertools
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping, Sequence
+from typing import Any
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import torch.fx as fx
 
@@ -202,7 +204,7 @@ def _signatures(signatures: Sequence[str]) -> str:
 @dataclass
 class _ScopeCluster:
     frame: dict[str, Any] | None
-    children: dict[Any, "_ScopeCluster"] = field(default_factory=dict)
+    children: dict[Any, _ScopeCluster] = field(default_factory=dict)
     nodes: list[FxNodeView] = field(default_factory=list)
 
 
@@ -389,7 +391,7 @@ def _edge_lines(op: IrOp) -> list[str]:
             continue
         producer, _, index = text.rpartition(":")
         if index == "-1":
-            lines.append(f"  {quote(producer)} -> {quote(op.name)} [style=\"dashed\", color=\"#999999\"];")
+            lines.append(f'  {quote(producer)} -> {quote(op.name)} [style="dashed", color="#999999"];')
         elif index not in ("0", ""):
             lines.append(f"  {quote(producer)} -> {quote(op.name)} [label={quote(index)}];")
         else:
@@ -406,7 +408,10 @@ def _missing_producer_lines(ops: Iterable[IrOp], known: set[str]) -> list[str]:
             if producer and producer not in known:
                 missing[producer] = None
     border = PALETTE["red"][1]
-    return [f"  {quote(p)} [label={quote(p + chr(10) + '(not in graph)')}, style=\"dashed\", color={quote(border)}, fontcolor={quote(border)}];" for p in missing]
+    return [
+        f'  {quote(p)} [label={quote(p + chr(10) + "(not in graph)")}, style="dashed", color={quote(border)}, fontcolor={quote(border)}];'
+        for p in missing
+    ]
 
 
 def short_source(source: str | None) -> str:

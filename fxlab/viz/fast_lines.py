@@ -5,6 +5,7 @@ Rich's ``Panel`` and ``Table`` measure, wrap and crop every line of their conten
 pre-styled ``Segment`` lines directly, and hand only the rare line wider than the console
 to rich's own wrapping, so what is shown stays the same as the rich layout.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
@@ -38,7 +39,9 @@ class LinesPanel:
         self.border_style = border_style
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        frame = console.render_lines(Panel(Text(""), title=Text(self.title), title_align="left", border_style=self.border_style), options, pad=False)
+        frame = console.render_lines(
+            Panel(Text(""), title=Text(self.title), title_align="left", border_style=self.border_style), options, pad=False
+        )
         top, bottom = frame[0], frame[-1]
         border_row = frame[1]  # left border, padded empty body, right border
         left, right = border_row[0], border_row[-1]
@@ -54,7 +57,6 @@ class LinesPanel:
                 yield Segment.line()
         yield from bottom
         yield Segment.line()
-
 
     def rich_panel(self) -> Panel:
         """The same panel through rich (what large stages were printed with before)."""
@@ -168,7 +170,9 @@ class LinesTable:
         yield Segment(box.get_top([w + 2 for w in widths]))
         yield Segment.line()
         header_cells = [[[(h, "table.header")]] for h in self.headers]
-        yield from _table_row(header_cells, widths, box.head_left, box.head_vertical, box.head_right, styles, ["table.header"] * len(widths))
+        yield from _table_row(
+            header_cells, widths, box.head_left, box.head_vertical, box.head_right, styles, ["table.header"] * len(widths)
+        )
         yield Segment(box.get_row([w + 2 for w in widths], "head"))
         yield Segment.line()
         column_styles = self.column_styles
@@ -221,7 +225,9 @@ def _wrap_words(cell: Cell, width: int, column_style: str) -> list[Run]:
     return lines
 
 
-def _table_row(cells: list[list[Run]], widths: list[int], left: str, vertical: str, right: str, styles: _StyleCache, cell_styles: list[str]) -> Iterable[Segment]:
+def _table_row(
+    cells: list[list[Run]], widths: list[int], left: str, vertical: str, right: str, styles: _StyleCache, cell_styles: list[str]
+) -> Iterable[Segment]:
     height = max(len(c) for c in cells)
     for n in range(height):
         line = [Segment(left)]

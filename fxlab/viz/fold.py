@@ -10,12 +10,13 @@ first while the drawn boxes stay under a cap, so the picture shows the outline o
 whole model and the inside of its first layer. ``expand`` opens named modules, ``focus``
 draws only the nodes within some hops of one node. Pure data: no DOT, no printing.
 """
+
 from __future__ import annotations
 
 import re
 from collections import deque
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Iterable, Sequence
 
 DEFAULT_CAP = 250
 # "layers.3 (DecoderLayer)" -> family "layers.# (DecoderLayer)", index 3
@@ -57,7 +58,7 @@ class Leaf:
 @dataclass
 class Group:
     key: GroupKey | None
-    children: dict[str, "Group"] = field(default_factory=dict)
+    children: dict[str, Group] = field(default_factory=dict)
     leaves: list[Leaf] = field(default_factory=list)
     size: int = 0
     signature: int = 0
@@ -153,7 +154,10 @@ def build_tree(leaves: Iterable[Leaf]) -> Group:
 def _sign(group: Group) -> int:
     """A hash of the ops inside (leaf op texts and child structure, not names)."""
     parts = [leaf.op_text for leaf in group.leaves]
-    parts += [f"{_DIGITS.sub('#', child.key.label if child.key and child.key.alike_by_label else '')}:{_sign(child)}" for child in group.children.values()]
+    parts += [
+        f"{_DIGITS.sub('#', child.key.label if child.key and child.key.alike_by_label else '')}:{_sign(child)}"
+        for child in group.children.values()
+    ]
     group.signature = hash(tuple(parts))
     return group.signature
 
@@ -252,8 +256,7 @@ def _chunk_leaves(plan: FoldPlan, group: Group, boxes: int) -> None:
     """Too many leaves directly in one open group: runs of consecutive leaves, one box each."""
     per_box = -(-len(group.leaves) // boxes)
     plan.runs[group.id] = [
-        RunBox(id=f"{group.id}/run:{start}", leaves=group.leaves[start : start + per_box])
-        for start in range(0, len(group.leaves), per_box)
+        RunBox(id=f"{group.id}/run:{start}", leaves=group.leaves[start : start + per_box]) for start in range(0, len(group.leaves), per_box)
     ]
     where = group.key.name if group.key else "the top level"
     plan.notes.append(
@@ -267,7 +270,9 @@ def _focus(plan: FoldPlan, leaves: Sequence[Leaf], options: FoldOptions) -> None
     assert options.focus is not None
     near = hops_around(leaves, options.focus, options.depth)
     if len(near) > options.cap:
-        plan.notes.append(f"{len(near)} nodes within {options.depth} hops of {options.focus}, over the cap of {options.cap}: the first {options.cap} are drawn")
+        plan.notes.append(
+            f"{len(near)} nodes within {options.depth} hops of {options.focus}, over the cap of {options.cap}: the first {options.cap} are drawn"
+        )
         near = set([leaf.key for leaf in leaves if leaf.key in near][: options.cap])  # in graph order
     plan.hidden = {leaf.key for leaf in leaves if leaf.key not in near}
     plan.in_repeat.clear()

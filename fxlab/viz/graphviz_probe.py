@@ -1,5 +1,6 @@
 """Graphviz's ``dot`` binary: probed once, run as a subprocess to turn DOT text into
 SVG or PNG. Without it, callers keep the ``.dot`` text and say how to get graphviz."""
+
 from __future__ import annotations
 
 import functools
@@ -7,10 +8,10 @@ import os
 import shutil
 import subprocess
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Optional, Sequence
 
 from fxlab.errors import UsageError
 
@@ -108,12 +109,13 @@ def _remove(*paths: Path) -> None:
         path.unlink(missing_ok=True)
 
 
-DrawProgress = Callable[[int, int, Path, float, Optional[str]], None]
+DrawProgress = Callable[[int, int, Path, float, str | None], None]
 
 
 def draw_all(pairs: Sequence[tuple[Path, Path]], fmt: str, progress: DrawProgress | None = None) -> list[str | None]:
     """:func:`run_dot` for each (dot file, picture), in parallel; ``progress`` hears of
     each as it finishes (count done, total, picture, seconds, error)."""
+
     def timed(pair: tuple[Path, Path]) -> tuple[float, str | None]:
         start = time.perf_counter()
         error = run_dot(pair[0], pair[1], fmt)

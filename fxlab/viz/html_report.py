@@ -4,6 +4,7 @@ with the vendored dagre layout, reading the trace as JSON embedded in the page),
 stage's code with the notable lines highlighted, the Ascend IR per FX node, scopes. No
 network: styles and scripts are inline. Built as plain strings with ``html.escape``;
 returns or writes text, never prints."""
+
 from __future__ import annotations
 
 import functools
@@ -11,7 +12,8 @@ import html
 import json
 import re
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
+from collections.abc import Iterable, Sequence
 
 from fxlab.capture.trace import CheckResult, GraphTrace, StageTrace, Trace
 from fxlab.escape import BIDI_CONTROLS, LINE_SEPARATORS, visible
@@ -73,7 +75,7 @@ def html_report(trace: Trace) -> str:
     ]
     body += [_graph_section(trace, graph) for graph in trace.graphs]
     head = f'<meta charset="utf-8"><title>{_e(title)}</title><style>{_STYLE}{_asset("viewer/viewer.css")}</style><script>{_ERROR_TRAP}</script>'
-    return f"<!DOCTYPE html>\n<html lang=\"en\">\n<head>{head}</head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n"
+    return f'<!DOCTYPE html>\n<html lang="en">\n<head>{head}</head>\n<body>\n' + "\n".join(body) + "\n</body>\n</html>\n"
 
 
 def _e(value: Any) -> str:
@@ -92,7 +94,7 @@ def _anchor(graph: GraphTrace, stage: str | None = None) -> str:
 # ---------------------------------------------------------------- the viewer
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _asset(name: str) -> str:
     """A file shipped beside this module (the viewer, the vendored layout library)."""
     return (HERE / name).read_text(encoding="utf-8")
@@ -168,7 +170,10 @@ def _inplace_change(graph: GraphTrace) -> str:
         return str(recorded.count(kind)) if recorded is not None else "-"
 
     text = f"{count('aten', 'inplace')} → {count('functional', 'inplace')}"
-    extras = [f"{count('functional', kind)} {label}" for kind, label in (("auto_functionalized", "auto_functionalized"), ("copy_epilogue", "copy_ epilogue"))]
+    extras = [
+        f"{count('functional', kind)} {label}"
+        for kind, label in (("auto_functionalized", "auto_functionalized"), ("copy_epilogue", "copy_ epilogue"))
+    ]
     extras = [x for x in extras if not x.startswith(("0 ", "- "))]
     return text + (f" ({', '.join(extras)})" if extras else "")
 
@@ -288,7 +293,7 @@ def ir_table(ir: IrGraph) -> str:
         labels = ", ".join(_op_label(op) for op in ops)
         attrs = sorted({f"{k}={op.attrs[k].value}" for op in ops for k in SCOPE_KEYS_SHOWN if k in op.attrs})
         source = relative_paths(ops[0].source or "")
-        rows.append(f"<tr><td>{_e(fx_node)}</td><td>{labels}</td><td>{_e(', '.join(attrs))}</td><td class=\"dim\">{_e(source)}</td></tr>")
+        rows.append(f'<tr><td>{_e(fx_node)}</td><td>{labels}</td><td>{_e(", ".join(attrs))}</td><td class="dim">{_e(source)}</td></tr>')
     head = "<tr><th>FX node</th><th>GE ops (type:name)</th><th>scope / core attrs</th><th>source</th></tr>"
     return "<table>" + head + "".join(rows) + "</table>"
 
@@ -315,7 +320,10 @@ def _output_reuse_note(graph: GraphTrace) -> str:
     if not assigns:
         return host
     options = "; ".join(f"{k}={v!r}" for k, v in (summary.get("ge_options") or {}).items())
-    return f"<p>{len(assigns)} Assign(s) into graph inputs became graph outputs that GE writes into the inputs' memory ({_e(options)}).</p>" + host
+    return (
+        f"<p>{len(assigns)} Assign(s) into graph inputs became graph outputs that GE writes into the inputs' memory ({_e(options)}).</p>"
+        + host
+    )
 
 
 # ---------------------------------------------------------------- scopes
@@ -351,7 +359,7 @@ def _scope_row(key: Any, frame: dict[str, Any], nodes: Sequence[str], ge_ops: di
     words = "<br>".join(_e(line) for line in scope_attr_lines(attrs)) or "-"
     ops = [name for node in nodes for name in ge_ops.get(node, [])]
     return (
-        f"<tr><td>{_e(key)} <span class=\"dim\">{_e(frame.get('enter', ''))}</span></td><td>{words}</td>"
+        f'<tr><td>{_e(key)} <span class="dim">{_e(frame.get("enter", ""))}</span></td><td>{words}</td>'
         f"<td>{_listed(nodes)}</td><td>{_listed(ops) if ge_ops else '-'}</td></tr>"
     )
 

@@ -3,12 +3,13 @@ with graphviz after the trace is saved. A ``dot`` that fails or runs too long le
 half-written picture; the stage is drawn again more folded. Returns files and messages;
 the CLI prints them (and the progress it is handed).
 """
+
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from fxlab.capture.trace import GraphTrace, NodeRecord, Trace
 from fxlab.errors import UsageError
@@ -95,7 +96,17 @@ def fx_leaves(graph: GraphTrace, stage: str, lines: bool = True) -> list[Leaf]:
         scopes = _scope_keys(view.scopes)
         record = records.get(view.name)
         modules = _module_keys(record.provenance.module_path if record else [], scopes[-1].id if scopes else "", cache)
-        leaves.append(Leaf(key=view.name, line=fx_node_line(view) if lines else "", op_text=view.target if view.op != "placeholder" else "placeholder", scopes=scopes, modules=modules, inputs=[(i, "") for i in view.inputs], adoptable=view.op != "output"))
+        leaves.append(
+            Leaf(
+                key=view.name,
+                line=fx_node_line(view) if lines else "",
+                op_text=view.target if view.op != "placeholder" else "placeholder",
+                scopes=scopes,
+                modules=modules,
+                inputs=[(i, "") for i in view.inputs],
+                adoptable=view.op != "output",
+            )
+        )
     return leaves
 
 
@@ -108,12 +119,27 @@ def ir_leaves(graph: GraphTrace, ir: IrGraph, lines: bool = True) -> list[Leaf]:
     leaves = []
     for op in ir.ops:
         sk_name = str(op.attr_value("_super_kernel_scope", "") or "")
-        scope = (GroupKey(id=f"/sk:{sk_name}", name=f"SuperKernel {sk_name}", label=_sk_label(op, sk_name), style=_sk_style(op, sk_name)),) if sk_name else ()
+        scope = (
+            (GroupKey(id=f"/sk:{sk_name}", name=f"SuperKernel {sk_name}", label=_sk_label(op, sk_name), style=_sk_style(op, sk_name)),)
+            if sk_name
+            else ()
+        )
         prefix = scope[0].id if scope else ""
         modules = tuple(dataclasses.replace(k, id=prefix + k.id) for k in modules_of.get(op.fx_node or "", ()))
         alone = op.fx_node is None or ops_per_node[op.fx_node] == 1
         tail = () if alone else (_fx_group_key(op, modules[-1].id if modules else prefix),)
-        leaves.append(Leaf(key=op.name, line=ir_op_line(op, op.fx_node if alone else None) if lines else "", op_text=op.type, scopes=scope, modules=modules, tail=tail, inputs=_ir_inputs(op), adoptable=op.type != "NetOutput"))
+        leaves.append(
+            Leaf(
+                key=op.name,
+                line=ir_op_line(op, op.fx_node if alone else None) if lines else "",
+                op_text=op.type,
+                scopes=scope,
+                modules=modules,
+                tail=tail,
+                inputs=_ir_inputs(op),
+                adoptable=op.type != "NetOutput",
+            )
+        )
     return leaves
 
 
@@ -142,7 +168,13 @@ def _sk_style(op: IrOp, sk_name: str) -> tuple[str, ...]:
 def _fx_group_key(op: IrOp, parent: str) -> GroupKey:
     source = short_source(op.source)
     label = f"fx: {op.fx_node}" + (f"  ({source})" if source else "")
-    return GroupKey(id=f"{parent}/fx:{op.fx_node}", name=str(op.fx_node), label=label, style=(f"label={quote(label)}", 'style="dashed,rounded"', 'color="#777777"'), alike_by_label=False)
+    return GroupKey(
+        id=f"{parent}/fx:{op.fx_node}",
+        name=str(op.fx_node),
+        label=label,
+        style=(f"label={quote(label)}", 'style="dashed,rounded"', 'color="#777777"'),
+        alike_by_label=False,
+    )
 
 
 def _ir_inputs(op: IrOp) -> list[tuple[str, str]]:
@@ -167,13 +199,15 @@ def folded_dot(leaves: Sequence[Leaf], plan: FoldPlan, name: str, title: str) ->
     """DOT text of ``leaves`` as ``plan`` folds them: open groups are clusters, folded
     groups, repeats and runs are one box each; edges join the boxes, counted."""
     if plan.drawn < plan.total:
-        title += f"\nfolded: {plan.total:,} nodes drawn as {plan.drawn:,} boxes (--expand PATH opens a module, --focus NODE a neighbourhood)"
+        title += (
+            f"\nfolded: {plan.total:,} nodes drawn as {plan.drawn:,} boxes (--expand PATH opens a module, --focus NODE a neighbourhood)"
+        )
     lines = open_graph(name, title, plan.drawn)
     _emit_group(lines, plan, plan.root, 1)
     lines.extend(_missing_producer_lines(leaves, plan))
     for (src, dst), (count, attrs) in folded_edges(plan, leaves).items():
         if count > 1:
-            attrs = f" [label={quote(f'x{count}')}, penwidth=\"{min(1 + count / 8, 4):.1f}\"]" if not attrs else attrs
+            attrs = f' [label={quote(f"x{count}")}, penwidth="{min(1 + count / 8, 4):.1f}"]' if not attrs else attrs
         lines.append(f"  {quote(src)} -> {quote(dst)}{attrs};")
     lines.append("}")
     return "\n".join(lines) + "\n"
@@ -185,7 +219,9 @@ def _emit_group(lines: list[str], plan: FoldPlan, group: Group, depth: int) -> N
     if runs is None:
         lines.extend(pad + leaf.line for leaf in group.leaves if leaf.key not in plan.hidden)
     else:
-        lines.extend(pad + _box_line(run.id, f"{run.leaves[0].key} … {run.leaves[-1].key}\n{len(run.leaves):,} nodes", FOLDED_STYLE) for run in runs)
+        lines.extend(
+            pad + _box_line(run.id, f"{run.leaves[0].key} … {run.leaves[-1].key}\n{len(run.leaves):,} nodes", FOLDED_STYLE) for run in runs
+        )
     for child in group.children.values():
         if child.id in plan.in_repeat or not _shown(plan, child):
             continue
@@ -232,7 +268,10 @@ def _missing_producer_lines(leaves: Sequence[Leaf], plan: FoldPlan) -> list[str]
     known = {leaf.key for leaf in leaves}
     missing = dict.fromkeys(p for leaf in leaves if leaf.key not in plan.hidden for p, _ in leaf.inputs if p not in known)
     border = PALETTE["red"][1]
-    return [f"  {quote(p)} [label={quote(p + chr(10) + '(not in graph)')}, style=\"dashed\", color={quote(border)}, fontcolor={quote(border)}];" for p in missing]
+    return [
+        f'  {quote(p)} [label={quote(p + chr(10) + "(not in graph)")}, style="dashed", color={quote(border)}, fontcolor={quote(border)}];'
+        for p in missing
+    ]
 
 
 # ---------------------------------------------------------------- a trace's pictures
@@ -270,12 +309,18 @@ def trace_pictures(trace: Trace, options: FoldOptions | None = None) -> list[Pic
 def _check_names(options: FoldOptions, pictures: Sequence[Picture]) -> None:
     unknown = [name for name in options.expand if not any(name in p.expanded for p in pictures)]
     if unknown:
-        raise UsageError(f"--expand {', '.join(unknown)}: no such module in any stage. Give a module path as the pictures' boxes name it (e.g. layers.0 or layers.0.attn).")
+        raise UsageError(
+            f"--expand {', '.join(unknown)}: no such module in any stage. Give a module path as the pictures' boxes name it (e.g. layers.0 or layers.0.attn)."
+        )
     if options.focus is not None and not any(p.dot for p in pictures):
-        raise UsageError(f"--focus {options.focus}: no node or GE op of that name in any stage. Give a node name as the stage code shows it (e.g. add_3).")
+        raise UsageError(
+            f"--focus {options.focus}: no node or GE op of that name in any stage. Give a node name as the stage code shows it (e.g. add_3)."
+        )
 
 
-def write_pictures(trace: Trace, out_dir: str | Path, fmt: str, options: FoldOptions | None = None, progress: Progress | None = None) -> tuple[list[Path], list[str]]:
+def write_pictures(
+    trace: Trace, out_dir: str | Path, fmt: str, options: FoldOptions | None = None, progress: Progress | None = None
+) -> tuple[list[Path], list[str]]:
     """Write ``graph_<k>/<stage>.dot`` and, with graphviz, ``graph_<k>/<stage>.<fmt>`` for
     each stage, folded. A picture ``dot`` cannot draw is drawn again with everything
     folded to ``FALLBACK_CAP`` boxes. Returns the files written and messages for the user;
@@ -303,7 +348,14 @@ def write_pictures(trace: Trace, out_dir: str | Path, fmt: str, options: FoldOpt
             continue
         retry = _fallback(trace, picture, path, fmt)
         files += [path] if retry is None else []
-        messages.append(error + (f" Drawn again with everything folded to {FALLBACK_CAP} boxes." if retry is None else f" The more folded picture failed too ({retry}); no picture."))
+        messages.append(
+            error
+            + (
+                f" Drawn again with everything folded to {FALLBACK_CAP} boxes."
+                if retry is None
+                else f" The more folded picture failed too ({retry}); no picture."
+            )
+        )
     return files, messages
 
 

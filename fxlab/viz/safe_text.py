@@ -3,6 +3,7 @@
 Rich reads ``[`` ... ``]`` in a plain ``str`` as markup (``[/]`` raises, ``[bold]``
 vanishes, ``[link=...]`` becomes a hyperlink); a :class:`rich.text.Text` is never parsed.
 """
+
 from __future__ import annotations
 
 from rich.text import Text

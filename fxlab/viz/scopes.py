@@ -1,8 +1,10 @@
 """Rich renderables for scopes: coloured scope tags for node listings, and the
 ``fxlab scopes`` report. Returns renderables; never prints."""
+
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any
+from collections.abc import Mapping, Sequence
 
 from fxlab.viz.safe_text import plain, visible
 from fxlab.viz.trace_views import relative_paths
@@ -44,8 +46,16 @@ def _frame_labels(attrs: Mapping[str, str]) -> list[tuple[str, str]]:
         labels.append(("never-timeout", "dim"))
     if "_user_stream_label" in attrs:
         labels.append((f"stream:{attrs['_user_stream_label']}", "blue"))
-    known = {"_super_kernel_scope", "_super_kernel_options", "_op_aicore_num", "_op_vectorcore_num",
-             "_op_exec_never_timeout", "_user_stream_label", "_user_stream_priority", "_enable_inner_parallel"}
+    known = {
+        "_super_kernel_scope",
+        "_super_kernel_options",
+        "_op_aicore_num",
+        "_op_vectorcore_num",
+        "_op_exec_never_timeout",
+        "_user_stream_label",
+        "_user_stream_priority",
+        "_enable_inner_parallel",
+    }
     labels.extend((f"{k}={v}", "dim") for k, v in attrs.items() if k not in known)
     return labels
 
@@ -116,8 +126,13 @@ def _core_limit_table(report: ScopeReport) -> Table:
     for row in report.core_limits:
         op_level = "|".join(row.op_level) if row.op_level else ""
         table.add_row(
-            str(row.graph), plain(row.op.name), plain(row.op.type), plain(op_level), plain(f"{row.aicore}|{row.vectorcore}"),
-            plain(row.winner), plain(relative_paths(row.op.source or row.op.fx_node or "")),
+            str(row.graph),
+            plain(row.op.name),
+            plain(row.op.type),
+            plain(op_level),
+            plain(f"{row.aicore}|{row.vectorcore}"),
+            plain(row.winner),
+            plain(relative_paths(row.op.source or row.op.fx_node or "")),
         )
     if report.global_limit is not None:
         limit = report.global_limit

@@ -1,11 +1,13 @@
 """Rich renderables for ``fxlab trace``: each stage as readable code with in-place ops,
 ``copy_`` epilogues, ``auto_functionalized*`` nodes and scopes highlighted; the Ascend IR
 per FX node; and the one-screen summary. Renderers return data; the CLI prints."""
+
 from __future__ import annotations
 
 import os
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 from rich import box
 from rich.console import Group, RenderableType
@@ -118,17 +120,26 @@ def ir_view(graph: GraphTrace) -> RenderableType:
         labels = tuple((visible(label), style) for label, style in map(_op_label, ops))
         words = tuple((f"{label}," if i < len(labels) - 1 else label, style) for i, (label, style) in enumerate(labels))
         attrs = sorted({f"{k}={op.attrs[k].value}" for op in ops for k in SCOPE_KEYS_SHOWN if k in op.attrs})
-        rows.append([Cell.plain(visible(fx_node)), Cell(words), _words(visible(", ".join(attrs))), Cell.plain(visible(_short_source(ops[0].source)))])
+        rows.append(
+            [
+                Cell.plain(visible(fx_node)),
+                Cell(words),
+                _words(visible(", ".join(attrs))),
+                Cell.plain(visible(_short_source(ops[0].source))),
+            ]
+        )
     table = LinesTable(f"graph {graph.index} · ascend_ir: {len(ir.ops)} GE ops", IR_HEADERS, rows, IR_COLUMN_STYLES, wrap_column=1)
     summary = graph.ir_summary or {}
     notes = []
     if summary.get("assigns_to_outputs"):
         options = "; ".join(f"{k}={v!r}" for k, v in summary.get("ge_options", {}).items())
-        notes.append(plain(
-            f"{len(summary['assigns_to_outputs'])} Assign(s) into graph inputs became graph outputs "
-            f"that GE writes into the inputs' memory ({options})",
-            style="magenta",
-        ))
+        notes.append(
+            plain(
+                f"{len(summary['assigns_to_outputs'])} Assign(s) into graph inputs became graph outputs "
+                f"that GE writes into the inputs' memory ({options})",
+                style="magenta",
+            )
+        )
     # Graph outputs TorchAir makes on the host (views of inputs, sizes): not in NetOutput.
     notes += [plain(f"host output: {note}", style="magenta") for note in summary.get("host_outputs", [])]
     return Group(table, *notes) if notes else table
@@ -138,7 +149,14 @@ def _words(text: str) -> Cell:
     return Cell(tuple((word, "") for word in text.split(" ") if word))
 
 
-STATUS_STYLE = {"converted": "green", "auto": "cyan", "marker": "dim", "unsupported": "bold red", "raised": "bold red", "refused": "bold red"}
+STATUS_STYLE = {
+    "converted": "green",
+    "auto": "cyan",
+    "marker": "dim",
+    "unsupported": "bold red",
+    "raised": "bold red",
+    "refused": "bold red",
+}
 
 
 def conversion_view(graph: GraphTrace) -> RenderableType:
@@ -155,7 +173,9 @@ def conversion_view(graph: GraphTrace) -> RenderableType:
         table.add_column(column, justify="right" if column == "count" else "left")
     for row in rows:
         status = row.status + (f": {row.messages[0]}" if row.messages and row.status in ("unsupported", "raised", "refused") else "")
-        table.add_row(plain(row.target), str(row.count), plain(status, style=STATUS_STYLE.get(row.status, "")), _top(row.inputs), _top(row.outputs))
+        table.add_row(
+            plain(row.target), str(row.count), plain(status, style=STATUS_STYLE.get(row.status, "")), _top(row.inputs), _top(row.outputs)
+        )
     return table
 
 
@@ -193,7 +213,12 @@ def summary_view(trace: Trace) -> RenderableType:
     """One screen: nodes per stage and in-place ops before vs after functionalization per
     graph in a table of numbers only (it fits 80 columns with every stage), then each
     graph's mutated inputs, rewrites and graph break as lines, and the eager checks."""
-    table = Table(title=plain(f"fxlab trace · {relative_paths(trace.model)}", style="table.title"), title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    table = Table(
+        title=plain(f"fxlab trace · {relative_paths(trace.model)}", style="table.title"),
+        title_justify="left",
+        box=box.SIMPLE_HEAD,
+        pad_edge=False,
+    )
     table.add_column("graph", justify="right")
     for stage in trace.stages:
         table.add_column(SUMMARY_HEADERS.get(stage, f"{stage}\nnodes"), justify="right", no_wrap=True)
@@ -207,7 +232,11 @@ def summary_view(trace: Trace) -> RenderableType:
 def _graph_details(graph: GraphTrace) -> list[Text]:
     lines = []
     functional = graph.stages.get("functional")
-    rewrites = [f"{functional.count(kind)} {label}" for kind, label in (("auto_functionalized", "auto_functionalized"), ("copy_epilogue", "copy_ epilogue(s)")) if functional is not None and functional.count(kind)]
+    rewrites = [
+        f"{functional.count(kind)} {label}"
+        for kind, label in (("auto_functionalized", "auto_functionalized"), ("copy_epilogue", "copy_ epilogue(s)"))
+        if functional is not None and functional.count(kind)
+    ]
     if graph.mutated_inputs or rewrites:
         written = f"inputs written in place: {', '.join(graph.mutated_inputs)}" if graph.mutated_inputs else "no input written in place"
         lines.append(plain(f"graph {graph.index}: {written}" + (f" ({', '.join(rewrites)})" if rewrites else "")))
@@ -262,7 +291,12 @@ def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:
     graphs = []
     for graph in trace.graphs:
         stages = {
-            name: {"nodes": len(stage.call_nodes()), "inplace": stage.count("inplace"), "auto_functionalized": stage.count("auto_functionalized"), "copy_epilogue": stage.count("copy_epilogue")}
+            name: {
+                "nodes": len(stage.call_nodes()),
+                "inplace": stage.count("inplace"),
+                "auto_functionalized": stage.count("auto_functionalized"),
+                "copy_epilogue": stage.count("copy_epilogue"),
+            }
             for name, stage in graph.stages.items()
         }
         graphs.append(
@@ -293,4 +327,13 @@ def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:
 def _check_json(check: Any) -> dict[str, Any] | None:
     if check is None:
         return None
-    return {"ok": check.ok, "verdict": check.verdict, "compared": check.compared, "max_abs_diff": check.max_abs_diff, "mismatches": check.mismatches, "skipped": check.skipped, "not_run": check.not_run, "approximations": check.approximations}
+    return {
+        "ok": check.ok,
+        "verdict": check.verdict,
+        "compared": check.compared,
+        "max_abs_diff": check.max_abs_diff,
+        "mismatches": check.mismatches,
+        "skipped": check.skipped,
+        "not_run": check.not_run,
+        "approximations": check.approximations,
+    }

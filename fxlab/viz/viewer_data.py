@@ -4,9 +4,11 @@ their inputs, kinds, shapes and source lines, and the links between stages (an A
 and the functional node it became, per ``diff_stages``; an FX node and its GE ops, per
 provenance). Plain JSON-ready data, compact (lists, not objects, per node).
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from fxlab.capture.trace import GraphTrace, Trace
 from fxlab.viz.dot import KIND_COLOURS, UNSUPPORTED_OP_TYPE, desc_signature
@@ -81,7 +83,11 @@ def _ir_stage(graph: GraphTrace) -> dict[str, Any]:
     for op, leaf in zip(graph.ir.ops, leaves):
         kind = "unsupported" if op.type == UNSUPPORTED_OP_TYPE else ""
         sig = ", ".join(desc_signature(d) for d in op.output_desc[:3])
-        notes = [f"{k}={op.attr_value(k)}" for k in ("_super_kernel_scope", "_op_aicore_num", "_op_vectorcore_num") if op.attr_value(k) is not None]
+        notes = [
+            f"{k}={op.attr_value(k)}"
+            for k in ("_super_kernel_scope", "_op_aicore_num", "_op_vectorcore_num")
+            if op.attr_value(k) is not None
+        ]
         nodes.append([op.name, op.type, sig, kind, group_of[leaf.key], relative_paths(op.source or ""), "; ".join(notes)])
     return _stage_dict("ascend_ir", nodes, groups, leaves, plan)
 
@@ -138,7 +144,7 @@ def _links(graph: GraphTrace, diffs: dict[tuple[str, str], Any]) -> list[list[st
 
 
 def _before_functionalize(diffs: dict[tuple[str, str], Any]) -> dict[str, list[str]]:
-    """"aten/<node>" or "functional/<node>" -> what functionalization did to it, in words."""
+    """ "aten/<node>" or "functional/<node>" -> what functionalization did to it, in words."""
     diff = diffs.get(("aten", "functional"))
     if diff is None:
         return {}

@@ -9,6 +9,7 @@ or run a graph raises :class:`NativePartStoodIn`, because fxlab stops before GE 
 
 :data:`STANDINS` maps each TorchAir module name to the stand-in module that replaces it.
 """
+
 from __future__ import annotations
 
 STANDINS: dict[str, str] = {

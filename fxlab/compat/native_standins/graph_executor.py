@@ -1,9 +1,11 @@
 """Stand-in for TorchAir's device-side native modules (``_npu_graph_executor``,
 ``_npu_utils``, ``_abi_compat_ge_apis``): every attribute is a function that raises,
 since they read NPU memory or call GE, which never happens before compilation."""
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from fxlab.compat.native_standins import NativePartStoodIn
 

@@ -15,10 +15,12 @@ Only the operators of the patterns TorchAir registers for its max-autotune (GE) 
 here; the batch-matmul-transpose and add-rms-norm-quant patterns are registered for its
 other modes only. Operators torch.ops already has (a real torch_npu) are left alone.
 """
+
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
 

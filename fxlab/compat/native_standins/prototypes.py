@@ -7,12 +7,14 @@ sources: prototypes registered here (an msOpGen-style JSON of a custom op, as th
 custom-op kit writes them), and the ``REG_OP`` text TorchAir keeps in the docstring of
 each generated ``ge.<Op>`` function.
 """
+
 from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 # The value-type tags TorchAir's ``torchair.ge.attr`` maps to attr constructors.
 _REG_OP_ATTR_TAGS = {
@@ -47,7 +49,9 @@ _MSOPGEN_ATTR_TAGS = {
     "list_string": "VT_LIST_STRING",
     "list_list_int": "VT_LIST_LIST_INT",
 }
-_REG_OP_ENTRY = re.compile(r"\.(INPUT|OPTIONAL_INPUT|DYNAMIC_INPUT|OUTPUT|DYNAMIC_OUTPUT|ATTR|ATRR|REQUIRED_ATTR)\(\s*(\w+)\s*(?:,\s*(\w+))?")
+_REG_OP_ENTRY = re.compile(
+    r"\.(INPUT|OPTIONAL_INPUT|DYNAMIC_INPUT|OUTPUT|DYNAMIC_OUTPUT|ATTR|ATRR|REQUIRED_ATTR)\(\s*(\w+)\s*(?:,\s*(\w+))?"
+)
 
 
 @dataclass
@@ -61,8 +65,9 @@ class IrPrototype:
     attrs: list[tuple[str, str]] = field(default_factory=list)
 
     @classmethod
-    def from_msopgen(cls, data: Mapping[str, Any]) -> "IrPrototype":
+    def from_msopgen(cls, data: Mapping[str, Any]) -> IrPrototype:
         """From an msOpGen prototype (``op``, ``input_desc``, ``output_desc``, ``attr``)."""
+
         def kind(desc: Mapping[str, Any]) -> str:
             return str(desc.get("param_type", "required")).lower()
 
@@ -75,7 +80,7 @@ class IrPrototype:
         )
 
     @classmethod
-    def from_kit(cls, proto: Any) -> "IrPrototype":
+    def from_kit(cls, proto: Any) -> IrPrototype:
         """From the custom-op kit's :class:`fxlab.ops.prototype.Prototype` (the same msOpGen
         JSON, already read)."""
         return cls(
@@ -86,7 +91,7 @@ class IrPrototype:
         )
 
     @classmethod
-    def from_reg_op(cls, op_type: str, text: str) -> "IrPrototype | None":
+    def from_reg_op(cls, op_type: str, text: str) -> IrPrototype | None:
         """From GE's ``REG_OP(Name) .INPUT(x, ...) .ATTR(a, Int, 0) ...`` text."""
         if f"REG_OP({op_type})" not in text:
             return None

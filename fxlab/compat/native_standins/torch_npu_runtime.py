@@ -23,14 +23,16 @@ device's generator is its own, at the seed a device generator starts with
 and the host's generator, which this torch seeds at random, would make every run's
 graph differ.
 """
+
 from __future__ import annotations
 
 import contextlib
 import os
 import sys
 import types
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import torch
 

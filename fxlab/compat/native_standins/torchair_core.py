@@ -5,11 +5,13 @@ prototype registry answers from :mod:`fxlab.compat.native_standins.prototypes`; 
 CANN compatibility check passes every op (there is no CANN to disagree); calls that
 would compile, run or export a graph raise ``NativePartStoodIn``.
 """
+
 from __future__ import annotations
 
 import enum
 import sys
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from fxlab.compat.native_standins import NativePartStoodIn
 from fxlab.compat.native_standins.prototypes import IrPrototype, custom_op_prototype

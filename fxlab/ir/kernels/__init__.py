@@ -2,6 +2,7 @@
 
 Importing this package registers them in :data:`fxlab.ir.execute.KERNELS`.
 """
+
 from __future__ import annotations
 
 from fxlab.ir.kernels import core, elementwise  # noqa: F401

@@ -1,5 +1,6 @@
 """Kernels of GE's gradient ops (``*Grad``) and ``MseLoss``: each computed with the ATen
 backward it stands for, operands taken in GE's order."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -142,7 +143,7 @@ def drop_out_do_mask(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list
 def pad_v3_grad(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     """The gradient of ``PadV3`` (reflect / edge), by autograd through ``F.pad``."""
     grad, paddings = inputs
-    pads = [int(p) for p in paddings.reshape(-1).tolist()][-2 * grad.dim():]
+    pads = [int(p) for p in paddings.reshape(-1).tolist()][-2 * grad.dim() :]
     before, after = pads[0::2], pads[1::2]
     source = torch.zeros([s - b - a for s, b, a in zip(grad.shape, before, after)], dtype=grad.dtype, requires_grad=True)
     padded_dims = [i for i in range(grad.dim()) if before[i] or after[i]]

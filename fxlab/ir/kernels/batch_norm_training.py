@@ -5,6 +5,7 @@
 The gradient ops read ``batch_variance`` as GE's kernels do: a variance, normalised
 with ``(variance + epsilon) ** -0.5``.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -63,7 +64,13 @@ def sync_batch_norm_backward_elemt(op: IrOp, inputs: list[Any], attrs: dict[str,
 @register_kernel("MaxPool3DWithArgmaxV2")
 def max_pool3d_with_argmax_v2(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     """``argmax``: the flat index in each input volume, as ATen gives it."""
-    args = (list(attrs["ksize"]), list(attrs["strides"]), list(attrs["pads"]), list(attrs.get("dilation", [1, 1, 1])), attrs.get("ceil_mode", False))
+    args = (
+        list(attrs["ksize"]),
+        list(attrs["strides"]),
+        list(attrs["pads"]),
+        list(attrs.get("dilation", [1, 1, 1])),
+        attrs.get("ceil_mode", False),
+    )
     y, indices = F.max_pool3d(inputs[0], *args, return_indices=True)
     return [y, indices.to(torch.int32)]
 
@@ -84,7 +91,9 @@ def batch_norm_v3(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[An
     if not attrs.get("is_training", True):
         y = torch.nn.functional.batch_norm(x, running_mean, running_var, weight, bias, False, 0.0, attrs.get("epsilon", 1e-5))
         return [y, running_mean, running_var, running_mean, torch.rsqrt(running_var + attrs.get("epsilon", 1e-5))]
-    out = torch.ops.aten._native_batch_norm_legit_functional(x, weight, bias, running_mean, running_var, True, attrs.get("momentum", 0.1), attrs.get("epsilon", 1e-5))
+    out = torch.ops.aten._native_batch_norm_legit_functional(
+        x, weight, bias, running_mean, running_var, True, attrs.get("momentum", 0.1), attrs.get("epsilon", 1e-5)
+    )
     y, save_mean, save_rstd, new_mean, new_var = out
     # running_mean and running_var are ref outputs (named as their inputs): GE updates
     # the statistics it is given in place.

@@ -1,5 +1,6 @@
 """Kernels of ``Real``, ``Imag``, ``Complex``, ``InplaceIndexAdd``, ``EmbeddingBag`` and
 ``RightShift``."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -44,7 +45,11 @@ def inplace_index_add(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> lis
 def embedding_bag(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     weight, indices, offsets, per_sample_weights = inputs
     args = (attrs.get("scale_grad_by_freq", False), MODES[attrs.get("mode", "mean")], attrs.get("sparse", False), per_sample_weights)
-    return list(aten._embedding_bag(weight, indices.long(), offsets.long(), *args, attrs.get("include_last_offset", False), attrs.get("padding_idx", -1)))
+    return list(
+        aten._embedding_bag(
+            weight, indices.long(), offsets.long(), *args, attrs.get("include_last_offset", False), attrs.get("padding_idx", -1)
+        )
+    )
 
 
 @register_kernel("RightShift")

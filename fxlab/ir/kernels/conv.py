@@ -1,4 +1,5 @@
 """Kernels of GE convolution, pooling, resize and pad ops (NCHW / NCDHW)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -38,7 +39,9 @@ def max_pool_with_argmax_v1(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) 
 def avg_pool_v2(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     ksize, strides, pads = list(attrs["ksize"])[2:], list(attrs["strides"])[2:], list(attrs.get("pads", [0, 0, 0, 0]))
     divisor = attrs.get("divisor_override", 0) or None
-    out = F.avg_pool2d(inputs[0], ksize, strides, [pads[0], pads[2]], attrs.get("ceil_mode", False), not attrs.get("exclusive", True), divisor)
+    out = F.avg_pool2d(
+        inputs[0], ksize, strides, [pads[0], pads[2]], attrs.get("ceil_mode", False), not attrs.get("exclusive", True), divisor
+    )
     return [out]
 
 

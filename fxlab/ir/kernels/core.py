@@ -1,4 +1,5 @@
 """Kernels of the ops every graph has: constants, casts, copies and assignment."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,5 +1,6 @@
 """Kernels of GE ops that make new tensors: ZerosLike, OnesLike, Empty, Range (Fill is
 with the shape kernels)."""
+
 from __future__ import annotations
 
 from typing import Any

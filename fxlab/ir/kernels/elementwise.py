@@ -8,10 +8,12 @@ output as their promotion (``T3``), compute in the promoted type; ops
 whose prototype admits only some dtypes refuse the others, and results keep their input
 type (``RealDiv`` of integers truncates).
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 import torch
 

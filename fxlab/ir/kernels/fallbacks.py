@@ -5,6 +5,7 @@ A family module that registers one of these types takes precedence: this module
 registers only the types still missing, so it must be imported after every other
 kernel module.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,5 +1,6 @@
 """Kernels of ``FFT`` and ``FFT2D`` (unnormalised forward transforms over the last one or
 two dims) and ``Permute``."""
+
 from __future__ import annotations
 
 from typing import Any

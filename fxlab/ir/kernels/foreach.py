@@ -3,10 +3,12 @@
 Inputs arrive flat (each dynamic input's tensors in order, then the single inputs); the
 list length is the number of outputs.
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -17,14 +19,34 @@ Unary = Callable[[torch.Tensor], torch.Tensor]
 Binary = Callable[[torch.Tensor, Any], torch.Tensor]
 
 _UNARY: dict[str, Unary] = {
-    "Abs": torch.abs, "Acos": torch.acos, "Asin": torch.asin, "Atan": torch.atan, "Cos": torch.cos, "Cosh": torch.cosh,
-    "Erf": torch.erf, "Erfc": torch.erfc, "Exp": torch.exp, "Expm1": torch.expm1, "Log": torch.log, "Log10": torch.log10,
-    "Log1p": torch.log1p, "Log2": torch.log2, "Sigmoid": torch.sigmoid, "Sin": torch.sin, "Sinh": torch.sinh,
-    "Tan": torch.tan, "Tanh": torch.tanh,
+    "Abs": torch.abs,
+    "Acos": torch.acos,
+    "Asin": torch.asin,
+    "Atan": torch.atan,
+    "Cos": torch.cos,
+    "Cosh": torch.cosh,
+    "Erf": torch.erf,
+    "Erfc": torch.erfc,
+    "Exp": torch.exp,
+    "Expm1": torch.expm1,
+    "Log": torch.log,
+    "Log10": torch.log10,
+    "Log1p": torch.log1p,
+    "Log2": torch.log2,
+    "Sigmoid": torch.sigmoid,
+    "Sin": torch.sin,
+    "Sinh": torch.sinh,
+    "Tan": torch.tan,
+    "Tanh": torch.tanh,
 }
 _BINARY: dict[str, Binary] = {
-    "Add": torch.add, "Sub": torch.sub, "Mul": torch.mul, "Div": torch.div, "Maximum": torch.maximum,
-    "Minimum": torch.minimum, "Pow": torch.pow,
+    "Add": torch.add,
+    "Sub": torch.sub,
+    "Mul": torch.mul,
+    "Div": torch.div,
+    "Maximum": torch.maximum,
+    "Minimum": torch.minimum,
+    "Pow": torch.pow,
 }
 _ROUND: dict[int, Unary] = {2: torch.floor, 3: torch.ceil, 4: torch.round, 5: torch.trunc, 7: torch.frac}
 

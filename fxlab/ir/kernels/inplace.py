@@ -6,9 +6,11 @@ that memory. A custom op's kernel here mutates its ref input tensor (always a
 ``TensorMove`` copy or an ``AsStrided`` of one in TorchAir's graphs) and returns that same
 tensor object as the ref output, so a ``ViewCopy`` ordered after it reads the update.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -85,7 +87,7 @@ def _call_arguments(target: Any, inputs: list[Any], attrs: dict[str, Any]) -> tu
     for arg in target._schema.arguments:
         if str(arg.type) in _TENSOR_TYPES:
             count = next(groups)
-            value: Any = list(inputs[position:position + count]) if str(arg.type) == "List[Tensor]" else inputs[position]
+            value: Any = list(inputs[position : position + count]) if str(arg.type) == "List[Tensor]" else inputs[position]
             position += count
         else:
             name = next(attr_names)

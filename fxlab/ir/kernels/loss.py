@@ -1,4 +1,5 @@
 """Kernels of ``NLLLoss`` and ``NLLLossGrad``."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -1,4 +1,5 @@
 """Kernels of GE matrix-product ops."""
+
 from __future__ import annotations
 
 from typing import Any

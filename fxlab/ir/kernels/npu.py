@@ -6,6 +6,7 @@ Outputs a model does not read at inference (softmax statistics) are zeros of the
 the op's output descs give. ``ScatterNdUpdate`` and ``ApplyRotaryPosEmb`` write their ref
 inputs in place, as GE does.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -72,9 +73,16 @@ def fused_infer_attention_score(op: IrOp, inputs: list[Any], attrs: dict[str, An
     heads = int(attrs.get("num_heads", 1))
     lengths = named.get("actual_seq_lengths_kv")
     out = ref.attention(
-        named["query"], named["key0"], named["value0"], attrs.get("input_layout", "BSH"), heads,
-        int(attrs.get("num_key_value_heads", 0)) or heads, named.get("atten_mask"), int(attrs.get("sparse_mode", 0)),
-        float(attrs.get("scale", 1.0)), lengths.tolist() if lengths is not None else None,
+        named["query"],
+        named["key0"],
+        named["value0"],
+        attrs.get("input_layout", "BSH"),
+        heads,
+        int(attrs.get("num_key_value_heads", 0)) or heads,
+        named.get("atten_mask"),
+        int(attrs.get("sparse_mode", 0)),
+        float(attrs.get("scale", 1.0)),
+        lengths.tolist() if lengths is not None else None,
     )
     return [out, _zeros_of(op, 1)]
 
@@ -87,8 +95,15 @@ def flash_attention_score(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) ->
         raise NotImplementedError("FlashAttentionScore: real_shift and dropout have no CPU reference kernel")
     query, key, layout, heads = named["query"], named["key"], attrs["input_layout"], int(attrs["head_num"])
     out = ref.attention(
-        query, key, named["value"], layout, heads, ref.kv_heads_of(query, key, layout, heads), named.get("atten_mask"),
-        int(attrs.get("sparse_mode", 0)), float(attrs.get("scale_value", 1.0)),
+        query,
+        key,
+        named["value"],
+        layout,
+        heads,
+        ref.kv_heads_of(query, key, layout, heads),
+        named.get("atten_mask"),
+        int(attrs.get("sparse_mode", 0)),
+        float(attrs.get("scale_value", 1.0)),
     )
     return [_zeros_of(op, 0), _zeros_of(op, 1), _zeros_of(op, 2), out]
 

@@ -11,10 +11,12 @@ the shapes torch_npu's Meta function gives, so every output exists with the righ
 torch_npu runs ``npu_apply_rotary_pos_emb`` in place on an NPU; its schema is functional,
 so here it returns new tensors (what the captured graph means).
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -27,6 +29,7 @@ _MASK_FILL = float("-inf")
 
 def _meta_outputs(op_name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> Any:
     """The operator's outputs as its Meta function gives them (shapes and dtypes)."""
+
     def to_meta(value: Any) -> Any:
         return value.to("meta") if isinstance(value, torch.Tensor) else value
 
@@ -69,6 +72,7 @@ def apply_rotary_pos_emb(
     query: torch.Tensor, key: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str = "BSND", rotary_mode: str = "half"
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """(q * cos + rotate(q) * sin, the same for k); cos/sin broadcast in the given layout."""
+
     def embed(x: torch.Tensor) -> torch.Tensor:
         return (x.float() * cos.float() + _rotate(x.float(), rotary_mode) * sin.float()).to(x.dtype)
 
@@ -116,7 +120,9 @@ def quant_matmul(
     (per channel) and ``pertoken_scale`` (per row); int8 output (requantised) when no
     output dtype is given."""
     if any(v is not None for v in unused.values()):
-        raise NotImplementedError(f"npu_quant_matmul: {', '.join(k for k, v in unused.items() if v is not None)} have no CPU reference kernel")
+        raise NotImplementedError(
+            f"npu_quant_matmul: {', '.join(k for k, v in unused.items() if v is not None)} have no CPU reference kernel"
+        )
     acc = torch.matmul(x1.to(torch.int64), x2.to(torch.int64))
     if bias is not None and bias.dtype == torch.int32:
         acc = acc + bias.to(torch.int64)
@@ -161,7 +167,9 @@ def grouped_matmul(
     group_list_type is 1) and group i uses weight i (or slice i of a 3-D weight).
     split_item 2/3 returns one tensor, 0/1 one per group."""
     if any(v not in (None, 0) for v in unused.values()):
-        raise NotImplementedError(f"npu_grouped_matmul: {', '.join(k for k, v in unused.items() if v not in (None, 0))} have no CPU reference kernel")
+        raise NotImplementedError(
+            f"npu_grouped_matmul: {', '.join(k for k, v in unused.items() if v not in (None, 0))} have no CPU reference kernel"
+        )
     weights = list(weight[0].unbind(0)) if len(weight) == 1 and weight[0].dim() == 3 else list(weight)
     biases = (list(bias[0].unbind(0)) if len(bias) == 1 and bias[0].dim() == 2 else list(bias)) if bias else [None] * len(weights)
     if len(x) == 1 and len(weights) > 1:
@@ -227,8 +235,16 @@ def _sparse_mask(sparse_mode: int, atten_mask: torch.Tensor | None, s_q: int, s_
 
 
 def attention(
-    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, layout: str, heads: int, kv_heads: int,
-    masked: torch.Tensor | None, sparse_mode: int, scale: float, kv_lengths: Sequence[int] | None = None,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    layout: str,
+    heads: int,
+    kv_heads: int,
+    masked: torch.Tensor | None,
+    sparse_mode: int,
+    scale: float,
+    kv_lengths: Sequence[int] | None = None,
 ) -> torch.Tensor:
     """Attention in the given layout: the mask (True = masked) or the sparse mode's
     causal band, key positions at or after each batch's ``kv_lengths`` masked too."""
@@ -249,37 +265,76 @@ def kv_heads_of(query: torch.Tensor, key: torch.Tensor, layout: str, heads: int)
 
 
 FUSION_ATTENTION_OPTIONS = (
-    "pse", "padding_mask", "atten_mask", "scale", "keep_prob", "pre_tockens", "next_tockens", "inner_precise",
-    "prefix", "actual_seq_qlen", "actual_seq_kvlen", "sparse_mode",
+    "pse",
+    "padding_mask",
+    "atten_mask",
+    "scale",
+    "keep_prob",
+    "pre_tockens",
+    "next_tockens",
+    "inner_precise",
+    "prefix",
+    "actual_seq_qlen",
+    "actual_seq_kvlen",
+    "sparse_mode",
 )
 
 
-def fusion_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, head_num: int, input_layout: str, *args: Any, **kwargs: Any) -> tuple[Any, ...]:
+def fusion_attention(
+    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, head_num: int, input_layout: str, *args: Any, **kwargs: Any
+) -> tuple[Any, ...]:
     """``npu_fusion_attention``'s attention output (keep_prob 1, no pse); the softmax
     statistics and dropout numbers are zeros of the Meta function's shapes."""
     options = {**dict(zip(FUSION_ATTENTION_OPTIONS, args)), **kwargs}
     if options.get("pse") is not None or options.get("keep_prob", 1.0) != 1.0:
         raise NotImplementedError("npu_fusion_attention: pse and dropout (keep_prob < 1) have no CPU reference kernel")
     kv_heads = kv_heads_of(query, key, input_layout, head_num)
-    out = attention(query, key, value, input_layout, head_num, kv_heads, options.get("atten_mask"), options.get("sparse_mode", 0), options.get("scale", 1.0))
+    out = attention(
+        query,
+        key,
+        value,
+        input_layout,
+        head_num,
+        kv_heads,
+        options.get("atten_mask"),
+        options.get("sparse_mode", 0),
+        options.get("scale", 1.0),
+    )
     meta = _meta_outputs("npu_fusion_attention", (query, key, value, head_num, input_layout), options)
     return (out, *(_zeros_like_meta(m) for m in meta[1:4]), 0, 0, 0)
 
 
-def fused_infer_attention_score(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, **options: Any) -> tuple[torch.Tensor, torch.Tensor]:
+def fused_infer_attention_score(
+    query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, **options: Any
+) -> tuple[torch.Tensor, torch.Tensor]:
     """``npu_fused_infer_attention_score`` for float query/key/value: the given
     ``atten_mask`` (True = masked) or the sparse mode's causal band, the per-batch
     ``actual_seq_lengths_kv`` (later key positions masked), grouped-query heads."""
     check_fia_options(options, query.dtype)
     layout, heads = options.get("input_layout", "BSH"), options.get("num_heads", 1)
     kv_heads = options.get("num_key_value_heads") or heads
-    out = attention(query, key, value, layout, heads, kv_heads, options.get("atten_mask"), options.get("sparse_mode", 0), options.get("scale", 1.0), options.get("actual_seq_lengths_kv"))
+    out = attention(
+        query,
+        key,
+        value,
+        layout,
+        heads,
+        kv_heads,
+        options.get("atten_mask"),
+        options.get("sparse_mode", 0),
+        options.get("scale", 1.0),
+        options.get("actual_seq_lengths_kv"),
+    )
     meta = _meta_outputs("npu_fused_infer_attention_score", (query, key, value), options)
     return out, _zeros_like_meta(meta[1])
 
 
 def check_fia_options(options: dict[str, Any], query_dtype: torch.dtype) -> None:
-    unsupported = [n for n in ("pse_shift", "block_table", "antiquant_scale", "quant_scale2", "dequant_scale1", "query_rope") if options.get(n) is not None]
+    unsupported = [
+        n
+        for n in ("pse_shift", "block_table", "antiquant_scale", "quant_scale2", "dequant_scale1", "query_rope")
+        if options.get(n) is not None
+    ]
     if unsupported or query_dtype == torch.int8:
         raise NotImplementedError(f"npu_fused_infer_attention_score: {', '.join(unsupported) or 'int8 query'} have no CPU reference kernel")
 

@@ -1,6 +1,7 @@
 """Kernels of the point-wise GE ops behind ATen's inverse trig and hyperbolic functions,
 ``erfinv``, ``lerp``, ``addcmul``/``addcdiv``, ``nan_to_num``, ``threshold``, ``prelu``,
 ``glu``, ``log_sigmoid`` and ``logsumexp``."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -5,6 +5,7 @@ Axes come as an int tensor input (``axes``/``dimension``/``axis``). An empty ``a
 reduces every dimension, except for ``ReduceMean`` with ``noop_with_empty_axes`` (the
 default), which then returns its input unchanged.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -10,6 +10,7 @@ The dropout mask is packed as GE packs it (one bit per element, little-endian in
 byte, padded to blocks of 128 elements); ``DropOutDoMask`` reads it with
 :func:`unpack_mask`.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -20,7 +21,14 @@ from fxlab.ir.execute import register_kernel
 from fxlab.ir.model import IrGraph, IrOp, torch_dtype
 
 RANDOM_OP_TYPES = frozenset(
-    {"StatelessRandomUniformV2", "StatelessRandomNormalV2", "StatelessBernoulli", "StatelessRandperm", "MultinomialWithReplacement", "StatelessDropOutGenMask"}
+    {
+        "StatelessRandomUniformV2",
+        "StatelessRandomNormalV2",
+        "StatelessBernoulli",
+        "StatelessRandperm",
+        "MultinomialWithReplacement",
+        "StatelessDropOutGenMask",
+    }
 )
 _MIX = 0x9E3779B97F4A7C15  # spreads the seed so nearby offsets give unrelated streams
 _BIT_WEIGHTS = torch.tensor([1 << i for i in range(8)], dtype=torch.int64)
@@ -90,7 +98,9 @@ def stateless_randperm(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> li
 @register_kernel("MultinomialWithReplacement")
 def multinomial_with_replacement(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     x, seed, offset = inputs
-    drawn = torch.multinomial(x.to(torch.float32), attrs["numsamples"], attrs.get("replacement", False), generator=_generator(seed, offset.item()))
+    drawn = torch.multinomial(
+        x.to(torch.float32), attrs["numsamples"], attrs.get("replacement", False), generator=_generator(seed, offset.item())
+    )
     return [drawn]
 
 
@@ -110,7 +120,6 @@ def unpack_mask(mask: torch.Tensor, count: int) -> torch.Tensor:
     """GE's bit-packed dropout mask as one bool per element (the first ``count``)."""
     bits = (mask.to(torch.int64).reshape(-1, 1) // _BIT_WEIGHTS) % 2
     return bits.reshape(-1)[:count].to(torch.bool)
-
 
 
 def outputs_from_draws(graph: IrGraph) -> tuple[list[bool], list[str]]:

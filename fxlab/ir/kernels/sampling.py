@@ -1,5 +1,6 @@
 """Kernels of ``GridSampler2D``/``3D`` (+ ``GridSampler2DGrad``), ``LinSpace`` and
 ``SearchSorted``."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -15,7 +16,11 @@ PADDING = {"zeros": 0, "border": 1, "reflection": 2}
 
 
 def _modes(attrs: dict[str, Any]) -> tuple[int, int, bool]:
-    return INTERPOLATION[attrs.get("interpolation_mode", "bilinear")], PADDING[attrs.get("padding_mode", "zeros")], attrs.get("align_corners", False)
+    return (
+        INTERPOLATION[attrs.get("interpolation_mode", "bilinear")],
+        PADDING[attrs.get("padding_mode", "zeros")],
+        attrs.get("align_corners", False),
+    )
 
 
 @register_kernel("GridSampler2D")

@@ -4,6 +4,7 @@ GE tensors are dense, so each kernel returns a tensor of its own (``contiguous``
 ``clone`` where torch would hand back a view): a later in-place op must never write
 through to the input the way a torch view would.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -114,7 +115,9 @@ def scatter_elements(op: IrOp, inputs: Inputs, attrs: Attrs) -> list[Any]:
     reduction = attrs.get("reduction", "none")
     if reduction == "none":
         return [torch.scatter(data, attrs.get("axis", 0), indices.long(), updates)]
-    return [torch.scatter_reduce(data, attrs.get("axis", 0), indices.long(), updates, {"add": "sum", "mul": "prod"}.get(reduction, reduction))]
+    return [
+        torch.scatter_reduce(data, attrs.get("axis", 0), indices.long(), updates, {"add": "sum", "mul": "prod"}.get(reduction, reduction))
+    ]
 
 
 @register_kernel("IndexByTensor")
@@ -178,7 +181,6 @@ def tril(op: IrOp, inputs: Inputs, attrs: Attrs) -> list[Any]:
 @register_kernel("Triu")
 def triu(op: IrOp, inputs: Inputs, attrs: Attrs) -> list[Any]:
     return [torch.triu(inputs[0], attrs.get("diagonal", 0))]
-
 
 
 @register_kernel("ReduceProdD")

@@ -2,6 +2,7 @@
 
 Importing this package registers every converter in :data:`registry.CONVERTERS`.
 """
+
 from __future__ import annotations
 
 from fxlab.passes.converters import elementwise  # noqa: F401

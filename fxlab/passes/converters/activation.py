@@ -6,9 +6,11 @@ Mapped as TorchAir maps them, including its quirks: ``gelu`` becomes ``Gelu`` wh
 differ from eager by up to ~5e-4), ``floor``/``ceil`` always end in a ``Cast`` to the
 output dtype, and ``abs`` of a uint8 tensor is the tensor itself.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import torch
 
@@ -83,7 +85,9 @@ def convert_reciprocal(self: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
     return ge.op1("Reciprocal", {"x": self})
 
 
-def _same_type_unary(op_type: str, target: Any, schema: str, samples: Callable[[], list[Sample]], attrs: dict[str, Any] | None = None) -> None:
+def _same_type_unary(
+    op_type: str, target: Any, schema: str, samples: Callable[[], list[Sample]], attrs: dict[str, Any] | None = None
+) -> None:
     """Register the converter of an overload that TorchAir maps to one unary GE op."""
 
     def convert(self: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
@@ -99,10 +103,19 @@ _same_type_unary("Cos", aten.cos.default, "cos(Tensor self) -> Tensor", _floats(
 _same_type_unary("Tanh", aten.tanh.default, "tanh(Tensor self) -> Tensor", _floats(2, 3))
 _same_type_unary("Sigmoid", aten.sigmoid.default, "sigmoid(Tensor self) -> Tensor", _floats(2, 3))
 _same_type_unary("Swish", aten.silu.default, "silu(Tensor self) -> Tensor", _floats(2, 3), {"scale": 1.0})
-_same_type_unary("Relu", aten.relu.default, "relu(Tensor self) -> Tensor", lambda: _floats(2, 3)() + [Sample((torch.randint(-9, 9, (5,)),))])
+_same_type_unary(
+    "Relu", aten.relu.default, "relu(Tensor self) -> Tensor", lambda: _floats(2, 3)() + [Sample((torch.randint(-9, 9, (5,)),))]
+)
 _same_type_unary("Erf", aten.erf.default, "erf(Tensor self) -> Tensor", _floats(2, 3))
-_same_type_unary("Sign", aten.sign.default, "sign(Tensor self) -> Tensor", lambda: _floats(2, 3)() + [Sample((torch.randint(-9, 9, (5,)),))])
-_same_type_unary("Round", aten.round.default, "round(Tensor self) -> Tensor", lambda: [Sample((torch.randn(3, 4) * 5,)), Sample((torch.tensor([0.5, 1.5, 2.5, -0.5, -1.5]),))])
+_same_type_unary(
+    "Sign", aten.sign.default, "sign(Tensor self) -> Tensor", lambda: _floats(2, 3)() + [Sample((torch.randint(-9, 9, (5,)),))]
+)
+_same_type_unary(
+    "Round",
+    aten.round.default,
+    "round(Tensor self) -> Tensor",
+    lambda: [Sample((torch.randn(3, 4) * 5,)), Sample((torch.tensor([0.5, 1.5, 2.5, -0.5, -1.5]),))],
+)
 
 
 def _gelu_samples() -> list[Sample]:

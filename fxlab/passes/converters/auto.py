@@ -16,10 +16,12 @@ rules above — the prototype a well-formed Ascend C op has.
 Every op made here carries ``_fxlab_torch_op`` (and how its inputs and attrs map back to
 the schema) so the reference executor can run the torch op's CPU kernel for it.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 import torch
 
@@ -46,7 +48,7 @@ class GePrototype:
     attrs: tuple[str, ...]
 
     @classmethod
-    def from_msopgen(cls, data: Mapping[str, Any]) -> "GePrototype":
+    def from_msopgen(cls, data: Mapping[str, Any]) -> GePrototype:
         """From one op of an msOpGen JSON file (``op``, ``input_desc``, ``output_desc``, ``attr``)."""
         return cls(
             op_type=str(data["op"]),
@@ -275,7 +277,9 @@ def _own_metas(meta_outputs: Any, count: int) -> list[Any]:
     return list(meta_outputs) if isinstance(meta_outputs, (list, tuple)) else [None] * count
 
 
-def _ge_outputs(proto: GePrototype, inputs: dict[str, Any], own_metas: list[Any], has_mutation: bool) -> tuple[list[str], list[DataType], list[tuple[int, ...]]]:
+def _ge_outputs(
+    proto: GePrototype, inputs: dict[str, Any], own_metas: list[Any], has_mutation: bool
+) -> tuple[list[str], list[DataType], list[tuple[int, ...]]]:
     refs = set(ref_output_indexes(proto)) if has_mutation else set()
     names: list[str] = []
     descs = []
@@ -306,7 +310,7 @@ def _own_outputs(outs: list[Any], proto: GePrototype, own_metas: list[Any], has_
         meta = own_metas[len(own)] if len(own) < len(own_metas) else None
         if kind == "dynamic":
             count = len(meta) if isinstance(meta, (list, tuple)) else 0
-            own.append(outs[position:position + count])
+            own.append(outs[position : position + count])
             position += count
         else:
             own.append(outs[position])

@@ -6,6 +6,7 @@ GE's gradient ops take their operands in their own order (``SigmoidGrad(y, dy)``
 ``HardtanhGrad(result, grad)``, ``SoftmaxGrad(softmax, grad_softmax)``), which is the
 order TorchAir passes them in and fxlab keeps.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -63,7 +64,9 @@ def convert_hardswish_backward(grad_output: ge.Tensor, self: ge.Tensor, meta_out
     return ge.op1("HardSwishGrad", {"grad": grad_output, "x": self})
 
 
-@register_converter(aten.hardtanh_backward.default, samples=lambda: [Sample((_g(3, 4), _g(3, 4) * 2, -1.0, 1.0)), Sample((_g(4), _g(4), -0.5, 0.5))])
+@register_converter(
+    aten.hardtanh_backward.default, samples=lambda: [Sample((_g(3, 4), _g(3, 4) * 2, -1.0, 1.0)), Sample((_g(4), _g(4), -0.5, 0.5))]
+)
 def convert_hardtanh_backward(grad_output: ge.Tensor, self: ge.Tensor, min_val: Any, max_val: Any, meta_outputs: Any = None) -> ge.Tensor:
     """hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor"""
     if isinstance(min_val, ge.Tensor) or isinstance(max_val, ge.Tensor):
@@ -72,15 +75,22 @@ def convert_hardtanh_backward(grad_output: ge.Tensor, self: ge.Tensor, min_val: 
 
 
 @register_converter(aten.leaky_relu_backward.default, samples=lambda: [Sample((_g(3, 4), _g(3, 4), 0.2, False))])
-def convert_leaky_relu_backward(grad_output: ge.Tensor, self: ge.Tensor, negative_slope: Any, self_is_result: bool, meta_outputs: Any = None) -> ge.Tensor:
+def convert_leaky_relu_backward(
+    grad_output: ge.Tensor, self: ge.Tensor, negative_slope: Any, self_is_result: bool, meta_outputs: Any = None
+) -> ge.Tensor:
     """leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor"""
     if isinstance(negative_slope, ge.Tensor):
         raise NotImplementedError("leaky_relu_backward is converted only for a number negative_slope (as in TorchAir)")
     return ge.op1("LeakyReluGrad", {"gradients": grad_output, "features": self}, {"negative_slope": float(negative_slope)})
 
 
-@register_converter(aten.elu_backward.default, samples=lambda: [Sample((_g(3, 4), 1.0, 1.0, 1.0, False, _g(3, 4))), Sample((_g(3, 4), 0.5, 2.0, 1.5, True, F.elu(_g(3, 4), 0.5)))])
-def convert_elu_backward(grad_output: ge.Tensor, alpha: Any, scale: Any, input_scale: Any, is_result: bool, self_or_result: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
+@register_converter(
+    aten.elu_backward.default,
+    samples=lambda: [Sample((_g(3, 4), 1.0, 1.0, 1.0, False, _g(3, 4))), Sample((_g(3, 4), 0.5, 2.0, 1.5, True, F.elu(_g(3, 4), 0.5)))],
+)
+def convert_elu_backward(
+    grad_output: ge.Tensor, alpha: Any, scale: Any, input_scale: Any, is_result: bool, self_or_result: ge.Tensor, meta_outputs: Any = None
+) -> ge.Tensor:
     """elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor"""
     if any(isinstance(v, ge.Tensor) for v in (alpha, scale, input_scale)):
         raise NotImplementedError("elu_backward is converted only for number alpha, scale and input_scale (as in TorchAir)")
@@ -115,8 +125,13 @@ def convert_log_sigmoid_backward(grad_output: ge.Tensor, self: ge.Tensor, buffer
     return ge.op1("LogSigmoidGrad", {"grads": grad_output, "features": self})
 
 
-@register_converter(aten.log_sigmoid_backward.grad_input, samples=lambda: [Sample(s.args, {"grad_input": torch.empty(2, 3)}) for s in _log_sigmoid_samples()])
-def convert_log_sigmoid_backward_grad_input(grad_output: ge.Tensor, self: ge.Tensor, buffer: ge.Tensor, *, grad_input: Any = None, meta_outputs: Any = None) -> ge.Tensor:
+@register_converter(
+    aten.log_sigmoid_backward.grad_input,
+    samples=lambda: [Sample(s.args, {"grad_input": torch.empty(2, 3)}) for s in _log_sigmoid_samples()],
+)
+def convert_log_sigmoid_backward_grad_input(
+    grad_output: ge.Tensor, self: ge.Tensor, buffer: ge.Tensor, *, grad_input: Any = None, meta_outputs: Any = None
+) -> ge.Tensor:
     """log_sigmoid_backward.grad_input(Tensor grad_output, Tensor self, Tensor buffer, *, Tensor(a!) grad_input) -> Tensor(a!)"""
     return ge.op1("LogSigmoidGrad", {"grads": grad_output, "features": self})
 
@@ -142,14 +157,18 @@ def _softmax_backward_samples(fn: Any) -> Any:
 
 
 @register_converter(aten._softmax_backward_data.default, samples=_softmax_backward_samples(torch.softmax))
-def convert_softmax_backward_data(grad_output: ge.Tensor, output: ge.Tensor, dim: int, input_dtype: Any, meta_outputs: Any = None) -> ge.Tensor:
+def convert_softmax_backward_data(
+    grad_output: ge.Tensor, output: ge.Tensor, dim: int, input_dtype: Any, meta_outputs: Any = None
+) -> ge.Tensor:
     """_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
     _check_half_to_float(grad_output, input_dtype)
     return ge.op1("SoftmaxGrad", {"softmax": output, "grad_softmax": grad_output}, {"axes": [dim]})
 
 
 @register_converter(aten._log_softmax_backward_data.default, samples=_softmax_backward_samples(torch.log_softmax))
-def convert_log_softmax_backward_data(grad_output: ge.Tensor, output: ge.Tensor, dim: int, input_dtype: Any, meta_outputs: Any = None) -> ge.Tensor:
+def convert_log_softmax_backward_data(
+    grad_output: ge.Tensor, output: ge.Tensor, dim: int, input_dtype: Any, meta_outputs: Any = None
+) -> ge.Tensor:
     """_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor"""
     _check_half_to_float(grad_output, input_dtype)
     return ge.op1("LogSoftmaxGrad", {"grad": grad_output, "x": output}, {"axis": [dim]})
@@ -171,7 +190,9 @@ def _mse_backward_samples() -> list[Sample]:
 
 
 @register_converter(aten.mse_loss_backward.default, samples=_mse_backward_samples)
-def convert_mse_loss_backward(grad_output: ge.Tensor, self: ge.Tensor, target: ge.Tensor, reduction: int, meta_outputs: Any = None) -> ge.Tensor:
+def convert_mse_loss_backward(
+    grad_output: ge.Tensor, self: ge.Tensor, target: ge.Tensor, reduction: int, meta_outputs: Any = None
+) -> ge.Tensor:
     """mse_loss_backward(Tensor grad_output, Tensor self, Tensor target, int reduction) -> Tensor"""
     self, target = dtype_promote(output_dtype(meta_outputs), self, target)
     return ge.op1("MseLossGrad", {"predict": self, "label": target, "dout": grad_output}, {"reduction": REDUCTIONS[reduction]})
@@ -183,7 +204,9 @@ def _embedding_backward_samples() -> list[Sample]:
 
 
 @register_converter(aten.embedding_dense_backward.default, samples=_embedding_backward_samples)
-def convert_embedding_dense_backward(grad_output: ge.Tensor, indices: ge.Tensor, num_weights: Any, padding_idx: Any, scale_grad_by_freq: bool, meta_outputs: Any = None) -> ge.Tensor:
+def convert_embedding_dense_backward(
+    grad_output: ge.Tensor, indices: ge.Tensor, num_weights: Any, padding_idx: Any, scale_grad_by_freq: bool, meta_outputs: Any = None
+) -> ge.Tensor:
     """embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor"""
     if isinstance(num_weights, ge.Tensor) or isinstance(padding_idx, ge.Tensor):
         raise NotImplementedError("embedding_dense_backward is converted only for static num_weights and padding_idx (as in TorchAir)")
@@ -209,7 +232,10 @@ def _pad_grad(grad: ge.Tensor, paddings: list[int], mode: str) -> ge.Tensor:
     return ge.op1("PadV3Grad", {"x": grad, "paddings": index_input(paddings)}, {"mode": mode, "paddings_contiguous": True})
 
 
-@register_converter(aten.reflection_pad2d_backward.default, samples=lambda: [Sample((_g(2, 3, 7, 8), _g(2, 3, 4, 5), [1, 2, 2, 1])), Sample((_g(3, 6, 6), _g(3, 4, 4), [1, 1, 1, 1]))])
+@register_converter(
+    aten.reflection_pad2d_backward.default,
+    samples=lambda: [Sample((_g(2, 3, 7, 8), _g(2, 3, 4, 5), [1, 2, 2, 1])), Sample((_g(3, 6, 6), _g(3, 4, 4), [1, 1, 1, 1]))],
+)
 def convert_reflection_pad2d_backward(grad_output: ge.Tensor, self: ge.Tensor, padding: Any, meta_outputs: Any = None) -> ge.Tensor:
     """reflection_pad2d_backward(Tensor grad_output, Tensor self, SymInt[4] padding) -> Tensor"""
     rank = 4 if self.rank == 3 else self.rank
@@ -223,7 +249,9 @@ def convert_reflection_pad2d_backward(grad_output: ge.Tensor, self: ge.Tensor, p
     return squeeze(out, [0]) if self.rank == 3 else out
 
 
-@register_converter(aten.replication_pad1d_backward.default, samples=lambda: [Sample((_g(3, 9), _g(3, 6), [1, 2])), Sample((_g(2, 5), _g(2, 5), [0, 0]))])
+@register_converter(
+    aten.replication_pad1d_backward.default, samples=lambda: [Sample((_g(3, 9), _g(3, 6), [1, 2])), Sample((_g(2, 5), _g(2, 5), [0, 0]))]
+)
 def convert_replication_pad1d_backward(grad_output: ge.Tensor, self: ge.Tensor, padding: Any, meta_outputs: Any = None) -> ge.Tensor:
     """replication_pad1d_backward(Tensor grad_output, Tensor self, SymInt[2] padding) -> Tensor"""
     if isinstance(padding, ge.Tensor) or any(isinstance(p, ge.Tensor) for p in padding):
@@ -242,7 +270,17 @@ def _layer_norm_backward_samples() -> list[Sample]:
 
 
 @register_converter(aten.native_layer_norm_backward.default, samples=_layer_norm_backward_samples)
-def convert_native_layer_norm_backward(grad_out: ge.Tensor, input: ge.Tensor, normalized_shape: Any, mean: ge.Tensor, rstd: ge.Tensor, weight: ge.Tensor | None, bias: ge.Tensor | None, output_mask: Any, meta_outputs: Any = None) -> list[ge.Tensor]:
+def convert_native_layer_norm_backward(
+    grad_out: ge.Tensor,
+    input: ge.Tensor,
+    normalized_shape: Any,
+    mean: ge.Tensor,
+    rstd: ge.Tensor,
+    weight: ge.Tensor | None,
+    bias: ge.Tensor | None,
+    output_mask: Any,
+    meta_outputs: Any = None,
+) -> list[ge.Tensor]:
     """native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
     if weight is None:
         dims = ge.const(list(normalized_shape), DataType.DT_INT32)
@@ -276,8 +314,12 @@ def _zeros_block(sizes: list[int], dim: int, length: int, dtype: DataType) -> ge
 _SYS_MAXSIZE = 9223372036854775807
 
 
-@register_converter(aten.slice_backward.default, samples=lambda: [Sample((_g(3, 2), [3, 5], 1, 1, 3, 1)), Sample((_g(2, 4), [5, 4], 0, 3, _SYS_MAXSIZE, 1))])
-def convert_slice_backward(grad_output: ge.Tensor, input_sizes: Any, dim: int, start: Any, end: Any, step: Any, meta_outputs: Any = None) -> ge.Tensor:
+@register_converter(
+    aten.slice_backward.default, samples=lambda: [Sample((_g(3, 2), [3, 5], 1, 1, 3, 1)), Sample((_g(2, 4), [5, 4], 0, 3, _SYS_MAXSIZE, 1))]
+)
+def convert_slice_backward(
+    grad_output: ge.Tensor, input_sizes: Any, dim: int, start: Any, end: Any, step: Any, meta_outputs: Any = None
+) -> ge.Tensor:
     """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor"""
     static = all(not isinstance(v, ge.Tensor) for v in (start, end, step, *input_sizes))
     if static and start == 0 and end == _SYS_MAXSIZE and step == 1:
@@ -312,7 +354,17 @@ def _avg_pool_backward_samples() -> list[Sample]:
 
 
 @register_converter(aten.avg_pool2d_backward.default, samples=_avg_pool_backward_samples)
-def convert_avg_pool2d_backward(grad_output: ge.Tensor, self: ge.Tensor, kernel_size: Any, stride: Any, padding: Any, ceil_mode: bool, count_include_pad: bool, divisor_override: int | None = None, meta_outputs: Any = None) -> ge.Tensor:
+def convert_avg_pool2d_backward(
+    grad_output: ge.Tensor,
+    self: ge.Tensor,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    ceil_mode: bool,
+    count_include_pad: bool,
+    divisor_override: int | None = None,
+    meta_outputs: Any = None,
+) -> ge.Tensor:
     """avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor"""
     k_h = kernel_size[0]
     k_w = k_h if len(kernel_size) == 1 else kernel_size[1]
@@ -321,8 +373,14 @@ def convert_avg_pool2d_backward(grad_output: ge.Tensor, self: ge.Tensor, kernel_
     p_h = padding[0]
     p_w = p_h if len(padding) == 1 else padding[1]
     attrs = {
-        "ksize": [1, 1, k_h, k_w], "strides": [1, 1, s_h, s_w], "padding_mode": "CALCULATED", "pads": [p_h, p_h, p_w, p_w],
-        "data_format": "NCHW", "global_pooling": False, "ceil_mode": ceil_mode, "exclusive": not count_include_pad,
+        "ksize": [1, 1, k_h, k_w],
+        "strides": [1, 1, s_h, s_w],
+        "padding_mode": "CALCULATED",
+        "pads": [p_h, p_h, p_w, p_w],
+        "data_format": "NCHW",
+        "global_pooling": False,
+        "ceil_mode": ceil_mode,
+        "exclusive": not count_include_pad,
         "divisor_override": divisor_override or 0,
     }
     inputs = {"orig_input_shape": shape_of(self), "input_grad": grad_output}
@@ -338,16 +396,36 @@ def _max_pool_backward_samples() -> list[Sample]:
     out, indices = torch.ops.aten.max_pool2d_with_indices(x, [2, 2], [2, 2])
     x3 = _g(1, 2, 5, 5)
     out3, indices3 = torch.ops.aten.max_pool2d_with_indices(x3, [3, 3], [2, 2], [1, 1])
-    return [Sample((_g(*out.shape), x, [2, 2], [2, 2], [0, 0], [1, 1], False, indices)), Sample((_g(*out3.shape), x3, [3, 3], [2, 2], [1, 1], [1, 1], False, indices3))]
+    return [
+        Sample((_g(*out.shape), x, [2, 2], [2, 2], [0, 0], [1, 1], False, indices)),
+        Sample((_g(*out3.shape), x3, [3, 3], [2, 2], [1, 1], [1, 1], False, indices3)),
+    ]
 
 
 @register_converter(aten.max_pool2d_with_indices_backward.default, samples=_max_pool_backward_samples)
-def convert_max_pool2d_with_indices_backward(grad_output: ge.Tensor, self: ge.Tensor, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ceil_mode: bool, indices: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
+def convert_max_pool2d_with_indices_backward(
+    grad_output: ge.Tensor,
+    self: ge.Tensor,
+    kernel_size: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    ceil_mode: bool,
+    indices: ge.Tensor,
+    meta_outputs: Any = None,
+) -> ge.Tensor:
     """max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor"""
     kernel = _window(kernel_size, [])
     strides = _window(stride, kernel)
     pads, dilations = _window(padding, []), _window(dilation, [])
-    attrs = {"ksize": [1, *kernel, 1], "strides": [1, *strides, 1], "pads": [1, *pads, 1], "dtype": 3, "dilation": [1, *dilations, 1], "ceil_mode": ceil_mode}
+    attrs = {
+        "ksize": [1, *kernel, 1],
+        "strides": [1, *strides, 1],
+        "pads": [1, *pads, 1],
+        "dtype": 3,
+        "dilation": [1, *dilations, 1],
+        "ceil_mode": ceil_mode,
+    }
     # GE's argmax is its own mask, not ATen's indices: TorchAir pools again to get it.
     output, argmax = ge.op("MaxPoolWithArgmaxV1", {"x": self}, attrs, outputs=("y", "argmax"), dtypes=[self.dtype, DataType.DT_INT32])
     output_layout(input_layout(output, 0, "NCHW"), [0, 1], "NCHW")
@@ -360,13 +438,25 @@ def _upsample_backward_samples() -> list[Sample]:
 
 
 @register_converter(aten.upsample_nearest2d_backward.default, samples=_upsample_backward_samples)
-def convert_upsample_nearest2d_backward(grad_output: ge.Tensor, output_size: Any, input_size: Any, scales_h: float | None = None, scales_w: float | None = None, meta_outputs: Any = None) -> ge.Tensor:
+def convert_upsample_nearest2d_backward(
+    grad_output: ge.Tensor,
+    output_size: Any,
+    input_size: Any,
+    scales_h: float | None = None,
+    scales_w: float | None = None,
+    meta_outputs: Any = None,
+) -> ge.Tensor:
     """upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
     if isinstance(input_size, ge.Tensor) or any(isinstance(s, ge.Tensor) for s in input_size):
         raise NotImplementedError("upsample_nearest2d_backward is converted only for a static input_size (as in TorchAir)")
     grad = dtype_promote(DataType.DT_FLOAT, grad_output)
     size = ge.const([input_size[2], input_size[3]], DataType.DT_INT32)
-    out = ge.op1("ResizeNearestNeighborV2Grad", {"grads": grad, "size": size}, {"align_corners": False, "half_pixel_centers": False}, dtypes=DataType.DT_FLOAT)
+    out = ge.op1(
+        "ResizeNearestNeighborV2Grad",
+        {"grads": grad, "size": size},
+        {"align_corners": False, "half_pixel_centers": False},
+        dtypes=DataType.DT_FLOAT,
+    )
     output_layout(input_layout(out, 0, "NCHW"), 0, "NCHW")
     return ge.cast(out, output_dtype(meta_outputs))
 
@@ -404,16 +494,34 @@ def _conv_backward_samples() -> list[Sample]:
 
 def _conv2d_backward_attrs(stride: list[int], padding: list[int], dilation: list[int], groups: int) -> dict[str, Any]:
     return {
-        "strides": [1, 1, stride[0], stride[1]], "pads": [padding[0], padding[0], padding[1], padding[1]],
-        "dilations": [1, 1, dilation[0], dilation[1]], "groups": groups, "data_format": "NCHW",
+        "strides": [1, 1, stride[0], stride[1]],
+        "pads": [padding[0], padding[0], padding[1], padding[1]],
+        "dilations": [1, 1, dilation[0], dilation[1]],
+        "groups": groups,
+        "data_format": "NCHW",
     }
 
 
 @register_converter(aten.convolution_backward.default, samples=_conv_backward_samples)
-def convert_convolution_backward(grad_output: ge.Tensor, input: ge.Tensor, weight: ge.Tensor, bias_sizes: Any, stride: Any, padding: Any, dilation: Any, transposed: bool, output_padding: Any, groups: int, output_mask: Any, meta_outputs: Any = None) -> list[Any]:
+def convert_convolution_backward(
+    grad_output: ge.Tensor,
+    input: ge.Tensor,
+    weight: ge.Tensor,
+    bias_sizes: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    transposed: bool,
+    output_padding: Any,
+    groups: int,
+    output_mask: Any,
+    meta_outputs: Any = None,
+) -> list[Any]:
     """convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, SymInt[] stride, SymInt[] padding, SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
     if transposed or input.rank not in (3, 4):
-        raise NotImplementedError("convolution_backward is converted for 1-D and 2-D convolutions (fxlab does not build the 3-D or transposed forms)")
+        raise NotImplementedError(
+            "convolution_backward is converted for 1-D and 2-D convolutions (fxlab does not build the 3-D or transposed forms)"
+        )
     grad, weight = dtype_promote(input.dtype, grad_output, weight)
     x_dtype, one_dim = input.dtype, input.rank == 3
     stride, padding, dilation = list(stride), list(padding), list(dilation)
@@ -431,7 +539,9 @@ def convert_convolution_backward(grad_output: ge.Tensor, input: ge.Tensor, weigh
         output_layout(input_layout(input_layout(grad_x, 0, "ND"), [1, 2], "NCHW"), 0, "NCHW")
     if output_mask[1]:
         filter_size = shape_of(weight)
-        grad_weight = ge.op1("Conv2DBackpropFilter", {"x": x, "filter_size": filter_size, "out_backprop": grad}, attrs, dtypes=DataType.DT_FLOAT)
+        grad_weight = ge.op1(
+            "Conv2DBackpropFilter", {"x": x, "filter_size": filter_size, "out_backprop": grad}, attrs, dtypes=DataType.DT_FLOAT
+        )
         output_layout(input_layout(input_layout(grad_weight, 1, "ND"), [0, 2], "NCHW"), 0, "NCHW")
         if x_dtype != DataType.DT_FLOAT:
             grad_weight = ge.cast(grad_weight, x_dtype)

@@ -4,6 +4,7 @@ hints): ``native_batch_norm_backward`` → ``BNTrainingUpdateGrad`` +
 pieces ``batch_norm_elemt`` → ``BNInfer``, ``batch_norm_backward_reduce`` →
 ``SyncBatchNormBackwardReduce``, ``batch_norm_backward_elemt`` →
 ``SyncBatchNormBackwardElemt``."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -40,7 +41,19 @@ def _backward_samples() -> list[Sample]:
 
 
 @register_converter(aten.native_batch_norm_backward.default, samples=_backward_samples)
-def convert_native_batch_norm_backward(grad_out: ge.Tensor, input: ge.Tensor, weight: ge.Tensor | None, running_mean: ge.Tensor | None, running_var: ge.Tensor | None, save_mean: ge.Tensor | None, save_invstd: ge.Tensor | None, train: bool, eps: float, output_mask: Any, meta_outputs: Any = None) -> list[Any]:
+def convert_native_batch_norm_backward(
+    grad_out: ge.Tensor,
+    input: ge.Tensor,
+    weight: ge.Tensor | None,
+    running_mean: ge.Tensor | None,
+    running_var: ge.Tensor | None,
+    save_mean: ge.Tensor | None,
+    save_invstd: ge.Tensor | None,
+    train: bool,
+    eps: float,
+    output_mask: Any,
+    meta_outputs: Any = None,
+) -> list[Any]:
     """native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
     rank = input.rank
     if rank < 2:
@@ -59,10 +72,20 @@ def convert_native_batch_norm_backward(grad_out: ge.Tensor, input: ge.Tensor, we
     if rank in (2, 3):
         x, grad = unsqueeze(x, list(range(rank, 4))), unsqueeze(grad, list(range(rank, 4)))
     inputs = {"grads": grad, "x": x, "batch_mean": mean, "batch_variance": invstd}
-    diff_scale, diff_offset = ge.op("BNTrainingUpdateGrad", inputs, {"epsilon": float(eps)}, outputs=("diff_scale", "diff_offset"), dtypes=DataType.DT_FLOAT)
+    diff_scale, diff_offset = ge.op(
+        "BNTrainingUpdateGrad", inputs, {"epsilon": float(eps)}, outputs=("diff_scale", "diff_offset"), dtypes=DataType.DT_FLOAT
+    )
     _nchw(diff_scale, 4, [0, 1])
     if train:
-        reduce_inputs = {"grads": grad, "x": x, "diff_scale": diff_scale, "diff_offset": diff_offset, "scale": weight, "batch_mean": mean, "batch_variance": invstd}
+        reduce_inputs = {
+            "grads": grad,
+            "x": x,
+            "diff_scale": diff_scale,
+            "diff_offset": diff_offset,
+            "scale": weight,
+            "batch_mean": mean,
+            "batch_variance": invstd,
+        }
         grad_in = _nchw(ge.op1("BNTrainingReduceGrad", reduce_inputs, {"epsilon": float(eps)}), 7, 0)
     else:
         infer_inputs = {"grads": grad, "scale": weight, "batch_variance": invstd}
@@ -77,7 +100,15 @@ def _sync_samples() -> list[Sample]:
 
 
 @register_converter(aten.batch_norm_elemt.default, samples=_sync_samples)
-def convert_batch_norm_elemt(input: ge.Tensor, weight: ge.Tensor | None, bias: ge.Tensor | None, mean: ge.Tensor, invstd: ge.Tensor, eps: float, meta_outputs: Any = None) -> ge.Tensor:
+def convert_batch_norm_elemt(
+    input: ge.Tensor,
+    weight: ge.Tensor | None,
+    bias: ge.Tensor | None,
+    mean: ge.Tensor,
+    invstd: ge.Tensor,
+    eps: float,
+    meta_outputs: Any = None,
+) -> ge.Tensor:
     """batch_norm_elemt(Tensor input, Tensor? weight, Tensor? bias, Tensor mean, Tensor invstd, float eps) -> Tensor"""
     if input.rank != 4:
         raise NotImplementedError("batch_norm_elemt is converted only for 4-D inputs (as in TorchAir)")
@@ -95,7 +126,17 @@ def _reduce_samples() -> list[Sample]:
 
 
 @register_converter(aten.batch_norm_backward_reduce.default, samples=_reduce_samples)
-def convert_batch_norm_backward_reduce(grad_out: ge.Tensor, input: ge.Tensor, mean: ge.Tensor, invstd: ge.Tensor, weight: ge.Tensor | None, input_g: bool, weight_g: bool, bias_g: bool, meta_outputs: Any = None) -> list[ge.Tensor]:
+def convert_batch_norm_backward_reduce(
+    grad_out: ge.Tensor,
+    input: ge.Tensor,
+    mean: ge.Tensor,
+    invstd: ge.Tensor,
+    weight: ge.Tensor | None,
+    input_g: bool,
+    weight_g: bool,
+    bias_g: bool,
+    meta_outputs: Any = None,
+) -> list[ge.Tensor]:
     """batch_norm_backward_reduce(Tensor grad_out, Tensor input, Tensor mean, Tensor invstd, Tensor? weight, bool input_g, bool weight_g, bool bias_g) -> (Tensor, Tensor, Tensor, Tensor)"""
     if grad_out.rank != 4:
         raise NotImplementedError("batch_norm_backward_reduce is converted only for 4-D inputs (as in TorchAir)")
@@ -114,7 +155,11 @@ def convert_batch_norm_backward_reduce(grad_out: ge.Tensor, input: ge.Tensor, me
 def _elemt_samples() -> list[Sample]:
     x = torch.randn(2, 3, 4, 4)
     count = torch.tensor([[16.0], [16.0]])
-    return [Sample((torch.randn(2, 3, 4, 4), x, x.mean((0, 2, 3)), torch.rand(3) + 0.5, torch.rand(3) + 0.5, torch.randn(3), torch.randn(3), count))]
+    return [
+        Sample(
+            (torch.randn(2, 3, 4, 4), x, x.mean((0, 2, 3)), torch.rand(3) + 0.5, torch.rand(3) + 0.5, torch.randn(3), torch.randn(3), count)
+        )
+    ]
 
 
 def _spread(t: ge.Tensor, shape: ge.Tensor) -> ge.Tensor:
@@ -124,7 +169,17 @@ def _spread(t: ge.Tensor, shape: ge.Tensor) -> ge.Tensor:
 
 
 @register_converter(aten.batch_norm_backward_elemt.default, samples=_elemt_samples)
-def convert_batch_norm_backward_elemt(grad_out: ge.Tensor, input: ge.Tensor, mean: ge.Tensor, invstd: ge.Tensor, weight: ge.Tensor | None, sum_dy: ge.Tensor, sum_dy_xmu: ge.Tensor, count: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
+def convert_batch_norm_backward_elemt(
+    grad_out: ge.Tensor,
+    input: ge.Tensor,
+    mean: ge.Tensor,
+    invstd: ge.Tensor,
+    weight: ge.Tensor | None,
+    sum_dy: ge.Tensor,
+    sum_dy_xmu: ge.Tensor,
+    count: ge.Tensor,
+    meta_outputs: Any = None,
+) -> ge.Tensor:
     """batch_norm_backward_elemt(Tensor grad_out, Tensor input, Tensor mean, Tensor invstd, Tensor? weight, Tensor sum_dy, Tensor sum_dy_xmu, Tensor count) -> Tensor"""
     if grad_out.rank != 4:
         raise NotImplementedError("batch_norm_backward_elemt is converted only for 4-D inputs (as in TorchAir)")
@@ -144,15 +199,32 @@ def _max_pool3d_samples() -> list[Sample]:
 
 
 @register_converter(aten.max_pool3d_with_indices.default, samples=_max_pool3d_samples)
-def convert_max_pool3d_with_indices(self: ge.Tensor, kernel_size: Any, stride: Any = (), padding: Any = (0, 0, 0), dilation: Any = (1, 1, 1), ceil_mode: bool = False, meta_outputs: Any = None) -> list[ge.Tensor]:
+def convert_max_pool3d_with_indices(
+    self: ge.Tensor,
+    kernel_size: Any,
+    stride: Any = (),
+    padding: Any = (0, 0, 0),
+    dilation: Any = (1, 1, 1),
+    ceil_mode: bool = False,
+    meta_outputs: Any = None,
+) -> list[ge.Tensor]:
     """max_pool3d_with_indices(Tensor self, int[3] kernel_size, int[3] stride=[], int[3] padding=0, int[3] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
+
     def three(values: Any, default: list[int]) -> list[int]:
         return list(default) if len(values) == 0 else [values[0]] * 3 if len(values) == 1 else list(values)
 
     kernel = three(kernel_size, [])
     strides = three(stride, kernel)
     x = unsqueeze(self, [0]) if self.rank == 4 else self
-    attrs = {"ksize": kernel, "strides": strides, "pads": three(padding, []), "dilation": three(dilation, []), "ceil_mode": ceil_mode, "data_format": "NCDHW", "dtype": 3}
+    attrs = {
+        "ksize": kernel,
+        "strides": strides,
+        "pads": three(padding, []),
+        "dilation": three(dilation, []),
+        "ceil_mode": ceil_mode,
+        "data_format": "NCDHW",
+        "dtype": 3,
+    }
     output, argmax = ge.op("MaxPool3DWithArgmaxV2", {"x": x}, attrs, outputs=("y", "argmax"), dtypes=[self.dtype, DataType.DT_INT32])
     output_layout(input_layout(output, 0, "NCDHW"), [0, 1], "NCDHW")
     argmax = ge.cast(argmax, DataType.DT_INT64)
@@ -191,7 +263,19 @@ def _group_norm_samples() -> list[Sample]:
 
 
 @register_converter(aten.native_group_norm_backward.default, samples=_group_norm_samples)
-def convert_native_group_norm_backward(grad_out: ge.Tensor, input: ge.Tensor, mean: ge.Tensor, rstd: ge.Tensor, weight: ge.Tensor | None, N: Any, C: Any, HxW: Any, group: int, output_mask: Any, meta_outputs: Any = None) -> list[Any]:
+def convert_native_group_norm_backward(
+    grad_out: ge.Tensor,
+    input: ge.Tensor,
+    mean: ge.Tensor,
+    rstd: ge.Tensor,
+    weight: ge.Tensor | None,
+    N: Any,
+    C: Any,
+    HxW: Any,
+    group: int,
+    output_mask: Any,
+    meta_outputs: Any = None,
+) -> list[Any]:
     """native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor)"""
     # TorchAir's A2 form: each (sample, group) is a channel of a batch norm over one sample.
     eps = 1e-5
@@ -210,14 +294,35 @@ def convert_native_group_norm_backward(grad_out: ge.Tensor, input: ge.Tensor, me
     ones = ge.op1("Fill", {"dims": per_group, "value": ge.const(1, input.dtype)})
     x_groups, dy_groups = unsqueeze(x_groups, [3]), unsqueeze(dy_groups, [3])
     update = {"grads": dy_groups, "x": x_groups, "batch_mean": mean_groups, "batch_variance": variance_groups}
-    diff_scale, diff_offset = ge.op("BNTrainingUpdateGrad", update, {"epsilon": eps}, outputs=("diff_scale", "diff_offset"), dtypes=DataType.DT_FLOAT)
+    diff_scale, diff_offset = ge.op(
+        "BNTrainingUpdateGrad", update, {"epsilon": eps}, outputs=("diff_scale", "diff_offset"), dtypes=DataType.DT_FLOAT
+    )
     _nchw(diff_scale, 4, [0, 1])
-    reduce_inputs = {"grads": dy_groups, "x": x_groups, "diff_scale": diff_scale, "diff_offset": diff_offset, "scale": ones, "batch_mean": mean_groups, "batch_variance": variance_groups}
+    reduce_inputs = {
+        "grads": dy_groups,
+        "x": x_groups,
+        "diff_scale": diff_scale,
+        "diff_offset": diff_offset,
+        "scale": ones,
+        "batch_mean": mean_groups,
+        "batch_variance": variance_groups,
+    }
     grad_in = squeeze(_nchw(ge.op1("BNTrainingReduceGrad", reduce_inputs, {"epsilon": eps}), 7, 0), [3])
     return _group_norm_outputs(input, mean, rstd, N, C, group, output_mask, grad_in, x, dy)
 
 
-def _group_norm_outputs(input: ge.Tensor, mean: ge.Tensor, rstd: ge.Tensor, n: Any, c: Any, group: int, output_mask: Any, grad_in: ge.Tensor, x: ge.Tensor, dy: ge.Tensor) -> list[Any]:
+def _group_norm_outputs(
+    input: ge.Tensor,
+    mean: ge.Tensor,
+    rstd: ge.Tensor,
+    n: Any,
+    c: Any,
+    group: int,
+    output_mask: Any,
+    grad_in: ge.Tensor,
+    x: ge.Tensor,
+    dy: ge.Tensor,
+) -> list[Any]:
     grad_input = _reshape(grad_in, ge.op1("Shape", {"x": input}, {"dtype": 3}, dtypes=DataType.DT_INT32, shapes=[(input.rank,)]))
     grad_weight = grad_bias = None
     if output_mask[1]:
@@ -250,7 +355,17 @@ def _functional_samples() -> list[Sample]:
 
 
 @register_converter(aten._native_batch_norm_legit_functional.default, samples=_functional_samples)
-def convert_native_batch_norm_legit_functional(input: ge.Tensor, weight: ge.Tensor | None, bias: ge.Tensor | None, running_mean: ge.Tensor, running_var: ge.Tensor, training: bool, momentum: float, eps: float, meta_outputs: Any = None) -> list[ge.Tensor]:
+def convert_native_batch_norm_legit_functional(
+    input: ge.Tensor,
+    weight: ge.Tensor | None,
+    bias: ge.Tensor | None,
+    running_mean: ge.Tensor,
+    running_var: ge.Tensor,
+    training: bool,
+    momentum: float,
+    eps: float,
+    meta_outputs: Any = None,
+) -> list[ge.Tensor]:
     """_native_batch_norm_legit_functional(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor, Tensor running_mean_out, Tensor running_var_out)"""
     _check_training_input("_native_batch_norm_legit_functional", input, training)
     input_size = shape_of(input)
@@ -259,7 +374,9 @@ def convert_native_batch_norm_legit_functional(input: ge.Tensor, weight: ge.Tens
     # BatchNormV3 updates the running statistics in place: TorchAir hands it copies.
     mean_copy = ge.op1("TensorMove", {"x": running_mean})
     var_copy = ge.op1("TensorMove", {"x": running_var})
-    output, mean, var, save_mean, save_rstd = _batch_norm_v3(x, input.rank, input_size, weight, bias, mean_copy, var_copy, training, momentum, eps)
+    output, mean, var, save_mean, save_rstd = _batch_norm_v3(
+        x, input.rank, input_size, weight, bias, mean_copy, var_copy, training, momentum, eps
+    )
     # TorchAir's order, not ATen's: GE's updated running statistics come second and third.
     return [output, mean, var, save_mean, save_rstd]
 
@@ -275,7 +392,9 @@ def _per_channel_fill(input: ge.Tensor, input_size: ge.Tensor, value: float) -> 
     return ge.op1("Fill", {"dims": gather_dim(input_size, 1), "value": cast_scalar(value, input.dtype)}, dtypes=input.dtype)
 
 
-def _affine_or_identity(input: ge.Tensor, input_size: ge.Tensor, weight: ge.Tensor | None, bias: ge.Tensor | None) -> tuple[ge.Tensor, ge.Tensor]:
+def _affine_or_identity(
+    input: ge.Tensor, input_size: ge.Tensor, weight: ge.Tensor | None, bias: ge.Tensor | None
+) -> tuple[ge.Tensor, ge.Tensor]:
     """The affine parameters, ones and zeros per channel where absent."""
     if weight is None:
         weight = _per_channel_fill(input, input_size, 1.0)
@@ -290,7 +409,18 @@ def _fold_to_5d(input: ge.Tensor, input_size: ge.Tensor) -> ge.Tensor:
     return fold_trailing_dims(input, input_size, 4) if input.rank > 5 else input
 
 
-def _batch_norm_v3(x: ge.Tensor, rank: int, input_size: ge.Tensor, weight: ge.Tensor, bias: ge.Tensor, running_mean: ge.Tensor, running_var: ge.Tensor, training: bool, momentum: float, eps: float) -> list[ge.Tensor]:
+def _batch_norm_v3(
+    x: ge.Tensor,
+    rank: int,
+    input_size: ge.Tensor,
+    weight: ge.Tensor,
+    bias: ge.Tensor,
+    running_mean: ge.Tensor,
+    running_var: ge.Tensor,
+    training: bool,
+    momentum: float,
+    eps: float,
+) -> list[ge.Tensor]:
     """``BatchNormV3`` of an input of ``rank`` dims (``x``: as :func:`_fold_to_5d` left
     it) with TorchAir's layout hints: 2-D and 3-D unsqueezed to 4-D and back, above 5-D
     reshaped back to ``input_size``. Returns y, the updated running mean and variance,
@@ -327,14 +457,26 @@ def _legit_samples() -> list[Sample]:
 
 
 @register_converter(aten._native_batch_norm_legit.default, samples=_legit_samples)
-def convert_native_batch_norm_legit(input: ge.Tensor, weight: ge.Tensor | None, bias: ge.Tensor | None, running_mean: ge.Tensor, running_var: ge.Tensor, training: bool, momentum: float, eps: float, meta_outputs: Any = None) -> list[ge.Tensor]:
+def convert_native_batch_norm_legit(
+    input: ge.Tensor,
+    weight: ge.Tensor | None,
+    bias: ge.Tensor | None,
+    running_mean: ge.Tensor,
+    running_var: ge.Tensor,
+    training: bool,
+    momentum: float,
+    eps: float,
+    meta_outputs: Any = None,
+) -> list[ge.Tensor]:
     """_native_batch_norm_legit(Tensor input, Tensor? weight, Tensor? bias, Tensor(a!) running_mean, Tensor(b!) running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
     _check_training_input("_native_batch_norm_legit", input, training)
     input_size = shape_of(input)
     weight, bias = _affine_or_identity(input, input_size, weight, bias)
     x = _fold_to_5d(input, input_size)
     # The running statistics are the op's own (a!, b!): BatchNormV3 updates them in place.
-    output, _, _, save_mean, save_rstd = _batch_norm_v3(x, input.rank, input_size, weight, bias, running_mean, running_var, training, momentum, eps)
+    output, _, _, save_mean, save_rstd = _batch_norm_v3(
+        x, input.rank, input_size, weight, bias, running_mean, running_var, training, momentum, eps
+    )
     return [output, save_mean, save_rstd]
 
 
@@ -347,7 +489,15 @@ def _no_stats_samples() -> list[Sample]:
 
 
 @register_converter(aten._native_batch_norm_legit.no_stats, samples=_no_stats_samples)
-def convert_native_batch_norm_legit_no_stats(input: ge.Tensor, weight: ge.Tensor | None, bias: ge.Tensor | None, training: bool, momentum: float, eps: float, meta_outputs: Any = None) -> list[ge.Tensor]:
+def convert_native_batch_norm_legit_no_stats(
+    input: ge.Tensor,
+    weight: ge.Tensor | None,
+    bias: ge.Tensor | None,
+    training: bool,
+    momentum: float,
+    eps: float,
+    meta_outputs: Any = None,
+) -> list[ge.Tensor]:
     """_native_batch_norm_legit.no_stats(Tensor input, Tensor? weight, Tensor? bias, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
     _check_training_input("_native_batch_norm_legit.no_stats", input, training)
     input_size = shape_of(input)
@@ -356,5 +506,7 @@ def convert_native_batch_norm_legit_no_stats(input: ge.Tensor, weight: ge.Tensor
     running_mean = _per_channel_fill(input, input_size, 0.0)
     running_var = _per_channel_fill(input, input_size, 1.0)
     x = _fold_to_5d(input, input_size)
-    output, _, _, save_mean, save_rstd = _batch_norm_v3(x, input.rank, input_size, weight, bias, running_mean, running_var, training, momentum, eps)
+    output, _, _, save_mean, save_rstd = _batch_norm_v3(
+        x, input.rank, input_size, weight, bias, running_mean, running_var, training, momentum, eps
+    )
     return [output, save_mean, save_rstd]

@@ -7,6 +7,7 @@ sides to ``torch.result_type`` (``gt`` compares bools as floats), ``le``/``ge.Te
 promote to the higher of the two dtypes, ``ge.Scalar`` types the scalar like ``self``,
 ``lt.Tensor`` does not promote at all and ``lt.Scalar`` casts the scalar to ``self``'s type.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -23,8 +24,16 @@ aten = torch.ops.aten
 BOOL = DataType.DT_BOOL
 _COMPARABLE = frozenset(
     {
-        DataType.DT_BOOL, DataType.DT_UINT8, DataType.DT_INT8, DataType.DT_INT16, DataType.DT_INT32,
-        DataType.DT_INT64, DataType.DT_FLOAT16, DataType.DT_BF16, DataType.DT_FLOAT, DataType.DT_DOUBLE,
+        DataType.DT_BOOL,
+        DataType.DT_UINT8,
+        DataType.DT_INT8,
+        DataType.DT_INT16,
+        DataType.DT_INT32,
+        DataType.DT_INT64,
+        DataType.DT_FLOAT16,
+        DataType.DT_BF16,
+        DataType.DT_FLOAT,
+        DataType.DT_DOUBLE,
     }
 )
 
@@ -86,7 +95,9 @@ def _higher_dtype_operands(self: ge.Tensor, other: Any) -> tuple[ge.Tensor, ge.T
 def convert_eq_tensor(self: ge.Tensor, other: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
     """eq.Tensor(Tensor self, Tensor other) -> Tensor"""
     if self.dtype != other.dtype:
-        raise TypeError(f"eq.Tensor inputs have different dtypes ({self.dtype.name} vs {other.dtype.name}); TorchAir's converter requires equal ones")
+        raise TypeError(
+            f"eq.Tensor inputs have different dtypes ({self.dtype.name} vs {other.dtype.name}); TorchAir's converter requires equal ones"
+        )
     return _compare("Equal", self, other)
 
 
@@ -201,11 +212,14 @@ def convert_logical_not(self: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
 
 @register_converter(
     aten.bitwise_not.default,
-    samples=lambda: [Sample((torch.rand(2, 3) > 0.5,)), Sample((torch.randint(-9, 9, (5,)),)), Sample((torch.randint(0, 255, (5,), dtype=torch.uint8),))],
+    samples=lambda: [
+        Sample((torch.rand(2, 3) > 0.5,)),
+        Sample((torch.randint(-9, 9, (5,)),)),
+        Sample((torch.randint(0, 255, (5,), dtype=torch.uint8),)),
+    ],
 )
 def convert_bitwise_not(self: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
     """bitwise_not(Tensor self) -> Tensor"""
     if self.dtype == BOOL:
         return ge.op1("LogicalNot", {"x": self})
     return ge.op1("Invert", {"x": self})
-

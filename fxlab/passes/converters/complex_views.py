@@ -1,5 +1,6 @@
 """``view_as_real`` → ``Real`` + ``Imag`` + ``Pack`` on a new last axis;
 ``view_as_complex`` → two ``GatherV2`` along the last axis + ``Complex`` (complex RoPE)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -30,4 +31,6 @@ def convert_view_as_complex(self: ge.Tensor, meta_outputs: Any = None) -> ge.Ten
     x = dtype_promote(DataType.DT_FLOAT, self)
     real = gather_v2(x, index_input(0), index_input([-1]), negative_index_support=True)
     imag = gather_v2(x, index_input(1), index_input([-1]), negative_index_support=True)
-    return ge.op("Complex", {"real": real, "imag": imag}, {"Tout": DataType.DT_COMPLEX64}, outputs=("out",), dtypes=DataType.DT_COMPLEX64)[0]
+    return ge.op("Complex", {"real": real, "imag": imag}, {"Tout": DataType.DT_COMPLEX64}, outputs=("out",), dtypes=DataType.DT_COMPLEX64)[
+        0
+    ]

@@ -7,9 +7,11 @@ use ``Conv3D``), ``max_pool2d_with_indices`` → ``MaxPoolWithArgmaxV1``, ``avg_
 ``MirrorPad``. Attrs follow TorchAir's Atlas A2/A3 forms (NCHW ``data_format``, 4-element
 ``strides``/``pads``/``dilations``).
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -32,7 +34,19 @@ def _conv_samples() -> list[Sample]:
 
 
 @register_converter(aten.convolution.default, samples=_conv_samples)
-def convert_convolution(input: ge.Tensor, weight: ge.Tensor, bias: ge.Tensor | None, stride: Sequence[int], padding: Sequence[int], dilation: Sequence[int], transposed: bool, output_padding: Sequence[int], groups: int, *, meta_outputs: Any = None) -> ge.Tensor:
+def convert_convolution(
+    input: ge.Tensor,
+    weight: ge.Tensor,
+    bias: ge.Tensor | None,
+    stride: Sequence[int],
+    padding: Sequence[int],
+    dilation: Sequence[int],
+    transposed: bool,
+    output_padding: Sequence[int],
+    groups: int,
+    *,
+    meta_outputs: Any = None,
+) -> ge.Tensor:
     """convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, SymInt[] padding, int[] dilation, bool transposed, SymInt[] output_padding, int groups) -> Tensor"""
     if transposed:
         raise NotImplementedError("transposed convolution (Conv2DTranspose / Conv3DTranspose) is not converted by fxlab yet")
@@ -54,7 +68,17 @@ def convert_convolution(input: ge.Tensor, weight: ge.Tensor, bias: ge.Tensor | N
     return squeeze(out, [2]) if one_dim else out
 
 
-def _conv(x: ge.Tensor, weight: ge.Tensor, bias: ge.Tensor | None, op_type: str, stride: list[int], padding: list[int], dilation: list[int], groups: int, data_format: str) -> ge.Tensor:
+def _conv(
+    x: ge.Tensor,
+    weight: ge.Tensor,
+    bias: ge.Tensor | None,
+    op_type: str,
+    stride: list[int],
+    padding: list[int],
+    dilation: list[int],
+    groups: int,
+    data_format: str,
+) -> ge.Tensor:
     spatial = len(stride)
     attrs = {
         "strides": [1, 1, *stride],
@@ -95,7 +119,16 @@ def _max_pool_samples() -> list[Sample]:
 
 
 @register_converter(aten.max_pool2d_with_indices.default, samples=_max_pool_samples)
-def convert_max_pool2d_with_indices(self: ge.Tensor, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0, 0), dilation: Sequence[int] = (1, 1), ceil_mode: bool = False, *, meta_outputs: Any = None) -> list[ge.Tensor]:
+def convert_max_pool2d_with_indices(
+    self: ge.Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0, 0),
+    dilation: Sequence[int] = (1, 1),
+    ceil_mode: bool = False,
+    *,
+    meta_outputs: Any = None,
+) -> list[ge.Tensor]:
     """max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor)"""
     kernel = _window(kernel_size, ())
     strides = _window(stride, kernel)
@@ -127,7 +160,17 @@ def _avg_pool_samples() -> list[Sample]:
 
 
 @register_converter(aten.avg_pool2d.default, samples=_avg_pool_samples)
-def convert_avg_pool2d(self: ge.Tensor, kernel_size: Sequence[int], stride: Sequence[int] = (), padding: Sequence[int] = (0, 0), ceil_mode: bool = False, count_include_pad: bool = True, divisor_override: int | None = None, *, meta_outputs: Any = None) -> ge.Tensor:
+def convert_avg_pool2d(
+    self: ge.Tensor,
+    kernel_size: Sequence[int],
+    stride: Sequence[int] = (),
+    padding: Sequence[int] = (0, 0),
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: int | None = None,
+    *,
+    meta_outputs: Any = None,
+) -> ge.Tensor:
     """avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor"""
     if self.rank not in (3, 4):
         raise ValueError("avg_pool2d expects a 3-D or 4-D input")
@@ -154,7 +197,10 @@ def convert_avg_pool2d(self: ge.Tensor, kernel_size: Sequence[int], stride: Sequ
     return squeeze(out, [0]) if self.rank == 3 else out
 
 
-@register_converter(aten._adaptive_avg_pool2d.default, samples=lambda: [Sample((torch.randn(2, 3, 8, 8), [1, 1])), Sample((torch.randn(2, 3, 7, 5), [3, 2]))])
+@register_converter(
+    aten._adaptive_avg_pool2d.default,
+    samples=lambda: [Sample((torch.randn(2, 3, 8, 8), [1, 1])), Sample((torch.randn(2, 3, 7, 5), [3, 2]))],
+)
 def convert_adaptive_avg_pool2d(self: ge.Tensor, output_size: Any, *, meta_outputs: Any = None) -> ge.Tensor:
     """_adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor"""
     if any(isinstance(s, ge.Tensor) for s in output_size):
@@ -162,8 +208,12 @@ def convert_adaptive_avg_pool2d(self: ge.Tensor, output_size: Any, *, meta_outpu
     return ge.op1("AdaptiveAvgPool2d", {"x": self}, {"output_size": list(output_size)})
 
 
-@register_converter(aten.upsample_nearest2d.default, samples=lambda: [Sample((torch.randn(1, 2, 3, 4), [6, 8])), Sample((torch.randn(1, 2, 4, 4), [6, 3]))])
-def convert_upsample_nearest2d(self: ge.Tensor, output_size: Any, scales_h: float | None = None, scales_w: float | None = None, *, meta_outputs: Any = None) -> ge.Tensor:
+@register_converter(
+    aten.upsample_nearest2d.default, samples=lambda: [Sample((torch.randn(1, 2, 3, 4), [6, 8])), Sample((torch.randn(1, 2, 4, 4), [6, 3]))]
+)
+def convert_upsample_nearest2d(
+    self: ge.Tensor, output_size: Any, scales_h: float | None = None, scales_w: float | None = None, *, meta_outputs: Any = None
+) -> ge.Tensor:
     """upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor"""
     size = index_input(output_size, DataType.DT_INT32)
     attrs = {"align_corners": False, "half_pixel_centers": False}
@@ -198,7 +248,10 @@ def _leading_dim_pairs(pad: Sequence[int], rank: int) -> list[int]:
     return [v for pair in reversed(pairs) for v in pair]
 
 
-@register_converter(aten.reflection_pad2d.default, samples=lambda: [Sample((torch.randn(1, 2, 4, 5), [1, 2, 2, 1])), Sample((torch.randn(2, 4, 5), [1, 1, 0, 2]))])
+@register_converter(
+    aten.reflection_pad2d.default,
+    samples=lambda: [Sample((torch.randn(1, 2, 4, 5), [1, 2, 2, 1])), Sample((torch.randn(2, 4, 5), [1, 1, 0, 2]))],
+)
 def convert_reflection_pad2d(self: ge.Tensor, padding: Sequence[int], *, meta_outputs: Any = None) -> ge.Tensor:
     """reflection_pad2d(Tensor self, SymInt[4] padding) -> Tensor"""
     if any(isinstance(p, ge.Tensor) for p in padding) or len(padding) != 4:
@@ -212,13 +265,19 @@ def convert_reflection_pad2d(self: ge.Tensor, padding: Sequence[int], *, meta_ou
     return squeeze(out, [0]) if self.rank == 3 else out
 
 
-@register_converter(aten.replication_pad1d.default, samples=lambda: [Sample((torch.randn(2, 3, 5), [2, 1])), Sample((torch.randn(3, 4), [0, 3]))])
+@register_converter(
+    aten.replication_pad1d.default, samples=lambda: [Sample((torch.randn(2, 3, 5), [2, 1])), Sample((torch.randn(3, 4), [0, 3]))]
+)
 def convert_replication_pad1d(self: ge.Tensor, padding: Sequence[int], *, meta_outputs: Any = None) -> ge.Tensor:
     """replication_pad1d(Tensor self, SymInt[2] padding) -> Tensor"""
     if any(isinstance(p, ge.Tensor) for p in padding) or len(padding) < 2:
         raise ValueError("replication_pad1d needs 2 static paddings")
     # TorchAir pads a leading unit axis as if the input were 4-D, whatever its rank.
     x = unsqueeze(self, [0])
-    inputs = {"x": x, "paddings": index_input([0, 0, 0, 0, 0, 0, padding[0], padding[1]]), "constant_values": ge.const([0], DataType.DT_INT64)}
+    inputs = {
+        "x": x,
+        "paddings": index_input([0, 0, 0, 0, 0, 0, padding[0], padding[1]]),
+        "constant_values": ge.const([0], DataType.DT_INT64),
+    }
     out = ge.op1("PadV3", inputs, {"mode": "edge", "paddings_contiguous": True})
     return squeeze(out, [0])

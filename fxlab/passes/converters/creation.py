@@ -8,6 +8,7 @@ follow TorchAir's typing: a ``Const`` of the target dtype, or a default-typed ``
 followed by a ``Cast`` where TorchAir writes ``ge.Cast(<number>, dst_type=...)``. ``Cast``
 attrs carry TorchAir's dtype numbers (``dst_type``). Only static sizes are handled.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -53,8 +54,15 @@ def _fill_like(x: ge.Tensor, value: ge.Tensor) -> ge.Tensor:
     ],
 )
 def convert_to_copy(
-    self: ge.Tensor, *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
-    pin_memory: bool | None = None, non_blocking: bool = False, memory_format: Any = None, meta_outputs: Any = None,
+    self: ge.Tensor,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    non_blocking: bool = False,
+    memory_format: Any = None,
+    meta_outputs: Any = None,
 ) -> ge.Tensor:
     """_to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor"""
     if layout is not None and layout != torch.strided:
@@ -68,7 +76,11 @@ def convert_to_copy(
 
 @register_converter(
     overload("prims.convert_element_type.default"),
-    samples=lambda: [Sample((torch.randn(2, 3), torch.float16)), Sample((torch.randn(4) * 5, torch.int64)), Sample((torch.randn(3), torch.float32))],
+    samples=lambda: [
+        Sample((torch.randn(2, 3), torch.float16)),
+        Sample((torch.randn(4) * 5, torch.int64)),
+        Sample((torch.randn(3), torch.float32)),
+    ],
 )
 def convert_convert_element_type(a: ge.Tensor, dtype: torch.dtype, meta_outputs: Any = None) -> ge.Tensor:
     """convert_element_type(Tensor a, ScalarType dtype) -> Tensor"""
@@ -79,7 +91,9 @@ def _one_tensor() -> list[Sample]:
     return [Sample((torch.randn(2, 3),)), Sample((torch.randint(0, 9, (4,)),))]
 
 
-@register_converter(aten.clone.default, samples=lambda: _one_tensor() + [Sample((torch.randn(3),), {"memory_format": torch.contiguous_format})])
+@register_converter(
+    aten.clone.default, samples=lambda: _one_tensor() + [Sample((torch.randn(3),), {"memory_format": torch.contiguous_format})]
+)
 def convert_clone(self: ge.Tensor, *, memory_format: Any = None, meta_outputs: Any = None) -> ge.Tensor:
     """clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor"""
     if memory_format is not None and memory_format is not torch.contiguous_format:
@@ -118,8 +132,14 @@ def convert_alias(self: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
     ],
 )
 def convert_full(
-    size: list[int], fill_value: Any, *, dtype: torch.dtype | None = None, layout: Any = None,
-    device: Any = None, pin_memory: bool | None = None, meta_outputs: Any = None,
+    size: list[int],
+    fill_value: Any,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    meta_outputs: Any = None,
 ) -> ge.Tensor:
     """full(SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     value = dtype_promote(dtype if dtype is not None else output_dtype(meta_outputs), fill_value)
@@ -130,11 +150,22 @@ def convert_full(
 
 @register_converter(
     aten.full_like.default,
-    samples=lambda: [Sample((torch.randn(2, 3), 4.0)), Sample((torch.randn(2, 3), 3), {"dtype": torch.int64}), Sample((torch.randint(0, 5, (4,)), 2))],
+    samples=lambda: [
+        Sample((torch.randn(2, 3), 4.0)),
+        Sample((torch.randn(2, 3), 3), {"dtype": torch.int64}),
+        Sample((torch.randint(0, 5, (4,)), 2)),
+    ],
 )
 def convert_full_like(
-    self: ge.Tensor, fill_value: Any, *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
-    pin_memory: bool | None = None, memory_format: Any = None, meta_outputs: Any = None,
+    self: ge.Tensor,
+    fill_value: Any,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    memory_format: Any = None,
+    meta_outputs: Any = None,
 ) -> ge.Tensor:
     """full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
     dims = _shape_of(self)
@@ -150,8 +181,14 @@ def _like_samples() -> list[Sample]:
 
 @register_converter(aten.zeros_like.default, samples=_like_samples)
 def convert_zeros_like(
-    self: ge.Tensor, *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
-    pin_memory: bool | None = None, memory_format: Any = None, meta_outputs: Any = None,
+    self: ge.Tensor,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    memory_format: Any = None,
+    meta_outputs: Any = None,
 ) -> ge.Tensor:
     """zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
     if dtype is not None:
@@ -161,8 +198,14 @@ def convert_zeros_like(
 
 @register_converter(aten.ones_like.default, samples=_like_samples)
 def convert_ones_like(
-    self: ge.Tensor, *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
-    pin_memory: bool | None = None, memory_format: Any = None, meta_outputs: Any = None,
+    self: ge.Tensor,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    memory_format: Any = None,
+    meta_outputs: Any = None,
 ) -> ge.Tensor:
     """ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
     if layout is not None and layout != torch.strided:
@@ -177,8 +220,13 @@ def _size_samples() -> list[Sample]:
 
 @register_converter(aten.zeros.default, samples=_size_samples)
 def convert_zeros(
-    size: list[int], *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
-    pin_memory: bool | None = None, meta_outputs: Any = None,
+    size: list[int],
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    meta_outputs: Any = None,
 ) -> ge.Tensor:
     """zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     if dtype is None:
@@ -189,8 +237,13 @@ def convert_zeros(
 
 @register_converter(aten.ones.default, samples=_size_samples)
 def convert_ones(
-    size: list[int], *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
-    pin_memory: bool | None = None, meta_outputs: Any = None,
+    size: list[int],
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    meta_outputs: Any = None,
 ) -> ge.Tensor:
     """ones(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     return _fill(size, ge.const(1, as_ge_dtype(dtype) if dtype is not None else DataType.DT_FLOAT))
@@ -198,8 +251,14 @@ def convert_ones(
 
 @register_converter(aten.empty.memory_format, samples=_size_samples)
 def convert_empty(
-    size: list[int], *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
-    pin_memory: bool | None = None, memory_format: Any = None, meta_outputs: Any = None,
+    size: list[int],
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    memory_format: Any = None,
+    meta_outputs: Any = None,
 ) -> ge.Tensor:
     """empty.memory_format(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
     if layout is not None and layout != torch.strided:
@@ -211,8 +270,14 @@ def convert_empty(
 
 @register_converter(aten.empty_like.default, samples=_like_samples)
 def convert_empty_like(
-    self: ge.Tensor, *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
-    pin_memory: bool | None = None, memory_format: Any = None, meta_outputs: Any = None,
+    self: ge.Tensor,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    memory_format: Any = None,
+    meta_outputs: Any = None,
 ) -> ge.Tensor:
     """empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor"""
     if layout is not None and layout != torch.strided:
@@ -226,16 +291,31 @@ def convert_empty_like(
 
 # -- new_* ----------------------------------------------------------------------------
 def _new_samples() -> list[Sample]:
-    return [Sample((torch.randn(2), [2, 3])), Sample((torch.randint(0, 5, (3,)), [4])), Sample((torch.randn(2), [3]), {"dtype": torch.int32})]
+    return [
+        Sample((torch.randn(2), [2, 3])),
+        Sample((torch.randint(0, 5, (3,)), [4])),
+        Sample((torch.randn(2), [3]), {"dtype": torch.int32}),
+    ]
 
 
 @register_converter(
     aten.new_full.default,
-    samples=lambda: [Sample((torch.randn(2), [2, 3], 2.5)), Sample((torch.randint(0, 5, (3,)), [4], 7)), Sample((torch.randn(2), [3], 1), {"dtype": torch.int32})],
+    samples=lambda: [
+        Sample((torch.randn(2), [2, 3], 2.5)),
+        Sample((torch.randint(0, 5, (3,)), [4], 7)),
+        Sample((torch.randn(2), [3], 1), {"dtype": torch.int32}),
+    ],
 )
 def convert_new_full(
-    self: ge.Tensor, size: list[int], fill_value: Any, *, dtype: torch.dtype | None = None, layout: Any = None,
-    device: Any = None, pin_memory: bool | None = None, meta_outputs: Any = None,
+    self: ge.Tensor,
+    size: list[int],
+    fill_value: Any,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    meta_outputs: Any = None,
 ) -> ge.Tensor:
     """new_full(Tensor self, SymInt[] size, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     value = dtype_promote(dtype if dtype is not None else self.dtype, fill_value)
@@ -253,8 +333,14 @@ def _new_filled(self: ge.Tensor, size: list[int], number: float, dtype: torch.dt
 
 @register_converter(aten.new_zeros.default, samples=_new_samples)
 def convert_new_zeros(
-    self: ge.Tensor, size: list[int], *, dtype: torch.dtype | None = None, layout: Any = None,
-    device: Any = None, pin_memory: bool | None = None, meta_outputs: Any = None,
+    self: ge.Tensor,
+    size: list[int],
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    meta_outputs: Any = None,
 ) -> ge.Tensor:
     """new_zeros(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     return _new_filled(self, size, 0.0, dtype, layout)
@@ -262,8 +348,14 @@ def convert_new_zeros(
 
 @register_converter(aten.new_ones.default, samples=_new_samples)
 def convert_new_ones(
-    self: ge.Tensor, size: list[int], *, dtype: torch.dtype | None = None, layout: Any = None,
-    device: Any = None, pin_memory: bool | None = None, meta_outputs: Any = None,
+    self: ge.Tensor,
+    size: list[int],
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    meta_outputs: Any = None,
 ) -> ge.Tensor:
     """new_ones(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     return _new_filled(self, size, 1.0, dtype, layout)
@@ -271,8 +363,14 @@ def convert_new_ones(
 
 @register_converter(aten.new_empty.default, samples=_new_samples)
 def convert_new_empty(
-    self: ge.Tensor, size: list[int], *, dtype: torch.dtype | None = None, layout: Any = None,
-    device: Any = None, pin_memory: bool | None = None, meta_outputs: Any = None,
+    self: ge.Tensor,
+    size: list[int],
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    meta_outputs: Any = None,
 ) -> ge.Tensor:
     """new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     target = ge_dtype(dtype) if dtype is not None else self.dtype
@@ -289,8 +387,15 @@ def _new_empty_strided_samples() -> list[Sample]:
 
 @register_converter(aten.new_empty_strided.default, samples=_new_empty_strided_samples)
 def convert_new_empty_strided(
-    self: ge.Tensor, size: Any, stride: Any, *, dtype: torch.dtype | None = None, layout: Any = None,
-    device: Any = None, pin_memory: bool | None = None, meta_outputs: Any = None,
+    self: ge.Tensor,
+    size: Any,
+    stride: Any,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    meta_outputs: Any = None,
 ) -> ge.Tensor:
     """new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     target = self.dtype if dtype is None else ge_dtype(dtype)
@@ -318,11 +423,21 @@ def _number(value: Any) -> ge.Tensor:
 
 @register_converter(
     aten.arange.default,
-    samples=lambda: [Sample((5,)), Sample((6,), {"dtype": torch.float32}), Sample((4.0,)), Sample((7,), {"dtype": torch.int32, "device": torch.device("cpu")})],
+    samples=lambda: [
+        Sample((5,)),
+        Sample((6,), {"dtype": torch.float32}),
+        Sample((4.0,)),
+        Sample((7,), {"dtype": torch.int32, "device": torch.device("cpu")}),
+    ],
 )
 def convert_arange(
-    end: Any, *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
-    pin_memory: bool | None = None, meta_outputs: Any = None,
+    end: Any,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    meta_outputs: Any = None,
 ) -> ge.Tensor:
     """arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     target = as_ge_dtype(dtype) if dtype else output_dtype(meta_outputs)
@@ -336,8 +451,14 @@ def convert_arange(
     samples=lambda: [Sample((2, 7)), Sample((-3, 3), {"dtype": torch.float32}), Sample((1.0, 4.0))],
 )
 def convert_arange_start(
-    start: Any, end: Any, *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
-    pin_memory: bool | None = None, meta_outputs: Any = None,
+    start: Any,
+    end: Any,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    meta_outputs: Any = None,
 ) -> ge.Tensor:
     """arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     target = as_ge_dtype(dtype) if dtype else output_dtype(meta_outputs)
@@ -350,8 +471,15 @@ def convert_arange_start(
     samples=lambda: [Sample((0, 10, 3)), Sample((1.0, 2.0, 0.25)), Sample((10, 0, -2), {"dtype": torch.float32})],
 )
 def convert_arange_start_step(
-    start: Any, end: Any, step: Any = 1, *, dtype: torch.dtype | None = None, layout: Any = None,
-    device: Any = None, pin_memory: bool | None = None, meta_outputs: Any = None,
+    start: Any,
+    end: Any,
+    step: Any = 1,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    meta_outputs: Any = None,
 ) -> ge.Tensor:
     """arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     target = as_ge_dtype(dtype) if dtype else output_dtype(meta_outputs)
@@ -361,11 +489,21 @@ def convert_arange_start_step(
 
 @register_converter(
     aten.scalar_tensor.default,
-    samples=lambda: [Sample((1.5,)), Sample((3,), {"dtype": torch.int64}), Sample((2.0,), {"dtype": torch.float16}), Sample((True,), {"dtype": torch.bool})],
+    samples=lambda: [
+        Sample((1.5,)),
+        Sample((3,), {"dtype": torch.int64}),
+        Sample((2.0,), {"dtype": torch.float16}),
+        Sample((True,), {"dtype": torch.bool}),
+    ],
 )
 def convert_scalar_tensor(
-    s: Any, *, dtype: torch.dtype | None = None, layout: Any = None, device: Any = None,
-    pin_memory: bool | None = None, meta_outputs: Any = None,
+    s: Any,
+    *,
+    dtype: torch.dtype | None = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: bool | None = None,
+    meta_outputs: Any = None,
 ) -> ge.Tensor:
     """scalar_tensor(Scalar s, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     if dtype is not None:

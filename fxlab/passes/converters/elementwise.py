@@ -5,6 +5,7 @@ Each follows TorchAir's converter for the same overload: the GE op types, input 
 which operands are promoted (``Cast``) to the node's output dtype, and how Python scalars
 become ``Const`` ops (see :mod:`.promotion`).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -271,9 +272,7 @@ def convert_where_self(condition: ge.Tensor, self: ge.Tensor, other: ge.Tensor, 
     """where.self(Tensor condition, Tensor self, Tensor other) -> Tensor"""
     if self.dtype != other.dtype:
         self, other = dtype_promote(output_dtype(meta_outputs), self, other)
-    return ge.op(
-        "SelectV2", {"condition": condition, "then": self, "else": other}, outputs=("result",), dtypes=self.dtype
-    )[0]
+    return ge.op("SelectV2", {"condition": condition, "then": self, "else": other}, outputs=("result",), dtypes=self.dtype)[0]
 
 
 def _minmax_samples() -> list[Sample]:
@@ -325,7 +324,10 @@ def convert_masked_fill_scalar(self: ge.Tensor, mask: ge.Tensor, value: Any, met
 
 @register_converter(
     aten.masked_fill.Tensor,
-    samples=lambda: [Sample((_r(2, 3), torch.rand(2, 3) > 0.5, torch.tensor(2.5))), Sample((_r(2, 3), torch.rand(3) > 0.5, torch.tensor(4)))],
+    samples=lambda: [
+        Sample((_r(2, 3), torch.rand(2, 3) > 0.5, torch.tensor(2.5))),
+        Sample((_r(2, 3), torch.rand(3) > 0.5, torch.tensor(4))),
+    ],
 )
 def convert_masked_fill_tensor(self: ge.Tensor, mask: ge.Tensor, value: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
     """masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor"""

@@ -2,9 +2,11 @@
 bitwise_and/or, log1p, expm1, log2, log10, tan, isinf, and the activations hardtanh,
 leaky_relu, elu, hardswish, hardsigmoid, mish.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import torch
 
@@ -44,7 +46,9 @@ def convert_remainder_scalar(self: ge.Tensor, other: Any, meta_outputs: Any = No
     return ge.op1("FloorMod", {"x1": x1, "x2": x2})
 
 
-@register_converter(aten.remainder.Scalar_Tensor, samples=lambda: [Sample((7.0, torch.rand(2, 3) + 1)), Sample((9, torch.tensor([2, -4, 5])))])
+@register_converter(
+    aten.remainder.Scalar_Tensor, samples=lambda: [Sample((7.0, torch.rand(2, 3) + 1)), Sample((9, torch.tensor([2, -4, 5])))]
+)
 def convert_remainder_scalar_tensor(self: Any, other: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
     """remainder.Scalar_Tensor(Scalar self, Tensor other) -> Tensor"""
     x1, x2 = dtype_promote(output_dtype(meta_outputs), self, other)
@@ -89,7 +93,14 @@ def _positive() -> list[Sample]:
     return [Sample((torch.rand(2, 3) + 0.1,)), Sample((torch.rand(4).half() + 0.1,))]
 
 
-def _unary(op_type: str, target: Any, schema: str, samples: Callable[[], list[Sample]], attrs: dict[str, Any] | None = None, out_dtype: DataType | None = None) -> None:
+def _unary(
+    op_type: str,
+    target: Any,
+    schema: str,
+    samples: Callable[[], list[Sample]],
+    attrs: dict[str, Any] | None = None,
+    out_dtype: DataType | None = None,
+) -> None:
     """Register the converter of an overload TorchAir maps to one unary GE op."""
 
     def convert(self: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
@@ -106,17 +117,18 @@ _unary("Tan", aten.tan.default, "tan(Tensor self) -> Tensor", _floats(2, 3))
 _unary("Log", aten.log2.default, "log2(Tensor self) -> Tensor", _positive, {"base": 2.0, "scale": 1.0, "shift": 0.0})
 _unary("Log", aten.log10.default, "log10(Tensor self) -> Tensor", _positive, {"base": 10.0, "scale": 1.0, "shift": 0.0})
 _unary(
-    "IsInf", aten.isinf.default, "isinf(Tensor self) -> Tensor",
-    lambda: [Sample((torch.tensor([1.0, float("inf"), -float("inf"), float("nan")]),))], out_dtype=DataType.DT_BOOL,
+    "IsInf",
+    aten.isinf.default,
+    "isinf(Tensor self) -> Tensor",
+    lambda: [Sample((torch.tensor([1.0, float("inf"), -float("inf"), float("nan")]),))],
+    out_dtype=DataType.DT_BOOL,
 )
 _unary("HardSwish", aten.hardswish.default, "hardswish(Tensor self) -> Tensor", lambda: [Sample((torch.randn(3, 4) * 4,))])
 _unary("Mish", aten.mish.default, "mish(Tensor self) -> Tensor", _floats(2, 3))
 
 
 # -- activations with parameters ------------------------------------------------------
-@register_converter(
-    aten.hardsigmoid.default, samples=lambda: [Sample((torch.randn(3, 4) * 4,)), Sample((torch.randn(5).half() * 4,))]
-)
+@register_converter(aten.hardsigmoid.default, samples=lambda: [Sample((torch.randn(3, 4) * 4,)), Sample((torch.randn(5).half() * 4,))])
 def convert_hardsigmoid(self: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
     """hardsigmoid(Tensor self) -> Tensor"""
     attrs = {"alpha": 0.16666666, "beta": 0.5}

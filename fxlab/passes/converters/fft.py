@@ -6,6 +6,7 @@ TorchAir's converter ignores ``forward``: an inverse transform (``ifft``) become
 forward ``FFT`` too, so its result differs from eager; fxlab builds the same graph and the
 reference run shows that difference.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -34,7 +35,9 @@ def _float_to_complex(x: ge.Tensor) -> ge.Tensor:
     real, imag = ge.op("SplitV", {"x": x, "size_splits": sizes, "split_dim": split_dim}, {"num_split": 2}, outputs=("y0", "y1"))
     real, imag = squeeze(real, [-1]), squeeze(imag, [-1])
     real, imag = dtype_promote(DataType.DT_FLOAT, real, imag)
-    return ge.op("Complex", {"real": real, "imag": imag}, {"Tout": DataType.DT_COMPLEX64}, outputs=("out",), dtypes=DataType.DT_COMPLEX64)[0]
+    return ge.op("Complex", {"real": real, "imag": imag}, {"Tout": DataType.DT_COMPLEX64}, outputs=("out",), dtypes=DataType.DT_COMPLEX64)[
+        0
+    ]
 
 
 def _permute(x: ge.Tensor, order: list[int]) -> ge.Tensor:

@@ -7,9 +7,11 @@ takes the dtype of the first tensor (float for bfloat16), as TorchAir's
 ``dtype_promote`` gives it; ceil, floor, round, trunc and frac share
 ``ForeachRoundOffNumber`` with a rounding-mode input.
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import torch
 
@@ -72,10 +74,25 @@ def _register(target: Any, schema: str, samples: Callable[[], list[Sample]]) -> 
 
 # -- one list in ----------------------------------------------------------------------
 _UNARY = {
-    "abs": "ForeachAbs", "acos": "ForeachAcos", "asin": "ForeachAsin", "atan": "ForeachAtan", "cos": "ForeachCos",
-    "cosh": "ForeachCosh", "erf": "ForeachErf", "erfc": "ForeachErfc", "exp": "ForeachExp", "expm1": "ForeachExpm1",
-    "log": "ForeachLog", "log10": "ForeachLog10", "log1p": "ForeachLog1p", "log2": "ForeachLog2",
-    "sigmoid": "ForeachSigmoid", "sin": "ForeachSin", "sinh": "ForeachSinh", "tan": "ForeachTan", "tanh": "ForeachTanh",
+    "abs": "ForeachAbs",
+    "acos": "ForeachAcos",
+    "asin": "ForeachAsin",
+    "atan": "ForeachAtan",
+    "cos": "ForeachCos",
+    "cosh": "ForeachCosh",
+    "erf": "ForeachErf",
+    "erfc": "ForeachErfc",
+    "exp": "ForeachExp",
+    "expm1": "ForeachExpm1",
+    "log": "ForeachLog",
+    "log10": "ForeachLog10",
+    "log1p": "ForeachLog1p",
+    "log2": "ForeachLog2",
+    "sigmoid": "ForeachSigmoid",
+    "sin": "ForeachSin",
+    "sinh": "ForeachSinh",
+    "tan": "ForeachTan",
+    "tanh": "ForeachTanh",
 }
 _POSITIVE = {"log", "log10", "log1p", "log2"}
 _UNIT = {"acos", "asin"}
@@ -140,7 +157,9 @@ def _scalar(name: str, op_type: str) -> None:
     value = 2 if name == "pow" else 0.5
     samples = lambda: [Sample((_tensors(3, 0.5, 2.0), value)), Sample((_tensors(2, 0.5, 2.0, torch.half), 2))]  # noqa: E731
     arg = "exponent" if name == "pow" else "scalar"
-    _register(getattr(aten, f"_foreach_{name}").Scalar, f"_foreach_{name}.Scalar(Tensor[] self, Scalar {arg}) -> Tensor[]", samples)(convert)
+    _register(getattr(aten, f"_foreach_{name}").Scalar, f"_foreach_{name}.Scalar(Tensor[] self, Scalar {arg}) -> Tensor[]", samples)(
+        convert
+    )
 
 
 def _scalar_list_op(name: str, op_type: str) -> None:
@@ -152,7 +171,9 @@ def _scalar_list_op(name: str, op_type: str) -> None:
 
     samples = lambda: [Sample((_tensors(3, 0.5, 2.0), [0.5, 1.5, 2.0]))]  # noqa: E731
     arg = "exponent" if name == "pow" else "scalars"
-    _register(getattr(aten, f"_foreach_{name}").ScalarList, f"_foreach_{name}.ScalarList(Tensor[] self, Scalar[] {arg}) -> Tensor[]", samples)(convert)
+    _register(
+        getattr(aten, f"_foreach_{name}").ScalarList, f"_foreach_{name}.ScalarList(Tensor[] self, Scalar[] {arg}) -> Tensor[]", samples
+    )(convert)
 
 
 def _list(name: str, op_type: str) -> None:
@@ -162,10 +183,15 @@ def _list(name: str, op_type: str) -> None:
         extra = {"alpha": _typed_scalar(alpha, self)} if with_alpha else {}
         return foreach(f"Foreach{op_type}List", ("x1", self), ("x2", other), count=len(self), **extra)
 
-    samples = lambda: [Sample((_tensors(3, 0.5, 2.0), _tensors(3, 0.5, 2.0)))] + ([Sample((_tensors(2), _tensors(2)), {"alpha": 2})] if with_alpha else [])  # noqa: E731
+    def samples() -> list[Sample]:
+        pairs = [Sample((_tensors(3, 0.5, 2.0), _tensors(3, 0.5, 2.0)))]
+        return pairs + ([Sample((_tensors(2), _tensors(2)), {"alpha": 2})] if with_alpha else [])
+
     arg = "exponent" if name == "pow" else "other"
     tail = ", *, Scalar alpha=1" if with_alpha else ""
-    _register(getattr(aten, f"_foreach_{name}").List, f"_foreach_{name}.List(Tensor[] self, Tensor[] {arg}{tail}) -> Tensor[]", samples)(convert)
+    _register(getattr(aten, f"_foreach_{name}").List, f"_foreach_{name}.List(Tensor[] self, Tensor[] {arg}{tail}) -> Tensor[]", samples)(
+        convert
+    )
 
 
 for _name, _type in _BINARY.items():
@@ -174,7 +200,11 @@ for _name, _type in _BINARY.items():
     _list(_name, _type)
 
 
-@_register(aten._foreach_pow.ScalarAndTensor, "_foreach_pow.ScalarAndTensor(Scalar self, Tensor[] exponent) -> Tensor[]", lambda: [Sample((2.0, _tensors(3)))])
+@_register(
+    aten._foreach_pow.ScalarAndTensor,
+    "_foreach_pow.ScalarAndTensor(Scalar self, Tensor[] exponent) -> Tensor[]",
+    lambda: [Sample((2.0, _tensors(3)))],
+)
 def _convert_pow_scalar_and_tensor(self: Any, exponent: Sequence[ge.Tensor], meta_outputs: Any = None) -> list[ge.Tensor]:
     if isinstance(self, float):
         value = cast_scalar(self, DataType.DT_FLOAT)
@@ -184,19 +214,35 @@ def _convert_pow_scalar_and_tensor(self: Any, exponent: Sequence[ge.Tensor], met
     return ge.op("ForeachPowScalarAndTensor", inputs, outputs=[f"y{i}" for i in range(len(exponent))])
 
 
-@_register(aten._foreach_norm.Scalar, "_foreach_norm.Scalar(Tensor[] self, Scalar ord=2, ScalarType? dtype=None) -> Tensor[]", lambda: [Sample((_tensors(3),)), Sample((_tensors(2), 1))])
+@_register(
+    aten._foreach_norm.Scalar,
+    "_foreach_norm.Scalar(Tensor[] self, Scalar ord=2, ScalarType? dtype=None) -> Tensor[]",
+    lambda: [Sample((_tensors(3),)), Sample((_tensors(2), 1))],
+)
 def _convert_norm(self: Sequence[ge.Tensor], scalar: Any = 2, dtype: Any = None, meta_outputs: Any = None) -> list[ge.Tensor]:
     return foreach("ForeachNorm", ("x1", self), count=len(self), scalar=scalar_input(scalar, *self))
 
 
 # -- lerp, addcmul, addcdiv -----------------------------------------------------------
-@_register(aten._foreach_lerp.Scalar, "_foreach_lerp.Scalar(Tensor[] self, Tensor[] tensors1, Scalar weight) -> Tensor[]", lambda: [Sample((_tensors(3), _tensors(3), 0.3))])
-def _convert_lerp_scalar(self: Sequence[ge.Tensor], tensors1: Sequence[ge.Tensor], weight: Any, meta_outputs: Any = None) -> list[ge.Tensor]:
+@_register(
+    aten._foreach_lerp.Scalar,
+    "_foreach_lerp.Scalar(Tensor[] self, Tensor[] tensors1, Scalar weight) -> Tensor[]",
+    lambda: [Sample((_tensors(3), _tensors(3), 0.3))],
+)
+def _convert_lerp_scalar(
+    self: Sequence[ge.Tensor], tensors1: Sequence[ge.Tensor], weight: Any, meta_outputs: Any = None
+) -> list[ge.Tensor]:
     return foreach("ForeachLerpScalar", ("x1", self), ("x2", tensors1), count=len(self), weight=scalar_input(weight, *self))
 
 
-@_register(aten._foreach_lerp.List, "_foreach_lerp.List(Tensor[] self, Tensor[] tensors1, Tensor[] weights) -> Tensor[]", lambda: [Sample((_tensors(3), _tensors(3), _tensors(3, 0.0, 1.0)))])
-def _convert_lerp_list(self: Sequence[ge.Tensor], tensors1: Sequence[ge.Tensor], weights: Sequence[ge.Tensor], meta_outputs: Any = None) -> list[ge.Tensor]:
+@_register(
+    aten._foreach_lerp.List,
+    "_foreach_lerp.List(Tensor[] self, Tensor[] tensors1, Tensor[] weights) -> Tensor[]",
+    lambda: [Sample((_tensors(3), _tensors(3), _tensors(3, 0.0, 1.0)))],
+)
+def _convert_lerp_list(
+    self: Sequence[ge.Tensor], tensors1: Sequence[ge.Tensor], weights: Sequence[ge.Tensor], meta_outputs: Any = None
+) -> list[ge.Tensor]:
     return foreach("ForeachLerpList", ("x1", self), ("x2", tensors1), ("weight", weights), count=len(self))
 
 
@@ -210,22 +256,38 @@ def _addc(op: str) -> None:
     packet = getattr(aten, f"_foreach_{name}")
     divisor = lambda: _tensors(3, 0.5, 2.0)  # noqa: E731
 
-    def scalar(self: Sequence[ge.Tensor], tensor1: Sequence[ge.Tensor], tensor2: Sequence[ge.Tensor], value: Any = 1, meta_outputs: Any = None) -> list[ge.Tensor]:
+    def scalar(
+        self: Sequence[ge.Tensor], tensor1: Sequence[ge.Tensor], tensor2: Sequence[ge.Tensor], value: Any = 1, meta_outputs: Any = None
+    ) -> list[ge.Tensor]:
         a, b, c = _addc_names(op, "Scalar")
         return foreach(f"Foreach{op}Scalar", (a, self), (b, tensor1), (c, tensor2), count=len(self), scalar=_typed_scalar(value, self))
 
-    def scalar_list(self: Sequence[ge.Tensor], tensor1: Sequence[ge.Tensor], tensor2: Sequence[ge.Tensor], scalars: Any, meta_outputs: Any = None) -> list[ge.Tensor]:
+    def scalar_list(
+        self: Sequence[ge.Tensor], tensor1: Sequence[ge.Tensor], tensor2: Sequence[ge.Tensor], scalars: Any, meta_outputs: Any = None
+    ) -> list[ge.Tensor]:
         a, b, c = _addc_names(op, "ScalarList")
-        return foreach(f"Foreach{op}ScalarList", (a, self), (b, tensor1), (c, tensor2), count=len(self), scalar=_scalar_list(scalars, self, False))
+        return foreach(
+            f"Foreach{op}ScalarList", (a, self), (b, tensor1), (c, tensor2), count=len(self), scalar=_scalar_list(scalars, self, False)
+        )
 
-    def tensor(self: Sequence[ge.Tensor], tensor1: Sequence[ge.Tensor], tensor2: Sequence[ge.Tensor], scalars: ge.Tensor, meta_outputs: Any = None) -> list[ge.Tensor]:
+    def tensor(
+        self: Sequence[ge.Tensor], tensor1: Sequence[ge.Tensor], tensor2: Sequence[ge.Tensor], scalars: ge.Tensor, meta_outputs: Any = None
+    ) -> list[ge.Tensor]:
         a, b, c = _addc_names(op, "List")
         return foreach(f"Foreach{op}List", (a, self), (b, tensor1), (c, tensor2), count=len(self), scalar=scalars)
 
     head = f"_foreach_{name}.%s(Tensor[] self, Tensor[] tensor1, Tensor[] tensor2, %s) -> Tensor[]"
     _register(packet.Scalar, head % ("Scalar", "Scalar value=1"), lambda: [Sample((_tensors(3), _tensors(3), divisor(), 0.5))])(scalar)
-    _register(packet.ScalarList, head % ("ScalarList", "Scalar[] scalars"), lambda: [Sample((_tensors(3), _tensors(3), divisor(), [0.5, 2.0, -1.0]))])(scalar_list)
-    _register(packet.Tensor, head % ("Tensor", "Tensor scalars"), lambda: [Sample((_tensors(3), _tensors(3), divisor(), torch.tensor([0.5, 2.0, -1.0])))])(tensor)
+    _register(
+        packet.ScalarList,
+        head % ("ScalarList", "Scalar[] scalars"),
+        lambda: [Sample((_tensors(3), _tensors(3), divisor(), [0.5, 2.0, -1.0]))],
+    )(scalar_list)
+    _register(
+        packet.Tensor,
+        head % ("Tensor", "Tensor scalars"),
+        lambda: [Sample((_tensors(3), _tensors(3), divisor(), torch.tensor([0.5, 2.0, -1.0])))],
+    )(tensor)
 
 
 _addc("Addcmul")

@@ -6,9 +6,11 @@ indexing → ``IndexByTensor``, ``gather`` → ``GatherElements``, ``scatter`` �
 ``ScatterElements``. ``index_put`` has no converter: TorchAir's raises
 NotImplementedError for it, so fxlab shows it unsupported, as the real compile fails.
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import torch
 
@@ -34,7 +36,9 @@ def _slice_samples() -> list[Sample]:
 
 
 @register_converter(aten.slice.Tensor, samples=_slice_samples)
-def convert_slice(self: ge.Tensor, dim: int = 0, start: Any = None, end: Any = None, step: Any = 1, *, meta_outputs: Any = None) -> ge.Tensor:
+def convert_slice(
+    self: ge.Tensor, dim: int = 0, start: Any = None, end: Any = None, step: Any = 1, *, meta_outputs: Any = None
+) -> ge.Tensor:
     """slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)"""
     if meta_outputs is not None and _same_static_shape(self.shape, meta_outputs.shape):
         return self  # TorchAir skips a slice that keeps the whole tensor
@@ -64,14 +68,31 @@ def convert_select(self: ge.Tensor, dim: int, index: Any, *, meta_outputs: Any =
     return gather_v2(self, index_input(index), index_input([dim]), negative_index_support=True)
 
 
-@register_converter(aten.index_select.default, samples=lambda: [Sample((torch.randn(5, 3), 0, torch.tensor([4, 0, 2]))), Sample((torch.randn(2, 5), 1, torch.tensor([1, 1], dtype=torch.int32)))])
+@register_converter(
+    aten.index_select.default,
+    samples=lambda: [
+        Sample((torch.randn(5, 3), 0, torch.tensor([4, 0, 2]))),
+        Sample((torch.randn(2, 5), 1, torch.tensor([1, 1], dtype=torch.int32))),
+    ],
+)
 def convert_index_select(self: ge.Tensor, dim: int, index: ge.Tensor, *, meta_outputs: Any = None) -> ge.Tensor:
     """index_select(Tensor self, int dim, Tensor index) -> Tensor"""
     return gather_v2(self, index, index_input(dim))
 
 
-@register_converter(aten.embedding.default, samples=lambda: [Sample((torch.randn(10, 4), torch.tensor([[1, 2], [9, 0]]))), Sample((torch.randn(6, 3), torch.tensor([5, 5, 1]), 0))])
-def convert_embedding(weight: ge.Tensor, indices: ge.Tensor, padding_idx: Any = -1, scale_grad_by_freq: bool = False, sparse: bool = False, *, meta_outputs: Any = None) -> ge.Tensor:
+@register_converter(
+    aten.embedding.default,
+    samples=lambda: [Sample((torch.randn(10, 4), torch.tensor([[1, 2], [9, 0]]))), Sample((torch.randn(6, 3), torch.tensor([5, 5, 1]), 0))],
+)
+def convert_embedding(
+    weight: ge.Tensor,
+    indices: ge.Tensor,
+    padding_idx: Any = -1,
+    scale_grad_by_freq: bool = False,
+    sparse: bool = False,
+    *,
+    meta_outputs: Any = None,
+) -> ge.Tensor:
     """embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor"""
     if scale_grad_by_freq or sparse:
         raise NotImplementedError("embedding with scale_grad_by_freq or sparse has no GE mapping (TorchAir supports only both False)")
@@ -104,7 +125,10 @@ def convert_index(self: ge.Tensor, indices: Sequence[ge.Tensor | None], *, meta_
 
 def _unsafe_index_samples() -> list[Sample]:
     rows = torch.tensor([[0], [0], [1], [1]])
-    return [Sample((torch.randn(1, 2, 2, 3), [None, None, rows, torch.tensor([0, 0, 1, 1, 2, 2])])), Sample((torch.randn(4, 5), [torch.tensor([3, 1])]))]
+    return [
+        Sample((torch.randn(1, 2, 2, 3), [None, None, rows, torch.tensor([0, 0, 1, 1, 2, 2])])),
+        Sample((torch.randn(4, 5), [torch.tensor([3, 1])])),
+    ]
 
 
 @register_converter(aten._unsafe_index.Tensor, samples=_unsafe_index_samples)
@@ -116,7 +140,10 @@ def convert_unsafe_index(self: ge.Tensor, indices: Sequence[ge.Tensor | None], *
 
 
 def _gather_samples() -> list[Sample]:
-    return [Sample((torch.randn(3, 4), 1, torch.tensor([[0, 3], [1, 1], [2, 0]]))), Sample((torch.randn(3, 4), 0, torch.tensor([[2, 0, 1, 1]], dtype=torch.int32)))]
+    return [
+        Sample((torch.randn(3, 4), 1, torch.tensor([[0, 3], [1, 1], [2, 0]]))),
+        Sample((torch.randn(3, 4), 0, torch.tensor([[2, 0, 1, 1]], dtype=torch.int32))),
+    ]
 
 
 @register_converter(aten.gather.default, samples=_gather_samples)
@@ -140,7 +167,13 @@ def convert_scatter_src(self: ge.Tensor, dim: int, index: ge.Tensor, src: ge.Ten
     return _scatter(self, dim, index, src, "none")
 
 
-@register_converter(aten.scatter.value, samples=lambda: [Sample((torch.zeros(3, 4), 1, _scatter_index(), 2.5)), Sample((torch.zeros(3, 4, dtype=torch.int32), 0, _scatter_index(), 7))])
+@register_converter(
+    aten.scatter.value,
+    samples=lambda: [
+        Sample((torch.zeros(3, 4), 1, _scatter_index(), 2.5)),
+        Sample((torch.zeros(3, 4, dtype=torch.int32), 0, _scatter_index(), 7)),
+    ],
+)
 def convert_scatter_value(self: ge.Tensor, dim: int, index: ge.Tensor, value: Any, *, meta_outputs: Any = None) -> ge.Tensor:
     """scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor"""
     dims = shape_of(index)
@@ -149,7 +182,9 @@ def convert_scatter_value(self: ge.Tensor, dim: int, index: ge.Tensor, value: An
     return _scatter(self, dim, index, src, "none")
 
 
-@register_converter(aten.scatter_add.default, samples=lambda: [Sample((torch.ones(3, 4), 1, torch.tensor([[0, 0], [3, 3]]), torch.randn(2, 2)))])
+@register_converter(
+    aten.scatter_add.default, samples=lambda: [Sample((torch.ones(3, 4), 1, torch.tensor([[0, 0], [3, 3]]), torch.randn(2, 2)))]
+)
 def convert_scatter_add(self: ge.Tensor, dim: int, index: ge.Tensor, src: ge.Tensor, *, meta_outputs: Any = None) -> ge.Tensor:
     """scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor"""
     return _scatter(self, dim, index, src, "add")
@@ -176,7 +211,9 @@ def _index_add_samples() -> list[Sample]:
 
 
 @register_converter(aten.index_add.default, samples=_index_add_samples)
-def convert_index_add(self: ge.Tensor, dim: int, index: ge.Tensor, source: ge.Tensor, *, alpha: Any = 1, meta_outputs: Any = None) -> ge.Tensor:
+def convert_index_add(
+    self: ge.Tensor, dim: int, index: ge.Tensor, source: ge.Tensor, *, alpha: Any = 1, meta_outputs: Any = None
+) -> ge.Tensor:
     """index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor"""
     alpha = dtype_promote(self.dtype, alpha)  # InplaceIndexAdd needs alpha of self's dtype
     rank = self.rank

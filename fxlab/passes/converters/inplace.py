@@ -11,11 +11,13 @@ edge. ``copy_(input, value)`` becomes ``Assign(input, value)``; the graph pass
 :mod:`fxlab.passes.output_reuse` then turns an ``Assign`` into a graph input into an extra
 graph output, as TorchAir does.
 """
+
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import torch
 
@@ -82,7 +84,9 @@ def _slice_scatter_samples() -> list[Sample]:
 
 
 @register_converter(aten.slice_scatter.default, samples=_slice_scatter_samples)
-def convert_slice_scatter(self: Tensor, src: Tensor, dim: int = 0, start: Any = None, end: Any = None, step: Any = 1, *, meta_outputs: Any = None) -> Tensor:
+def convert_slice_scatter(
+    self: Tensor, src: Tensor, dim: int = 0, start: Any = None, end: Any = None, step: Any = 1, *, meta_outputs: Any = None
+) -> Tensor:
     """slice_scatter(Tensor self, Tensor src, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor"""
     start = 0 if start is None else start
     end = sys.maxsize if end is None else end
@@ -128,7 +132,9 @@ def _slice_scatter_by_index(self: Tensor, src: Tensor, dim: int, start: Any, end
     if others:
         index = ge.op1("Unsqueeze", {"x": index}, {"axes": others})
         index = ge.op1("Expand", {"x": index, "shape": _shape_of(src)})
-    return ge.op1("ScatterElements", {"data": self, "indices": index, "updates": src}, {"axis": dim, "reduction": "none"}, shapes=[self.shape])
+    return ge.op1(
+        "ScatterElements", {"data": self, "indices": index, "updates": src}, {"axis": dim, "reduction": "none"}, shapes=[self.shape]
+    )
 
 
 def _gather(x: Tensor, index: int) -> Tensor:
@@ -149,7 +155,9 @@ def convert_select_scatter(self: Tensor, src: Tensor, dim: int, index: Any, *, m
     indices = ge.op1("BroadcastTo", {"x": index_value, "shape": sizes}, shapes=[self.shape])
     expanded = ge.op1("ExpandDims", {"x": src, "axis": _index_const(dim)})
     updates = ge.op1("BroadcastTo", {"x": expanded, "shape": sizes}, shapes=[self.shape])
-    return ge.op1("ScatterElements", {"data": self, "indices": indices, "updates": updates}, {"axis": dim, "reduction": "none"}, shapes=[self.shape])
+    return ge.op1(
+        "ScatterElements", {"data": self, "indices": indices, "updates": updates}, {"axis": dim, "reduction": "none"}, shapes=[self.shape]
+    )
 
 
 def _as_strided_scatter_samples() -> list[Sample]:
@@ -160,7 +168,9 @@ def _as_strided_scatter_samples() -> list[Sample]:
 
 
 @register_converter(aten.as_strided_scatter.default, samples=_as_strided_scatter_samples)
-def convert_as_strided_scatter(self: Tensor, src: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: Any = None, *, meta_outputs: Any = None) -> Tensor:
+def convert_as_strided_scatter(
+    self: Tensor, src: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: Any = None, *, meta_outputs: Any = None
+) -> Tensor:
     """as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"""
     from fxlab.ir.model import ge_dtype
 
@@ -287,8 +297,28 @@ def _auto_functionalized_samples() -> list[Sample]:
     op = sample_inplace_op()
     return [
         Sample((op,), {"y": torch.randn(4, 3), "_x_base_index": 0, "_all_bases": [torch.randn(4, 3)]}),
-        Sample((op,), {"y": torch.randn(2, 3), "_x_base_index": 0, "_x_slice_dim": 0, "_x_slice_start": 1, "_x_slice_end": 3, "_all_bases": [torch.randn(4, 3)]}),
-        Sample((op,), {"y": torch.randn(4), "_x_base_index": 0, "_x_size": (4,), "_x_stride": (3,), "_x_storage_offset": 1, "_all_bases": [torch.randn(4, 3)]}),
+        Sample(
+            (op,),
+            {
+                "y": torch.randn(2, 3),
+                "_x_base_index": 0,
+                "_x_slice_dim": 0,
+                "_x_slice_start": 1,
+                "_x_slice_end": 3,
+                "_all_bases": [torch.randn(4, 3)],
+            },
+        ),
+        Sample(
+            (op,),
+            {
+                "y": torch.randn(4),
+                "_x_base_index": 0,
+                "_x_size": (4,),
+                "_x_stride": (3,),
+                "_x_storage_offset": 1,
+                "_all_bases": [torch.randn(4, 3)],
+            },
+        ),
     ]
 
 

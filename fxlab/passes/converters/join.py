@@ -5,9 +5,11 @@
 ``stack`` ``Pack``. ``chunk`` itself never reaches a functional graph: ATen decomposes
 it into ``split.Tensor``.
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -70,7 +72,9 @@ def convert_split(self: ge.Tensor, split_size: Any, dim: int = 0, *, meta_output
     return _split_v(self, ge.cast(packed, DataType.DT_INT64), split_dim, count)
 
 
-@register_converter(aten.split_with_sizes.default, samples=lambda: [Sample((torch.randn(5, 4), [2, 3])), Sample((torch.randn(2, 6), [1, 2, 3], 1))])
+@register_converter(
+    aten.split_with_sizes.default, samples=lambda: [Sample((torch.randn(5, 4), [2, 3])), Sample((torch.randn(2, 6), [1, 2, 3], 1))]
+)
 def convert_split_with_sizes(self: ge.Tensor, split_sizes: Any, dim: int = 0, *, meta_outputs: Any = None) -> list[ge.Tensor]:
     """split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]"""
     sizes = index_input(split_sizes)

@@ -2,9 +2,10 @@
 one (tensor index, layout) pair per tagged input or output, appended in call order as
 its ``specific_op_input_layout`` / ``specific_op_output_layout`` do. GE reads them to
 know a 4-D tensor is NCHW (or NCDHW) rather than plain ND."""
+
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from fxlab.ir import ge
 from fxlab.ir.model import Attr, AttrKind

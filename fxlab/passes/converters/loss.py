@@ -1,5 +1,6 @@
 """Loss converters: ``nll_loss_forward`` → ``NLLLoss`` (int64 targets cast to int32, as
 TorchAir does), ``nll_loss_backward`` → ``NLLLossGrad`` (a missing weight made of ones)."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -20,11 +21,17 @@ REDUCTIONS = ("none", "mean", "sum")
 def _nll_samples() -> list[Sample]:
     logits = torch.log_softmax(torch.randn(4, 5), -1)
     target = torch.tensor([0, 3, 4, 1])
-    return [Sample((logits, target, None, 1, -100)), Sample((logits, target, torch.rand(5) + 0.5, 2, 3)), Sample((logits, target, None, 0, -100))]
+    return [
+        Sample((logits, target, None, 1, -100)),
+        Sample((logits, target, torch.rand(5) + 0.5, 2, 3)),
+        Sample((logits, target, None, 0, -100)),
+    ]
 
 
 @register_converter(aten.nll_loss_forward.default, samples=_nll_samples)
-def convert_nll_loss_forward(self: ge.Tensor, target: ge.Tensor, weight: ge.Tensor | None, reduction: int, ignore_index: Any, meta_outputs: Any = None) -> list[ge.Tensor]:
+def convert_nll_loss_forward(
+    self: ge.Tensor, target: ge.Tensor, weight: ge.Tensor | None, reduction: int, ignore_index: Any, meta_outputs: Any = None
+) -> list[ge.Tensor]:
     """nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index) -> (Tensor output, Tensor total_weight)"""
     self = dtype_promote(ge_dtype(meta_outputs[0].dtype), self)
     if target.dtype == DataType.DT_INT64:
@@ -46,7 +53,16 @@ def _nll_backward_samples() -> list[Sample]:
 
 
 @register_converter(aten.nll_loss_backward.default, samples=_nll_backward_samples)
-def convert_nll_loss_backward(grad_output: ge.Tensor, self: ge.Tensor, target: ge.Tensor, weight: ge.Tensor | None, reduction: int, ignore_index: Any, total_weight: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
+def convert_nll_loss_backward(
+    grad_output: ge.Tensor,
+    self: ge.Tensor,
+    target: ge.Tensor,
+    weight: ge.Tensor | None,
+    reduction: int,
+    ignore_index: Any,
+    total_weight: ge.Tensor,
+    meta_outputs: Any = None,
+) -> ge.Tensor:
     """nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, SymInt ignore_index, Tensor total_weight) -> Tensor"""
     if weight is None:
         classes = gather_v2(shape_of(self), scalar_input(1), scalar_input(0))

@@ -7,6 +7,7 @@ float16/bfloat16 row bias goes into ``MatMulV2``'s bias input instead). The
 converts on its own. ``bmm`` → ``BatchMatMul``; ``baddbmm`` → ``BatchMatMul`` + ``Mul`` +
 ``Mul`` + ``Cast`` x2 + ``Add``.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -49,7 +50,10 @@ def add(x1: ge.Tensor, x2: ge.Tensor) -> ge.Tensor:
     return ge.op1("Add", {"x1": x1, "x2": x2})
 
 
-@register_converter(aten.mm.default, samples=lambda: [Sample((torch.randn(3, 4), torch.randn(4, 5))), Sample((torch.randn(2, 3).half(), torch.randn(3, 2).half()))])
+@register_converter(
+    aten.mm.default,
+    samples=lambda: [Sample((torch.randn(3, 4), torch.randn(4, 5))), Sample((torch.randn(2, 3).half(), torch.randn(3, 2).half()))],
+)
 def convert_mm(self: ge.Tensor, mat2: ge.Tensor, *, meta_outputs: Any = None) -> ge.Tensor:
     """mm(Tensor self, Tensor mat2) -> Tensor"""
     _reject_int8(self, mat2)
@@ -76,7 +80,9 @@ def _bias_fits_matmul(bias: ge.Tensor, mat2: ge.Tensor) -> bool:
 
 
 @register_converter(aten.addmm.default, samples=_addmm_samples)
-def convert_addmm(self: ge.Tensor, mat1: ge.Tensor, mat2: ge.Tensor, *, beta: Any = 1, alpha: Any = 1, meta_outputs: Any = None) -> ge.Tensor:
+def convert_addmm(
+    self: ge.Tensor, mat1: ge.Tensor, mat2: ge.Tensor, *, beta: Any = 1, alpha: Any = 1, meta_outputs: Any = None
+) -> ge.Tensor:
     """addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
     target = ge_dtype(meta_outputs.dtype)
     mat1, mat2, self = ge.promote(target, mat1, mat2, self)
@@ -113,7 +119,9 @@ def _baddbmm_samples() -> list[Sample]:
 
 
 @register_converter(aten.baddbmm.default, samples=_baddbmm_samples)
-def convert_baddbmm(self: ge.Tensor, batch1: ge.Tensor, batch2: ge.Tensor, *, beta: Any = 1, alpha: Any = 1, meta_outputs: Any = None) -> ge.Tensor:
+def convert_baddbmm(
+    self: ge.Tensor, batch1: ge.Tensor, batch2: ge.Tensor, *, beta: Any = 1, alpha: Any = 1, meta_outputs: Any = None
+) -> ge.Tensor:
     """baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor"""
     target = ge_dtype(meta_outputs.dtype)
     product = batch_matmul(batch1, batch2)

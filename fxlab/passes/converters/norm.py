@@ -10,10 +10,12 @@
 ``GroupNorm`` and ``BNInfer`` carry TorchAir's NCHW ``input_layout_info`` /
 ``output_layout_info`` attrs (:mod:`fxlab.passes.converters.layouts`).
 """
+
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 import torch
 
@@ -45,7 +47,9 @@ def convert_softmax(self: ge.Tensor, dim: int, half_to_float: bool, *, meta_outp
     return softmax_v2(self, dim, half_to_float, DataType.DT_FLOAT if half_to_float else None)
 
 
-@register_converter(aten._safe_softmax.default, samples=lambda: [Sample((torch.randn(3, 4), -1)), Sample((torch.randn(3, 4), 0, torch.float64))])
+@register_converter(
+    aten._safe_softmax.default, samples=lambda: [Sample((torch.randn(3, 4), -1)), Sample((torch.randn(3, 4), 0, torch.float64))]
+)
 def convert_safe_softmax(self: ge.Tensor, dim: int, dtype: torch.dtype | None = None, *, meta_outputs: Any = None) -> ge.Tensor:
     """_safe_softmax(Tensor self, int dim, ScalarType? dtype=None) -> Tensor"""
     # SoftmaxV2 gives NaN where a whole row is -inf; ATen's "safe" variant gives 0 there.
@@ -54,7 +58,9 @@ def convert_safe_softmax(self: ge.Tensor, dim: int, dtype: torch.dtype | None = 
     return softmax_v2(ge.cast_to(self, target), dim)
 
 
-@register_converter(aten._log_softmax.default, samples=lambda: [Sample((torch.randn(2, 5), -1, False)), Sample((torch.randn(2, 3, 4), 1, False))])
+@register_converter(
+    aten._log_softmax.default, samples=lambda: [Sample((torch.randn(2, 5), -1, False)), Sample((torch.randn(2, 3, 4), 1, False))]
+)
 def convert_log_softmax(self: ge.Tensor, dim: int, half_to_float: bool, *, meta_outputs: Any = None) -> ge.Tensor:
     """_log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor"""
     logits = ge.cast_to(self, ge_dtype(meta_outputs.dtype))
@@ -84,7 +90,9 @@ def _layer_norm_samples() -> list[Sample]:
 
 
 @register_converter(aten.native_layer_norm.default, samples=_layer_norm_samples)
-def convert_native_layer_norm(input: ge.Tensor, normalized_shape: Any, weight: ge.Tensor | None, bias: ge.Tensor | None, eps: float, *, meta_outputs: Any = None) -> list[ge.Tensor]:
+def convert_native_layer_norm(
+    input: ge.Tensor, normalized_shape: Any, weight: ge.Tensor | None, bias: ge.Tensor | None, eps: float, *, meta_outputs: Any = None
+) -> list[ge.Tensor]:
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)"""
     if isinstance(normalized_shape, (list, tuple)) and any(isinstance(v, ge.Tensor) for v in normalized_shape):
         normalized_shape = pack_symbols(normalized_shape)
@@ -103,7 +111,18 @@ def _group_norm_samples() -> list[Sample]:
 
 
 @register_converter(aten.native_group_norm.default, samples=_group_norm_samples)
-def convert_native_group_norm(input: ge.Tensor, weight: ge.Tensor | None, bias: ge.Tensor | None, N: Any, C: Any, HxW: Any, group: int, eps: float, *, meta_outputs: Any = None) -> list[ge.Tensor]:
+def convert_native_group_norm(
+    input: ge.Tensor,
+    weight: ge.Tensor | None,
+    bias: ge.Tensor | None,
+    N: Any,
+    C: Any,
+    HxW: Any,
+    group: int,
+    eps: float,
+    *,
+    meta_outputs: Any = None,
+) -> list[ge.Tensor]:
     """native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor)"""
     dtype = ge_dtype(meta_outputs[0].dtype)
     if weight is None:
@@ -131,7 +150,17 @@ def _batch_norm_samples() -> list[Sample]:
 
 
 @register_converter(aten._native_batch_norm_legit_no_training.default, samples=_batch_norm_samples)
-def convert_batch_norm_inference(input: ge.Tensor, weight: ge.Tensor | None, bias: ge.Tensor | None, running_mean: ge.Tensor, running_var: ge.Tensor, momentum: float, eps: float, *, meta_outputs: Any = None) -> list[ge.Tensor]:
+def convert_batch_norm_inference(
+    input: ge.Tensor,
+    weight: ge.Tensor | None,
+    bias: ge.Tensor | None,
+    running_mean: ge.Tensor,
+    running_var: ge.Tensor,
+    momentum: float,
+    eps: float,
+    *,
+    meta_outputs: Any = None,
+) -> list[ge.Tensor]:
     """_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, float eps) -> (Tensor, Tensor, Tensor)"""
     rank = input.rank
     if rank < 2:
@@ -170,7 +199,15 @@ def _vector_norm_samples() -> list[Sample]:
 
 
 @register_converter(aten.linalg_vector_norm.default, samples=_vector_norm_samples)
-def convert_linalg_vector_norm(self: ge.Tensor, ord: Any = 2, dim: Sequence[int] | None = None, keepdim: bool = False, *, dtype: torch.dtype | None = None, meta_outputs: Any = None) -> ge.Tensor:
+def convert_linalg_vector_norm(
+    self: ge.Tensor,
+    ord: Any = 2,
+    dim: Sequence[int] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: torch.dtype | None = None,
+    meta_outputs: Any = None,
+) -> ge.Tensor:
     """linalg_vector_norm(Tensor self, Scalar ord=2, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor"""
     # LpNormV2 encodes the infinity norms as the int32 extremes, as TorchAir passes them.
     p = float(_INT32_MAX if ord == math.inf else _INT32_MIN if ord == -math.inf else ord)

@@ -17,11 +17,13 @@ without the move), ``npu_fused_infer_attention_score`` → ``FusedInferAttention
 (per token, no int4) → ``DynamicQuant``. The reference kernels of these GE ops are in
 ``fxlab.ir.kernels.npu``.
 """
+
 from __future__ import annotations
 
 import contextlib
 import math
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import torch
 
@@ -88,14 +90,18 @@ def npu_converters() -> Iterator[list[str]]:
 
 
 # -- normalisation and activations ----------------------------------------------------------
-@npu_converter("npu_rms_norm.default", lambda: [Sample((torch.randn(2, 3, 8), torch.randn(8))), Sample((torch.randn(4, 16), torch.randn(16), 1e-2))])
+@npu_converter(
+    "npu_rms_norm.default", lambda: [Sample((torch.randn(2, 3, 8), torch.randn(8))), Sample((torch.randn(4, 16), torch.randn(16), 1e-2))]
+)
 def convert_rms_norm(self: ge.Tensor, gamma: ge.Tensor, epsilon: float = 1e-6, *, meta_outputs: Any = None) -> list[ge.Tensor]:
     """npu_rms_norm(Tensor self, Tensor gamma, float epsilon=1e-06) -> (Tensor, Tensor)"""
     return ge.op("RmsNorm", {"x": self, "gamma": gamma}, {"epsilon": float(epsilon)}, outputs=("y", "rstd"))
 
 
 @npu_converter("npu_add_rms_norm.default", lambda: [Sample((torch.randn(2, 3, 8), torch.randn(2, 3, 8), torch.randn(8)))])
-def convert_add_rms_norm(x1: ge.Tensor, x2: ge.Tensor, gamma: ge.Tensor, epsilon: float = 1e-6, *, meta_outputs: Any = None) -> list[ge.Tensor]:
+def convert_add_rms_norm(
+    x1: ge.Tensor, x2: ge.Tensor, gamma: ge.Tensor, epsilon: float = 1e-6, *, meta_outputs: Any = None
+) -> list[ge.Tensor]:
     """npu_add_rms_norm(Tensor x1, Tensor x2, Tensor gamma, float epsilon=1e-06) -> (Tensor, Tensor, Tensor)"""
     return ge.op("AddRmsNorm", {"x1": x1, "x2": x2, "gamma": gamma}, {"epsilon": float(epsilon)}, outputs=("y", "rstd", "x"))
 
@@ -103,12 +109,24 @@ def convert_add_rms_norm(x1: ge.Tensor, x2: ge.Tensor, gamma: ge.Tensor, epsilon
 def _rotary_samples() -> list[Sample]:
     q, k = torch.randn(2, 3, 4, 8), torch.randn(2, 3, 2, 8)
     cos, sin = torch.randn(2, 3, 1, 8), torch.randn(2, 3, 1, 8)
-    return [Sample((q, k, cos, sin, "BSND")), Sample((q.transpose(1, 2).contiguous(), k.transpose(1, 2).contiguous(), cos.transpose(1, 2), sin.transpose(1, 2), "BNSD", "interleave"))]
+    return [
+        Sample((q, k, cos, sin, "BSND")),
+        Sample(
+            (q.transpose(1, 2).contiguous(), k.transpose(1, 2).contiguous(), cos.transpose(1, 2), sin.transpose(1, 2), "BNSD", "interleave")
+        ),
+    ]
 
 
 @npu_converter("npu_apply_rotary_pos_emb.default", _rotary_samples)
 def convert_apply_rotary_pos_emb(
-    query: ge.Tensor, key: ge.Tensor, cos: ge.Tensor, sin: ge.Tensor, layout: str = "BSND", rotary_mode: str = "half", *, meta_outputs: Any = None
+    query: ge.Tensor,
+    key: ge.Tensor,
+    cos: ge.Tensor,
+    sin: ge.Tensor,
+    layout: str = "BSND",
+    rotary_mode: str = "half",
+    *,
+    meta_outputs: Any = None,
 ) -> list[ge.Tensor]:
     """npu_apply_rotary_pos_emb(Tensor query, Tensor key, Tensor cos, Tensor sin, str layout='BSND', str rotary_mode='half') -> (Tensor, Tensor)"""
     if layout not in ROTARY_LAYOUTS:
@@ -151,18 +169,45 @@ def convert_scatter_nd_update_(self: ge.Tensor, indices: ge.Tensor, updates: ge.
 
 # -- attention -----------------------------------------------------------------------------------
 _FIA_OPTIONAL_INPUTS = (
-    "pse_shift", "atten_mask", "actual_seq_lengths", "actual_seq_lengths_kv", "dequant_scale1", "quant_scale1",
-    "dequant_scale2", "quant_scale2", "quant_offset2", "antiquant_scale", "antiquant_offset", "block_table",
-    "query_padding_size", "kv_padding_size", "key_antiquant_scale", "key_antiquant_offset", "value_antiquant_scale",
-    "value_antiquant_offset", "key_shared_prefix", "value_shared_prefix", "actual_shared_prefix_len",
+    "pse_shift",
+    "atten_mask",
+    "actual_seq_lengths",
+    "actual_seq_lengths_kv",
+    "dequant_scale1",
+    "quant_scale1",
+    "dequant_scale2",
+    "quant_scale2",
+    "quant_offset2",
+    "antiquant_scale",
+    "antiquant_offset",
+    "block_table",
+    "query_padding_size",
+    "kv_padding_size",
+    "key_antiquant_scale",
+    "key_antiquant_offset",
+    "value_antiquant_scale",
+    "value_antiquant_offset",
+    "key_shared_prefix",
+    "value_shared_prefix",
+    "actual_shared_prefix_len",
 )
 # TorchAir's op leaves these inputs out unless given (MLA's rope parts).
 _FIA_ROPE_INPUTS = ("query_rope", "key_rope", "key_rope_antiquant_scale")
 _FIA_TAIL_INPUTS = ("learnable_sink", "q_start_idx", "kv_start_idx")
 _FIA_ATTRS = (
-    ("num_heads", 1), ("scale", 1.0), ("pre_tokens", _INT32_MAX), ("next_tokens", _INT32_MAX), ("input_layout", "BSH"),
-    ("num_key_value_heads", 0), ("sparse_mode", 0), ("inner_precise", 0), ("block_size", 0), ("antiquant_mode", 0),
-    ("softmax_lse_flag", False), ("key_antiquant_mode", 0), ("value_antiquant_mode", 0),
+    ("num_heads", 1),
+    ("scale", 1.0),
+    ("pre_tokens", _INT32_MAX),
+    ("next_tokens", _INT32_MAX),
+    ("input_layout", "BSH"),
+    ("num_key_value_heads", 0),
+    ("sparse_mode", 0),
+    ("inner_precise", 0),
+    ("block_size", 0),
+    ("antiquant_mode", 0),
+    ("softmax_lse_flag", False),
+    ("key_antiquant_mode", 0),
+    ("value_antiquant_mode", 0),
 )
 _LENGTH_INPUTS = ("actual_seq_lengths", "actual_seq_lengths_kv", "actual_shared_prefix_len")
 
@@ -173,12 +218,17 @@ def _fia_samples() -> list[Sample]:
     mask[0, ..., 4:] = True
     return [
         Sample((q, k, v), {"atten_mask": mask, "num_heads": 4, "num_key_value_heads": 2, "scale": 0.35, "input_layout": "BSH"}),
-        Sample((torch.randn(1, 2, 3, 8), torch.randn(1, 2, 5, 8), torch.randn(1, 2, 5, 8)), {"num_heads": 2, "input_layout": "BNSD", "actual_seq_lengths_kv": [4]}),
+        Sample(
+            (torch.randn(1, 2, 3, 8), torch.randn(1, 2, 5, 8), torch.randn(1, 2, 5, 8)),
+            {"num_heads": 2, "input_layout": "BNSD", "actual_seq_lengths_kv": [4]},
+        ),
     ]
 
 
 @npu_converter("npu_fused_infer_attention_score.default", _fia_samples)
-def convert_fused_infer_attention_score(query: ge.Tensor, key: ge.Tensor, value: ge.Tensor, *, meta_outputs: Any = None, **options: Any) -> list[ge.Tensor]:
+def convert_fused_infer_attention_score(
+    query: ge.Tensor, key: ge.Tensor, value: ge.Tensor, *, meta_outputs: Any = None, **options: Any
+) -> list[ge.Tensor]:
     """npu_fused_infer_attention_score(Tensor query, Tensor key, Tensor value, *, Tensor? pse_shift=None, Tensor? atten_mask=None, ...) -> (Tensor, Tensor)"""
     if key.dtype == DataType.DT_INT32 or query.dtype == DataType.DT_INT8:
         raise NotImplementedError("int4 key/value and int8 query: convert with --converter torchair")
@@ -215,29 +265,65 @@ def _length_const(value: Any) -> ge.Tensor | None:
 def _fa_samples() -> list[Sample]:
     q, k, v = torch.randn(1, 2, 4, 8), torch.randn(1, 2, 4, 8), torch.randn(1, 2, 4, 8)
     causal = torch.ones(4, 4, dtype=torch.bool).triu(1)
-    return [Sample((q, k, v, 2, "BNSD"), {"atten_mask": causal, "scale": 0.35}), Sample((torch.randn(1, 3, 16), torch.randn(1, 3, 16), torch.randn(1, 3, 16), 2, "BSH"))]
+    return [
+        Sample((q, k, v, 2, "BNSD"), {"atten_mask": causal, "scale": 0.35}),
+        Sample((torch.randn(1, 3, 16), torch.randn(1, 3, 16), torch.randn(1, 3, 16), 2, "BSH")),
+    ]
 
 
 @npu_converter("npu_fusion_attention.default", _fa_samples)
-def convert_fusion_attention(query: ge.Tensor, key: ge.Tensor, value: ge.Tensor, head_num: int, input_layout: str, *args: Any, meta_outputs: Any = None, **kwargs: Any) -> tuple[Any, ...]:
+def convert_fusion_attention(
+    query: ge.Tensor,
+    key: ge.Tensor,
+    value: ge.Tensor,
+    head_num: int,
+    input_layout: str,
+    *args: Any,
+    meta_outputs: Any = None,
+    **kwargs: Any,
+) -> tuple[Any, ...]:
     """npu_fusion_attention(Tensor query, Tensor key, Tensor value, int head_num, str input_layout, Tensor? pse=None, ...) -> (Tensor, Tensor, Tensor, Tensor, int, int, int)"""
-    names = ("pse", "padding_mask", "atten_mask", "scale", "keep_prob", "pre_tockens", "next_tockens", "inner_precise", "prefix", "actual_seq_qlen", "actual_seq_kvlen", "sparse_mode")
+    names = (
+        "pse",
+        "padding_mask",
+        "atten_mask",
+        "scale",
+        "keep_prob",
+        "pre_tockens",
+        "next_tockens",
+        "inner_precise",
+        "prefix",
+        "actual_seq_qlen",
+        "actual_seq_kvlen",
+        "sparse_mode",
+    )
     options = {**dict(zip(names, args)), **kwargs}
     keep_prob = float(options.get("keep_prob", 1.0))
     if input_layout not in ("BSH", "BNSD") or not math.isclose(keep_prob, 1.0, rel_tol=1e-9):
         raise NotImplementedError("TorchAir converts npu_fusion_attention only for BSH/BNSD layouts without dropout (keep_prob 1)")
     inputs = {
-        "query": query, "key": key, "value": value, "real_shift": None, "drop_mask": None,
-        "padding_mask": options.get("padding_mask"), "atten_mask": options.get("atten_mask"),
-        "prefix": _length_const(options.get("prefix")), "actual_seq_qlen": _length_const(options.get("actual_seq_qlen")),
+        "query": query,
+        "key": key,
+        "value": value,
+        "real_shift": None,
+        "drop_mask": None,
+        "padding_mask": options.get("padding_mask"),
+        "atten_mask": options.get("atten_mask"),
+        "prefix": _length_const(options.get("prefix")),
+        "actual_seq_qlen": _length_const(options.get("actual_seq_qlen")),
         "actual_seq_kvlen": _length_const(options.get("actual_seq_kvlen")),
         # TorchAir passes Python 0s, which its op wrapper makes scalar Consts.
-        "q_start_idx": ge.const(0, DataType.DT_INT64), "kv_start_idx": ge.const(0, DataType.DT_INT64),
+        "q_start_idx": ge.const(0, DataType.DT_INT64),
+        "kv_start_idx": ge.const(0, DataType.DT_INT64),
     }
     attrs = {
-        "scale_value": float(options.get("scale", 1.0)), "keep_prob": keep_prob,
-        "pre_tockens": int(options.get("pre_tockens", _INT32_MAX)), "next_tockens": int(options.get("next_tockens", _INT32_MAX)),
-        "head_num": int(head_num), "input_layout": input_layout, "inner_precise": int(options.get("inner_precise", 0)),
+        "scale_value": float(options.get("scale", 1.0)),
+        "keep_prob": keep_prob,
+        "pre_tockens": int(options.get("pre_tockens", _INT32_MAX)),
+        "next_tockens": int(options.get("next_tockens", _INT32_MAX)),
+        "head_num": int(head_num),
+        "input_layout": input_layout,
+        "inner_precise": int(options.get("inner_precise", 0)),
         "sparse_mode": int(options.get("sparse_mode", 0)),
     }
     softmax_max, softmax_sum, softmax_out, attention_out = ge.op(
@@ -247,14 +333,31 @@ def convert_fusion_attention(query: ge.Tensor, key: ge.Tensor, value: ge.Tensor,
 
 
 # -- MoE and quantisation -----------------------------------------------------------------------
-@npu_converter("npu_moe_gating_top_k_softmax.default", lambda: [Sample((torch.randn(5, 8),), {"k": 2}), Sample((torch.randn(3, 4), torch.tensor([False, True, False]), 1))])
-def convert_moe_gating_top_k_softmax(x: ge.Tensor, finished: ge.Tensor | None = None, k: int = 1, *, meta_outputs: Any = None) -> list[ge.Tensor]:
+@npu_converter(
+    "npu_moe_gating_top_k_softmax.default",
+    lambda: [Sample((torch.randn(5, 8),), {"k": 2}), Sample((torch.randn(3, 4), torch.tensor([False, True, False]), 1))],
+)
+def convert_moe_gating_top_k_softmax(
+    x: ge.Tensor, finished: ge.Tensor | None = None, k: int = 1, *, meta_outputs: Any = None
+) -> list[ge.Tensor]:
     """npu_moe_gating_top_k_softmax(Tensor x, Tensor? finished=None, int k=1) -> (Tensor, Tensor, Tensor)"""
     return ge.op("MoeGatingTopKSoftmax", {"x": x, "finished": finished}, {"k": int(k)}, outputs=("y", "expert_idx", "row_idx"))
 
 
-@npu_converter("npu_dynamic_quant.default", lambda: [Sample((torch.randn(3, 16),)), Sample((torch.randn(2, 3, 8),), {"smooth_scales": torch.rand(8) + 0.5})])
-def convert_dynamic_quant(input: ge.Tensor, *, smooth_scales: ge.Tensor | None = None, group_index: ge.Tensor | None = None, dst_type: int | None = None, quant_mode: str = "pertoken", dst_type_max: float = 0.0, meta_outputs: Any = None) -> list[ge.Tensor]:
+@npu_converter(
+    "npu_dynamic_quant.default",
+    lambda: [Sample((torch.randn(3, 16),)), Sample((torch.randn(2, 3, 8),), {"smooth_scales": torch.rand(8) + 0.5})],
+)
+def convert_dynamic_quant(
+    input: ge.Tensor,
+    *,
+    smooth_scales: ge.Tensor | None = None,
+    group_index: ge.Tensor | None = None,
+    dst_type: int | None = None,
+    quant_mode: str = "pertoken",
+    dst_type_max: float = 0.0,
+    meta_outputs: Any = None,
+) -> list[ge.Tensor]:
     """npu_dynamic_quant(Tensor input, *, Tensor? smooth_scales=None, Tensor? group_index=None, int? dst_type=None, str quant_mode="pertoken", float dst_type_max=0.0) -> (Tensor, Tensor)"""
     if dst_type not in (None, 1) or quant_mode != "pertoken":
         raise NotImplementedError("npu_dynamic_quant: only per-token int8 has fxlab's converter; use --converter torchair for the others")

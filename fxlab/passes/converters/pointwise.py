@@ -4,15 +4,17 @@ hyperbolic functions, ``erfinv``, ``sgn``, ``lerp``, ``addcmul``/``addcdiv``,
 ``logsumexp``, ``zero``, ``less``, the ``prims`` binary ops, and the ``out=`` variants
 TorchAir converts (it returns the result and leaves ``out`` alone).
 """
+
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import torch
 
 from fxlab.ir import ge
 from fxlab.ir.model import DataType
-from fxlab.passes.converters.promotion import dtype_promote, known_dtype, output_dtype, scalar_input
+from fxlab.passes.converters.promotion import dtype_promote, output_dtype, scalar_input
 from fxlab.passes.converters.registry import Sample, register_converter
 from fxlab.passes.converters.shape import identity, squeeze
 
@@ -24,7 +26,9 @@ def _in(low: float, high: float, *shape: int, dtype: torch.dtype = torch.float32
     return (torch.rand(*shape) * (high - low) + low).to(dtype)
 
 
-def _one_op(op_type: str, schema: str, target: Any, samples: Callable[[], list[Sample]], *, promote: bool = False, io: tuple[str, str] = ("x", "y")) -> None:
+def _one_op(
+    op_type: str, schema: str, target: Any, samples: Callable[[], list[Sample]], *, promote: bool = False, io: tuple[str, str] = ("x", "y")
+) -> None:
     """Register a converter TorchAir writes as ``ge.<op_type>(self)``; with ``promote`` it
     first brings ``self`` to the output dtype (``dtype_promote``)."""
 
@@ -41,20 +45,52 @@ def _out(*shape: int) -> dict[str, torch.Tensor]:
     return {"out": torch.empty(*shape)}
 
 
-_one_op("Acos", "acos(Tensor self) -> Tensor", aten.acos.default, lambda: [Sample((_in(-0.9, 0.9, 2, 3),)), Sample((_in(-0.9, 0.9, 4, dtype=torch.half),))])
+_one_op(
+    "Acos",
+    "acos(Tensor self) -> Tensor",
+    aten.acos.default,
+    lambda: [Sample((_in(-0.9, 0.9, 2, 3),)), Sample((_in(-0.9, 0.9, 4, dtype=torch.half),))],
+)
 _one_op("Acosh", "acosh(Tensor self) -> Tensor", aten.acosh.default, lambda: [Sample((_in(1.1, 4.0, 2, 3),))])
-_one_op("Asin", "asin(Tensor self) -> Tensor", aten.asin.default, lambda: [Sample((_in(-0.9, 0.9, 2, 3),)), Sample((torch.tensor([0, 1, -1]),))], promote=True)
-_one_op("Asinh", "asinh(Tensor self) -> Tensor", aten.asinh.default, lambda: [Sample((torch.randn(2, 3) * 3,)), Sample((torch.tensor([0, 2, -3]),))], promote=True)
+_one_op(
+    "Asin",
+    "asin(Tensor self) -> Tensor",
+    aten.asin.default,
+    lambda: [Sample((_in(-0.9, 0.9, 2, 3),)), Sample((torch.tensor([0, 1, -1]),))],
+    promote=True,
+)
+_one_op(
+    "Asinh",
+    "asinh(Tensor self) -> Tensor",
+    aten.asinh.default,
+    lambda: [Sample((torch.randn(2, 3) * 3,)), Sample((torch.tensor([0, 2, -3]),))],
+    promote=True,
+)
 _one_op("Atan", "atan(Tensor self) -> Tensor", aten.atan.default, lambda: [Sample((torch.randn(2, 3) * 3,))])
 _one_op("Atanh", "atanh(Tensor self) -> Tensor", aten.atanh.default, lambda: [Sample((_in(-0.9, 0.9, 2, 3),))])
 _one_op("Cosh", "cosh(Tensor self) -> Tensor", aten.cosh.default, lambda: [Sample((torch.randn(2, 3),))])
 _one_op("Sinh", "sinh(Tensor self) -> Tensor", aten.sinh.default, lambda: [Sample((torch.randn(2, 3),))])
 _one_op("Sign", "sgn(Tensor self) -> Tensor", aten.sgn.default, lambda: [Sample((torch.randn(2, 3),)), Sample((torch.tensor([3, 0, -2]),))])
-_one_op("Erfinv", "erfinv(Tensor self) -> Tensor", aten.erfinv.default, lambda: [Sample((_in(-0.9, 0.9, 2, 3),))], io=("input_x", "output_y"))
-_one_op("Erfinv", "erfinv.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", aten.erfinv.out, lambda: [Sample((_in(-0.9, 0.9, 2, 3),), _out(2, 3))], io=("input_x", "output_y"))
-_one_op("Expm1", "expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", aten.expm1.out, lambda: [Sample((torch.randn(2, 3),), _out(2, 3))])
+_one_op(
+    "Erfinv", "erfinv(Tensor self) -> Tensor", aten.erfinv.default, lambda: [Sample((_in(-0.9, 0.9, 2, 3),))], io=("input_x", "output_y")
+)
+_one_op(
+    "Erfinv",
+    "erfinv.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)",
+    aten.erfinv.out,
+    lambda: [Sample((_in(-0.9, 0.9, 2, 3),), _out(2, 3))],
+    io=("input_x", "output_y"),
+)
+_one_op(
+    "Expm1", "expm1.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", aten.expm1.out, lambda: [Sample((torch.randn(2, 3),), _out(2, 3))]
+)
 _one_op("Mish", "mish.out(Tensor self, *, Tensor(a!) out) -> Tensor(a!)", aten.mish.out, lambda: [Sample((torch.randn(2, 3),), _out(2, 3))])
-_one_op("ZerosLike", "zero(Tensor self) -> Tensor", aten.zero.default, lambda: [Sample((torch.randn(2, 3),)), Sample((torch.randint(0, 5, (4,)),))])
+_one_op(
+    "ZerosLike",
+    "zero(Tensor self) -> Tensor",
+    aten.zero.default,
+    lambda: [Sample((torch.randn(2, 3),)), Sample((torch.randint(0, 5, (4,)),))],
+)
 
 
 # -- binary ---------------------------------------------------------------------------
@@ -84,7 +120,10 @@ def convert_less_tensor(self: ge.Tensor, other: ge.Tensor, meta_outputs: Any = N
 
 
 # -- with scalars ---------------------------------------------------------------------
-@register_converter(aten.lerp.Scalar, samples=lambda: [Sample((torch.randn(2, 3), torch.randn(2, 3), 0.3)), Sample((torch.randn(4).half(), torch.randn(4).half(), 0.5))])
+@register_converter(
+    aten.lerp.Scalar,
+    samples=lambda: [Sample((torch.randn(2, 3), torch.randn(2, 3), 0.3)), Sample((torch.randn(4).half(), torch.randn(4).half(), 0.5))],
+)
 def convert_lerp_scalar(self: ge.Tensor, end: ge.Tensor, weight: Any, meta_outputs: Any = None) -> ge.Tensor:
     """lerp.Scalar(Tensor self, Tensor end, Scalar weight) -> Tensor"""
     return ge.op1("Lerp", {"start": self, "end": end, "weight": scalar_input(weight, self, end)})
@@ -128,18 +167,30 @@ def _nan_to_num(self: ge.Tensor, nan: float | None, posinf: float | None, neginf
 
 
 @register_converter(aten.nan_to_num.default, samples=_nan_samples)
-def convert_nan_to_num(self: ge.Tensor, nan: float | None = None, posinf: float | None = None, neginf: float | None = None, meta_outputs: Any = None) -> ge.Tensor:
+def convert_nan_to_num(
+    self: ge.Tensor, nan: float | None = None, posinf: float | None = None, neginf: float | None = None, meta_outputs: Any = None
+) -> ge.Tensor:
     """nan_to_num(Tensor self, float? nan=None, float? posinf=None, float? neginf=None) -> Tensor"""
     return _nan_to_num(self, nan, posinf, neginf)
 
 
 @register_converter(aten.nan_to_num.out, samples=lambda: [Sample(s.args, _out(5)) for s in _nan_samples()])
-def convert_nan_to_num_out(self: ge.Tensor, nan: float | None = None, posinf: float | None = None, neginf: float | None = None, *, out: Any = None, meta_outputs: Any = None) -> ge.Tensor:
+def convert_nan_to_num_out(
+    self: ge.Tensor,
+    nan: float | None = None,
+    posinf: float | None = None,
+    neginf: float | None = None,
+    *,
+    out: Any = None,
+    meta_outputs: Any = None,
+) -> ge.Tensor:
     """nan_to_num.out(Tensor self, float? nan=None, float? posinf=None, float? neginf=None, *, Tensor(a!) out) -> Tensor(a!)"""
     return _nan_to_num(self, nan, posinf, neginf)
 
 
-@register_converter(aten.threshold.default, samples=lambda: [Sample((torch.randn(3, 4), 0.1, 20.0)), Sample((torch.randint(-5, 5, (6,)), 1, -1))])
+@register_converter(
+    aten.threshold.default, samples=lambda: [Sample((torch.randn(3, 4), 0.1, 20.0)), Sample((torch.randint(-5, 5, (6,)), 1, -1))]
+)
 def convert_threshold(self: ge.Tensor, threshold: Any, value: Any, meta_outputs: Any = None) -> ge.Tensor:
     """threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor"""
     inputs = {"x": self, "threshold": scalar_input(threshold, self), "value": scalar_input(value, self)}
@@ -152,7 +203,10 @@ def _prelu_samples() -> list[Sample]:
 
 
 # ATen's prelu hands its kernel the weight already shaped to broadcast over channels.
-@register_converter(aten._prelu_kernel.default, samples=lambda: [Sample((torch.randn(2, 3, 4), torch.rand(3, 1))), Sample((torch.randn(2, 3), torch.rand(1)))])
+@register_converter(
+    aten._prelu_kernel.default,
+    samples=lambda: [Sample((torch.randn(2, 3, 4), torch.rand(3, 1))), Sample((torch.randn(2, 3), torch.rand(1)))],
+)
 def convert_prelu_kernel(self: ge.Tensor, weight: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
     """_prelu_kernel(Tensor self, Tensor weight) -> Tensor"""
     return ge.op1("PRelu", {"x": self, "weight": weight})
@@ -183,8 +237,12 @@ def convert_log_sigmoid_forward(self: ge.Tensor, meta_outputs: Any = None) -> li
     return _log_sigmoid(self)
 
 
-@register_converter(aten.log_sigmoid_forward.output, samples=lambda: [Sample((torch.randn(2, 3),), {"output": torch.empty(2, 3), "buffer": torch.empty(0)})])
-def convert_log_sigmoid_forward_output(self: ge.Tensor, *, output: Any = None, buffer: Any = None, meta_outputs: Any = None) -> list[ge.Tensor]:
+@register_converter(
+    aten.log_sigmoid_forward.output, samples=lambda: [Sample((torch.randn(2, 3),), {"output": torch.empty(2, 3), "buffer": torch.empty(0)})]
+)
+def convert_log_sigmoid_forward_output(
+    self: ge.Tensor, *, output: Any = None, buffer: Any = None, meta_outputs: Any = None
+) -> list[ge.Tensor]:
     """log_sigmoid_forward.output(Tensor self, *, Tensor(a!) output, Tensor(b!) buffer) -> (Tensor(a!), Tensor(b!))"""
     return _log_sigmoid(self)
 

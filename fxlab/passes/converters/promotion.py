@@ -13,6 +13,7 @@ them so its IR shows the same ops:
   float (or integer) dtype among the op's *known* tensor inputs, else the default
   (float32 for floats, int64 for ints). :func:`scalar_input` and :func:`index_input`.
 """
+
 from __future__ import annotations
 
 from typing import Any

@@ -7,6 +7,7 @@ and ``min.dim`` (they raise "not implemented"), so fxlab registers none either: 
 show as unsupported, which is what a user of TorchAir meets. Paths TorchAir takes only for
 empty tensors (a ``Fill`` of the reduced shape) are not reproduced.
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -50,7 +51,12 @@ def convert_sum_dim(
 
 @register_converter(
     aten.sum.default,
-    samples=lambda: [Sample((torch.randn(3, 4),)), Sample((torch.randint(0, 5, (6,)),)), Sample((torch.rand(5) > 0.5,)), Sample((torch.randn(3),), {"dtype": torch.float64})],
+    samples=lambda: [
+        Sample((torch.randn(3, 4),)),
+        Sample((torch.randint(0, 5, (6,)),)),
+        Sample((torch.rand(5) > 0.5,)),
+        Sample((torch.randn(3),), {"dtype": torch.float64}),
+    ],
 )
 def convert_sum(self: ge.Tensor, *, dtype: torch.dtype | None = None, meta_outputs: Any = None) -> ge.Tensor:
     """sum(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
@@ -58,7 +64,14 @@ def convert_sum(self: ge.Tensor, *, dtype: torch.dtype | None = None, meta_outpu
     return _reduce("ReduceSum", x, list(range(self.rank)), False)
 
 
-@register_converter(aten.mean.default, samples=lambda: [Sample((torch.randn(3, 4),)), Sample((torch.randn(5).half(),)), Sample((torch.randn(2, 2),), {"dtype": torch.float64})])
+@register_converter(
+    aten.mean.default,
+    samples=lambda: [
+        Sample((torch.randn(3, 4),)),
+        Sample((torch.randn(5).half(),)),
+        Sample((torch.randn(2, 2),), {"dtype": torch.float64}),
+    ],
+)
 def convert_mean(self: ge.Tensor, *, dtype: torch.dtype | None = None, meta_outputs: Any = None) -> ge.Tensor:
     """mean(Tensor self, *, ScalarType? dtype=None) -> Tensor"""
     x = dtype_promote(dtype if dtype is not None else output_dtype(meta_outputs), self)
@@ -142,7 +155,13 @@ def _std_samples() -> list[Sample]:
         Sample((x, [0, 1, 2])),
         Sample((torch.randn(3, 1), [1])),  # one element per row: NaN, from a Fill
         Sample((torch.randn(2, 3), [1]), {"correction": 5}),  # fewer elements than the correction: inf
-        Sample((torch.randn(2, 3), [1], ), {"correction": 1, "keepdim": True}),
+        Sample(
+            (
+                torch.randn(2, 3),
+                [1],
+            ),
+            {"correction": 1, "keepdim": True},
+        ),
     ]
 
 
@@ -178,11 +197,13 @@ def _std_of_few_elements(self: ge.Tensor, dims: list[int], correction: Any, keep
         return None
     rank = self.rank
     count = 1
-    for d in (dims if dims else range(rank)):
+    for d in dims if dims else range(rank):
         count *= self.shape[d]
     shape = ge.op1("Shape", {"x": self}, {"dtype": 3}, dtypes=DataType.DT_INT32, shapes=[(rank,)])
     gather_attrs = {"validate_indices": True, "batch_dims": 0, "is_preprocessed": False, "negative_index_support": False}
-    sizes: list[Any] = [ge.op1("Gather", {"x": shape, "indices": ge.const(i, DataType.DT_INT64)}, gather_attrs, shapes=[()]) for i in range(rank)]
+    sizes: list[Any] = [
+        ge.op1("Gather", {"x": shape, "indices": ge.const(i, DataType.DT_INT64)}, gather_attrs, shapes=[()]) for i in range(rank)
+    ]
     for d in sorted((d % rank for d in dims), reverse=True):
         if keepdim:
             sizes[d] = 1
@@ -227,7 +248,10 @@ def convert_any_dim(self: ge.Tensor, dim: int, keepdim: bool = False, meta_outpu
     return _reduce("ReduceAny", dtype_promote(DataType.DT_BOOL, self), [dim], keepdim)
 
 
-@register_converter(aten.all.default, samples=lambda: [Sample((torch.rand(3, 4) > 0.1,)), Sample((torch.ones(4, dtype=torch.bool),)), Sample((torch.randint(0, 3, (5,)),))])
+@register_converter(
+    aten.all.default,
+    samples=lambda: [Sample((torch.rand(3, 4) > 0.1,)), Sample((torch.ones(4, dtype=torch.bool),)), Sample((torch.randint(0, 3, (5,)),))],
+)
 def convert_all(self: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
     """all(Tensor self) -> Tensor"""
     x = dtype_promote(output_dtype(meta_outputs), self)
@@ -236,7 +260,11 @@ def convert_all(self: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
 
 @register_converter(
     aten.cumsum.default,
-    samples=lambda: [Sample((torch.randn(3, 4), 1)), Sample((torch.randint(0, 5, (2, 5)), -1)), Sample((torch.randn(3, 4), 0), {"dtype": torch.float64})],
+    samples=lambda: [
+        Sample((torch.randn(3, 4), 1)),
+        Sample((torch.randint(0, 5, (2, 5)), -1)),
+        Sample((torch.randn(3, 4), 0), {"dtype": torch.float64}),
+    ],
 )
 def convert_cumsum(self: ge.Tensor, dim: int, *, dtype: torch.dtype | None = None, meta_outputs: Any = None) -> ge.Tensor:
     """cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor"""
@@ -250,13 +278,21 @@ def convert_cumsum(self: ge.Tensor, dim: int, *, dtype: torch.dtype | None = Non
     samples=lambda: [Sample((torch.randn(3, 8), 3)), Sample((torch.randn(3, 8), 2, 0, False)), Sample((torch.randn(4, 5).half(), 2, -1))],
 )
 def convert_topk(
-    self: ge.Tensor, k: Any, dim: int = -1, largest: bool = True, sorted: bool = True, meta_outputs: Any = None  # noqa: A002
+    self: ge.Tensor,
+    k: Any,
+    dim: int = -1,
+    largest: bool = True,
+    sorted: bool = True,
+    meta_outputs: Any = None,  # noqa: A002
 ) -> tuple[ge.Tensor, ge.Tensor]:
     """topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices)"""
     count = scalar_input(k, self)
     values, indices = ge.op(
-        "TopKV2", {"x": self, "k": count}, {"sorted": sorted, "dim": dim, "largest": largest, "sort_policy": 1},
-        ("values", "indices"), dtypes=[self.dtype, DataType.DT_INT32],
+        "TopKV2",
+        {"x": self, "k": count},
+        {"sorted": sorted, "dim": dim, "largest": largest, "sort_policy": 1},
+        ("values", "indices"),
+        dtypes=[self.dtype, DataType.DT_INT32],
     )
     return values, dtype_promote(ge_dtype(meta_outputs[1].dtype), indices)
 

@@ -10,11 +10,13 @@ Registering twice for one op is an error naming both places, except that a user 
 converter may replace one fxlab ships: that is how TorchAir plugin files work, and
 ``fxlab ops list`` shows which one is active.
 """
+
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import torch
 
@@ -43,7 +45,7 @@ class Converter:
     origin: str = ORIGIN_FXLAB
     samples: SampleSource | None = None
     where: str = ""
-    replaced: "Converter | None" = None
+    replaced: Converter | None = None
 
     @property
     def schema_line(self) -> str:

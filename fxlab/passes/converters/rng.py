@@ -13,6 +13,7 @@ drawing op takes the next ``Unpack`` output as its offset and reserves 12 counte
 the offsets it stands for in ``_fxlab_rng_offsets`` so the CPU reference executor can
 feed it; its draws are the CPU's, not the device's (see :mod:`fxlab.ir.kernels.rng`).
 """
+
 from __future__ import annotations
 
 import math
@@ -72,7 +73,9 @@ class GraphRngState:
 def rng_state(generator: Any = None) -> tuple[ge.Tensor, ge.Tensor]:
     """``get_ge_rng_state``: the graph's seed ``Const`` and the next offset."""
     if generator is not None:
-        raise NotImplementedError("ops drawing from an explicit torch.Generator are not converted (TorchAir keeps one state per generator object; fxlab only the default one)")
+        raise NotImplementedError(
+            "ops drawing from an explicit torch.Generator are not converted (TorchAir keeps one state per generator object; fxlab only the default one)"
+        )
     builder = current_builder()
     state = builder.graph_state.get(_STATE_KEY)
     if state is None:
@@ -82,7 +85,14 @@ def rng_state(generator: Any = None) -> tuple[ge.Tensor, ge.Tensor]:
 
 def _new_state() -> GraphRngState:
     builder = current_builder()
-    seed = ge.op1("Const", (), {"value": torch.tensor(DEVICE_DEFAULT_SEED, dtype=torch.int64), "_readable_value": repr(DEVICE_DEFAULT_SEED)}, dtypes=DataType.DT_INT64, shapes=[()], name="initial_seed")
+    seed = ge.op1(
+        "Const",
+        (),
+        {"value": torch.tensor(DEVICE_DEFAULT_SEED, dtype=torch.int64), "_readable_value": repr(DEVICE_DEFAULT_SEED)},
+        dtypes=DataType.DT_INT64,
+        shapes=[()],
+        name="initial_seed",
+    )
     offsets = ge.op1("Data", (), {"index": len(builder.graph.inputs)}, dtypes=DataType.DT_INT64, shapes=[(0,)], name="offset_list")
     builder.graph.inputs.append(offsets.op.name)
     ge.op("Unpack", {"x": offsets}, {"num": 0}, outputs=(), name="unpack_generator_offsets")  # outputs added per draw
@@ -94,7 +104,9 @@ def _philox_inputs(generator: Any = None) -> tuple[ge.Tensor, ge.Tensor, ge.Tens
     seed, offset = rng_state(generator)
     key = ge.op1("Unsqueeze", {"x": ge.cast(seed, DataType.DT_UINT64)}, {"axes": [0]}, shapes=[(1,)])
     offset0 = ge.const(0, DataType.DT_INT64)
-    offsets = ge.op1("ConcatV2", {"x0": offset0, "x1": offset, "concat_dim": scalar_input(0)}, {"N": 2}, dtypes=DataType.DT_INT64, shapes=[(2,)])
+    offsets = ge.op1(
+        "ConcatV2", {"x0": offset0, "x1": offset, "concat_dim": scalar_input(0)}, {"N": 2}, dtypes=DataType.DT_INT64, shapes=[(2,)]
+    )
     counter = ge.cast(offsets, DataType.DT_UINT64)
     alg = cast_scalar(1, DataType.DT_INT32)
     return key, counter, alg
@@ -129,25 +141,58 @@ def _creation_samples() -> list[Sample]:
 
 
 @register_converter(aten.rand.default, samples=_creation_samples)
-def convert_rand(size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None, meta_outputs: Any = None) -> ge.Tensor:
+def convert_rand(
+    size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None, meta_outputs: Any = None
+) -> ge.Tensor:
     """rand(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     return _draw("StatelessRandomUniformV2", size, _output_dtype(dtype, meta_outputs))
 
 
 @register_converter(aten.randn.default, samples=_creation_samples)
-def convert_randn(size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None, meta_outputs: Any = None) -> ge.Tensor:
+def convert_randn(
+    size: Any, *, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None, meta_outputs: Any = None
+) -> ge.Tensor:
     """randn(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     return _draw("StatelessRandomNormalV2", size, _output_dtype(dtype, meta_outputs))
 
 
-@register_converter(aten.randn.generator, samples=lambda: [Sample(([3, 4, 5],), {"generator": None}), Sample(([3, 4],), {"generator": None, "dtype": torch.float16})])
-def convert_randn_generator(size: Any, *, generator: Any, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None, meta_outputs: Any = None) -> ge.Tensor:
+@register_converter(
+    aten.randn.generator,
+    samples=lambda: [Sample(([3, 4, 5],), {"generator": None}), Sample(([3, 4],), {"generator": None, "dtype": torch.float16})],
+)
+def convert_randn_generator(
+    size: Any,
+    *,
+    generator: Any,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+    meta_outputs: Any = None,
+) -> ge.Tensor:
     """randn.generator(SymInt[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     return _draw("StatelessRandomNormalV2", size, _output_dtype(dtype, meta_outputs), generator)
 
 
-@register_converter(aten.randint.default, samples=lambda: [Sample((5, [30, 40, 50])), Sample((4, [30, 40])), Sample((3, [30]), {"dtype": torch.int32}), Sample((1, [8]), {"dtype": torch.bool})])
-def convert_randint(high: Any, size: Any, *, dtype: Any = SCALAR_TYPE_LONG, layout: Any = None, device: Any = None, pin_memory: Any = None, meta_outputs: Any = None) -> ge.Tensor:
+@register_converter(
+    aten.randint.default,
+    samples=lambda: [
+        Sample((5, [30, 40, 50])),
+        Sample((4, [30, 40])),
+        Sample((3, [30]), {"dtype": torch.int32}),
+        Sample((1, [8]), {"dtype": torch.bool}),
+    ],
+)
+def convert_randint(
+    high: Any,
+    size: Any,
+    *,
+    dtype: Any = SCALAR_TYPE_LONG,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+    meta_outputs: Any = None,
+) -> ge.Tensor:
     """randint(SymInt high, SymInt[] size, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     if isinstance(size, ge.Tensor):
         raise NotImplementedError("randint is not converted when its size is a tensor (TorchAir refuses it)")
@@ -161,12 +206,19 @@ def convert_randint(high: Any, size: Any, *, dtype: Any = SCALAR_TYPE_LONG, layo
         return ge.cast(scaled, DataType.DT_INT64)
     target = ge_dtype(dtype) if isinstance(dtype, torch.dtype) else DataType.DT_INT64
     if target == DataType.DT_BOOL:
-        return ge.op1("Fill", {"dims": _shape_of(drawn), "value": cast_scalar(0 if high == 0 else 1, DataType.DT_BOOL)}, dtypes=DataType.DT_BOOL, shapes=[drawn.shape])
+        return ge.op1(
+            "Fill",
+            {"dims": _shape_of(drawn), "value": cast_scalar(0 if high == 0 else 1, DataType.DT_BOOL)},
+            dtypes=DataType.DT_BOOL,
+            shapes=[drawn.shape],
+        )
     return ge.cast(ge.cast(scaled, DataType.DT_INT64), target)
 
 
 @register_converter(aten.randperm.default, samples=lambda: [Sample((8,)), Sample((5,), {"dtype": torch.int32})])
-def convert_randperm(n: Any, *, dtype: Any = SCALAR_TYPE_LONG, layout: Any = None, device: Any = None, pin_memory: Any = None, meta_outputs: Any = None) -> ge.Tensor:
+def convert_randperm(
+    n: Any, *, dtype: Any = SCALAR_TYPE_LONG, layout: Any = None, device: Any = None, pin_memory: Any = None, meta_outputs: Any = None
+) -> ge.Tensor:
     """randperm(SymInt n, *, ScalarType? dtype=4, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     if not isinstance(n, ge.Tensor) and n <= 0:
         raise ValueError(f"randperm needs n > 0, got {n}")
@@ -212,23 +264,38 @@ def convert_bernoulli(self: ge.Tensor, *, generator: Any = None, meta_outputs: A
     return _bernoulli(self, self, generator)
 
 
-@register_converter(aten.bernoulli.p, samples=lambda: [Sample((torch.randn(4, 16), p)) for p in (0.0, 1.0, 0.5)] + [Sample((torch.randn(4, 16).half(), 0.8))])
+@register_converter(
+    aten.bernoulli.p,
+    samples=lambda: [Sample((torch.randn(4, 16), p)) for p in (0.0, 1.0, 0.5)] + [Sample((torch.randn(4, 16).half(), 0.8))],
+)
 def convert_bernoulli_p(self: ge.Tensor, p: float, *, generator: Any = None, meta_outputs: Any = None) -> ge.Tensor:
     """bernoulli.p(Tensor self, float p, *, Generator? generator=None) -> Tensor"""
     return _bernoulli(self, p, generator)
 
 
-@register_converter(aten.bernoulli.Tensor, samples=lambda: [Sample((torch.randn(4, 16), torch.rand(4, 16))), Sample((torch.randn(4, 16).half(), torch.rand(4, 16).half()))])
+@register_converter(
+    aten.bernoulli.Tensor,
+    samples=lambda: [Sample((torch.randn(4, 16), torch.rand(4, 16))), Sample((torch.randn(4, 16).half(), torch.rand(4, 16).half()))],
+)
 def convert_bernoulli_tensor(self: ge.Tensor, p: ge.Tensor, *, generator: Any = None, meta_outputs: Any = None) -> ge.Tensor:
     """bernoulli.Tensor(Tensor self, Tensor p, *, Generator? generator=None) -> Tensor"""
     return _bernoulli(self, p, generator)
 
 
-@register_converter(aten.native_dropout.default, samples=lambda: [Sample((torch.randn(4, 16), 0.5, True)), Sample((torch.randn(3, 50).half(), 0.2, True)), Sample((torch.randn(4, 8), 0.5, False))])
+@register_converter(
+    aten.native_dropout.default,
+    samples=lambda: [
+        Sample((torch.randn(4, 16), 0.5, True)),
+        Sample((torch.randn(3, 50).half(), 0.2, True)),
+        Sample((torch.randn(4, 8), 0.5, False)),
+    ],
+)
 def convert_native_dropout(input: ge.Tensor, p: float, train: bool | None, meta_outputs: Any = None) -> list[ge.Tensor]:
     """native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor)"""
     if train is not None and not train:
-        mask = ge.op1("Fill", {"dims": _shape_of(input), "value": cast_scalar(1.0, DataType.DT_BOOL)}, dtypes=DataType.DT_BOOL, shapes=[input.shape])
+        mask = ge.op1(
+            "Fill", {"dims": _shape_of(input), "value": cast_scalar(1.0, DataType.DT_BOOL)}, dtypes=DataType.DT_BOOL, shapes=[input.shape]
+        )
         return [input, mask]
     keep = dtype_promote(input.dtype, 1.0 - p)
     shape = _shape_of(input)
@@ -236,7 +303,9 @@ def convert_native_dropout(input: ge.Tensor, p: float, train: bool | None, meta_
     # The mask op's 128-bit seed is (seed1, seed): seed1 = 0 keeps the user's seed as is.
     seed1 = ge.const(0, DataType.DT_INT64)
     offset0 = ge.const(0, DataType.DT_INT64)
-    offsets = ge.op1("ConcatV2", {"x0": offset0, "x1": offset, "concat_dim": scalar_input(0)}, {"N": 2}, dtypes=DataType.DT_INT64, shapes=[(2,)])
+    offsets = ge.op1(
+        "ConcatV2", {"x0": offset0, "x1": offset, "concat_dim": scalar_input(0)}, {"N": 2}, dtypes=DataType.DT_INT64, shapes=[(2,)]
+    )
     inputs = {"shape": shape, "prob": keep, "seed": seed, "seed1": seed1, "offset": offsets}
     mask = ge.op1("StatelessDropOutGenMask", inputs, dtypes=DataType.DT_UINT8, shapes=[(_mask_bytes(input.shape),)])
     return [ge.op1("DropOutDoMask", {"x": input, "mask": mask, "keep_prob": keep}), mask]
@@ -249,11 +318,17 @@ def _mask_bytes(shape: tuple[int, ...]) -> int:
 
 
 @register_converter(aten.multinomial.default, samples=lambda: [Sample((torch.rand(8), 4, True)), Sample((torch.rand(3, 6), 2, True))])
-def convert_multinomial(self: ge.Tensor, num_samples: int, replacement: bool = False, *, generator: Any = None, meta_outputs: Any = None) -> ge.Tensor:
+def convert_multinomial(
+    self: ge.Tensor, num_samples: int, replacement: bool = False, *, generator: Any = None, meta_outputs: Any = None
+) -> ge.Tensor:
     """multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor"""
     if self.rank not in (1, 2):
         raise ValueError(f"multinomial takes a 1-D or 2-D tensor of weights, got {self.rank}-D")
     seed, offset = rng_state(generator)
     # TorchAir passes neither ``replacement`` nor a dtype: the op's defaults (false, int64).
-    return ge.op1("MultinomialWithReplacement", {"x": self, "seed": seed, "offset": offset}, {"numsamples": num_samples, "replacement": False}, dtypes=DataType.DT_INT64)
-
+    return ge.op1(
+        "MultinomialWithReplacement",
+        {"x": self, "seed": seed, "offset": offset},
+        {"numsamples": num_samples, "replacement": False},
+        dtypes=DataType.DT_INT64,
+    )

@@ -2,6 +2,7 @@
 → ``GridSampler2D``/``GridSampler3D``/``GridSampler2DGrad`` (float16 computed in float32
 and cast back, as TorchAir does), ``linspace`` → ``LinSpace``, ``searchsorted`` →
 ``SearchSorted``."""
+
 from __future__ import annotations
 
 from typing import Any
@@ -39,7 +40,9 @@ def _grid_2d_samples() -> list[Sample]:
 
 
 @register_converter(aten.grid_sampler_2d.default, samples=_grid_2d_samples)
-def convert_grid_sampler_2d(input: ge.Tensor, grid: ge.Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool, meta_outputs: Any = None) -> ge.Tensor:
+def convert_grid_sampler_2d(
+    input: ge.Tensor, grid: ge.Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool, meta_outputs: Any = None
+) -> ge.Tensor:
     """grid_sampler_2d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"""
     _check_modes(interpolation_mode, padding_mode, 3)
     attrs = {"interpolation_mode": INTERPOLATION[interpolation_mode], "padding_mode": PADDING[padding_mode], "align_corners": align_corners}
@@ -56,10 +59,17 @@ def _grid_3d_samples() -> list[Sample]:
 
 
 @register_converter(aten.grid_sampler_3d.default, samples=_grid_3d_samples)
-def convert_grid_sampler_3d(input: ge.Tensor, grid: ge.Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool, meta_outputs: Any = None) -> ge.Tensor:
+def convert_grid_sampler_3d(
+    input: ge.Tensor, grid: ge.Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool, meta_outputs: Any = None
+) -> ge.Tensor:
     """grid_sampler_3d(Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners) -> Tensor"""
     _check_modes(interpolation_mode, padding_mode, 2)
-    attrs = {"interpolation_mode": INTERPOLATION[interpolation_mode], "padding_mode": PADDING[padding_mode], "data_format": "NCDHW", "align_corners": align_corners}
+    attrs = {
+        "interpolation_mode": INTERPOLATION[interpolation_mode],
+        "padding_mode": PADDING[padding_mode],
+        "data_format": "NCDHW",
+        "align_corners": align_corners,
+    }
     result = ge.op1("GridSampler3D", {"x": _float32(input), "grid": _float32(grid)}, attrs, dtypes=DataType.DT_FLOAT)
     return dtype_promote(input.dtype, result)
 
@@ -70,7 +80,16 @@ def _grid_backward_samples() -> list[Sample]:
 
 
 @register_converter(aten.grid_sampler_2d_backward.default, samples=_grid_backward_samples)
-def convert_grid_sampler_2d_backward(grad_output: ge.Tensor, input: ge.Tensor, grid: ge.Tensor, interpolation_mode: int, padding_mode: int, align_corners: bool, output_mask: Any, meta_outputs: Any = None) -> list[ge.Tensor]:
+def convert_grid_sampler_2d_backward(
+    grad_output: ge.Tensor,
+    input: ge.Tensor,
+    grid: ge.Tensor,
+    interpolation_mode: int,
+    padding_mode: int,
+    align_corners: bool,
+    output_mask: Any,
+    meta_outputs: Any = None,
+) -> list[ge.Tensor]:
     """grid_sampler_2d_backward(Tensor grad_output, Tensor input, Tensor grid, int interpolation_mode, int padding_mode, bool align_corners, bool[2] output_mask) -> (Tensor, Tensor)"""
     _check_modes(interpolation_mode, padding_mode, 3)
     attrs = {"interpolation_mode": INTERPOLATION[interpolation_mode], "padding_mode": PADDING[padding_mode], "align_corners": align_corners}
@@ -81,7 +100,17 @@ def convert_grid_sampler_2d_backward(grad_output: ge.Tensor, input: ge.Tensor, g
 
 
 @register_converter(aten.linspace.default, samples=lambda: [Sample((0.0, 1.0, 5)), Sample((-2.0, 3.5, 8), {"dtype": torch.float32})])
-def convert_linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, layout: Any = None, device: Any = None, pin_memory: Any = None, meta_outputs: Any = None) -> ge.Tensor:
+def convert_linspace(
+    start: Any,
+    end: Any,
+    steps: int,
+    *,
+    dtype: Any = None,
+    layout: Any = None,
+    device: Any = None,
+    pin_memory: Any = None,
+    meta_outputs: Any = None,
+) -> ge.Tensor:
     """linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     if steps < 0:
         raise ValueError("linspace needs a non-negative number of steps")
@@ -96,11 +125,24 @@ def convert_linspace(start: Any, end: Any, steps: int, *, dtype: Any = None, lay
 def _searchsorted_samples() -> list[Sample]:
     sequence = torch.tensor([[1.0, 3.0, 5.0, 7.0], [2.0, 4.0, 6.0, 8.0]])
     values = torch.tensor([[3.0, 6.0], [1.0, 9.0]])
-    return [Sample((sequence, values)), Sample((sequence, values), {"right": True}), Sample((sequence, values), {"out_int32": True, "side": "right"})]
+    return [
+        Sample((sequence, values)),
+        Sample((sequence, values), {"right": True}),
+        Sample((sequence, values), {"out_int32": True, "side": "right"}),
+    ]
 
 
 @register_converter(aten.searchsorted.Tensor, samples=_searchsorted_samples)
-def convert_searchsorted(sorted_sequence: ge.Tensor, self: ge.Tensor, *, out_int32: bool = False, right: bool = False, side: str | None = None, sorter: ge.Tensor | None = None, meta_outputs: Any = None) -> ge.Tensor:
+def convert_searchsorted(
+    sorted_sequence: ge.Tensor,
+    self: ge.Tensor,
+    *,
+    out_int32: bool = False,
+    right: bool = False,
+    side: str | None = None,
+    sorter: ge.Tensor | None = None,
+    meta_outputs: Any = None,
+) -> ge.Tensor:
     """searchsorted.Tensor(Tensor sorted_sequence, Tensor self, *, bool out_int32=False, bool right=False, str? side=None, Tensor? sorter=None) -> Tensor"""
     if side is not None:
         if side not in ("left", "right"):

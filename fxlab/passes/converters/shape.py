@@ -8,9 +8,11 @@ make them; a list holding symbolic sizes becomes a ``Pack`` of its items, as Tor
 ``parse_symlist`` does before a converter runs. Every op is written with all the attrs
 of its GE prototype, defaults included, because TorchAir's generated op builders do so.
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 
@@ -184,7 +186,12 @@ def convert_t(self: ge.Tensor, *, meta_outputs: Any = None) -> ge.Tensor:
 
 
 def _expand_samples() -> list[Sample]:
-    return [Sample((torch.randn(3, 1), [3, 4])), Sample((torch.randn(4), [2, 3, 4])), Sample((torch.randn(2, 1), [-1, 5])), Sample((torch.randn(2, 3), [2, 3]))]
+    return [
+        Sample((torch.randn(3, 1), [3, 4])),
+        Sample((torch.randn(4), [2, 3, 4])),
+        Sample((torch.randn(2, 1), [-1, 5])),
+        Sample((torch.randn(2, 3), [2, 3])),
+    ]
 
 
 @register_converter(aten.expand.default, samples=_expand_samples)
@@ -214,7 +221,9 @@ def convert_squeeze(self: ge.Tensor, *, meta_outputs: Any = None) -> ge.Tensor:
     return squeeze(self, ones) if ones else identity(self)
 
 
-@register_converter(aten.squeeze.dim, samples=lambda: [Sample((torch.randn(2, 1, 3), 1)), Sample((torch.randn(2, 3), 0)), Sample((torch.randn(2, 1), -1))])
+@register_converter(
+    aten.squeeze.dim, samples=lambda: [Sample((torch.randn(2, 1, 3), 1)), Sample((torch.randn(2, 3), 0)), Sample((torch.randn(2, 1), -1))]
+)
 def convert_squeeze_dim(self: ge.Tensor, dim: int, *, meta_outputs: Any = None) -> ge.Tensor:
     """squeeze.dim(Tensor(a) self, int dim) -> Tensor(a)"""
     return squeeze(self, [dim]) if self.shape[dim] == 1 else identity(self)
@@ -292,7 +301,13 @@ def convert_sym_size(self: ge.Tensor, dim: int, *, meta_outputs: Any = None) -> 
         return static
     shape = shape_of(self, DataType.DT_INT64)
     indices = ge.const(dim, DataType.DT_INT64)
-    attrs = {"validate_indices": True, "batch_dims": 0, "is_preprocessed": False, "negative_index_support": False, "_force_unknown_shape": True}
+    attrs = {
+        "validate_indices": True,
+        "batch_dims": 0,
+        "is_preprocessed": False,
+        "negative_index_support": False,
+        "_force_unknown_shape": True,
+    }
     return ge.op1("Gather", {"x": shape, "indices": indices}, attrs, dtypes=DataType.DT_INT64, shapes=[()])
 
 

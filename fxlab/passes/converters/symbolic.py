@@ -4,10 +4,12 @@ when either side is a graph value (a symbolic size, from ``aten.sym_size.int``'s
 ``Gather(Shape(x))`` or a SymInt graph input), both become the result's dtype (int64 for
 a SymInt) and the op is ``Add``/``Sub``/``Mul``/``FloorDiv``.
 """
+
 from __future__ import annotations
 
 import operator
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 import torch
 
@@ -15,7 +17,6 @@ from fxlab.ir import ge
 from fxlab.ir.model import DataType, ge_dtype
 from fxlab.passes.converters.promotion import dtype_promote
 from fxlab.passes.converters.registry import Sample, register_converter
-
 
 
 def _result_dtype(meta: Any) -> DataType:

@@ -1,6 +1,7 @@
 """fxlab's minimal stand-in for ``torch_npu`` (active only inside fxlab runs, when the real
 one is missing): the ``npu`` custom ops (fxlab's seed ops and any a plugin defines) run
 on CPU, and ``torch_npu.<op>`` calls them as torch_npu exposes its OpPlugin ops."""
+
 from __future__ import annotations
 
 from typing import Any

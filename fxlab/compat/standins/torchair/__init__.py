@@ -1,5 +1,6 @@
 """fxlab's stand-in for ``torchair`` (active only inside fxlab runs, when the real one is
 missing): converters build fxlab's Ascend IR; no Graph Engine, no NPU."""
+
 from __future__ import annotations
 
 import logging

@@ -1,4 +1,5 @@
 """Stand-in ``torch_npu.npu``: there is no NPU here."""
+
 from __future__ import annotations
 
 

@@ -1,4 +1,5 @@
 """Stand-in ``torchair.configs.compiler_config``."""
+
 from __future__ import annotations
 
 from fxlab.compat.config import CompilerConfig

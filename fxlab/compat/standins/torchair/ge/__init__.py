@@ -1,4 +1,5 @@
 """Stand-in ``torchair.ge``: custom_op, attr wrappers, DataType, Tensor hints, Const/Cast/Clone."""
+
 from __future__ import annotations
 
 from fxlab.compat.ge_api import Cast, Clone, Const, DataType, Format, TensorSpec, custom_op

@@ -1,4 +1,5 @@
 """Stand-in ``torchair.ge.attr``: typed attr wrappers (``ge.attr.Int(3)``, ``ge.attr.ListInt([1, 2])``, ...)."""
+
 from __future__ import annotations
 
 from fxlab.compat.ge_api import ATTR_BUILDERS

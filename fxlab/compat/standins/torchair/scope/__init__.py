@@ -1,5 +1,6 @@
 """Stand-in ``torchair.scope``: fxlab's scope markers (the same ``air::scope_enter`` /
 ``air::scope_exit`` ops TorchAir uses), looked up on first use."""
+
 from __future__ import annotations
 
 from typing import Any
