@@ -100,6 +100,9 @@ class GraphBuilder:
         # Outputs ("<op>:<index>") whose dtype a converter set by hand, as TorchAir's
         # converters set ``desc.dtype`` on some helper outputs.
         self.dtype_set_by_hand: set[str] = set()
+        # Ops no graph output reads that must run anyway (in-place writes): ``NetOutput``
+        # takes a control edge from each, as TorchAir's ``dont_prune_me`` asks.
+        self.kept: list[Tensor] = []
 
     # -- naming -----------------------------------------------------------------------
     def unique_name(self, op_type: str, name: str | None = None) -> str:

@@ -31,6 +31,7 @@ from fxlab.ir.builder import GraphBuilder, Tensor, building
 from fxlab.ir.host_outputs import AS_STRIDED, GE, SYM, VALUE, VIEW, VIEW_AS_COMPLEX, VIEW_AS_REAL, FxOutput, record_fx_outputs
 from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, attr_of, ge_dtype
 from fxlab.passes.inference_rule import attach_inference_rules
+from fxlab.passes.torchair_refusals import RefusedLikeTorchAir
 
 if TYPE_CHECKING:
     from fxlab.passes.converters.registry import ConverterRegistry
@@ -134,6 +135,22 @@ class _GraphConstant:
     """A tensor constant of the graph (``get_attr``), not yet a GE op."""
 
     tensor: torch.Tensor
+
+
+# Types torch has no counterpart for (torch_npu carries them in uint8): a converter's
+# result typed so by hand keeps its type when the node's fake value types it, as
+# TorchAir's ``set_meta`` keeps it.
+KEPT_RESULT_DTYPES = frozenset({DataType.DT_HIFLOAT8, DataType.DT_FLOAT8_E8M0, DataType.DT_FLOAT4_E2M1, DataType.DT_FLOAT4_E1M2})
+
+
+def _result_desc(result: Tensor, meta: Any) -> TensorDesc:
+    """A converter result's desc from the node's fake value (its type kept when it is
+    one of :data:`KEPT_RESULT_DTYPES`)."""
+    desc = desc_from_meta(meta, result.op.output_desc[result.index].name)
+    kept = result.op.output_desc[result.index].dtype
+    if kept in KEPT_RESULT_DTYPES:
+        desc.dtype = kept
+    return desc
 
 
 def desc_from_meta(val: Any, name: str = "y") -> TensorDesc:
@@ -268,7 +285,8 @@ class AscendIrConverter:
         index_of: dict[str, int] = {}
         fx_outputs = [self._fx_output(item, tensors, index_of) for item in _flatten(node.args[0])]
         with self.builder.converting(node.name, None):
-            self.builder.add_op("NetOutput", {f"x{i}": t for i, t in enumerate(tensors)}, None, (), name="NetOutput")
+            inputs = {f"x{i}": t for i, t in enumerate(tensors)}
+            self.builder.add_op("NetOutput", inputs, None, (), dependencies=self.builder.kept, name="NetOutput")
         self.builder.graph.outputs.extend(t.tensor for t in tensors)
         record_fx_outputs(self.builder.graph, fx_outputs)
 
@@ -447,6 +465,11 @@ class AscendIrConverter:
             args = fx.node.map_arg(node.args, value_of)
             kwargs = fx.node.map_arg(node.kwargs, value_of) if node.kwargs else {}
             result = self._call_converter(fn, args, kwargs, meta, node)
+        except RefusedLikeTorchAir as exc:
+            builder.end_node(token)
+            del ops[first_new:]
+            self._emit_placeholder(node, Status.REFUSED, str(exc))
+            return
         except Exception as exc:  # noqa: BLE001 - any converter failure becomes a placeholder
             builder.end_node(token)
             del ops[first_new:]
@@ -458,7 +481,7 @@ class AscendIrConverter:
         builder.end_node(token)
         builder.unset_helper_dtypes(first_new)
         if type(result) is Tensor:
-            result.op.set_output_desc(result.index, desc_from_meta(meta, result.op.output_desc[result.index].name))
+            result.op.set_output_desc(result.index, _result_desc(result, meta))
         else:
             self._set_output_descs(result, meta)
         if node.target is not AUTO_FUNCTIONALIZED_V2:  # that converter attaches its op's rule itself
@@ -475,11 +498,11 @@ class AscendIrConverter:
 
     def _set_output_descs(self, result: Any, meta: Any) -> None:
         if isinstance(result, Tensor):
-            result.op.set_output_desc(result.index, desc_from_meta(meta, result.desc.name))
+            result.op.set_output_desc(result.index, _result_desc(result, meta))
         elif isinstance(result, (list, tuple)) and isinstance(meta, (list, tuple)):
             for out, val in zip(result, meta):
                 if isinstance(out, Tensor) and isinstance(val, torch.Tensor):
-                    out.op.set_output_desc(out.index, desc_from_meta(val, out.desc.name))
+                    out.op.set_output_desc(out.index, _result_desc(out, val))
 
     def _emit_placeholder(self, node: fx.Node, status: Status, message: str) -> None:
         meta = node.meta.get("val")

@@ -99,6 +99,12 @@ FAILS_WHEN_RUN = {
         f"NotImplementedError: torch.ops.aten._native_batch_norm_legit.no_stats ge_converter is not implemented! {_BEFORE_ARCH35}",
         "aten/_native_batch_norm_legit.py:84",
     ),
+    # Its converter calls the MoeGatingTopKSoftmax builder with the v2 op's attrs, which
+    # that builder does not take.
+    "npu.npu_moe_gating_top_k_softmax_v2.default": (
+        "TypeError: got an unexpected keyword argument 'renorm' (MoeGatingTopKSoftmax's builder has no renorm or output_softmax)",
+        "custom/npu_moe_gating_top_k_softmax_v2.py:22",
+    ),
 }
 
 
@@ -111,7 +117,25 @@ WRONG_RESULTS = {
         "where ATen's are y, batch mean, batch rstd, running mean, running var, so the graph TorchAir builds writes the batch "
         "statistics into the running statistics (the layer's output is right)"
     ),
+    "npu.npu_group_norm_silu.default": (
+        "TorchAir's converter defaults eps to 1e-4 where torch_npu's schema defaults it to 1e-5, so a call that leaves eps out "
+        "gets eps=1e-4 in the graph TorchAir builds (pass eps explicitly)"
+    ),
+    "npu.npu_quant_scatter_.default": (
+        "TorchAir's converter of the in-place form defaults axis to 0 and quant_axis to 1 where torch_npu's schema defaults them "
+        "to -2 and -1, so a call that leaves them out writes along other axes in the graph TorchAir builds (pass them explicitly)"
+    ),
 }
+
+
+class RefusedLikeTorchAir(NotImplementedError):
+    """Raised by a built-in converter for the arguments TorchAir's own converter raises
+    on (an option it does not support, a branch for other SoCs): the node is refused, as
+    on an NPU machine, with TorchAir's exception and where its converter raises it."""
+
+    def __init__(self, op: str, reason: str, where: str) -> None:
+        super().__init__(f"TorchAir refuses {op} with these arguments: its converter raises {reason} (ge_converter/{where})")
+        self.op, self.reason, self.where = op, reason, where
 
 
 def wrong_result(target: Any) -> str | None:

@@ -30,18 +30,6 @@ def _named(op: IrOp, inputs: list[Any]) -> dict[str, Any]:
     return {desc.name: value for desc, value in zip(op.input_desc, inputs)}
 
 
-@register_kernel("RmsNorm")
-def rms_norm(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
-    x, gamma = inputs[:2]
-    return list(ref.rms_norm(x, gamma, attrs.get("epsilon", 1e-6)))
-
-
-@register_kernel("AddRmsNorm")
-def add_rms_norm(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
-    x1, x2, gamma = inputs[:3]
-    return list(ref.add_rms_norm(x1, x2, gamma, attrs.get("epsilon", 1e-6)))
-
-
 @register_kernel("ApplyRotaryPosEmb")
 def apply_rotary_pos_emb(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     """Writes query and key (its ref inputs) in place and returns them."""
@@ -52,18 +40,6 @@ def apply_rotary_pos_emb(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> 
         query.copy_(q)
         key.copy_(k)
     return [query, key]
-
-
-@register_kernel("SwiGlu")
-def swiglu(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
-    return [ref.swiglu(inputs[0], int(attrs.get("dim", -1)))]
-
-
-@register_kernel("ScatterNdUpdate")
-def scatter_nd_update(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
-    """Writes ``var`` (its ref input) in place and returns it."""
-    var, indices, updates = inputs[:3]
-    return [ref.scatter_nd_update_(var, indices, updates)]
 
 
 @register_kernel("FusedInferAttentionScore")
@@ -106,15 +82,3 @@ def flash_attention_score(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) ->
         float(attrs.get("scale_value", 1.0)),
     )
     return [_zeros_of(op, 0), _zeros_of(op, 1), _zeros_of(op, 2), out]
-
-
-@register_kernel("MoeGatingTopKSoftmax")
-def moe_gating_top_k_softmax(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
-    x, finished = inputs[0], inputs[1] if len(inputs) > 1 else None
-    return list(ref.moe_gating_top_k_softmax(x, finished, int(attrs.get("k", 1))))
-
-
-@register_kernel("DynamicQuant")
-def dynamic_quant(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
-    named = _named(op, inputs)
-    return list(ref.dynamic_quant(named["x"], smooth_scales=named.get("smooth_scales"), group_index=named.get("group_index")))

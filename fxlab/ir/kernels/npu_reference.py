@@ -14,12 +14,10 @@ so here it returns new tensors (what the captured graph means).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch.utils._pytree import tree_map
 
 # torch's ScalarType numbering, which torch_npu's ``int? output_dtype`` arguments use.
@@ -39,22 +37,6 @@ def _meta_outputs(op_name: str, args: Sequence[Any], kwargs: dict[str, Any]) -> 
 
 def _zeros_like_meta(meta: torch.Tensor) -> torch.Tensor:
     return torch.zeros(meta.shape, dtype=meta.dtype)
-
-
-# -- normalisation -----------------------------------------------------------------------------
-def rms_norm(x: torch.Tensor, gamma: torch.Tensor, epsilon: float = 1e-6) -> tuple[torch.Tensor, torch.Tensor]:
-    """(y, rstd): rstd over gamma's (trailing) dims, kept as size-1 dims."""
-    dims = tuple(range(x.dim() - gamma.dim(), x.dim()))
-    x32 = x.float()
-    rstd = torch.rsqrt(x32.pow(2).mean(dims, keepdim=True) + epsilon)
-    return (x32 * rstd * gamma.float()).to(x.dtype), rstd
-
-
-def add_rms_norm(x1: torch.Tensor, x2: torch.Tensor, gamma: torch.Tensor, epsilon: float = 1e-6) -> tuple[torch.Tensor, ...]:
-    """(y, rstd, x1 + x2)."""
-    x = x1 + x2
-    y, rstd = rms_norm(x, gamma, epsilon)
-    return y, rstd, x
 
 
 # -- rotary ------------------------------------------------------------------------------------
@@ -79,32 +61,7 @@ def apply_rotary_pos_emb(
     return embed(query), embed(key)
 
 
-# -- activations and quantisation ----------------------------------------------------------------
-def swiglu(x: torch.Tensor, dim: int = -1) -> torch.Tensor:
-    """silu(first half) * second half, halves split along ``dim``."""
-    first, second = x.chunk(2, dim=dim)
-    return (F.silu(first.float()) * second.float()).to(x.dtype)
-
-
-def dynamic_quant(
-    input: torch.Tensor,
-    *,
-    smooth_scales: torch.Tensor | None = None,
-    group_index: torch.Tensor | None = None,
-    dst_type: int | None = None,
-    quant_mode: str = "pertoken",
-    dst_type_max: float = 0.0,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Symmetric int8 per token: scale = max|x| / 127 over the last dim, y = round(x / scale)."""
-    if group_index is not None or quant_mode != "pertoken" or dst_type not in (None, 1):
-        raise NotImplementedError("npu_dynamic_quant: only per-token int8 quantisation without group_index has a CPU reference kernel")
-    x = input.float() * (smooth_scales.float() if smooth_scales is not None else 1.0)
-    scale = x.abs().amax(dim=-1) / 127.0
-    safe = torch.where(scale == 0, torch.ones_like(scale), scale)
-    y = torch.round(x / safe.unsqueeze(-1)).clamp(-128, 127).to(torch.int8)
-    return y, scale
-
-
+# -- matmul ----------------------------------------------------------------------------------------
 def quant_matmul(
     x1: torch.Tensor,
     x2: torch.Tensor,
@@ -134,21 +91,6 @@ def quant_matmul(
     if output_dtype is None or SCALAR_TYPES.get(output_dtype) == torch.int8:
         return (torch.round(out) + (offset.to(torch.float64) if offset is not None else 0)).clamp(-128, 127).to(torch.int8)
     return out.to(SCALAR_TYPES.get(output_dtype, torch.float16))
-
-
-# -- MoE -----------------------------------------------------------------------------------------
-def moe_gating_top_k_softmax(x: torch.Tensor, finished: torch.Tensor | None = None, k: int = 1) -> tuple[torch.Tensor, ...]:
-    """(top-k softmax probabilities, their expert ids, row ids): the row id of the j-th
-    choice of row i is ``j * rows + i`` (the order the routing op reads them in).
-    A finished row routes every choice to expert ``num_experts``."""
-    probs = torch.softmax(x.float(), dim=-1)
-    values, experts = probs.topk(k, dim=-1)
-    experts = experts.to(torch.int32)
-    if finished is not None:
-        experts = torch.where(finished.unsqueeze(-1), torch.full_like(experts, x.shape[-1]), experts)
-    rows = math.prod(x.shape[:-1])
-    row_idx = torch.arange(rows * k, dtype=torch.int32).reshape(k, rows).t().reshape(*x.shape[:-1], k)
-    return values.to(x.dtype), experts, row_idx.contiguous()
 
 
 def grouped_matmul(
@@ -339,29 +281,28 @@ def check_fia_options(options: dict[str, Any], query_dtype: torch.dtype) -> None
         raise NotImplementedError(f"npu_fused_infer_attention_score: {', '.join(unsupported) or 'int8 query'} have no CPU reference kernel")
 
 
-# -- in-place --------------------------------------------------------------------------------------
-def scatter_nd_update_(self: torch.Tensor, indices: torch.Tensor, updates: torch.Tensor) -> torch.Tensor:
-    """``self[indices[..., 0], indices[..., 1], ...] = updates``, in place."""
-    with torch.no_grad():
-        self[tuple(indices.long().unbind(-1))] = updates.to(self.dtype)
-    return self
+def cpu_kernel(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``fn`` as the eager CPU kernel of torch_npu operators ``names``
+    (``"npu_x"`` for the default overload, ``"npu_x.List"`` for another). Each operator
+    family's reference module registers its own; the torch_npu definitions register them
+    with torch while the operators are defined."""
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for name in names:
+            if name in CPU_KERNELS:
+                raise ValueError(f"two CPU kernels registered for npu::{name}")
+            CPU_KERNELS[name] = fn
+        return fn
+
+    return decorate
 
 
-def scatter_nd_update(self: torch.Tensor, indices: torch.Tensor, updates: torch.Tensor) -> torch.Tensor:
-    return scatter_nd_update_(self.clone(), indices, updates)
+# operator name (``npu_x`` or ``npu_x.overload``) -> its eager CPU kernel
+CPU_KERNELS: dict[str, Callable[..., Any]] = {}
 
-
-CPU_KERNELS: dict[str, Callable[..., Any]] = {
-    "npu_rms_norm": rms_norm,
-    "npu_add_rms_norm": add_rms_norm,
+for _name, _kernel in {
     "npu_apply_rotary_pos_emb": apply_rotary_pos_emb,
-    "npu_swiglu": swiglu,
-    "npu_dynamic_quant": dynamic_quant,
-    "npu_quant_matmul": quant_matmul,
-    "npu_moe_gating_top_k_softmax": moe_gating_top_k_softmax,
-    "npu_grouped_matmul": grouped_matmul,
     "npu_fusion_attention": fusion_attention,
     "npu_fused_infer_attention_score": fused_infer_attention_score,
-    "npu_scatter_nd_update_": scatter_nd_update_,
-    "npu_scatter_nd_update": scatter_nd_update,
-}
+}.items():
+    cpu_kernel(_name)(_kernel)

@@ -89,23 +89,7 @@ def npu_converters() -> Iterator[list[str]]:
                 CONVERTERS.unregister(target)
 
 
-# -- normalisation and activations ----------------------------------------------------------
-@npu_converter(
-    "npu_rms_norm.default", lambda: [Sample((torch.randn(2, 3, 8), torch.randn(8))), Sample((torch.randn(4, 16), torch.randn(16), 1e-2))]
-)
-def convert_rms_norm(self: ge.Tensor, gamma: ge.Tensor, epsilon: float = 1e-6, *, meta_outputs: Any = None) -> list[ge.Tensor]:
-    """npu_rms_norm(Tensor self, Tensor gamma, float epsilon=1e-06) -> (Tensor, Tensor)"""
-    return ge.op("RmsNorm", {"x": self, "gamma": gamma}, {"epsilon": float(epsilon)}, outputs=("y", "rstd"))
-
-
-@npu_converter("npu_add_rms_norm.default", lambda: [Sample((torch.randn(2, 3, 8), torch.randn(2, 3, 8), torch.randn(8)))])
-def convert_add_rms_norm(
-    x1: ge.Tensor, x2: ge.Tensor, gamma: ge.Tensor, epsilon: float = 1e-6, *, meta_outputs: Any = None
-) -> list[ge.Tensor]:
-    """npu_add_rms_norm(Tensor x1, Tensor x2, Tensor gamma, float epsilon=1e-06) -> (Tensor, Tensor, Tensor)"""
-    return ge.op("AddRmsNorm", {"x1": x1, "x2": x2, "gamma": gamma}, {"epsilon": float(epsilon)}, outputs=("y", "rstd", "x"))
-
-
+# -- rotary ---------------------------------------------------------------------------------------
 def _rotary_samples() -> list[Sample]:
     q, k = torch.randn(2, 3, 4, 8), torch.randn(2, 3, 2, 8)
     cos, sin = torch.randn(2, 3, 1, 8), torch.randn(2, 3, 1, 8)
@@ -141,30 +125,6 @@ def convert_apply_rotary_pos_emb(
         attrs["rotary_mode"] = rotary_mode
     inputs = {"query": moved_q, "key": moved_k, "cos": cos, "sin": sin}
     return ge.op("ApplyRotaryPosEmb", inputs, attrs, outputs=("query", "key"))
-
-
-@npu_converter("npu_swiglu.default", lambda: [Sample((torch.randn(2, 8),)), Sample((torch.randn(4, 6, 3), 1))])
-def convert_swiglu(self: ge.Tensor, dim: int = -1, *, meta_outputs: Any = None) -> ge.Tensor:
-    """npu_swiglu(Tensor self, int dim=-1) -> Tensor"""
-    return ge.op1("SwiGlu", {"x": self}, {"dim": int(dim)})
-
-
-# -- KV-cache writes ---------------------------------------------------------------------------
-def _scatter_samples() -> list[Sample]:
-    return [Sample((torch.zeros(2, 6, 4), torch.tensor([[[0, 1]], [[1, 3]]]), torch.randn(2, 1, 4)))]
-
-
-@npu_converter("npu_scatter_nd_update.default", _scatter_samples)
-def convert_scatter_nd_update(self: ge.Tensor, indices: ge.Tensor, updates: ge.Tensor, *, meta_outputs: Any = None) -> ge.Tensor:
-    """npu_scatter_nd_update(Tensor self, Tensor indices, Tensor updates) -> Tensor"""
-    moved = ge.op1("TensorMove", {"x": self})
-    return ge.op("ScatterNdUpdate", {"var": moved, "indices": indices, "updates": updates}, {"use_locking": False}, outputs=("var",))[0]
-
-
-@npu_converter("npu_scatter_nd_update_.default")
-def convert_scatter_nd_update_(self: ge.Tensor, indices: ge.Tensor, updates: ge.Tensor, *, meta_outputs: Any = None) -> ge.Tensor:
-    """npu_scatter_nd_update_(Tensor(a!) self, Tensor indices, Tensor updates) -> Tensor(a!)"""
-    return ge.op("ScatterNdUpdate", {"var": self, "indices": indices, "updates": updates}, {"use_locking": False}, outputs=("var",))[0]
 
 
 # -- attention -----------------------------------------------------------------------------------
@@ -330,40 +290,3 @@ def convert_fusion_attention(
         "FlashAttentionScore", inputs, attrs, outputs=("softmax_max", "softmax_sum", "softmax_out", "attention_out")
     )
     return attention_out, softmax_max, softmax_sum, softmax_out, 0, 0, 0
-
-
-# -- MoE and quantisation -----------------------------------------------------------------------
-@npu_converter(
-    "npu_moe_gating_top_k_softmax.default",
-    lambda: [Sample((torch.randn(5, 8),), {"k": 2}), Sample((torch.randn(3, 4), torch.tensor([False, True, False]), 1))],
-)
-def convert_moe_gating_top_k_softmax(
-    x: ge.Tensor, finished: ge.Tensor | None = None, k: int = 1, *, meta_outputs: Any = None
-) -> list[ge.Tensor]:
-    """npu_moe_gating_top_k_softmax(Tensor x, Tensor? finished=None, int k=1) -> (Tensor, Tensor, Tensor)"""
-    return ge.op("MoeGatingTopKSoftmax", {"x": x, "finished": finished}, {"k": int(k)}, outputs=("y", "expert_idx", "row_idx"))
-
-
-@npu_converter(
-    "npu_dynamic_quant.default",
-    lambda: [Sample((torch.randn(3, 16),)), Sample((torch.randn(2, 3, 8),), {"smooth_scales": torch.rand(8) + 0.5})],
-)
-def convert_dynamic_quant(
-    input: ge.Tensor,
-    *,
-    smooth_scales: ge.Tensor | None = None,
-    group_index: ge.Tensor | None = None,
-    dst_type: int | None = None,
-    quant_mode: str = "pertoken",
-    dst_type_max: float = 0.0,
-    meta_outputs: Any = None,
-) -> list[ge.Tensor]:
-    """npu_dynamic_quant(Tensor input, *, Tensor? smooth_scales=None, Tensor? group_index=None, int? dst_type=None, str quant_mode="pertoken", float dst_type_max=0.0) -> (Tensor, Tensor)"""
-    if dst_type not in (None, 1) or quant_mode != "pertoken":
-        raise NotImplementedError("npu_dynamic_quant: only per-token int8 has fxlab's converter; use --converter torchair for the others")
-    # TorchAir's op wrapper leaves out absent optional inputs and attrs at their IR default
-    # (dst_type DT_INT8 here), so neither is written.
-    inputs = {"x": input, "smooth_scales": smooth_scales, "group_index": group_index}
-    while inputs[next(reversed(inputs))] is None:
-        inputs.popitem()
-    return ge.op("DynamicQuant", inputs, {}, outputs=("y", "scale"))

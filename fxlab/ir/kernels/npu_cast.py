@@ -1,0 +1,64 @@
+"""Kernels of the GE ops TorchAir makes for torch_npu's casts and prefetch that no other
+family has: ``Cmo`` (a cache prefetch: it computes nothing and has no outputs), and the
+eager CPU kernels of the cast operators."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from fxlab.ir.execute import register_kernel
+from fxlab.ir.kernels.npu_reference import cpu_kernel
+from fxlab.ir.model import IrOp
+
+_DTYPE_CODES = {
+    0: torch.uint8,
+    1: torch.int8,
+    2: torch.int16,
+    3: torch.int32,
+    4: torch.int64,
+    5: torch.float16,
+    6: torch.float32,
+    7: torch.float64,
+}
+_DTYPE_CODES.update(
+    {11: torch.bool, 15: torch.bfloat16, 23: torch.float8_e5m2, 24: torch.float8_e4m3fn, 291: torch.float8_e5m2, 292: torch.float8_e4m3fn}
+)
+
+
+@register_kernel("Cmo")
+def cmo(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    return []
+
+
+@cpu_kernel("_npu_dtype_cast", "_npu_dtype_cast_backward")
+def npu_dtype_cast_old(self: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    return self.to(dtype)
+
+
+def _torch_type(code: int) -> torch.dtype:
+    if code not in _DTYPE_CODES:
+        raise NotImplementedError(f"a cast to or from dtype code {code} (int4, float4, hifloat8) has no CPU reference kernel")
+    return _DTYPE_CODES[code]
+
+
+@cpu_kernel("npu_dtype_cast")
+def npu_dtype_cast(self: torch.Tensor, dtype: int, input_dtype: int | None = None) -> torch.Tensor:
+    """``self`` (read as ``input_dtype`` when given) cast to torch_npu dtype ``dtype``."""
+    source = self.view(_torch_type(input_dtype)) if input_dtype is not None else self
+    return source.to(_torch_type(dtype))
+
+
+@cpu_kernel("npu_dtype_cast_backward")
+def npu_dtype_cast_backward(
+    self: torch.Tensor, dtype: torch.dtype, grad_dtype: int | None = None, input_dtype: int | None = None
+) -> torch.Tensor:
+    source = self.view(_torch_type(grad_dtype)) if grad_dtype is not None else self
+    return source.to(_torch_type(input_dtype) if input_dtype is not None else dtype)
+
+
+@cpu_kernel("npu_prefetch")
+def npu_prefetch(self: torch.Tensor, dependency: torch.Tensor | None, max_size: int, offset: int = 0) -> None:
+    """A prefetch into the device's cache: nothing to compute on CPU."""
+    return None
