@@ -468,7 +468,7 @@ class AscendIrConverter:
         except RefusedLikeTorchAir as exc:
             builder.end_node(token)
             del ops[first_new:]
-            self._emit_placeholder(node, Status.REFUSED, str(exc))
+            self._emit_placeholder(node, Status.REFUSED, exc.message(target_name))
             return
         except Exception as exc:  # noqa: BLE001 - any converter failure becomes a placeholder
             builder.end_node(token)

@@ -133,9 +133,12 @@ class RefusedLikeTorchAir(NotImplementedError):
     on (an option it does not support, a branch for other SoCs): the node is refused, as
     on an NPU machine, with TorchAir's exception and where its converter raises it."""
 
-    def __init__(self, op: str, reason: str, where: str) -> None:
-        super().__init__(f"TorchAir refuses {op} with these arguments: its converter raises {reason} (ge_converter/{where})")
-        self.op, self.reason, self.where = op, reason, where
+    def __init__(self, reason: str, where: str) -> None:
+        super().__init__(f"its converter raises {reason} (ge_converter/{where})")
+        self.reason, self.where = reason, where
+
+    def message(self, op: str) -> str:
+        return f"TorchAir refuses {op} with these arguments: {self}"
 
 
 def wrong_result(target: Any) -> str | None:

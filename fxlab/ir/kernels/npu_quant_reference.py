@@ -138,7 +138,7 @@ def dynamic_quant_asymmetric(
     return cast_quantised(x / safe + offset, target), _scale_shape(scale, x, quant_mode), _scale_shape(offset, x, quant_mode)
 
 
-def rows_by_group(rows: int, group_list: Sequence[int], counts: bool) -> list[int]:
+def rows_by_group(group_list: Sequence[int], counts: bool) -> list[int]:
     """Rows per group from a group list of cumulative ends (or of counts)."""
     values = [int(v) for v in group_list]
     if counts:

@@ -64,15 +64,15 @@ def convert_clipped_swiglu(
 
 
 # -- GELU family -----------------------------------------------------------------------------------
-def _check_approximate(op: str, approximate: str, where: str) -> None:
+def _check_approximate(approximate: str, where: str) -> None:
     if approximate not in ("tanh", "none"):
-        refuse(op, "ValueError: approximate argument must be either none or tanh.", where)
+        refuse("ValueError: approximate argument must be either none or tanh.", where)
 
 
 @npu_converter("npu_gelu.default", lambda: [Sample((_x(3, 8),)), Sample((torch.randn(3, 8),), {"approximate": "tanh"})])
 def convert_gelu(self: ge.Tensor, *, approximate: str = "none", meta_outputs: Any = None) -> ge.Tensor:
     """npu_gelu(Tensor self, *, str approximate='none') -> Tensor"""
-    _check_approximate("npu.npu_gelu.default", approximate, "custom/npu_gelu.py:14")
+    _check_approximate(approximate, "custom/npu_gelu.py:14")
     return ir_op("GeluV2", {"x": self}, {"approximate": approximate}, {"approximate": "none"})[0]
 
 
@@ -82,7 +82,7 @@ def convert_gelu(self: ge.Tensor, *, approximate: str = "none", meta_outputs: An
 )
 def convert_gelu_backward(grad_output: ge.Tensor, self: ge.Tensor, *, approximate: str = "none", meta_outputs: Any = None) -> ge.Tensor:
     """npu_gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor"""
-    _check_approximate("npu.npu_gelu_backward.default", approximate, "custom/npu_gelu_backward.py:16")
+    _check_approximate(approximate, "custom/npu_gelu_backward.py:16")
     return ir_op("GeluGradV2", {"dy": grad_output, "x": self}, {"approximate": approximate}, {"approximate": "none"}, outputs=("z",))[0]
 
 
@@ -164,7 +164,7 @@ def convert_gelu_quant(
     target = DataType.DT_INT8 if dst_type is None else npu_dtype(dst_type)
     reason = _gelu_quant_refusal(self, input_scale, input_offset, quant_mode, target, round_mode)
     if reason is not None:
-        refuse("npu.npu_gelu_quant.default", reason, "custom/npu_gelu_quant.py")
+        refuse(reason, "custom/npu_gelu_quant.py")
     inputs = {"x": self, "input_scale": input_scale, "input_offset": input_offset}
     attrs = {
         "approximate": approximate,

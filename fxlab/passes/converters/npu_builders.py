@@ -150,6 +150,7 @@ def empty_const(dtype: DataType) -> ge.Tensor:
     return ge.const([], dtype)
 
 
-def refuse(op: str, reason: str, where: str) -> NoReturn:
-    """Refuse the node as TorchAir's converter does for these arguments."""
-    raise RefusedLikeTorchAir(op, reason, where)
+def refuse(reason: str, where: str) -> NoReturn:
+    """Refuse the node as TorchAir's converter does for these arguments: ``reason`` is
+    its exception and message, ``where`` its file (and line) under ``ge_converter/``."""
+    raise RefusedLikeTorchAir(reason, where)

@@ -92,11 +92,11 @@ def convert_prefetch(self: ge.Tensor, dependency: ge.Tensor | None, max_size: in
     """npu_prefetch(Tensor self, Tensor? dependency, int max_size, int offset=0) -> ()"""
     where = "custom/npu_prefetch.py"
     if max_size <= 0:
-        refuse("npu.npu_prefetch.default", f"ValueError: max_size should be greater than zero, but got {max_size}", where)
+        refuse(f"ValueError: max_size should be greater than zero, but got {max_size}", where)
     if offset < 0:
-        refuse("npu.npu_prefetch.default", f"ValueError: offset should be nonnegative, but got {max_size}", where)
+        refuse(f"ValueError: offset should be nonnegative, but got {max_size}", where)
     if dependency is None:
-        refuse("npu.npu_prefetch.default", "NotImplementedError: ge converter is not implement when dependency is None.", f"{where}:25")
+        refuse("NotImplementedError: ge converter is not implement when dependency is None.", f"{where}:25")
     # With an offset TorchAir's Cmo builder leaves the type at its default out; without one
     # it writes the type and no offset (an older Cmo has no offset attr).
     attrs = {"max_size": int(max_size), "offset": int(offset)} if offset else {"max_size": int(max_size), "type": 6}

@@ -155,7 +155,6 @@ def convert_moe_init_routing_v2(
     if active_expert_range is None:
         # TorchAir's op builder extends the list attr with None.
         refuse(
-            "npu.npu_moe_init_routing_v2.default",
             "TypeError: must assign iterable (active_expert_range not given; pass active_expert_range=[first, last])",
             "custom/npu_moe_init_routing_v2.py:85",
         )

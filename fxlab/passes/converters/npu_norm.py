@@ -212,7 +212,6 @@ def convert_batch_norm_gather_stats_update(
     """batch_norm_gather_stats_update(Tensor input, Tensor mean, Tensor invstd, Tensor? running_mean, Tensor? running_var, float momentum, float eps, Tensor counts) -> (Tensor, Tensor)"""
     if input.rank != 4:
         refuse(
-            "npu.batch_norm_gather_stats_update.default",
             "NotImplementedError: ge_converter is only implemented for 4D input!",
             "custom/npu_batch_norm_gather_stats_update.py:22",
         )

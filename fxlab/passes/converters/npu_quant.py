@@ -151,10 +151,10 @@ def convert_quantize(
         return packed(y, self.rank, 8, DataType.DT_INT32, cast_consts=True) if int(dtype) == INT4_CODE else y
     where = "custom/quantized.py"
     if scales.rank != 1:
-        refuse("npu.npu_quantize.default", "RuntimeError: Scales' dim should be equal to 1.", where)
+        refuse("RuntimeError: Scales' dim should be equal to 1.", where)
     axis = int(axis) + self.rank if axis < 0 else int(axis)
     if target not in _QUANTIZE_TYPES:
-        refuse("npu.npu_quantize.default", "RuntimeError: Unsupported dst_type ... when div_mode=True", where)
+        refuse("RuntimeError: Unsupported dst_type ... when div_mode=True", where)
     others = [i for i in range(self.rank) if i != axis]
     if zero_points is not None:
         zero_points = ge.op1("Unsqueeze", {"x": zero_points}, {"axes": others})
@@ -195,12 +195,11 @@ def convert_anti_quant(
     where = "custom/npu_anti_quant.py"
     if x.dtype not in _ANTI_QUANT_SOURCES:
         refuse(
-            "npu.npu_anti_quant.default",
             "RuntimeError: AntiQuant only support int8, int32, hifloat8, float8_e5m2 or float8_e4m3fn for input x",
             where,
         )
     if src_dtype is not None and npu_dtype(src_dtype) != _ANTI_QUANT_SOURCES[x.dtype]:
-        refuse("npu.npu_anti_quant.default", "RuntimeError: src_dtype should be match to x", where)
+        refuse("RuntimeError: src_dtype should be match to x", where)
     if x.dtype == DataType.DT_UINT8:
         x = ge.op1("Bitcast", {"x": x}, {"type": DataType.DT_HIFLOAT8})
     elif x.dtype == DataType.DT_INT32:

@@ -123,10 +123,10 @@ def convert_quant_scatter(
     target = DataType.DT_INT8 if dst_type is None else npu_dtype(dst_type)
     where = "custom/npu_quant_scatter.py"
     if target not in (DataType.DT_INT8, DataType.DT_FLOAT8_E4M3FN, DataType.DT_FLOAT8_E5M2, DataType.DT_HIFLOAT8):
-        refuse("npu.npu_quant_scatter.default", f"RuntimeError: dst_type:{dst_type} not supported", where)
+        refuse(f"RuntimeError: dst_type:{dst_type} not supported", where)
     round_mode = round_mode or "rint"
     if round_mode not in _QUANT_SCATTER_ROUND_MODES.get(target, ("rint",)):
-        refuse("npu.npu_quant_scatter.default", f"RuntimeError: round_mode not supported for dst_type:{dst_type}", where)
+        refuse(f"RuntimeError: round_mode not supported for dst_type:{dst_type}", where)
     # TorchAir types the input itself as the result type (its desc, which its users copy).
     ge.set_dtype(self, target)
     if dst_type == HIFLOAT8_CODE:

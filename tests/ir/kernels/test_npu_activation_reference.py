@@ -1,4 +1,5 @@
 """The CPU reference math of torch_npu's activation operators against torch's own."""
+
 from __future__ import annotations
 
 import torch

@@ -36,9 +36,3 @@ def test_attention_layouts_gqa_masks_and_lengths():
     )
     short = ref.attention(q, k, v, "BNSD", 4, 2, None, 0, 0.3, kv_lengths=[2, 5])
     torch.testing.assert_close(short[0], F.scaled_dot_product_attention(q[:1], k[:1, :, :2], v[:1, :, :2], scale=0.3, enable_gqa=True)[0])
-
-
-def test_grouped_matmul_by_group_list():
-    x, w = torch.randn(5, 3), torch.randn(2, 3, 4)
-    out = ref.grouped_matmul([x], [w], group_list=torch.tensor([2, 5]), split_item=2, group_type=0)
-    torch.testing.assert_close(out[0], torch.cat([x[:2] @ w[0], x[2:] @ w[1]]))

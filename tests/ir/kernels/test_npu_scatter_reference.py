@@ -1,4 +1,5 @@
 """The CPU reference math of torch_npu's scatter operators (KV-cache writes)."""
+
 from __future__ import annotations
 
 import torch
