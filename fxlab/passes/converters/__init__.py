@@ -12,7 +12,8 @@ from fxlab.passes.converters import index, join, shape, symbolic  # noqa: F401
 from fxlab.passes.converters import auto, inplace  # noqa: F401
 from fxlab.passes.converters import backward, batch_norm_training, complex_views, embedding, fft, foreach, loss, pointwise, rng, sampling  # noqa: F401
 from fxlab.passes.converters import npu  # noqa: F401 - torch_npu operators, registered while defined
-from fxlab.passes.converters import npu_activation, npu_cast, npu_grouped_matmul, npu_matmul, npu_moe, npu_norm, npu_quant, npu_scatter  # noqa: F401
+from fxlab.passes.converters import npu_activation, npu_block_quant, npu_cast, npu_grouped_matmul, npu_matmul  # noqa: F401
+from fxlab.passes.converters import npu_moe, npu_norm, npu_quant, npu_scatter  # noqa: F401
 from fxlab.passes.converters.registry import CONVERTERS, Sample, register_converter
 
 __all__ = ["CONVERTERS", "Sample", "register_converter"]
