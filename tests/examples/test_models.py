@@ -116,3 +116,39 @@ def test_transformers_static_cache_is_refused_by_torchair_itself(torchair: Any) 
         assert "NotImplementedError: torch.ops.aten.index_copy.default ge_converter is not implemented!" in record
         assert record.endswith(". Fix: on Ascend, write the KV cache with torch_npu.scatter_update_(cache, positions, new, axis), "
                                "torch_npu.npu_scatter_nd_update_(cache, indices, new) or a slice assignment (cache[:, :, start:end] = new), which TorchAir converts")
+
+
+# Ascend-written layers: the built-in conversion builds TorchAir's GE op types, op for op.
+ASCEND_LAYERS = {
+    "ascend_moe_layer": [
+        "MoeGatingTopKSoftmax", "MoeInitRouting", "MoeComputeExpertTokens", "GroupedMatmul", "SwiGlu", "GroupedMatmul", "MoeFinalizeRoutingV2",
+    ],
+    "ascend_w8a8_linear": ["DynamicQuant", "QuantBatchMatmulV3"],
+}
+_HELPERS = {"Data", "NetOutput", "Const", "Cast", "Fill", "Transpose", "MatMul", "Add"}
+
+
+def _missing_standin_dtype(trace: Any) -> str | None:
+    """The reason TorchAir's side could not convert, when it is the stand-in torch_npu
+    lacking one of torch_npu's dtype constants (which TorchAir's quant matmul reads)."""
+    for node in trace.graphs[0].conversion.nodes:
+        if "has no attribute 'float4_e2m1fn_x2'" in (node.message or ""):
+            return "the stand-in torch_npu has no float4_e2m1fn_x2 yet, which TorchAir's npu_quant_matmul converter reads"
+    return None
+
+
+@pytest.mark.parametrize("name", sorted(ASCEND_LAYERS))
+def test_ascend_layer_traces_ok_with_the_builtin_conversion(name: str) -> None:
+    trace = _capture(name, None)
+    _ok(trace)
+    assert [op.type for op in trace.graphs[0].ir.ops if op.type not in _HELPERS] == ASCEND_LAYERS[name]
+
+
+@pytest.mark.parametrize("name", sorted(ASCEND_LAYERS))
+def test_ascend_layer_gets_torchairs_own_op_types(torchair: Any, name: str) -> None:
+    builtin, theirs = _capture(name, None), _capture(name, None, _torchair_converter(torchair))
+    reason = _missing_standin_dtype(theirs)
+    if reason is not None:
+        pytest.skip(reason)
+    _ok(theirs)
+    assert [op.type for op in builtin.graphs[0].ir.ops] == [op.type for op in theirs.graphs[0].ir.ops]
