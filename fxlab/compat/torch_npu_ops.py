@@ -137,14 +137,14 @@ def read_schemas(schema_file: Path) -> dict[str, str]:
 
 
 def _is_defined(qualified: str) -> bool:
+    """Whether ``name[.overload]`` exists; a name without overload asks for the default
+    one (another overload of the same name defined first does not count)."""
     name, _, overload = qualified.partition(".")
     try:
         packet = getattr(getattr(torch.ops, NAMESPACE), name)
-        if overload:
-            getattr(packet, overload)
+        return (overload or "default") in packet.overloads()
     except (AttributeError, RuntimeError):
         return False
-    return True
 
 
 def _define_schemas(library: torch.library.Library, schemas: dict[str, str], result: NpuDefinitions) -> None:
@@ -301,11 +301,14 @@ def _copy_back(functional: Any) -> Callable[..., torch.Tensor]:
 def _reference_kernels(library: torch.library.Library, names: set[str]) -> Iterator[None]:
     """fxlab's CPU kernels and built-in converters for the common operators defined here."""
     from fxlab.ir import kernels  # noqa: F401 - each operator family registers its CPU kernels
-    from fxlab.ir.kernels.npu_reference import CPU_KERNELS
+    from fxlab.ir.kernels.npu_reference import CPU_KERNELS, META_KERNELS
     from fxlab.passes.converters.npu import npu_converters
 
     for name, kernel in CPU_KERNELS.items():
         if name.split(".", 1)[0] in names:
             library.impl(name, kernel, "CPU")
+    for name, kernel in META_KERNELS.items():
+        if name.split(".", 1)[0] in names and not torch._C._dispatch_has_kernel_for_dispatch_key(f"{NAMESPACE}::{name}", "Meta"):
+            library.impl(name, kernel, "Meta")
     with npu_converters():
         yield

@@ -50,7 +50,7 @@ class TorchAirVerdict:
         if self.verdict == REFUSES:
             said = f"TorchAir refuses {self.op}: its converter only raises {self.reason} (ge_converter/{self.where})"
         elif self.verdict == NO_CONVERTER:
-            said = f"TorchAir has no converter for {self.op}, so its conversion fails on it"
+            said = f"TorchAir has no converter for {self.op}, so its conversion fails on it" + (f": {self.reason}" if self.reason else "")
         else:
             return f"TorchAir converts {self.op}"
         rewrite = REWRITES.get(self.op.rsplit(".", 1)[0])
@@ -108,6 +108,18 @@ FAILS_WHEN_RUN = {
 }
 
 
+# torch_npu operators TorchAir has no converter for, whose auto converter then fails
+# (no GE op of the name it derives exists): why.
+_NO_NPU_FORMAT_CAST = "its auto converter looks for the GE op NpuFormatCast, which GE does not register; cast formats outside the graph"
+AUTO_CONVERTER_FAILS = {
+    "npu.npu_format_cast.default": _NO_NPU_FORMAT_CAST,
+    "npu.npu_format_cast.Tensor": _NO_NPU_FORMAT_CAST,
+    "npu._npu_format_cast.default": _NO_NPU_FORMAT_CAST,
+    "npu._npu_format_cast.aclnn": _NO_NPU_FORMAT_CAST,
+    "npu._npu_format_cast.input_dtype": _NO_NPU_FORMAT_CAST,
+}
+
+
 # Ops TorchAir converts into a graph whose results are not ATen's: what goes wrong. fxlab
 # builds the same graph (it shows what TorchAir hands to GE), and its IR check, which runs
 # that graph on CPU, names the cause beside the mismatch it finds.
@@ -151,5 +163,7 @@ def refusal(target: Any) -> TorchAirVerdict | None:
     failure = FAILS_WHEN_RUN.get(op_name(target))
     if failure is not None:
         return TorchAirVerdict(op_name(target), REFUSES, *failure)
+    if op_name(target) in AUTO_CONVERTER_FAILS:
+        return TorchAirVerdict(op_name(target), NO_CONVERTER, AUTO_CONVERTER_FAILS[op_name(target)])
     verdict = verdict_of(target)
     return verdict if verdict is not None and verdict.fails else None

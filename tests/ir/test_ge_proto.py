@@ -148,8 +148,8 @@ def test_reading_rejects_what_the_model_cannot_hold() -> None:
     with pytest.raises(GeProtoError, match="holds no graph"):
         decode_model_def(schema().ModelDef(name="m").SerializeToString())
     model = schema().ModelDef()
-    model.graph.add().op.add(name="q").output_desc.add(dtype=28)  # DT_INT4
-    with pytest.raises(GeProtoError, match="DT_INT4"):
+    model.graph.add().op.add(name="q").output_desc.add(dtype=29)  # DT_UINT1
+    with pytest.raises(GeProtoError, match="DT_UINT1"):
         graph_from_model_def(model)
     model = schema().ModelDef()
     model.graph.add().op.add(name="q").attr["g"].g.name = "sub"

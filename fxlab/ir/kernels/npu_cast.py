@@ -1,6 +1,10 @@
 """Kernels of the GE ops TorchAir makes for torch_npu's casts and prefetch that no other
 family has: ``Cmo`` (a cache prefetch: it computes nothing and has no outputs), and the
-eager CPU kernels of the cast operators."""
+eager CPU kernels of the cast operators.
+
+``npu_format_cast`` changes how the device lays a tensor out in memory (ND, NZ, NC1HWC0
+...), never its values or shape: on CPU every overload returns a copy, and its Meta
+function (which torch_npu's Meta file has only for ``_npu_format_cast``) the same shape."""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ from typing import Any
 import torch
 
 from fxlab.ir.execute import register_kernel
-from fxlab.ir.kernels.npu_reference import cpu_kernel
+from fxlab.ir.kernels.npu_reference import cpu_kernel, meta_kernel
 from fxlab.ir.model import IrOp
 
 _DTYPE_CODES = {
@@ -62,3 +66,9 @@ def npu_dtype_cast_backward(
 def npu_prefetch(self: torch.Tensor, dependency: torch.Tensor | None, max_size: int, offset: int = 0) -> None:
     """A prefetch into the device's cache: nothing to compute on CPU."""
     return None
+
+
+@meta_kernel("npu_format_cast", "npu_format_cast.Tensor")
+@cpu_kernel("npu_format_cast", "npu_format_cast.Tensor", "_npu_format_cast", "_npu_format_cast.aclnn", "_npu_format_cast.input_dtype")
+def format_cast(self: torch.Tensor, *args: Any, **kwargs: Any) -> torch.Tensor:
+    return self.clone()

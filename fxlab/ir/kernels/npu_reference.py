@@ -230,6 +230,21 @@ def cpu_kernel(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]
 
 # operator name (``npu_x`` or ``npu_x.overload``) -> its eager CPU kernel
 CPU_KERNELS: dict[str, Callable[..., Any]] = {}
+# operator name -> a Meta function, for the few operators torch_npu's Meta file leaves out
+META_KERNELS: dict[str, Callable[..., Any]] = {}
+
+
+def meta_kernel(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Register ``fn`` as the Meta function of torch_npu operators ``names`` that have
+    none of their own (registered only where the operator has no Meta kernel)."""
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        for name in names:
+            META_KERNELS[name] = fn
+        return fn
+
+    return decorate
+
 
 for _name, _kernel in {
     "npu_apply_rotary_pos_emb": apply_rotary_pos_emb,

@@ -147,7 +147,11 @@ def _gelu_quant_refusal(
 
 @npu_converter(
     "npu_gelu_quant.default",
-    lambda: [Sample((_x(3, 16),)), Sample((_x(3, 16),), {"input_scale": (torch.rand(16) + 0.5).half(), "approximate": "tanh"})],
+    lambda: [
+        Sample((_x(3, 16),)),
+        Sample((_x(3, 16),), {"input_scale": (torch.rand(16) + 0.5).half(), "approximate": "tanh"}),
+        Sample((_x(3, 16),), {"round_mode": "round"}),
+    ],
 )
 def convert_gelu_quant(
     self: ge.Tensor,

@@ -122,6 +122,7 @@ def _gmm_samples() -> list[Sample]:
         ),
         Sample((xs, ws), {"bias": [torch.randn(4).half(), torch.randn(5).half()], "group_type": -1}),
         Sample(([q_x], [q_w]), {**quant, "group_list": group_list, "split_item": 2, "group_type": 0}),
+        Sample(([q_x], [q_w]), {**quant, "output_dtype": 6, "group_list": group_list, "split_item": 2, "group_type": 0}),
         Sample(
             ([x], [torch.randint(-127, 127, (3, 8, 4), dtype=torch.int8)]),
             {
