@@ -1,10 +1,11 @@
-"""Kernels of the GE ops TorchAir makes for torch_npu's common operators (``RmsNorm``,
-``ApplyRotaryPosEmb``, ``FusedInferAttentionScore`` ...), on the math of
-:mod:`fxlab.ir.kernels.npu_reference` (the same as the torch operators' CPU kernels).
+"""Kernels of the GE ops TorchAir makes for torch_npu's rotary and attention operators
+(``ApplyRotaryPosEmb``, ``FusedInferAttentionScore``, ``FlashAttentionScore``), on the math
+of :mod:`fxlab.ir.kernels.npu_reference` (the same as the torch operators' CPU kernels).
+The other families have their own modules (``npu_moe``, ``npu_quant``, ``npu_norm`` ...).
 
 Outputs a model does not read at inference (softmax statistics) are zeros of the shapes
-the op's output descs give. ``ScatterNdUpdate`` and ``ApplyRotaryPosEmb`` write their ref
-inputs in place, as GE does.
+the op's output descs give. ``ApplyRotaryPosEmb`` writes its ref inputs in place, as GE
+does.
 """
 
 from __future__ import annotations

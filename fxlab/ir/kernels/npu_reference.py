@@ -1,8 +1,11 @@
-"""CPU reference kernels for the torch_npu operators Ascend models call most.
+"""CPU reference kernels of torch_npu's rotary and attention operators, and the registry
+every operator family fills with the eager CPU kernels of its torch_npu operators
+(:func:`cpu_kernel`; :func:`meta_kernel` for the few Meta functions torch_npu lacks).
 
 With these, a model written with ``torch_npu.npu_rms_norm``, ``npu_fusion_attention`` ...
 runs eagerly on a CPU-only machine, so fxlab compares eager with compiled and the
-Ascend IR's reference run with both. Each kernel computes what torch_npu's documentation
+Ascend IR's reference run with both. Each family keeps its shared math in its own
+``npu_<family>_reference`` module. Each kernel computes what torch_npu's documentation
 says the operator returns, in float32 for the reductions, for the options models use;
 an option outside that raises ``NotImplementedError`` naming it. Outputs the operator
 returns only for training or debugging (softmax statistics, dropout seeds) are zeros of

@@ -1,20 +1,19 @@
-"""Converters of torch_npu's common operators, making the GE ops TorchAir makes for them.
+"""The registry of converters of torch_npu's operators, and its rotary and attention ones.
 
 torch_npu's operators (``torch.ops.npu.*``) exist only while they are defined: by a real
-torch_npu, or by fxlab from a torch_npu copy (``fxlab.compat.torch_npu_ops``). So these
-converters are kept by operator name and registered for the live operators by
-:func:`npu_converters`, for as long as the operators are defined; a converter a plugin
-registers for the same operator replaces fxlab's, as for any other.
+torch_npu, or by fxlab from a torch_npu copy (``fxlab.compat.torch_npu_ops``). So their
+converters are kept by operator name (:func:`npu_converter`) and registered for the live
+operators by :func:`npu_converters`, for as long as the operators are defined; a
+converter a plugin registers for the same operator replaces fxlab's, as for any other.
 
 The GE op types, input names and attrs are those of TorchAir's converters in
-``ge_converter/custom/`` (torch_npu 2.13.0): ``npu_rms_norm`` → ``RmsNorm``,
-``npu_add_rms_norm`` → ``AddRmsNorm``, ``npu_apply_rotary_pos_emb`` → ``TensorMove`` of
-query and key + ``ApplyRotaryPosEmb``, ``npu_swiglu`` → ``SwiGlu``,
-``npu_scatter_nd_update`` → ``TensorMove`` + ``ScatterNdUpdate`` (the in-place form
-without the move), ``npu_fused_infer_attention_score`` → ``FusedInferAttentionScore``,
-``npu_fusion_attention`` (BSH/BNSD, no dropout) → ``FlashAttentionScore``,
-``npu_moe_gating_top_k_softmax`` → ``MoeGatingTopKSoftmax``, ``npu_dynamic_quant``
-(per token, no int4) → ``DynamicQuant``. The reference kernels of these GE ops are in
+``ge_converter/custom/`` (torch_npu 2.13.0). The families live beside this module
+(``npu_moe``, ``npu_quant``, ``npu_block_quant``, ``npu_norm``, ``npu_activation``,
+``npu_scatter``, ``npu_cast``, ``npu_matmul``, ``npu_grouped_matmul``; what TorchAir's op
+builders do is in ``npu_builders``); here: ``npu_apply_rotary_pos_emb`` → ``TensorMove`` of
+query and key + ``ApplyRotaryPosEmb``, ``npu_fused_infer_attention_score`` →
+``FusedInferAttentionScore``, ``npu_fusion_attention`` (BSH/BNSD, no dropout) →
+``FlashAttentionScore``. The reference kernels of these GE ops are in
 ``fxlab.ir.kernels.npu``.
 """
 

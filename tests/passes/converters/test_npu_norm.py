@@ -35,3 +35,10 @@ def test_gather_stats_casts_the_counts_and_tags_nchw(npu_ops):
     assert op_types(result) == ["Cast", "SyncBatchNormGatherStats"]
     op = result.graph.ops[-2]
     assert dict(op.attrs)["output_layout_info"].value == ((0, "NCHW"), (1, "NCHW"), (2, "NCHW"), (3, "NCHW"))
+
+
+def test_add_rms_norm_quant_is_refused_as_torchair_has_no_converter_for_it(npu_ops):
+    x = torch.randn(2, 16).half()
+    result = convert("npu_add_rms_norm_quant", x, x, torch.randn(16).half(), torch.rand(16).half(), torch.zeros(16, dtype=torch.int8))
+    (record,) = [r for r in result.nodes if r.target.startswith("npu.")]
+    assert record.message.startswith("TorchAir has no converter for npu.npu_add_rms_norm_quant.default") and "NpuAddRmsNormQuant" in record.message
