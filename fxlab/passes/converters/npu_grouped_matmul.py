@@ -124,6 +124,9 @@ def _gmm_samples() -> list[Sample]:
         Sample(([q_x], [q_w]), {**quant, "group_list": group_list, "split_item": 2, "group_type": 0}),
         Sample(([q_x], [q_w]), {**quant, "output_dtype": 6, "group_list": group_list, "split_item": 2, "group_type": 0}),
         Sample(
+            ([torch.randn(4, 6).half()], [torch.randn(6, 8).half()]), {"group_list": torch.tensor([2, 6]), "split_item": 3, "group_type": 2}
+        ),
+        Sample(
             ([x], [torch.randint(-127, 127, (3, 8, 4), dtype=torch.int8)]),
             {
                 "antiquant_scale": [torch.rand(3, 4).half()],

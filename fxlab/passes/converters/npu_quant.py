@@ -44,6 +44,7 @@ def _dynamic_quant_samples() -> list[Sample]:
         Sample((_activations(2, 3, 8),), {"smooth_scales": (torch.rand(8) + 0.5).half()}),
         Sample((x,), {"smooth_scales": (torch.rand(2, 16) + 0.5).half(), "group_index": torch.tensor([1, 3], dtype=torch.int32)}),
         Sample((x,), {"quant_mode": "pertensor"}),
+        Sample((x,), {"quant_mode": "perchannel"}),
         Sample((x,), {"dst_type": INT4_CODE}),
         Sample((x.bfloat16(),), {"dst_type": 24, "dst_type_max": 240.0}),
     ]
