@@ -84,9 +84,8 @@ _ROUND_MODES = {"rint": 0, "round": 1, "floor": 2, "ceil": 3, "trunc": 4}
 def dequant_swiglu_quant(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     n = named_inputs(op, inputs)
     tensors = {name: n.get(name) for name in ("weight_scale", "activation_scale", "bias", "quant_scale", "quant_offset", "group_index")}
-    options = {
-        key: attrs[key] for key in ("activate_left", "activate_dim", "swiglu_mode", "clamp_limit", "glu_alpha", "glu_bias") if key in attrs
-    }
+    keys = ("activate_left", "activate_dim", "swiglu_mode", "clamp_limit", "glu_alpha", "glu_bias")
+    options: dict[str, Any] = {key: attrs[key] for key in keys if key in attrs}
     options["quant_mode"] = 1 if attrs.get("quant_mode", "static") == "dynamic" else 0
     options["round_mode"] = _ROUND_MODES[attrs.get("round_mode", "rint")]
     return list(ref.dequant_swiglu_quant(n["x"], dst_type=_quant_code(attrs.get("dst_type", 2)), **tensors, **options))

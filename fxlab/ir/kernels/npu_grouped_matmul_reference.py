@@ -179,7 +179,8 @@ def grouped_matmul_swiglu_quant_v2(
             f"npu_grouped_matmul_swiglu_quant_v2: {', '.join(extra) or 'float8/float4 quantisation'} have no CPU reference kernel"
         )
     sizes = group_rows(group_list, group_list_type == 1)
-    weights, scales = _per_group(weight, len(sizes)), _per_group(weight_scale, len(sizes))
+    weights = list(weight[0].unbind(0)) if len(weight) == 1 else list(weight)
+    scales = list(weight_scale[0].unbind(0)) if len(weight_scale) == 1 else list(weight_scale)
     out_y = torch.zeros(x.shape[0], weights[0].shape[-1] // 2, dtype=torch.int8)
     out_scale = torch.zeros(x.shape[0])
     start = 0

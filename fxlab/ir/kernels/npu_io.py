@@ -22,7 +22,7 @@ def named_inputs(op: IrOp, inputs: list[Any]) -> dict[str, Any]:
 
 def dynamic_inputs(named: dict[str, Any], prefix: str) -> list[Any]:
     """A dynamic input's tensors (``x0``, ``x1``, ... under ``prefix``), in order."""
-    out = []
+    out: list[Any] = []
     while f"{prefix}{len(out)}" in named:
         out.append(named[f"{prefix}{len(out)}"])
     return out

@@ -21,11 +21,8 @@ def moe_gating_top_k_softmax(op: IrOp, inputs: list[Any], attrs: dict[str, Any])
 @register_kernel("MoeGatingTopK")
 def moe_gating_top_k(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     named = named_inputs(op, inputs)
-    options = {
-        key: attrs[key] for key in ("k_group", "group_count", "group_select_mode", "renorm", "norm_type", "out_flag", "eps") if key in attrs
-    }
-    if "routed_scaling_factor" in attrs:
-        options["routed_scaling_factor"] = attrs["routed_scaling_factor"]
+    keys = ("k_group", "group_count", "group_select_mode", "renorm", "norm_type", "out_flag", "eps", "routed_scaling_factor")
+    options: dict[str, Any] = {key: attrs[key] for key in keys if key in attrs}
     extra = {name: named.get(name) for name in ("bias", "input_ids", "tid2eid")}
     return list(ref.moe_gating_top_k(named["x"], int(attrs["k"]), **extra, **options))
 

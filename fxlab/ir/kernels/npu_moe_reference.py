@@ -170,6 +170,10 @@ def _routed_quant(
         kept = scale.float()[source] if scale is not None else torch.zeros(tokens.shape[0])
         return tokens, kept
     if quant_mode == 0:
+        if scale is None:
+            raise NotImplementedError(
+                "npu_moe_init_routing_v2: static quantisation (quant_mode 0) without a scale has no CPU reference kernel"
+            )
         shifted = tokens.float() * scale.float() + (offset.float() if offset is not None else 0.0)
         return torch.round(shifted).clamp(-128, 127).to(torch.int8), torch.zeros(())
     smoothed = tokens.float() * (scale.float()[experts.long() if scale.shape[0] > 1 else 0] if scale is not None else 1.0)

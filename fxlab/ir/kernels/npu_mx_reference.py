@@ -62,5 +62,6 @@ def mx_quantize(x: torch.Tensor, code: int, scale_alg: int = 0, dst_type_max: fl
     scale_bytes = (exponent.squeeze(-1) + 127).to(torch.uint8).unflatten(-1, (-1, 2))
     if kind == "e2m1":
         return pack_e2m1(e2m1_codes(scaled)), scale_bytes
+    assert isinstance(kind, torch.dtype)
     limit = float(torch.finfo(kind).max)
     return scaled.clamp(-limit, limit).to(kind), scale_bytes

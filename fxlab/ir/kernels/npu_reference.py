@@ -249,9 +249,10 @@ def meta_kernel(*names: str) -> Callable[[Callable[..., Any]], Callable[..., Any
     return decorate
 
 
-for _name, _kernel in {
+_ROTARY_AND_ATTENTION: dict[str, Callable[..., Any]] = {
     "npu_apply_rotary_pos_emb": apply_rotary_pos_emb,
     "npu_fusion_attention": fusion_attention,
     "npu_fused_infer_attention_score": fused_infer_attention_score,
-}.items():
+}
+for _name, _kernel in _ROTARY_AND_ATTENTION.items():
     cpu_kernel(_name)(_kernel)

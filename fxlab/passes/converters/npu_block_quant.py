@@ -337,10 +337,10 @@ def convert_rotate_quant(
     code = 0 if dst_dtype is None else int(dst_dtype)
     attrs = {
         "y_dtype": _number(code),
-        "axis": int(axis),
-        "round_mode": round_mode,
-        "scale_alg": int(scale_alg),
-        "dst_type_max": float(dst_type_max),
+        "axis": -1 if axis is None else int(axis),
+        "round_mode": round_mode or "rint",
+        "scale_alg": int(scale_alg or 0),
+        "dst_type_max": float(dst_type_max or 0.0),
         "transpose_y": bool(transpose_y),
     }
     defaults = {"y_dtype": 0, "axis": -1, "round_mode": "rint", "scale_alg": 0, "dst_type_max": 0.0, "transpose_y": False}
@@ -371,7 +371,7 @@ def convert_anti_mx_quant(
 ) -> ge.Tensor:
     """npu_anti_mx_quant(Tensor x, Tensor mxscale, *, int? axis=-1, int? dst_type=15, int? src_type=292) -> Tensor"""
     where = "custom/npu_anti_mx_quant.py"
-    target, source = npu_dtype(dst_type), npu_dtype(src_type)
+    target, source = npu_dtype(15 if dst_type is None else dst_type), npu_dtype(292 if src_type is None else src_type)
     if target not in _ANTI_MX_OUTPUTS:
         refuse(f"RuntimeError: Parameter dst_type only supports torch.float16, torch.float32, torch.bfloat16, got {dst_type}", where)
     if x.dtype == DataType.DT_UINT8 and src_type not in FLOAT4_CODES:
@@ -380,5 +380,7 @@ def convert_anti_mx_quant(
         refuse("RuntimeError: src_type should be match to x dtype", where)
     if x.dtype == DataType.DT_UINT8:
         x = widened(x, 2, source)
-    y = ge.op1("AntiMxQuant", {"x": x, "mxscale": mxscale}, {"axis": int(axis), "dst_type": TORCHAIR_DTYPE_NUMBER[target]})
+    y = ge.op1(
+        "AntiMxQuant", {"x": x, "mxscale": mxscale}, {"axis": -1 if axis is None else int(axis), "dst_type": TORCHAIR_DTYPE_NUMBER[target]}
+    )
     return ge.set_dtype(y, target)

@@ -268,9 +268,9 @@ def convert_grouped_matmul_finalize_routing(
     if x_dtype is not None or w_dtype is not None:
         raise NotImplementedError(NOT_BUILT_IN.format(op="npu_grouped_matmul_finalize_routing"))
     new_w = bitcast(w, DataType.DT_INT4, keep_dim=True) if w.dtype == DataType.DT_INT32 else w
-    if scale_dtype is not None:
+    if scale_dtype is not None and scale is not None:
         scale = viewed_as(scale, scale_dtype)
-    if pertoken_scale_dtype is not None:
+    if pertoken_scale_dtype is not None and pertoken_scale is not None:
         pertoken_scale = viewed_as(pertoken_scale, pertoken_scale_dtype)
     inputs = {
         "x": x,

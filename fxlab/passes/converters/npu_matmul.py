@@ -90,7 +90,7 @@ def convert_quant_matmul(
     reason = _group_size_refusal(group_sizes)
     if reason is not None:
         refuse(reason, where)
-    if pertoken_scale_dtype is not None:
+    if pertoken_scale_dtype is not None and pertoken_scale is not None:
         pertoken_scale = viewed_as(pertoken_scale, pertoken_scale_dtype)
     if scale_dtype is not None:
         scale = viewed_as(scale, scale_dtype)
