@@ -29,6 +29,11 @@ def _capture(name: str, entry: str | None, converter: Any = None) -> Any:
     from fxlab.compat.layer import compat_layer
 
     with compat_layer():
+        # `fxlab trace` runs in a fresh process, where transformers imports torch_npu (fxlab's
+        # stand-in, which defines torch_npu's operators) when it first loads. It asks only
+        # once per process, so every capture after the first imports it here as that did.
+        import torch_npu  # noqa: F401
+
         loaded = load_model(MODELS / f"{name}.py", entry=entry)
         return capture_trace(loaded, stages=("dynamo", "aten", "functional", "ascend_ir"), converter=converter, verify=True)
 
