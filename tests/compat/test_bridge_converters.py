@@ -85,7 +85,7 @@ def _params() -> list[Any]:
 def _live_converter(name: str) -> Any:
     found = [c for c in _shipped() if str(c.target) == name]
     if not found:
-        pytest.skip(f"{name} is not defined in this TorchAir session (torch_npu's operators come from a torch_npu copy)")
+        pytest.skip(f"{name} is not defined in this TorchAir session")
     return found[0]
 
 
