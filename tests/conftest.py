@@ -48,19 +48,48 @@ def write_model(tmp_path):
     return write
 
 
-def torchair_path_or_skip():
-    """The TorchAir copy the bridge would use (CI fetches one); skip the test without one."""
+# -- TorchAir's sources ----------------------------------------------------------------------
+# Tests that need TorchAir's Python sources (the bridge, `--converter torchair`, TorchAir's
+# own files) carry the `torchair` marker: by hand, or by using the `torchair_path` fixture
+# directly or through another fixture. Without a TorchAir copy they are skipped with the
+# reason; after `fxlab torchair fetch`, `pytest -m torchair` runs exactly them.
+TORCHAIR_MARK = "torchair"
+TORCHAIR_FIXTURE = "torchair_path"
+
+
+@functools.cache
+def _no_torchair_reason() -> str | None:
     from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair
 
     try:
-        return find_torchair()
+        find_torchair()
     except TorchAirNotFoundError as exc:
-        pytest.skip(f"no TorchAir copy: {exc}")
+        return f"needs TorchAir's sources: {exc}"
+    return None
 
 
-def torchair_session_or_skip():
-    """A TorchAir session for a fixture to yield from; skips without a TorchAir copy."""
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by marker
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if TORCHAIR_FIXTURE in getattr(item, "fixturenames", ()):
+            item.add_marker(TORCHAIR_MARK)
+    marked = [item for item in items if item.get_closest_marker(TORCHAIR_MARK)]
+    reason = _no_torchair_reason() if marked else None
+    for item in marked if reason else ():
+        item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="session")
+def torchair_path():
+    """The TorchAir copy the bridge finds (None: the installed TorchAir is importable)."""
+    from fxlab.compat.bridge import find_torchair
+
+    return find_torchair()
+
+
+def torchair_session(path):
+    """A TorchAir session for a fixture (that uses `torchair_path`) to yield from."""
     from fxlab.compat.bridge import open_torchair
 
-    with open_torchair(torchair_path_or_skip()) as loaded:
+    with open_torchair(path) as loaded:
         yield loaded

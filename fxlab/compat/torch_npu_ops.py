@@ -4,8 +4,11 @@ torch_npu declares its own operators (``torch.ops.npu.*``: ``npu_rms_norm``,
 ``npu_fusion_attention`` ... about four hundred) in
 ``torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml`` and gives them Meta
 functions in ``torch_npu/op_plugin/meta/_meta_registrations.py``. Both are plain text in
-the torch_npu wheel, and importing torch_npu itself fails without CANN. With a copy of
-those two files (``fxlab torchair fetch`` extracts them beside TorchAir's sources),
+the torch_npu wheel, and importing torch_npu itself fails without CANN. fxlab ships what it
+needs of the two files (``torch_npu_files/``: the yaml's own-operator sections and the Meta
+file, made from the torch_npu wheel by ``scripts/extract_torch_npu_operators.py``, with
+torch_npu's licence); a copy beside a TorchAir the user points at, or one that
+``fxlab torchair fetch`` extracted for the installed torch, is preferred.
 :func:`torch_npu_definitions` defines each missing operator from its schema and runs the
 Meta file with its torch_npu imports answered by small shims, so models written for
 Ascend capture (fake tensors need only Meta functions) and TorchAir's converters for
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import json
 import os
 import re
 import types
@@ -31,10 +35,18 @@ from typing import Any
 import torch
 
 from fxlab.compat.torchair_state import destroy_library
+from fxlab.compat.torchair_versions import read_torchair_version
 
 NAMESPACE = "npu"
 SCHEMA_FILE = Path("csrc") / "aten" / "npu_native_functions_by_codegen.yaml"
 META_FILE = Path("op_plugin") / "meta" / "_meta_registrations.py"
+TORCHAIR_PATH_ENV_VAR = "FXLAB_TORCHAIR_PATH"
+# The copy fxlab ships: the Meta file is kept as text (``.txt``) so that it is package data,
+# never a module of fxlab that tools would import, lint or type-check.
+SHIPPED_DIR = Path(__file__).resolve().with_name("torch_npu_files")
+SHIPPED_SCHEMA_FILE = SHIPPED_DIR / SCHEMA_FILE.name
+SHIPPED_META_FILE = SHIPPED_DIR / f"{META_FILE.name}.txt"
+SHIPPED_SOURCE_FILE = SHIPPED_DIR / "source.json"  # the wheel the files were made from
 # The yaml sections that declare torch_npu's own operators; the others name ATen
 # operators torch_npu implements for its device.
 OWN_SECTIONS = ("custom", "symint")
@@ -58,17 +70,16 @@ NPU_DTYPE_CODES = {
 
 @dataclass(frozen=True)
 class TorchNpuCopy:
-    """The two files of a torch_npu wheel this module reads."""
+    """The two torch_npu files this module reads, and which copy they are (for the note)."""
 
-    root: Path  # the ``torch_npu`` package folder
+    schema_file: Path
+    meta_file: Path
+    origin: str  # ``the torch_npu copy in DIR`` / ``the files fxlab ships (torch_npu X)``
 
-    @property
-    def schema_file(self) -> Path:
-        return self.root / SCHEMA_FILE
-
-    @property
-    def meta_file(self) -> Path:
-        return self.root / META_FILE
+    @classmethod
+    def in_package(cls, root: Path) -> TorchNpuCopy:
+        """The files inside a ``torch_npu`` package folder, laid out as in the wheel."""
+        return cls(root / SCHEMA_FILE, root / META_FILE, f"the torch_npu copy in {root}")
 
     @property
     def complete(self) -> bool:
@@ -87,35 +98,58 @@ class NpuDefinitions:
     @property
     def note(self) -> str:
         if self.copy is None:
-            return "torch_npu operators: no torch_npu copy found (run `fxlab torchair fetch`); only fxlab's own npu operators exist"
+            return (
+                "torch_npu operators: none defined, only fxlab's own npu operators exist: no complete torch_npu copy "
+                "(the files fxlab ships are missing: reinstall fxlab, or run `fxlab torchair fetch`)"
+            )
         return (
-            f"torch_npu operators: {len(self.defined)} defined from torch_npu's schemas, "
-            f"{len(self.with_meta)} with its Meta functions (no NPU kernels; a few have fxlab's CPU reference kernels)"
+            f"torch_npu operators from {self.copy.origin}: {len(self.defined)} defined from the schemas, "
+            f"{len(self.with_meta)} with the Meta functions (no NPU kernels; a few have fxlab's CPU reference kernels)"
         )
 
 
 # -- finding a copy --------------------------------------------------------------------------
 def find_torch_npu_copy(torchair_dir: Path | None = None) -> TorchNpuCopy | None:
-    """The torch_npu files beside a TorchAir copy (``<torch_npu>/dynamo/torchair``):
-    ``torchair_dir``, else ``$FXLAB_TORCHAIR_PATH``, else the newest ``.cache/torchair``
-    copy. None when no complete copy is found."""
-    candidates: list[Path] = []
-    if torchair_dir is not None:
-        candidates.append(Path(torchair_dir))
-    if os.environ.get("FXLAB_TORCHAIR_PATH"):
-        candidates.append(Path(os.environ["FXLAB_TORCHAIR_PATH"]))
+    """The torch_npu files to define the operators from: beside ``torchair_dir`` (a
+    TorchAir at ``<torch_npu>/dynamo/torchair``), else beside ``$FXLAB_TORCHAIR_PATH``,
+    else beside the fetched TorchAir when it is built for the installed torch, else the
+    files fxlab ships. None only when the shipped files are missing too."""
+    for chosen in (torchair_dir, os.environ.get(TORCHAIR_PATH_ENV_VAR)):
+        found = _copy_around(Path(chosen)) if chosen else None
+        if found is not None:
+            return found
+    fetched = _fetched_copy()
+    return fetched if fetched is not None else shipped_copy()
+
+
+def _copy_around(folder: Path) -> TorchNpuCopy | None:
+    """The complete torch_npu package folder at or up to three levels above ``folder``."""
+    for root in (folder, *folder.parents[:3]):
+        copy = TorchNpuCopy.in_package(root)
+        if root.name == "torch_npu" and copy.complete:
+            return copy
+    return None
+
+
+def _fetched_copy() -> TorchNpuCopy | None:
+    """The copy ``fxlab torchair fetch`` extracted, when built for the installed torch."""
+    cached = None
     with contextlib.suppress(Exception):
         from fxlab.compat.bridge import cached_torchair
 
         cached = cached_torchair()
-        if cached is not None:
-            candidates.append(cached)
-    for candidate in candidates:
-        for root in (candidate, *candidate.parents[:3]):
-            copy = TorchNpuCopy(root)
-            if root.name == "torch_npu" and copy.complete:
-                return copy
-    return None
+    if cached is None or not read_torchair_version(cached).matches(torch.__version__):
+        return None
+    return _copy_around(cached)
+
+
+def shipped_copy() -> TorchNpuCopy | None:
+    """The files fxlab ships (``torch_npu_files/``); None when an install lost them."""
+    if not SHIPPED_SOURCE_FILE.is_file():
+        return None
+    version = json.loads(SHIPPED_SOURCE_FILE.read_text(encoding="utf-8"))["torch_npu"]
+    copy = TorchNpuCopy(SHIPPED_SCHEMA_FILE, SHIPPED_META_FILE, f"the files fxlab ships (torch_npu {version})")
+    return copy if copy.complete else None
 
 
 # -- schemas ---------------------------------------------------------------------------------
@@ -250,10 +284,10 @@ def _run_meta_file(meta_file: Path, library: torch.library.Library, defined_name
 def torch_npu_definitions(copy: TorchNpuCopy | None = None) -> Iterator[NpuDefinitions]:
     """Define torch_npu's missing operators for the block (found copy by default)."""
     copy = copy if copy is not None else find_torch_npu_copy()
-    result = NpuDefinitions(copy=copy)
     if copy is None or not copy.complete:
-        yield result
+        yield NpuDefinitions()
         return
+    result = NpuDefinitions(copy=copy)
     library = torch.library.Library(NAMESPACE, "FRAGMENT")
     try:
         _define_schemas(library, read_schemas(copy.schema_file), result)

@@ -77,10 +77,10 @@ def test_ir_check_of_an_unconverted_op_says_not_run(write_model, monkeypatch):
     assert trace.ir_check.verdict == "not run: graph 0: not every op converted (aten.mul.Tensor)"
 
 
-def test_ir_check_line_stays_under_converter_torchair():
-    from tests.conftest import EXAMPLES, torchair_path_or_skip
+def test_ir_check_line_stays_under_converter_torchair(torchair_path):
+    from tests.conftest import EXAMPLES
 
-    path = str(torchair_path_or_skip())
+    path = str(torchair_path)
     code, out, err = run_cli("trace", str(EXAMPLES / "inplace_ops.py"), "--summary", "--converter", "torchair", "--torchair-path", path)
     assert code == 0, err
     assert "Ascend IR on CPU vs compiled: match (5 tensors" in out

@@ -8,14 +8,15 @@ from pathlib import Path
 import pytest
 
 from tests.cli.cli_runner import run_cli
-from tests.conftest import EXAMPLES, torchair_path_or_skip
+from tests.conftest import EXAMPLES
 
 SEED_PLUGINS = Path(__file__).resolve().parents[1] / "data" / "seed_plugins"
 
 
 @pytest.fixture(scope="module")
-def torchair_path() -> str:
-    return str(torchair_path_or_skip())
+def torchair_path(torchair_path) -> str:
+    """conftest's TorchAir copy, as a `--torchair-path` value."""
+    return str(torchair_path)
 
 
 def run(*args: str) -> tuple[int, str, str]:

@@ -2,11 +2,10 @@
 converters on small functional graphs, and what it leaves behind (nothing)."""
 from __future__ import annotations
 
-from tests.conftest import torchair_session_or_skip
+from tests.conftest import torchair_session
 
 import signal
 import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -14,7 +13,7 @@ import torch.nn.functional as F
 from torch._C import DispatchKey
 
 from fxlab.capture.stages import functional_graph, functional_stage
-from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair, open_torchair, run_torchair_conversion
+from fxlab.compat.bridge import open_torchair, run_torchair_conversion
 from fxlab.compat.native_standins.prototypes import IrPrototype, register_prototype, unregister_prototype
 from fxlab.compat.torchair_loader import NotTorchAirError, _GuardRegistrations, locate_torchair
 from fxlab.compat.torchair_versions import TorchAirVersion
@@ -26,16 +25,9 @@ from fxlab.ir.execute import execute
 pytestmark = pytest.mark.filterwarnings("ignore:Failed to import torchair")
 
 
-def _torchair_path() -> Path | None:
-    try:
-        return find_torchair()
-    except TorchAirNotFoundError:
-        return None
-
-
 @pytest.fixture(scope="class")
-def torchair():
-    yield from torchair_session_or_skip()
+def torchair(torchair_path):
+    yield from torchair_session(torchair_path)
 
 
 def convert(torchair, fn, *inputs):
@@ -337,10 +329,8 @@ def test_guarding_keeps_good_registrations_when_one_names_a_missing_overload():
     assert "no_such_op_in_torch" in str(failures[0][3])
 
 
-def test_session_leaves_the_process_as_it_found_it():
-    path = _torchair_path()
-    if path is None:
-        pytest.skip("no TorchAir copy")
+def test_session_leaves_the_process_as_it_found_it(torchair_path):
+    path = torchair_path
     handler = signal.getsignal(signal.SIGINT)
     with open_torchair(path) as loaded:
         assert hasattr(torch.ops.aten.add.Tensor, "_ge_converter")

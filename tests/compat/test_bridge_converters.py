@@ -34,7 +34,7 @@ and paste the printed set over ``STILL_DIFFERENT``.
 """
 from __future__ import annotations
 
-from tests.conftest import torchair_path_or_skip, torchair_session_or_skip
+from tests.conftest import torchair_session
 
 from dataclasses import dataclass, field
 from typing import Any
@@ -85,13 +85,13 @@ def _params() -> list[Any]:
 def _live_converter(name: str) -> Any:
     found = [c for c in _shipped() if str(c.target) == name]
     if not found:
-        pytest.skip(f"{name} is not defined in this TorchAir session (torch_npu's operators come from a torch_npu copy)")
+        pytest.skip(f"{name} is not defined in this TorchAir session")
     return found[0]
 
 
 @pytest.fixture(scope="module")
-def torchair():
-    yield from torchair_session_or_skip()
+def torchair(torchair_path):
+    yield from torchair_session(torchair_path)
 
 
 def writes_out_argument(target: Any) -> bool:
@@ -168,8 +168,8 @@ def still_different(torchair: Any) -> list[str]:
 if __name__ == "__main__":
     import warnings
 
-    from fxlab.compat.bridge import open_torchair
+    from fxlab.compat.bridge import find_torchair, open_torchair
 
     warnings.filterwarnings("ignore", "Failed to import torchair")
-    with open_torchair(torchair_path_or_skip()) as session:
+    with open_torchair(find_torchair()) as session:
         print("STILL_DIFFERENT = {\n" + "".join(f'    "{name}",\n' for name in still_different(session)) + "}")

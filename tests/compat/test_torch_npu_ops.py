@@ -1,20 +1,143 @@
-"""torch_npu's operators defined from a torch_npu copy's schemas and Meta functions."""
+"""torch_npu's operators defined from a torch_npu copy's schemas and Meta functions: the
+files fxlab ships, or a copy beside a TorchAir the user points at or fetched."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 import torch
 
-from fxlab.compat.torch_npu_ops import TorchNpuCopy, find_torch_npu_copy, read_schemas, torch_npu_definitions
+import fxlab.compat.bridge as bridge
+from fxlab.compat import torch_npu_ops
+from fxlab.compat.torch_npu_ops import (
+    META_FILE,
+    SCHEMA_FILE,
+    SHIPPED_DIR,
+    TorchNpuCopy,
+    find_torch_npu_copy,
+    read_schemas,
+    shipped_copy,
+    torch_npu_definitions,
+)
+from fxlab.compat.torchair_versions import SOURCE_FILE, release_of
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def copy() -> TorchNpuCopy:
+    shipped = shipped_copy()
+    assert shipped is not None, f"the torch_npu files fxlab ships are missing from {SHIPPED_DIR}"
+    return shipped
+
+
+# -- which copy ------------------------------------------------------------------------------
+def _torch_npu_tree(folder: Path, built_for: str | None = None) -> Path:
+    """A torch_npu folder holding the two files (and a TorchAir folder); with ``built_for``,
+    the sidecar ``fxlab torchair fetch`` writes, naming the torch it was built for."""
+    root = folder / "torch_npu"
+    for member in (SCHEMA_FILE, META_FILE):
+        (root / member).parent.mkdir(parents=True, exist_ok=True)
+        (root / member).write_text("# stand-in\n")
+    (root / "dynamo" / "torchair").mkdir(parents=True)
+    if built_for is not None:
+        (folder / SOURCE_FILE).write_text(json.dumps({"torch_npu": built_for, "requires_torch": f"{built_for}.*"}))
+    return root
+
+
+@pytest.fixture
+def no_copies(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    """Neither a path in the environment nor a fetched copy."""
+    monkeypatch.delenv(torch_npu_ops.TORCHAIR_PATH_ENV_VAR, raising=False)
+    monkeypatch.setattr(bridge, "cached_torchair", lambda: None)
+    return monkeypatch
+
+
+def test_without_any_copy_the_shipped_files_define_the_operators(no_copies: pytest.MonkeyPatch) -> None:
     found = find_torch_npu_copy()
-    if found is None:
-        pytest.skip("no torch_npu copy (`fxlab torchair fetch` extracts one)")
-    return found
+    assert found == shipped_copy() and found.origin == "the files fxlab ships (torch_npu 2.13.0)"
+    assert (found.schema_file.parent, found.meta_file.name) == (SHIPPED_DIR, "_meta_registrations.py.txt")
+
+
+def test_an_explicit_copy_then_the_environments_then_a_fetched_one_for_this_torch(no_copies: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    explicit = _torch_npu_tree(tmp_path / "explicit")
+    from_env = _torch_npu_tree(tmp_path / "env")
+    this_torch = ".".join(map(str, release_of(torch.__version__)))
+    fetched = _torch_npu_tree(tmp_path / "fetched", built_for=this_torch)
+    no_copies.setattr(bridge, "cached_torchair", lambda: fetched / "dynamo" / "torchair")
+    assert find_torch_npu_copy().origin == f"the torch_npu copy in {fetched}"
+    no_copies.setenv(torch_npu_ops.TORCHAIR_PATH_ENV_VAR, str(from_env / "dynamo" / "torchair"))
+    assert find_torch_npu_copy() == TorchNpuCopy.in_package(from_env)
+    assert find_torch_npu_copy(explicit / "dynamo" / "torchair") == TorchNpuCopy.in_package(explicit)
+    # A folder without the two files (a TorchAir source checkout) is passed over.
+    assert find_torch_npu_copy(tmp_path / "elsewhere" / "torchair") == TorchNpuCopy.in_package(from_env)
+
+
+def test_a_fetched_copy_built_for_another_torch_gives_way_to_the_shipped_files(no_copies: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    other = _torch_npu_tree(tmp_path / "fetched", built_for="2.6.0")
+    unknown = _torch_npu_tree(tmp_path / "unknown")
+    for torchair in (other, unknown):
+        no_copies.setattr(bridge, "cached_torchair", lambda folder=torchair: folder / "dynamo" / "torchair")
+        assert find_torch_npu_copy() == shipped_copy()
+
+
+def test_the_note_says_which_copy_defined_the_operators(copy: TorchNpuCopy) -> None:
+    with torch_npu_definitions(copy) as defined:
+        assert defined.note.startswith(f"torch_npu operators from the files fxlab ships (torch_npu 2.13.0): {len(defined.defined)} defined")
+    with torch_npu_definitions(TorchNpuCopy(Path("missing.yaml"), Path("missing.py"), "nowhere")) as defined:
+        assert defined.defined == [] and "fxlab's own npu operators" in defined.note
+
+
+# -- the shipped files -----------------------------------------------------------------------
+def test_the_shipped_files_carry_their_origin_and_torch_npus_licence(copy: TorchNpuCopy) -> None:
+    source = json.loads((SHIPPED_DIR / "source.json").read_text())
+    assert (source["torch_npu"], source["requires_torch"]) == ("2.13.0", "2.13.0.*")
+    for path in (copy.schema_file, copy.meta_file):
+        head = path.read_text().splitlines()[:5]
+        assert head[0] == "# Made by scripts/extract_torch_npu_operators.py from torch_npu 2.13.0"
+        assert source["sha256"] in head[1] and "licence notice is in LICENSE beside this file" in head[3]
+        assert head[4].endswith("python scripts/extract_torch_npu_operators.py --version 2.13.0")
+    licence = (SHIPPED_DIR / "LICENSE").read_text()
+    assert "Copyright (c) 2020, Huawei Technologies Co., Ltd" in licence and "Redistributions of source code must retain" in licence
+    assert (REPO / "scripts" / "extract_torch_npu_operators.py").is_file()
+
+
+def test_the_shipped_files_are_package_data() -> None:
+    from fnmatch import fnmatch
+
+    tomllib = pytest.importorskip("tomllib")
+    patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["fxlab"]
+    package = REPO / "fxlab"
+    shipped = sorted(str(p.relative_to(package)) for p in SHIPPED_DIR.iterdir())
+    assert shipped == ["compat/torch_npu_files/" + n for n in ("LICENSE", "_meta_registrations.py.txt", "npu_native_functions_by_codegen.yaml", "source.json")]
+    assert all(any(fnmatch(name, pattern) for pattern in patterns) for name in shipped)
+
+
+@pytest.mark.torchair
+def test_the_shipped_files_define_what_the_fetched_copy_defines(torchair_path: Path | None) -> None:
+    from scripts.extract_torch_npu_operators import own_sections
+
+    shipped = shipped_copy()
+    fetched = find_torch_npu_copy(Path(torchair_path)) if torchair_path else shipped
+    if fetched == shipped:
+        pytest.skip("the TorchAir found has no torch_npu operator files beside it")
+    # The files: the yaml's own sections and the whole Meta file, after the header.
+    assert shipped.schema_file.read_text().split("\n\n", 1)[1] == own_sections(fetched.schema_file.read_text())
+    assert shipped.meta_file.read_text().split("\n\n", 1)[1] == fetched.meta_file.read_text()
+    # What they define.
+    assert read_schemas(shipped.schema_file) == read_schemas(fetched.schema_file)
+    results = []
+    for copy in (shipped, fetched):
+        with torch_npu_definitions(copy) as defined:
+            schemas = {q: str(_overload(q)._schema) for q in defined.defined}
+            results.append((defined.defined, defined.with_meta, defined.failures, schemas))
+    assert results[0] == results[1] and len(results[0][0]) > 400
+
+
+def _overload(qualified: str) -> torch._ops.OpOverload:
+    name, _, overload = qualified.partition(".")
+    return getattr(getattr(torch.ops.npu, name), overload or "default")
 
 
 def test_reads_only_torch_npus_own_operators(tmp_path: Path):

@@ -1,8 +1,6 @@
 """The table of TorchAir's converter verdicts fxlab ships, against TorchAir's sources."""
 from __future__ import annotations
 
-from tests.conftest import torchair_path_or_skip
-
 from pathlib import Path
 
 import pytest
@@ -12,8 +10,8 @@ from fxlab.passes.inference_rule import GE_APIS_PATH
 from fxlab.passes.torchair_refusals import TABLE_PATH, load_table, registrations
 
 
-def test_the_shipped_table_is_a_fresh_scan_of_torchairs_sources():
-    where = torchair_path_or_skip()
+def test_the_shipped_table_is_a_fresh_scan_of_torchairs_sources(torchair_path):
+    where = torchair_path
     if where is None:
         pytest.skip("the installed TorchAir is used")
     fresh = scan_converters(Path(where))
@@ -23,8 +21,8 @@ def test_the_shipped_table_is_a_fresh_scan_of_torchairs_sources():
     )
 
 
-def test_the_shipped_ge_apis_names_are_a_fresh_scan_of_torchairs_sources():
-    where = torchair_path_or_skip()
+def test_the_shipped_ge_apis_names_are_a_fresh_scan_of_torchairs_sources(torchair_path):
+    where = torchair_path
     if where is None:
         pytest.skip("the installed TorchAir is used")
     fresh = scan_ge_op_builders(Path(where))

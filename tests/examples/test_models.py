@@ -3,7 +3,8 @@ built-in conversion and with TorchAir's own (``--converter torchair --verify``):
 status, eager against compiled, and the Ascend IR run on CPU against compiled.
 
 Skipped only when the ``models`` extra (transformers) is not installed, or, for the
-TorchAir side, when no TorchAir copy is found (CI installs and fetches both).
+TorchAir side (marked ``torchair`` through its fixture), when no TorchAir copy is found.
+torch_npu's operators, which the Ascend examples call, come from the files fxlab ships.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from tests.conftest import torchair_session_or_skip
+from tests.conftest import torchair_session
 
 pytest.importorskip("transformers", reason="the models extra is not installed (pip install fxlab[models])")
 
@@ -28,13 +29,18 @@ def _capture(name: str, entry: str | None, converter: Any = None) -> Any:
     from fxlab.compat.layer import compat_layer
 
     with compat_layer():
+        # `fxlab trace` runs in a fresh process, where transformers imports torch_npu (fxlab's
+        # stand-in, which defines torch_npu's operators) when it first loads. It asks only
+        # once per process, so every capture after the first imports it here as that did.
+        import torch_npu  # noqa: F401
+
         loaded = load_model(MODELS / f"{name}.py", entry=entry)
         return capture_trace(loaded, stages=("dynamo", "aten", "functional", "ascend_ir"), converter=converter, verify=True)
 
 
 @pytest.fixture(scope="module")
-def torchair() -> Iterator[Any]:
-    yield from torchair_session_or_skip()
+def torchair(torchair_path: Any) -> Iterator[Any]:
+    yield from torchair_session(torchair_path)
 
 
 def _torchair_converter(torchair: Any) -> Any:

@@ -165,8 +165,8 @@ def test_string_lists_without_val_type_read_by_content() -> None:
 
 
 # -- TorchAir's own generated module ---------------------------------------------------
-def test_torchair_pb2_parses_fxlab_files() -> None:
-    pb2 = torchair_pb2()
+def test_torchair_pb2_parses_fxlab_files(torchair_path) -> None:
+    pb2 = torchair_pb2(torchair_path)
     graph = every_kind_graph()
     theirs = pb2.ModelDef.FromString(encode_model_def(graph))
     op = theirs.graph[0].op[1]
@@ -177,8 +177,8 @@ def test_torchair_pb2_parses_fxlab_files() -> None:
     assert decode_model_def(theirs.SerializeToString(deterministic=True)) == graph
 
 
-def test_torchair_schema_matches_fxlab_schema() -> None:
-    pb2 = torchair_pb2()
+def test_torchair_schema_matches_fxlab_schema(torchair_path) -> None:
+    pb2 = torchair_pb2(torchair_path)
     for name in ("ModelDef", "GraphDef", "OpDef", "AttrDef", "TensorDescriptor", "ShapeDef", "TensorDef", "NamedAttrs"):
         ours, theirs = getattr(schema(), name).DESCRIPTOR, getattr(pb2, name).DESCRIPTOR
         their_fields = {f.number: (f.name, f.type, f.is_repeated) for f in theirs.fields if f.name != "attr_groups"}

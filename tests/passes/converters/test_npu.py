@@ -1,6 +1,6 @@
 """torch_npu operators' converters: each sample converted, run by the reference executor
 and compared with the operator's CPU kernel run eagerly; the GE op types and attrs are
-TorchAir's. The operators are defined from a torch_npu copy (skipped without one)."""
+TorchAir's. The operators are defined from the torch_npu files fxlab ships (or a preferred copy)."""
 from __future__ import annotations
 
 from typing import Any, Iterator
@@ -21,10 +21,8 @@ CASES = [(name, i) for name, (_, samples) in NPU_CONVERTERS.items() if samples i
 def npu_ops() -> Iterator[Any]:
     from fxlab.compat.torch_npu_ops import find_torch_npu_copy, torch_npu_definitions
 
-    copy = find_torch_npu_copy()
-    if copy is None:
-        pytest.skip("no torch_npu copy (`fxlab torchair fetch` extracts one)")
-    with torch_npu_definitions(copy) as definitions:
+    with torch_npu_definitions(find_torch_npu_copy()) as definitions:
+        assert definitions.copy is not None and not definitions.failures, definitions.note
         yield definitions
 
 
