@@ -300,6 +300,7 @@ def _copy_back(functional: Any) -> Callable[..., torch.Tensor]:
 @contextlib.contextmanager
 def _reference_kernels(library: torch.library.Library, names: set[str]) -> Iterator[None]:
     """fxlab's CPU kernels and built-in converters for the common operators defined here."""
+    from fxlab.ir import kernels  # noqa: F401 - every family's module adds its CPU kernels
     from fxlab.ir.kernels.npu_reference import CPU_KERNELS
     from fxlab.passes.converters.npu import npu_converters
 

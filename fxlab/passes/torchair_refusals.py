@@ -99,6 +99,11 @@ FAILS_WHEN_RUN = {
         f"NotImplementedError: torch.ops.aten._native_batch_norm_legit.no_stats ge_converter is not implemented! {_BEFORE_ARCH35}",
         "aten/_native_batch_norm_legit.py:84",
     ),
+    "npu.npu_fusion_attention_grad.default": (
+        "AssertionError: The length of ge_outputs must be equal to meta_outputs (its converter returns FlashAttentionScoreGrad's "
+        "four outputs, dq, dk, dv and dpse, for the schema's five, which end with dsink)",
+        "custom/npu_fusion_attention.py:76",
+    ),
 }
 
 
