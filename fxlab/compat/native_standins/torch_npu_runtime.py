@@ -97,7 +97,7 @@ class _RuntimeModule(types.ModuleType):
         replaced = self.__dict__.get("_replaced")
         if replaced is not None and hasattr(replaced, name):
             return getattr(replaced, name)
-        from fxlab.compat.torch_npu_ops import NPU_DTYPE_CODES
+        from fxlab.ir.model import NPU_DTYPE_CODES
 
         if name in NPU_DTYPE_CODES:  # torch_npu's own dtypes, which converters compare against
             return NPU_DTYPE_CODES[name]

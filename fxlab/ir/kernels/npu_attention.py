@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from fxlab.ir.execute import named_inputs, register_kernel
+from fxlab.ir.kernels import npu_attention_parts_reference as parts
 from fxlab.ir.kernels import npu_attention_reference as ref
 from fxlab.ir.kernels import npu_flash_attention_reference as flash
 from fxlab.ir.model import IrOp
@@ -60,3 +61,17 @@ def flash_attention_score_grad(op: IrOp, inputs: list[Any], attrs: dict[str, Any
         named["query"], named["key"], named["value"], named["dy"], attrs["head_num"], attrs["input_layout"], _flash_options(named, attrs)
     )
     return list(grads)
+
+
+@register_kernel("AttentionUpdate")
+def attention_update(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    """Inputs ``lse0..`` then ``go0..``, ``sp`` of each."""
+    sp = int(attrs["sp"])
+    return list(parts.attention_update(inputs[:sp], inputs[sp : 2 * sp], attrs["update_type"]))
+
+
+@register_kernel("MaskedSoftmaxWithRelPosBias")
+def masked_softmax_with_rel_pos_bias(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    n = named_inputs(op, inputs)
+    scale = float(attrs.get("scale_value", 1.0))
+    return [parts.masked_softmax_with_rel_pos_bias(n["x"], n.get("atten_mask"), n["relative_pos_bias"], scale)]

@@ -22,9 +22,25 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from torch.utils._pytree import tree_map
 
 # torch's ScalarType numbering, which torch_npu's ``int? output_dtype`` arguments use.
 SCALAR_TYPES = {1: torch.int8, 3: torch.int32, 5: torch.float16, 6: torch.float32, 15: torch.bfloat16}
+
+
+def meta_outputs(op_name: str, args: Any, kwargs: dict[str, Any]) -> Any:
+    """The operator's outputs as its Meta function gives them (shapes and dtypes), for
+    outputs a kernel fills with zeros (statistics, reserved outputs)."""
+
+    def to_meta(value: Any) -> Any:
+        return value.to("meta") if isinstance(value, torch.Tensor) else value
+
+    op = getattr(torch.ops.npu, op_name).default
+    return op(*tree_map(to_meta, list(args)), **tree_map(to_meta, kwargs))
+
+
+def zeros_like_meta(meta: torch.Tensor) -> torch.Tensor:
+    return torch.zeros(meta.shape, dtype=meta.dtype)
 
 
 # -- normalisation -----------------------------------------------------------------------------
@@ -183,3 +199,12 @@ def register_cpu_kernels(kernels: dict[str, Callable[..., Any]]) -> None:
         if name in CPU_KERNELS:
             raise ValueError(f"two CPU kernels for npu::{name}")
         CPU_KERNELS[name] = kernel
+
+
+def no_cpu_kernel(name: str, reason: str) -> Callable[..., Any]:
+    """A CPU kernel that says why ``name`` has none: the eager check reports it as not run."""
+
+    def kernel(*args: Any, **kwargs: Any) -> Any:
+        raise NotImplementedError(f"{name} has no CPU reference kernel: {reason}")
+
+    return kernel

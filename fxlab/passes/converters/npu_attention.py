@@ -19,7 +19,7 @@ from fxlab.ir import ge
 from fxlab.ir.kernels.npu_attention_reference import V2_NAMES
 from fxlab.ir.model import DataType
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import int64_input
+from fxlab.passes.converters.npu_builders import compact_op, int64_input
 from fxlab.passes.converters.registry import Sample
 
 INT32_MAX = 2147483647
@@ -363,3 +363,44 @@ def convert_prompt_flash_attention(
         "inner_precise": inner_precise,
     }
     return ge.op("PromptFlashAttention", inputs, attrs, outputs=("attention_out",))[0]
+
+
+# -- combining partial attention, and Swin's masked softmax ---------------------------------
+def _attention_update_samples() -> list[Sample]:
+    """Two sequence-parallel partial results of 3 tokens, 2 heads of 8."""
+    lse = [torch.randn(6) for _ in range(2)]
+    outs = [torch.randn(6, 8).to(torch.float16) for _ in range(2)]
+    return [Sample((lse, outs, 0)), Sample(([torch.randn(6) for _ in range(3)], [torch.randn(6, 8) for _ in range(3)], 0))]
+
+
+@npu_converter("npu_attention_update.default", _attention_update_samples)
+def convert_attention_update(
+    lse: list[ge.Tensor], local_out: list[ge.Tensor], update_type: int, *, meta_outputs: Any = None
+) -> list[ge.Tensor]:
+    """npu_attention_update(Tensor[] lse, Tensor[] local_out, int update_type) -> (Tensor, Tensor)"""
+    attrs = {"update_type": int(update_type), "sp": len(lse)}
+    return compact_op("AttentionUpdate", {"lse": list(lse), "go": list(local_out)}, attrs, {}, outputs=("output", "lse_m"))
+
+
+def _masked_softmax_samples() -> list[Sample]:
+    """Swin's windowed scores (batch 2, windows 2, heads 2, 4 x 4), window masks, head biases."""
+    x = torch.randn(2, 2, 2, 4, 4).to(torch.float16)
+    mask = torch.where(torch.rand(2, 1, 4, 4) > 0.8, -100.0, 0.0).to(torch.float16)
+    bias = torch.randn(1, 1, 2, 4, 4).to(torch.float16)
+    return [Sample((x, mask, bias), {"scale_value": 0.5}), Sample((x, None, bias))]
+
+
+@npu_converter("npu_masked_softmax_with_rel_pos_bias.default", _masked_softmax_samples)
+def convert_masked_softmax_with_rel_pos_bias(
+    x: ge.Tensor,
+    atten_mask: ge.Tensor | None,
+    relative_pos_bias: ge.Tensor,
+    scale_value: float = 1.0,
+    inner_precision_mode: int = 0,
+    *,
+    meta_outputs: Any = None,
+) -> ge.Tensor:
+    """npu_masked_softmax_with_rel_pos_bias(Tensor x, Tensor? atten_mask, Tensor relative_pos_bias, float scale_value=1., int inner_precision_mode=0) -> Tensor"""
+    inputs = {"x": x, "atten_mask": atten_mask, "relative_pos_bias": relative_pos_bias}
+    attrs = {"scale_value": float(scale_value), "inner_precision_mode": int(inner_precision_mode)}
+    return ge.op1("MaskedSoftmaxWithRelPosBias", inputs, attrs)

@@ -14,7 +14,19 @@ from fxlab.passes.converters.npu import NPU_CONVERTERS, npu_converters
 from fxlab.passes.converters.registry import CONVERTERS, Sample
 from tests.passes.converters.test_registry_walk import _bind, _clone, _flat_outputs, one_node_graph
 
+# Operators without a CPU reference kernel (their kernel raises NotImplementedError saying
+# why, which the trace's checks report as not run): expected to fail until one is written.
+NO_CPU_KERNEL = {
+    "npu_kv_quant_sparse_flash_attention.default",
+    "npu_fused_causal_conv1d.default",
+    "npu_fused_causal_conv1d_v2.default",
+    "npu_masked_causal_conv1d.default",
+}
 CASES = [(name, i) for name, (_, samples) in NPU_CONVERTERS.items() if samples is not None for i in range(len(samples()))]
+PARAMS = [
+    pytest.param(name, i, id=f"{name}-{i}", marks=[pytest.mark.xfail(strict=True, raises=NotImplementedError)] if name in NO_CPU_KERNEL else [])
+    for name, i in CASES
+]
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +45,7 @@ def _target(name: str) -> Any:
     return getattr(getattr(torch.ops.npu, op), overload)
 
 
-@pytest.mark.parametrize("name,index", CASES, ids=[f"{n}-{i}" for n, i in CASES])
+@pytest.mark.parametrize("name,index", PARAMS)
 def test_npu_converter_matches_cpu_kernel(npu_ops: Any, name: str, index: int) -> None:
     target = _target(name)
     assert CONVERTERS.get(target) is not None and CONVERTERS.get(target).fn is NPU_CONVERTERS[name][0]
