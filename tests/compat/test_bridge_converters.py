@@ -22,8 +22,8 @@ The converters of torch_npu's operators exist only while the operators are defin
 TorchAir session defines them from its torch_npu copy); they are named from their table
 and skipped when the session has no such operator.
 
-``STILL_DIFFERENT`` lists the converters whose graphs do not match TorchAir's yet (one, for
-the reason given beside it). Any listed one is an expected failure that must fail: when it starts to match,
+``STILL_DIFFERENT`` lists the converters whose graphs do not match TorchAir's yet; it is
+empty now. Any listed one is an expected failure that must fail: when it starts to match,
 the test says so, so the list only shrinks (apart from newly added converters that
 differ). To regenerate it after converters are added or fixed, print the names of
 every converter whose samples still differ::
@@ -55,11 +55,7 @@ from tests.passes.converters.test_registry_walk import _samples_of, one_node_gra
 
 pytestmark = pytest.mark.filterwarnings("ignore:Failed to import torchair")
 
-# npu_fused_causal_conv1d_v2 writes its inputs and returns nothing, so a one-node graph
-# that returns its converter's result has an output whose desc TorchAir never sets (GE's
-# proto default, DT_FLOAT) where fxlab's is undefined; in a real graph the op sits inside
-# auto_functionalized_v2 and no such output exists.
-STILL_DIFFERENT: set[str] = {"npu.npu_fused_causal_conv1d_v2.default"}
+STILL_DIFFERENT: set[str] = set()
 
 # Converters TorchAir has only in its arch35 form (its is_arch35(): on Atlas A2/A3 they
 # raise): their samples are converted on a stand-in machine with an arch35 SoC.
