@@ -107,13 +107,14 @@ def convert_moe_distribute_dispatch_v2(
 # -- combine -----------------------------------------------------------------------------------------
 def combine_tensors() -> tuple[torch.Tensor, ...]:
     """(expand_x, expert_ids, expand_idx, ep_send_counts, expert_scales) of the dispatch
-    samples' tokens, as a one-rank dispatch leaves them (8 expanded rows)."""
+    samples' tokens, as a one-rank dispatch leaves them (8 expanded rows, the counts
+    cumulative)."""
     expert_ids = torch.tensor([[0, 2], [1, 2], [3, 0], [2, 1]], dtype=torch.int32)
     return (
         torch.randn(8, 16).to(torch.bfloat16),
         expert_ids,
         torch.tensor([0, 0, 0, 1, 0, 1, 2, 1], dtype=torch.int32),
-        torch.tensor([2, 2, 3, 1], dtype=torch.int32),
+        torch.tensor([2, 4, 7, 8], dtype=torch.int32),
         torch.rand(4, 2),
     )
 

@@ -14,9 +14,11 @@ from fxlab.passes.converters.npu import NPU_CONVERTERS, npu_converters
 from fxlab.passes.converters.registry import CONVERTERS, Sample
 from tests.passes.converters.test_registry_walk import _bind, _clone, _flat_outputs, one_node_graph
 
-# Operators without a CPU reference kernel (their kernel raises NotImplementedError saying
-# why, which the trace's checks report as not run): expected to fail until one is written.
+# Operators without a CPU reference kernel for their samples (their kernel raises
+# NotImplementedError saying why, which the trace's checks report as not run): expected to
+# fail until one is written.
 NO_CPU_KERNEL = {
+    "npu_all_gather_quant_mm.default",  # TorchAir takes it only over 2 to 64 ranks
     "npu_kv_quant_sparse_flash_attention.default",
     "npu_fused_causal_conv1d.default",
     "npu_fused_causal_conv1d_v2.default",
@@ -57,11 +59,13 @@ def test_npu_converter_matches_cpu_kernel(npu_ops: Any, name: str, index: int) -
     assert not result.graph.ops_of_type(UNSUPPORTED_OP_TYPE)
     eager_tensors = _clone(tensors)
     eager_args, eager_kwargs = _bind(sample, eager_tensors)
-    expected = [e for e in _flat_outputs(target(*eager_args, **eager_kwargs)) if isinstance(e, torch.Tensor)]
+    expected = [e for e in _flat_outputs(target(*eager_args, **eager_kwargs)) if not isinstance(e, (int, float))]
     actual = execute(result.graph, _clone(tensors))
-    # Statistics outputs (softmax max/sum/lse) are zeros on both sides: compared too.
+    # Statistics outputs (softmax max/sum/lse) are zeros on both sides: compared too; an
+    # output the operator leaves out (None) has no value to compare.
     for i, (got, want) in enumerate(zip(actual, expected)):
-        torch.testing.assert_close(got, want, msg=lambda m: f"{name} output {i}: {m}")
+        if want is not None:
+            torch.testing.assert_close(got, want, msg=lambda m: f"{name} output {i}: {m}")
 
 
 def test_ge_ops_and_attrs_are_torchairs(npu_ops: Any) -> None:
