@@ -23,6 +23,13 @@ NO_CPU_KERNEL = {
     "npu_fused_causal_conv1d.default",
     "npu_fused_causal_conv1d_v2.default",
     "npu_masked_causal_conv1d.default",
+    # attention-FFN disaggregation: tokens move through a schedule context ranks share
+    "npu_attention_to_ffn.default",
+    "npu_ffn_to_attention.default",
+    "attention_worker_scheduler.default",
+    "ffn_worker_scheduler.default",
+    "npu_attention_worker_combine.default",
+    "npu_ffn_worker_batching.default",
 }
 CASES = [(name, i) for name, (_, samples) in NPU_CONVERTERS.items() if samples is not None for i in range(len(samples()))]
 PARAMS = [
