@@ -244,9 +244,9 @@ def _scores(q: torch.Tensor, k: torch.Tensor, q_rope: Any, k_rope: Any, scale: f
     return scores * scale
 
 
-def attend(scores: torch.Tensor, v: torch.Tensor, masked: Any, sink: torch.Tensor | None) -> tuple[torch.Tensor, ...]:
-    """(softmax(scores) v, the row max, the row sum of exp(score - max)); a fully masked
-    row gives zeros, max -inf and sum 0."""
+def softmax_rows(scores: torch.Tensor, masked: Any, sink: torch.Tensor | None) -> tuple[torch.Tensor, ...]:
+    """(softmax of the rows, the row max, the row sum of exp(score - max)); a fully masked
+    row gives zeros, max -inf and sum 0. A sink per head joins each row's denominator."""
     if masked is not None:
         scores = scores.masked_fill(masked, float("-inf"))
     if sink is not None:
@@ -256,8 +256,12 @@ def attend(scores: torch.Tensor, v: torch.Tensor, masked: Any, sink: torch.Tenso
     exps = torch.exp(scores - torch.where(empty, torch.zeros_like(row_max), row_max).unsqueeze(-1))
     row_sum = exps.sum(dim=-1)
     probs = exps / torch.where(empty, torch.ones_like(row_sum), row_sum).unsqueeze(-1)
-    if sink is not None:
-        probs = probs[..., :-1]
+    return (probs[..., :-1] if sink is not None else probs), row_max, row_sum
+
+
+def attend(scores: torch.Tensor, v: torch.Tensor, masked: Any, sink: torch.Tensor | None) -> tuple[torch.Tensor, ...]:
+    """(softmax(scores) v, the row max, the row sum): see :func:`softmax_rows`."""
+    probs, row_max, row_sum = softmax_rows(scores, masked, sink)
     if v.shape[0] != probs.shape[0]:
         v = v.repeat_interleave(probs.shape[0] // v.shape[0], dim=0)
     return probs @ v.float(), row_max, row_sum

@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.kernels.npu_attention_reference import as_lengths, attend, gather_blocks, unsupported
+from fxlab.ir.kernels.npu_attention_reference import as_lengths, gather_blocks, softmax_rows, unsupported
 from fxlab.ir.kernels.npu_reference import no_cpu_kernel, register_cpu_kernels
 
 
@@ -53,7 +53,7 @@ def _allowed(sq: int, skv: int, length: int, mode: int) -> torch.Tensor:
     """``(sq, skv)``: positions before the key length and, in mode 3, not after the
     bottom-right diagonal."""
     j = torch.arange(skv).unsqueeze(0)
-    ok = j < length
+    ok = (j < length).expand(sq, skv)
     if mode == 3:
         ok = ok & (j <= torch.arange(sq).unsqueeze(1) + (length - sq))
     elif mode != 0:
@@ -155,10 +155,9 @@ def _sfa_batch(
     if q_rope is not None:
         kr = k_rope.float()[positions, torch.arange(groups).reshape(1, -1, 1)]
         scores = scores + torch.einsum("snd,snpd->snp", q_rope.float(), kr[:, group_of])
-    out, row_max, row_sum = attend(
-        (scores * scale).transpose(0, 1), vv[:, group_of].transpose(0, 1), ~valid[:, group_of].transpose(0, 1), None
-    )
-    return out.transpose(0, 1), row_max, row_sum
+    probs, row_max, row_sum = softmax_rows(scores * scale, ~valid[:, group_of], None)  # (S1, N1, P)
+    out = torch.einsum("snp,snpd->snd", probs, vv[:, group_of])
+    return out, row_max.transpose(0, 1), row_sum.transpose(0, 1)
 
 
 def sparse_flash_attention(

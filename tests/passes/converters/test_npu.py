@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from fxlab.ir.execute import execute
-from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, convert_to_ascend_ir
+from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, Status, convert_to_ascend_ir
 from fxlab.passes.converters.npu import NPU_CONVERTERS, npu_converters
 from fxlab.passes.converters.registry import CONVERTERS, Sample
 from tests.passes.converters.test_registry_walk import _bind, _clone, _flat_outputs, one_node_graph
@@ -99,3 +99,30 @@ def test_converters_are_registered_for_the_block_only(npu_ops: Any) -> None:
         assert CONVERTERS.get(target) is None
     finally:
         CONVERTERS.register(shipped)
+
+
+@pytest.mark.parametrize(
+    "name,reason",
+    [
+        ("npu_fusion_attention_grad.default", "The length of ge_outputs must be equal to meta_outputs"),
+        ("npu_mla_prolog_v3.default", "The length of ge_outputs must be equal to meta_outputs"),
+        ("npu_qkv_rms_norm_rope_cache.default", "The length of ge_outputs must be equal to meta_outputs"),
+        ("npu_recurrent_gated_delta_rule.default", "meta_outputs must be list or a tuple"),
+    ],
+)
+def test_ops_torchair_fails_on_are_refused_with_its_reason(npu_ops: Any, name: str, reason: str) -> None:
+    gm, _ = one_node_graph(_target(name), NPU_CONVERTERS[name][1]()[0])
+    result = convert_to_ascend_ir(gm, name="refused")
+    (record,) = [n for n in result.nodes if n.target == f"npu.{name}"]
+    assert record.status is Status.REFUSED
+    assert record.message.startswith(f"TorchAir refuses npu.{name}: its converter only raises AssertionError: {reason}")
+
+
+def test_chunk_gated_delta_rule_is_refused_from_torchairs_table(npu_ops: Any) -> None:
+    bf16 = torch.bfloat16
+    tensors = (torch.randn(4, 1, 8).to(bf16), torch.randn(4, 1, 8).to(bf16), torch.randn(4, 2, 8).to(bf16))
+    sample = Sample(tensors, {"beta": torch.rand(4, 2).to(bf16), "initial_state": torch.zeros(1, 2, 8, 8).to(bf16), "scale": 0.3})
+    gm, _ = one_node_graph(torch.ops.npu.npu_chunk_gated_delta_rule.default, sample)
+    (record,) = [n for n in convert_to_ascend_ir(gm, name="chunk").nodes if n.target.startswith("npu.npu_chunk")]
+    assert record.status is Status.REFUSED
+    assert "Interface npu_chunk_gated_delta_rule is not supported in GE graph mode." in record.message
