@@ -14,6 +14,7 @@ ranks share: there is no single-process computation to stand for them.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -22,8 +23,13 @@ import torch.nn.functional as F
 from fxlab.ir.kernels.npu_attention_reference import unsupported
 from fxlab.ir.kernels.npu_reference import no_cpu_kernel, register_cpu_kernels
 
-ACTIVATIONS = {"relu": F.relu, "gelu": F.gelu, "fastgelu": lambda x: x * torch.sigmoid(1.702 * x), "silu": F.silu}
-GATED = {"geglu": F.gelu, "swiglu": F.silu, "reglu": F.relu}
+ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
+    "relu": F.relu,
+    "gelu": F.gelu,
+    "fastgelu": lambda x: x * torch.sigmoid(1.702 * x),
+    "silu": F.silu,
+}
+GATED: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {"geglu": F.gelu, "swiglu": F.silu, "reglu": F.relu}
 SHARED_CONTEXT = "it moves tokens between attention and FFN ranks through a schedule context the ranks share on the device"
 
 

@@ -362,7 +362,7 @@ def _options(attrs: dict[str, Any], **defaults: Any) -> AttentionOptions:
 
 def tensors_from(named: dict[str, Any]) -> AttentionTensors:
     """The attention tensors from a GE op's inputs by name (``key0``/``value0`` or ``key``/``value``)."""
-    values = {f: named.get(f) for f in AttentionTensors.__dataclass_fields__}
+    values: dict[str, Any] = {f: named.get(f) for f in AttentionTensors.__dataclass_fields__}
     values["key"] = named.get("key0", named.get("key"))
     values["value"] = named.get("value0", named.get("value"))
     for lengths in ("actual_seq_lengths", "actual_seq_lengths_kv"):

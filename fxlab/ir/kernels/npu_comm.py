@@ -92,7 +92,7 @@ def moe_distribute_dispatch(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) 
     return ref.moe_dispatch(n["x"], n["expert_ids"], int(attrs["moe_expert_num"]), options, shapes)
 
 
-def _combine_tensors(n: dict[str, Any]) -> tuple[torch.Tensor, ...]:
+def _combine_tensors(n: dict[str, Any]) -> tuple[Any, ...]:
     idx = n.get("expand_idx", n.get("assist_info_for_combine", n.get("assist_info")))
     return n["expand_x"], n["expert_ids"], idx, n["ep_send_counts"], n["expert_scales"]
 

@@ -146,7 +146,7 @@ def alltoallv_gmm(gmm_x: torch.Tensor, gmm_weight: torch.Tensor, args: tuple[Any
     gmm_y = grouped_mm(gmm_x, gmm_weight, list(recv_counts), bool(options.get("trans_gmm_weight", False)))
     mm_x, mm_w = options.get("mm_x"), options.get("mm_weight")
     mm_y = None
-    if mm_x is not None:
+    if mm_x is not None and mm_w is not None:
         mm_y = mm(mm_x, mm_w.t() if options.get("trans_mm_weight") else mm_w).to(mm_x.dtype)
     permute_out = gmm_x.clone() if options.get("permute_out_flag", False) else None
     return gmm_y, mm_y, permute_out

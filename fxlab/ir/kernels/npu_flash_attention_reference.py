@@ -128,7 +128,8 @@ def flash_attention_grad(
     pse = options.get("pse")
     pse_leaf = pse.detach().float().requires_grad_() if pse is not None else None
     with torch.enable_grad():
-        tensors, attention = _inputs(*leaves, head_num, input_layout, {**options, "pse": pse_leaf})
+        q, k, v = leaves
+        tensors, attention = _inputs(q, k, v, head_num, input_layout, {**options, "pse": pse_leaf})
         out = merge_heads(attention_parts(tensors, attention)[0], input_layout)
         wrt = [*leaves, pse_leaf] if pse_leaf is not None else leaves
         grads = torch.autograd.grad(out, wrt, dy.float())

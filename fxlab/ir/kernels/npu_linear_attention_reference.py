@@ -25,7 +25,7 @@ UNDOCUMENTED = "its tensor layouts (x, weight, conv_states) are not documented p
 
 
 def _sequence(
-    state: torch.Tensor, tokens: range, inputs: tuple[torch.Tensor, ...], indices: list[int], start_slot: int, scale: float
+    state: torch.Tensor, tokens: range, inputs: tuple[Any, ...], indices: list[int], start_slot: int, scale: float
 ) -> list[torch.Tensor]:
     query, key, value, beta, g = inputs
     s = state[start_slot].float()  # (Nv, Dv, Dk)

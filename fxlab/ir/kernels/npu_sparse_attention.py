@@ -25,10 +25,10 @@ def lightning_indexer(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> lis
 @register_kernel("QuantLightningIndexer")
 def quant_lightning_indexer(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     n = named_inputs(op, inputs)
-    tensors = [n[k] for k in ("query", "key", "weights", "query_dequant_scale", "key_dequant_scale")]
     options = {**{k: n.get(k) for k in INDEXER_OPTIONS}, **attrs}
     modes = (options.pop("query_quant_mode"), options.pop("key_quant_mode"))
-    return [ref.quant_lightning_indexer(*tensors, *modes, **options)]
+    scales = (n["query_dequant_scale"], n["key_dequant_scale"])
+    return [ref.quant_lightning_indexer(n["query"], n["key"], n["weights"], *scales, *modes, **options)]
 
 
 @register_kernel("SparseFlashAttention")

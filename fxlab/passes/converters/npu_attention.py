@@ -286,8 +286,13 @@ def convert_incre_flash_attention(
 ) -> ge.Tensor:
     """npu_incre_flash_attention(Tensor query, Tensor key, Tensor value, *, Tensor? padding_mask=None, Tensor? atten_mask=None, Tensor? pse_shift=None, SymInt[]? actual_seq_lengths=None, ..., int num_heads=1, float scale_value=1.0, str input_layout="BSH", int num_key_value_heads=0, int block_size=0, int inner_precise=1) -> Tensor"""
     # padding_mask is accepted and not passed on, as TorchAir does.
-    names = ("pse_shift", "atten_mask", "actual_seq_lengths", "dequant_scale1", "quant_scale1", "dequant_scale2", "quant_scale2")
-    names += ("quant_offset2", "antiquant_scale", "antiquant_offset", "block_table", "kv_padding_size")
+    names = ("pse_shift", "atten_mask", "actual_seq_lengths", "dequant_scale1", "quant_scale1", "dequant_scale2", "quant_scale2") + (
+        "quant_offset2",
+        "antiquant_scale",
+        "antiquant_offset",
+        "block_table",
+        "kv_padding_size",
+    )
     inputs: dict[str, Any] = {"query": query, "key0": key, "value0": value}
     inputs.update({n: int64_input(optional.get(n)) if n == "actual_seq_lengths" else optional.get(n) for n in names})
     attrs = {

@@ -26,7 +26,7 @@ def compact_op(
 ) -> list[ge.Tensor]:
     """``op_type`` as TorchAir's ``ge_op`` wrappers make it: absent inputs left out, a
     list input spread as ``name0, name1, ...``, attrs equal to ``defaults`` left out."""
-    named: dict[str, ge.Tensor] = {}
+    named: dict[str, Any] = {}
     for name, value in inputs.items():
         if isinstance(value, (list, tuple)):
             named.update({f"{name}{i}": t for i, t in enumerate(value)})

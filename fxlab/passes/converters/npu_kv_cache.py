@@ -28,7 +28,7 @@ KV_RMSNORM_SCALES = ("k_rope_scale", "c_kv_scale", "k_rope_offset", "c_kv_offset
 # -- KvRmsNormRopeCache ------------------------------------------------------------------------
 def _kv_rmsnorm_op(kv: ge.Tensor, tensors: tuple[ge.Tensor, ...], options: dict[str, Any]) -> list[ge.Tensor]:
     gamma, cos, sin, index, k_cache, ckv_cache = tensors
-    inputs = {"kv": kv, "gamma": gamma, "cos": cos, "sin": sin, "index": index, "k_cache": k_cache, "ckv_cache": ckv_cache}
+    inputs: dict[str, Any] = {"kv": kv, "gamma": gamma, "cos": cos, "sin": sin, "index": index, "k_cache": k_cache, "ckv_cache": ckv_cache}
     inputs.update({n: options.get(n) for n in KV_RMSNORM_SCALES})
     attrs = {
         "epsilon": float(options.get("epsilon", 1e-5)),

@@ -55,7 +55,9 @@ COMBINE_V2_INPUTS = (
 )
 
 
-def _group_attrs(group_ep: str, ep_world_size: int, ep_rank_id: int, moe_expert_num: int, options: dict[str, Any]) -> dict[str, Any]:
+def _group_attrs(group: tuple[Any, ...], options: dict[str, Any]) -> dict[str, Any]:
+    """``group``: (group_ep, ep_world_size, ep_rank_id, moe_expert_num)."""
+    group_ep, ep_world_size, ep_rank_id, moe_expert_num = group
     attrs: dict[str, Any] = {"group_ep": group_ep, "ep_world_size": int(ep_world_size), "ep_rank_id": int(ep_rank_id)}
     attrs["moe_expert_num"] = int(moe_expert_num)
     attrs.update({name: options.get(name, default) for name, default in SHARED_ATTRS})
@@ -74,7 +76,7 @@ def _dispatch_samples() -> list[Sample]:
 
 
 def _dispatch_attrs(args: tuple[Any, ...], options: dict[str, Any]) -> dict[str, Any]:
-    attrs = _group_attrs(*args, options)
+    attrs = _group_attrs(tuple(args), options)
     attrs.update(quant_mode=options.get("quant_mode", 0), global_bs=options.get("global_bs", 0))
     attrs["expert_token_nums_type"] = options.get("expert_token_nums_type", 1)
     return attrs
@@ -120,7 +122,7 @@ def combine_tensors() -> tuple[torch.Tensor, ...]:
 
 
 def _combine_attrs(args: tuple[Any, ...], options: dict[str, Any]) -> dict[str, Any]:
-    attrs = _group_attrs(*args, options)
+    attrs = _group_attrs(tuple(args), options)
     attrs.update(global_bs=options.get("global_bs", 0), out_dtype=options.get("out_dtype", 0))
     attrs.update(comm_quant_mode=options.get("comm_quant_mode", 0), group_list_type=options.get("group_list_type", 0))
     return attrs
