@@ -36,6 +36,7 @@ import torch
 
 from fxlab.compat.torchair_state import destroy_library
 from fxlab.compat.torchair_versions import read_torchair_version
+from fxlab.ir.model import NPU_DTYPE_CODES
 
 NAMESPACE = "npu"
 SCHEMA_FILE = Path("csrc") / "aten" / "npu_native_functions_by_codegen.yaml"
@@ -52,20 +53,6 @@ SHIPPED_SOURCE_FILE = SHIPPED_DIR / "source.json"  # the wheel the files were ma
 OWN_SECTIONS = ("custom", "symint")
 _FUNC_LINE = re.compile(r"^\s*(?:-\s+)?func:\s*(.+?)\s*$")
 _SECTION_LINE = re.compile(r"^([a-z_]+):\s*$")
-
-# torch_npu's extra dtypes are integer codes in its operators' schemas (``int? dst_type``);
-# the Meta file compares against them (its own TORCH_NPU_DTYPE_TO_STRING_MAP gives them).
-NPU_DTYPE_CODES = {
-    "int4": 285,
-    "hifloat8": 290,
-    "float8_e5m2": 291,
-    "float8_e4m3fn": 292,
-    "float8_e8m0fnu": 293,
-    "float4_e2m1fn_x2": 296,
-    "float4_e1m2fn_x2": 297,
-    "float4_e2m1": 296,
-    "float4_e1m2": 297,
-}
 
 
 @dataclass(frozen=True)
@@ -295,6 +282,7 @@ def torch_npu_definitions(copy: TorchNpuCopy | None = None) -> Iterator[NpuDefin
         if names:
             _run_meta_file(copy.meta_file, library, names, result)
         _functionalize_inplace(library, names)
+        _functionalize_to_functional_forms(library, names)
         with _reference_kernels(library, names):
             yield result
     finally:
@@ -331,9 +319,44 @@ def _copy_back(functional: Any) -> Callable[..., torch.Tensor]:
     return inplace
 
 
+def _functionalize_to_functional_forms(library: torch.library.Library, names: set[str]) -> list[str]:
+    """An operator that writes some of its tensor arguments (``npu_scatter_pa_kv_cache``,
+    ``npu_mla_prolog_v3``...) as its ``X_functional`` form, which returns the operator's
+    own outputs followed by the written tensors' new values, copied back: torch_npu's
+    generated functionalization does the same on an NPU machine (TorchAir converts the
+    functional forms). Registered as the composite kernel, as :func:`_functionalize_inplace`."""
+    done = []
+    for name in sorted(n for n in names if f"{n}_functional" in names):
+        packet, functional = getattr(torch.ops.npu, name), getattr(torch.ops.npu, f"{name}_functional")
+        if "default" not in packet.overloads() or "default" not in functional.overloads():
+            continue
+        schema = packet.default._schema
+        written = [a.name for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write]
+        if not written or len(functional.default._schema.returns) != len(schema.returns) + len(written):
+            continue
+        library.impl(name, _through_functional(schema, functional.default, written), "CompositeImplicitAutograd")
+        done.append(name)
+    return done
+
+
+def _through_functional(schema: Any, functional: Any, written: list[str]) -> Callable[..., Any]:
+    names = [a.name for a in schema.arguments]
+    own = len(schema.returns)
+
+    def mutating(*args: Any, **kwargs: Any) -> Any:
+        bound = {**dict(zip(names, args)), **kwargs}
+        results = functional(*args, **kwargs)
+        for arg, value in zip(written, results[own:]):
+            bound[arg].copy_(value)
+        return None if own == 0 else results[0] if own == 1 else tuple(results[:own])
+
+    return mutating
+
+
 @contextlib.contextmanager
 def _reference_kernels(library: torch.library.Library, names: set[str]) -> Iterator[None]:
     """fxlab's CPU kernels and built-in converters for the common operators defined here."""
+    from fxlab.ir import kernels  # noqa: F401 - every family's module adds its CPU kernels
     from fxlab.ir.kernels.npu_reference import CPU_KERNELS
     from fxlab.passes.converters.npu import npu_converters
 

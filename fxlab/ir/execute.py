@@ -50,6 +50,11 @@ def register_kernel(*op_types: str) -> Callable[[Kernel], Kernel]:
     return decorate
 
 
+def named_inputs(op: IrOp, inputs: Sequence[Any]) -> dict[str, Any]:
+    """A kernel's inputs by their names in the op's descs; an absent optional input is ``None``."""
+    return {desc.name: value for desc, value in zip(op.input_desc, inputs)}
+
+
 def plain_attrs(op: IrOp) -> dict[str, Any]:
     return {k: _plain(v) for k, v in op.attrs.items()}
 

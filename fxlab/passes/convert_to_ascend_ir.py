@@ -29,8 +29,9 @@ import torch.fx as fx
 from fxlab import heap
 from fxlab.ir.builder import GraphBuilder, Tensor, building
 from fxlab.ir.host_outputs import AS_STRIDED, GE, SYM, VALUE, VIEW, VIEW_AS_COMPLEX, VIEW_AS_REAL, FxOutput, record_fx_outputs
-from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, attr_of, ge_dtype
+from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, attr_of, ge_dtype
 from fxlab.passes.inference_rule import attach_inference_rules
+from fxlab.passes.output_reuse import OUTPUT_DTYPES_ATTR
 
 if TYPE_CHECKING:
     from fxlab.passes.converters.registry import ConverterRegistry
@@ -266,11 +267,26 @@ class AscendIrConverter:
         host, and a GE tensor returned twice is one output."""
         tensors: list[Tensor] = []
         index_of: dict[str, int] = {}
-        fx_outputs = [self._fx_output(item, tensors, index_of) for item in _flatten(node.args[0])]
+        items = _flatten(node.args[0])
+        fx_outputs = [self._fx_output(item, tensors, index_of) for item in items]
         with self.builder.converting(node.name, None):
             self.builder.add_op("NetOutput", {f"x{i}": t for i, t in enumerate(tensors)}, None, (), name="NetOutput")
         self.builder.graph.outputs.extend(t.tensor for t in tensors)
         record_fx_outputs(self.builder.graph, fx_outputs)
+        self._record_untyped_outputs(items, fx_outputs, tensors)
+
+    def _record_untyped_outputs(self, items: list[Any], fx_outputs: list[FxOutput], tensors: list[Tensor]) -> None:
+        """TorchAir types its graph outputs (``_output_dtypes``) from the FX values: an
+        output whose node has none (an op that returns nothing) is DT_UNDEFINED there,
+        whatever its desc says. Written only then; the GE passes write it otherwise."""
+        metas: list[Any] = [None] * len(tensors)
+        for item, out in zip(items, fx_outputs):
+            if out.kind == GE and isinstance(item, fx.Node):
+                metas[out.ge_index] = item.meta.get("val")
+        if all(m is not None for m in metas):
+            return
+        numbers = [TORCHAIR_DTYPE_NUMBER[DataType.DT_UNDEFINED if m is None else t.dtype] for m, t in zip(metas, tensors)]
+        self.builder.graph.attrs[OUTPUT_DTYPES_ATTR] = Attr(AttrKind.LIST_INT, tuple(numbers))
 
     def _fx_output(self, item: Any, tensors: list[Tensor], index_of: dict[str, int]) -> FxOutput:
         """Where one FX output comes from; a new GE output is appended to ``tensors``."""
@@ -458,7 +474,8 @@ class AscendIrConverter:
         builder.end_node(token)
         builder.unset_helper_dtypes(first_new)
         if type(result) is Tensor:
-            result.op.set_output_desc(result.index, desc_from_meta(meta, result.op.output_desc[result.index].name))
+            if meta is not None:  # an op that returns nothing keeps the desc its converter made, as in TorchAir
+                result.op.set_output_desc(result.index, desc_from_meta(meta, result.op.output_desc[result.index].name))
         else:
             self._set_output_descs(result, meta)
         if node.target is not AUTO_FUNCTIONALIZED_V2:  # that converter attaches its op's rule itself

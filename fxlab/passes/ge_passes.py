@@ -1,8 +1,9 @@
 """TorchAir's passes over the GE graph after conversion (its
 ``optimize_graph_without_runtime``), those fxlab reproduces, in TorchAir's order:
 dead ``Data`` removal (:mod:`fxlab.passes.remove_dead_data`), the copies around an
-in-place op on a graph input (:mod:`fxlab.passes.ref_op_copy`), then ``Assign`` into a
-graph input mapped to a graph output (:mod:`fxlab.passes.output_reuse`)."""
+in-place op on a graph input (:mod:`fxlab.passes.ref_op_copy`), ``Assign`` into a
+graph input mapped to a graph output (:mod:`fxlab.passes.output_reuse`), then the order
+of side-effect ops (:mod:`fxlab.passes.side_effect_order`)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from fxlab.ir.model import IrGraph
 from fxlab.passes.output_reuse import OutputReuse, map_assign_to_graph_output
 from fxlab.passes.ref_op_copy import remove_ref_op_copies
 from fxlab.passes.remove_dead_data import remove_dead_data
+from fxlab.passes.side_effect_order import order_side_effect_ops
 
 
 def ge_graph_passes(graph: IrGraph) -> OutputReuse:
@@ -18,5 +20,6 @@ def ge_graph_passes(graph: IrGraph) -> OutputReuse:
     dead = remove_dead_data(graph)
     remove_ref_op_copies(graph)
     reuse = map_assign_to_graph_output(graph)
+    order_side_effect_ops(graph, reuse.output_ref_input)
     reuse.notes[:0] = dead.notes
     return reuse

@@ -87,6 +87,7 @@ def verdict_of(target: Any, table: dict[str, TorchAirVerdict] | None = None) -> 
 # Ops whose TorchAir converter does more than raise (the scan counts it as converting),
 # yet fails when run on the machine fxlab's built-in conversion stands for (an Atlas
 # A2/A3 SoC): why, and where. Found by running them through the bridge.
+_OUTPUTS_SHORT = "AssertionError: The length of ge_outputs must be equal to meta_outputs"
 _BEFORE_ARCH35 = "on SoCs before arch35 (Atlas A2/A3; TorchAir builds BatchNormV3 only on arch35 SoCs)"
 FAILS_WHEN_RUN = {
     "aten._native_batch_norm_legit.default": (
@@ -99,6 +100,29 @@ FAILS_WHEN_RUN = {
         f"NotImplementedError: torch.ops.aten._native_batch_norm_legit.no_stats ge_converter is not implemented! {_BEFORE_ARCH35}",
         "aten/_native_batch_norm_legit.py:84",
     ),
+    "npu.npu_fusion_attention_grad.default": (
+        f"{_OUTPUTS_SHORT} (its converter returns FlashAttentionScoreGrad's four outputs, dq, dk, dv and dpse, for the "
+        "schema's five, which end with dsink)",
+        "custom/npu_fusion_attention.py:76",
+    ),
+    # In-place ops whose converter returns every output of the GE op: on an NPU machine
+    # torch_npu's functionalization turns them into their functional forms, which convert.
+    "npu.npu_mla_prolog_v3.default": (
+        f"{_OUTPUTS_SHORT} (its converter returns MlaPrologV3's seven outputs, the caches too, for the schema's five); "
+        "functionalized, the op becomes npu_mla_prolog_v3_functional, which TorchAir converts",
+        "custom/flash_attention.py:282",
+    ),
+    "npu.npu_qkv_rms_norm_rope_cache.default": (
+        f"{_OUTPUTS_SHORT} (its converter returns QkvRmsNormRopeCache's six outputs, q_out and the caches too, for the "
+        "schema's three); functionalized, the op becomes npu_qkv_rms_norm_rope_cache_functional, which TorchAir converts",
+        "custom/npu_qkv_rms_norm_rope_cache.py:5",
+    ),
+    "npu.npu_recurrent_gated_delta_rule.default": (
+        "AssertionError: meta_outputs must be list or a tuple (its converter returns RecurrentGatedDeltaRule's two outputs, "
+        "the state too, for the schema's one); functionalized, the op becomes npu_recurrent_gated_delta_rule_functional, "
+        "which TorchAir converts",
+        "custom/recurrent_gated_delta_rule.py:6",
+    ),
 }
 
 
@@ -110,6 +134,22 @@ WRONG_RESULTS = {
         "TorchAir's converter returns BatchNormV3's outputs in GE's order (y, running mean, running var, batch mean, batch rstd) "
         "where ATen's are y, batch mean, batch rstd, running mean, running var, so the graph TorchAir builds writes the batch "
         "statistics into the running statistics (the layer's output is right)"
+    ),
+    "npu.npu_fusion_attention.default": (
+        "TorchAir's converter does not pass the position bias on (FlashAttentionScore's real_shift is left empty), so with a "
+        "pse the graph it builds attends without it"
+    ),
+    "npu.npu_rotary_mul.default": (
+        "without a rotate matrix, TorchAir's converter builds RotaryMul, which rotates halves, whatever rotary_mode says: "
+        "with rotary_mode='interleave' the graph it builds rotates halves"
+    ),
+    "npu.npu_rope_quant_kvcache.default": (
+        "TorchAir's converter does not pass cache_mode on (DequantRopeQuantKvcache has no such attr), so with "
+        "cache_mode='page' the graph it builds writes the caches as contiguous"
+    ),
+    "npu.npu_dequant_rope_quant_kvcache.default": (
+        "TorchAir's converter does not pass cache_mode on (DequantRopeQuantKvcache has no such attr), so with "
+        "cache_mode='page' the graph it builds writes the caches as contiguous"
     ),
 }
 

@@ -172,8 +172,34 @@ def test_cpu_kernels_run_eagerly(copy: TorchNpuCopy):
     with torch_npu_definitions(copy):
         x = torch.randn(4, 8)
         torch.testing.assert_close(torch.ops.npu.npu_swiglu(x), torch.nn.functional.silu(x[:, :4]) * x[:, 4:])
+        x, cos, sin = torch.randn(1, 1, 2, 4), torch.randn(1, 1, 2, 4), torch.randn(1, 1, 2, 4)
+        rotated = torch.cat([-x[..., 2:], x[..., :2]], dim=-1)
+        torch.testing.assert_close(torch.ops.npu.npu_rotary_mul(x, cos, sin), x * cos + rotated * sin)  # a family's kernel
         with pytest.raises(NotImplementedError, match="Could not run"):
-            torch.ops.npu.npu_rotary_mul(torch.randn(1, 1, 2, 4), torch.randn(1, 1, 2, 4), torch.randn(1, 1, 2, 4))
+            torch.ops.npu.npu_iou(torch.rand(2, 4), torch.rand(3, 4))
+
+
+def test_in_place_operators_functionalize_to_their_functional_form(copy: TorchNpuCopy):
+    def write(key: torch.Tensor, value: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, slots: torch.Tensor) -> torch.Tensor:
+        torch.ops.npu.npu_scatter_pa_kv_cache(key, value, k_cache, v_cache, slots, cache_mode="Norm")
+        return k_cache * 2
+
+    graphs = []
+
+    def keep(gm: torch.fx.GraphModule, inputs: object) -> torch.fx.GraphModule:
+        graphs.append(gm)
+        return gm
+
+    with torch_npu_definitions(copy):
+        from functorch.compile import aot_function
+
+        args = (torch.randn(2, 1, 4), torch.randn(2, 1, 4), torch.zeros(3, 2, 1, 4), torch.zeros(3, 2, 1, 4), torch.tensor([1, 4], dtype=torch.int32))
+        aot_function(write, fw_compiler=keep)(*[a.clone() for a in args])
+        targets = [str(n.target) for n in graphs[0].graph.nodes if n.op == "call_function"]
+        assert targets[0] == "npu.npu_scatter_pa_kv_cache_functional.default" and "npu.npu_scatter_pa_kv_cache.default" not in targets
+        expected = args[2].clone()
+        expected[0, 1, 0], expected[2, 0, 0] = args[0][0, 0], args[0][1, 0]
+        torch.testing.assert_close(write(*args), expected * 2)  # eagerly too: the functional form, copied back
 
 
 def test_in_place_operators_functionalize_to_their_functional_twin(copy: TorchNpuCopy):
@@ -200,18 +226,18 @@ def test_in_place_operators_functionalize_to_their_functional_twin(copy: TorchNp
         torch.testing.assert_close(write(*args), expected * 2)
 
 
-ROTARY_MUL_MODEL = """
+IOU_MODEL = """
 import torch
 import torch_npu
 
 
 class M(torch.nn.Module):
-    def forward(self, x, c, s):
-        return torch_npu.npu_rotary_mul(x, c, s) * 2
+    def forward(self, boxes, gt):
+        return torch_npu.npu_iou(boxes, gt) * 2
 
 
 def get_model_and_inputs():
-    return M(), (torch.randn(1, 2, 3, 8), torch.randn(1, 2, 1, 8), torch.randn(1, 2, 1, 8))
+    return M(), (torch.rand(3, 4) * 10, torch.rand(2, 4) * 10)
 """
 
 
@@ -220,9 +246,9 @@ def test_an_operator_without_cpu_kernel_is_named_and_every_stage_recorded(copy: 
     from fxlab.compat.layer import compat_layer
 
     with compat_layer():
-        trace = capture_trace(load_model(write_model(ROTARY_MUL_MODEL)))
-    assert trace.check.skipped and "npu::npu_rotary_mul has no CPU kernel" in trace.check.skipped
+        trace = capture_trace(load_model(write_model(IOU_MODEL)))
+    assert trace.check.skipped and "npu::npu_iou has no CPU kernel" in trace.check.skipped
     assert set(trace.graphs[0].stages) == set(ALL_STAGES) - {"ascend_ir"}
-    assert "npu.npu_rotary_mul.default" in trace.graphs[0].stages["functional"].targets()
+    assert "npu.npu_iou.default" in trace.graphs[0].stages["functional"].targets()
     # No built-in converter: the auto converter names the GE op after the operator.
-    assert [op.type for op in trace.graphs[0].ir.ops if op.type not in ("Data", "NetOutput", "Const")][:1] == ["NpuRotaryMul"]
+    assert [op.type for op in trace.graphs[0].ir.ops if op.type not in ("Data", "NetOutput", "Const")][:1] == ["NpuIou"]

@@ -19,7 +19,7 @@ pytest.importorskip("transformers", reason="the models extra is not installed (p
 
 MODELS = Path(__file__).resolve().parents[2] / "examples" / "models"
 # (file, entry): each traces ok both ways.
-OK = [("gpt2", None), ("bert", None), ("qwen2", None), ("mixtral_moe", None), ("t5", None), ("vit", None), ("resnet18", None), ("ascend_decoder_layer", None),
+OK = [("gpt2", None), ("bert", None), ("qwen2", None), ("mixtral_moe", None), ("t5", None), ("vit", None), ("resnet18", None), ("ascend_decoder_layer", None), ("ascend_paged_attention", None),
       ("llama_static_cache", None), ("llama_static_cache", "decode_step")]
 STOCK_STATIC_CACHE = ("llama_static_cache", "decode_step_stock")
 
@@ -122,3 +122,24 @@ def test_transformers_static_cache_is_refused_by_torchair_itself(torchair: Any) 
         assert "NotImplementedError: torch.ops.aten.index_copy.default ge_converter is not implemented!" in record
         assert record.endswith(". Fix: on Ascend, write the KV cache with torch_npu.scatter_update_(cache, positions, new, axis), "
                                "torch_npu.npu_scatter_nd_update_(cache, indices, new) or a slice assignment (cache[:, :, start:end] = new), which TorchAir converts")
+
+
+def _op_types(trace: Any) -> list[str]:
+    return [op.type for op in trace.graphs[0].ir.ops]
+
+
+def test_paged_attention_writes_the_cache_through_its_functional_form_and_reads_it_by_block_table(torchair: Any) -> None:
+    builtin = _capture("ascend_paged_attention", None)
+    functional = builtin.graphs[0].stages["functional"].targets()
+    assert functional.count("npu.npu_scatter_pa_kv_cache_functional.default") == 1
+    assert "npu.npu_scatter_pa_kv_cache.default" not in functional
+    ops = {op.type: op for op in builtin.graphs[0].ir.ops}
+    attention = ops["FusedInferAttentionScore"]
+    names = [d.name for d, ref in zip(attention.input_desc, attention.inputs) if ref]
+    assert {"query", "key0", "value0", "actual_seq_lengths_kv", "block_table"} <= set(names)
+    assert attention.attr_value("block_size") == 4 and attention.attr_value("input_layout") == "BSH"
+    lengths = next(o for o in builtin.graphs[0].ir.ops if f"{o.name}:0" in attention.inputs and o.type == "Const" and o.attr_value("_readable_value") == "[6, 10]")
+    assert lengths.output_desc[0].dtype.name == "DT_INT64"
+    assert ops["ScatterPaKvCache"].attr_value("cache_mode") is None  # Norm, the prototype's default: left out
+    theirs = _capture("ascend_paged_attention", None, _torchair_converter(torchair))
+    assert _op_types(builtin) == _op_types(theirs)

@@ -97,6 +97,10 @@ class _RuntimeModule(types.ModuleType):
         replaced = self.__dict__.get("_replaced")
         if replaced is not None and hasattr(replaced, name):
             return getattr(replaced, name)
+        from fxlab.ir.model import NPU_DTYPE_CODES
+
+        if name in NPU_DTYPE_CODES:  # torch_npu's own dtypes, which converters compare against
+            return NPU_DTYPE_CODES[name]
         if not name.startswith("__"):
             with contextlib.suppress(AttributeError, RuntimeError):
                 return getattr(torch.ops.npu, name)
