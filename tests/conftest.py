@@ -50,7 +50,7 @@ def write_model(tmp_path):
 
 def torchair_path_or_skip():
     """The TorchAir copy the bridge would use (CI fetches one); skip the test without one."""
-    from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair
+    from fxlab.compat.torchair_copies import TorchAirNotFoundError, find_torchair
 
     try:
         return find_torchair()

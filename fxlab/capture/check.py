@@ -17,6 +17,8 @@ from fxlab.capture.loader import LoadedModel
 from fxlab.capture.output_leaves import output_leaves
 from fxlab.capture.trace import CheckResult, GraphTrace
 from fxlab.errors import CaptureError
+from fxlab.passes.conversion_result import Status
+from fxlab.stage_names import FUNCTIONAL
 
 
 COMPARISON_SEED = 0
@@ -364,7 +366,7 @@ def _verify_graph(graph: GraphTrace, recorder: RunRecorder, cmp: _Comparison, ap
     unconverted = _unconverted_targets(graph)
     if unconverted:
         return f"not every op converted ({', '.join(unconverted)})"
-    run = recorder.run_of(graph.modules["functional"])
+    run = recorder.run_of(graph.modules[FUNCTIONAL])
     if run is None or run.outputs is None:
         return "the compiled run did not record this graph's inputs"
     as_ge, reason = _run_ir(graph, run)
@@ -499,7 +501,6 @@ def _torchair_faults(graph: GraphTrace) -> list[str]:
 
 
 def _unconverted_targets(graph: GraphTrace) -> list[str]:
-    nodes = getattr(graph.conversion, "nodes", None)
-    if nodes is None:
+    if graph.conversion is None:  # a trace loaded from disk keeps only the summary
         return ["the conversion is partial"] if graph.ir_summary and graph.ir_summary.get("partial") else []
-    return sorted({n.target for n in nodes if str(getattr(n.status, "value", n.status)) in ("unsupported", "raised")})
+    return sorted({n.target for n in graph.conversion.nodes if n.status in (Status.UNSUPPORTED, Status.RAISED)})

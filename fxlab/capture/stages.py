@@ -1,4 +1,4 @@
-"""How each FX stage of a Dynamo graph is obtained (DESIGN.md, "The pipeline: stages").
+"""How each FX stage of a Dynamo graph is obtained (their names: :mod:`fxlab.stage_names`).
 
 ``aten``: the ATen ops before functionalization. Recorded from aot_autograd's own trace
 (:mod:`fxlab.capture.aten_recorder`); :func:`aten_stage` traces the Dynamo graph with
@@ -18,9 +18,6 @@ from collections.abc import Callable, Iterator, Sequence
 
 import torch
 import torch.fx as fx
-
-
-STAGES = ("dynamo", "aten", "functional", "reinplaced", "pre_ge")
 
 
 def torchair_decompositions() -> dict[Any, Callable[..., Any]]:

@@ -30,6 +30,7 @@ from typing import Any
 
 import torch
 
+from fxlab.compat.torchair_copies import cached_torchair
 from fxlab.compat.torchair_state import destroy_library
 
 NAMESPACE = "npu"
@@ -104,12 +105,9 @@ def find_torch_npu_copy(torchair_dir: Path | None = None) -> TorchNpuCopy | None
         candidates.append(Path(torchair_dir))
     if os.environ.get("FXLAB_TORCHAIR_PATH"):
         candidates.append(Path(os.environ["FXLAB_TORCHAIR_PATH"]))
-    with contextlib.suppress(Exception):
-        from fxlab.compat.bridge import cached_torchair
-
-        cached = cached_torchair()
-        if cached is not None:
-            candidates.append(cached)
+    cached = cached_torchair()
+    if cached is not None:
+        candidates.append(cached)
     for candidate in candidates:
         for root in (candidate, *candidate.parents[:3]):
             copy = TorchNpuCopy(root)

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from fxlab.ir.ge_schema import GeProtoError, schema
@@ -39,6 +39,7 @@ from fxlab.ir.model import (
     TensorValue,
 )
 
+UNREAD_SUFFIX = ":unread"
 PROVENANCE_FX_NODE = "_fxlab_fx_node"
 PROVENANCE_SOURCE = "_fxlab_source"
 
@@ -285,101 +286,149 @@ def graph_from_model_def(model: Any) -> IrGraph:
     """The IR graph of a ``ModelDef`` message (its first graph)."""
     if not model.graph:
         raise GeProtoError(f"ModelDef {model.name!r} holds no graph")
-    proto = model.graph[0]
-    graph = IrGraph(name=proto.name, inputs=list(proto.input), outputs=list(proto.output))
-    graph.attrs = _attrs_from_map(proto.attr)
-    graph.ops = [_op_from_proto(op) for op in proto.op]
+    return graph_from_graph_def(model.graph[0])
+
+
+Provenance = Mapping[str, tuple[str | None, str | None]]
+
+
+def graph_from_graph_def(proto: Any, provenance: Provenance | None = None, *, strict: bool = True) -> IrGraph:
+    """The IR graph of a ``GraphDef`` message (fxlab's own, or TorchAir's ``ge_ir_pb2``:
+    read field by field, so any generation of the messages works).
+
+    ``provenance`` maps op names to the FX node and source line they came from (else the
+    ops' ``_fxlab_*`` attrs say it). ``strict`` raises :class:`GeProtoError` for what
+    fxlab's model has no room for and reads every field as written (fxlab's own files).
+    Otherwise (TorchAir's graphs) the graph's empty input and output lists are its ``Data``
+    ops by ``index`` and the data inputs of ``NetOutput``, an unknown tensor type reads as
+    undefined, an empty layout as GE's default ``ND``, and an attr of
+    an unknown kind is kept as its protobuf text, under its key with the suffix
+    :data:`UNREAD_SUFFIX`, so it shows in diffs and dumps rather than vanishing.
+    """
+    reader = _Reader(strict)
+    graph = IrGraph(name=proto.name, ops=[reader.op(op, provenance) for op in proto.op])
+    graph.attrs = reader.attrs(proto.attr)
+    graph.inputs, graph.outputs = list(proto.input), list(proto.output)
+    if not strict and not graph.inputs:
+        graph.inputs = [op.name for op in sorted(graph.ops_of_type("Data"), key=lambda op: op.attr_value("index", 0))]
+    if not strict and not graph.outputs:
+        net_output = next((op for op in graph.ops if op.type == "NetOutput"), None)
+        graph.outputs = net_output.data_inputs if net_output is not None else []
     return graph
 
 
-def _op_from_proto(proto: Any) -> IrOp:
-    attrs = _attrs_from_map(proto.attr)
-    fx_node = attrs.pop(PROVENANCE_FX_NODE, None)
-    source = attrs.pop(PROVENANCE_SOURCE, None)
-    return IrOp(
-        name=proto.name,
-        type=proto.type,
-        inputs=list(proto.input),
-        attrs=attrs,
-        input_desc=[_desc_from_proto(d) for d in proto.input_desc],
-        output_desc=[_desc_from_proto(d) for d in proto.output_desc],
-        fx_node=None if fx_node is None else fx_node.value,
-        source=None if source is None else source.value,
-    )
+class _Reader:
+    """Messages -> IR model pieces, strict or lenient (see :func:`graph_from_graph_def`)."""
+
+    def __init__(self, strict: bool) -> None:
+        self.strict = strict
+
+    def op(self, proto: Any, provenance: Provenance | None) -> IrOp:
+        attrs = self.attrs(proto.attr)
+        fx_node = attrs.pop(PROVENANCE_FX_NODE, None)
+        source = attrs.pop(PROVENANCE_SOURCE, None)
+        stamped = (None if fx_node is None else fx_node.value, None if source is None else source.value)
+        return IrOp(
+            name=proto.name,
+            type=proto.type,
+            inputs=list(proto.input),
+            attrs=attrs,
+            input_desc=[self.desc(d) for d in proto.input_desc],
+            output_desc=[self.desc(d) for d in proto.output_desc],
+            fx_node=(provenance or {}).get(proto.name, stamped)[0],
+            source=(provenance or {}).get(proto.name, stamped)[1],
+        )
+
+    def desc(self, proto: Any) -> TensorDesc:
+        return TensorDesc(
+            name=proto.name,
+            dtype=self.tensor_dtype(proto.dtype),
+            shape=tuple(proto.shape.dim),
+            layout=proto.layout if self.strict else proto.layout or "ND",  # GE's default layout
+            attrs=self.attrs(proto.attr) if proto.attr else {},
+        )
+
+    def tensor_dtype(self, number: int) -> DataType:
+        """A ``TensorDescriptor.dtype`` (the proto enum's numbering)."""
+        try:
+            return DataType(number)
+        except ValueError:
+            if not self.strict:
+                return DataType.DT_UNDEFINED
+            values = schema().file.enum_type[0].value
+            known = next((v.name for v in values if v.number == number), str(number))
+            raise GeProtoError(f"tensor type {known} has no counterpart in fxlab's IR model") from None
+
+    def attr_dtype(self, number: int) -> DataType:
+        """A ``dt`` attr (GE's C++ numbering, TorchAir's Python ``DataType``)."""
+        dtype = DTYPE_FROM_TORCHAIR_NUMBER.get(number)
+        if dtype is None:
+            if not self.strict:
+                return DataType.DT_UNDEFINED
+            raise GeProtoError(f"dtype attr value {number} (GE's C++ numbering) has no counterpart in fxlab's IR model")
+        return dtype
+
+    def attrs(self, attr_map: Any) -> dict[str, Attr]:
+        out: dict[str, Attr] = {}
+        for key in attr_map:
+            proto = attr_map[key]
+            value = self.attr(key, proto)
+            if value is not None:
+                out[key] = value
+            elif proto.WhichOneof("value") is not None:  # lenient: a kind fxlab does not model
+                out[key + UNREAD_SUFFIX] = Attr(AttrKind.STR, _one_line_text(proto))
+        return out
+
+    def attr(self, key: str, proto: Any) -> Attr | None:
+        which = proto.WhichOneof("value")
+        if which == "s":
+            return Attr(AttrKind.STR, proto.s.decode("utf-8", "surrogateescape"))
+        if which == "i":
+            return Attr(AttrKind.INT, proto.i)
+        if which == "f":
+            return Attr(AttrKind.FLOAT, shortest_float32(proto.f))
+        if which == "b":
+            return Attr(AttrKind.BOOL, proto.b)
+        if which == "dt":
+            return Attr(AttrKind.DTYPE, self.attr_dtype(proto.dt))
+        if which == "t":
+            return Attr(AttrKind.TENSOR, TensorValue(self.desc(proto.t.desc), bytes(proto.t.data)))
+        if which == "list_list_int":
+            return Attr(AttrKind.LIST_LIST_INT, tuple(tuple(row.list_i) for row in proto.list_list_int.list_list_i))
+        if which == "list":
+            return self.list_attr(proto.list)
+        if self.strict:
+            raise GeProtoError(f"attr {key!r}: AttrDef member {which!r} has no counterpart in fxlab's IR model")
+        return None
+
+    def list_attr(self, proto: Any) -> Attr:
+        kind = _LIST_KINDS.get(proto.val_type)
+        if kind is None and len(proto.s) and len(proto.i) == len(proto.s):  # TorchAir's layout info
+            return Attr(AttrKind.LIST_INDEXED_STR, tuple(zip(proto.i, (s.decode("utf-8", "surrogateescape") for s in proto.s))))
+        if kind is None:  # no val_type (TorchAir writes none for string lists): by content
+            kind = next((k for k, f in _LIST_FIELDS.items() if len(getattr(proto, f))), AttrKind.LIST_INT)
+        if kind is AttrKind.LIST_STR:
+            return Attr(kind, tuple(s.decode("utf-8", "surrogateescape") for s in proto.s))
+        if kind is AttrKind.LIST_FLOAT:
+            return Attr(kind, tuple(shortest_float32(f) for f in proto.f))
+        if kind is AttrKind.LIST_DTYPE:
+            return Attr(kind, tuple(self.attr_dtype(d) for d in proto.dt))
+        return Attr(kind, tuple(getattr(proto, _LIST_FIELDS[kind])))
 
 
-def _desc_from_proto(proto: Any) -> TensorDesc:
-    return TensorDesc(
-        name=proto.name,
-        dtype=_proto_dtype(proto.dtype),
-        shape=tuple(proto.shape.dim),
-        layout=proto.layout,
-        attrs=_attrs_from_map(proto.attr) if proto.attr else {},
-    )
+def _one_line_text(message: Any) -> str:
+    from google.protobuf import text_format
+
+    return text_format.MessageToString(message, as_one_line=True)
 
 
-def _proto_dtype(number: int) -> DataType:
-    try:
-        return DataType(number)
-    except ValueError:
-        values = schema().file.enum_type[0].value
-        known = next((v.name for v in values if v.number == number), str(number))
-        raise GeProtoError(f"tensor type {known} has no counterpart in fxlab's IR model") from None
-
-
-def _torchair_dtype(number: int) -> DataType:
-    dtype = DTYPE_FROM_TORCHAIR_NUMBER.get(number)
-    if dtype is None:
-        raise GeProtoError(f"dtype attr value {number} (GE's C++ numbering) has no counterpart in fxlab's IR model")
-    return dtype
-
-
-def _attrs_from_map(attr_map: Any) -> dict[str, Attr]:
-    return {key: _attr_from_proto(key, attr_map[key]) for key in attr_map}
-
-
-def _attr_from_proto(key: str, proto: Any) -> Attr:
-    which = proto.WhichOneof("value")
-    if which == "s":
-        return Attr(AttrKind.STR, proto.s.decode("utf-8", "surrogateescape"))
-    if which == "i":
-        return Attr(AttrKind.INT, proto.i)
-    if which == "f":
-        return Attr(AttrKind.FLOAT, shortest_float32(proto.f))
-    if which == "b":
-        return Attr(AttrKind.BOOL, proto.b)
-    if which == "dt":
-        return Attr(AttrKind.DTYPE, _torchair_dtype(proto.dt))
-    if which == "t":
-        return Attr(AttrKind.TENSOR, TensorValue(_desc_from_proto(proto.t.desc), proto.t.data))
-    if which == "list_list_int":
-        return Attr(AttrKind.LIST_LIST_INT, tuple(tuple(row.list_i) for row in proto.list_list_int.list_list_i))
-    if which == "list":
-        return _list_attr_from_proto(proto.list)
-    raise GeProtoError(f"attr {key!r}: AttrDef member {which!r} has no counterpart in fxlab's IR model")
-
-
-def _list_attr_from_proto(proto: Any) -> Attr:
-    kind = {
-        VT_LIST_STRING: AttrKind.LIST_STR,
-        VT_LIST_INT: AttrKind.LIST_INT,
-        VT_LIST_FLOAT: AttrKind.LIST_FLOAT,
-        VT_LIST_BOOL: AttrKind.LIST_BOOL,
-        VT_LIST_DATA_TYPE: AttrKind.LIST_DTYPE,
-    }.get(proto.val_type)
-    if kind is None and len(proto.s) and len(proto.i) == len(proto.s):
-        return Attr(AttrKind.LIST_INDEXED_STR, tuple(zip(proto.i, (s.decode("utf-8", "surrogateescape") for s in proto.s))))
-    if kind is None:  # no val_type (TorchAir writes none for string lists): by content
-        kind = next((k for k, f in _LIST_FIELDS.items() if len(getattr(proto, f))), AttrKind.LIST_INT)
-    if kind is AttrKind.LIST_STR:
-        return Attr(kind, tuple(s.decode("utf-8", "surrogateescape") for s in proto.s))
-    if kind is AttrKind.LIST_FLOAT:
-        return Attr(kind, tuple(shortest_float32(f) for f in proto.f))
-    if kind is AttrKind.LIST_DTYPE:
-        return Attr(kind, tuple(_torchair_dtype(d) for d in proto.dt))
-    return Attr(kind, tuple(getattr(proto, _LIST_FIELDS[kind])))
-
-
+_LIST_KINDS = {
+    VT_LIST_STRING: AttrKind.LIST_STR,
+    VT_LIST_INT: AttrKind.LIST_INT,
+    VT_LIST_FLOAT: AttrKind.LIST_FLOAT,
+    VT_LIST_BOOL: AttrKind.LIST_BOOL,
+    VT_LIST_DATA_TYPE: AttrKind.LIST_DTYPE,
+}
 _LIST_FIELDS = {
     AttrKind.LIST_STR: "s",
     AttrKind.LIST_INT: "i",

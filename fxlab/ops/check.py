@@ -451,7 +451,7 @@ def _converter_runs(overload: Any, facts: OpFacts, samples: list[Sample]) -> Che
             "converter",
             WARN,
             f"{emitted}; its IR was not run against the CPU kernel ({not_run[0]})",
-            "Register a reference kernel for the GE op (fxlab.ir.execute.register_kernel) so the IR can be checked.",
+            "Register a reference kernel for the GE op (fxlab.ir.kernels.registry.register_kernel) so the IR can be checked.",
         )
     return CheckItem("converter", PASS, f"{emitted}; its IR run on CPU matches the CPU kernel on {len(samples)} sample(s)")
 

@@ -121,7 +121,7 @@ def test_an_edited_saved_trace_shows_the_edit(capsys, saved_runs, tmp_path) -> N
 
 
 def _torchair_or_skip() -> None:
-    from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair
+    from fxlab.compat.torchair_copies import TorchAirNotFoundError, find_torchair
 
     try:
         find_torchair()

@@ -19,7 +19,7 @@ def test_the_shipped_table_is_a_fresh_scan_of_torchairs_sources():
     fresh = scan_converters(Path(where))
     origin = load_table()["from"]
     assert TABLE_PATH.read_text(encoding="utf-8") == table_text(fresh, origin), (
-        "the table is stale: run `python -m fxlab.compat.torchair_converter_scan`"
+        "the table is stale: run `python scripts/scan_torchair_converters.py`"
     )
 
 
@@ -31,7 +31,7 @@ def test_the_shipped_ge_apis_names_are_a_fresh_scan_of_torchairs_sources():
     assert len(fresh) > 1500 and {"Cast", "Const", "Data", "NetOutput", "ForeachACos"} <= set(fresh)
     origin = load_table()["from"]
     assert GE_APIS_PATH.read_text(encoding="utf-8") == builders_text(fresh, origin), (
-        "the ge_apis names are stale: run `python -m fxlab.compat.torchair_converter_scan`"
+        "the ge_apis names are stale: run `python scripts/scan_torchair_converters.py`"
     )
 
 

@@ -139,7 +139,7 @@ def torchair_pb2() -> ModuleType:
     """TorchAir's ``ge_ir`` pb2 module, loaded by path from ``$FXLAB_TORCHAIR_PATH`` (the
     ``torchair`` package directory, or the pb2 file itself) or the copy CI fetches into
     ``.cache/torchair/``; skips when there is neither."""
-    from fxlab.compat.bridge import cached_torchair
+    from fxlab.compat.torchair_copies import cached_torchair
 
     root = os.environ.get("FXLAB_TORCHAIR_PATH") or cached_torchair()
     if not root:

@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.execute import register_kernel
+from fxlab.ir.kernels.registry import register_kernel
 from fxlab.ir.kernels.elementwise import BOOL, FLOATS, require
 from fxlab.ir.model import IrOp, torch_dtype
 

@@ -29,8 +29,7 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.model import DataType
-from fxlab.passes.convert_to_ascend_ir import NAMED_CONVERTER_LOOKUPS
-from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB, Converter, Sample
+from fxlab.passes.converters.registry import CONVERTERS, NAMED_CONVERTER_LOOKUPS, ORIGIN_FXLAB, Converter, Sample
 
 _INT32_MAX = 2147483647
 # ApplyRotaryPosEmb's layout attr: TorchAir's numbers for the layout strings.
