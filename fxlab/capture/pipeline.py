@@ -223,7 +223,7 @@ def _check_custom_ops(trace: Trace, recorder: RunRecorder) -> None:
             problems.append(left_out)
         functional = graph.modules.get(FUNCTIONAL)
         run = recorder.run_of(functional) if functional is not None else None
-        if run is not None and has_custom_ops(functional):
+        if functional is not None and run is not None and has_custom_ops(functional):
             problems.extend(fake_vs_kernel(functional, run.inputs_before))
         if problems:
             graph.error = "; ".join(([graph.error] if graph.error else []) + problems)

@@ -67,7 +67,7 @@ def _function_target_name(target: Any) -> str:
         return str(target)
     if isinstance(target, torch._ops.HigherOrderOperator):
         return f"higher_order.{target.name()}"
-    return getattr(target, "__qualname__", None) or getattr(target, "__name__", str(target))
+    return str(getattr(target, "__qualname__", None) or getattr(target, "__name__", target))
 
 
 def mutated_arguments(node: fx.Node) -> list[str]:

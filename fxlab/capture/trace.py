@@ -61,7 +61,7 @@ class NodeRecord:
     provenance: Provenance = field(default_factory=Provenance)
     mutates: list[str] = field(default_factory=list)  # schema argument names written in place
     kind: str = ""  # "inplace", "copy_epilogue", "auto_functionalized", "scope", "" ...
-    scopes: list[dict[str, str]] = field(default_factory=list)
+    scopes: list[dict[str, Any]] = field(default_factory=list)  # scope frames: {"attrs": {key: value}, ...}
     ge_ops: list[str] = field(default_factory=list)
 
     @property

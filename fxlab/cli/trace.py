@@ -211,7 +211,7 @@ def ascend_ir_converter(name: str, torchair_path: Path | None, soc: str = "Ascen
             console.warn(line)
 
 
-def _print_views(trace, trace_views, summary_only: bool) -> None:  # type: ignore[no-untyped-def]
+def _print_views(trace: Any, trace_views: Any, summary_only: bool) -> None:
     out = console.out()
     # Every view lays its lines out within the console's width (panels and tables do), so
     # rich's cropping of each printed line would change nothing; it costs a third of the

@@ -177,7 +177,7 @@ def place_constants_on_device(walker: fx.Interpreter, fake_mode: Any, value_pack
         on_device = fake_mode.from_tensor(torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=DEVICE))
         return value_pack(on_device, value)
 
-    walker.get_attr = get_attr
+    vars(walker)["get_attr"] = get_attr  # this walker's own, in place of Interpreter.get_attr
 
 
 def _optimize(compiler: Any, observer: Any, gm: fx.GraphModule, config: Any) -> fx.GraphModule:
@@ -213,8 +213,9 @@ def _record_input_indices(ir: IrGraph, graph: Any) -> None:
     dead-data pass records it (:mod:`fxlab.ir.graph_inputs`), so the IR check feeds
     TorchAir's graph the caller's inputs as it feeds fxlab's. Entries that are no graph
     input (the RNG state TorchAir feeds itself) leave the graph without a record."""
-    indices = [getattr(info.func, "fx_input_idx", None) for info in getattr(graph, "_input_info_list", [])]
-    if None not in indices and indices != list(range(len(indices))):
+    infos = getattr(graph, "_input_info_list", [])
+    indices = [index for info in infos if isinstance(index := getattr(info.func, "fx_input_idx", None), int)]
+    if len(indices) == len(infos) and indices != list(range(len(indices))):
         record_input_indices(ir, indices)
 
 

@@ -76,7 +76,7 @@ def _refusal(fn: ast.FunctionDef) -> str | None:
         return None
     exc = body[0].exc
     if isinstance(exc, ast.Call) and exc.args and isinstance(exc.args[0], ast.Constant):
-        return f"{ast.unparse(exc.func)}: {exc.args[0].value}"
+        return f"{ast.unparse(exc.func)}: " + str(exc.args[0].value)  # TorchAir's message, a str
     return ast.unparse(exc)
 
 

@@ -428,7 +428,8 @@ def _real_torchair() -> LoadedTorchAir:
             f"TorchAir is not importable here ({_one_line(exc)}); pass --torchair-path DIR (or set "
             "FXLAB_TORCHAIR_PATH) to load TorchAir's sources with fxlab's stand-ins for its native parts."
         ) from exc
-    root = Path(package.__file__).resolve().parent if getattr(package, "__file__", None) else Path(".")
+    file = getattr(package, "__file__", None)
+    root = Path(file).resolve().parent if file else Path(".")
     report = LoadReport(path=root, version=read_torchair_version(root), torch_version=torch.__version__, real=True)
     report.converters = _count_converters(package)
     return LoadedTorchAir(package, report)

@@ -62,7 +62,7 @@ def execute(
     than their type's (e.g. the exact form of a GE approximation). Raises
     :class:`ExecutionError` naming the op that failed."""
     values = {} if values is None else values
-    outputs: list[torch.Tensor] = []
+    outputs: list[Any] = []
     for op in graph.ops:
         args = [None if not ref else values[ref] for ref in op.data_inputs]
         if op.type == "Data":

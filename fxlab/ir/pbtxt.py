@@ -233,7 +233,7 @@ class _TextWriter:
             return text
         cache_key: tuple[Any, ...] | None = (key, attr.kind, attr.value)
         try:
-            text = self.attr_texts.get(cache_key)
+            text = self.attr_texts.get((key, attr.kind, attr.value))
         except TypeError:  # unhashable value
             text, cache_key = None, None
         if text is None:

@@ -18,7 +18,7 @@ import operator
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import sympy
 import torch
@@ -222,7 +222,8 @@ class AscendIrConverter:
         key = _storage_key(meta)
         if key is not None:
             return self._input_storages.get(key)
-        return next(((i, base) for i, base in self._tensor_inputs if torch._C._is_alias_of(base, meta)), None)
+        # torch._C._is_alias_of exists; torch's stubs (torch/_C/__init__.pyi) leave it out.
+        return next(((i, base) for i, base in self._tensor_inputs if torch._C._is_alias_of(base, meta)), None)  # type: ignore[attr-defined]
 
     def _symbols_in(self, free_symbols: Any) -> dict[str, int]:
         """Each symbol -> the ``Data`` index of the symbolic graph input that holds it."""
@@ -243,11 +244,11 @@ class AscendIrConverter:
             and target_name not in KEEPS_EMPTY_OUTPUTS
         ):
             self._convert_empty(node, target_name)
-        elif kind is _CONVERT:
+        elif kind is _CONVERT and fn is not None:
             self._run_converter(node, fn, status, target_name)
         elif kind is _GETITEM:
             base, index = node.args
-            self.values[node] = self.values[base][index]
+            self.values[node] = self.values[cast(fx.Node, base)][index]
             self._record(node, Status.MARKER, [], source=node_source(node), target_name=target_name)
         elif kind is _SCOPE:
             self._convert_scope_marker(node)
@@ -269,6 +270,7 @@ class AscendIrConverter:
     def _plan(self, target: Any) -> _Plan:
         """What to do with every node of ``target``, decided once per target and run."""
         target_name = str(target)
+        plan: _Plan
         if target is operator.getitem:
             plan = (_GETITEM, None, Status.MARKER, target_name)
         elif is_scope_marker(target_name):
@@ -479,6 +481,6 @@ def _ops_to_their_owners(gm: fx.GraphModule, graph: IrGraph) -> None:
     owners = {n.name: n.meta["fxlab.ge_owner"] for n in gm.graph.nodes if "fxlab.ge_owner" in n.meta}
     if owners:
         for op in graph.ops:
-            owner = owners.get(op.fx_node)  # type: ignore[arg-type]
+            owner = owners.get(op.fx_node or "")
             if owner is not None:
                 op.fx_node = owner

@@ -254,7 +254,7 @@ def highlighted_code(stage: StageTrace) -> str:
             fill, border, label = KIND_COLOURS[node.kind]
             style = f' style="background:{fill};border-left:4px solid {border}"'
             tags.append(label)
-        tags += [t for t in (scope_tag(s.get("attrs", s)) for s in node.scopes) if t]
+        tags += [t for t in map(scope_tag, node.scopes) if t]
         tag = f'<span class="tag">   # &lt;- {_e("; ".join(tags))}</span>' if tags else ""
         lines.append(f'<span class="line"{style}>{_e(line)}{tag}</span>')
     return '<pre class="code">' + "".join(lines) + "</pre>"

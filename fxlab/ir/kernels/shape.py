@@ -116,7 +116,9 @@ def scatter_elements(op: IrOp, inputs: Inputs, attrs: Attrs) -> list[Any]:
     if reduction == "none":
         return [torch.scatter(data, attrs.get("axis", 0), indices.long(), updates)]
     return [
-        torch.scatter_reduce(data, attrs.get("axis", 0), indices.long(), updates, {"add": "sum", "mul": "prod"}.get(reduction, reduction))
+        torch.scatter_reduce(
+            data, attrs.get("axis", 0), indices.long(), updates, {"add": "sum", "mul": "prod"}.get(reduction, str(reduction))
+        )
     ]
 
 

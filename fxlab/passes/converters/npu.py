@@ -84,7 +84,8 @@ def npu_converters() -> Iterator[list[str]]:
         yield [str(t) for t in registered]
     finally:
         for target in registered:
-            if CONVERTERS.get(target) is not None and CONVERTERS.get(target).origin == ORIGIN_FXLAB:
+            converter = CONVERTERS.get(target)
+            if converter is not None and converter.origin == ORIGIN_FXLAB:
                 CONVERTERS.unregister(target)
 
 
