@@ -59,7 +59,7 @@ TORCHAIR_FIXTURE = "torchair_path"
 
 @functools.cache
 def _no_torchair_reason() -> str | None:
-    from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair
+    from fxlab.compat.torchair_copies import TorchAirNotFoundError, find_torchair
 
     try:
         find_torchair()
@@ -82,7 +82,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def torchair_path():
     """The TorchAir copy the bridge finds (None: the installed TorchAir is importable)."""
-    from fxlab.compat.bridge import find_torchair
+    from fxlab.compat.torchair_copies import find_torchair
 
     return find_torchair()
 

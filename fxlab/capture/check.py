@@ -17,6 +17,9 @@ from fxlab.capture.loader import LoadedModel
 from fxlab.capture.output_leaves import output_leaves
 from fxlab.capture.trace import CheckResult, GraphTrace
 from fxlab.errors import CaptureError
+from fxlab.ir.model import IrGraph
+from fxlab.passes.conversion_result import Status
+from fxlab.stage_names import FUNCTIONAL
 
 
 COMPARISON_SEED = 0
@@ -154,7 +157,7 @@ def _clone_tensor(t: torch.Tensor) -> torch.Tensor:
 def _state(fn: Any) -> dict[str, torch.Tensor]:
     if not isinstance(fn, torch.nn.Module):
         return {}
-    state = dict(fn.named_parameters())
+    state: dict[str, torch.Tensor] = dict(fn.named_parameters())
     state.update(fn.named_buffers())
     return state
 
@@ -168,7 +171,7 @@ class _Saved:
 
 
 def _save(state: dict[str, torch.Tensor]) -> dict[str, _Saved]:
-    return {name: _Saved(t.detach().clone(), (tuple(t.shape), t.stride(), t.storage_offset())) for name, t in state.items()}
+    return {name: _Saved(t.detach().clone(), (tuple(t.shape), t.stride(), int(t.storage_offset()))) for name, t in state.items()}
 
 
 def _restore(state: dict[str, torch.Tensor], saved: dict[str, _Saved]) -> None:
@@ -255,7 +258,7 @@ def _compare_from_one_seed(
 _NO_CPU_KERNEL = re.compile(r"Could not run '([\w:.]+)' with arguments from the 'CPU' backend")
 
 
-def missing_cpu_kernel(exc: BaseException) -> str | None:
+def missing_cpu_kernel(exc: BaseException | None) -> str | None:
     """The operator an error says has no CPU kernel (a torch_npu operator defined from its
     schema and Meta function only), or None."""
     seen: set[int] = set()
@@ -272,7 +275,7 @@ def _capture_without_running(
     loaded: LoadedModel,
     compile_fn: Callable[[Any], Callable[..., Any]],
     state: dict[str, torch.Tensor],
-    saved: dict[str, torch.Tensor],
+    saved: dict[str, _Saved],
     op: str,
 ) -> CheckResult:
     """Capture (Dynamo and the backend need only Meta functions) although neither eager
@@ -364,14 +367,14 @@ def _verify_graph(graph: GraphTrace, recorder: RunRecorder, cmp: _Comparison, ap
     unconverted = _unconverted_targets(graph)
     if unconverted:
         return f"not every op converted ({', '.join(unconverted)})"
-    run = recorder.run_of(graph.modules["functional"])
+    run = recorder.run_of(graph.modules[FUNCTIONAL])
     if run is None or run.outputs is None:
         return "the compiled run did not record this graph's inputs"
     as_ge, reason = _run_ir(graph, run)
     if reason:
         return reason
     if as_ge.mismatches:
-        exact = exact_kernels(graph.ir.ops, _fx_nodes(graph))
+        exact = exact_kernels(_ir_of(graph).ops, _fx_nodes(graph))
         as_exact, _ = _run_ir(graph, run, exact) if exact else (None, None)
         if as_exact is not None and as_exact.compared and not as_exact.mismatches:
             approximations.append(_approximation_note(graph, exact, as_ge.max_abs_diff))
@@ -388,15 +391,16 @@ def _expected_outputs(graph: GraphTrace, run: _Run) -> tuple[list[Any], bool]:
     in place (sizes and plain values too); without, the NetOutput tensors."""
     from fxlab.ir.host_outputs import fx_outputs_of
 
-    recorded = fx_outputs_of(graph.ir) is not None
-    return (list(run.outputs) if recorded else [o for o in run.outputs if isinstance(o, torch.Tensor)]), recorded
+    recorded = fx_outputs_of(_ir_of(graph)) is not None
+    outputs = run.outputs or []
+    return (list(outputs) if recorded else [o for o in outputs if isinstance(o, torch.Tensor)]), recorded
 
 
 def _drawn_outputs(graph: GraphTrace, expected: list[Any], recorded: bool) -> tuple[list[bool], list[str]]:
     """Which outputs depend on a random draw, and the GE ops that draw."""
     from fxlab.ir.kernels.rng import outputs_from_draws
 
-    from_draws, drawing = outputs_from_draws(graph.ir)
+    from_draws, drawing = outputs_from_draws(_ir_of(graph))
     if recorded and drawing:  # FX outputs are not NetOutput slots: each counts as drawn
         from_draws = [True] * len(expected)
     return from_draws, drawing
@@ -427,7 +431,7 @@ def _run_ir(graph: GraphTrace, run: _Run, kernels_by_op: Any = None) -> tuple[_C
     ]
     try:
         values: dict[str, Any] = {}
-        outputs = execute_fx_outputs(graph.ir, ir_inputs, values, kernels_by_op)
+        outputs = execute_fx_outputs(_ir_of(graph), ir_inputs, values, kernels_by_op)
     except ExecutionError as exc:
         return cmp, str(exc)
     except Exception as exc:  # noqa: BLE001 - reported as a check that could not run
@@ -442,19 +446,26 @@ def _run_ir(graph: GraphTrace, run: _Run, kernels_by_op: Any = None) -> tuple[_C
         else:
             cmp.add(f"graph {graph.index} output {i}", e, a)
     # An output made on the host still had its converter run: check what it computed.
-    for i, a in converted_values(graph.ir, values).items():
+    for i, a in converted_values(_ir_of(graph), values).items():
         if i < len(expected):
             label = f"graph {graph.index} output {i} as its converter computed it (in GE, not returned)"
             if drawing and isinstance(expected[i], torch.Tensor):
                 cmp.add_form(label, expected[i], a)
             else:
                 cmp.add(label, expected[i], _as_python_scalar(a, expected[i]))
-    for i, (e, a) in enumerate(zip(run.inputs_after, inputs)):
+    for i, (e, a) in enumerate(zip(run.inputs_after or [], inputs)):
         if drawing and isinstance(e, torch.Tensor):  # an input written from a draw
             cmp.add_form(f"graph {graph.index} input {i} after the call", e, a)
         else:
             cmp.add(f"graph {graph.index} input {i} after the call", e, a)
     return cmp, None
+
+
+def _ir_of(graph: GraphTrace) -> IrGraph:
+    """The graph's Ascend IR (the check runs only graphs that have one)."""
+    if graph.ir is None:
+        raise ValueError(f"graph {graph.index} has no Ascend IR to check")
+    return graph.ir
 
 
 def _fx_nodes(graph: GraphTrace) -> dict[str, fx.Node]:
@@ -468,7 +479,7 @@ def _approximation_note(graph: GraphTrace, exact: dict[str, Any], ge_diff: float
     from fxlab.ir.approximations import GE_APPROXIMATIONS
 
     counts: dict[str, int] = {}
-    for op in graph.ir.ops:
+    for op in _ir_of(graph).ops:
         if op.name in exact:
             counts[op.type] = counts.get(op.type, 0) + 1
     forms = "; ".join(
@@ -490,7 +501,7 @@ def _torchair_faults(graph: GraphTrace) -> list[str]:
     a wrong result, each with what goes wrong."""
     from fxlab.passes.torchair_refusals import wrong_result
 
-    faults = {}
+    faults: dict[str, list[str]] = {}
     for node in _fx_nodes(graph).values():
         why = wrong_result(node.target) if node.op == "call_function" else None
         if why:
@@ -499,7 +510,6 @@ def _torchair_faults(graph: GraphTrace) -> list[str]:
 
 
 def _unconverted_targets(graph: GraphTrace) -> list[str]:
-    nodes = getattr(graph.conversion, "nodes", None)
-    if nodes is None:
+    if graph.conversion is None:  # a trace loaded from disk keeps only the summary
         return ["the conversion is partial"] if graph.ir_summary and graph.ir_summary.get("partial") else []
-    return sorted({n.target for n in nodes if str(getattr(n.status, "value", n.status)) in ("unsupported", "raised")})
+    return sorted({n.target for n in graph.conversion.nodes if n.status in (Status.UNSUPPORTED, Status.RAISED)})

@@ -76,10 +76,10 @@ def _where_in(exc: BaseException, path: Path) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     resolved = str(path.resolve())
     inside = [f for f in frames if str(Path(f.filename).resolve()) == resolved]
-    frame = (inside or frames or [None])[-1]
-    if frame is None:
+    found = inside or frames
+    if not found:
         return "at import"
-    return f"{frame.filename}, line {frame.lineno}"
+    return f"{found[-1].filename}, line {found[-1].lineno}"
 
 
 def load_model(path: str | Path, entry: str | None = None, plugins: list[str | Path] | tuple = ()) -> LoadedModel:

@@ -11,21 +11,23 @@ from collections.abc import Callable, Sequence
 import torch
 import torch.fx as fx
 
-from fxlab import __version__ as FXLAB_VERSION
 from fxlab.capture.backend import CapturedGraph, CapturingBackend
 from fxlab.capture.check import RunRecorder, compare_eager_compiled, verify_ir
 from fxlab.capture.loader import LoadedModel
 from fxlab.capture.records import KIND_COPY_EPILOGUE, cache_sources, stage_from_module
-from fxlab.capture.stages import STAGES
 from fxlab.capture.trace import CheckResult, GraphTrace, Trace
 from fxlab.errors import UsageError
-from fxlab.heap import capture_heap, frozen_heap
 from fxlab.stack import with_stack_room
+from fxlab.version import __version__ as FXLAB_VERSION
 from fxlab.ir.host_outputs import host_output_notes
 from fxlab.passes.annotate_scopes import annotate_scopes
+from fxlab.passes.conversion_result import ConversionResult
+from fxlab.stage_names import ALL_STAGES, ASCEND_IR, ATEN, DYNAMO, FUNCTIONAL, FX_STAGES, PRE_GE, REINPLACED
 
-ALL_STAGES = (*STAGES, "ascend_ir")
 Progress = Callable[[str], None]
+# Who builds the ascend_ir stage from a graph and its name, when not fxlab's converters
+# (TorchAir's own conversion, through the bridge).
+Converter = Callable[[fx.GraphModule, str], ConversionResult]
 # Graphs above this many FX nodes are not run through the reference executor by default.
 VERIFY_NODE_LIMIT = 1500
 
@@ -46,7 +48,7 @@ def capture_trace(
     stages: Sequence[str] = ALL_STAGES,
     progress: Progress | None = None,
     verify: bool | None = None,
-    converter: Callable[[fx.GraphModule, str], Any] | None = None,
+    converter: Converter | None = None,
     convert_refused: bool = False,
 ) -> Trace:
     """Run ``loaded`` eagerly and compiled, and record ``stages`` for each graph.
@@ -59,32 +61,28 @@ def capture_trace(
     stages = validate_stages(stages)
     say = progress or (lambda message: None)
     # The compiled run's inputs and outputs are kept only for graphs whose IR will run.
-    will_verify = "ascend_ir" in stages and verify is not False
+    will_verify = ASCEND_IR in stages and verify is not False
     recorder = RunRecorder(node_limit=None if verify else VERIFY_NODE_LIMIT, custom_ops_only=not will_verify)
-    backend = CapturingBackend(want_aten="aten" in stages, wrap_compiled=recorder.wrap)
+    backend = CapturingBackend(want_aten=ATEN in stages, wrap_compiled=recorder.wrap)
     say(f"running {loaded.name} eagerly and under torch.compile")
-    with capture_heap():  # Dynamo and aot build a large heap that stays alive
-        # Dynamo recurses deeply: its frames get one large stack chunk (fxlab/stack.py).
-        check = with_stack_room(compare_eager_compiled, loaded, lambda fn: _compile(fn, backend), lambda: random_ops(backend.graphs))
-        trace = Trace(
-            model=str(loaded.path) if loaded.path else loaded.name,
-            entry=loaded.entry,
-            fxlab_version=FXLAB_VERSION,
-            torch_version=torch.__version__,
-            stages=list(stages),
-            check=check,
-        )
-        with frozen_heap():  # from here on, only the trace is added
-            for captured in backend.graphs:
-                say(f"recording graph {captured.index} of {len(backend.graphs)}")
-                trace.graphs.append(_build_graph_trace(captured, stages, converter, say, convert_refused))
-                trace.notes.extend(f"graph {captured.index}: {choice}." for choice in captured.device_choices)
-                if captured.aten_retraced and "aten" in captured.modules:
-                    trace.notes.append(
-                        f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced})."
-                    )
-            _check_custom_ops(trace, recorder)
-            _verify(trace, recorder, verify, say)
+    # Dynamo recurses deeply: its frames get one large stack chunk (fxlab/stack.py).
+    check = with_stack_room(compare_eager_compiled, loaded, lambda fn: _compile(fn, backend), lambda: random_ops(backend.graphs))
+    trace = Trace(
+        model=str(loaded.path) if loaded.path else loaded.name,
+        entry=loaded.entry,
+        fxlab_version=FXLAB_VERSION,
+        torch_version=torch.__version__,
+        stages=list(stages),
+        check=check,
+    )
+    for captured in backend.graphs:
+        say(f"recording graph {captured.index} of {len(backend.graphs)}")
+        trace.graphs.append(_build_graph_trace(captured, stages, converter, say, convert_refused))
+        trace.notes.extend(f"graph {captured.index}: {choice}." for choice in captured.device_choices)
+        if captured.aten_retraced and ATEN in captured.modules:
+            trace.notes.append(f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced}).")
+    _check_custom_ops(trace, recorder)
+    _verify(trace, recorder, verify, say)
     trace.status = _status(trace)
     return trace
 
@@ -94,7 +92,7 @@ def random_ops(graphs: Sequence[CapturedGraph]) -> list[str]:
     them ``nondeterministic_seeded``)."""
     found: set[str] = set()
     for captured in graphs:
-        module = captured.modules.get("functional")
+        module = captured.modules.get(FUNCTIONAL)
         for node in module.graph.nodes if module is not None else ():
             if node.op == "call_function" and torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ()):
                 found.add(str(node.target))
@@ -107,35 +105,35 @@ def _compile(fn: Callable[..., Any], backend: CapturingBackend) -> Callable[...,
 
 
 def _build_graph_trace(
-    captured: CapturedGraph, stages: Sequence[str], converter: Any, say: Progress, convert_refused: bool = False
+    captured: CapturedGraph, stages: Sequence[str], converter: Converter | None, say: Progress, convert_refused: bool = False
 ) -> GraphTrace:
     graph = GraphTrace(
         index=captured.index, break_reason=captured.break_reason, break_location=captured.break_location, error=captured.error
     )
     modules = dict(captured.modules)
-    if "reinplaced" in stages and "functional" in modules:
+    if REINPLACED in stages and FUNCTIONAL in modules:
         from fxlab.passes.reinplace import reinplace
 
         try:
-            modules["reinplaced"] = reinplace(modules["functional"])[0]
+            modules[REINPLACED] = reinplace(modules[FUNCTIONAL])[0]
         except Exception as exc:  # noqa: BLE001 - the other stages stay useful
             graph.error = f"reinplaced stage: {type(exc).__name__}: {exc}"
-    if "functional" in modules:
-        cache_sources(modules["functional"])  # the converter reads them (pre_ge copies them)
-    if ("pre_ge" in stages or "ascend_ir" in stages) and "functional" in modules:
+    if FUNCTIONAL in modules:
+        cache_sources(modules[FUNCTIONAL])  # the converter reads them (pre_ge copies them)
+    if (PRE_GE in stages or ASCEND_IR in stages) and FUNCTIONAL in modules:
         _pre_ge(graph, modules)
     for module in modules.values():
         for analysis in STAGE_ANALYSES:
             analysis(module)
-    if "ascend_ir" in stages and "functional" in modules:
+    if ASCEND_IR in stages and FUNCTIONAL in modules:
         say(f"converting graph {captured.index} to Ascend IR")
         # TorchAir's own conversion runs its own passes, from the functional graph.
-        source = modules.get("pre_ge", modules["functional"]) if converter is None else modules["functional"]
+        source = modules.get(PRE_GE, modules[FUNCTIONAL]) if converter is None else modules[FUNCTIONAL]
         _convert(graph, source, converter, convert_refused)
     ge_ops = graph.ir.ops_by_fx_node() if graph.ir is not None else None
-    for name in STAGES:
+    for name in FX_STAGES:
         if name in stages and name in modules:
-            graph.stages[name] = stage_from_module(name, modules[name], ge_ops if name in ("functional", "pre_ge") else None)
+            graph.stages[name] = stage_from_module(name, modules[name], ge_ops if name in (FUNCTIONAL, PRE_GE) else None)
     graph.modules = modules
     graph.mutated_inputs = _mutated_inputs(modules)
     return graph
@@ -147,56 +145,52 @@ def _pre_ge(graph: GraphTrace, modules: dict[str, fx.GraphModule]) -> None:
     from fxlab.passes.pre_ge import pre_ge_graph
 
     try:
-        modules["pre_ge"], records = pre_ge_graph(modules["functional"])
+        modules[PRE_GE], records = pre_ge_graph(modules[FUNCTIONAL])
     except RuntimeError as exc:  # the other stages stay useful; the IR is then the functional graph's
         graph.error = f"pre_ge stage: {exc}; the Ascend IR was converted from the functional graph"
         return
     graph.pre_ge_passes = [record.to_json() for record in records]
 
 
-def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Any, convert_refused: bool = False) -> None:
+def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Converter | None, convert_refused: bool = False) -> None:
     start = time.perf_counter()
+    name = f"graph_{graph.index}"
+    # TorchAir's own conversion runs its own GE-graph passes; the built-in one is followed
+    # by fxlab's (the Data ops nothing reads go, an Assign into a graph input becomes an
+    # extra graph output GE writes into its memory).
     if converter is None:
-        result, reuse = _convert_builtin(functional, f"graph_{graph.index}", convert_refused)
-    else:  # e.g. TorchAir's own conversion, which maps Assign to outputs itself
-        result, reuse = converter(functional, f"graph_{graph.index}"), None
+        from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
+        from fxlab.passes.ge_passes import after_conversion
+
+        result = after_conversion(convert_to_ascend_ir(functional, name, convert_refused=convert_refused))
+    else:
+        result = converter(functional, name)
     graph.conversion = result
     graph.ir = result.graph
     graph.ir_summary = {
         "ops": len(result.graph.ops),
-        "partial": bool(result.partial),
+        "partial": result.partial,
         "seconds": round(time.perf_counter() - start, 4),
-        "warnings": list(getattr(result, "warnings", [])),
-        "notes": list(getattr(result, "notes", [])) + (reuse.notes if reuse else []),
-        "assigns_to_outputs": reuse.removed_assigns if reuse else [],
-        "ge_options": reuse.ge_options if reuse else dict(getattr(result, "options", {})),
+        "warnings": list(result.warnings),
+        "notes": list(result.notes),
+        "assigns_to_outputs": result.assigns_to_outputs,
+        "ge_options": dict(result.ge_options),
     }
     host_outputs = host_output_notes(result.graph)
     if host_outputs:  # outputs TorchAir makes on the host, not in GE
         graph.ir_summary["host_outputs"] = host_outputs
 
 
-def _convert_builtin(functional: fx.GraphModule, name: str, convert_refused: bool = False) -> tuple[Any, Any]:
-    from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
-    from fxlab.passes.ge_passes import ge_graph_passes
-
-    result = convert_to_ascend_ir(functional, name, convert_refused=convert_refused)
-    # As TorchAir before handing the graph to GE: the Data ops nothing reads go, and an
-    # Assign into a graph input becomes an extra graph output GE writes into its memory.
-    reuse = ge_graph_passes(result.graph)
-    return result, reuse
-
-
 def _mutated_inputs(modules: dict[str, fx.GraphModule]) -> list[str]:
     """Graph inputs the functional graph writes back (its trailing ``copy_`` epilogue),
     named as Dynamo named them (``L_self_buffers_cache_`` etc.)."""
-    functional = modules.get("functional")
+    functional = modules.get(FUNCTIONAL)
     if functional is None:
         return []
     from fxlab.capture.records import classify, mutated_arguments
 
     placeholders = [n for n in functional.graph.nodes if n.op == "placeholder"]
-    dynamo = modules.get("dynamo")
+    dynamo = modules.get(DYNAMO)
     dynamo_names = [n.name for n in dynamo.graph.nodes if n.op == "placeholder"] if dynamo else []
     offset = len(placeholders) - len(dynamo_names)
     names = []
@@ -227,22 +221,22 @@ def _check_custom_ops(trace: Trace, recorder: RunRecorder) -> None:
         left_out = op_left_out_of_graph(graph.break_reason)
         if left_out:
             problems.append(left_out)
-        functional = graph.modules.get("functional")
+        functional = graph.modules.get(FUNCTIONAL)
         run = recorder.run_of(functional) if functional is not None else None
-        if run is not None and has_custom_ops(functional):
+        if functional is not None and run is not None and has_custom_ops(functional):
             problems.extend(fake_vs_kernel(functional, run.inputs_before))
         if problems:
             graph.error = "; ".join(([graph.error] if graph.error else []) + problems)
 
 
 def _verify(trace: Trace, recorder: RunRecorder, verify: bool | None, say: Progress) -> None:
-    if "ascend_ir" not in trace.stages:
+    if ASCEND_IR not in trace.stages:
         return
     if verify is False:
         trace.ir_check = CheckResult(ok=True, skipped="--no-verify was given")
         return
     graphs = [g for g in trace.graphs if g.ir is not None]
-    big = [g.index for g in graphs if len(g.modules["functional"].graph.nodes) > VERIFY_NODE_LIMIT]
+    big = [g.index for g in graphs if len(g.modules[FUNCTIONAL].graph.nodes) > VERIFY_NODE_LIMIT]
     if verify is None and big:
         trace.notes.append(f"Ascend IR of graph(s) {big} not run on CPU (over {VERIFY_NODE_LIMIT} nodes); pass --verify to run it.")
         graphs = [g for g in graphs if g.index not in big]

@@ -1,4 +1,4 @@
-"""How each FX stage of a Dynamo graph is obtained (DESIGN.md, "The pipeline: stages").
+"""How each FX stage of a Dynamo graph is obtained (their names: :mod:`fxlab.stage_names`).
 
 ``aten``: the ATen ops before functionalization. Recorded from aot_autograd's own trace
 (:mod:`fxlab.capture.aten_recorder`); :func:`aten_stage` traces the Dynamo graph with
@@ -13,14 +13,11 @@ TorchAir's choices (its decomposition table, ``keep_inference_input_mutations=Tr
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import Any, Literal
 from collections.abc import Callable, Iterator, Sequence
 
 import torch
 import torch.fx as fx
-
-
-STAGES = ("dynamo", "aten", "functional", "reinplaced", "pre_ge")
 
 
 def torchair_decompositions() -> dict[Any, Callable[..., Any]]:
@@ -51,9 +48,10 @@ def functional_stage(
 
     captured: list[fx.GraphModule] = []
 
-    def inference_compiler(fw: fx.GraphModule, fw_inputs: Sequence[Any]) -> Callable[..., Any]:
-        captured.append(fw)
-        return wrap_compiled(fw) if wrap_compiled is not None else fw
+    # Named as aot_autograd's compiler protocol names them: it may pass them by keyword.
+    def inference_compiler(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+        captured.append(gm)
+        return wrap_compiled(gm) if wrap_compiled is not None else gm
 
     compiled = aot_module_simplified(
         gm,
@@ -81,7 +79,7 @@ def aten_stage(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> fx.GraphMod
     fake_mode = fake_mode_of(example_inputs)
     with _maybe(fake_mode), torch.no_grad(), fx_traceback.preserve_node_meta():
         inputs = [_as_fake(x, fake_mode) for x in example_inputs]
-        mode = "real" if fake_mode else "fake"
+        mode: Literal["real", "fake"] = "real" if fake_mode else "fake"
         return make_fx(run, decomposition_table=torchair_decompositions(), tracing_mode=mode)(*inputs)
 
 

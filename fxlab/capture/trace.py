@@ -10,11 +10,14 @@ No printing in this layer.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import torch.fx as fx
 
 from fxlab.ir.model import IrGraph
+from fxlab.passes.conversion_result import ConversionResult
+from fxlab.reports.conversion_summary import SummaryRow, summarize_conversion
+from fxlab.stage_names import FUNCTIONAL, PRE_GE
 
 
 @dataclass
@@ -58,7 +61,7 @@ class NodeRecord:
     provenance: Provenance = field(default_factory=Provenance)
     mutates: list[str] = field(default_factory=list)  # schema argument names written in place
     kind: str = ""  # "inplace", "copy_epilogue", "auto_functionalized", "scope", "" ...
-    scopes: list[dict[str, str]] = field(default_factory=list)
+    scopes: list[dict[str, Any]] = field(default_factory=list)  # scope frames: {"attrs": {key: value}, ...}
     ge_ops: list[str] = field(default_factory=list)
 
     @property
@@ -84,6 +87,19 @@ class StageTrace:
         return sum(1 for n in self.nodes if n.kind == kind)
 
 
+class IrSummary(TypedDict, total=False):
+    """What the ``ascend_ir`` stage says about its conversion (saved as it is)."""
+
+    ops: int
+    partial: bool
+    seconds: float
+    warnings: list[str]
+    notes: list[str]
+    assigns_to_outputs: list[str]  # Assign ops made graph outputs (fxlab's output-reuse pass)
+    ge_options: dict[str, str]  # the GE compile options the graph needs
+    host_outputs: list[str]  # FX outputs TorchAir makes on the host, one sentence each
+
+
 @dataclass
 class GraphTrace:
     """Everything recorded for one Dynamo graph."""
@@ -93,20 +109,31 @@ class GraphTrace:
     break_location: str | None = None
     stages: dict[str, StageTrace] = field(default_factory=dict)
     mutated_inputs: list[str] = field(default_factory=list)
-    ir_summary: dict[str, Any] | None = None
+    ir_summary: IrSummary | None = None
     error: str | None = None
     # TorchAir's passes before conversion, in order: {"pass", "changed", "removed", "added"}.
     pre_ge_passes: list[dict[str, Any]] = field(default_factory=list)
     # Live objects, not serialized with the stages.
     modules: dict[str, fx.GraphModule] = field(default_factory=dict, repr=False, compare=False)
     ir: IrGraph | None = field(default=None, repr=False, compare=False)
-    conversion: Any = field(default=None, repr=False, compare=False)
-    conversion_rows: Any = field(default=None, repr=False, compare=False)  # see conversion_summary.graph_summary
+    conversion: ConversionResult | None = field(default=None, repr=False, compare=False)
+    conversion_rows: list[SummaryRow] | None = field(default=None, repr=False, compare=False)  # see conversion_summary()
 
     def converted_module(self) -> fx.GraphModule | None:
         """The FX graph the Ascend IR was converted from: TorchAir's own after its passes
         (``--converter torchair``), else the ``pre_ge`` stage, else ``functional``."""
-        return getattr(self.conversion, "fx_graph", None) or self.modules.get("pre_ge") or self.modules.get("functional")
+        converted = self.conversion.fx_graph if self.conversion is not None else None
+        return converted or self.modules.get(PRE_GE) or self.modules.get(FUNCTIONAL)
+
+    def conversion_summary(self) -> list[SummaryRow]:
+        """The conversion summary of this graph (:func:`summarize_conversion`), made once:
+        saving and printing both show it. Empty without a live conversion."""
+        if self.conversion_rows is None:
+            converted = self.converted_module()
+            if self.conversion is None or converted is None:
+                return []
+            self.conversion_rows = summarize_conversion(converted, self.conversion)
+        return self.conversion_rows
 
 
 @dataclass

@@ -8,8 +8,9 @@ from typing import Any
 import typer
 
 from fxlab.cli import console
-from fxlab.cli.main import app
+from fxlab.cli.app import app
 from fxlab.ir.json_values import dumps_strict
+from fxlab.stage_names import FUNCTIONAL, PRE_GE
 
 ops_app = typer.Typer(
     name="ops",
@@ -168,7 +169,7 @@ def coverage_command(
 
 def _torchair_verdicts(torchair_path: Path | None) -> tuple[Any, str]:
     """TorchAir's verdicts from a scan of its sources, or fxlab's shipped table."""
-    from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair
+    from fxlab.compat.torchair_copies import TorchAirNotFoundError, find_torchair
     from fxlab.compat.torchair_converter_scan import scan_converters
     from fxlab.compat.torchair_versions import read_torchair_version
     from fxlab.passes.torchair_refusals import TorchAirVerdict, load_table, registrations
@@ -201,10 +202,10 @@ def _model_ops(model: Path, entry: str | None, plugin: list[Path] | None) -> dic
 
     from fxlab.cli.common import capture_model
 
-    _, trace = capture_model(model, entry, plugin, ("functional", "pre_ge"), verify=False)
+    _, trace = capture_model(model, entry, plugin, (FUNCTIONAL, PRE_GE), verify=False)
     counts: dict[str, int] = {}
     for graph in trace.graphs:
-        for node in graph.modules["pre_ge"].graph.nodes:
+        for node in graph.modules[PRE_GE].graph.nodes:
             if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
                 counts[str(node.target)] = counts.get(str(node.target), 0) + 1
     return counts

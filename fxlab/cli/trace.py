@@ -11,9 +11,9 @@ import typer
 
 from fxlab.cli import console
 from fxlab.cli.common import EntryOpt, ModelArg, PluginOpt, capture_model, parse_stages
-from fxlab.cli.main import app
-from fxlab.heap import frozen_heap
+from fxlab.cli.app import app
 from fxlab.ir.json_values import dumps_strict
+from fxlab.stage_names import PRE_GE
 
 
 @app.command(
@@ -89,7 +89,7 @@ def trace_command(
     wanted = parse_stages(stages)
     check_converter(converter)  # bad options fail before --out is touched
     if graphviz is not None:
-        from fxlab.viz.graphviz_probe import check_format
+        from fxlab.cli.graphviz import check_format
 
         check_format(graphviz)
     trace = _capture_and_save(model, entry, plugin, wanted, verify, converter, torchair_path, out, soc=soc, convert_refused=convert_refused)
@@ -161,7 +161,7 @@ def _write_extras(trace: Any, graphviz: str | None, html: Path | None, out_dir: 
     `dot` or Ctrl-C never costs the trace)."""
     if graphviz is not None:
         from fxlab.capture.save import prepare_out_dir
-        from fxlab.viz.pictures import write_pictures
+        from fxlab.cli.pictures import write_pictures
 
         folder = out_dir if out_dir is not None else prepare_out_dir(Path("fxlab-out"))
         files, messages = write_pictures(trace, folder, graphviz, options, _picture_progress)
@@ -169,7 +169,7 @@ def _write_extras(trace: Any, graphviz: str | None, html: Path | None, out_dir: 
             console.warn(message)
         console.note(f"{len(files)} picture file(s) written under {folder}/")
     if html is not None:
-        from fxlab.viz.html_report import write_html_report
+        from fxlab.cli.pictures import write_html_report
 
         try:
             console.note(f"HTML report written to {write_html_report(trace, html)}")
@@ -211,19 +211,18 @@ def ascend_ir_converter(name: str, torchair_path: Path | None, soc: str = "Ascen
             console.warn(line)
 
 
-def _print_views(trace, trace_views, summary_only: bool) -> None:  # type: ignore[no-untyped-def]
+def _print_views(trace: Any, trace_views: Any, summary_only: bool) -> None:
     out = console.out()
     # Every view lays its lines out within the console's width (panels and tables do), so
     # rich's cropping of each printed line would change nothing; it costs a third of the
     # printing of a large graph.
-    with frozen_heap():  # printing only makes short-lived objects; full collections would walk the capture's heap
-        if not summary_only:
-            for graph in trace.graphs:
-                for stage in graph.stages.values():
-                    out.print(trace_views.stage_view(graph, stage), crop=False)
-                    if stage.name == "pre_ge" and graph.pre_ge_passes:
-                        out.print(trace_views.pre_ge_passes_view(graph), crop=False)
-                if graph.ir is not None:
-                    out.print(trace_views.ir_view(graph), crop=False)
-                    out.print(trace_views.conversion_view(graph), crop=False)
-        out.print(trace_views.summary_view(trace), crop=False)
+    if not summary_only:
+        for graph in trace.graphs:
+            for stage in graph.stages.values():
+                out.print(trace_views.stage_view(graph, stage), crop=False)
+                if stage.name == PRE_GE and graph.pre_ge_passes:
+                    out.print(trace_views.pre_ge_passes_view(graph), crop=False)
+            if graph.ir is not None:
+                out.print(trace_views.ir_view(graph), crop=False)
+                out.print(trace_views.conversion_view(graph), crop=False)
+    out.print(trace_views.summary_view(trace), crop=False)

@@ -34,6 +34,7 @@ from typing import Any
 
 import torch
 
+from fxlab.compat.torchair_copies import cached_torchair
 from fxlab.compat.torchair_state import destroy_library
 from fxlab.compat.torchair_versions import read_torchair_version
 from fxlab.ir.model import NPU_DTYPE_CODES
@@ -122,8 +123,6 @@ def _fetched_copy() -> TorchNpuCopy | None:
     """The copy ``fxlab torchair fetch`` extracted, when built for the installed torch."""
     cached = None
     with contextlib.suppress(Exception):
-        from fxlab.compat.bridge import cached_torchair
-
         cached = cached_torchair()
     if cached is None or not read_torchair_version(cached).matches(torch.__version__):
         return None
@@ -185,13 +184,14 @@ class _DiscardedLibrary:
     """Stands for the Meta file's ``Library("aten", ...)``: its registrations are dropped."""
 
 
+def _module(name: str, **attrs: Any) -> types.ModuleType:
+    module = types.ModuleType(name)
+    vars(module).update(attrs)
+    return module
+
+
 def _shim_modules() -> dict[str, types.ModuleType]:
     """The torch_npu modules the Meta file imports, reduced to what it uses."""
-    root = types.ModuleType("torch_npu")
-    for name, code in NPU_DTYPE_CODES.items():
-        setattr(root, name, code)
-    root.uint8 = torch.uint8
-    error_code = types.ModuleType("torch_npu.utils._error_code")
 
     class ErrCode:
         PARAM = VALUE = TYPE = NOT_SUPPORT = INTERNAL = UNAVAIL = ""
@@ -199,18 +199,16 @@ def _shim_modules() -> dict[str, types.ModuleType]:
         def __getattr__(self, name: str) -> str:
             return ""
 
-    error_code.ErrCode = ErrCode()
-    error_code.ops_error = lambda *args, **kwargs: ""
-    npu_utils = types.ModuleType("torch_npu.npu.utils")
-    npu_utils.get_cann_version = lambda *args, **kwargs: ""
-    npu_utils._is_gte_cann_version = lambda *args, **kwargs: True  # the newest CANN's shapes
-    backends = types.ModuleType("torch_npu.npu._backends")
-    backends.get_soc_version = lambda: -1
-    npu = types.ModuleType("torch_npu.npu")
-    npu.utils, npu._backends = npu_utils, backends
-    utils = types.ModuleType("torch_npu.utils")
-    utils._error_code = error_code
-    root.npu, root.utils = npu, utils
+    error_code = _module("torch_npu.utils._error_code", ErrCode=ErrCode(), ops_error=lambda *args, **kwargs: "")
+    npu_utils = _module(
+        "torch_npu.npu.utils",
+        get_cann_version=lambda *args, **kwargs: "",
+        _is_gte_cann_version=lambda *args, **kwargs: True,  # the newest CANN's shapes
+    )
+    backends = _module("torch_npu.npu._backends", get_soc_version=lambda: -1)
+    npu = _module("torch_npu.npu", utils=npu_utils, _backends=backends)
+    utils = _module("torch_npu.utils", _error_code=error_code)
+    root = _module("torch_npu", **NPU_DTYPE_CODES, uint8=torch.uint8, npu=npu, utils=utils)
     return {m.__name__: m for m in (root, error_code, npu_utils, backends, npu, utils)}
 
 

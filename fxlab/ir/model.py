@@ -326,7 +326,7 @@ class FrozenAttrs(dict):
             "an op's attrs may be shared with other ops and are read-only: give the op new ones with IrOp.set_attrs or IrOp.drop_attrs"
         )
 
-    __setitem__ = __delitem__ = pop = popitem = clear = update = setdefault = __ior__ = _refuse  # type: ignore[assignment]
+    __setitem__ = __delitem__ = pop = popitem = clear = update = setdefault = __ior__ = _refuse
 
     def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle rebuild it whole
         return (FrozenAttrs, (dict(self),))

@@ -11,6 +11,8 @@ without such ops are left as they are.
 from __future__ import annotations
 
 from fxlab.ir.model import IrGraph, IrOp
+from fxlab.passes.infra import PassResult
+from fxlab.passes.output_reuse import REUSE_INPUT_OPTION, ge_options
 
 SIDE_EFFECT_OPS = frozenset({"PrintV2", "AttentionToFFN", "FFNToAttention"})
 
@@ -24,18 +26,25 @@ def _add_control(src: IrOp, dst: IrOp) -> None:
         dst.inputs.append(_control(src))
 
 
-def order_side_effect_ops(graph: IrGraph, output_ref_input: dict[int, int]) -> list[str]:
-    """Add the control edges in place; the side-effect ops found, in order."""
+def order_side_effect_ops(graph: IrGraph) -> PassResult[IrGraph]:
+    """Add the control edges in place; the side-effect ops found are the changed nodes."""
     ordered = [op for op in graph.ops if op.type in SIDE_EFFECT_OPS]
     if not ordered:
-        return []
+        return PassResult(graph, False)
     for src, dst in zip(ordered, ordered[1:]):
         _add_control(src, dst)
     net_output = next(op for op in graph.ops if op.type == "NetOutput")
     if ordered[-1].name not in [ref.split(":")[0] for ref in net_output.inputs]:
         net_output.inputs.append(_control(ordered[-1]))
-    _order_against_input_writers(graph, net_output, ordered, output_ref_input)
-    return [op.name for op in ordered]
+    _order_against_input_writers(graph, net_output, ordered, _output_ref_input(graph))
+    return PassResult(graph, True, [op.name for op in ordered])
+
+
+def _output_ref_input(graph: IrGraph) -> dict[int, int]:
+    """Graph output index -> the Data index it writes back, as the output reuse recorded
+    it in the GE options (``input,output`` pairs joined by ``|``)."""
+    pairs = ge_options(graph).get(REUSE_INPUT_OPTION, "")
+    return {int(out): int(inp) for inp, out in (pair.split(",") for pair in pairs.split("|") if pair)}
 
 
 def _order_against_input_writers(graph: IrGraph, net_output: IrOp, ordered: list[IrOp], output_ref_input: dict[int, int]) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from fxlab.passes.convert_to_ascend_ir import ConversionResult, Status
+from fxlab.passes.conversion_result import ConversionResult, Status
 
 # When nodes of one target fared differently, the row shows the worst.
 _SEVERITY = {
@@ -107,14 +107,6 @@ def _node_status(node: fx.Node, status: str) -> str:
         if CONVERTERS.get(node.args[0]) is None:
             return Status.AUTO.value
     return status
-
-
-def graph_summary(graph: Any) -> list[SummaryRow]:
-    """:func:`summarize_conversion` of a traced graph (a ``GraphTrace`` with its
-    converted module and conversion), made once: saving and printing both show it."""
-    if graph.conversion_rows is None:
-        graph.conversion_rows = summarize_conversion(graph.converted_module(), graph.conversion)
-    return graph.conversion_rows
 
 
 def summarize_conversion(gm: fx.GraphModule, result: ConversionResult) -> list[SummaryRow]:

@@ -168,7 +168,7 @@ def test_a_wrongly_remade_view_fails_the_ir_check(write_model, monkeypatch):
 def test_the_converters_value_of_a_host_output_is_still_checked(write_model, monkeypatch):
     # x.t() is made on the host; the Transpose its converter emitted is still run and
     # compared, so a wrong Transpose is caught as before.
-    from fxlab.ir.execute import KERNELS
+    from fxlab.ir.kernels.registry import KERNELS
 
     real = KERNELS["Transpose"]
     monkeypatch.setitem(KERNELS, "Transpose", lambda op, inputs, attrs: [r + 1 for r in real(op, inputs, attrs)])
@@ -212,10 +212,10 @@ def test_a_graph_differing_only_by_ges_gelu_matches_with_a_note_of_the_differenc
 
 def test_gelu_beside_a_wrong_conversion_stays_a_mismatch(write_model, monkeypatch):
     from fxlab.capture import capture_trace, load_model
-    from fxlab.ir import execute, kernels  # noqa: F401 - registers the kernels
+    from fxlab.ir.kernels import registry  # the package registers every kernel
 
     # Mul's kernel adds instead: a wrong conversion the exact Gelu cannot explain away.
-    monkeypatch.setitem(execute.KERNELS, "Mul", lambda op, inputs, attrs: [inputs[0] + inputs[1]])
+    monkeypatch.setitem(registry.KERNELS, "Mul", lambda op, inputs, attrs: [inputs[0] + inputs[1]])
     trace = capture_trace(load_model(write_model(GELU_MODEL)))
     check = trace.ir_check
     assert check.failed and check.approximations == []

@@ -28,16 +28,16 @@ example_inputs = (torch.arange(4.0),)
 
 @pytest.fixture
 def wrong_mul_kernel(monkeypatch):
-    from fxlab.ir import execute, kernels  # noqa: F401 - registers the kernels
+    from fxlab.ir.kernels import registry  # the package registers every kernel
 
-    monkeypatch.setitem(execute.KERNELS, "Mul", lambda op, inputs, attrs: [inputs[0] + inputs[1]])
+    monkeypatch.setitem(registry.KERNELS, "Mul", lambda op, inputs, attrs: [inputs[0] + inputs[1]])
 
 
 @pytest.fixture
 def no_mul_kernel(monkeypatch):
-    from fxlab.ir import execute, kernels  # noqa: F401 - registers the kernels
+    from fxlab.ir.kernels import registry  # the package registers every kernel
 
-    monkeypatch.delitem(execute.KERNELS, "Mul")
+    monkeypatch.delitem(registry.KERNELS, "Mul")
 
 
 def test_ir_check_mismatch_makes_the_status_partial(write_model, wrong_mul_kernel):

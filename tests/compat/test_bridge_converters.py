@@ -45,7 +45,8 @@ from fxlab.compat.bridge import TorchAirConversionError, run_torchair_conversion
 from fxlab.compat.native_standins.torch_npu_runtime import DEFAULT_SOC
 from fxlab.diff.ir_diff import diff_ir
 from fxlab.passes import converters  # noqa: F401 - registers the shipped converters
-from fxlab.passes.convert_to_ascend_ir import Status, convert_to_ascend_ir
+from fxlab.passes.conversion_result import Status
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.converters.npu import NPU_CONVERTERS
 from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB
 from fxlab.passes.ge_passes import ge_graph_passes

@@ -15,7 +15,8 @@ from fxlab.compat.layer import ANNOUNCEMENTS, compat_layer
 from fxlab.compat.plugins import load_plugin
 from fxlab.errors import ModelLoadError
 from fxlab.ir.execute import execute
-from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, Status, convert_to_ascend_ir
+from fxlab.passes.conversion_result import UNSUPPORTED_OP_TYPE, Status
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB, ORIGIN_TORCHAIR
 
 DATA = Path(__file__).parents[1] / "data"

@@ -17,7 +17,7 @@ def test_the_shipped_table_is_a_fresh_scan_of_torchairs_sources(torchair_path):
     fresh = scan_converters(Path(where))
     origin = load_table()["from"]
     assert TABLE_PATH.read_text(encoding="utf-8") == table_text(fresh, origin), (
-        "the table is stale: run `python -m fxlab.compat.torchair_converter_scan`"
+        "the table is stale: run `python scripts/scan_torchair_converters.py`"
     )
 
 
@@ -29,7 +29,7 @@ def test_the_shipped_ge_apis_names_are_a_fresh_scan_of_torchairs_sources(torchai
     assert len(fresh) > 1500 and {"Cast", "Const", "Data", "NetOutput", "ForeachACos"} <= set(fresh)
     origin = load_table()["from"]
     assert GE_APIS_PATH.read_text(encoding="utf-8") == builders_text(fresh, origin), (
-        "the ge_apis names are stale: run `python -m fxlab.compat.torchair_converter_scan`"
+        "the ge_apis names are stale: run `python scripts/scan_torchair_converters.py`"
     )
 
 

@@ -20,7 +20,8 @@ def _graph():
 
 def test_side_effect_ops_keep_their_order_and_feed_net_output():
     graph = _graph()
-    assert order_side_effect_ops(graph, {}) == ["AttentionToFFN", "FFNToAttention"]
+    result = order_side_effect_ops(graph)
+    assert result.changed and result.changed_nodes == ["AttentionToFFN", "FFNToAttention"]
     ops = {op.name: op for op in graph.ops}
     assert "AttentionToFFN:-1" in ops["FFNToAttention"].inputs
     assert ops["NetOutput"].inputs[-1] == "FFNToAttention:-1"
@@ -30,5 +31,5 @@ def test_graphs_without_them_are_left_alone():
     graph = _graph()
     graph.ops = [op for op in graph.ops if op.type not in ("AttentionToFFN", "FFNToAttention")]
     before = [list(op.inputs) for op in graph.ops]
-    assert order_side_effect_ops(graph, {}) == []
+    assert not order_side_effect_ops(graph).changed
     assert [list(op.inputs) for op in graph.ops] == before

@@ -128,10 +128,11 @@ def torch_npu_present(soc: str = DEFAULT_SOC, cann: str = DEFAULT_CANN) -> Itera
     # ``from torch_npu.npu.utils import ...`` looks the submodules up in sys.modules.
     submodules = {MODULE: module, f"{MODULE}.npu": module.npu, f"{MODULE}.npu.utils": module.npu.utils}
     saved = {name: sys.modules.get(name) for name in submodules}
+    torch_module: Any = torch  # torch has no npu module of its own: the stand-in lends one
     had_torch_npu = hasattr(torch, "npu")
     saved_torch_npu = getattr(torch, "npu", None)
-    sys.modules.update(submodules)  # type: ignore[arg-type]
-    torch.npu = module.npu  # type: ignore[attr-defined]
+    sys.modules.update(submodules)
+    torch_module.npu = module.npu
     try:
         yield True
     finally:
@@ -141,6 +142,6 @@ def torch_npu_present(soc: str = DEFAULT_SOC, cann: str = DEFAULT_CANN) -> Itera
             else:
                 sys.modules[name] = previous
         if had_torch_npu:
-            torch.npu = saved_torch_npu  # type: ignore[attr-defined]
+            torch_module.npu = saved_torch_npu
         else:
-            del torch.npu
+            del torch_module.npu

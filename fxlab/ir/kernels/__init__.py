@@ -1,6 +1,6 @@
 """CPU reference kernels for GE op types, one module per op family.
 
-Importing this package registers them in :data:`fxlab.ir.execute.KERNELS`.
+Importing this package registers them in :data:`fxlab.ir.kernels.registry.KERNELS`.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fxlab.ir.execute import named_inputs, register_kernel
+from fxlab.ir.kernels.registry import named_inputs, register_kernel
 from fxlab.ir.kernels import npu_afd_reference as ref
 from fxlab.ir.model import IrOp
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fxlab.ir.execute import named_inputs, register_kernel
+from fxlab.ir.kernels.registry import named_inputs, register_kernel
 from fxlab.ir.kernels import npu_attention_parts_reference as parts
 from fxlab.ir.kernels import npu_attention_reference as ref
 from fxlab.ir.kernels import npu_flash_attention_reference as flash

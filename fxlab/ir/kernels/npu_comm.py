@@ -13,7 +13,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.execute import named_inputs, register_kernel
+from fxlab.ir.kernels.registry import named_inputs, register_kernel
 from fxlab.ir.kernels import npu_comm_reference as ref
 from fxlab.ir.kernels.npu_mla import zeros_of_output
 from fxlab.ir.model import IrOp, torch_dtype

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fxlab.ir.execute import named_inputs, register_kernel
+from fxlab.ir.kernels.registry import named_inputs, register_kernel
 from fxlab.ir.kernels import npu_kv_cache_reference as ref
 from fxlab.ir.model import IrOp
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.execute import named_inputs, register_kernel
+from fxlab.ir.kernels.registry import named_inputs, register_kernel
 from fxlab.ir.kernels import npu_mla_reference as ref
 from fxlab.ir.model import IrOp, torch_dtype
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.execute import register_kernel
+from fxlab.ir.kernels.registry import register_kernel
 from fxlab.ir.kernels import npu_rope_reference as ref
 from fxlab.ir.model import IrOp
 

@@ -27,8 +27,9 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.builder import current_builder
+from fxlab.ir.ge import desc_from_meta
 from fxlab.ir.model import DataType, ge_dtype
-from fxlab.passes.convert_to_ascend_ir import AUTO_CONVERTER_LOOKUPS, desc_from_meta
+from fxlab.passes.converters.registry import AUTO_CONVERTER_LOOKUPS
 
 TORCH_OP_ATTR = "_fxlab_torch_op"
 INPUT_GROUPS_ATTR = "_fxlab_input_groups"

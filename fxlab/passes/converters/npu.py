@@ -26,8 +26,7 @@ from typing import Any
 import torch
 
 from fxlab.ir import ge
-from fxlab.passes.convert_to_ascend_ir import NAMED_CONVERTER_LOOKUPS
-from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB, Converter, Sample
+from fxlab.passes.converters.registry import CONVERTERS, NAMED_CONVERTER_LOOKUPS, ORIGIN_FXLAB, Converter, Sample
 
 
 # operator name ("npu_rms_norm.default") -> (converter, its samples)
@@ -79,7 +78,8 @@ def npu_converters() -> Iterator[list[str]]:
         yield [str(t) for t in registered]
     finally:
         for target in registered:
-            if CONVERTERS.get(target) is not None and CONVERTERS.get(target).origin == ORIGIN_FXLAB:
+            converter = CONVERTERS.get(target)
+            if converter is not None and converter.origin == ORIGIN_FXLAB:
                 CONVERTERS.unregister(target)
 
 

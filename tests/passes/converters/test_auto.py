@@ -11,7 +11,8 @@ import torch
 from fxlab.capture.stages import functional_graph
 from fxlab.ir.execute import execute
 from fxlab.ir.model import IrGraph
-from fxlab.passes.convert_to_ascend_ir import Status, convert_to_ascend_ir
+from fxlab.passes.conversion_result import Status
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.converters import auto
 from fxlab.passes.converters.auto import GePrototype, auto_converter_verdict, ge_type_of, prototype_from_schema
 from tests.passes.converters.custom_ops import define_test_op as _define

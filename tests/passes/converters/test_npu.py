@@ -9,7 +9,8 @@ import pytest
 import torch
 
 from fxlab.ir.execute import execute
-from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, Status, convert_to_ascend_ir
+from fxlab.passes.conversion_result import UNSUPPORTED_OP_TYPE, Status
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.converters.npu import NPU_CONVERTERS, npu_converters
 from fxlab.passes.converters.registry import CONVERTERS, Sample
 from tests.passes.converters.test_registry_walk import _bind, _clone, _flat_outputs, one_node_graph

@@ -21,7 +21,8 @@ from torch.utils import _pytree as pytree
 from fxlab.ir.execute import execute
 from fxlab.ir.host_outputs import converter_fx_outputs
 from fxlab.passes import converters  # noqa: F401 - registers the shipped converters
-from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, convert_to_ascend_ir
+from fxlab.passes.conversion_result import UNSUPPORTED_OP_TYPE
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.converters.registry import CONVERTERS, Converter, Sample
 
 # Ops whose output values are undefined (uninitialised memory): only dtype and shape count.
