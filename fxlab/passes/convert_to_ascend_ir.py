@@ -169,7 +169,7 @@ class AscendIrConverter:
         whatever its desc says. Written only then; the GE passes write it otherwise."""
         metas: list[Any] = [None] * len(tensors)
         for item, out in zip(items, fx_outputs):
-            if out.kind == GE and isinstance(item, fx.Node):
+            if out.kind == GE and out.ge_index is not None and isinstance(item, fx.Node):
                 metas[out.ge_index] = item.meta.get("val")
         if all(m is not None for m in metas):
             return
