@@ -109,7 +109,7 @@ def test_a_registration_written_as_a_call_counts_and_lite_converters_do_not(tmp_
     )
     assert [(r.op, r.verdict, r.where) for r in scan_converters(tmp_path)] == [
         ("npu.npu_grouped_matmul.default", CONVERTS, "custom/gmm.py:1"),
-        ("npu.npu_quant_matmul.default", CONVERTS, "custom/gmm.py:5"),
+        ("npu.npu_quant_matmul.default", CONVERTS, "custom/gmm.py:6"),  # the def line
     ]
 
 
