@@ -27,6 +27,7 @@ import torch
 import torch.fx as fx
 
 from fxlab import heap
+from fxlab.frames import source_frames
 from fxlab.ir.builder import GraphBuilder, Tensor, building
 from fxlab.ir.host_outputs import AS_STRIDED, GE, SYM, VALUE, VIEW, VIEW_AS_COMPLEX, VIEW_AS_REAL, FxOutput, record_fx_outputs
 from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, attr_of, ge_dtype
@@ -104,26 +105,14 @@ NAMED_CONVERTER_LOOKUPS: list[AutoConverterLookup] = []
 
 
 def node_source(node: fx.Node) -> str | None:
-    """``file:line`` of the user code that produced ``node`` (last frame of its stack)."""
+    """``file:line`` of the user code that produced ``node``: the innermost frame of its
+    stack in the user's code (:func:`fxlab.frames.source_frames`)."""
     cached = node.meta.get("fxlab.source")
     if cached is not None:
         return cached
     trace = node.meta.get("stack_trace")
-    if not trace:
-        return None
-    last = None
-    for line in trace.splitlines():
-        line = line.strip()
-        if line.startswith("File "):
-            last = line
-    if last is None:
-        return None
-    try:
-        path = last.split('"')[1]
-        lineno = last.split("line ")[1].split(",")[0]
-    except IndexError:
-        return None
-    return f"{path}:{lineno}"
+    frame = source_frames(trace)[0] if trace else None
+    return frame.location if frame is not None else None
 
 
 _ONLY_INT = frozenset({int})
@@ -134,6 +123,23 @@ class _GraphConstant:
     """A tensor constant of the graph (``get_attr``), not yet a GE op."""
 
     tensor: torch.Tensor
+
+
+def _no_converter_reason(target: Any) -> str:
+    """Why ``target`` has no converter here: for an op of torch's or torch_npu's own
+    namespaces, TorchAir's verdict on it (no GE op is ever assumed for one); for a
+    custom op, why TorchAir's auto converter would not make one."""
+    from fxlab.passes.torchair_refusals import is_protected, not_converted_reason
+
+    if is_protected(str(target)):
+        return not_converted_reason(target)
+    if isinstance(target, torch._ops.OpOverload):
+        from fxlab.passes.converters.auto import auto_converter_verdict
+
+        _, _, why = auto_converter_verdict(target)
+        if why:
+            return f"no Ascend IR converter for {target}, and TorchAir's auto converter would not make one: {why}"
+    return f"no Ascend IR converter for {target}"
 
 
 def desc_from_meta(val: Any, name: str = "y") -> TensorDesc:
@@ -366,7 +372,7 @@ class AscendIrConverter:
         elif kind is _REFUSED:
             self._emit_placeholder(node, Status.REFUSED, self._refusals[id(target)])
         else:
-            self._emit_placeholder(node, Status.UNSUPPORTED, f"no Ascend IR converter for {target}")
+            self._emit_placeholder(node, Status.UNSUPPORTED, _no_converter_reason(target))
 
     def _convert_empty(self, node: fx.Node, target_name: str) -> None:
         """TorchAir runs no converter for a node whose every output is an empty tensor of

@@ -31,6 +31,7 @@ from fxlab.ir import ge
 from fxlab.ir.model import DataType
 from fxlab.passes.convert_to_ascend_ir import NAMED_CONVERTER_LOOKUPS
 from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB, Converter, Sample
+from fxlab.passes.torchair_refusals import TORCH_NPU_OPERATORS
 
 _INT32_MAX = 2147483647
 # ApplyRotaryPosEmb's layout attr: TorchAir's numbers for the layout strings.
@@ -45,6 +46,7 @@ def npu_converter(name: str, samples: Callable[[], list[Sample]] | None = None) 
         if name in NPU_CONVERTERS:
             raise ValueError(f"two fxlab converters for npu::{name}")
         NPU_CONVERTERS[name] = (fn, samples)
+        TORCH_NPU_OPERATORS.add(name.split(".", 1)[0])
         return fn
 
     return decorate
