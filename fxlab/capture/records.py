@@ -23,6 +23,7 @@ import torch.fx as fx
 
 from fxlab.capture.readable import readable_code
 from fxlab.capture.trace import NodeRecord, Provenance, StageTrace, TensorMeta
+from fxlab.frames import source_frames
 
 KIND_INPLACE = "inplace"
 KIND_COPY_EPILOGUE = "copy_epilogue"
@@ -158,6 +159,7 @@ def provenance(node: fx.Node) -> Provenance:
         _module_path(stack.values()) if stack else [],
         _from_node_chain(meta.get("from_node")),
         _target_str(original) if original is not None else None,
+        _library_location(stack_trace),
     )
 
 
@@ -205,18 +207,18 @@ def _from_node_chain(value: Any) -> list[str]:
 
 @lru_cache(maxsize=4096)
 def _parse_last_user_frame(stack_trace: str) -> tuple[str | None, int | None, str | None]:
-    lines = stack_trace.rstrip().splitlines()
-    for i in range(len(lines) - 1, -1, -1):
-        text = lines[i].strip()
-        if text.startswith('File "'):
-            try:
-                file = text.split('"')[1]
-                line = int(text.split("line ")[1].split(",")[0])
-            except (IndexError, ValueError):
-                return _NO_SOURCE
-            code = lines[i + 1].strip() if i + 1 < len(lines) else None
-            return file, line, code
-    return _NO_SOURCE
+    """The user's line of a node (:func:`fxlab.frames.source_frames`): inside a library,
+    the line of the user's code that called into it."""
+    frame, _ = source_frames(stack_trace)
+    return (frame.file, frame.line, frame.code) if frame is not None else _NO_SOURCE
+
+
+def _library_location(stack_trace: str | None) -> str | None:
+    """``file:line`` of the innermost frame, when the node's source is another frame."""
+    if not stack_trace:
+        return None
+    _, innermost = source_frames(stack_trace)
+    return innermost.location if innermost is not None else None
 
 
 def format_args(node: fx.Node) -> str:

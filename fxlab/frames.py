@@ -1,0 +1,82 @@
+"""Which frame of a node's stack trace is the user's line.
+
+Dynamo records for each node the frames from the compiled function down to the call that
+made the op. When that call happens inside a library (a collective in
+``torch.distributed``, a transformers helper), the innermost frame is the library's, while
+the user asks which of their lines it came from. So the source of a node is the innermost
+frame in the user's code (not an installed package, not the standard library); failing
+that, the innermost frame outside torch (a transformers model's own line); failing that,
+the innermost frame. The innermost frame stays available beside it.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import site
+import sysconfig
+from dataclasses import dataclass
+
+import torch
+
+_FRAME = re.compile(r'^\s*File "([^"]*)", line (\d+)')
+USER, LIBRARY, TORCH = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Frame:
+    file: str
+    line: int
+    code: str | None = None
+
+    @property
+    def location(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@functools.lru_cache(maxsize=4096)
+def frames(stack_trace: str) -> tuple[Frame, ...]:
+    """The frames of a ``stack_trace`` text, outermost first, each with its code line."""
+    lines = stack_trace.rstrip().splitlines()
+    found = []
+    for i, text in enumerate(lines):
+        match = _FRAME.match(text)
+        if match:
+            code = lines[i + 1].strip() if i + 1 < len(lines) and not _FRAME.match(lines[i + 1]) else None
+            found.append(Frame(match.group(1), int(match.group(2)), code))
+    return tuple(found)
+
+
+@functools.lru_cache(maxsize=4096)
+def source_frames(stack_trace: str) -> tuple[Frame | None, Frame | None]:
+    """``(the frame to show, the innermost frame when it is another one)``."""
+    found = frames(stack_trace)
+    if not found:
+        return None, None
+    best = min(kind(frame.file) for frame in found)
+    chosen = next(frame for frame in reversed(found) if kind(frame.file) == best)
+    return chosen, (found[-1] if found[-1] is not chosen else None)
+
+
+@functools.lru_cache(maxsize=4096)
+def kind(path: str) -> int:
+    """``USER`` for the user's code, ``TORCH`` for torch's own files, ``LIBRARY`` for any
+    other installed package or the standard library (and fxlab itself)."""
+    real = os.path.realpath(path)
+    if real.startswith(_torch_root()):
+        return TORCH
+    return LIBRARY if real.startswith(_library_roots()) else USER
+
+
+@functools.cache
+def _torch_root() -> str:
+    return os.path.realpath(os.path.dirname(torch.__file__)) + os.sep
+
+
+@functools.cache
+def _library_roots() -> tuple[str, ...]:
+    paths = {*site.getsitepackages(), site.getusersitepackages()}
+    paths |= {sysconfig.get_paths().get(key, "") for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    paths.add(os.path.dirname(os.path.abspath(__file__)))  # fxlab's own files (a scope marker's library)
+    return tuple(os.path.realpath(p) + os.sep for p in paths if p)
