@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import functools
 import os
 import re
 import types
@@ -30,7 +31,9 @@ from typing import Any
 
 import torch
 
+from fxlab.compat.torch_npu_dtypes import TORCH_NPU_DTYPES
 from fxlab.compat.torchair_state import destroy_library
+from fxlab.passes.torchair_refusals import TORCH_NPU_OPERATORS
 
 NAMESPACE = "npu"
 SCHEMA_FILE = Path("csrc") / "aten" / "npu_native_functions_by_codegen.yaml"
@@ -43,17 +46,7 @@ _SECTION_LINE = re.compile(r"^([a-z_]+):\s*$")
 
 # torch_npu's extra dtypes are integer codes in its operators' schemas (``int? dst_type``);
 # the Meta file compares against them (its own TORCH_NPU_DTYPE_TO_STRING_MAP gives them).
-NPU_DTYPE_CODES = {
-    "int4": 285,
-    "hifloat8": 290,
-    "float8_e5m2": 291,
-    "float8_e4m3fn": 292,
-    "float8_e8m0fnu": 293,
-    "float4_e2m1fn_x2": 296,
-    "float4_e1m2fn_x2": 297,
-    "float4_e2m1": 296,
-    "float4_e1m2": 297,
-}
+NPU_DTYPE_CODES = TORCH_NPU_DTYPES
 
 
 @dataclass(frozen=True)
@@ -71,8 +64,13 @@ class TorchNpuCopy:
         return self.root / META_FILE
 
     @property
+    def missing(self) -> list[str]:
+        """The files of the two this copy lacks, relative to the ``torch_npu`` folder."""
+        return [str(relative) for relative in (SCHEMA_FILE, META_FILE) if not (self.root / relative).is_file()]
+
+    @property
     def complete(self) -> bool:
-        return self.schema_file.is_file() and self.meta_file.is_file()
+        return not self.missing
 
 
 @dataclass
@@ -88,6 +86,11 @@ class NpuDefinitions:
     def note(self) -> str:
         if self.copy is None:
             return "torch_npu operators: no torch_npu copy found (run `fxlab torchair fetch`); only fxlab's own npu operators exist"
+        if not self.copy.complete:
+            return (
+                f"torch_npu operators: the torch_npu copy {self.copy.root} lacks {' and '.join(self.copy.missing)}, so none are "
+                "defined; run `fxlab torchair fetch` again to extract them"
+            )
         return (
             f"torch_npu operators: {len(self.defined)} defined from torch_npu's schemas, "
             f"{len(self.with_meta)} with its Meta functions (no NPU kernels; a few have fxlab's CPU reference kernels)"
@@ -98,7 +101,8 @@ class NpuDefinitions:
 def find_torch_npu_copy(torchair_dir: Path | None = None) -> TorchNpuCopy | None:
     """The torch_npu files beside a TorchAir copy (``<torch_npu>/dynamo/torchair``):
     ``torchair_dir``, else ``$FXLAB_TORCHAIR_PATH``, else the newest ``.cache/torchair``
-    copy. None when no complete copy is found."""
+    copy. The first complete copy; else an incomplete one (it names the files it lacks);
+    None when no ``torch_npu`` folder is found."""
     candidates: list[Path] = []
     if torchair_dir is not None:
         candidates.append(Path(torchair_dir))
@@ -110,12 +114,15 @@ def find_torch_npu_copy(torchair_dir: Path | None = None) -> TorchNpuCopy | None
         cached = cached_torchair()
         if cached is not None:
             candidates.append(cached)
+    incomplete = None
     for candidate in candidates:
         for root in (candidate, *candidate.parents[:3]):
             copy = TorchNpuCopy(root)
-            if root.name == "torch_npu" and copy.complete:
-                return copy
-    return None
+            if root.name == "torch_npu" and root.is_dir():
+                if copy.complete:
+                    return copy
+                incomplete = incomplete or copy
+    return incomplete
 
 
 # -- schemas ---------------------------------------------------------------------------------
@@ -254,9 +261,12 @@ def torch_npu_definitions(copy: TorchNpuCopy | None = None) -> Iterator[NpuDefin
     if copy is None or not copy.complete:
         yield result
         return
+    schemas = read_schemas(copy.schema_file)
+    # They are torch_npu's operators, not custom ops: no GE op is assumed for them.
+    TORCH_NPU_OPERATORS.update(name.split(".", 1)[0] for name in schemas)
     library = torch.library.Library(NAMESPACE, "FRAGMENT")
     try:
-        _define_schemas(library, read_schemas(copy.schema_file), result)
+        _define_schemas(library, schemas, result)
         names = {q.split(".", 1)[0] for q in result.defined}
         if names:
             _run_meta_file(copy.meta_file, library, names, result)
@@ -305,6 +315,27 @@ def _reference_kernels(library: torch.library.Library, names: set[str]) -> Itera
 
     for name, kernel in CPU_KERNELS.items():
         if name in names:
-            library.impl(name, kernel, "CPU")
+            library.impl(name, _naming_gaps(f"{NAMESPACE}.{name}", kernel), "CPU")
     with npu_converters():
         yield
+
+
+def _naming_gaps(op: str, kernel: Callable[..., Any]) -> Callable[..., Any]:
+    """``kernel``, its ``NotImplementedError`` (an option it does not implement) raised as
+    a :class:`KernelGap` naming ``op``: the checks then say which operator and option
+    they could not run, and the trace goes on."""
+    from fxlab.ir.execute import KernelGap
+
+    prefix = f"{op.split('.', 1)[-1]}: "
+
+    @functools.wraps(kernel)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return kernel(*args, **kwargs)
+        except KernelGap:
+            raise
+        except NotImplementedError as exc:
+            detail = str(exc)
+            raise KernelGap(op, detail[len(prefix) :] if detail.startswith(prefix) else detail) from exc
+
+    return run

@@ -12,7 +12,7 @@ from fxlab.compat.torch_npu_ops import TorchNpuCopy, find_torch_npu_copy, read_s
 @pytest.fixture(scope="module")
 def copy() -> TorchNpuCopy:
     found = find_torch_npu_copy()
-    if found is None:
+    if found is None or not found.complete:
         pytest.skip("no torch_npu copy (`fxlab torchair fetch` extracts one)")
     return found
 
@@ -98,8 +98,43 @@ def test_an_operator_without_cpu_kernel_is_named_and_every_stage_recorded(copy: 
 
     with compat_layer():
         trace = capture_trace(load_model(write_model(ROTARY_MUL_MODEL)))
-    assert trace.check.skipped and "npu::npu_rotary_mul has no CPU kernel" in trace.check.skipped
+    assert trace.check.verdict == "not run: npu.npu_rotary_mul has no CPU kernel"
     assert set(trace.graphs[0].stages) == set(ALL_STAGES) - {"ascend_ir"}
     assert "npu.npu_rotary_mul.default" in trace.graphs[0].stages["functional"].targets()
-    # No built-in converter: the auto converter names the GE op after the operator.
-    assert [op.type for op in trace.graphs[0].ir.ops if op.type not in ("Data", "NetOutput", "Const")][:1] == ["NpuRotaryMul"]
+    # No built-in converter: no GE op is made up from the operator's name; TorchAir's verdict is said.
+    assert [op.type for op in trace.graphs[0].ir.ops if op.fx_node == "npu_rotary_mul"] == ["FxlabUnsupported"]
+    (failed,) = trace.graphs[0].ir_summary["not_converted"]
+    assert failed["reason"].startswith("not converted by the built-in conversion; TorchAir converts it (ge_converter/custom/")
+    assert trace.status == "partial"
+
+
+def test_an_incomplete_copy_is_named_with_the_file_it_lacks(tmp_path: Path, monkeypatch):
+    from fxlab.compat import bridge
+
+    monkeypatch.delenv("FXLAB_TORCHAIR_PATH", raising=False)
+    monkeypatch.setattr(bridge, "cached_torchair", lambda: None)  # no other copy to find
+    root = tmp_path / "torch_npu"
+    (root / "csrc" / "aten").mkdir(parents=True)
+    (root / "csrc" / "aten" / "npu_native_functions_by_codegen.yaml").write_text("custom:\n")
+    incomplete = TorchNpuCopy(root)
+    assert not incomplete.complete and incomplete.missing == ["op_plugin/meta/_meta_registrations.py"]
+    assert find_torch_npu_copy(root / "dynamo" / "torchair") == incomplete
+    with torch_npu_definitions(incomplete) as defined:
+        assert defined.defined == []
+        assert defined.note == (
+            f"torch_npu operators: the torch_npu copy {root} lacks op_plugin/meta/_meta_registrations.py, so none are defined; "
+            "run `fxlab torchair fetch` again to extract them"
+        )
+
+
+def test_the_stand_ins_carry_torch_npus_own_dtypes():
+    from fxlab.compat.native_standins.torch_npu_runtime import torch_npu_present
+    from fxlab.compat.torch_npu_dtypes import TORCH_NPU_DTYPES
+
+    assert TORCH_NPU_DTYPES["float4_e2m1fn_x2"] == 296 and TORCH_NPU_DTYPES["hifloat8"] == 290
+    assert TORCH_NPU_DTYPES["float8_e8m0fnu"] == 293 and TORCH_NPU_DTYPES["int4"] == 285
+    import sys
+
+    with torch_npu_present():
+        module = sys.modules["torch_npu"]
+        assert all(getattr(module, name) == value for name, value in TORCH_NPU_DTYPES.items())

@@ -22,7 +22,7 @@ def npu_ops() -> Iterator[Any]:
     from fxlab.compat.torch_npu_ops import find_torch_npu_copy, torch_npu_definitions
 
     copy = find_torch_npu_copy()
-    if copy is None:
+    if copy is None or not copy.complete:
         pytest.skip("no torch_npu copy (`fxlab torchair fetch` extracts one)")
     with torch_npu_definitions(copy) as definitions:
         yield definitions
