@@ -3,9 +3,9 @@ its functional graph got in the compiled run, against that run's outputs and the
 inputs it wrote.
 
 Only values the runtime uses are judged. An output aot_autograd's runtime re-makes itself
-(a graph input returned, or a view of one, re-made from the input the graph wrote back)
-is not compared: the graph's own value for it is never used, and a difference there is
-noted, not counted.
+(a graph input returned, or a view of one, re-made from the input the graph wrote back) is
+compared by shape and dtype only (aot checks the shape as it re-makes it): the graph's own
+values for it are never used, and a difference there is noted, not counted.
 """
 
 from __future__ import annotations
@@ -121,7 +121,6 @@ def _run_ir(graph: GraphTrace, run: GraphRun, kernels_by_op: Any = None) -> tupl
     compiled run; or the reason it could not run. Values that depend on a random draw
     are compared by shape and dtype only."""
     from fxlab.ir.execute import ExecutionError
-    from fxlab.ir.host_outputs import converted_values
     from fxlab.passes.output_reuse import execute_fx_outputs
 
     cmp = Comparison()
@@ -137,6 +136,20 @@ def _run_ir(graph: GraphTrace, run: GraphRun, kernels_by_op: Any = None) -> tupl
         return cmp, str(exc)
     except Exception as exc:  # noqa: BLE001 - reported as a check that could not run
         return cmp, f"the reference run failed: {type(exc).__name__}: {exc}"
+    drawing = _compare_outputs(graph, run, cmp, outputs, values)
+    for i, (e, a) in enumerate(zip(run.inputs_after, inputs)):
+        if drawing and isinstance(e, torch.Tensor):  # an input written from a draw
+            cmp.add_form(f"graph {graph.index} input {i} after the call", e, a)
+        else:
+            cmp.add(f"graph {graph.index} input {i} after the call", e, a)
+    return cmp, None
+
+
+def _compare_outputs(graph: GraphTrace, run: GraphRun, cmp: Comparison, outputs: list[Any], values: dict[str, Any]) -> list[str]:
+    """Add the IR run's outputs (and the values converters computed for outputs made on
+    the host) to ``cmp``; returns the GE ops that draw random numbers."""
+    from fxlab.ir.host_outputs import converted_values
+
     expected, recorded = _expected_outputs(graph, run)
     if len(outputs) < len(expected):  # the IR may have more: the outputs written into inputs
         cmp.mismatches.append(f"graph {graph.index}: {len(outputs)} IR output(s) for {len(expected)} compiled output(s)")
@@ -162,12 +175,7 @@ def _run_ir(graph: GraphTrace, run: GraphRun, kernels_by_op: Any = None) -> tupl
                 cmp.add_form(label, expected[i], a)
             else:
                 cmp.add(label, expected[i], _as_python_scalar(a, expected[i]))
-    for i, (e, a) in enumerate(zip(run.inputs_after, inputs)):
-        if drawing and isinstance(e, torch.Tensor):  # an input written from a draw
-            cmp.add_form(f"graph {graph.index} input {i} after the call", e, a)
-        else:
-            cmp.add(f"graph {graph.index} input {i} after the call", e, a)
-    return cmp, None
+    return drawing
 
 
 def _unused_outputs(graph: GraphTrace) -> dict[int, int | None]:

@@ -194,8 +194,9 @@ def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Any, conv
 
 
 def _summarize_conversion(graph: GraphTrace, converted: fx.GraphModule) -> None:
-    """In ``ir_summary``, what a summary must say about the conversion: the ops not converted (with why) and the ops converted by TorchAir's auto-converter
-    rule (with the GE type assumed and whether its prototype was found)."""
+    """In ``ir_summary``, what a summary must say about the conversion: the ops not
+    converted (with why) and the ops converted by TorchAir's auto-converter rule (with the
+    GE type assumed and whether its prototype was found)."""
     from fxlab.reports.conversion_summary import auto_converted, not_converted
 
     failed = not_converted(graph.conversion)
