@@ -190,21 +190,21 @@ def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Any, conv
     host_outputs = host_output_notes(result.graph)
     if host_outputs:  # outputs TorchAir makes on the host, not in GE
         graph.ir_summary["host_outputs"] = host_outputs
-    _summarize_conversion(graph, getattr(result, "fx_graph", None) or functional)
+    _summarize_conversion(graph.ir_summary, result, getattr(result, "fx_graph", None) or functional)
 
 
-def _summarize_conversion(graph: GraphTrace, converted: fx.GraphModule) -> None:
+def _summarize_conversion(summary: dict[str, Any], result: Any, converted: fx.GraphModule) -> None:
     """In ``ir_summary``, what a summary must say about the conversion: the ops not
     converted (with why) and the ops converted by TorchAir's auto-converter rule (with the
     GE type assumed and whether its prototype was found)."""
     from fxlab.reports.conversion_summary import auto_converted, not_converted
 
-    failed = not_converted(graph.conversion)
+    failed = not_converted(result)
     if failed:
-        graph.ir_summary["not_converted"] = failed
-    auto = auto_converted(converted, graph.conversion)
+        summary["not_converted"] = failed
+    auto = auto_converted(converted, result)
     if auto:
-        graph.ir_summary["auto_converted"] = auto
+        summary["auto_converted"] = auto
 
 
 def _convert_builtin(functional: fx.GraphModule, name: str, convert_refused: bool = False) -> tuple[Any, Any]:
