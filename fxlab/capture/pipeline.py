@@ -12,10 +12,11 @@ import torch
 import torch.fx as fx
 
 from fxlab.capture.backend import CapturedGraph, CapturingBackend
-from fxlab.capture.check import RunRecorder, compare_eager_compiled, verify_ir
+from fxlab.capture.check import RunRecorder, compare_eager_compiled
+from fxlab.capture.ir_check import verify_ir
 from fxlab.capture.loader import LoadedModel
 from fxlab.capture.records import KIND_COPY_EPILOGUE, cache_sources, stage_from_module
-from fxlab.capture.trace import CheckResult, GraphTrace, Trace
+from fxlab.capture.trace import CheckResult, GraphTrace, IrSummary, Trace
 from fxlab.errors import UsageError
 from fxlab.stack import with_stack_room
 from fxlab.version import __version__ as FXLAB_VERSION
@@ -28,8 +29,6 @@ Progress = Callable[[str], None]
 # Who builds the ascend_ir stage from a graph and its name, when not fxlab's converters
 # (TorchAir's own conversion, through the bridge).
 Converter = Callable[[fx.GraphModule, str], ConversionResult]
-# Graphs above this many FX nodes are not run through the reference executor by default.
-VERIFY_NODE_LIMIT = 1500
 
 # Analyses run on every stage's graph before it is recorded: each takes a GraphModule and
 # stores its results in node.meta["fxlab.*"].
@@ -54,15 +53,15 @@ def capture_trace(
     """Run ``loaded`` eagerly and compiled, and record ``stages`` for each graph.
 
     ``converter(gm, name)`` produces the ``ascend_ir`` stage (fxlab's built-in conversion
-    by default); ``verify`` runs the IR on CPU against the compiled run (default: for
-    graphs up to :data:`VERIFY_NODE_LIMIT` nodes). ``convert_refused`` lets the built-in
-    conversion convert ops TorchAir fails on (they are marked ``refused`` otherwise).
+    by default); ``verify`` runs the IR on CPU against the compiled run (default: on, for
+    every graph; ``False`` turns it off). ``convert_refused`` lets the built-in conversion
+    convert ops TorchAir fails on (they are marked ``refused`` otherwise).
     """
     stages = validate_stages(stages)
     say = progress or (lambda message: None)
     # The compiled run's inputs and outputs are kept only for graphs whose IR will run.
     will_verify = ASCEND_IR in stages and verify is not False
-    recorder = RunRecorder(node_limit=None if verify else VERIFY_NODE_LIMIT, custom_ops_only=not will_verify)
+    recorder = RunRecorder(custom_ops_only=not will_verify)
     backend = CapturingBackend(want_aten=ATEN in stages, wrap_compiled=recorder.wrap)
     say(f"running {loaded.name} eagerly and under torch.compile")
     # Dynamo recurses deeply: its frames get one large stack chunk (fxlab/stack.py).
@@ -75,6 +74,7 @@ def capture_trace(
         stages=list(stages),
         check=check,
     )
+    trace.notes.extend(note for note in [inference_note(loaded.fn)] if note)
     for captured in backend.graphs:
         say(f"recording graph {captured.index} of {len(backend.graphs)}")
         trace.graphs.append(_build_graph_trace(captured, stages, converter, say, convert_refused))
@@ -85,6 +85,22 @@ def capture_trace(
     _verify(trace, recorder, verify, say)
     trace.status = _status(trace)
     return trace
+
+
+def inference_note(fn: Any) -> str | None:
+    """For a model in ``train()`` mode or with parameters requiring grad: that fxlab traces
+    it for inference, as TorchAir's inference path compiles it (None otherwise)."""
+    if not isinstance(fn, torch.nn.Module):
+        return None
+    said = []
+    if any(module.training for module in fn.modules()):
+        said.append("the model is in train() mode (dropout and batch norm run as in training; model.eval() gives their inference form)")
+    grads = sum(1 for parameter in fn.parameters() if parameter.requires_grad)
+    if grads:
+        said.append(f"{grads} of its parameters require grad")
+    if not said:
+        return None
+    return f"{' and '.join(said)}: fxlab traces inference, under torch.no_grad() as TorchAir's inference path runs, so no backward graph is captured."
 
 
 def random_ops(graphs: Sequence[CapturedGraph]) -> list[str]:
@@ -179,6 +195,21 @@ def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Converter
     host_outputs = host_output_notes(result.graph)
     if host_outputs:  # outputs TorchAir makes on the host, not in GE
         graph.ir_summary["host_outputs"] = host_outputs
+    _summarize_conversion(graph.ir_summary, result, result.fx_graph or functional)
+
+
+def _summarize_conversion(summary: IrSummary, result: ConversionResult, converted: fx.GraphModule) -> None:
+    """In ``ir_summary``, what a summary must say about the conversion: the ops not
+    converted (with why) and the ops converted by TorchAir's auto-converter rule (with the
+    GE type assumed and whether its prototype was found)."""
+    from fxlab.reports.conversion_summary import auto_converted, not_converted
+
+    failed = not_converted(result)
+    if failed:
+        summary["not_converted"] = failed
+    auto = auto_converted(converted, result)
+    if auto:
+        summary["auto_converted"] = auto
 
 
 def _mutated_inputs(modules: dict[str, fx.GraphModule]) -> list[str]:
@@ -223,7 +254,9 @@ def _check_custom_ops(trace: Trace, recorder: RunRecorder) -> None:
             problems.append(left_out)
         functional = graph.modules.get(FUNCTIONAL)
         run = recorder.run_of(functional) if functional is not None else None
-        if functional is not None and run is not None and has_custom_ops(functional):
+        if (
+            functional is not None and run is not None and run.outputs is not None and has_custom_ops(functional)
+        ):  # the graph ran to its end
             problems.extend(fake_vs_kernel(functional, run.inputs_before))
         if problems:
             graph.error = "; ".join(([graph.error] if graph.error else []) + problems)
@@ -236,23 +269,33 @@ def _verify(trace: Trace, recorder: RunRecorder, verify: bool | None, say: Progr
         trace.ir_check = CheckResult(ok=True, skipped="--no-verify was given")
         return
     graphs = [g for g in trace.graphs if g.ir is not None]
-    big = [g.index for g in graphs if len(g.modules[FUNCTIONAL].graph.nodes) > VERIFY_NODE_LIMIT]
-    if verify is None and big:
-        trace.notes.append(f"Ascend IR of graph(s) {big} not run on CPU (over {VERIFY_NODE_LIMIT} nodes); pass --verify to run it.")
-        graphs = [g for g in graphs if g.index not in big]
     if not graphs:
-        reason = f"graph(s) {big} over {VERIFY_NODE_LIMIT} FX nodes; pass --verify to run them" if big else "no graph has an Ascend IR"
-        trace.ir_check = CheckResult(ok=True, skipped=reason)
+        trace.ir_check = CheckResult(ok=True, skipped="no graph has an Ascend IR")
         return
     say("running the Ascend IR on CPU against the compiled run")
     trace.ir_check = verify_ir(graphs, recorder)
 
 
 def _status(trace: Trace) -> str:
-    """``ok`` only when every graph converted, eager matched the compiled run and the
-    Ascend IR on CPU matched it (where it could run)."""
+    """``partial`` for a real difference: a graph with an error, an op not converted, a
+    check that disagrees. Else ``unverified`` when a check could not run (or not for
+    everything) or a GE op type was assumed without its prototype; else ``ok``."""
     if any(g.error for g in trace.graphs) or any(g.ir_summary and g.ir_summary["partial"] for g in trace.graphs):
         return "partial"
-    if any(check is not None and check.failed for check in (trace.check, trace.ir_check)):
+    checks = [check for check in (trace.check, trace.ir_check) if check is not None]
+    if any(check.failed for check in checks):
         return "partial"
+    if any(check.unverified for check in checks) or assumed_ge_types(trace):
+        return "unverified"
     return "ok"
+
+
+def assumed_ge_types(trace: Trace) -> list[str]:
+    """The auto-converted ops whose GE op type was assumed: no Ascend C prototype of it was
+    found, so nothing says the GE op exists with that signature."""
+    return [
+        f"graph {graph.index}: {entry['op']} -> {entry['ge_type']}"
+        for graph in trace.graphs
+        for entry in (graph.ir_summary or {}).get("auto_converted", [])
+        if not entry["prototype"]
+    ]

@@ -23,7 +23,7 @@ import torch.fx as fx
 
 from fxlab.capture.readable import readable_code
 from fxlab.capture.trace import NodeRecord, Provenance, StageTrace, TensorMeta
-from fxlab.source_lines import NO_FRAME, SOURCE_KEY, last_frame, location, parse_source
+from fxlab.source_lines import NO_FRAME, SOURCE_KEY, library_location, location, parse_source, source_frame
 
 KIND_INPLACE = "inplace"
 KIND_COPY_EPILOGUE = "copy_epilogue"
@@ -148,7 +148,7 @@ _DTYPE_NAMES: dict[torch.dtype, str] = {}
 def provenance(node: fx.Node) -> Provenance:
     meta = node.meta
     stack_trace = meta.get("stack_trace")
-    file, line, code = last_frame(stack_trace) if stack_trace else NO_FRAME
+    file, line, code = source_frame(stack_trace) if stack_trace else NO_FRAME
     stack = meta.get("nn_module_stack")
     original = meta.get("original_aten")
     return Provenance(
@@ -158,6 +158,7 @@ def provenance(node: fx.Node) -> Provenance:
         _module_path(stack.values()) if stack else [],
         _from_node_chain(meta.get("from_node")),
         _target_str(original) if original is not None else None,
+        library_location(stack_trace),
     )
 
 

@@ -51,6 +51,8 @@ def functional_stage(
     # Named as aot_autograd's compiler protocol names them: it may pass them by keyword.
     def inference_compiler(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
         captured.append(gm)
+        context = torch._guards.TracingContext.try_get()
+        gm.meta[REGENERATED_OUTPUTS] = regenerated_outputs(getattr(context, "fw_metadata", None))
         return wrap_compiled(gm) if wrap_compiled is not None else gm
 
     compiled = aot_module_simplified(
@@ -63,6 +65,38 @@ def functional_stage(
     if not captured:
         raise RuntimeError("aot_autograd produced no inference graph")
     return captured[-1], compiled
+
+
+# Key in a functional graph module's ``meta``: which of its outputs aot_autograd's runtime
+# re-makes from an input or another output (see :func:`regenerated_outputs`).
+REGENERATED_OUTPUTS = "fxlab.regenerated_outputs"
+
+
+def regenerated_outputs(metadata: Any) -> dict[int, int | None]:
+    """``{graph output index: the graph input it aliases, None for another output}`` for the outputs of aot's inference graph
+    that its runtime wrapper does not hand to the caller as the graph computed them: an
+    output that is a graph input, or a view of one, is re-made from that input after the
+    graph wrote it back; a view of an intermediate, from the base output. The graph's own
+    value for such an output is never used. Read from aot's ``ViewAndMutationMeta``."""
+    from torch._functorch._aot_autograd.schemas import OutputType
+
+    if metadata is None:
+        return {}
+    of_input = (OutputType.alias_of_input, OutputType.is_input)
+    of_output = (
+        OutputType.alias_of_intermediate,
+        OutputType.alias_of_intermediate_save_as_output,
+        OutputType.alias_of_intermediate_base_is_user_output,
+    )
+    # The graph returns the inputs whose mutation it does not apply itself first.
+    offset = metadata.num_mutated_inp_runtime_indices
+    found: dict[int, int | None] = {}
+    for i, info in enumerate(metadata.output_info):
+        if info.output_type in of_input:
+            found[offset + i] = info.base_idx
+        elif info.output_type in of_output:
+            found[offset + i] = None
+    return found
 
 
 def aten_stage(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> fx.GraphModule:

@@ -43,6 +43,9 @@ class Provenance:
     module_path: list[str] = field(default_factory=list)
     from_node: list[str] = field(default_factory=list)
     original_aten: str | None = None
+    # ``file:line`` inside a library where the op was made, when ``file``/``line`` are the
+    # user's line that called into it (a collective in torch.distributed, a helper).
+    library_location: str | None = None
 
     @property
     def location(self) -> str | None:
@@ -98,6 +101,8 @@ class IrSummary(TypedDict, total=False):
     assigns_to_outputs: list[str]  # Assign ops made graph outputs (fxlab's output-reuse pass)
     ge_options: dict[str, str]  # the GE compile options the graph needs
     host_outputs: list[str]  # FX outputs TorchAir makes on the host, one sentence each
+    not_converted: list[dict[str, Any]]  # ops not converted, with why (and TorchAir's verdict)
+    auto_converted: list[dict[str, Any]]  # custom ops converted by TorchAir's auto-converter rule
 
 
 @dataclass
@@ -152,6 +157,9 @@ class CheckResult:
     # Where the match holds only with the exact form of a GE op that approximates its
     # ATen op (GE's Gelu is tanh-form): which ops, and GE's own difference.
     approximations: list[str] = field(default_factory=list)
+    # Differences found in values the runtime never uses (an output aot_autograd re-makes
+    # from a graph input): said, not counted.
+    notes: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -168,14 +176,28 @@ class CheckResult:
         """A real disagreement (not a check that could not run)."""
         return not self.ok and not self.skipped
 
+    @property
+    def unverified(self) -> bool:
+        """Something this check should have compared was not: it could not run at all,
+        or not for every graph or value."""
+        return bool(self.skipped or self.not_run)
+
 
 def _check_to_json(check: CheckResult | None) -> dict[str, Any] | None:
     if check is None:
         return None
     data = asdict(check)
-    if not check.approximations:
-        del data["approximations"]  # written only where GE's approximations were met
+    for key in ("approximations", "notes"):
+        if not data[key]:
+            del data[key]  # written only where there is something to say
     return data
+
+
+# A trace's status words: ``ok`` when every check ran and matched; ``unverified`` when
+# nothing disagreed but a check could not run (or not for everything); ``partial`` for a
+# real difference (a mismatch, an op not converted, a broken stage); ``failed`` for a run
+# that stopped (written only into a manifest).
+STATUSES = ("ok", "unverified", "partial", "failed")
 
 
 @dataclass
@@ -188,7 +210,7 @@ class Trace:
     stages: list[str] = field(default_factory=list)
     check: CheckResult | None = None
     ir_check: CheckResult | None = None
-    status: str = "ok"  # ok | partial | failed
+    status: str = "ok"  # ok | unverified | partial | failed (see STATUSES)
     notes: list[str] = field(default_factory=list)
 
     def to_json(self, with_stages: bool = True) -> dict[str, Any]:
@@ -272,6 +294,7 @@ def node_to_json(node: NodeRecord) -> dict[str, Any]:
             "module_path": prov.module_path,
             "from_node": prov.from_node,
             "original_aten": prov.original_aten,
+            **({"library_location": prov.library_location} if prov.library_location else {}),
         },
         "mutates": node.mutates,
         "kind": node.kind,

@@ -44,7 +44,10 @@ def trace_command(
     verify: bool | None = typer.Option(
         None,
         "--verify/--no-verify",
-        help="Run the Ascend IR on CPU and compare with the compiled run (default: on for graphs up to 1500 FX nodes).",
+        help="Run the Ascend IR on CPU and compare with the compiled run (default: on, for every graph).",
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="Exit 1 when the trace is unverified (a check could not run), not only when it is partial."
     ),
     summary_only: bool = typer.Option(False, "--summary", help="Print only the one-screen summary, not the stages."),
     graphviz: str | None = typer.Option(
@@ -100,7 +103,12 @@ def trace_command(
         _print_views(trace, trace_views, summary_only)
         if out is not None:
             console.note(f"trace saved to {out}/ (manifest.json, {len(trace.graphs)} graph folder(s))")
-    raise typer.Exit(0 if trace.status == "ok" else 1)
+    raise typer.Exit(exit_code(trace.status, strict))
+
+
+def exit_code(status: str, strict: bool = False) -> int:
+    """0 for ``ok``, and for ``unverified`` unless ``strict``; 1 otherwise."""
+    return 0 if status == "ok" or (status == "unverified" and not strict) else 1
 
 
 def _capture_and_save(

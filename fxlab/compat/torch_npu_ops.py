@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import functools
 import json
 import os
 import re
@@ -37,7 +38,8 @@ import torch
 from fxlab.compat.torchair_copies import cached_torchair
 from fxlab.compat.torchair_state import destroy_library
 from fxlab.compat.torchair_versions import read_torchair_version
-from fxlab.ir.model import NPU_DTYPE_CODES
+from fxlab.ir.npu_dtypes import TORCH_NPU_DTYPES
+from fxlab.passes.torchair_refusals import TORCH_NPU_OPERATORS
 
 NAMESPACE = "npu"
 SCHEMA_FILE = Path("csrc") / "aten" / "npu_native_functions_by_codegen.yaml"
@@ -70,8 +72,13 @@ class TorchNpuCopy:
         return cls(root / SCHEMA_FILE, root / META_FILE, f"the torch_npu copy in {root}")
 
     @property
+    def missing(self) -> list[str]:
+        """The files of the two this copy lacks."""
+        return [str(path) for path in (self.schema_file, self.meta_file) if not path.is_file()]
+
+    @property
     def complete(self) -> bool:
-        return self.schema_file.is_file() and self.meta_file.is_file()
+        return not self.missing
 
 
 @dataclass
@@ -90,6 +97,11 @@ class NpuDefinitions:
                 "torch_npu operators: none defined, only fxlab's own npu operators exist: no complete torch_npu copy "
                 "(the files fxlab ships are missing: reinstall fxlab, or run `fxlab torchair fetch`)"
             )
+        if not self.copy.complete:
+            return (
+                f"torch_npu operators: none defined: {self.copy.origin} lacks {' and '.join(self.copy.missing)}; "
+                "point --torchair-path / FXLAB_TORCHAIR_PATH at a complete copy or run `fxlab torchair fetch` again"
+            )
         return (
             f"torch_npu operators from {self.copy.origin}: {len(self.defined)} defined from the schemas, "
             f"{len(self.with_meta)} with the Meta functions (no NPU kernels; a few have fxlab's CPU reference kernels)"
@@ -103,20 +115,24 @@ def find_torch_npu_copy(torchair_dir: Path | None = None) -> TorchNpuCopy | None
     else beside the fetched TorchAir when it is built for the installed torch, else the
     files fxlab ships. None only when the shipped files are missing too."""
     for chosen in (torchair_dir, os.environ.get(TORCHAIR_PATH_ENV_VAR)):
-        found = _copy_around(Path(chosen)) if chosen else None
-        if found is not None:
+        found = _copy_around(Path(chosen), keep_incomplete=True) if chosen else None
+        if found is not None:  # an incomplete copy the user named is named back, with what it lacks
             return found
     fetched = _fetched_copy()
     return fetched if fetched is not None else shipped_copy()
 
 
-def _copy_around(folder: Path) -> TorchNpuCopy | None:
-    """The complete torch_npu package folder at or up to three levels above ``folder``."""
+def _copy_around(folder: Path, keep_incomplete: bool = False) -> TorchNpuCopy | None:
+    """The torch_npu package folder at or up to three levels above ``folder``: a complete
+    one, else (with ``keep_incomplete``) the first incomplete one."""
+    incomplete = None
     for root in (folder, *folder.parents[:3]):
         copy = TorchNpuCopy.in_package(root)
-        if root.name == "torch_npu" and copy.complete:
-            return copy
-    return None
+        if root.name == "torch_npu" and root.is_dir():
+            if copy.complete:
+                return copy
+            incomplete = incomplete or copy
+    return incomplete if keep_incomplete else None
 
 
 def _fetched_copy() -> TorchNpuCopy | None:
@@ -208,7 +224,7 @@ def _shim_modules() -> dict[str, types.ModuleType]:
     backends = _module("torch_npu.npu._backends", get_soc_version=lambda: -1)
     npu = _module("torch_npu.npu", utils=npu_utils, _backends=backends)
     utils = _module("torch_npu.utils", _error_code=error_code)
-    root = _module("torch_npu", **NPU_DTYPE_CODES, uint8=torch.uint8, npu=npu, utils=utils)
+    root = _module("torch_npu", **TORCH_NPU_DTYPES, uint8=torch.uint8, npu=npu, utils=utils)
     return {m.__name__: m for m in (root, error_code, npu_utils, backends, npu, utils)}
 
 
@@ -270,12 +286,15 @@ def torch_npu_definitions(copy: TorchNpuCopy | None = None) -> Iterator[NpuDefin
     """Define torch_npu's missing operators for the block (found copy by default)."""
     copy = copy if copy is not None else find_torch_npu_copy()
     if copy is None or not copy.complete:
-        yield NpuDefinitions()
+        yield NpuDefinitions(copy=copy)
         return
     result = NpuDefinitions(copy=copy)
+    schemas = read_schemas(copy.schema_file)
+    # They are torch_npu's operators, not custom ops: no GE op is assumed for them.
+    TORCH_NPU_OPERATORS.update(name.split(".", 1)[0] for name in schemas)
     library = torch.library.Library(NAMESPACE, "FRAGMENT")
     try:
-        _define_schemas(library, read_schemas(copy.schema_file), result)
+        _define_schemas(library, schemas, result)
         names = {q.split(".", 1)[0] for q in result.defined}
         if names:
             _run_meta_file(copy.meta_file, library, names, result)
@@ -360,6 +379,27 @@ def _reference_kernels(library: torch.library.Library, names: set[str]) -> Itera
 
     for name, kernel in CPU_KERNELS.items():
         if name in names:
-            library.impl(name, kernel, "CPU")
+            library.impl(name, _naming_gaps(f"{NAMESPACE}.{name}", kernel), "CPU")
     with npu_converters():
         yield
+
+
+def _naming_gaps(op: str, kernel: Callable[..., Any]) -> Callable[..., Any]:
+    """``kernel``, its ``NotImplementedError`` (an option it does not implement) raised as
+    a :class:`KernelGap` naming ``op``: the checks then say which operator and option
+    they could not run, and the trace goes on."""
+    from fxlab.ir.kernels.registry import KernelGap
+
+    prefix = f"{op.split('.', 1)[-1]}: "
+
+    @functools.wraps(kernel)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return kernel(*args, **kwargs)
+        except KernelGap:
+            raise
+        except NotImplementedError as exc:
+            detail = str(exc)
+            raise KernelGap(op, detail[len(prefix) :] if detail.startswith(prefix) else detail) from exc
+
+    return run

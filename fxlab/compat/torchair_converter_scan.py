@@ -1,7 +1,8 @@
 """Which ops TorchAir's converters convert and which they refuse, read from its sources.
 
 Every function under TorchAir's ``_ge_concrete_graph/ge_converter/`` decorated with
-``register_fx_node_ge_converter(<op>)`` is one registration. A converter whose body
+``register_fx_node_ge_converter(<op>)``, or passed to it in a call
+(``register_fx_node_ge_converter(<op>)(fn)``), is one registration. A converter whose body
 (after its docstring) is a single ``raise`` refuses its op: TorchAir fails on every node
 of it, with that exception's message. Any other body converts (maybe not every argument
 combination). The sources are parsed, not imported, so this needs no torch_npu and no
@@ -22,6 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 CONVERTER_DIR = Path("_ge_concrete_graph") / "ge_converter"
+# Converter folders TorchAir imports only when asked: ``lite/`` with its lite export
+# (``export.experimental.enable_lite_export``), whose converters then replace the others.
+OPTIONAL_CONVERTER_DIRS = ("lite",)
 REGISTER = "register_fx_node_ge_converter"
 CONVERTS, REFUSES = "converts", "refuses"
 GENERATED_BY = "python scripts/scan_torchair_converters.py"  # what the shipped tables say made them
@@ -86,16 +90,30 @@ def _functions(tree: ast.Module) -> Iterator[ast.FunctionDef]:
             yield node
 
 
+def _called_registrations(tree: ast.Module) -> Iterator[tuple[str, str]]:
+    """``(op, function name)`` for each registration written as a call rather than a
+    decorator: ``register_fx_node_ge_converter(<op>)(<function>)``."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Call) and len(node.args) == 1):
+            continue
+        register, fn = node.func, node.args[0]
+        if getattr(register.func, "id", getattr(register.func, "attr", None)) == REGISTER and register.args and isinstance(fn, ast.Name):
+            name = _op_name(register.args[0])
+            if name is not None:
+                yield name, fn.id
+
+
 def scan_file(path: Path, relative: str) -> list[Registration]:
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    every = list(_functions(tree))
+    functions = {fn.name: fn for fn in every}  # a name defined twice: its last definition, as Python binds it
+    registered = [(op, fn) for fn in every for op in _registered_ops(fn)]
+    registered += [(op, functions[name]) for op, name in _called_registrations(tree) if name in functions]
     found = []
-    for fn in _functions(tree):
-        ops = _registered_ops(fn)
-        if not ops:
-            continue
+    for op, fn in registered:
         reason = _refusal(fn)
         where = f"{relative}:{(fn.body[-1] if reason else fn).lineno}"
-        found += [Registration(op, REFUSES if reason else CONVERTS, reason or "", where) for op in ops]
+        found.append(Registration(op, REFUSES if reason else CONVERTS, reason or "", where))
     return found
 
 
@@ -108,6 +126,8 @@ def scan_converters(torchair_dir: Path) -> list[Registration]:
         raise FileNotFoundError(f"{root} does not exist: not a TorchAir source tree")
     by_op: dict[str, Registration] = {}
     for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).parts[0] in OPTIONAL_CONVERTER_DIRS:
+            continue
         for registration in scan_file(path, str(path.relative_to(root))):
             by_op[registration.op] = registration
     return [by_op[op] for op in sorted(by_op)]

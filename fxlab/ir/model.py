@@ -65,20 +65,6 @@ TORCHAIR_DTYPE_NUMBER: dict[DataType, int] = {
 }
 DTYPE_FROM_TORCHAIR_NUMBER: dict[int, DataType] = {v: k for k, v in TORCHAIR_DTYPE_NUMBER.items()}
 
-# torch_npu's extra dtypes are integer codes in its operators' schemas (``int? dst_type``);
-# the Meta file and TorchAir's converters compare against them (torch_npu.hifloat8 is 290).
-NPU_DTYPE_CODES = {
-    "int4": 285,
-    "hifloat8": 290,
-    "float8_e5m2": 291,
-    "float8_e4m3fn": 292,
-    "float8_e8m0fnu": 293,
-    "float4_e2m1fn_x2": 296,
-    "float4_e1m2fn_x2": 297,
-    "float4_e2m1": 296,
-    "float4_e1m2": 297,
-}
-
 
 _TORCH_TO_GE: dict[torch.dtype, DataType] = {
     torch.float32: DataType.DT_FLOAT,

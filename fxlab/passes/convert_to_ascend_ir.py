@@ -43,7 +43,8 @@ from fxlab.passes.conversion_result import (
 from fxlab.passes.converters.registry import AUTO_CONVERTER_LOOKUPS, CONVERTERS, NAMED_CONVERTER_LOOKUPS, ORIGIN_FXLAB, ConverterRegistry
 from fxlab.passes.inference_rule import attach_inference_rules
 from fxlab.passes.output_reuse import OUTPUT_DTYPES_ATTR
-from fxlab.passes.torchair_refusals import refusal
+from fxlab.passes.converters.auto import auto_converter_verdict
+from fxlab.passes.torchair_refusals import is_protected, not_converted_reason, refusal
 from fxlab.source_lines import node_source
 
 CONVERT_REFUSED_HINT = "fxlab converts it only when asked (--convert-refused), since TorchAir would not"
@@ -63,6 +64,19 @@ class _GraphConstant:
     """A tensor constant of the graph (``get_attr``), not yet a GE op."""
 
     tensor: torch.Tensor
+
+
+def _no_converter_reason(target: Any) -> str:
+    """Why ``target`` has no converter here: for an op of torch's or torch_npu's own
+    namespaces, TorchAir's verdict on it (no GE op is ever assumed for one); for a
+    custom op, why TorchAir's auto converter would not make one."""
+    if is_protected(str(target)):
+        return not_converted_reason(target)
+    if isinstance(target, torch._ops.OpOverload):
+        _, _, why = auto_converter_verdict(target)
+        if why:
+            return f"no Ascend IR converter for {target}, and TorchAir's auto converter would not make one: {why}"
+    return f"no Ascend IR converter for {target}"
 
 
 AUTO_FUNCTIONALIZED_V2 = getattr(torch.ops.higher_order, "auto_functionalized_v2", None)
@@ -271,7 +285,7 @@ class AscendIrConverter:
         elif kind is _REFUSED:
             self._emit_placeholder(node, Status.REFUSED, self._refusals[id(target)])
         else:
-            self._emit_placeholder(node, Status.UNSUPPORTED, f"no Ascend IR converter for {target}")
+            self._emit_placeholder(node, Status.UNSUPPORTED, _no_converter_reason(target))
 
     def _convert_empty(self, node: fx.Node, target_name: str) -> None:
         """TorchAir runs no converter for a node whose every output is an empty tensor of

@@ -3,8 +3,11 @@ sources (:mod:`fxlab.compat.torchair_converter_scan`): convert it, refuse it (th
 converter only raises), or have no converter at all.
 
 The conversion pass asks :func:`refusal` before running fxlab's converter of an op: an
-op TorchAir refuses, or an ATen/prims op TorchAir has no converter for, fails on an NPU
-machine, so fxlab does not say "ok" for it either (unless asked to convert such ops).
+op TorchAir refuses, or an op of torch's or torch_npu's own namespaces TorchAir has no
+converter for, fails on an NPU machine, so fxlab does not say "ok" for it either (unless
+asked to convert such ops). For those namespaces fxlab never assumes a GE op
+(:func:`is_protected`): an op without a built-in converter is reported with TorchAir's
+own verdict (:func:`not_converted_reason`).
 """
 
 from __future__ import annotations
@@ -17,9 +20,25 @@ from typing import Any
 
 TABLE_PATH = Path(__file__).with_name("torchair_converters.json")
 CONVERTS, REFUSES, NO_CONVERTER = "converts", "refuses", "no converter"
-# Namespaces whose ops TorchAir converts only with a registered converter; ops of other
-# namespaces go to its auto converter (custom ops).
-CONVERTER_NAMESPACES = ("aten", "prims")
+# torch's own operator namespaces. TorchAir converts their ops only with a registered
+# converter: its auto converter is for users' custom ops, and fxlab never makes up a GE
+# op for one of these (no GE op is named after an ATen or collective op).
+TORCH_NAMESPACES = frozenset(
+    {
+        "aten", "prims", "prim", "rngprims", "debugprims", "higher_order",
+        "_c10d_functional", "c10d_functional", "_c10d_functional_autograd", "c10d", "_dtensor", "symm_mem",
+        "quantized", "_quantized", "quantized_decomposed", "quantization",
+        "mkldnn", "mkldnn_prepacked", "onednn", "mkl", "sparse",
+        "inductor", "inductor_prims", "_inductor_test", "profiler", "export", "static_runtime", "debug_mode_ops", "_native", "_test",
+    }
+)  # fmt: skip
+# torch_npu's: every op of ``npu_define`` is TorchAir's own; ``npu`` holds torch_npu's
+# operators and, as TorchAir's documentation writes them, users' custom ops too.
+TORCH_NPU_NAMESPACES = ("npu", "npu_define")
+# Names of torch_npu's own ``npu`` operators (``npu_rms_norm``), added by whoever defines
+# them (fxlab.compat, from a torch_npu copy's schemas); those TorchAir registers a
+# converter for count too.
+TORCH_NPU_OPERATORS: set[str] = set()
 
 
 # The rewrite Ascend users apply for refused ops they commonly meet, by op (no overload).
@@ -49,10 +68,15 @@ class TorchAirVerdict:
     def message(self) -> str:
         if self.verdict == REFUSES:
             said = f"TorchAir refuses {self.op}: its converter only raises {self.reason} (ge_converter/{self.where})"
+        elif self.verdict == NO_CONVERTER and self.op.split(".")[0] in TORCH_NPU_NAMESPACES:
+            said = (
+                f"TorchAir has no converter for {self.op}: its auto converter would need CANN to register an Ascend IR "
+                "named after the operator, which fxlab does not assume"
+            )
         elif self.verdict == NO_CONVERTER:
             said = f"TorchAir has no converter for {self.op}, so its conversion fails on it"
         else:
-            return f"TorchAir converts {self.op}"
+            return f"TorchAir converts {self.op} (ge_converter/{self.where})"
         rewrite = REWRITES.get(self.op.rsplit(".", 1)[0])
         return f"{said}. Fix: {rewrite}" if rewrite else said
 
@@ -74,14 +98,26 @@ def op_name(target: Any) -> str:
     return str(target)
 
 
+def is_protected(name: str, table: dict[str, TorchAirVerdict] | None = None) -> bool:
+    """Whether op ``name`` (``ns.op.overload``, or an OpOverload's ``str``) is torch's or
+    torch_npu's own: an op TorchAir converts only with a registered converter, for which
+    no GE op may be assumed from its name."""
+    namespace, _, rest = name.partition(".")
+    if namespace in TORCH_NAMESPACES or namespace == "npu_define":
+        return True
+    if namespace != "npu":
+        return False
+    return rest.split(".")[0] in TORCH_NPU_OPERATORS or name in (registrations() if table is None else table)
+
+
 def verdict_of(target: Any, table: dict[str, TorchAirVerdict] | None = None) -> TorchAirVerdict | None:
-    """TorchAir's verdict on ``target``; ``None`` for ops outside ATen/prims that TorchAir
-    does not register (custom ops: its auto converter decides)."""
+    """TorchAir's verdict on ``target``; ``None`` for a user's custom op TorchAir does
+    not register (its auto converter decides)."""
     name = op_name(target)
     known = (registrations() if table is None else table).get(name)
     if known is not None:
         return known
-    return TorchAirVerdict(name, NO_CONVERTER) if name.split(".")[0] in CONVERTER_NAMESPACES else None
+    return TorchAirVerdict(name, NO_CONVERTER) if is_protected(name, table) else None
 
 
 # Ops whose TorchAir converter does more than raise (the scan counts it as converting),
@@ -166,3 +202,14 @@ def refusal(target: Any) -> TorchAirVerdict | None:
         return TorchAirVerdict(op_name(target), REFUSES, *failure)
     verdict = verdict_of(target)
     return verdict if verdict is not None and verdict.fails else None
+
+
+def not_converted_reason(target: Any) -> str:
+    """Why a protected op without a built-in converter is not converted, with TorchAir's
+    verdict and where its converter is: what to do about it."""
+    verdict = verdict_of(target)
+    if verdict is not None and verdict.verdict == CONVERTS:
+        return f"not converted by the built-in conversion; TorchAir converts it (ge_converter/{verdict.where}); use --converter torchair"
+    if verdict is not None:
+        return verdict.message()
+    return f"no Ascend IR converter for {target}: TorchAir has none either, so graph mode fails on it on the NPU machine too"

@@ -19,7 +19,7 @@ from fxlab.capture.trace import CheckResult, GraphTrace, StageTrace, Trace
 from fxlab.escape import BIDI_CONTROLS, LINE_SEPARATORS, visible
 from fxlab.ir.model import IrGraph, IrOp
 from fxlab.viz.dot import KIND_COLOURS, UNSUPPORTED_OP_TYPE, scope_attr_lines
-from fxlab.viz.trace_views import SCOPE_KEYS_SHOWN, STAGE_TITLES, relative_paths, scope_tag
+from fxlab.viz.trace_views import SCOPE_KEYS_SHOWN, STAGE_TITLES, conversion_lines, relative_paths, scope_tag
 from fxlab.stage_names import ASCEND_IR, ATEN, FUNCTIONAL
 
 MAX_NODES_LISTED = 12
@@ -115,7 +115,7 @@ def viewer_section(trace: Trace) -> str:
 
 
 def _header_line(trace: Trace) -> str:
-    status_class = {"ok": "ok", "partial": "partial"}.get(trace.status, "bad")
+    status_class = {"ok": "ok", "unverified": "partial", "partial": "partial"}.get(trace.status, "bad")
     items = [
         f"model <code>{_e(relative_paths(trace.model))}</code>",
         f"entry <code>{_e(trace.entry)}</code>",
@@ -178,7 +178,9 @@ def _checks(trace: Trace) -> str:
     for label, check in (("eager vs compiled", trace.check), ("Ascend IR on CPU vs compiled", trace.ir_check)):
         if check is not None:
             items.append(f"<li>{_e(label)}: {_verdict(check)}</li>")
+            items += [f'<li class="dim">note: {_e(note)}</li>' for note in check.notes]
     items += [f'<li class="partial">graph {g.index}: {_e(g.error)}</li>' for g in trace.graphs if g.error]
+    items += [f'<li class="partial">{_e(line.plain)}</li>' for g in trace.graphs for line in conversion_lines(g)]
     items += [f'<li class="dim">{_e(note)}</li>' for note in trace.notes]
     return "<h2>Checks</h2>\n<ul>" + ("".join(items) or '<li class="dim">no checks recorded</li>') + "</ul>"
 

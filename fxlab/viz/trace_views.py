@@ -242,7 +242,31 @@ def _graph_details(graph: GraphTrace) -> list[Text]:
     if graph.break_reason:
         where = f" at {_short_source(graph.break_location)}" if graph.break_location else ""
         lines.append(plain(f"graph {graph.index}: graph break{where}: {graph.break_reason.splitlines()[0]}", style="yellow"))
+    return lines + conversion_lines(graph)
+
+
+def conversion_lines(graph: GraphTrace) -> list[Text]:
+    """The ops the conversion left out, with why; the ops converted by TorchAir's
+    auto-converter rule, with the GE type assumed and whether its prototype was found."""
+    summary = graph.ir_summary or {}
+    lines = [
+        plain(f"graph {graph.index}: {entry['op']} ({_nodes(entry['nodes'])}): {entry['reason'] or entry['status']}", style="red")
+        for entry in summary.get("not_converted", [])
+    ]
+    for entry in summary.get("auto_converted", []):
+        found = "its Ascend C prototype found" if entry["prototype"] else "no Ascend C prototype found, so the GE op is assumed"
+        lines.append(
+            plain(
+                f"graph {graph.index}: {entry['op']} ({_nodes(entry['nodes'])}) auto-converted as TorchAir's auto converter "
+                f"would: GE op {entry['ge_type']}, {found}",
+                style="cyan" if entry["prototype"] else "yellow",
+            )
+        )
     return lines
+
+
+def _nodes(count: int) -> str:
+    return f"{count} node{'s' if count != 1 else ''}"
 
 
 def _stage_counts(trace: Trace, graph: GraphTrace) -> list[str | Text]:
@@ -266,16 +290,16 @@ def _inplace_change(graph: GraphTrace) -> str:
 
 def _check_lines(trace: Trace) -> list[RenderableType]:
     lines: list[RenderableType] = []
-    if trace.check is not None:
-        lines.append(_verdict_line("eager vs compiled", trace.check))
-    if trace.ir_check is not None:
-        lines.append(_verdict_line("Ascend IR on CPU vs compiled", trace.ir_check))
+    for label, check in (("eager vs compiled", trace.check), ("Ascend IR on CPU vs compiled", trace.ir_check)):
+        if check is not None:
+            lines.append(_verdict_line(label, check))
+            lines += [plain(f"  note: {note}", style="dim") for note in check.notes]
     for graph in trace.graphs:
         if graph.error:
             lines.append(plain(f"graph {graph.index}: {graph.error}", style="yellow"))
     for note in trace.notes:
         lines.append(plain(note, style="dim"))
-    status_style = {"ok": "bold green", "partial": "bold yellow"}.get(trace.status, "bold red")
+    status_style = {"ok": "bold green", "unverified": "bold cyan", "partial": "bold yellow"}.get(trace.status, "bold red")
     lines.append(Text.assemble(("status: ", ""), (trace.status, status_style)))
     return lines
 
@@ -335,4 +359,5 @@ def _check_json(check: Any) -> dict[str, Any] | None:
         "skipped": check.skipped,
         "not_run": check.not_run,
         "approximations": check.approximations,
+        "notes": check.notes,
     }

@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 import torch
 
-import fxlab.compat.bridge as bridge
 from fxlab.compat import torch_npu_ops
 from fxlab.compat.torch_npu_ops import (
     META_FILE,
@@ -50,7 +49,7 @@ def _torch_npu_tree(folder: Path, built_for: str | None = None) -> Path:
 def no_copies(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     """Neither a path in the environment nor a fetched copy."""
     monkeypatch.delenv(torch_npu_ops.TORCHAIR_PATH_ENV_VAR, raising=False)
-    monkeypatch.setattr(bridge, "cached_torchair", lambda: None)
+    monkeypatch.setattr(torch_npu_ops, "cached_torchair", lambda: None)
     return monkeypatch
 
 
@@ -65,7 +64,7 @@ def test_an_explicit_copy_then_the_environments_then_a_fetched_one_for_this_torc
     from_env = _torch_npu_tree(tmp_path / "env")
     this_torch = ".".join(map(str, release_of(torch.__version__)))
     fetched = _torch_npu_tree(tmp_path / "fetched", built_for=this_torch)
-    no_copies.setattr(bridge, "cached_torchair", lambda: fetched / "dynamo" / "torchair")
+    no_copies.setattr(torch_npu_ops, "cached_torchair", lambda: fetched / "dynamo" / "torchair")
     assert find_torch_npu_copy().origin == f"the torch_npu copy in {fetched}"
     no_copies.setenv(torch_npu_ops.TORCHAIR_PATH_ENV_VAR, str(from_env / "dynamo" / "torchair"))
     assert find_torch_npu_copy() == TorchNpuCopy.in_package(from_env)
@@ -78,7 +77,7 @@ def test_a_fetched_copy_built_for_another_torch_gives_way_to_the_shipped_files(n
     other = _torch_npu_tree(tmp_path / "fetched", built_for="2.6.0")
     unknown = _torch_npu_tree(tmp_path / "unknown")
     for torchair in (other, unknown):
-        no_copies.setattr(bridge, "cached_torchair", lambda folder=torchair: folder / "dynamo" / "torchair")
+        no_copies.setattr(torch_npu_ops, "cached_torchair", lambda folder=torchair: folder / "dynamo" / "torchair")
         assert find_torch_npu_copy() == shipped_copy()
 
 
@@ -247,8 +246,73 @@ def test_an_operator_without_cpu_kernel_is_named_and_every_stage_recorded(copy: 
 
     with compat_layer():
         trace = capture_trace(load_model(write_model(IOU_MODEL)))
-    assert trace.check.skipped and "npu::npu_iou has no CPU kernel" in trace.check.skipped
+    assert trace.check.verdict == "not run: npu.npu_iou has no CPU kernel"
     assert set(trace.graphs[0].stages) == set(ALL_STAGES) - {"ascend_ir"}
     assert "npu.npu_iou.default" in trace.graphs[0].stages["functional"].targets()
-    # No built-in converter: the auto converter names the GE op after the operator.
-    assert [op.type for op in trace.graphs[0].ir.ops if op.type not in ("Data", "NetOutput", "Const")][:1] == ["NpuIou"]
+    # No converter, fxlab's or TorchAir's: no GE op is made up from the operator's name.
+    assert [op.type for op in trace.graphs[0].ir.ops if op.fx_node == "npu_iou"] == ["FxlabUnsupported"]
+    (failed,) = trace.graphs[0].ir_summary["not_converted"]
+    assert failed["reason"].startswith("no Ascend IR converter for npu.npu_iou.default: TorchAir has none either")
+    assert trace.status == "partial"
+
+
+ROTARY_MUL_MODEL = """
+import torch
+import torch_npu
+
+
+class M(torch.nn.Module):
+    def forward(self, x, c, s):
+        return torch_npu.npu_rotary_mul(x, c, s) * 2
+
+
+def get_model_and_inputs():
+    return M(), (torch.randn(1, 2, 3, 8), torch.randn(1, 2, 1, 8), torch.randn(1, 2, 1, 8))
+"""
+
+
+def test_an_operator_torchair_converts_and_fxlab_does_not_is_never_given_a_made_up_ge_op(
+    copy: TorchNpuCopy, write_model, monkeypatch: pytest.MonkeyPatch
+):
+    from fxlab.capture import capture_trace, load_model
+    from fxlab.compat.layer import compat_layer
+    from fxlab.ir.kernels.npu_reference import CPU_KERNELS
+    from fxlab.passes.converters.npu import NPU_CONVERTERS
+
+    monkeypatch.delitem(NPU_CONVERTERS, "npu_rotary_mul.default")  # as if fxlab had no converter of it
+    monkeypatch.delitem(CPU_KERNELS, "npu_rotary_mul")
+    with compat_layer():
+        trace = capture_trace(load_model(write_model(ROTARY_MUL_MODEL)))
+    assert trace.check.verdict == "not run: npu.npu_rotary_mul has no CPU kernel"
+    assert [op.type for op in trace.graphs[0].ir.ops if op.fx_node == "npu_rotary_mul"] == ["FxlabUnsupported"]
+    (failed,) = trace.graphs[0].ir_summary["not_converted"]
+    assert failed["reason"].startswith("not converted by the built-in conversion; TorchAir converts it (ge_converter/custom/")
+    assert trace.status == "partial"
+
+
+def test_an_incomplete_copy_is_named_with_the_file_it_lacks(tmp_path: Path, no_copies: pytest.MonkeyPatch):
+    root = tmp_path / "torch_npu"
+    (root / "csrc" / "aten").mkdir(parents=True)
+    (root / "csrc" / "aten" / "npu_native_functions_by_codegen.yaml").write_text("custom:\n")
+    incomplete = TorchNpuCopy.in_package(root)
+    assert not incomplete.complete and incomplete.missing == [str(root / META_FILE)]
+    assert find_torch_npu_copy(root / "dynamo" / "torchair") == incomplete
+    with torch_npu_definitions(incomplete) as defined:
+        assert defined.defined == []
+        assert defined.note == (
+            f"torch_npu operators: none defined: the torch_npu copy in {root} lacks {root / META_FILE}; "
+            "point --torchair-path / FXLAB_TORCHAIR_PATH at a complete copy or run `fxlab torchair fetch` again"
+        )
+
+
+def test_the_stand_ins_carry_torch_npus_own_dtypes():
+    from fxlab.compat.native_standins.torch_npu_runtime import torch_npu_present
+    from fxlab.ir.npu_dtypes import TORCH_NPU_DTYPES
+
+    assert TORCH_NPU_DTYPES["float4_e2m1fn_x2"] == 296 and TORCH_NPU_DTYPES["hifloat8"] == 290
+    assert TORCH_NPU_DTYPES["float8_e8m0fnu"] == 293 and TORCH_NPU_DTYPES["int4"] == 285
+    import sys
+
+    with torch_npu_present():
+        module = sys.modules["torch_npu"]
+        assert all(getattr(module, name) == value for name, value in TORCH_NPU_DTYPES.items())

@@ -5,7 +5,9 @@ conversion time: with torch_npu its pattern fusion pass registers its torch_npu 
 the GE graph gets ``_executor_type`` NPU, and the GE options take the device id, the
 HF32 switches and the deterministic level from ``torch_npu.npu``. The bridge shows what an NPU machine
 gets, so while TorchAir converts, ``sys.modules['torch_npu']`` is the module built here
-(unless a real torch_npu is loaded): it answers exactly those calls, and the torch_npu
+(unless a real torch_npu is loaded): it answers exactly those calls, carries torch_npu's
+own dtypes (``torch_npu.hifloat8``, ``float4_e2m1fn_x2`` ..., which its converters compare
+against), and the torch_npu
 operators TorchAir's patterns name are defined meanwhile
 (:mod:`fxlab.compat.native_standins.npu_ops`). Anything else is looked up on the module
 it replaced (fxlab's compat-layer stand-in, while a model runs under the CLI), then among
@@ -35,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
+
+from fxlab.ir.npu_dtypes import TORCH_NPU_DTYPES
 
 MODULE = "torch_npu"
 # The SoC an NPU machine would report when none is named: an Atlas A2 training part.
@@ -92,15 +96,13 @@ class _RuntimeModule(types.ModuleType):
         self.__fxlab_standin__ = __name__
         self._replaced = replaced
         self.npu = npu_namespace(soc, cann)
+        for name, value in TORCH_NPU_DTYPES.items():  # what TorchAir's converters compare dtypes with
+            setattr(self, name, value)
 
     def __getattr__(self, name: str) -> Any:
         replaced = self.__dict__.get("_replaced")
         if replaced is not None and hasattr(replaced, name):
             return getattr(replaced, name)
-        from fxlab.ir.model import NPU_DTYPE_CODES
-
-        if name in NPU_DTYPE_CODES:  # torch_npu's own dtypes, which converters compare against
-            return NPU_DTYPE_CODES[name]
         if not name.startswith("__"):
             with contextlib.suppress(AttributeError, RuntimeError):
                 return getattr(torch.ops.npu, name)

@@ -16,6 +16,17 @@ KernelResolver = Callable[[IrOp], "Kernel | None"]
 KERNEL_RESOLVERS: list[KernelResolver] = []
 
 
+class KernelGap(NotImplementedError):
+    """One of fxlab's CPU reference kernels of an operator does not implement the call it
+    got (an option, a dtype, a layout): ``op`` is the operator (``npu.npu_x``), ``detail``
+    what it lacks. A check that meets it cannot run; it is no failure of the model."""
+
+    def __init__(self, op: str, detail: str) -> None:
+        super().__init__(f"{op}: {detail}")
+        self.op = op
+        self.detail = detail
+
+
 def register_kernel(*op_types: str) -> Callable[[Kernel], Kernel]:
     """Register the CPU reference kernel of GE op types (one kernel per type)."""
 

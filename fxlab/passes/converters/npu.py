@@ -27,6 +27,7 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.passes.converters.registry import CONVERTERS, NAMED_CONVERTER_LOOKUPS, ORIGIN_FXLAB, Converter, Sample
+from fxlab.passes.torchair_refusals import TORCH_NPU_OPERATORS
 
 
 # operator name ("npu_rms_norm.default") -> (converter, its samples)
@@ -38,6 +39,7 @@ def npu_converter(name: str, samples: Callable[[], list[Sample]] | None = None) 
         if name in NPU_CONVERTERS:
             raise ValueError(f"two fxlab converters for npu::{name}")
         NPU_CONVERTERS[name] = (fn, samples)
+        TORCH_NPU_OPERATORS.add(name.split(".", 1)[0])
         return fn
 
     return decorate

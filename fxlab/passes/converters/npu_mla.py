@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from fxlab.ir import ge
-from fxlab.ir.model import NPU_DTYPE_CODES
+from fxlab.ir.npu_dtypes import TORCH_NPU_DTYPES
 from fxlab.passes.converters.npu import npu_converter
 from fxlab.passes.converters.npu_builders import tensor_move
 from fxlab.passes.converters.registry import Sample
@@ -109,7 +109,7 @@ def convert_mla_prolog_v2(*args: Any, meta_outputs: Any = None, **options: Any) 
 
 
 def _refuse_hifloat8(options: dict[str, Any]) -> None:
-    if int(options.get("weight_quant_mode", 0)) == 5 and any(options.get(n) == NPU_DTYPE_CODES["hifloat8"] for n in V3_DTYPES):
+    if int(options.get("weight_quant_mode", 0)) == 5 and any(options.get(n) == TORCH_NPU_DTYPES["hifloat8"] for n in V3_DTYPES):
         raise NotImplementedError(
             "HiFloat8 inputs: TorchAir bitcasts them to DT_HIFLOAT8, which fxlab's IR does not have: convert with --converter torchair"
         )

@@ -18,12 +18,12 @@ from typing import Any
 import torch
 
 from fxlab.ir import ge
-from fxlab.ir.model import NPU_DTYPE_CODES
+from fxlab.ir.npu_dtypes import TORCH_NPU_DTYPES
 from fxlab.passes.converters.npu import npu_converter
 from fxlab.passes.converters.registry import Sample
 
 INT64_MAX = 9223372036854775807
-HIFLOAT8 = NPU_DTYPE_CODES["hifloat8"]
+HIFLOAT8 = TORCH_NPU_DTYPES["hifloat8"]
 
 
 def _check_hifloat8(options: dict[str, Any], *names: str) -> None:
