@@ -32,7 +32,7 @@ def test_only_graphs_with_custom_ops_are_recorded_when_asked():
 
 
 def test_a_run_that_stops_at_a_kernel_gap_records_why():
-    from fxlab.ir.execute import KernelGap
+    from fxlab.ir.kernels.registry import KernelGap
 
     def fn(x: torch.Tensor) -> tuple[torch.Tensor]:
         raise KernelGap("npu.npu_x", "block_table have no CPU reference kernel")

@@ -216,7 +216,7 @@ def test_a_custom_op_without_a_cpu_kernel_leaves_the_trace_unverified_with_the_r
 # KernelGap naming it): the trace goes on, and both checks say which op and option.
 KERNEL_GAP_MODEL = """
 import torch
-from fxlab.ir.execute import KernelGap
+from fxlab.ir.kernels.registry import KernelGap
 lib = torch.library.Library("fxlabgap", "DEF")
 lib.define("attend(Tensor q, Tensor? block_table=None) -> Tensor")
 def attend(q, block_table=None):
