@@ -15,6 +15,7 @@ from fxlab import __version__ as FXLAB_VERSION
 from fxlab.capture.backend import CapturedGraph, CapturingBackend
 from fxlab.capture.check import RunRecorder, compare_eager_compiled, verify_ir
 from fxlab.capture.loader import LoadedModel
+from fxlab.capture.ranks import RankHooks, after_call, collectives_not_executed, wrap_before_runs
 from fxlab.capture.records import KIND_COPY_EPILOGUE, cache_sources, stage_from_module
 from fxlab.capture.stages import STAGES
 from fxlab.capture.trace import CheckResult, GraphTrace, Trace
@@ -48,6 +49,7 @@ def capture_trace(
     verify: bool | None = None,
     converter: Callable[[fx.GraphModule, str], Any] | None = None,
     convert_refused: bool = False,
+    ranks: RankHooks | None = None,
 ) -> Trace:
     """Run ``loaded`` eagerly and compiled, and record ``stages`` for each graph.
 
@@ -55,17 +57,27 @@ def capture_trace(
     by default); ``verify`` runs the IR on CPU against the compiled run (default: for
     graphs up to :data:`VERIFY_NODE_LIMIT` nodes). ``convert_refused`` lets the built-in
     conversion convert ops TorchAir fails on (they are marked ``refused`` otherwise).
+    ``ranks`` captures one rank of a multi-rank model (:mod:`fxlab.capture.ranks`).
     """
     stages = validate_stages(stages)
     say = progress or (lambda message: None)
     # The compiled run's inputs and outputs are kept only for graphs whose IR will run.
     will_verify = "ascend_ir" in stages and verify is not False
     recorder = RunRecorder(node_limit=None if verify else VERIFY_NODE_LIMIT, custom_ops_only=not will_verify)
-    backend = CapturingBackend(want_aten="aten" in stages, wrap_compiled=recorder.wrap)
+    wrap = recorder.wrap if ranks is None else wrap_before_runs(ranks, recorder.wrap, [0])
+    backend = CapturingBackend(want_aten="aten" in stages, wrap_compiled=wrap)
+    compile_fn = (
+        (lambda fn: _compile(fn, backend)) if ranks is None else (lambda fn: after_call(_compile(fn, backend), ranks.after_compiled_run))
+    )
     say(f"running {loaded.name} eagerly and under torch.compile")
     with capture_heap():  # Dynamo and aot build a large heap that stays alive
         # Dynamo recurses deeply: its frames get one large stack chunk (fxlab/stack.py).
-        check = with_stack_room(compare_eager_compiled, loaded, lambda fn: _compile(fn, backend), lambda: random_ops(backend.graphs))
+        check = with_stack_room(
+            compare_eager_compiled, loaded, compile_fn, lambda: random_ops(backend.graphs), compiled_first=ranks is not None
+        )
+        not_executed = collectives_not_executed(g.modules.get("functional") for g in backend.graphs)
+        if not_executed:
+            check = CheckResult(ok=True, skipped=not_executed)
         trace = Trace(
             model=str(loaded.path) if loaded.path else loaded.name,
             entry=loaded.entry,
@@ -84,7 +96,7 @@ def capture_trace(
                         f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced})."
                     )
             _check_custom_ops(trace, recorder)
-            _verify(trace, recorder, verify, say)
+            _verify(trace, recorder, verify, say, not_executed, ranks)
     trace.status = _status(trace)
     return trace
 
@@ -235,23 +247,42 @@ def _check_custom_ops(trace: Trace, recorder: RunRecorder) -> None:
             graph.error = "; ".join(([graph.error] if graph.error else []) + problems)
 
 
-def _verify(trace: Trace, recorder: RunRecorder, verify: bool | None, say: Progress) -> None:
+def _verify(
+    trace: Trace, recorder: RunRecorder, verify: bool | None, say: Progress, not_executed: str | None = None, ranks: RankHooks | None = None
+) -> None:
     if "ascend_ir" not in trace.stages:
         return
-    if verify is False:
-        trace.ir_check = CheckResult(ok=True, skipped="--no-verify was given")
+    if verify is False or not_executed:
+        trace.ir_check = CheckResult(ok=True, skipped=not_executed or "--no-verify was given")
         return
     graphs = [g for g in trace.graphs if g.ir is not None]
     big = [g.index for g in graphs if len(g.modules["functional"].graph.nodes) > VERIFY_NODE_LIMIT]
     if verify is None and big:
         trace.notes.append(f"Ascend IR of graph(s) {big} not run on CPU (over {VERIFY_NODE_LIMIT} nodes); pass --verify to run it.")
         graphs = [g for g in graphs if g.index not in big]
+    elsewhere: list[int] = []
+    if ranks is not None:  # a graph's collectives meet only if every rank runs its IR
+        everywhere = set(ranks.runnable_everywhere([g.index for g in graphs if _runnable(g, recorder)]))
+        elsewhere = [g.index for g in graphs if g.index not in everywhere]
+        graphs = [g for g in graphs if g.index in everywhere]
     if not graphs:
         reason = f"graph(s) {big} over {VERIFY_NODE_LIMIT} FX nodes; pass --verify to run them" if big else "no graph has an Ascend IR"
-        trace.ir_check = CheckResult(ok=True, skipped=reason)
+        trace.ir_check = CheckResult(ok=True, skipped=_not_on_every_rank(elsewhere) if elsewhere else reason)
         return
     say("running the Ascend IR on CPU against the compiled run")
     trace.ir_check = verify_ir(graphs, recorder)
+    if elsewhere:
+        trace.ir_check.not_run.append(_not_on_every_rank(elsewhere))
+
+
+def _runnable(graph: GraphTrace, recorder: RunRecorder) -> bool:
+    """The graph's IR can start on this rank: every op converted, its inputs recorded."""
+    run = recorder.run_of(graph.modules["functional"])
+    return bool(run is not None and run.outputs is not None and not (graph.ir_summary or {}).get("partial"))
+
+
+def _not_on_every_rank(indexes: list[int]) -> str:
+    return f"graph(s) {indexes}: the Ascend IR cannot run on every rank (not every op converted, or no recorded run), so its collectives would not meet"
 
 
 def _status(trace: Trace) -> str:

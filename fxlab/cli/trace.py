@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,15 @@ def trace_command(
         "--soc",
         help="The SoC the stand-in NPU machine reports to TorchAir's converters for --converter torchair (some converters branch on it; default: Ascend910B2, an Atlas A2 part).",
     ),
+    nproc: int | None = typer.Option(
+        None,
+        "--nproc",
+        min=1,
+        help="Trace N ranks, one process each, with torchrun's environment and gloo on CPU: the model file may call dist.init_process_group() itself. Each rank's collectives are checked against its peers' before any runs. Under torchrun, each process is one rank without --nproc.",
+    ),
+    timeout: float = typer.Option(
+        300.0, "--timeout", min=1.0, help="With several ranks: stop them all and report the ranks still running after this many seconds."
+    ),
 ) -> None:
     from fxlab.viz import trace_views
 
@@ -92,6 +102,9 @@ def trace_command(
         from fxlab.viz.graphviz_probe import check_format
 
         check_format(graphviz)
+    ranked = _ranked_trace(nproc, locals())
+    if ranked is not None:
+        raise typer.Exit(ranked)
     trace = _capture_and_save(model, entry, plugin, wanted, verify, converter, torchair_path, out, soc=soc, convert_refused=convert_refused)
     _write_extras(trace, graphviz, html, out, picture_options(expand, focus, depth))  # after the trace is saved
     if as_json:
@@ -101,6 +114,46 @@ def trace_command(
         if out is not None:
             console.note(f"trace saved to {out}/ (manifest.json, {len(trace.graphs)} graph folder(s))")
     raise typer.Exit(0 if trace.status == "ok" else 1)
+
+
+def _ranked_trace(nproc: int | None, options: dict[str, Any]) -> int | None:
+    """The exit code of a multi-rank trace (``--nproc``, or one rank under torchrun);
+    ``None`` for a single-process trace."""
+    from fxlab.distributed.environment import LAUNCH_VARIABLES
+
+    under_launcher = all(v in os.environ for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"))
+    if nproc is None and not under_launcher:
+        return None
+    if options["graphviz"] is not None:
+        from fxlab.errors import UsageError
+
+        raise UsageError("--graphviz draws one trace: trace with --nproc --out DIR, then draw a rank with `fxlab trace` on one rank.")
+    from fxlab.cli import trace_ranks
+
+    request = trace_ranks.RankRequest(
+        model=options["model"],
+        entry=options["entry"],
+        plugins=list(options["plugin"] or []),
+        stages=options["wanted"],
+        verify=options["verify"],
+        converter=options["converter"],
+        torchair_path=options["torchair_path"],
+        soc=options["soc"],
+        convert_refused=options["convert_refused"],
+        timeout=options["timeout"],
+        summary_only=options["summary_only"],
+        html=options["html"] is not None,
+        **trace_ranks.console_settings(),
+    )
+    if nproc is not None:
+        if under_launcher:
+            from fxlab.errors import UsageError
+
+            raise UsageError(
+                f"--nproc {nproc} under a launcher ({', '.join(LAUNCH_VARIABLES[:2])} are set): run `fxlab trace` without --nproc, each process is one rank."
+            )
+        return trace_ranks.trace_with_ranks(request, nproc, options["out"], options["html"], options["as_json"])
+    return trace_ranks.trace_under_torchrun(request, options["out"], options["html"], options["as_json"])
 
 
 def _capture_and_save(
@@ -211,8 +264,8 @@ def ascend_ir_converter(name: str, torchair_path: Path | None, soc: str = "Ascen
             console.warn(line)
 
 
-def _print_views(trace, trace_views, summary_only: bool) -> None:  # type: ignore[no-untyped-def]
-    out = console.out()
+def _print_views(trace, trace_views, summary_only: bool, out=None, with_summary: bool = True) -> None:  # type: ignore[no-untyped-def]
+    out = out or console.out()
     # Every view lays its lines out within the console's width (panels and tables do), so
     # rich's cropping of each printed line would change nothing; it costs a third of the
     # printing of a large graph.
@@ -226,4 +279,5 @@ def _print_views(trace, trace_views, summary_only: bool) -> None:  # type: ignor
                 if graph.ir is not None:
                     out.print(trace_views.ir_view(graph), crop=False)
                     out.print(trace_views.conversion_view(graph), crop=False)
-        out.print(trace_views.summary_view(trace), crop=False)
+        if with_summary:
+            out.print(trace_views.summary_view(trace), crop=False)

@@ -268,7 +268,8 @@ class AscendIrConverter:
         index_of: dict[str, int] = {}
         fx_outputs = [self._fx_output(item, tensors, index_of) for item in _flatten(node.args[0])]
         with self.builder.converting(node.name, None):
-            self.builder.add_op("NetOutput", {f"x{i}": t for i, t in enumerate(tensors)}, None, (), name="NetOutput")
+            inputs = {f"x{i}": t for i, t in enumerate(tensors)}
+            self.builder.add_op("NetOutput", inputs, None, (), name="NetOutput", dependencies=self.builder.must_keep)
         self.builder.graph.outputs.extend(t.tensor for t in tensors)
         record_fx_outputs(self.builder.graph, fx_outputs)
 
