@@ -22,6 +22,7 @@ LAYERS: list[set[str]] = [
     {"ops"},
     {"capture"},
     {"compat"},
+    {"distributed"},
     {"diff"},
     {"viz"},
     {"cli", "__main__"},

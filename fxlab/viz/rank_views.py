@@ -18,7 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from fxlab.distributed.layout import ranks_text
-from fxlab.viz.safe_text import plain, visible
+from fxlab.viz.safe_text import plain
 
 _STATUS_STYLE = {"ok": "bold green", "partial": "bold yellow"}
 
@@ -81,22 +81,24 @@ def ranks_table(results: list[dict[str, Any]], groups: list[list[int]], model: P
 
 
 def _verdict(verdict: str | None) -> Text:
+    """A check's verdict in a word or two (each rank group's summary has it whole)."""
     if verdict is None:
         return Text("-")
-    style = (
-        "green"
-        if verdict.startswith("match") and "not run" not in verdict
-        else ("bold red" if verdict.startswith("MISMATCH") else "yellow")
-    )
-    return Text(visible(verdict), style=style)
+    if verdict.startswith("MISMATCH"):
+        return Text("MISMATCH", style="bold red")
+    if verdict.startswith("match"):
+        return Text("match, some not run", style="yellow") if "not run" in verdict else Text("match", style="green")
+    return Text("not run", style="yellow")
 
 
 def rank_lines(results: list[dict[str, Any]], groups: list[list[int]], status: str) -> list[RenderableType]:
     lines: list[RenderableType] = []
     if len(groups) == 1:
         lines.append(plain(f"graphs: same on ranks {ranks_text(groups[0])} (structure)"))
+    elif all(len(g) == 1 for g in groups):
+        lines.append(plain("graphs: every rank's differ from the others' (views shown per rank)", style="yellow"))
     else:
-        alike = "; ".join(f"ranks {ranks_text(g)} alike" if len(g) > 1 else f"rank {g[0]} differs" for g in groups)
+        alike = "; ".join(f"ranks {ranks_text(g)} alike" if len(g) > 1 else f"rank {g[0]} unlike the others" for g in groups)
         lines.append(plain(f"graphs differ between ranks: {alike}", style="yellow"))
     counts = {len(r["collectives"]) for r in results}
     if counts != {0}:
