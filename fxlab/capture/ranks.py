@@ -49,7 +49,7 @@ def collectives_not_executed(graphs: Iterable[fx.GraphModule | None]) -> str | N
     dist = torch.distributed
     if not (dist.is_available() and dist.is_initialized()) or dist.get_backend() != "fake":
         return None
-    return f"{FAKE_GROUP_NOTE} (shapes only)" if has_collectives(graphs) else None
+    return FAKE_GROUP_NOTE if has_collectives(graphs) else None
 
 
 def wrap_before_runs(hooks: RankHooks, wrap: Callable[[fx.GraphModule], Any], counter: list[int]) -> Callable[[fx.GraphModule], Any]:

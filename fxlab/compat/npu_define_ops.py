@@ -132,7 +132,8 @@ def gather_rows_uneven(inp: torch.Tensor, recv_counts: Sequence[int], group: Any
     counts = _rows(recv_counts)
     widest = max(counts, default=0)
     padded = inp.new_zeros([widest, *inp.shape[1:]])
-    padded[: inp.shape[0]] = inp
+    rows = min(inp.shape[0], widest)
+    padded[:rows] = inp[:rows]
     gathered = inp.new_empty([widest * len(counts), *inp.shape[1:]])
     dist.all_gather_into_tensor(gathered, padded.contiguous(), group=group)
     parts = [gathered[r * widest : r * widest + c] for r, c in enumerate(counts)]

@@ -85,7 +85,3 @@ def top_manifest(
         "ranks": ranks,
         "same_structure": groups,
     }
-
-
-def is_multi_rank(manifest: dict[str, Any]) -> bool:
-    return isinstance(manifest.get("ranks"), list) and "graphs" not in manifest

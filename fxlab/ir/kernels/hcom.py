@@ -103,7 +103,8 @@ def all_gather_v(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any
     counts = _ints(recv_counts)
     widest = max(counts, default=0)
     padded = x.new_zeros((widest, *x.shape[1:]))
-    padded[: x.shape[0]] = x
+    rows = min(x.shape[0], widest)
+    padded[:rows] = x[:rows]
     gathered = x.new_empty((widest * len(counts), *x.shape[1:]))
     dist.all_gather_into_tensor(gathered, padded, group=process_group(attrs["group"]))
     return [torch.cat([gathered[r * widest : r * widest + c] for r, c in enumerate(counts)])]

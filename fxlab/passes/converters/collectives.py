@@ -28,6 +28,7 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
+import torch.distributed._functional_collectives  # noqa: F401 - defines the older c10d_functional operators
 
 from fxlab.ir import ge
 from fxlab.ir.hcom_groups import group_name, group_name_of
