@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -102,9 +101,24 @@ def trace_command(
         from fxlab.viz.graphviz_probe import check_format
 
         check_format(graphviz)
-    ranked = _ranked_trace(nproc, locals())
-    if ranked is not None:
-        raise typer.Exit(ranked)
+    if nproc is not None or _under_launcher():
+        from fxlab.cli import trace_ranks
+
+        request = trace_ranks.RankRequest(
+            model,
+            entry,
+            list(plugin or []),
+            wanted,
+            verify,
+            converter,
+            torchair_path,
+            soc,
+            convert_refused,
+            timeout,
+            summary_only,
+            html is not None,
+        )
+        raise typer.Exit(trace_ranks.trace_ranks(request, nproc, out, html, as_json, graphviz))
     trace = _capture_and_save(model, entry, plugin, wanted, verify, converter, torchair_path, out, soc=soc, convert_refused=convert_refused)
     _write_extras(trace, graphviz, html, out, picture_options(expand, focus, depth))  # after the trace is saved
     if as_json:
@@ -116,44 +130,11 @@ def trace_command(
     raise typer.Exit(0 if trace.status == "ok" else 1)
 
 
-def _ranked_trace(nproc: int | None, options: dict[str, Any]) -> int | None:
-    """The exit code of a multi-rank trace (``--nproc``, or one rank under torchrun);
-    ``None`` for a single-process trace."""
-    from fxlab.distributed.environment import LAUNCH_VARIABLES
+def _under_launcher() -> bool:
+    """This process is one rank of a job a launcher (torchrun) started."""
+    from fxlab.distributed.environment import launched_rank
 
-    under_launcher = all(v in os.environ for v in ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"))
-    if nproc is None and not under_launcher:
-        return None
-    if options["graphviz"] is not None:
-        from fxlab.errors import UsageError
-
-        raise UsageError("--graphviz draws one trace: trace with --nproc --out DIR, then draw a rank with `fxlab trace` on one rank.")
-    from fxlab.cli import trace_ranks
-
-    request = trace_ranks.RankRequest(
-        model=options["model"],
-        entry=options["entry"],
-        plugins=list(options["plugin"] or []),
-        stages=options["wanted"],
-        verify=options["verify"],
-        converter=options["converter"],
-        torchair_path=options["torchair_path"],
-        soc=options["soc"],
-        convert_refused=options["convert_refused"],
-        timeout=options["timeout"],
-        summary_only=options["summary_only"],
-        html=options["html"] is not None,
-        **trace_ranks.console_settings(),
-    )
-    if nproc is not None:
-        if under_launcher:
-            from fxlab.errors import UsageError
-
-            raise UsageError(
-                f"--nproc {nproc} under a launcher ({', '.join(LAUNCH_VARIABLES[:2])} are set): run `fxlab trace` without --nproc, each process is one rank."
-            )
-        return trace_ranks.trace_with_ranks(request, nproc, options["out"], options["html"], options["as_json"])
-    return trace_ranks.trace_under_torchrun(request, options["out"], options["html"], options["as_json"])
+    return launched_rank() is not None
 
 
 def _capture_and_save(

@@ -18,7 +18,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,9 +54,13 @@ class RankRequest:
     html: bool
     out_folder: Path | None = None  # where the ranks' folders go (the staged --out)
     width: int | None = None
-    color_system: str | None = None
+    color_system: Any = None  # rich's colour system name
     terminal: bool = False
-    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # The ranks render their views as this process's console would print them.
+        out = console.out()
+        self.width, self.color_system, self.terminal = self.width or out.width, self.color_system or out.color_system, out.is_terminal
 
 
 class _NoReporter:
@@ -66,10 +70,20 @@ class _NoReporter:
         pass
 
 
-def console_settings() -> dict[str, Any]:
-    """How the ranks render their views: as this process's console would print them."""
-    out = console.out()
-    return {"width": out.width, "color_system": out.color_system, "terminal": out.is_terminal}
+def trace_ranks(request: RankRequest, nproc: int | None, out: Path | None, html: Path | None, as_json: bool, graphviz: str | None) -> int:
+    """The exit code of a multi-rank trace: fxlab starts ``nproc`` ranks, or this process
+    is one rank of a job torchrun started (``nproc`` is None)."""
+    from fxlab.errors import UsageError
+
+    if graphviz is not None:
+        raise UsageError("--graphviz draws one trace: save the ranks with --out DIR and draw one rank from a single-rank run.")
+    if nproc is None:
+        return trace_under_torchrun(request, out, html, as_json)
+    if "RANK" in os.environ and "WORLD_SIZE" in os.environ:
+        raise UsageError(
+            f"--nproc {nproc} under a launcher (RANK and WORLD_SIZE are set): run `fxlab trace` without --nproc; each process is one rank."
+        )
+    return trace_with_ranks(request, nproc, out, html, as_json)
 
 
 # -- one rank ----------------------------------------------------------------------------------
@@ -86,9 +100,9 @@ def trace_one_rank(
     from fxlab.cli.common import capture_model
     from fxlab.cli.trace import ascend_ir_converter
     from fxlab.distributed.agreement import RankAgreement, default_store
-    from fxlab.distributed.environment import default_group, ensure_group, launched_rank
+    from fxlab.distributed.environment import default_group, ensure_group, this_rank
 
-    env = launched_rank()
+    env = this_rank()
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(env.local_world_size, 1)))
     agreement = RankAgreement(default_store, env.rank, env.world_size, request.timeout, reporter.phase)
     with default_group(request.model, request.timeout):
@@ -340,9 +354,9 @@ def trace_under_torchrun(request: RankRequest, out: Path | None, html: Path | No
     """This process is one rank of a torchrun job: trace it; rank 0 gathers every rank's
     result through the store, prints them and publishes the --out folder it staged."""
     from fxlab.capture.save import StagedTrace
-    from fxlab.distributed.environment import launched_rank
+    from fxlab.distributed.environment import this_rank
 
-    rank = launched_rank().rank
+    rank = this_rank().rank
     staged = StagedTrace(out) if out is not None and rank == 0 else None
     gathered: dict[str, Any] = {}
 

@@ -26,6 +26,7 @@ import torch.distributed as dist
 from torch.fx.node import has_side_effect
 
 from fxlab.compat.torchair_state import destroy_library
+from fxlab.ir.kernels.hcom import gather_rows_uneven, scatter_rows_reduced
 
 NAMESPACE = "npu_define"
 # TorchAir's schemas (torch_npu 2.13.0, ge_converter/experimental/hcom_*.py).
@@ -126,22 +127,8 @@ def _gather_into(out: torch.Tensor, inp: torch.Tensor, group: Any) -> torch.Tens
     return flat.reshape(out.shape)
 
 
-def gather_rows_uneven(inp: torch.Tensor, recv_counts: Sequence[int], group: Any) -> torch.Tensor:
-    """Every rank's first ``recv_counts[r]`` rows, rank after rank: each rank's rows are
-    padded to the largest count so one even all-gather carries them."""
-    counts = _rows(recv_counts)
-    widest = max(counts, default=0)
-    padded = inp.new_zeros([widest, *inp.shape[1:]])
-    rows = min(inp.shape[0], widest)
-    padded[:rows] = inp[:rows]
-    gathered = inp.new_empty([widest * len(counts), *inp.shape[1:]])
-    dist.all_gather_into_tensor(gathered, padded.contiguous(), group=group)
-    parts = [gathered[r * widest : r * widest + c] for r, c in enumerate(counts)]
-    return torch.cat(parts) if parts else inp.new_empty([0, *inp.shape[1:]])
-
-
 def _allgather_uneven(inp: Any, send: int, recv: list[int], tag: str, ranks: list[int], size: int, displs: list[int]) -> torch.Tensor:
-    return gather_rows_uneven(inp, recv, group_of(tag, ranks, size))
+    return gather_rows_uneven(inp, _rows(recv), group_of(tag, ranks, size))
 
 
 def exchange_all_to_all(inp: torch.Tensor, send_counts: Sequence[int], recv_counts: Sequence[int], group: Any) -> torch.Tensor:
@@ -163,20 +150,9 @@ def _broadcast(t: torch.Tensor, src: int | None, tag: str, ranks: list[int], siz
     return out
 
 
-def scatter_rows_reduced(inp: torch.Tensor, send_counts: Sequence[int], reduce_type: str, group: Any) -> torch.Tensor:
-    """The rows of ``inp`` reduced over the group, this rank's share of them: rank r
-    gets ``send_counts[r]`` rows, after those of the ranks before it."""
-    reduced = inp.clone()
-    dist.all_reduce(reduced, REDUCE_OPS[reduce_type], group=group)
-    counts = _rows(send_counts)
-    me = dist.get_rank(group)
-    start = sum(counts[:me])
-    return reduced[start : start + counts[me]].clone()
-
-
 def _reduce_scatter_uneven(inp: Any, sc: list[int], rc: int, op: str, tag: str, ranks: list[int], size: int, sd: list[int]) -> Any:
-    counts = sc if len(sc) else [inp.shape[0] // size] * size
-    return scatter_rows_reduced(inp, counts, op, group_of(tag, ranks, size))
+    counts = _rows(sc) if len(sc) else [inp.shape[0] // size] * size
+    return scatter_rows_reduced(inp, counts, REDUCE_OPS[op], group_of(tag, ranks, size))
 
 
 def _send(t: Any, dst: int | None, ranks: list[int], pg_tag: str, tag: int, group_dst: int | None = None, shape: Any = None) -> None:

@@ -77,7 +77,8 @@ def collective_calls(gm: fx.GraphModule, graph_index: int, rank: int) -> list[Co
 
 
 def _bound(node: fx.Node) -> dict[str, Any]:
-    schema = node.target._schema
+    target: Any = node.target
+    schema = target._schema
     bound = {a.name: a.default_value for a in schema.arguments if a.has_default_value()}
     bound.update({a.name: v for a, v in zip(schema.arguments, node.args)})
     bound.update(node.kwargs)
@@ -89,7 +90,8 @@ def _call_of(node: fx.Node, graph_index: int, rank: int) -> CollectiveCall:
     group, tag, ranks = _group_of(args)
     tensor = next((a for a in node.args if isinstance(a, fx.Node) and isinstance(a.meta.get("val"), torch.Tensor)), None)
     val = tensor.meta["val"] if tensor is not None else None
-    op = node.target._opname
+    target: Any = node.target
+    op = target._opname
     call = CollectiveCall(
         op=op,
         channel=encode(tag, ranks),

@@ -23,7 +23,9 @@ import torch.distributed as dist
 
 from fxlab.errors import FxlabError
 
-LAUNCH_VARIABLES = ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
+# What a launcher sets for every worker; fxlab needs these four (the local ones default to
+# the global ones).
+REQUIRED_VARIABLES = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 _INIT_CALL = re.compile(r"\binit_process_group\s*\(")
 
 
@@ -42,7 +44,7 @@ class RankEnvironment:
 def launched_rank(environ: dict[str, str] | None = None) -> RankEnvironment | None:
     """This process's rank when a launcher (torchrun, ``--nproc``) started it, else None."""
     env = os.environ if environ is None else environ
-    if "RANK" not in env or "WORLD_SIZE" not in env:
+    if not all(v in env for v in REQUIRED_VARIABLES):
         return None
     try:
         rank, world = int(env["RANK"]), int(env["WORLD_SIZE"])
@@ -51,6 +53,16 @@ def launched_rank(environ: dict[str, str] | None = None) -> RankEnvironment | No
         raise RankSetupError(
             f"RANK / WORLD_SIZE in the environment are not integers ({exc}). Start fxlab with torchrun or --nproc N."
         ) from exc
+
+
+def this_rank() -> RankEnvironment:
+    """This process's rank; an error when no launcher started it."""
+    env = launched_rank()
+    if env is None:
+        raise RankSetupError(
+            f"this process is no rank: {', '.join(REQUIRED_VARIABLES)} are not all set. Run `fxlab trace --nproc N` or torchrun."
+        )
+    return env
 
 
 def calls_init_process_group(model: Path) -> bool:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.cli_runner import run_cli
-from tests.conftest import EXAMPLES, ROOT, torchair_path_or_skip
+from tests.conftest import EXAMPLES, ROOT
 
 DATA = ROOT / "tests" / "data" / "distributed"
 RUN_SECONDS = 600
@@ -99,8 +99,18 @@ def test_ranks_that_disagree_on_a_collective_stop_with_both_source_lines():
     assert "rank_mismatch.py:37" in message and "rank_mismatch.py:36" in message
 
 
+def _torchair_or_skip() -> None:
+    from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair
+
+    try:
+        find_torchair()
+    except TorchAirNotFoundError as exc:
+        pytest.skip(f"needs TorchAir's sources: {exc}")
+
+
+@pytest.mark.torchair
 def test_builtin_collectives_are_torchairs_graphs(tmp_path):
-    torchair_path_or_skip()
+    _torchair_or_skip()
     model = str(DATA / "every_collective.py")
     builtin = fxlab("--nproc", "2", model, "--summary", "--out", str(tmp_path / "b"))
     torchair = fxlab("--nproc", "2", model, "--summary", "--converter", "torchair", "--out", str(tmp_path / "t"))

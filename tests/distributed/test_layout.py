@@ -29,7 +29,8 @@ def test_ranks_text():
 
 def test_launched_rank_and_the_model_files_own_init(tmp_path):
     assert launched_rank({}) is None
-    env = launched_rank({"RANK": "1", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2"})
+    assert launched_rank({"RANK": "1", "WORLD_SIZE": "4"}) is None  # no rendezvous address: not a launcher's worker
+    env = launched_rank({"RANK": "1", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2", "MASTER_ADDR": "h", "MASTER_PORT": "1"})
     assert (env.rank, env.world_size, env.local_rank, env.local_world_size) == (1, 4, 1, 2)
     own, plain = tmp_path / "own.py", tmp_path / "plain.py"
     own.write_text("import torch.distributed as dist\ndist.init_process_group (backend='gloo')\n")

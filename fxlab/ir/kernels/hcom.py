@@ -96,31 +96,38 @@ def all_to_all_v(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any
     return [_shaped(op, out, x)]
 
 
-@register_kernel("HcomAllGatherV")
-def all_gather_v(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
-    """Rank r's first ``recv_counts[r]`` rows, rank after rank."""
-    x, _send_count, recv_counts = inputs[:3]
-    counts = _ints(recv_counts)
+def gather_rows_uneven(x: torch.Tensor, counts: list[int], group: Any) -> torch.Tensor:
+    """Rank r's first ``counts[r]`` rows, rank after rank: each rank's rows padded to the
+    largest count, so one even all-gather carries them."""
     widest = max(counts, default=0)
     padded = x.new_zeros((widest, *x.shape[1:]))
     rows = min(x.shape[0], widest)
     padded[:rows] = x[:rows]
     gathered = x.new_empty((widest * len(counts), *x.shape[1:]))
-    dist.all_gather_into_tensor(gathered, padded, group=process_group(attrs["group"]))
-    return [torch.cat([gathered[r * widest : r * widest + c] for r, c in enumerate(counts)])]
+    dist.all_gather_into_tensor(gathered, padded, group=group)
+    parts = [gathered[r * widest : r * widest + c] for r, c in enumerate(counts)]
+    return torch.cat(parts) if parts else x.new_empty((0, *x.shape[1:]))
+
+
+def scatter_rows_reduced(x: torch.Tensor, counts: list[int], op: Any, group: Any) -> torch.Tensor:
+    """The rows of ``x`` reduced over the group; rank r keeps ``counts[r]`` of them, after
+    those of the ranks before it."""
+    reduced = x.clone()
+    dist.all_reduce(reduced, op, group=group)
+    me = dist.get_rank(group)
+    start = sum(counts[:me])
+    return reduced[start : start + counts[me]].clone()
+
+
+@register_kernel("HcomAllGatherV")
+def all_gather_v(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    return [gather_rows_uneven(inputs[0], _ints(inputs[2]), process_group(attrs["group"]))]
 
 
 @register_kernel("HcomReduceScatterV")
 def reduce_scatter_v(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
-    """The rows reduced over the group; rank r keeps ``send_counts[r]`` of them."""
-    x, _recv_count, send_counts = inputs[:3]
-    group = process_group(attrs["group"])
-    reduced = x.clone()
-    dist.all_reduce(reduced, REDUCE_OPS[attrs["reduction"]], group=group)
-    counts = _ints(send_counts)
-    me = dist.get_rank(group)
-    start = sum(counts[:me])
-    return [reduced[start : start + counts[me]].clone()]
+    x, counts = inputs[0], _ints(inputs[2])
+    return [scatter_rows_reduced(x, counts, REDUCE_OPS[attrs["reduction"]], process_group(attrs["group"]))]
 
 
 @register_kernel("HcomSend")

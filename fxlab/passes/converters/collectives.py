@@ -84,9 +84,8 @@ def int64_inputs(*values: Any) -> list[ge.Tensor]:
 def _default_group() -> tuple[str, int]:
     """The default group's name and size, when the samples are made (one rank before a
     test starts its group)."""
-    if dist.is_available() and dist.is_initialized():
-        return dist.group.WORLD.group_name, dist.get_world_size()
-    return "0", 1
+    world: Any = dist.group.WORLD if dist.is_available() and dist.is_initialized() else None
+    return (world.group_name, dist.get_world_size()) if world is not None else ("0", 1)
 
 
 def _all_reduce_samples() -> list[Sample]:
@@ -244,10 +243,10 @@ def npu_define_converters() -> Iterator[list[str]]:
 
 
 def _tag_ranks() -> tuple[str, list[int], int]:
-    if dist.is_available() and dist.is_initialized():
-        group = dist.group.WORLD
-        return dist.distributed_c10d._get_group_tag(group), dist.get_process_group_ranks(group), dist.get_world_size()
-    return "ptd:0", [0], 1
+    world: Any = dist.group.WORLD if dist.is_available() and dist.is_initialized() else None
+    if world is None:
+        return "ptd:0", [0], 1
+    return dist.distributed_c10d._get_group_tag(world), dist.get_process_group_ranks(world), dist.get_world_size()
 
 
 def _shape_gather_samples() -> list[Sample]:
