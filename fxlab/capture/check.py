@@ -463,14 +463,15 @@ def _run_ir(graph: GraphTrace, run: _Run, kernels_by_op: Any = None) -> tuple[_C
     if len(outputs) < len(expected):  # the IR may have more: the outputs written into inputs
         cmp.mismatches.append(f"graph {graph.index}: {len(outputs)} IR output(s) for {len(expected)} compiled output(s)")
     from_draws, drawing = _drawn_outputs(graph, expected, recorded)
+    undefined = _uninitialised_outputs(graph, recorded)
     for i, (e, a) in enumerate(zip(expected, outputs)):
-        if i < len(from_draws) and from_draws[i] and isinstance(e, torch.Tensor):
+        if (i < len(from_draws) and from_draws[i] or i in undefined) and isinstance(e, torch.Tensor):
             cmp.add_form(f"graph {graph.index} output {i}", e, a)
         else:
             cmp.add(f"graph {graph.index} output {i}", e, a)
     # An output made on the host still had its converter run: check what it computed.
     for i, a in converted_values(graph.ir, values).items():
-        if i < len(expected):
+        if i < len(expected) and i not in undefined:
             label = f"graph {graph.index} output {i} as its converter computed it (in GE, not returned)"
             if drawing and isinstance(expected[i], torch.Tensor):
                 cmp.add_form(label, expected[i], a)
@@ -482,6 +483,25 @@ def _run_ir(graph: GraphTrace, run: _Run, kernels_by_op: Any = None) -> tuple[_C
         else:
             cmp.add(f"graph {graph.index} input {i} after the call", e, a)
     return cmp, None
+
+
+# Ops whose output holds whatever the memory held: a buffer the code fills later (after a
+# graph break, e.g. by an in-place collective), compared by shape and dtype only.
+_UNINITIALISED = frozenset(
+    {"aten.empty.memory_format", "aten.empty_like.default", "aten.new_empty.default", "aten.empty_strided.default", "aten.new_empty_strided.default"}
+)
+
+
+def _uninitialised_outputs(graph: GraphTrace, recorded: bool) -> set[int]:
+    """Indexes (among the outputs compared) of the functional graph's outputs that are a
+    freshly allocated buffer nothing in the graph wrote."""
+    functional = graph.modules.get("functional")
+    if functional is None:
+        return set()
+    returned = list(functional.graph.output_node().args[0])
+    if not recorded:  # the NetOutput tensors only
+        returned = [r for r in returned if isinstance(r, fx.Node) and isinstance(r.meta.get("val"), torch.Tensor)]
+    return {i for i, r in enumerate(returned) if isinstance(r, fx.Node) and str(r.target) in _UNINITIALISED}
 
 
 def _fx_nodes(graph: GraphTrace) -> dict[str, fx.Node]:

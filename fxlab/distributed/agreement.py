@@ -83,6 +83,8 @@ class RankAgreement:
             for peer in call.members:
                 if peer != self.rank:
                     self._compare(call, position, peer)
+        if placed:
+            self.phase(f"running graph {graph_index} under torch.compile (its collectives agree with the other ranks')")
 
     def _place(self, call: CollectiveCall) -> int:
         position = self.positions.get(call.channel_key, 0)
