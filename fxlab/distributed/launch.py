@@ -39,6 +39,10 @@ class LaunchTimeout(BaseException):
     """Raised in the launching thread when the run outlasts its timeout."""
 
 
+class LaunchStopped(FxlabError):
+    """fxlab was stopped by a signal while its ranks ran; they were stopped with it."""
+
+
 @dataclass
 class RankFailure:
     rank: int
@@ -105,6 +109,7 @@ def rank_worker(worker: Callable[..., Any]) -> Callable[..., Any]:
 # -- the launcher's side -------------------------------------------------------------------------
 def launch_ranks(nproc: int, worker: Callable[..., Any], args: tuple[Any, ...], *, timeout: float, run_dir: Path) -> LaunchResult:
     """Run ``rank_worker(worker)`` in ``nproc`` ranks (see the module docstring)."""
+    from torch.distributed.elastic.multiprocessing import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.launcher.api import elastic_launch
 
@@ -119,6 +124,12 @@ def launch_ranks(nproc: int, worker: Callable[..., Any], args: tuple[Any, ...], 
     except LaunchTimeout:
         result.timed_out = True
         result.failures = _unfinished(run_dir, nproc, timeout)
+    except SignalException as exc:  # the launcher stopped every rank before raising this
+        if exc.sigval == signal.SIGINT:
+            raise KeyboardInterrupt from None
+        stopped = LaunchStopped(f"fxlab was stopped by {signal.Signals(exc.sigval).name}; every rank was stopped with it.")
+        stopped.exit_code = 128 + int(exc.sigval)
+        raise stopped from None
     finally:
         result.seconds = time.monotonic() - start
     _add_other_failures(result, run_dir, nproc)
@@ -150,7 +161,9 @@ def _config(nproc: int, run_dir: Path) -> Any:
 @contextlib.contextmanager
 def _quiet_launcher() -> Iterator[None]:
     """The launcher logs its own report of every failure: fxlab reports them itself."""
-    loggers = [logging.getLogger(name) for name in _QUIET_LOGGERS]
+    # The launcher's loggers set their own levels: each one is quieted, not just the parents.
+    names = [n for n in logging.root.manager.loggerDict if n.startswith(_QUIET_LOGGERS)]
+    loggers = [logging.getLogger(name) for name in {*_QUIET_LOGGERS, *names}]
     levels = [lg.level for lg in loggers]
     for lg in loggers:
         lg.setLevel(logging.CRITICAL)
