@@ -159,3 +159,14 @@ def test_a_single_process_on_the_fake_group_says_the_collectives_did_not_run(tmp
     assert code == 0
     assert "eager vs compiled: not run: collectives not executed under the fake process group" in stdout
     assert "Ascend IR on CPU vs compiled: not run: collectives not executed under the fake process group" in stdout
+
+
+def test_an_expert_parallel_moe_with_split_sizes_read_on_the_host():
+    proc = fxlab("--nproc", "2", str(EXAMPLES / "distributed" / "moe_expert_parallel.py"), "--entry", "uneven", "--json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads(proc.stdout)
+    assert summary["status"] == "ok" and summary["same_structure"] == [[0], [1]]  # each rank sends its own counts
+    for rank in summary["ranks"]:
+        types = [t for g in rank["graphs"] if g["ascend_ir"] for t in g["ascend_ir"]["types"] if t.startswith("Hcom")]
+        assert types == ["HcomAllToAll", "HcomAllToAllV", "HcomAllToAllV", "HcomAllToAllV"]
+        assert rank["check"]["ok"] and rank["ir_check"]["ok"] and rank["ir_check"]["compared"] > 0 and not rank["ir_check"]["not_run"]
