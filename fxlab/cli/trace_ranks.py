@@ -25,9 +25,6 @@ from typing import Any
 from fxlab.cli import console
 from fxlab.errors import FxlabError
 
-DEFAULT_TIMEOUT = 300.0
-
-
 class RanksFailedError(FxlabError):
     """A rank failed, disagreed with its peers, or did not finish in time."""
 
@@ -79,9 +76,11 @@ def trace_ranks(request: RankRequest, nproc: int | None, out: Path | None, html:
         raise UsageError("--graphviz draws one trace: save the ranks with --out DIR and draw one rank from a single-rank run.")
     if nproc is None:
         return trace_under_torchrun(request, out, html, as_json)
-    if "RANK" in os.environ and "WORLD_SIZE" in os.environ:
+    from fxlab.distributed.environment import REQUIRED_VARIABLES, launched_rank
+
+    if launched_rank() is not None:
         raise UsageError(
-            f"--nproc {nproc} under a launcher (RANK and WORLD_SIZE are set): run `fxlab trace` without --nproc; each process is one rank."
+            f"--nproc {nproc} under a launcher ({', '.join(REQUIRED_VARIABLES)} are set): run `fxlab trace` without --nproc; each process is one rank."
         )
     return trace_with_ranks(request, nproc, out, html, as_json)
 
@@ -172,7 +171,6 @@ def _rank_result(trace: Any, request: RankRequest, rank: int, calls: list[Any], 
         "ge_ops": sum(len(g.ir.ops) for g in trace.graphs if g.ir is not None),
         "check": trace.check.verdict if trace.check else None,
         "ir_check": trace.ir_check.verdict if trace.ir_check else None,
-        "check_failed": bool(trace.check and trace.check.failed) or bool(trace.ir_check and trace.ir_check.failed),
         "structure": structure_key(trace),
         "exact": exact_key(trace),
         "html": html,
