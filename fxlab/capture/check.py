@@ -81,6 +81,7 @@ class _Comparison:
         return False
 
     def add(self, label: str, expected: Any, actual: Any) -> None:
+        expected, actual = _local(expected), _local(actual)
         if not self.values and isinstance(expected, torch.Tensor):
             self.add_form(label, expected, actual)
             return
@@ -111,6 +112,13 @@ class _Comparison:
 
     def result(self) -> CheckResult:
         return CheckResult(ok=not self.mismatches, compared=self.compared, max_abs_diff=self.max_abs_diff, mismatches=self.mismatches[:10])
+
+
+def _local(value: Any) -> Any:
+    """A distributed tensor (a tensor-parallel parameter) as this rank's shard: what the
+    rank computed and holds."""
+    to_local = getattr(value, "to_local", None)
+    return to_local() if isinstance(value, torch.Tensor) and callable(to_local) else value
 
 
 def compare_outputs(cmp: _Comparison, eager: Any, compiled: Any) -> None:
