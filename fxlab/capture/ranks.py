@@ -23,6 +23,9 @@ import torch.fx as fx
 
 COLLECTIVE_NAMESPACES = frozenset({"_c10d_functional", "c10d_functional", "npu_define"})
 NOT_COLLECTIVES = frozenset({"wait_tensor"})
+# Other operators that communicate, by name (``"npu.npu_moe_distribute_dispatch.default"``):
+# the modules of their converters add them, and the cross-rank check then compares them.
+COLLECTIVE_OPERATORS: set[str] = set()
 FAKE_GROUP_NOTE = "collectives not executed under the fake process group"
 
 
@@ -36,7 +39,9 @@ class RankHooks:
 
 
 def is_collective(target: Any) -> bool:
-    return getattr(target, "namespace", None) in COLLECTIVE_NAMESPACES and getattr(target, "_opname", "") not in NOT_COLLECTIVES
+    if getattr(target, "namespace", None) in COLLECTIVE_NAMESPACES:
+        return getattr(target, "_opname", "") not in NOT_COLLECTIVES
+    return bool(COLLECTIVE_OPERATORS) and str(target) in COLLECTIVE_OPERATORS
 
 
 def has_collectives(graphs: Iterable[fx.GraphModule | None]) -> bool:

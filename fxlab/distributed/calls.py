@@ -20,7 +20,7 @@ import torch.distributed as dist
 import torch.fx as fx
 
 from fxlab.capture.ranks import is_collective
-from fxlab.ir.hcom_groups import encode, tag_and_ranks
+from fxlab.ir.hcom_groups import decode, encode, tag_and_ranks
 
 # Arguments naming the group, by the operators' schemas.
 _GROUP_ARGS = ("group_name",)
@@ -113,11 +113,17 @@ def _call_of(node: fx.Node, graph_index: int, rank: int) -> CollectiveCall:
 
 
 def _group_of(args: dict[str, Any]) -> tuple[Any, str, list[int]]:
+    """The group a collective's arguments name: a torch.distributed group name, a tag
+    and ranks, or (another operator's group argument) a group name as TorchAir writes it."""
     name = next((args[k] for k in _GROUP_ARGS if k in args), None)
     if name is not None:
         group = dist.distributed_c10d._resolve_process_group(name)
         tag, ranks = tag_and_ranks(group)
         return group, tag, ranks
+    if not any(k in args for k in _TAG_ARGS):
+        written = next(v for v in args.values() if isinstance(v, str) and v.startswith("tag="))
+        tag, listed = decode(written)
+        return dist.distributed_c10d._find_or_create_pg_by_ranks_and_tag(tag, listed, len(listed)), tag, listed
     tag = next(str(args[k]) for k in _TAG_ARGS if k in args)
     listed = [int(r) for r in next(args[k] for k in _RANK_ARGS if k in args)]
     size = int(args.get("group_size") or len(listed))

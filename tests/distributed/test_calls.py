@@ -65,3 +65,21 @@ def test_the_source_line_is_the_users_not_torchs():
         f'  File "{torch.__file__.rsplit("/", 1)[0]}/distributed/_functional_collectives.py", line 179, in all_reduce\n    ...\n'
     )
     assert user_source(node) == "/home/me/model.py:12"
+
+
+def test_another_operator_that_communicates_is_a_collective_once_named(monkeypatch):
+    from fxlab.capture import ranks
+
+    lib = torch.library.Library("fxlab_test_comm", "FRAGMENT")  # noqa: TOR901 - destroyed below
+    lib.define("dispatch(Tensor x, str group_ep, int ep_world_size) -> Tensor")
+    lib.impl("dispatch", lambda x, group_ep, ep_world_size: x.clone(), "CompositeExplicitAutograd")
+    try:
+        target = torch.ops.fxlab_test_comm.dispatch.default
+        with process_group("fake", world_size=2):
+            gm = _graph(lambda x: target(x, "tag=ptd:0;rank_list=0,1", 2), torch.randn(3))
+            assert collective_calls(gm, 0, 0) == []
+            monkeypatch.setattr(ranks, "COLLECTIVE_OPERATORS", {"fxlab_test_comm.dispatch.default"})
+            calls = collective_calls(gm, 0, 0)
+        assert [(c.op, c.channel, c.members) for c in calls] == [("dispatch", "tag=ptd:0;rank_list=0,1", [0, 1])]
+    finally:
+        lib._destroy()
