@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -196,6 +197,25 @@ def _torchair_made_its_own(table: dict[Any, Any]) -> bool:
     return (getattr(current, "__module__", "") or "").startswith("torchair")
 
 
+# TorchAir's own replacements of the uneven collectives, by the function fxlab writes.
+_TORCHAIR_UNEVEN = {
+    npu_allgather_into_tensor_uneven_patch_dist: "_ge_concrete_graph.ge_converter.experimental.hcom_allgather",
+    npu_reduce_scatter_tensor_uneven_patch_dist: "_ge_concrete_graph.ge_converter.experimental.hcom_reducescatter",
+}
+
+
+def _torchairs_uneven_entries() -> dict[Any, Any]:
+    """A loaded TorchAir's own replacements of torch_npu.distributed's uneven collectives:
+    imported without torch_npu, it made none, where an NPU machine's TorchAir has them."""
+    entries = {}
+    for collective, ours in _uneven_pairs().items():
+        module = sys.modules.get(f"torchair.{_TORCHAIR_UNEVEN[ours]}")
+        theirs = getattr(module, ours.__name__, None) if module is not None else None
+        if theirs is not None:
+            entries[collective] = theirs
+    return entries
+
+
 @contextlib.contextmanager
 def torchair_collective_remaps() -> Iterator[bool]:
     """TorchAir's remaps for the block; yields whether fxlab made them (False when a
@@ -205,16 +225,14 @@ def torchair_collective_remaps() -> Iterator[bool]:
         return
     module = importlib.import_module(FUNCTIONAL_COLLECTIVES)
     table = module.traceable_collective_remaps
-    if _torchair_made_its_own(table):
-        yield False
-        return
+    made = not _torchair_made_its_own(table)
     table_before, names_before = dict(table), dict(vars(module))
-    entries = remap_entries()
+    entries = remap_entries() if made else {k: v for k, v in _torchairs_uneven_entries().items() if k not in table}
     try:
         table.update(entries)
         for replacement in entries.values():
             setattr(module, replacement.__name__, replacement)
-        yield True
+        yield made
     finally:
         table.clear()
         table.update(table_before)

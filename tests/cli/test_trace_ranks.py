@@ -115,14 +115,15 @@ def test_builtin_collectives_are_torchairs_graphs(tmp_path):
     builtin = fxlab("--nproc", "2", model, "--summary", "--out", str(tmp_path / "b"))
     torchair = fxlab("--nproc", "2", model, "--summary", "--converter", "torchair", "--out", str(tmp_path / "t"))
     assert builtin.returncode == 0 and torchair.returncode == 0, (builtin.stderr[-2000:], torchair.stderr[-2000:])
-    # The console: the summary of the alike ranks once, then a row per rank.
-    assert builtin.stdout.count("fxlab trace · ") == 2 and "ranks 0-1: graphs identical in structure" in builtin.stdout
+    # The ranks gather different rows, so their graphs differ: each rank's summary, then a row per rank.
+    assert builtin.stdout.count("fxlab trace · ") == 3 and "─ rank 0 ─" in builtin.stdout and "─ rank 1 ─" in builtin.stdout
     rows = [line.split() for line in builtin.stdout.splitlines() if line.strip()[:1] in ("0", "1") and "match" in line]
     assert [r[0] for r in rows] == ["0", "1"] and all(r[-1] == "ok" for r in rows)
     for rank in ("rank_0", "rank_1"):
         ours, theirs = _hcom_ops(tmp_path / "b" / rank), _hcom_ops(tmp_path / "t" / rank)
         assert [t for t, _, _ in ours if t.startswith("Hcom")] == [
-            "HcomAllReduce", "HcomAllReduce", "HcomAllGather", "HcomReduceScatter", "HcomAllToAll", "HcomAllToAllV", "HcomBroadcast"
+            "HcomAllReduce", "HcomAllReduce", "HcomAllGather", "HcomReduceScatter", "HcomAllToAll", "HcomAllToAllV", "HcomBroadcast",
+            "HcomAllGatherV", "HcomReduceScatterV",
         ]
         assert ours == theirs
 
@@ -170,3 +171,26 @@ def test_an_expert_parallel_moe_with_split_sizes_read_on_the_host():
         types = [t for g in rank["graphs"] if g["ascend_ir"] for t in g["ascend_ir"]["types"] if t.startswith("Hcom")]
         assert types == ["HcomAllToAll", "HcomAllToAllV", "HcomAllToAllV", "HcomAllToAllV"]
         assert rank["check"]["ok"] and rank["ir_check"]["ok"] and rank["ir_check"]["compared"] > 0 and not rank["ir_check"]["not_run"]
+
+
+def test_alike_ranks_views_are_printed_once(capsys, monkeypatch):
+    from fxlab.cli import trace_ranks
+
+    monkeypatch.setenv("FXLAB_WIDTH", "160")
+    trace_ranks.console.out.cache_clear()
+
+    def result(rank: int, structure: str) -> dict:
+        return {
+            "rank": rank, "status": "ok", "views": f"VIEWS OF RANK {rank}\n", "summary": f"SUMMARY OF RANK {rank}\n", "json": {},
+            "collectives": [{"op": "all_reduce"}], "graphs": 1, "ge_ops": 5, "check": "match (1 tensors, max |diff| 0)",
+            "ir_check": "match (1 tensors, max |diff| 0)", "structure": structure, "exact": str(rank), "html": None,
+        }
+
+    request = trace_ranks.RankRequest(Path("m.py"), None, [], ("ascend_ir",), None, "builtin", None, "Ascend910B2", False, 60.0, False, False)
+    code = trace_ranks.report_ranks([result(0, "a"), result(1, "a"), result(2, "b"), result(3, "a")], request, None, None, False)
+    out = capsys.readouterr().out
+    trace_ranks.console.out.cache_clear()
+    assert code == 0
+    assert out.count("VIEWS OF RANK") == 2 and "VIEWS OF RANK 0" in out and "VIEWS OF RANK 2" in out
+    assert "ranks 0, 1, 3: graphs identical in structure" in out
+    assert "graphs differ between ranks: ranks 0, 1, 3 alike; rank 2 unlike the others" in out

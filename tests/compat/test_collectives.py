@@ -88,3 +88,29 @@ def test_dist_broadcast_and_all_to_all_single_compile_to_the_npu_define_operator
     assert not COLLECTIVE_DECOMPOSITIONS
     targets = [str(n.target) for n in graphs[0].graph.nodes if n.op == "call_function"]
     assert "npu_define.all_to_all_single_npu.default" in targets and "npu_define.broadcast.default" in targets
+
+
+def test_torch_npus_uneven_collectives_are_remapped_where_torch_npu_has_them():
+    from fxlab.compat.layer import compat_layer
+
+    table = funcol.traceable_collective_remaps
+    with compat_layer():
+        import torch_npu.distributed as npu_dist
+
+        with torchair_collective_remaps():
+            assert table[npu_dist.all_gather_into_tensor_uneven].__name__ == "npu_allgather_into_tensor_uneven_patch_dist"
+            assert table[npu_dist.reduce_scatter_tensor_uneven].__name__ == "npu_reduce_scatter_tensor_uneven_patch_dist"
+
+
+def test_the_stand_ins_uneven_collectives_move_the_rows():
+    from fxlab.compat.layer import compat_layer
+
+    x = torch.arange(6.0).reshape(3, 2)
+    with compat_layer(), process_group("gloo"):
+        import torch_npu.distributed as npu_dist
+
+        gathered = torch.empty(2, 2)
+        npu_dist.all_gather_into_tensor_uneven(gathered, x, [2])
+        scattered = torch.empty(3, 2)
+        npu_dist.reduce_scatter_tensor_uneven(scattered, x, [3], dist.ReduceOp.MAX)
+    assert torch.equal(gathered, x[:2]) and torch.equal(scattered, x)
