@@ -496,7 +496,13 @@ def _run_ir(graph: GraphTrace, run: _Run, kernels_by_op: Any = None) -> tuple[_C
 # Ops whose output holds whatever the memory held: a buffer the code fills later (after a
 # graph break, e.g. by an in-place collective), compared by shape and dtype only.
 _UNINITIALISED = frozenset(
-    {"aten.empty.memory_format", "aten.empty_like.default", "aten.new_empty.default", "aten.empty_strided.default", "aten.new_empty_strided.default"}
+    {
+        "aten.empty.memory_format",
+        "aten.empty_like.default",
+        "aten.new_empty.default",
+        "aten.empty_strided.default",
+        "aten.new_empty_strided.default",
+    }
 )
 
 

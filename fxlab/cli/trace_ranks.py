@@ -25,6 +25,7 @@ from typing import Any
 from fxlab.cli import console
 from fxlab.errors import FxlabError
 
+
 class RanksFailedError(FxlabError):
     """A rank failed, disagreed with its peers, or did not finish in time."""
 
