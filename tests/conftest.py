@@ -1,6 +1,7 @@
 """Shared fixtures: example paths and cached traces (capturing is the slow part)."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from pathlib import Path
@@ -93,3 +94,22 @@ def torchair_session(path):
 
     with open_torchair(path) as loaded:
         yield loaded
+
+
+@contextlib.contextmanager
+def process_group(backend: str = "gloo", world_size: int = 1, rank: int = 0):
+    """A default process group for the block, in this process, destroyed afterwards: gloo
+    over an in-memory store (one rank), or torch's fake group of ``world_size`` ranks."""
+    import torch.distributed as dist
+
+    if backend == "fake":
+        from torch.testing._internal.distributed.fake_pg import FakeStore
+
+        store = FakeStore()
+    else:
+        store = dist.HashStore()
+    dist.init_process_group(backend, store=store, rank=rank, world_size=world_size)
+    try:
+        yield dist.group.WORLD
+    finally:
+        dist.destroy_process_group()

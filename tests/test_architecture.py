@@ -28,6 +28,7 @@ LAYERS: list[set[str]] = [
     {"ops"},
     {"capture"},
     {"compat"},
+    {"distributed"},
     {"diff"},
     {"viz"},
     {"cli", "__main__"},

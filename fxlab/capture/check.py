@@ -82,6 +82,7 @@ class Comparison:
         return False
 
     def add(self, label: str, expected: Any, actual: Any) -> None:
+        expected, actual = _local(expected), _local(actual)
         if not self.values and isinstance(expected, torch.Tensor):
             self.add_form(label, expected, actual)
             return
@@ -119,6 +120,13 @@ class Comparison:
             mismatches=self.mismatches[:10],
             notes=self.notes,
         )
+
+
+def _local(value: Any) -> Any:
+    """A distributed tensor (a tensor-parallel parameter) as this rank's shard: what the
+    rank computed and holds."""
+    to_local = getattr(value, "to_local", None)
+    return to_local() if isinstance(value, torch.Tensor) and callable(to_local) else value
 
 
 def compare_outputs(cmp: Comparison, eager: Any, compiled: Any) -> None:
@@ -203,50 +211,40 @@ def _restore(state: dict[str, torch.Tensor], saved: dict[str, _Saved]) -> None:
 
 
 def compare_eager_compiled(
-    loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]], draws_random: Callable[[], list[str]] | None = None
+    loaded: LoadedModel,
+    compile_fn: Callable[[Any], Callable[..., Any]],
+    draws_random: Callable[[], list[str]] | None = None,
+    *,
+    compiled_first: bool = False,
 ) -> CheckResult:
     """Run eager and compiled on clones of the inputs from the same model state; compare
     outputs, input mutations and parameter/buffer mutations. Leaves the model's state as
-    it found it. Raises :class:`CaptureError` if eager or compilation fails."""
+    it found it. Raises :class:`CaptureError` if eager or compilation fails.
+    ``compiled_first`` runs the compiled model before eager (a rank of a multi-rank trace:
+    its graphs' collectives are checked across ranks before any of them runs)."""
     # Both runs start from one seed, so a model that draws random numbers draws the same
     # ones in both where the compiled graph draws them in eager's order; the caller's
     # random state is left as it was.
     with torch.random.fork_rng(devices=[]):
-        return _compare_from_one_seed(loaded, compile_fn, draws_random)
+        return _compare_from_one_seed(loaded, compile_fn, draws_random, compiled_first)
 
 
 def _compare_from_one_seed(
-    loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]], draws_random: Callable[[], list[str]] | None
+    loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]], draws_random: Callable[[], list[str]] | None, compiled_first: bool
 ) -> CheckResult:
     state = _state(loaded.fn)
     saved = _save(state)
     eager_args, eager_kwargs = clone_tree(loaded.args), clone_tree(loaded.kwargs)
+    args, kwargs = clone_tree(loaded.args), clone_tree(loaded.kwargs)
     with torch.no_grad():
-        torch.manual_seed(COMPARISON_SEED)
-        try:
-            eager_out = loaded.fn(*eager_args, **eager_kwargs)
-        except Exception as exc:
-            missing = missing_cpu_kernel(exc)
-            if missing is not None:
-                _restore(state, saved)
-                return _capture_without_running(loaded, compile_fn, state, saved, missing)
-            raise CaptureError(
-                f"the model raised {type(exc).__name__} when run eagerly on its example inputs: {exc}. "
-                "fxlab compares compiled with eager, so the model must first run eagerly."
-            ) from exc
-        eager_state = clone_tree(state)
-        _restore(state, saved)
-        args, kwargs = clone_tree(loaded.args), clone_tree(loaded.kwargs)
-        torch.manual_seed(COMPARISON_SEED)
-        try:
-            compiled_out = compile_fn(loaded.fn)(*args, **kwargs)
-        except CaptureError:
-            raise
-        except Exception as exc:
-            raise summarize_compile_error(exc, loaded) from exc
-        finally:
-            compiled_state = clone_tree(state)
-            _restore(state, saved)
+        if compiled_first:
+            compiled_out, compiled_state = _run_compiled(loaded, compile_fn, state, saved, args, kwargs)
+        ran = _run_eager(loaded, compile_fn, state, saved, eager_args, eager_kwargs)
+        if isinstance(ran, CheckResult):
+            return ran
+        eager_out, eager_state = ran
+        if not compiled_first:
+            compiled_out, compiled_state = _run_compiled(loaded, compile_fn, state, saved, args, kwargs)
 
     def compare(values: bool) -> Comparison:
         cmp = Comparison(values=values)
@@ -269,6 +267,53 @@ def _compare_from_one_seed(
         result.not_run.append(why)
         return result
     return CheckResult(ok=True, skipped=f"{why}; the shapes and dtypes of all {form.formed} tensor(s) match")
+
+
+def _run_eager(
+    loaded: LoadedModel,
+    compile_fn: Callable[[Any], Callable[..., Any]],
+    state: dict[str, torch.Tensor],
+    saved: dict[str, _Saved],
+    args: Any,
+    kwargs: Any,
+) -> tuple[Any, Any] | CheckResult:
+    """Eager's outputs and the model state after the call (the state is then restored);
+    a check result when eager cannot run on CPU (capture still runs)."""
+    torch.manual_seed(COMPARISON_SEED)
+    try:
+        out = loaded.fn(*args, **kwargs)
+    except Exception as exc:
+        missing = missing_cpu_kernel(exc)
+        if missing is not None:
+            _restore(state, saved)
+            return _capture_without_running(loaded, compile_fn, state, saved, missing)
+        raise CaptureError(
+            f"the model raised {type(exc).__name__} when run eagerly on its example inputs: {exc}. "
+            "fxlab compares compiled with eager, so the model must first run eagerly."
+        ) from exc
+    after = clone_tree(state)
+    _restore(state, saved)
+    return out, after
+
+
+def _run_compiled(
+    loaded: LoadedModel,
+    compile_fn: Callable[[Any], Callable[..., Any]],
+    state: dict[str, torch.Tensor],
+    saved: dict[str, _Saved],
+    args: Any,
+    kwargs: Any,
+) -> tuple[Any, Any]:
+    """The compiled model's outputs and the model state after the call (then restored)."""
+    torch.manual_seed(COMPARISON_SEED)
+    try:
+        return compile_fn(loaded.fn)(*args, **kwargs), clone_tree(state)
+    except CaptureError:
+        raise
+    except Exception as exc:
+        raise summarize_compile_error(exc, loaded) from exc
+    finally:
+        _restore(state, saved)
 
 
 _NO_CPU_KERNEL = re.compile(r"Could not run '([\w:.]+)' with arguments from the 'CPU' backend")

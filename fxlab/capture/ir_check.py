@@ -159,19 +159,21 @@ def _compare_outputs(graph: GraphTrace, run: GraphRun, cmp: Comparison, outputs:
     if len(outputs) < len(expected):  # the IR may have more: the outputs written into inputs
         cmp.mismatches.append(f"graph {graph.index}: {len(outputs)} IR output(s) for {len(expected)} compiled output(s)")
     from_draws, drawing = _drawn_outputs(graph, expected, recorded)
-    positions, unused = _output_positions(graph, run), _unused_outputs(graph)
+    positions, unused, undefined = _output_positions(graph, run), _unused_outputs(graph), _uninitialised_outputs(graph)
     for i, (e, a) in enumerate(zip(expected, outputs)):
         if positions[i] in unused:  # its shape still counts: aot checks it as it re-makes the output
             if isinstance(e, torch.Tensor):
                 cmp.add_form(f"graph {graph.index} output {i}", e, a)
             cmp.notes.extend(_unused_value_note(graph, positions[i], unused[positions[i]], e, a))
-        elif i < len(from_draws) and from_draws[i] and isinstance(e, torch.Tensor):
+        elif (i < len(from_draws) and from_draws[i] or positions[i] in undefined) and isinstance(e, torch.Tensor):
             cmp.add_form(f"graph {graph.index} output {i}", e, a)
         else:
             cmp.add(f"graph {graph.index} output {i}", e, a)
     # An output made on the host still had its converter run: check what it computed,
     # where the runtime uses it.
     for i, a in converted_values(_ir_of(graph), values).items():
+        if i in undefined:
+            continue
         if i < len(expected) and i in unused:
             cmp.notes.extend(_unused_value_note(graph, i, unused[i], expected[i], a, " as its converter computed it (in GE)"))
         elif i < len(expected):
@@ -181,6 +183,29 @@ def _compare_outputs(graph: GraphTrace, run: GraphRun, cmp: Comparison, outputs:
             else:
                 cmp.add(label, expected[i], _as_python_scalar(a, expected[i]))
     return drawing
+
+
+# Ops whose output holds whatever the memory held: a buffer the code fills later (after a
+# graph break, e.g. by an in-place collective), compared by shape and dtype only.
+_UNINITIALISED = frozenset(
+    {
+        "aten.empty.memory_format",
+        "aten.empty_like.default",
+        "aten.new_empty.default",
+        "aten.empty_strided.default",
+        "aten.new_empty_strided.default",
+    }
+)
+
+
+def _uninitialised_outputs(graph: GraphTrace) -> set[int]:
+    """The functional graph's outputs (by index) that are a freshly allocated buffer
+    nothing in the graph wrote."""
+    functional = graph.modules.get(FUNCTIONAL)
+    if functional is None:
+        return set()
+    returned = list(functional.graph.output_node().args[0])  # type: ignore[arg-type]
+    return {i for i, r in enumerate(returned) if isinstance(r, fx.Node) and str(r.target) in _UNINITIALISED}
 
 
 def _unused_outputs(graph: GraphTrace) -> dict[int, int | None]:

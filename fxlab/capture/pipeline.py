@@ -15,6 +15,7 @@ from fxlab.capture.backend import CapturedGraph, CapturingBackend
 from fxlab.capture.check import RunRecorder, compare_eager_compiled
 from fxlab.capture.ir_check import verify_ir
 from fxlab.capture.loader import LoadedModel
+from fxlab.capture.ranks import RankHooks, after_call, collectives_not_executed, wrap_before_runs
 from fxlab.capture.records import KIND_COPY_EPILOGUE, cache_sources, stage_from_module
 from fxlab.capture.trace import CheckResult, GraphTrace, IrSummary, Trace
 from fxlab.errors import UsageError
@@ -49,23 +50,34 @@ def capture_trace(
     verify: bool | None = None,
     converter: Converter | None = None,
     convert_refused: bool = False,
+    ranks: RankHooks | None = None,
 ) -> Trace:
     """Run ``loaded`` eagerly and compiled, and record ``stages`` for each graph.
 
     ``converter(gm, name)`` produces the ``ascend_ir`` stage (fxlab's built-in conversion
     by default); ``verify`` runs the IR on CPU against the compiled run (default: on, for
     every graph; ``False`` turns it off). ``convert_refused`` lets the built-in conversion
-    convert ops TorchAir fails on (they are marked ``refused`` otherwise).
+    convert ops TorchAir fails on (they are marked ``refused`` otherwise). ``ranks``
+    captures one rank of a multi-rank model (:mod:`fxlab.capture.ranks`).
     """
     stages = validate_stages(stages)
     say = progress or (lambda message: None)
     # The compiled run's inputs and outputs are kept only for graphs whose IR will run.
     will_verify = ASCEND_IR in stages and verify is not False
     recorder = RunRecorder(custom_ops_only=not will_verify)
-    backend = CapturingBackend(want_aten=ATEN in stages, wrap_compiled=recorder.wrap)
+    wrap = recorder.wrap if ranks is None else wrap_before_runs(ranks, recorder.wrap, [0])
+    backend = CapturingBackend(want_aten=ATEN in stages, wrap_compiled=wrap)
+    compile_fn = (
+        (lambda fn: _compile(fn, backend)) if ranks is None else (lambda fn: after_call(_compile(fn, backend), ranks.after_compiled_run))
+    )
     say(f"running {loaded.name} eagerly and under torch.compile")
     # Dynamo recurses deeply: its frames get one large stack chunk (fxlab/stack.py).
-    check = with_stack_room(compare_eager_compiled, loaded, lambda fn: _compile(fn, backend), lambda: random_ops(backend.graphs))
+    check = with_stack_room(
+        compare_eager_compiled, loaded, compile_fn, lambda: random_ops(backend.graphs), compiled_first=ranks is not None
+    )
+    not_executed = collectives_not_executed(g.modules.get(FUNCTIONAL) for g in backend.graphs)
+    if not_executed:
+        check = CheckResult(ok=True, skipped=not_executed)
     trace = Trace(
         model=str(loaded.path) if loaded.path else loaded.name,
         entry=loaded.entry,
@@ -82,7 +94,7 @@ def capture_trace(
         if captured.aten_retraced and ATEN in captured.modules:
             trace.notes.append(f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced}).")
     _check_custom_ops(trace, recorder)
-    _verify(trace, recorder, verify, say)
+    _verify(trace, recorder, verify, say, not_executed, ranks)
     trace.status = _status(trace)
     return trace
 
@@ -262,18 +274,37 @@ def _check_custom_ops(trace: Trace, recorder: RunRecorder) -> None:
             graph.error = "; ".join(([graph.error] if graph.error else []) + problems)
 
 
-def _verify(trace: Trace, recorder: RunRecorder, verify: bool | None, say: Progress) -> None:
+def _verify(
+    trace: Trace, recorder: RunRecorder, verify: bool | None, say: Progress, not_executed: str | None = None, ranks: RankHooks | None = None
+) -> None:
     if ASCEND_IR not in trace.stages:
         return
-    if verify is False:
-        trace.ir_check = CheckResult(ok=True, skipped="--no-verify was given")
+    if verify is False or not_executed:
+        trace.ir_check = CheckResult(ok=True, skipped=not_executed or "--no-verify was given")
         return
     graphs = [g for g in trace.graphs if g.ir is not None]
+    elsewhere: list[int] = []
+    if ranks is not None:  # a graph's collectives meet only if every rank runs its IR
+        everywhere = set(ranks.runnable_everywhere([g.index for g in graphs if _runnable(g, recorder)]))
+        elsewhere = [g.index for g in graphs if g.index not in everywhere]
+        graphs = [g for g in graphs if g.index in everywhere]
     if not graphs:
-        trace.ir_check = CheckResult(ok=True, skipped="no graph has an Ascend IR")
+        trace.ir_check = CheckResult(ok=True, skipped=_not_on_every_rank(elsewhere) if elsewhere else "no graph has an Ascend IR")
         return
     say("running the Ascend IR on CPU against the compiled run")
     trace.ir_check = verify_ir(graphs, recorder)
+    if elsewhere:
+        trace.ir_check.not_run.append(_not_on_every_rank(elsewhere))
+
+
+def _runnable(graph: GraphTrace, recorder: RunRecorder) -> bool:
+    """The graph's IR can start on this rank: every op converted, its inputs recorded."""
+    run = recorder.run_of(graph.modules[FUNCTIONAL])
+    return bool(run is not None and run.outputs is not None and not (graph.ir_summary or {}).get("partial"))
+
+
+def _not_on_every_rank(indexes: list[int]) -> str:
+    return f"graph(s) {indexes}: the Ascend IR cannot run on every rank (not every op converted, or no recorded run), so its collectives would not meet"
 
 
 def _status(trace: Trace) -> str:

@@ -298,6 +298,11 @@ def load_trace(path: str | Path) -> Trace:
         )
     if data.get("status") == "failed":
         raise OutputError(f"the trace in {out} is from a failed run: {data.get('error')}. Run `fxlab trace` again.")
+    if isinstance(data.get("ranks"), list) and "graphs" not in data:  # fxlab trace --nproc N --out
+        raise OutputError(
+            f"{out} holds a trace of {len(data['ranks'])} ranks: pass one rank's folder, e.g. {out / 'rank_0'} "
+            f"(`fxlab diff {out / 'rank_0'} {out / 'rank_1'}` compares two ranks)."
+        )
     try:
         for graph in data.get("graphs", []):
             _load_graph_files(out, graph)

@@ -20,12 +20,17 @@ import torch
 import torch.fx as fx
 
 
+# TorchAir's collective decompositions (``_c10d_functional.all_to_all_single`` into its
+# ``npu_define`` all-to-all), added by the compat layer while its operators are defined.
+COLLECTIVE_DECOMPOSITIONS: dict[Any, Callable[..., Any]] = {}
+
+
 def torchair_decompositions() -> dict[Any, Callable[..., Any]]:
-    """TorchAir's default decomposition table: only collectives (which need NPU process
-    groups and never appear in a CPU trace), so the table is empty here; aot_autograd's
-    own CompositeImplicitAutograd decompositions still apply, exactly as under TorchAir.
-    ``upsample_nearest2d.vec`` is kept whole, as TorchAir patches it to be."""
-    return {}
+    """TorchAir's default decomposition table: only collectives
+    (:data:`COLLECTIVE_DECOMPOSITIONS`); aot_autograd's own CompositeImplicitAutograd
+    decompositions still apply, exactly as under TorchAir. ``upsample_nearest2d.vec`` is
+    kept whole, as TorchAir patches it to be."""
+    return dict(COLLECTIVE_DECOMPOSITIONS)
 
 
 def fake_mode_of(inputs: Sequence[Any]) -> Any:

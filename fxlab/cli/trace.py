@@ -86,6 +86,15 @@ def trace_command(
         "--soc",
         help="The SoC the stand-in NPU machine reports to TorchAir's converters for --converter torchair (some converters branch on it; default: Ascend910B2, an Atlas A2 part).",
     ),
+    nproc: int | None = typer.Option(
+        None,
+        "--nproc",
+        min=1,
+        help="Trace N ranks, one process each, with torchrun's environment and gloo on CPU: the model file may call dist.init_process_group() itself. Each rank's collectives are checked against its peers' before any runs. Under torchrun, each process is one rank without --nproc.",
+    ),
+    timeout: float = typer.Option(
+        300.0, "--timeout", min=1.0, help="With several ranks: stop them all and report the ranks still running after this many seconds."
+    ),
 ) -> None:
     from fxlab.viz import trace_views
 
@@ -95,6 +104,24 @@ def trace_command(
         from fxlab.cli.graphviz import check_format
 
         check_format(graphviz)
+    if nproc is not None or _under_launcher():
+        from fxlab.cli import trace_ranks
+
+        request = trace_ranks.RankRequest(
+            model,
+            entry,
+            list(plugin or []),
+            wanted,
+            verify,
+            converter,
+            torchair_path,
+            soc,
+            convert_refused,
+            timeout,
+            summary_only,
+            html is not None,
+        )
+        raise typer.Exit(trace_ranks.trace_ranks(request, nproc, out, html, as_json, graphviz))
     trace = _capture_and_save(model, entry, plugin, wanted, verify, converter, torchair_path, out, soc=soc, convert_refused=convert_refused)
     _write_extras(trace, graphviz, html, out, picture_options(expand, focus, depth))  # after the trace is saved
     if as_json:
@@ -109,6 +136,13 @@ def trace_command(
 def exit_code(status: str, strict: bool = False) -> int:
     """0 for ``ok``, and for ``unverified`` unless ``strict``; 1 otherwise."""
     return 0 if status == "ok" or (status == "unverified" and not strict) else 1
+
+
+def _under_launcher() -> bool:
+    """This process is one rank of a job a launcher (torchrun) started."""
+    from fxlab.distributed.environment import launched_rank
+
+    return launched_rank() is not None
 
 
 def _capture_and_save(
@@ -219,8 +253,8 @@ def ascend_ir_converter(name: str, torchair_path: Path | None, soc: str = "Ascen
             console.warn(line)
 
 
-def _print_views(trace: Any, trace_views: Any, summary_only: bool) -> None:
-    out = console.out()
+def _print_views(trace: Any, trace_views: Any, summary_only: bool, out: Any = None, with_summary: bool = True) -> None:
+    out = out or console.out()
     # Every view lays its lines out within the console's width (panels and tables do), so
     # rich's cropping of each printed line would change nothing; it costs a third of the
     # printing of a large graph.
@@ -233,4 +267,5 @@ def _print_views(trace: Any, trace_views: Any, summary_only: bool) -> None:
             if graph.ir is not None:
                 out.print(trace_views.ir_view(graph), crop=False)
                 out.print(trace_views.conversion_view(graph), crop=False)
-    out.print(trace_views.summary_view(trace), crop=False)
+    if with_summary:
+        out.print(trace_views.summary_view(trace), crop=False)

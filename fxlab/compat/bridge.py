@@ -35,7 +35,7 @@ import torch.fx as fx
 
 from fxlab.compat.native_standins.torch_npu_runtime import DEFAULT_SOC, torch_npu_present
 from fxlab.compat.torchair_copies import find_torchair
-from fxlab.compat.torchair_loader import LoadedTorchAir, torchair_session
+from fxlab.compat.torchair_loader import LoadedTorchAir, LoadIssue, torchair_session
 from fxlab.compat.torchair_nodes import recording_graph_class
 from fxlab.errors import FxlabError
 from fxlab.ir.ge_proto import graph_from_graph_def
@@ -74,7 +74,25 @@ def open_torchair(path: str | Path | None = None, *, discover: bool = True) -> I
         import fxlab.scope  # noqa: F401 - defines air::scope_enter/exit before TorchAir looks
     where = find_torchair(path) if (discover or path) else None
     with torchair_session(where) as torchair:
+        _load_collective_converters(torchair)
         yield torchair
+
+
+# TorchAir's converters of its npu_define collectives that an NPU machine's TorchAir has
+# loaded before it compiles a graph: its backend's decomposition table imports the
+# all-gather ones, torch_npu.distributed's uneven collectives the reduce-scatter one.
+COLLECTIVE_CONVERTER_MODULES = (
+    "_ge_concrete_graph.ge_converter.experimental.hcom_allgather",
+    "_ge_concrete_graph.ge_converter.experimental.hcom_reducescatter",
+)
+
+
+def _load_collective_converters(torchair: LoadedTorchAir) -> None:
+    for name in COLLECTIVE_CONVERTER_MODULES:
+        try:
+            torchair.module(name)
+        except Exception as exc:  # noqa: BLE001 - reported with the session's other import failures
+            torchair.report.module_failures.append(LoadIssue(f"torchair.{name}", f"{type(exc).__name__}: {exc}", None))
 
 
 # -- conversion ------------------------------------------------------------------------------

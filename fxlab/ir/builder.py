@@ -100,6 +100,8 @@ class GraphBuilder:
         # Outputs ("<op>:<index>") whose dtype a converter set by hand, as TorchAir's
         # converters set ``desc.dtype`` on some helper outputs.
         self.dtype_set_by_hand: set[str] = set()
+        # Ops the graph keeps although nothing reads them: control inputs of NetOutput.
+        self.must_keep: list[Tensor] = []
 
     # -- naming -----------------------------------------------------------------------
     def unique_name(self, op_type: str, name: str | None = None) -> str:

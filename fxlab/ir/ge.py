@@ -14,7 +14,20 @@ import torch
 from fxlab.ir.builder import InputSpec, Tensor, current_builder
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, DataType, TensorDesc, TensorValue, ge_dtype, torch_dtype
 
-__all__ = ["Tensor", "DataType", "op", "op1", "const", "cast", "cast_to", "promote", "dtype_of", "set_dtype", "desc_from_meta"]
+__all__ = [
+    "Tensor",
+    "DataType",
+    "op",
+    "op1",
+    "const",
+    "cast",
+    "cast_to",
+    "promote",
+    "dtype_of",
+    "set_dtype",
+    "desc_from_meta",
+    "keep_to_the_end",
+]
 
 
 def op(
@@ -31,6 +44,14 @@ def op(
 def op1(op_type: str, inputs: InputSpec = (), attrs: Mapping[str, Any] | None = None, **kwargs: Any) -> Tensor:
     """Create a single-output op and return its output."""
     return current_builder().add_op(op_type, inputs, attrs, ("y",), **kwargs)[0]
+
+
+def keep_to_the_end(tensor: Tensor) -> Tensor:
+    """Keep ``tensor``'s op in the graph although nothing may read it (a collective that
+    must meet its peers): a control edge into the graph's ``NetOutput``, as TorchAir's
+    ``dont_prune_me`` makes."""
+    current_builder().must_keep.append(tensor)
+    return tensor
 
 
 def set_dtype(tensor: Tensor, dtype: DataType | torch.dtype) -> Tensor:

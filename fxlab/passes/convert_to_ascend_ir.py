@@ -172,7 +172,8 @@ class AscendIrConverter:
         items = flatten(node.args[0])
         fx_outputs = [self._fx_output(item, tensors, index_of) for item in items]
         with self.builder.converting(node.name, None):
-            self.builder.add_op("NetOutput", {f"x{i}": t for i, t in enumerate(tensors)}, None, (), name="NetOutput")
+            inputs = {f"x{i}": t for i, t in enumerate(tensors)}
+            self.builder.add_op("NetOutput", inputs, None, (), name="NetOutput", dependencies=self.builder.must_keep)
         self.builder.graph.outputs.extend(t.tensor for t in tensors)
         record_fx_outputs(self.builder.graph, fx_outputs)
         self._record_untyped_outputs(items, fx_outputs, tensors)

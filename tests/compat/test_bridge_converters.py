@@ -47,6 +47,7 @@ from fxlab.diff.ir_diff import diff_ir
 from fxlab.passes import converters  # noqa: F401 - registers the shipped converters
 from fxlab.passes.conversion_result import Status
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
+from fxlab.passes.converters.collectives import NPU_DEFINE_CONVERTERS
 from fxlab.passes.converters.npu import NPU_CONVERTERS
 from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB
 from fxlab.passes.ge_passes import ge_graph_passes
@@ -75,7 +76,8 @@ def _names() -> list[str]:
     are registered only while the operators are defined (in the TorchAir session, from
     its torch_npu copy), so they are named from their table."""
     npu = {f"npu.{name}" for name, (_, samples) in NPU_CONVERTERS.items() if samples is not None}
-    return sorted({str(c.target) for c in _shipped()} | npu)
+    npu_define = {f"npu_define.{name}" for name in NPU_DEFINE_CONVERTERS}
+    return sorted({str(c.target) for c in _shipped()} | npu | npu_define)
 
 
 def _params() -> list[Any]:
@@ -92,7 +94,15 @@ def _live_converter(name: str) -> Any:
 
 @pytest.fixture(scope="module")
 def torchair(torchair_path):
-    yield from torchair_session(torchair_path)
+    """The TorchAir session, with a process group for the collectives (the fake one, of
+    four ranks) and fxlab's collective layer opened inside it (TorchAir's npu_define
+    operators get fxlab's converters registered)."""
+    from fxlab.compat.collectives import torchair_collectives
+    from tests.conftest import process_group
+
+    for session in torchair_session(torchair_path):
+        with process_group("fake", world_size=4), torchair_collectives():
+            yield session
 
 
 def writes_out_argument(target: Any) -> bool:
