@@ -9,7 +9,7 @@ import pytest
 
 from fxlab.passes.inference_rule import GE_APIS_PATH
 from fxlab.passes.torchair_refusals import TABLE_PATH
-from tests.conftest import ROOT, torchair_path_or_skip
+from tests.conftest import ROOT
 
 SCRIPT = ROOT / "scripts" / "scan_torchair_converters.py"
 
@@ -22,8 +22,8 @@ def _script():  # type: ignore[no-untyped-def]
     return module
 
 
-def test_the_script_writes_the_shipped_tables(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    where = torchair_path_or_skip()
+def test_the_script_writes_the_shipped_tables(torchair_path: Path | None, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    where = torchair_path
     if where is None:
         pytest.skip("the installed TorchAir is used")
     table, ge_apis = tmp_path / "converters.json", tmp_path / "ge_apis.json"
