@@ -11,9 +11,9 @@ import typer
 
 from fxlab.cli import console
 from fxlab.cli.common import EntryOpt, ModelArg, PluginOpt, capture_model, parse_stages
-from fxlab.cli.main import app
-from fxlab.heap import frozen_heap
+from fxlab.cli.app import app
 from fxlab.ir.json_values import dumps_strict
+from fxlab.stage_names import PRE_GE
 
 
 @app.command(
@@ -44,7 +44,10 @@ def trace_command(
     verify: bool | None = typer.Option(
         None,
         "--verify/--no-verify",
-        help="Run the Ascend IR on CPU and compare with the compiled run (default: on for graphs up to 1500 FX nodes).",
+        help="Run the Ascend IR on CPU and compare with the compiled run (default: on, for every graph).",
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="Exit 1 when the trace is unverified (a check could not run), not only when it is partial."
     ),
     summary_only: bool = typer.Option(False, "--summary", help="Print only the one-screen summary, not the stages."),
     graphviz: str | None = typer.Option(
@@ -83,15 +86,42 @@ def trace_command(
         "--soc",
         help="The SoC the stand-in NPU machine reports to TorchAir's converters for --converter torchair (some converters branch on it; default: Ascend910B2, an Atlas A2 part).",
     ),
+    nproc: int | None = typer.Option(
+        None,
+        "--nproc",
+        min=1,
+        help="Trace N ranks, one process each, with torchrun's environment and gloo on CPU: the model file may call dist.init_process_group() itself. Each rank's collectives are checked against its peers' before any runs. Under torchrun, each process is one rank without --nproc.",
+    ),
+    timeout: float = typer.Option(
+        300.0, "--timeout", min=1.0, help="With several ranks: stop them all and report the ranks still running after this many seconds."
+    ),
 ) -> None:
     from fxlab.viz import trace_views
 
     wanted = parse_stages(stages)
     check_converter(converter)  # bad options fail before --out is touched
     if graphviz is not None:
-        from fxlab.viz.graphviz_probe import check_format
+        from fxlab.cli.graphviz import check_format
 
         check_format(graphviz)
+    if nproc is not None or _under_launcher():
+        from fxlab.cli import trace_ranks
+
+        request = trace_ranks.RankRequest(
+            model,
+            entry,
+            list(plugin or []),
+            wanted,
+            verify,
+            converter,
+            torchair_path,
+            soc,
+            convert_refused,
+            timeout,
+            summary_only,
+            html is not None,
+        )
+        raise typer.Exit(trace_ranks.trace_ranks(request, nproc, out, html, as_json, graphviz))
     trace = _capture_and_save(model, entry, plugin, wanted, verify, converter, torchair_path, out, soc=soc, convert_refused=convert_refused)
     _write_extras(trace, graphviz, html, out, picture_options(expand, focus, depth))  # after the trace is saved
     if as_json:
@@ -100,7 +130,19 @@ def trace_command(
         _print_views(trace, trace_views, summary_only)
         if out is not None:
             console.note(f"trace saved to {out}/ (manifest.json, {len(trace.graphs)} graph folder(s))")
-    raise typer.Exit(0 if trace.status == "ok" else 1)
+    raise typer.Exit(exit_code(trace.status, strict))
+
+
+def exit_code(status: str, strict: bool = False) -> int:
+    """0 for ``ok``, and for ``unverified`` unless ``strict``; 1 otherwise."""
+    return 0 if status == "ok" or (status == "unverified" and not strict) else 1
+
+
+def _under_launcher() -> bool:
+    """This process is one rank of a job a launcher (torchrun) started."""
+    from fxlab.distributed.environment import launched_rank
+
+    return launched_rank() is not None
 
 
 def _capture_and_save(
@@ -161,7 +203,7 @@ def _write_extras(trace: Any, graphviz: str | None, html: Path | None, out_dir: 
     `dot` or Ctrl-C never costs the trace)."""
     if graphviz is not None:
         from fxlab.capture.save import prepare_out_dir
-        from fxlab.viz.pictures import write_pictures
+        from fxlab.cli.pictures import write_pictures
 
         folder = out_dir if out_dir is not None else prepare_out_dir(Path("fxlab-out"))
         files, messages = write_pictures(trace, folder, graphviz, options, _picture_progress)
@@ -169,7 +211,7 @@ def _write_extras(trace: Any, graphviz: str | None, html: Path | None, out_dir: 
             console.warn(message)
         console.note(f"{len(files)} picture file(s) written under {folder}/")
     if html is not None:
-        from fxlab.viz.html_report import write_html_report
+        from fxlab.cli.pictures import write_html_report
 
         try:
             console.note(f"HTML report written to {write_html_report(trace, html)}")
@@ -211,19 +253,19 @@ def ascend_ir_converter(name: str, torchair_path: Path | None, soc: str = "Ascen
             console.warn(line)
 
 
-def _print_views(trace, trace_views, summary_only: bool) -> None:  # type: ignore[no-untyped-def]
-    out = console.out()
+def _print_views(trace: Any, trace_views: Any, summary_only: bool, out: Any = None, with_summary: bool = True) -> None:
+    out = out or console.out()
     # Every view lays its lines out within the console's width (panels and tables do), so
     # rich's cropping of each printed line would change nothing; it costs a third of the
     # printing of a large graph.
-    with frozen_heap():  # printing only makes short-lived objects; full collections would walk the capture's heap
-        if not summary_only:
-            for graph in trace.graphs:
-                for stage in graph.stages.values():
-                    out.print(trace_views.stage_view(graph, stage), crop=False)
-                    if stage.name == "pre_ge" and graph.pre_ge_passes:
-                        out.print(trace_views.pre_ge_passes_view(graph), crop=False)
-                if graph.ir is not None:
-                    out.print(trace_views.ir_view(graph), crop=False)
-                    out.print(trace_views.conversion_view(graph), crop=False)
+    if not summary_only:
+        for graph in trace.graphs:
+            for stage in graph.stages.values():
+                out.print(trace_views.stage_view(graph, stage), crop=False)
+                if stage.name == PRE_GE and graph.pre_ge_passes:
+                    out.print(trace_views.pre_ge_passes_view(graph), crop=False)
+            if graph.ir is not None:
+                out.print(trace_views.ir_view(graph), crop=False)
+                out.print(trace_views.conversion_view(graph), crop=False)
+    if with_summary:
         out.print(trace_views.summary_view(trace), crop=False)

@@ -80,6 +80,7 @@ TORCHAIR_DTYPE_NUMBER: dict[DataType, int] = {
 }
 DTYPE_FROM_TORCHAIR_NUMBER: dict[int, DataType] = {v: k for k, v in TORCHAIR_DTYPE_NUMBER.items()}
 
+
 _TORCH_TO_GE: dict[torch.dtype, DataType] = {
     torch.float32: DataType.DT_FLOAT,
     torch.float16: DataType.DT_FLOAT16,
@@ -332,7 +333,7 @@ class FrozenAttrs(dict):
             "an op's attrs may be shared with other ops and are read-only: give the op new ones with IrOp.set_attrs or IrOp.drop_attrs"
         )
 
-    __setitem__ = __delitem__ = pop = popitem = clear = update = setdefault = __ior__ = _refuse  # type: ignore[assignment]
+    __setitem__ = __delitem__ = pop = popitem = clear = update = setdefault = __ior__ = _refuse
 
     def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle rebuild it whole
         return (FrozenAttrs, (dict(self),))

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fxlab.ir.execute import register_kernel
 from fxlab.ir.kernels import npu_activation_reference as ref
-from fxlab.ir.kernels.npu_io import named_inputs
+from fxlab.ir.kernels.registry import named_inputs, register_kernel
 from fxlab.ir.model import IrOp
 
 # TorchAir's GE type numbers of quantised results -> torch_npu dtype codes.
@@ -83,7 +82,9 @@ _ROUND_MODES = {"rint": 0, "round": 1, "floor": 2, "ceil": 3, "trunc": 4}
 @register_kernel("DequantSwigluQuant")
 def dequant_swiglu_quant(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     n = named_inputs(op, inputs)
-    tensors = {name: n.get(name) for name in ("weight_scale", "activation_scale", "bias", "quant_scale", "quant_offset", "group_index")}
+    tensors: dict[str, Any] = {
+        name: n.get(name) for name in ("weight_scale", "activation_scale", "bias", "quant_scale", "quant_offset", "group_index")
+    }
     keys = ("activate_left", "activate_dim", "swiglu_mode", "clamp_limit", "glu_alpha", "glu_bias")
     options: dict[str, Any] = {key: attrs[key] for key in keys if key in attrs}
     options["quant_mode"] = 1 if attrs.get("quant_mode", "static") == "dynamic" else 0

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fxlab.ir.execute import register_kernel
 from fxlab.ir.kernels import npu_block_quant_reference as ref
-from fxlab.ir.kernels.npu_io import named_inputs
+from fxlab.ir.kernels.registry import named_inputs, register_kernel
 from fxlab.ir.model import DTYPE_FROM_TORCHAIR_NUMBER, DataType, IrOp
 
 # TorchAir's GE type numbers of float8 results -> torch_npu dtype codes.

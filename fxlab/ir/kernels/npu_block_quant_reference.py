@@ -7,7 +7,7 @@ Block quantisation: each (row block x column block) of the last two dims gets th
 MX quantisation and its inverse follow :mod:`fxlab.ir.kernels.npu_mx_reference` along
 any axis. The operators whose scale layouts torch_npu does not document precisely
 enough to reproduce (grouped block and MX quantisation, the two-level and dual-axis MX
-forms, Kronecker and rotation quantisation) raise ``NotImplementedError`` saying so.
+forms, Kronecker and rotation quantisation) have a kernel that says so.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import math
 import torch
 
 from fxlab.ir.kernels.npu_mx_reference import BLOCK, FLOAT8_TYPES, mx_quantize
-from fxlab.ir.kernels.npu_reference import cpu_kernel
+from fxlab.ir.kernels.npu_reference import cpu_kernel, no_cpu_kernel
 
 _UNSPECIFIED = "its scale layout is not specified exactly enough to reproduce"
 _UNSPECIFIED_MATH = "its transform, clipping and rounding are not specified exactly enough to reproduce"
@@ -89,51 +89,19 @@ def anti_mx_quant(
     return (moved * factors).movedim(-1, axis).to(out)
 
 
-def _unspecified(name: str, why: str = _UNSPECIFIED) -> NotImplementedError:
-    return NotImplementedError(f"{name} has no CPU reference kernel: {why}")
-
-
-@cpu_kernel("npu_grouped_dynamic_block_quant")
-def grouped_dynamic_block_quant(x: torch.Tensor, group_list: torch.Tensor, **options: object) -> tuple[torch.Tensor, torch.Tensor]:
-    """Block quantisation restarting at each group: its scale rows (one block row per
-    group more than the rows need) are laid out as the device pads them."""
-    raise _unspecified("npu_grouped_dynamic_block_quant")
-
-
-@cpu_kernel("npu_grouped_dynamic_mx_quant")
-def grouped_dynamic_mx_quant(x: torch.Tensor, group_index: torch.Tensor, **options: object) -> tuple[torch.Tensor, torch.Tensor]:
-    """MX quantisation down the rows of each group."""
-    raise _unspecified("npu_grouped_dynamic_mx_quant")
-
-
-@cpu_kernel("npu_dynamic_block_mx_quant")
-def dynamic_block_mx_quant(input: torch.Tensor, **options: object) -> tuple[torch.Tensor, ...]:
-    """MX quantisation with a scale per 32 x 32 block along both dims."""
-    raise _unspecified("npu_dynamic_block_mx_quant")
-
-
-@cpu_kernel("npu_dynamic_mx_quant_with_dual_axis")
-def dynamic_mx_quant_with_dual_axis(input: torch.Tensor, **options: object) -> tuple[torch.Tensor, ...]:
-    """MX quantisation along the rows and along the columns, both results."""
-    raise _unspecified("npu_dynamic_mx_quant_with_dual_axis")
-
-
-@cpu_kernel("npu_dynamic_dual_level_mx_quant")
-def dynamic_dual_level_mx_quant(input: torch.Tensor, **options: object) -> tuple[torch.Tensor, ...]:
-    """Two-level MX quantisation (a float scale per 512, an e8m0 one per 32) to float4."""
-    raise _unspecified("npu_dynamic_dual_level_mx_quant")
-
-
-@cpu_kernel("npu_kronecker_quant")
-def kronecker_quant(
-    x: torch.Tensor, kronecker_p1: torch.Tensor, kronecker_p2: torch.Tensor, *args: object
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """FlatQuant: x transformed by the Kronecker product of p1 and p2, clipped and
-    quantised to int4."""
-    raise _unspecified("npu_kronecker_quant", _UNSPECIFIED_MATH)
-
-
-@cpu_kernel("npu_rotate_quant")
-def rotate_quant(x: torch.Tensor, rotation: torch.Tensor, **options: object) -> tuple[torch.Tensor, torch.Tensor]:
-    """x rotated by ``rotation`` (block-diagonal) and quantised per token."""
-    raise _unspecified("npu_rotate_quant", _UNSPECIFIED_MATH)
+# The operators whose kernel public documentation does not specify exactly enough:
+# grouped block quantisation (restarting at each group, its scale rows padded as the
+# device pads them), grouped MX quantisation (down the rows of each group), MX
+# quantisation per 32 x 32 block, along both axes (both results), two-level MX (a float
+# scale per 512, an e8m0 one per 32, to float4), FlatQuant's Kronecker transform and the
+# block-diagonal rotation before a per-token quantisation.
+for _name, _why in (
+    ("npu_grouped_dynamic_block_quant", _UNSPECIFIED),
+    ("npu_grouped_dynamic_mx_quant", _UNSPECIFIED),
+    ("npu_dynamic_block_mx_quant", _UNSPECIFIED),
+    ("npu_dynamic_mx_quant_with_dual_axis", _UNSPECIFIED),
+    ("npu_dynamic_dual_level_mx_quant", _UNSPECIFIED),
+    ("npu_kronecker_quant", _UNSPECIFIED_MATH),
+    ("npu_rotate_quant", _UNSPECIFIED_MATH),
+):
+    cpu_kernel(_name)(no_cpu_kernel(_name, _why))

@@ -12,23 +12,10 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.execute import register_kernel
 from fxlab.ir.kernels.npu_reference import cpu_kernel, meta_kernel
+from fxlab.ir.kernels.registry import register_kernel
 from fxlab.ir.model import IrOp
-
-_DTYPE_CODES = {
-    0: torch.uint8,
-    1: torch.int8,
-    2: torch.int16,
-    3: torch.int32,
-    4: torch.int64,
-    5: torch.float16,
-    6: torch.float32,
-    7: torch.float64,
-}
-_DTYPE_CODES.update(
-    {11: torch.bool, 15: torch.bfloat16, 23: torch.float8_e5m2, 24: torch.float8_e4m3fn, 291: torch.float8_e5m2, 292: torch.float8_e4m3fn}
-)
+from fxlab.ir.npu_dtypes import torch_dtype_of_code
 
 
 @register_kernel("Cmo")
@@ -42,9 +29,10 @@ def npu_dtype_cast_old(self: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
 
 
 def _torch_type(code: int) -> torch.dtype:
-    if code not in _DTYPE_CODES:
+    dtype = torch_dtype_of_code(code)
+    if dtype is None:
         raise NotImplementedError(f"a cast to or from dtype code {code} (int4, float4, hifloat8) has no CPU reference kernel")
-    return _DTYPE_CODES[code]
+    return dtype
 
 
 @cpu_kernel("npu_dtype_cast")

@@ -15,7 +15,8 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from fxlab.ir.kernels.npu_matmul_reference import SCALAR_TYPES, dequantised, int_matmul, quantised_rows
+from fxlab.ir.kernels.npu_matmul_reference import dequantised, int_matmul, quantised_rows
+from fxlab.ir.kernels.npu_reference import SCALAR_TYPES
 from fxlab.ir.kernels.npu_quant_reference import rows_by_group
 from fxlab.ir.kernels.npu_reference import cpu_kernel
 

@@ -3,7 +3,8 @@
 Those ops come from two styles of TorchAir builder: one writes every prototype input
 (an absent optional input as an empty one), the other leaves absent optional inputs out
 altogether. Their kernels therefore read inputs by name (the input descs keep the
-prototype's names), never by position.
+prototype's names: :func:`fxlab.ir.kernels.registry.named_inputs`), never by position;
+here, a dynamic input's tensors and the zeros of outputs a model does not read.
 """
 
 from __future__ import annotations
@@ -13,11 +14,6 @@ from typing import Any
 import torch
 
 from fxlab.ir.model import IrOp, torch_dtype
-
-
-def named_inputs(op: IrOp, inputs: list[Any]) -> dict[str, Any]:
-    """``{input name: value}``; absent optional inputs are ``None`` or missing."""
-    return {desc.name: value for desc, value in zip(op.input_desc, inputs)}
 
 
 def dynamic_inputs(named: dict[str, Any], prefix: str) -> list[Any]:

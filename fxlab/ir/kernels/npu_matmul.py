@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from fxlab.ir.execute import register_kernel
 from fxlab.ir.kernels import npu_grouped_matmul_reference as gmm
 from fxlab.ir.kernels import npu_matmul_reference as ref
-from fxlab.ir.kernels.npu_io import dynamic_inputs, named_inputs
+from fxlab.ir.kernels.npu_io import dynamic_inputs
+from fxlab.ir.kernels.registry import named_inputs, register_kernel
 from fxlab.ir.model import DataType, IrOp
 
 # GroupedMatmul's dtype attr -> torch_npu output dtype codes (-1: the input's type).
@@ -57,7 +57,9 @@ def ref_grouped(
 @register_kernel("GroupedMatmulFinalizeRouting")
 def grouped_matmul_finalize_routing(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     n = named_inputs(op, inputs)
-    tensors = {name: n.get(name) for name in ("scale", "bias", "offset", "pertoken_scale", "shared_input", "logit", "row_index")}
+    tensors: dict[str, Any] = {
+        name: n.get(name) for name in ("scale", "bias", "offset", "pertoken_scale", "shared_input", "logit", "row_index")
+    }
     options = {key: attrs[key] for key in ("shared_input_weight", "shared_input_offset", "output_bs", "group_list_type") if key in attrs}
     return [gmm.grouped_matmul_finalize_routing(n["x"], n["w"], n["group_list"], **tensors, **options)]
 
@@ -115,7 +117,7 @@ def weight_quant_batch_matmul_v2(op: IrOp, inputs: list[Any], attrs: dict[str, A
     n = named_inputs(op, inputs)
     if attrs.get("transpose_x") or attrs.get("transpose_weight"):
         raise NotImplementedError("WeightQuantBatchMatmulV2: transposed inputs have no CPU reference kernel")
-    tensors = {name: n.get(name) for name in ("antiquant_offset", "quant_scale", "quant_offset", "bias")}
+    tensors: dict[str, Any] = {name: n.get(name) for name in ("antiquant_offset", "quant_scale", "quant_offset", "bias")}
     group = int(attrs.get("antiquant_group_size", 0))
     return [ref.weight_quant_batchmatmul(n["x"], n["weight"], n["antiquant_scale"], antiquant_group_size=group, **tensors)]
 

@@ -19,10 +19,9 @@ import torch
 import torch.nn.functional as F
 
 from fxlab.ir.kernels.npu_quant_reference import round_half_away
-from fxlab.ir.kernels.npu_reference import cpu_kernel
+from fxlab.ir.kernels.npu_reference import SCALAR_TYPES, cpu_kernel
 
 # torch's ScalarType codes, which torch_npu's ``int? output_dtype`` arguments use.
-SCALAR_TYPES = {1: torch.int8, 3: torch.int32, 5: torch.float16, 6: torch.float32, 15: torch.bfloat16}
 
 
 def dequant_scale(scale: torch.Tensor) -> torch.Tensor:

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fxlab.ir.execute import register_kernel
 from fxlab.ir.kernels import npu_moe_reference as ref
-from fxlab.ir.kernels.npu_io import named_inputs
+from fxlab.ir.kernels.registry import named_inputs, register_kernel
 from fxlab.ir.model import IrOp
 
 
@@ -23,7 +22,7 @@ def moe_gating_top_k(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list
     named = named_inputs(op, inputs)
     keys = ("k_group", "group_count", "group_select_mode", "renorm", "norm_type", "out_flag", "eps", "routed_scaling_factor")
     options: dict[str, Any] = {key: attrs[key] for key in keys if key in attrs}
-    extra = {name: named.get(name) for name in ("bias", "input_ids", "tid2eid")}
+    extra: dict[str, Any] = {name: named.get(name) for name in ("bias", "input_ids", "tid2eid")}
     return list(ref.moe_gating_top_k(named["x"], int(attrs["k"]), **extra, **options))
 
 
@@ -102,6 +101,6 @@ def moe_re_routing(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[A
 @register_kernel("MoeUpdateExpert")
 def moe_update_expert(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     n = named_inputs(op, inputs)
-    options = {key: int(attrs[key]) for key in ("local_rank_id", "world_size", "balance_mode") if key in attrs}
-    extra = {name: n.get(name) for name in ("expert_scales", "pruning_threshold", "active_mask")}
+    options: dict[str, Any] = {key: int(attrs[key]) for key in ("local_rank_id", "world_size", "balance_mode") if key in attrs}
+    extra: dict[str, Any] = {name: n.get(name) for name in ("expert_scales", "pruning_threshold", "active_mask")}
     return list(ref.moe_update_expert(n["expert_ids"], n["eplb_table"], **extra, **options))

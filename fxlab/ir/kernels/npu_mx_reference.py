@@ -14,9 +14,9 @@ from __future__ import annotations
 
 import torch
 
+from fxlab.ir.npu_dtypes import FLOAT4_X2, FLOAT8_TYPES
+
 BLOCK = 32
-FLOAT8_TYPES = {23: torch.float8_e5m2, 24: torch.float8_e4m3fn, 291: torch.float8_e5m2, 292: torch.float8_e4m3fn}
-FLOAT4_E2M1_CODE = 296
 _EMAX = {torch.float8_e5m2: 15, torch.float8_e4m3fn: 8, "e2m1": 2}
 # float4 e2m1 magnitudes by code (sign in bit 3).
 _E2M1_VALUES = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
@@ -25,7 +25,7 @@ _E2M1_VALUES = torch.tensor([0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0])
 def element_type(code: int) -> torch.dtype | str:
     if code in FLOAT8_TYPES:
         return FLOAT8_TYPES[code]
-    if code == FLOAT4_E2M1_CODE:
+    if code == FLOAT4_X2[0]:
         return "e2m1"
     raise NotImplementedError(f"MX quantisation to dtype code {code} (float4 e1m2, hifloat8) has no CPU reference kernel")
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fxlab.ir.execute import register_kernel
 from fxlab.ir.kernels import npu_norm_reference as ref
-from fxlab.ir.kernels.npu_io import named_inputs
+from fxlab.ir.kernels.registry import named_inputs, register_kernel
 from fxlab.ir.model import IrOp
 
 # TorchAir's GE type numbers of quantised results -> torch_npu dtype codes.

@@ -13,9 +13,8 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.execute import register_kernel
 from fxlab.ir.kernels import npu_quant_reference as ref
-from fxlab.ir.kernels.npu_io import named_inputs
+from fxlab.ir.kernels.registry import named_inputs, register_kernel
 from fxlab.ir.model import DTYPE_FROM_TORCHAIR_NUMBER, DataType, IrOp, torch_dtype
 
 # TorchAir's GE type numbers -> torch_npu dtype codes of the quantised results.

@@ -18,9 +18,9 @@ from collections.abc import Sequence
 import torch
 
 from fxlab.ir.kernels.npu_reference import cpu_kernel
+from fxlab.ir.npu_dtypes import FLOAT8_TYPES, INT4, QUINT4X2
 
-INT8_CODE, INT4_CODES, HIFLOAT8_CODE = 1, (16, 285), 290
-FLOAT8_CODES = {23: torch.float8_e5m2, 24: torch.float8_e4m3fn, 291: torch.float8_e5m2, 292: torch.float8_e4m3fn}
+INT8_CODE, INT4_CODES = 1, (QUINT4X2, INT4)
 _RANGES = {"int8": (-128.0, 127.0), "int4": (-8.0, 7.0)}
 
 
@@ -30,8 +30,8 @@ def target_of(code: int | None) -> str | torch.dtype:
         return "int8"
     if code in INT4_CODES:
         return "int4"
-    if code in FLOAT8_CODES:
-        return FLOAT8_CODES[code]
+    if code in FLOAT8_TYPES:
+        return FLOAT8_TYPES[code]
     raise NotImplementedError(
         f"quantisation to dtype code {code} (hifloat8, float4) has no CPU reference kernel: torch has no such CPU type"
     )
@@ -228,9 +228,9 @@ def quant_max(
     x: torch.Tensor, scale: torch.Tensor, *, round_mode: str = "rint", dst_dtype: int = 291, group_list: torch.Tensor | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """``(x * scale)`` as float8 (round to nearest even) and max|x| in x's dtype."""
-    if dst_dtype not in FLOAT8_CODES or round_mode != "rint" or group_list is not None:
+    if dst_dtype not in FLOAT8_TYPES or round_mode != "rint" or group_list is not None:
         raise NotImplementedError("npu_quant_max: only float8 results, round_mode 'rint' and no group_list have a CPU reference kernel")
-    return cast_quantised(x.float() * scale.float(), FLOAT8_CODES[dst_dtype]), x.abs().amax().reshape(1)
+    return cast_quantised(x.float() * scale.float(), FLOAT8_TYPES[dst_dtype]), x.abs().amax().reshape(1)
 
 
 @cpu_kernel("npu_trans_quant_param")

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from fxlab.ir.execute import register_kernel
 from fxlab.ir.kernels import npu_scatter_reference as ref
-from fxlab.ir.kernels.npu_io import dynamic_inputs, named_inputs
+from fxlab.ir.kernels.npu_io import dynamic_inputs
+from fxlab.ir.kernels.registry import named_inputs, register_kernel
 from fxlab.ir.model import IrOp
 
 

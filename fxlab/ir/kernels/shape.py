@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.execute import register_kernel
+from fxlab.ir.kernels.registry import register_kernel
 from fxlab.ir.model import DTYPE_FROM_TORCHAIR_NUMBER, IrOp, torch_dtype
 
 Inputs = list[Any]
@@ -120,7 +120,9 @@ def scatter_elements(op: IrOp, inputs: Inputs, attrs: Attrs) -> list[Any]:
     if reduction == "none":
         return [torch.scatter(data, attrs.get("axis", 0), indices.long(), updates)]
     return [
-        torch.scatter_reduce(data, attrs.get("axis", 0), indices.long(), updates, {"add": "sum", "mul": "prod"}.get(reduction, reduction))
+        torch.scatter_reduce(
+            data, attrs.get("axis", 0), indices.long(), updates, {"add": "sum", "mul": "prod"}.get(reduction, str(reduction))
+        )
     ]
 
 

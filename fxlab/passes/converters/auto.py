@@ -6,7 +6,10 @@ the CamelCase of the op name (namespace dropped, a trailing ``_functional`` stri
 schema order, its other arguments the GE attrs in order, and the GE outputs are one
 output per mutated input (a *ref* output, named like that input) before the op's own
 outputs. It refuses ops of the ``aten``/``prim`` namespaces, ops with ``Scalar``
-arguments, and ops whose counts do not match the registered Ascend IR prototype.
+arguments, and ops whose counts do not match the registered Ascend IR prototype. fxlab
+also refuses every op of torch's and torch_npu's own namespaces
+(:func:`fxlab.passes.torchair_refusals.is_protected`): TorchAir converts those with its
+registered converters, and a GE type made up from their name would not exist.
 
 TorchAir reads the prototype from CANN's operator registry. fxlab has no CANN, so the
 prototype comes from :data:`PROTOTYPE_LOOKUPS` (the custom-op kit registers the
@@ -27,8 +30,10 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.builder import current_builder
+from fxlab.ir.ge import desc_from_meta
 from fxlab.ir.model import DataType, ge_dtype
-from fxlab.passes.convert_to_ascend_ir import AUTO_CONVERTER_LOOKUPS, desc_from_meta
+from fxlab.passes.converters.registry import AUTO_CONVERTER_LOOKUPS
+from fxlab.passes.torchair_refusals import is_protected
 
 TORCH_OP_ATTR = "_fxlab_torch_op"
 INPUT_GROUPS_ATTR = "_fxlab_input_groups"
@@ -127,6 +132,11 @@ def check_auto_convertible(op: Any, prototype: GePrototype | None = None) -> GeP
         raise NotAutoConvertible(
             f"{op} counts as a PyTorch built-in op (TorchAir refuses any op whose name contains "
             "'aten', 'prim' or 'prims'); register a converter for it"
+        )
+    if is_protected(str(op)):
+        raise NotAutoConvertible(
+            f"{op} is an operator of torch or torch_npu, not a custom op: TorchAir converts it only with a registered "
+            "converter, and fxlab assumes no GE op for it"
         )
     for arg in op._schema.arguments:
         if isinstance(arg.type, torch._C.NumberType):

@@ -18,8 +18,9 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.model import DataType
+from fxlab.ir.npu_dtypes import FLOAT4_X2, HIFLOAT8
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import FLOAT4_CODES, HIFLOAT8_CODE, ir_op, npu_dtype, packed, refuse
+from fxlab.passes.converters.npu_builders import compact_op, npu_dtype, packed, refuse
 from fxlab.passes.converters.npu_quant import torchair_number
 from fxlab.passes.converters.registry import Sample
 
@@ -73,7 +74,7 @@ def _check_approximate(approximate: str, where: str) -> None:
 def convert_gelu(self: ge.Tensor, *, approximate: str = "none", meta_outputs: Any = None) -> ge.Tensor:
     """npu_gelu(Tensor self, *, str approximate='none') -> Tensor"""
     _check_approximate(approximate, "custom/npu_gelu.py:14")
-    return ir_op("GeluV2", {"x": self}, {"approximate": approximate}, {"approximate": "none"})[0]
+    return compact_op("GeluV2", {"x": self}, {"approximate": approximate}, {"approximate": "none"})[0]
 
 
 @npu_converter(
@@ -83,7 +84,9 @@ def convert_gelu(self: ge.Tensor, *, approximate: str = "none", meta_outputs: An
 def convert_gelu_backward(grad_output: ge.Tensor, self: ge.Tensor, *, approximate: str = "none", meta_outputs: Any = None) -> ge.Tensor:
     """npu_gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor"""
     _check_approximate(approximate, "custom/npu_gelu_backward.py:16")
-    return ir_op("GeluGradV2", {"dy": grad_output, "x": self}, {"approximate": approximate}, {"approximate": "none"}, outputs=("z",))[0]
+    return compact_op("GeluGradV2", {"dy": grad_output, "x": self}, {"approximate": approximate}, {"approximate": "none"}, outputs=("z",))[
+        0
+    ]
 
 
 def _fast_gelu(self: ge.Tensor, *, meta_outputs: Any = None) -> ge.Tensor:
@@ -114,7 +117,7 @@ def convert_geglu(
 ) -> list[ge.Tensor]:
     """npu_geglu(Tensor self, int dim=-1, int approximate=1, bool activate_left=False) -> (Tensor, Tensor)"""
     attrs = {"dim": int(dim), "approximate": int(approximate), "activate_left": bool(activate_left)}
-    return ir_op("GeGluV2", {"x": self}, attrs, {"dim": -1, "approximate": 1, "activate_left": False}, outputs=("y", "gelu"))
+    return compact_op("GeGluV2", {"x": self}, attrs, {"dim": -1, "approximate": 1, "activate_left": False}, outputs=("y", "gelu"))
 
 
 # -- quantised activations -----------------------------------------------------------------------
@@ -177,9 +180,9 @@ def convert_gelu_quant(
         "round_mode": round_mode,
     }
     defaults = {"approximate": "none", "quant_mode": "dynamic", "dst_type": 2, "round_mode": "rint"}
-    y, scale = ir_op("GeluQuant", inputs, attrs, defaults, outputs=("y", "out_scale"))
+    y, scale = compact_op("GeluQuant", inputs, attrs, defaults, outputs=("y", "out_scale"))
     if target == DataType.DT_HIFLOAT8:
-        ge.set_dtype(y, npu_dtype(HIFLOAT8_CODE))
+        ge.set_dtype(y, npu_dtype(HIFLOAT8))
     return [y, scale]
 
 
@@ -240,9 +243,9 @@ def convert_dequant_swiglu_quant(
         "glu_bias": float(glu_bias),
     }
     defaults = {"activate_left": False, "quant_mode": "static", "swiglu_mode": 0, "clamp_limit": 7.0, "glu_alpha": 1.702, "glu_bias": 1.0}
-    y, scale = ir_op("DequantSwigluQuant", inputs, attrs, defaults, outputs=("y", "scale"))
+    y, scale = compact_op("DequantSwigluQuant", inputs, attrs, defaults, outputs=("y", "scale"))
     ge.set_dtype(y, npu_dtype(code))
-    return [packed(y, x.rank, 2, DataType.DT_UINT8, cast_consts=True) if code in FLOAT4_CODES else y, scale]
+    return [packed(y, x.rank, 2, DataType.DT_UINT8, cast_consts=True) if code in FLOAT4_X2 else y, scale]
 
 
 @npu_converter(
@@ -295,7 +298,7 @@ def convert_swiglu_mx_quant(
         "scale_alg": 0,
         "max_dtype_value": 0.0,
     }
-    y, scale = ir_op("SwigluMxQuant", {"x": x, "group_index": group_index}, attrs, defaults, outputs=("y", "mxscale"))
+    y, scale = compact_op("SwigluMxQuant", {"x": x, "group_index": group_index}, attrs, defaults, outputs=("y", "mxscale"))
     ge.set_dtype(y, npu_dtype(dst_type))
     ge.set_dtype(scale, DataType.DT_FLOAT8_E8M0)
-    return [packed(y, x.rank, 2, DataType.DT_UINT8, cast_consts=True) if dst_type in FLOAT4_CODES else y, scale]
+    return [packed(y, x.rank, 2, DataType.DT_UINT8, cast_consts=True) if dst_type in FLOAT4_X2 else y, scale]

@@ -21,8 +21,9 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType
+from fxlab.ir.npu_dtypes import FLOAT4_X2
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import FLOAT4_CODES, ir_op, npu_dtype, packed, refuse, widened
+from fxlab.passes.converters.npu_builders import compact_op, npu_dtype, packed, refuse, widened
 from fxlab.passes.converters.registry import Sample
 
 E8M0 = DataType.DT_FLOAT8_E8M0
@@ -39,7 +40,7 @@ def _x(*shape: int) -> torch.Tensor:
 def _mx_packed(y: ge.Tensor, rank: int, dst_type: int) -> ge.Tensor:
     """An MX result typed as asked; a float4 one repacked two to a byte."""
     ge.set_dtype(y, npu_dtype(dst_type))
-    return packed(y, rank, 2, DataType.DT_UINT8, cast_consts=True) if dst_type in FLOAT4_CODES else y
+    return packed(y, rank, 2, DataType.DT_UINT8, cast_consts=True) if dst_type in FLOAT4_X2 else y
 
 
 # -- block quantisation ----------------------------------------------------------------------------
@@ -186,7 +187,7 @@ def convert_dynamic_mx_quant_with_dual_axis(
         ge.set_dtype(y, npu_dtype(dst_type))
     ge.set_dtype(scale1, E8M0)
     ge.set_dtype(scale2, E8M0)
-    if dst_type not in FLOAT4_CODES:
+    if dst_type not in FLOAT4_X2:
         return [y1, scale1, y2, scale2]
     packed1, packed2 = _dual_axis_packed(y1, y2, x.rank)
     return [packed1, scale1, packed2, scale2]
@@ -272,9 +273,9 @@ def convert_grouped_dynamic_mx_quant(
         "dst_type_max": float(dst_type_max or 0.0),
     }
     defaults = {"round_mode": "rint", "dst_type": 35, "blocksize": 32, "scale_alg": 0, "dst_type_max": 0.0}
-    y, mxscale = ir_op("GroupedDynamicMxQuant", {"x": x, "group_index": group_index}, attrs, defaults, outputs=("y", "mxscale"))
+    y, mxscale = compact_op("GroupedDynamicMxQuant", {"x": x, "group_index": group_index}, attrs, defaults, outputs=("y", "mxscale"))
     ge.set_dtype(mxscale, E8M0)
-    return [packed(y, x.rank, 2, DataType.DT_UINT8, cast_consts=True) if dst_type in FLOAT4_CODES else y, mxscale]
+    return [packed(y, x.rank, 2, DataType.DT_UINT8, cast_consts=True) if dst_type in FLOAT4_X2 else y, mxscale]
 
 
 # -- Kronecker / rotation quantisation -------------------------------------------------------------
@@ -344,7 +345,7 @@ def convert_rotate_quant(
         "transpose_y": bool(transpose_y),
     }
     defaults = {"y_dtype": 0, "axis": -1, "round_mode": "rint", "scale_alg": 0, "dst_type_max": 0.0, "transpose_y": False}
-    y, scale = ir_op("RotateQuant", {"x": x, "rotation": rotation, "alpha": alpha}, attrs, defaults, outputs=("y", "scale"))
+    y, scale = compact_op("RotateQuant", {"x": x, "rotation": rotation, "alpha": alpha}, attrs, defaults, outputs=("y", "scale"))
     ge.set_dtype(y, npu_dtype(code))
     return [packed(y, x.rank, 8, DataType.DT_INT32) if code == 16 else y, scale]
 
@@ -374,7 +375,7 @@ def convert_anti_mx_quant(
     target, source = npu_dtype(15 if dst_type is None else dst_type), npu_dtype(292 if src_type is None else src_type)
     if target not in _ANTI_MX_OUTPUTS:
         refuse(f"RuntimeError: Parameter dst_type only supports torch.float16, torch.float32, torch.bfloat16, got {dst_type}", where)
-    if x.dtype == DataType.DT_UINT8 and src_type not in FLOAT4_CODES:
+    if x.dtype == DataType.DT_UINT8 and src_type not in FLOAT4_X2:
         refuse("RuntimeError: torch.ops.npu.npu_anti_mx_quant.default: when x is uint8, src_type must be float4", where)
     if x.dtype != DataType.DT_UINT8 and x.dtype != source:
         refuse("RuntimeError: src_type should be match to x dtype", where)

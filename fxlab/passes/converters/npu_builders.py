@@ -1,16 +1,17 @@
 """How TorchAir's torch_npu converters write their GE ops, shared by the npu_* families.
 
-TorchAir generates its op builders from GE's prototypes in two styles. The older one
-writes every input of the prototype, an absent optional input as an empty one, and every
-attr: that is :func:`fxlab.ir.ge.op` with ``None`` for the absent inputs. The newer one
-(``ge_op`` with the op's ``IrDef``) leaves out every absent optional input and every attr
-equal to the ``IrDef``'s default: :func:`ir_op`. Which style an op has is a fact of
-TorchAir's generated builders; each converter uses its op's.
+TorchAir generates one Python wrapper per GE op, from GE's prototypes, in two styles.
+The older one writes every attr and an empty input for every absent optional input
+(some inputs, added to a prototype later, are left out when absent): that is
+:func:`fxlab.ir.ge.op` with ``None`` for the absent inputs. The newer one (``ge_op`` with
+the op's ``IrDef``) leaves out every absent optional input and every attr equal to the
+``IrDef``'s default: :func:`compact_op`. Which style an op has is a fact of TorchAir's
+generated wrappers; each converter uses its op's.
 
-Also here: torch_npu's dtype codes (``int? dst_type`` arguments carry torch's
-ScalarType numbers, and torch_npu's own for its extra types) as GE types, the
-``Bitcast`` a converter uses to view a tensor as another type, and the refusal of
-arguments TorchAir's converter raises on.
+Also here: torch_npu's dtype arguments (torch's ScalarType numbers, and torch_npu's own
+values for its extra types; :mod:`fxlab.ir.npu_dtypes`) as GE types, lengths as int64
+inputs, the ``Bitcast`` and int4/float4 repacking a converter uses to view a tensor as
+another type, and the refusal of arguments TorchAir's converter raises on.
 """
 
 from __future__ import annotations
@@ -21,69 +22,67 @@ from typing import Any, NoReturn
 from fxlab.ir import ge
 from fxlab.ir.builder import current_builder
 from fxlab.ir.model import Attr, AttrKind, DataType, TensorDesc, TensorValue
+from fxlab.ir.npu_dtypes import ge_dtype_of_code
 from fxlab.passes.torchair_refusals import RefusedLikeTorchAir
-
-# torch's ScalarType numbers and torch_npu's codes for its extra types -> GE types.
-NPU_DTYPE_CODES: dict[int, DataType] = {
-    0: DataType.DT_UINT8,
-    1: DataType.DT_INT8,
-    2: DataType.DT_INT16,
-    3: DataType.DT_INT32,
-    4: DataType.DT_INT64,
-    5: DataType.DT_FLOAT16,
-    6: DataType.DT_FLOAT,
-    7: DataType.DT_DOUBLE,
-    11: DataType.DT_BOOL,
-    15: DataType.DT_BF16,
-    16: DataType.DT_INT4,  # torch.quint4x2
-    23: DataType.DT_FLOAT8_E5M2,
-    24: DataType.DT_FLOAT8_E4M3FN,
-    285: DataType.DT_INT4,
-    290: DataType.DT_HIFLOAT8,
-    291: DataType.DT_FLOAT8_E5M2,
-    292: DataType.DT_FLOAT8_E4M3FN,
-    293: DataType.DT_FLOAT8_E8M0,
-    296: DataType.DT_FLOAT4_E2M1,
-    297: DataType.DT_FLOAT4_E1M2,
-}
-# torch_npu's codes of its packed 4-bit float types (two values per byte).
-FLOAT4_CODES = (296, 297)
-HIFLOAT8_CODE = 290
-FLOAT8_E8M0_CODE = 293
 
 
 def npu_dtype(code: int) -> DataType:
-    """The GE type of a dtype code; an unknown code fails as TorchAir's mapping does."""
-    found = NPU_DTYPE_CODES.get(int(code))
+    """The GE type of a dtype argument's value; an unknown value fails as TorchAir's
+    mapping does."""
+    found = ge_dtype_of_code(int(code))
     if found is None:
         raise RuntimeError(f"Unsupported torch dtype value {code} by ge")
     return found
 
 
-def ir_op(
+def compact_op(
     op_type: str,
-    inputs: Mapping[str, ge.Tensor | None],
+    inputs: Mapping[str, ge.Tensor | Sequence[ge.Tensor] | None],
     attrs: Mapping[str, Any],
     defaults: Mapping[str, Any],
-    outputs: Sequence[str] = ("y",),
-    dependencies: Sequence[ge.Tensor] = (),
+    outputs: Sequence[str] | int = ("y",),
+    **kwargs: Any,
 ) -> list[ge.Tensor]:
-    """An op as TorchAir's ``IrDef`` builders write it: absent inputs left out, attrs
-    equal to their ``defaults`` (the ``IrDef``'s) left out."""
-    kept_inputs = {name: tensor for name, tensor in inputs.items() if tensor is not None}
-    kept_attrs = {name: value for name, value in attrs.items() if name not in defaults or not _same(value, defaults[name])}
-    return ge.op(op_type, kept_inputs, kept_attrs, outputs=outputs, dependencies=dependencies)
+    """``op_type`` as TorchAir's ``ge_op`` wrappers make it: absent inputs left out, a
+    list input spread as ``name0, name1, ...``, attrs equal to ``defaults`` left out."""
+    named: dict[str, Any] = {}
+    for name, value in inputs.items():
+        if isinstance(value, (list, tuple)):
+            named.update({f"{name}{i}": t for i, t in enumerate(value)})
+        elif value is not None:
+            named[name] = value
+    written = {k: v for k, v in attrs.items() if k not in defaults or not _same(v, defaults[k])}
+    return ge.op(op_type, named, written, outputs=outputs, **kwargs)
 
 
 def _same(value: Any, default: Any) -> bool:
-    if isinstance(default, (list, tuple)):
-        return isinstance(value, (list, tuple)) and list(value) == list(default)
-    return value == default
+    """Whether an attr equals its prototype default, as TorchAir compares its attr
+    wrappers (the value, and the attr's type: ``True`` is no Int ``1``)."""
+    if isinstance(default, (list, tuple)) or isinstance(value, (list, tuple)):
+        return isinstance(value, (list, tuple)) and isinstance(default, (list, tuple)) and list(value) == list(default)
+    if isinstance(default, float) or isinstance(value, float):
+        return float(value) == float(default)
+    return bool(value == default) and type(value) is type(default)
+
+
+def int64_input(value: Any) -> ge.Tensor | None:
+    """A length list or tensor as TorchAir's ``dtype_promote(..., DT_INT64)`` gives it: a
+    list becomes an int64 ``Const``, a tensor of another type a ``Cast``."""
+    if value is None:
+        return None
+    if isinstance(value, ge.Tensor):
+        return ge.cast_to(value, DataType.DT_INT64)
+    return ge.const([int(v) for v in value], DataType.DT_INT64)
+
+
+def tensor_move(x: ge.Tensor) -> ge.Tensor:
+    """A copy of ``x`` into new memory: TorchAir's guard before an op that writes its input."""
+    return ge.op1("TensorMove", {"x": x})
 
 
 def bitcast(x: ge.Tensor, dtype: DataType, *, keep_dim: bool = False) -> ge.Tensor:
     """``Bitcast`` (an ``IrDef`` builder: ``keep_dim`` written only when set)."""
-    return ir_op("Bitcast", {"x": x}, {"type": dtype, "keep_dim": keep_dim}, {"keep_dim": False})[0]
+    return compact_op("Bitcast", {"x": x}, {"type": dtype, "keep_dim": keep_dim}, {"keep_dim": False})[0]
 
 
 def viewed_as(x: ge.Tensor, code: int, *, cast: bool = True) -> ge.Tensor:

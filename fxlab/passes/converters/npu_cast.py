@@ -18,11 +18,10 @@ import torch
 from fxlab.ir import ge
 from fxlab.ir.builder import current_builder
 from fxlab.ir.model import DataType, ge_dtype
+from fxlab.ir.npu_dtypes import FLOAT4_X2, INT4
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import FLOAT4_CODES, npu_dtype, packed, refuse, widened
+from fxlab.passes.converters.npu_builders import npu_dtype, packed, refuse, widened
 from fxlab.passes.converters.registry import Sample
-
-INT4_CODE = 285
 
 
 @npu_converter(
@@ -42,14 +41,14 @@ def convert_npu_dtype_cast_backward_old(self: ge.Tensor, dtype: torch.dtype, *, 
 def _typed_input(x: ge.Tensor, code: int) -> ge.Tensor:
     """An input stored as another dtype: uint8-packed float4 unpacked (two values a byte),
     any other type only relabelled."""
-    if code in FLOAT4_CODES:
+    if code in FLOAT4_X2:
         return widened(x, 2, npu_dtype(code), cast_consts=True)
     return ge.set_dtype(x, npu_dtype(code))
 
 
 def _cast_to_code(x: ge.Tensor, code: int, rank: int) -> ge.Tensor:
     out = ge.set_dtype(ge.cast(x, npu_dtype(code)), npu_dtype(code))
-    if code in (INT4_CODE, *FLOAT4_CODES):
+    if code in (INT4, *FLOAT4_X2):
         out = packed(out, rank, 2, DataType.DT_UINT8, cast_consts=True)
     return out
 
@@ -102,6 +101,5 @@ def convert_prefetch(self: ge.Tensor, dependency: ge.Tensor | None, max_size: in
     attrs = {"max_size": int(max_size), "offset": int(offset)} if offset else {"max_size": int(max_size), "type": 6}
     # An op without outputs is kept by a control edge into NetOutput, as TorchAir keeps it.
     ge.op("Cmo", {"src": self}, attrs, outputs=(), dependencies=[dependency])
-    builder = current_builder()
-    builder.kept.append(ge.Tensor(builder.graph.ops[-1], 0))
+    ge.keep_to_the_end(ge.Tensor(current_builder().graph.ops[-1], 0))
     return None

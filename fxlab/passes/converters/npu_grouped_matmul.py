@@ -21,7 +21,7 @@ import torch
 from fxlab.ir import ge
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import bitcast, ir_op, npu_dtype, refuse, viewed_as
+from fxlab.passes.converters.npu_builders import bitcast, compact_op, npu_dtype, refuse, viewed_as
 from fxlab.passes.converters.registry import Sample
 
 INT4_PER_INT32 = 8
@@ -304,7 +304,7 @@ def convert_grouped_matmul_finalize_routing(
         "group_list_type": 1,
         "tuning_config": [],
     }
-    return ir_op("GroupedMatmulFinalizeRouting", inputs, attrs, defaults)[0]
+    return compact_op("GroupedMatmulFinalizeRouting", inputs, attrs, defaults)[0]
 
 
 # -- grouped matmul + SwiGLU + quantisation ------------------------------------------------------
@@ -376,7 +376,7 @@ def convert_grouped_matmul_swiglu_quant_v2(
         "group_list_type": 0,
         "tuning_config": [0],
     }
-    y, y_scale = ir_op("GroupedMatmulSwigluQuantV2", inputs, attrs, defaults, outputs=("y", "y_scale"))
+    y, y_scale = compact_op("GroupedMatmulSwigluQuantV2", inputs, attrs, defaults, outputs=("y", "y_scale"))
     ge.set_dtype(y, npu_dtype(1 if quant_dtype is None else quant_dtype))
     return [y, y_scale]
 
@@ -422,7 +422,7 @@ def convert_quant_grouped_matmul_dequant(
         "smooth_scale": smooth_scale,
     }
     attrs = {"x_quant_mode": quant_mode, "transpose_weight": True}
-    return ir_op("QuantGroupedMatmulDequant", inputs, attrs, {"x_quant_mode": "pertoken", "transpose_weight": True})[0]
+    return compact_op("QuantGroupedMatmulDequant", inputs, attrs, {"x_quant_mode": "pertoken", "transpose_weight": True})[0]
 
 
 # -- arch35-only ------------------------------------------------------------------------------------

@@ -22,7 +22,7 @@ import torch
 from fxlab.ir import ge
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import ir_op, npu_dtype, refuse, viewed_as
+from fxlab.passes.converters.npu_builders import compact_op, npu_dtype, refuse, viewed_as
 from fxlab.passes.converters.registry import Sample
 
 GROUP_SIZE_MAX = 65535
@@ -180,7 +180,7 @@ def convert_quant_matmul_dequant(
         "smooth_scale": smooth_scale,
     }
     attrs = {"x_quant_mode": quant_mode, "transpose_weight": True}
-    return ir_op("QuantMatmulDequant", inputs, attrs, {"x_quant_mode": "pertoken", "transpose_weight": True})[0]
+    return compact_op("QuantMatmulDequant", inputs, attrs, {"x_quant_mode": "pertoken", "transpose_weight": True})[0]
 
 
 @npu_converter(
@@ -301,7 +301,7 @@ def convert_batch_gather_matmul(
     """npu_batch_gather_matmul(Tensor self, Tensor x, Tensor weight_b, Tensor indices, Tensor? weight_a=None, int layer_idx=0, float scale=1e-3, int y_offset=0, int y_slice_size=-1) -> Tensor"""
     inputs = {"y": y, "x": x, "weightB": weight_b, "indices": indices, "weightA": weight_a}
     attrs = {"layer_idx": int(layer_idx), "scale": float(scale), "y_offset": int(y_offset), "y_slice_size": int(y_slice_size)}
-    return ir_op("AddLora", inputs, attrs, {"layer_idx": 0, "scale": 0.001, "y_offset": 0, "y_slice_size": -1})[0]
+    return compact_op("AddLora", inputs, attrs, {"layer_idx": 0, "scale": 0.001, "y_offset": 0, "y_slice_size": -1})[0]
 
 
 @npu_converter(
@@ -333,7 +333,7 @@ def convert_transpose_batchmatmul(
         "batch_split_factor": int(batch_split_factor or 1),
     }
     defaults = {"perm_x1": [], "perm_x2": [], "perm_y": [], "enable_hf32": False, "batch_split_factor": 1}
-    return ir_op("TransposeBatchMatMul", {"x1": input, "x2": weight, "bias": bias, "scale": scale}, attrs, defaults)[0]
+    return compact_op("TransposeBatchMatMul", {"x1": input, "x2": weight, "bias": bias, "scale": scale}, attrs, defaults)[0]
 
 
 @npu_converter(
@@ -381,7 +381,7 @@ def convert_transpose_quant_batchmatmul(
     }
     defaults = {"group_size": 0, "perm_x1": [1, 0, 2], "perm_x2": [0, 1, 2], "perm_y": [1, 0, 2], "batch_split_factor": 1}
     inputs = {"x1": x1, "x2": x2, "bias": bias, "x1_scale": x1_scale, "x2_scale": x2_scale}
-    return ge.set_dtype(ir_op("TransposeQuantBatchMatMul", inputs, attrs, defaults)[0], npu_dtype(dtype))
+    return ge.set_dtype(compact_op("TransposeQuantBatchMatMul", inputs, attrs, defaults)[0], npu_dtype(dtype))
 
 
 @npu_converter(

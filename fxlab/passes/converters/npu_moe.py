@@ -20,8 +20,9 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.model import DataType
+from fxlab.ir.npu_dtypes import FLOAT4_X2, HIFLOAT8, INT4
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import FLOAT4_CODES, HIFLOAT8_CODE, ir_op, npu_dtype, packed, refuse, viewed_as, widened
+from fxlab.passes.converters.npu_builders import compact_op, npu_dtype, packed, refuse, viewed_as, widened
 from fxlab.passes.converters.registry import Sample
 
 
@@ -176,10 +177,10 @@ def convert_moe_init_routing_v2(
     expanded_x, row_idx, tokens, scales = ge.op(
         "MoeInitRoutingV3", {"x": x, "expert_idx": expert_idx, "scale": scale, "offset": offset}, attrs, outputs=outputs
     )
-    if quant_mode == 13 or quant_mode == 9 or (x_dtype is not None and quant_mode == -1 and x_dtype in (285, *FLOAT4_CODES)):
+    if quant_mode == 13 or quant_mode == 9 or (x_dtype is not None and quant_mode == -1 and x_dtype in (INT4, *FLOAT4_X2)):
         expanded_x = packed(expanded_x, 2, 2, DataType.DT_UINT8, cast_consts=True)
     elif quant_mode in (6, 7, 8):
-        ge.set_dtype(expanded_x, npu_dtype(HIFLOAT8_CODE))
+        ge.set_dtype(expanded_x, npu_dtype(HIFLOAT8))
     return [expanded_x, row_idx, tokens, scales]
 
 
@@ -274,7 +275,7 @@ def convert_moe_re_routing(
     meta_outputs: Any = None,
 ) -> list[ge.Tensor]:
     """npu_moe_re_routing(Tensor tokens, Tensor expert_token_num_per_rank, *, Tensor? per_token_scales=None, int expert_token_num_type=1, int idx_type=0, int? tokens_dtype=None) -> (Tensor, Tensor, Tensor, Tensor)"""
-    float4 = tokens_dtype is not None and tokens_dtype in FLOAT4_CODES
+    float4 = tokens_dtype is not None and tokens_dtype in FLOAT4_X2
     if tokens_dtype is not None:
         unpack = float4 and tokens.dtype == DataType.DT_UINT8
         tokens = widened(tokens, 2, npu_dtype(tokens_dtype), labelled=True) if unpack else viewed_as(tokens, tokens_dtype)
@@ -324,4 +325,4 @@ def convert_moe_update_expert(
     }
     attrs = {"local_rank_id": int(local_rank_id), "world_size": int(world_size), "balance_mode": int(balance_mode)}
     defaults = {"local_rank_id": -1, "world_size": -1, "balance_mode": 0}
-    return ir_op("MoeUpdateExpert", inputs, attrs, defaults, outputs=("balanced_expert_ids", "balanced_active_mask"))
+    return compact_op("MoeUpdateExpert", inputs, attrs, defaults, outputs=("balanced_expert_ids", "balanced_active_mask"))

@@ -22,8 +22,9 @@ import torch
 from fxlab.ir import ge
 from fxlab.ir.model import DataType
 from fxlab.passes.converters.layouts import input_layout, output_layout
+from fxlab.ir.npu_dtypes import FLOAT4_X2
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import FLOAT4_CODES, empty_const, ir_op, npu_dtype, packed, refuse
+from fxlab.passes.converters.npu_builders import compact_op, empty_const, npu_dtype, packed, refuse
 from fxlab.passes.converters.npu_quant import torchair_number
 from fxlab.passes.converters.registry import Sample
 
@@ -73,7 +74,7 @@ def convert_add_rms_norm_cast(
 ) -> list[ge.Tensor]:
     """npu_add_rms_norm_cast(Tensor x1, Tensor x2, Tensor gamma, float epsilon=1e-06) -> (Tensor, Tensor, Tensor, Tensor)"""
     inputs = {"x1": x1, "x2": x2, "gamma": gamma}
-    return ir_op("AddRmsNormCast", inputs, {"epsilon": float(epsilon)}, {"epsilon": 1e-6}, outputs=("y1", "y2", "rstd", "x"))
+    return compact_op("AddRmsNormCast", inputs, {"epsilon": float(epsilon)}, {"epsilon": 1e-6}, outputs=("y1", "y2", "rstd", "x"))
 
 
 def _add_norm_quant_samples() -> list[Sample]:
@@ -108,7 +109,7 @@ def convert_add_rms_norm_dynamic_quant(
     attrs = {"epsilon": float(epsilon), "output_mask": [bool(m) for m in output_mask or []], "dst_type": torchair_number(code)}
     defaults = {"epsilon": 1e-6, "output_mask": [], "dst_type": 1}
     outputs = ("y1", "y2", "x", "scale1", "scale2")
-    y1, y2, x, scale1, scale2 = ir_op("AddRmsNormDynamicQuant", inputs, attrs, defaults, outputs=outputs)
+    y1, y2, x, scale1, scale2 = compact_op("AddRmsNormDynamicQuant", inputs, attrs, defaults, outputs=outputs)
     wanted = list(output_mask) if output_mask is not None else [True, smooth_scale1 is not None and smooth_scale2 is not None]
     ge.set_dtype(y1, target)
     ge.set_dtype(y2, target)
@@ -168,7 +169,7 @@ def convert_rms_norm_backward_quant(
     inputs = {"dy": dy, "x": x, "rstd": rstd, "gamma": gamma, "scale_x": scale_x, "offset_x": offset_x}
     attrs = {"div_mode": bool(div_mode), "quant_mode": quant_mode, "dst_type": torchair_number(dst_type)}
     defaults = {"div_mode": True, "quant_mode": "static", "dst_type": 2}
-    return ir_op("RmsNormGradQuant", inputs, attrs, defaults, outputs=("dx_out", "dgamma_out"))
+    return compact_op("RmsNormGradQuant", inputs, attrs, defaults, outputs=("dx_out", "dgamma_out"))
 
 
 # -- GroupNorm + SiLU, sync batch norm ----------------------------------------------------------
@@ -247,7 +248,7 @@ def _mx_result(y: ge.Tensor, mxscale: ge.Tensor, rank: int, dst_type: int) -> ge
     """The MX-quantised values typed as torch_npu asked, float4 repacked two to a byte."""
     ge.set_dtype(y, npu_dtype(dst_type))
     ge.set_dtype(mxscale, DataType.DT_FLOAT8_E8M0)
-    return packed(y, rank, 2, DataType.DT_UINT8, cast_consts=True) if dst_type in FLOAT4_CODES else y
+    return packed(y, rank, 2, DataType.DT_UINT8, cast_consts=True) if dst_type in FLOAT4_X2 else y
 
 
 @npu_converter(
@@ -270,7 +271,7 @@ def convert_rms_norm_dynamic_mx_quant(
 ) -> list[ge.Tensor]:
     """npu_rms_norm_dynamic_mx_quant(Tensor x, Tensor gamma, *, Tensor? beta=None, float epsilon=1e-06, int scale_alg=0, str round_mode="rint", int dst_type=296) -> (Tensor, Tensor, Tensor)"""
     attrs, defaults = _mx_attrs(epsilon, scale_alg, round_mode, dst_type)
-    y, mxscale, rstd = ir_op(
+    y, mxscale, rstd = compact_op(
         "RmsNormDynamicMxQuant", {"x": x, "gamma": gamma, "beta": beta}, attrs, defaults, outputs=("y", "mxscale", "rstd")
     )
     return [_mx_result(y, mxscale, x.rank, dst_type), mxscale, rstd]
@@ -298,5 +299,5 @@ def convert_add_rms_norm_dynamic_mx_quant(
     """npu_add_rms_norm_dynamic_mx_quant(Tensor x1, Tensor x2, Tensor gamma, *, Tensor? beta=None, float epsilon=1e-06, int scale_alg=0, str round_mode="rint", int dst_type=296) -> (Tensor, Tensor, Tensor, Tensor)"""
     attrs, defaults = _mx_attrs(epsilon, scale_alg, round_mode, dst_type)
     inputs = {"x1": x1, "x2": x2, "gamma": gamma, "beta": beta}
-    y, x, mxscale, rstd = ir_op("AddRmsNormDynamicMxQuant", inputs, attrs, defaults, outputs=("y", "x", "mxscale", "rstd"))
+    y, x, mxscale, rstd = compact_op("AddRmsNormDynamicMxQuant", inputs, attrs, defaults, outputs=("y", "x", "mxscale", "rstd"))
     return [_mx_result(y, mxscale, x1.rank, dst_type), x, mxscale, rstd]

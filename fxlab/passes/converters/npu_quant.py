@@ -19,11 +19,10 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType, ge_dtype
+from fxlab.ir.npu_dtypes import QUINT4X2
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import ir_op, npu_dtype, packed, refuse, widened
+from fxlab.passes.converters.npu_builders import compact_op, npu_dtype, packed, refuse, widened
 from fxlab.passes.converters.registry import Sample
-
-INT4_CODE = 16  # torch.quint4x2
 
 
 def torchair_number(code: int) -> int:
@@ -45,7 +44,7 @@ def _dynamic_quant_samples() -> list[Sample]:
         Sample((x,), {"smooth_scales": (torch.rand(2, 16) + 0.5).half(), "group_index": torch.tensor([1, 3], dtype=torch.int32)}),
         Sample((x,), {"quant_mode": "pertensor"}),
         Sample((x,), {"quant_mode": "perchannel"}),
-        Sample((x,), {"dst_type": INT4_CODE}),
+        Sample((x,), {"dst_type": QUINT4X2}),
         Sample((x.bfloat16(),), {"dst_type": 24, "dst_type_max": 240.0}),
     ]
 
@@ -65,11 +64,11 @@ def convert_dynamic_quant(
     code = 1 if dst_type is None else int(dst_type)
     if quant_mode == "pertoken" and math.isclose(dst_type_max, 0.0, rel_tol=1e-9):
         inputs = {"x": input, "smooth_scales": smooth_scales, "group_index": group_index}
-        y, scale = ir_op("DynamicQuant", inputs, {"dst_type": torchair_number(code)}, {"dst_type": 2}, outputs=("y", "scale"))
+        y, scale = compact_op("DynamicQuant", inputs, {"dst_type": torchair_number(code)}, {"dst_type": 2}, outputs=("y", "scale"))
     else:
         y, scale, _ = _dynamic_quant_v2(input, smooth_scales, group_index, code, True, quant_mode, dst_type_max)
     ge.set_dtype(y, npu_dtype(code))
-    if code == INT4_CODE:
+    if code == QUINT4X2:
         y = packed(y, input.rank, 8, DataType.DT_INT32)
     return [y, scale]
 
@@ -85,7 +84,7 @@ def _dynamic_quant_v2(
 def _asymmetric_samples() -> list[Sample]:
     return [
         Sample((_activations(3, 16),)),
-        Sample((_activations(3, 16),), {"smooth_scales": (torch.rand(16) + 0.5).half(), "dst_type": INT4_CODE}),
+        Sample((_activations(3, 16),), {"smooth_scales": (torch.rand(16) + 0.5).half(), "dst_type": QUINT4X2}),
     ]
 
 
@@ -104,7 +103,7 @@ def convert_dynamic_quant_asymmetric(
     code = 1 if dst_type is None else int(dst_type)
     y, scale, offset = _dynamic_quant_v2(input, smooth_scales, group_index, code, False, quant_mode, dst_type_max)
     ge.set_dtype(y, npu_dtype(code))
-    if code == INT4_CODE:
+    if code == QUINT4X2:
         y = packed(y, input.rank, 8, DataType.DT_INT32)
     return [y, scale, offset]
 
@@ -115,7 +114,7 @@ def _quantize_samples() -> list[Sample]:
     return [
         Sample((x, torch.rand(3) + 0.1, torch.tensor([1, -2, 0], dtype=torch.int32), 12, 1)),
         Sample((x, torch.rand(16) + 0.1, None, 1, -1, False)),
-        Sample((x.half(), (torch.rand(16) + 0.1).half(), torch.randn(16).half(), INT4_CODE, -1, False)),
+        Sample((x.half(), (torch.rand(16) + 0.1).half(), torch.randn(16).half(), QUINT4X2, -1, False)),
     ]
 
 
@@ -149,7 +148,7 @@ def convert_quantize(
         attrs = {"sqrt_mode": False, "round_mode": "round", "dst_type": TORCHAIR_DTYPE_NUMBER[target], "axis": min(int(axis), -1)}
         y = ge.op1("AscendQuantV2", {"x": self, "scale": scales, "offset": zero_points}, attrs)
         ge.set_dtype(y, target)
-        return packed(y, self.rank, 8, DataType.DT_INT32, cast_consts=True) if int(dtype) == INT4_CODE else y
+        return packed(y, self.rank, 8, DataType.DT_INT32, cast_consts=True) if int(dtype) == QUINT4X2 else y
     where = "custom/quantized.py"
     if scales.rank != 1:
         refuse("RuntimeError: Scales' dim should be equal to 1.", where)
@@ -270,7 +269,7 @@ def convert_trans_quant_param(
     scale: ge.Tensor, offset: ge.Tensor | None = None, round_mode: int | None = 0, *, meta_outputs: Any = None
 ) -> ge.Tensor:
     """npu_trans_quant_param(Tensor scale, Tensor? offset=None, int? round_mode=0) -> Tensor"""
-    return ir_op("TransQuantParamV2", {"scale": scale, "offset": offset}, {"round_mode": round_mode}, {"round_mode": 0})[0]
+    return compact_op("TransQuantParamV2", {"scale": scale, "offset": offset}, {"round_mode": round_mode}, {"round_mode": 0})[0]
 
 
 def _dequant_bias_samples() -> list[Sample]:

@@ -18,16 +18,11 @@ from typing import Any
 import torch
 
 from fxlab.ir import ge
-from fxlab.ir.builder import current_builder
 from fxlab.ir.model import DataType
+from fxlab.ir.npu_dtypes import HIFLOAT8
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import HIFLOAT8_CODE, bitcast, npu_dtype, refuse
+from fxlab.passes.converters.npu_builders import bitcast, npu_dtype, refuse
 from fxlab.passes.converters.registry import Sample
-
-
-def _kept(t: ge.Tensor) -> ge.Tensor:
-    current_builder().kept.append(t)
-    return t
 
 
 # -- ScatterNdUpdate -----------------------------------------------------------------------------
@@ -51,7 +46,7 @@ def convert_scatter_nd_update(self: ge.Tensor, indices: ge.Tensor, updates: ge.T
 @npu_converter("npu_scatter_nd_update_.default", _scatter_nd_samples)
 def convert_scatter_nd_update_(self: ge.Tensor, indices: ge.Tensor, updates: ge.Tensor, *, meta_outputs: Any = None) -> ge.Tensor:
     """npu_scatter_nd_update_(Tensor(a!) self, Tensor indices, Tensor updates) -> Tensor(a!)"""
-    return _kept(_scatter_nd(self, indices, updates))
+    return ge.keep_to_the_end(_scatter_nd(self, indices, updates))
 
 
 # -- Scatter (scatter_update) ---------------------------------------------------------------------
@@ -77,7 +72,7 @@ def convert_scatter_update(self: ge.Tensor, indices: ge.Tensor, updates: ge.Tens
 @npu_converter("scatter_update_.default", _scatter_update_samples)
 def convert_scatter_update_(self: ge.Tensor, indices: ge.Tensor, updates: ge.Tensor, axis: int, *, meta_outputs: Any = None) -> ge.Tensor:
     """scatter_update_(Tensor(a!) self, Tensor indices, Tensor updates, int axis) -> Tensor(a!)"""
-    return _kept(_scatter(self, indices, updates, axis))
+    return ge.keep_to_the_end(_scatter(self, indices, updates, axis))
 
 
 # -- QuantUpdateScatter ----------------------------------------------------------------------------
@@ -129,7 +124,7 @@ def convert_quant_scatter(
         refuse(f"RuntimeError: round_mode not supported for dst_type:{dst_type}", where)
     # TorchAir types the input itself as the result type (its desc, which its users copy).
     ge.set_dtype(self, target)
-    if dst_type == HIFLOAT8_CODE:
+    if dst_type == HIFLOAT8:
         self = bitcast(self, DataType.DT_HIFLOAT8)
     copy = ge.set_dtype(ge.op1("TensorMove", {"x": self}), target)
     inputs = {"var": copy, "indices": indices, "updates": updates, "quant_scales": quant_scales, "quant_zero_points": quant_zero_points}
@@ -158,7 +153,7 @@ def convert_quant_scatter_(
     (the schema says -2 and -1) and writes no round_mode."""
     inputs = {"var": self, "indices": indices, "updates": updates, "quant_scales": quant_scales, "quant_zero_points": quant_zero_points}
     attrs = {"reduce": reduce, "axis": int(axis), "quant_axis": int(quant_axis), "round_mode": "rint"}
-    return _kept(ge.op("QuantUpdateScatter", inputs, attrs, outputs=("var",))[0])
+    return ge.keep_to_the_end(ge.op("QuantUpdateScatter", inputs, attrs, outputs=("var",))[0])
 
 
 # -- ScatterList -----------------------------------------------------------------------------------

@@ -1,10 +1,12 @@
 """The CPU reference math of torch_npu's block and MX quantisation operators."""
+
 from __future__ import annotations
 
 import pytest
 import torch
 
 from fxlab.ir.kernels import npu_block_quant_reference as ref
+from fxlab.ir.kernels.npu_reference import CPU_KERNELS
 
 
 def test_dynamic_block_quant_scales_each_block():
@@ -27,4 +29,6 @@ def test_mx_quant_along_the_first_axis_and_back():
 
 def test_undocumented_layouts_say_why_they_do_not_run():
     with pytest.raises(NotImplementedError, match="scale layout is not specified"):
-        ref.grouped_dynamic_block_quant(torch.zeros(2, 128), torch.tensor([2]))
+        CPU_KERNELS["npu_grouped_dynamic_block_quant"](torch.zeros(2, 128), torch.tensor([2]))
+    with pytest.raises(NotImplementedError, match="npu_rotate_quant has no CPU reference kernel: its transform"):
+        CPU_KERNELS["npu_rotate_quant"](torch.zeros(2, 128), torch.eye(128))

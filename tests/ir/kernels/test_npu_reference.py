@@ -1,38 +1,31 @@
-"""The CPU reference math of torch_npu's common operators, against torch's own ops."""
+"""The registry of torch_npu operators' eager CPU kernels, which every family fills."""
 
 from __future__ import annotations
 
+import pytest
 import torch
-import torch.nn.functional as F
 
+from fxlab.ir import kernels  # noqa: F401 - every family registers its kernels
 from fxlab.ir.kernels import npu_reference as ref
 
 
-def test_rotary_half_and_interleave():
-    q, k, cos, sin = torch.randn(1, 3, 2, 4), torch.randn(1, 3, 2, 4), torch.randn(1, 3, 1, 4), torch.randn(1, 3, 1, 4)
-    rq, rk = ref.apply_rotary_pos_emb(q, k, cos, sin, "BSND")
-    half = torch.cat([-q[..., 2:], q[..., :2]], dim=-1)
-    torch.testing.assert_close(rq, q * cos + half * sin)
-    iq, _ = ref.apply_rotary_pos_emb(q, k, cos, sin, "BSND", "interleave")
-    pairs = torch.stack([-q[..., 1::2], q[..., 0::2]], dim=-1).flatten(-2)
-    torch.testing.assert_close(iq, q * cos + pairs * sin)
+def test_families_register_their_kernels_once_each_overload_by_its_own_key():
+    from fxlab.ir.kernels import npu_grouped_matmul_reference, npu_norm_reference, npu_rope_reference
+
+    assert ref.CPU_KERNELS["npu_rms_norm"] is npu_norm_reference.rms_norm
+    assert ref.CPU_KERNELS["npu_rotary_mul"] is npu_rope_reference.rotary_mul
+    gmm = npu_grouped_matmul_reference.grouped_matmul
+    assert ref.CPU_KERNELS["npu_grouped_matmul"] is gmm and ref.CPU_KERNELS["npu_grouped_matmul.List"] is gmm
+    with pytest.raises(ValueError, match="two CPU kernels registered for npu::npu_rms_norm"):
+        ref.cpu_kernel("npu_rms_norm")(lambda *args: None)
+    assert "npu_format_cast.Tensor" in ref.META_KERNELS
 
 
-def test_attention_layouts_gqa_masks_and_lengths():
-    q, k, v = torch.randn(2, 4, 3, 8), torch.randn(2, 2, 5, 8), torch.randn(2, 2, 5, 8)
-    keep = torch.rand(2, 1, 3, 5) > 0.3
-    keep[..., 0] = True
-    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=keep, scale=0.3, enable_gqa=True)
-    out = ref.attention(q, k, v, "BNSD", 4, 2, ~keep, 0, 0.3)
-    torch.testing.assert_close(out, expected)
-    bsh = ref.attention(
-        q.transpose(1, 2).flatten(-2), k.transpose(1, 2).flatten(-2), v.transpose(1, 2).flatten(-2), "BSH", 4, 2, ~keep, 0, 0.3
-    )
-    torch.testing.assert_close(bsh, expected.transpose(1, 2).flatten(-2))
-    # sparse mode 2: the causal band; kv lengths: later keys of each batch masked.
-    causal = ref.attention(q, k[:, :, :3], v[:, :, :3], "BNSD", 4, 2, None, 2, 0.3)
-    torch.testing.assert_close(
-        causal, F.scaled_dot_product_attention(q, k[:, :, :3], v[:, :, :3], is_causal=True, scale=0.3, enable_gqa=True)
-    )
-    short = ref.attention(q, k, v, "BNSD", 4, 2, None, 0, 0.3, kv_lengths=[2, 5])
-    torch.testing.assert_close(short[0], F.scaled_dot_product_attention(q[:1], k[:1, :, :2], v[:1, :, :2], scale=0.3, enable_gqa=True)[0])
+def test_an_operator_without_a_kernel_says_why():
+    kernel = ref.CPU_KERNELS["npu_fused_causal_conv1d"]
+    with pytest.raises(NotImplementedError, match="npu_fused_causal_conv1d has no CPU reference kernel: its tensor layouts"):
+        kernel(torch.zeros(1))
+
+
+def test_scalar_types_are_torchs_numbers():
+    assert ref.SCALAR_TYPES == {1: torch.int8, 3: torch.int32, 5: torch.float16, 6: torch.float32, 15: torch.bfloat16}

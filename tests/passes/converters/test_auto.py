@@ -11,7 +11,8 @@ import torch
 from fxlab.capture.stages import functional_graph
 from fxlab.ir.execute import execute
 from fxlab.ir.model import IrGraph
-from fxlab.passes.convert_to_ascend_ir import Status, convert_to_ascend_ir
+from fxlab.passes.conversion_result import Status
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.converters import auto
 from fxlab.passes.converters.auto import GePrototype, auto_converter_verdict, ge_type_of, prototype_from_schema
 from tests.passes.converters.custom_ops import define_test_op as _define
@@ -153,3 +154,12 @@ def test_auto_converted_inplace_op_mutates_like_eager_after_a_json_round_trip() 
     for got, want in zip(actual, expected):
         torch.testing.assert_close(got, want)
     torch.testing.assert_close(ir_x, eager_x)
+
+
+@pytest.mark.parametrize("op", ["_c10d_functional.all_reduce.default", "quantized.linear.default"])
+def test_verdict_refuses_ops_of_torchs_own_namespaces(op: str) -> None:
+    import torch.distributed._functional_collectives  # noqa: F401 - defines _c10d_functional
+
+    namespace, name, overload = op.split(".")
+    ok, _, reason = auto_converter_verdict(getattr(getattr(getattr(torch.ops, namespace), name), overload))
+    assert not ok and reason == f"{op} is an operator of torch or torch_npu, not a custom op: TorchAir converts it only with a registered converter, and fxlab assumes no GE op for it"

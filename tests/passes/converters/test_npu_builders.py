@@ -6,7 +6,7 @@ import pytest
 from fxlab.ir import ge
 from fxlab.ir.builder import GraphBuilder, building
 from fxlab.ir.model import DataType
-from fxlab.passes.converters.npu_builders import NPU_DTYPE_CODES, ir_op, npu_dtype, packed, refuse
+from fxlab.passes.converters.npu_builders import compact_op, npu_dtype, packed, refuse
 from fxlab.passes.torchair_refusals import RefusedLikeTorchAir
 
 
@@ -14,12 +14,20 @@ def _data(builder: GraphBuilder, dtype: DataType = DataType.DT_FLOAT16) -> ge.Te
     return builder.add_op("Data", (), {"index": 0}, dtypes=dtype, shapes=[(2, 16)], name="x")[0]
 
 
-def test_ir_op_leaves_out_absent_inputs_and_default_attrs():
+def test_compact_op_leaves_out_absent_inputs_and_default_attrs():
     builder = GraphBuilder("g")
     with building(builder):
         x = _data(builder)
-        y = ir_op("Op", {"x": x, "a": None, "b": x}, {"k": 1, "j": 2, "l": [0]}, {"k": 1, "l": [0]})[0]
-    assert [d.name for d in y.op.input_desc] == ["x", "b"] and dict(y.op.attrs).keys() == {"j"}
+        y = compact_op("Op", {"x": x, "a": None, "b": x, "c": [x, x]}, {"k": 1, "j": 2, "l": [0], "f": 1}, {"k": 1, "l": [0], "f": 1.0})[0]
+    assert [d.name for d in y.op.input_desc] == ["x", "b", "c0", "c1"] and dict(y.op.attrs).keys() == {"j"}
+
+
+def test_compact_op_compares_attrs_as_torchair_does_by_value_and_kind():
+    builder = GraphBuilder("g")
+    with building(builder):
+        x = _data(builder)
+        y = compact_op("Op", {"x": x}, {"flag": True, "n": 0, "l": (1, 2), "s": 5}, {"flag": 1, "n": 0, "l": [1, 2], "s": [5]})[0]
+    assert dict(y.op.attrs).keys() == {"flag", "s"}  # a Bool is no Int 1; a list default is no scalar
 
 
 def test_int4_results_are_repacked_eight_to_an_int32():
@@ -32,7 +40,7 @@ def test_int4_results_are_repacked_eight_to_an_int32():
 
 
 def test_dtype_codes_and_refusals():
-    assert npu_dtype(15) is DataType.DT_BF16 and NPU_DTYPE_CODES[296] is DataType.DT_FLOAT4_E2M1
+    assert npu_dtype(15) is DataType.DT_BF16 and npu_dtype(296) is DataType.DT_FLOAT4_E2M1
     with pytest.raises(RuntimeError, match="Unsupported torch dtype value 999"):
         npu_dtype(999)
     with pytest.raises(RefusedLikeTorchAir) as refused:
