@@ -41,7 +41,8 @@ TORCH_NPU_NAMESPACES = ("npu", "npu_define")
 TORCH_NPU_OPERATORS: set[str] = set()
 
 
-# The rewrite Ascend users apply for refused ops they commonly meet, by op (no overload).
+# The rewrite Ascend users apply for refused ops they commonly meet, by op (no overload):
+# TorchAir's refusals, and custom ops of libraries that have no GE op.
 REWRITES = {
     "aten.index_copy": (
         "on Ascend, write the KV cache with torch_npu.scatter_update_(cache, positions, new, axis), "
@@ -49,6 +50,10 @@ REWRITES = {
     ),
     "aten.index_put": "index with a slice assignment or torch.scatter / scatter_update_, which TorchAir converts",
     "aten.roll": "write the roll as torch.cat of two slices, which TorchAir converts",
+    "transformers.grouped_mm_fallback": (
+        'run the experts as batched matmuls (config._experts_implementation = "batched_mm", or '
+        'experts_implementation="batched_mm" in from_pretrained), which TorchAir converts'
+    ),
 }
 
 
@@ -73,6 +78,8 @@ class TorchAirVerdict:
                 f"TorchAir has no converter for {self.op}: its auto converter would need CANN to register an Ascend IR "
                 "named after the operator, which fxlab does not assume"
             )
+        elif self.verdict == NO_CONVERTER and self.reason:  # a custom op its auto converter has no GE op for
+            said = f"TorchAir has no converter for {self.op}: {self.reason}"
         elif self.verdict == NO_CONVERTER:
             said = f"TorchAir has no converter for {self.op}, so its conversion fails on it"
         else:

@@ -202,14 +202,17 @@ example_inputs = (torch.randn(3),)
 
 
 def test_a_custom_op_without_a_cpu_kernel_leaves_the_trace_unverified_with_the_reason_once(write_model):
-    trace = _trace(write_model, NO_KERNEL_MODEL)
+    path = write_model(NO_KERNEL_MODEL)
+    trace = capture_trace(load_model(path))
     (graph,) = trace.graphs
     assert list(graph.stages) == ["dynamo", "aten", "functional", "reinplaced", "pre_ge"] and graph.ir is not None
     assert [op.type for op in graph.ir.ops if op.type not in ("Data", "Const", "NetOutput", "Cast")] == ["Add", "Twice", "Mul"]
     assert trace.check.verdict == "not run: fxlabnokernel.twice has no CPU kernel"
     assert trace.ir_check.verdict == "not run: graph 0: the compiled run stopped in this graph: fxlabnokernel.twice has no CPU kernel"
     assert graph.error is None and trace.status == "unverified"
-    assert graph.ir_summary["auto_converted"] == [{"op": "fxlabnokernel.twice.default", "nodes": 1, "ge_type": "Twice", "prototype": False}]
+    assert graph.ir_summary["auto_converted"] == [
+        {"op": "fxlabnokernel.twice.default", "nodes": 1, "ge_type": "Twice", "prototype": False, "defined_by": "user", "defined_at": f"{path}:3"}
+    ]
 
 
 # A kernel that does not implement an option (fxlab's CPU reference kernels raise a
