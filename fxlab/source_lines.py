@@ -92,6 +92,25 @@ def kind(path: str) -> int:
     return LIBRARY if real.startswith(_library_roots()) else USER
 
 
+def is_fxlab_file(path: str) -> bool:
+    """Whether ``path`` is one of fxlab's own files."""
+    return os.path.realpath(path).startswith(_fxlab_root())
+
+
+def library_relative(path: str) -> str:
+    """``path`` from the installed-packages folder (or standard library) holding it:
+    ``transformers/integrations/moe.py``; ``path`` itself when no such folder holds it."""
+    real = os.path.realpath(path)
+    torch_parent = os.path.dirname(_torch_root().rstrip(os.sep)) + os.sep  # torch's files show "torch/"
+    roots = [root for root in (*_library_roots(), torch_parent) if root != _fxlab_root() and real.startswith(root)]
+    return real[len(max(roots, key=len)) :] if roots else path
+
+
+@functools.cache
+def _fxlab_root() -> str:
+    return os.path.realpath(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
 @functools.cache
 def _torch_root() -> str:
     return os.path.realpath(os.path.dirname(torch.__file__)) + os.sep
@@ -101,8 +120,8 @@ def _torch_root() -> str:
 def _library_roots() -> tuple[str, ...]:
     paths = {*site.getsitepackages(), site.getusersitepackages()}
     paths |= {sysconfig.get_paths().get(key, "") for key in ("stdlib", "platstdlib", "purelib", "platlib")}
-    paths.add(os.path.dirname(os.path.abspath(__file__)))  # fxlab's own files (a scope marker's library)
-    return tuple(os.path.realpath(p) + os.sep for p in paths if p)
+    roots = {os.path.realpath(p) + os.sep for p in paths if p}
+    return (*roots, _fxlab_root())  # fxlab's own files (a scope marker's library)
 
 
 def location(file: str | None, line: int | None) -> str | None:

@@ -7,7 +7,10 @@ import sysconfig
 import torch
 import torch.fx as fx
 
-from fxlab.source_lines import LIBRARY, NO_FRAME, SOURCE_KEY, TORCH, USER, kind, node_source, parse_source, source_frame, source_frames
+import fxlab.source_lines
+from fxlab.source_lines import (
+    LIBRARY, NO_FRAME, SOURCE_KEY, TORCH, USER, is_fxlab_file, kind, library_relative, node_source, parse_source, source_frame, source_frames,
+)
 
 TRACE = """  File "/lib/torch/nn/module.py", line 1700, in _call_impl
     return forward_call(*args, **kwargs)
@@ -65,3 +68,10 @@ def test_a_users_innermost_frame_is_shown_alone():
     shown, innermost = source_frames(_trace(("/home/me/model.py", 3, "return x + 1")))
     assert shown.location == "/home/me/model.py:3" and innermost is None
     assert source_frames("no frames here") == (None, None)
+
+
+def test_a_librarys_file_is_named_from_the_packages_folder_and_fxlabs_own_files_are_known() -> None:
+    assert library_relative(LIBRARY_FILE) == "transformers/activations.py"
+    assert library_relative(TORCH_FILE) == "torch/distributed/_functional_collectives.py"
+    assert library_relative("/home/me/model.py") == "/home/me/model.py"
+    assert is_fxlab_file(fxlab.source_lines.__file__) and not is_fxlab_file("/home/me/model.py") and not is_fxlab_file(LIBRARY_FILE)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +9,10 @@ import typer
 
 from fxlab.cli import console
 from fxlab.cli.common import EntryOpt, ModelArg, PluginOpt, capture_model, parse_stages
+from fxlab.cli.converter_choice import ascend_ir_converter, check_converter
+from fxlab.cli.stage_printing import print_views
 from fxlab.cli.app import app
 from fxlab.ir.json_values import dumps_strict
-from fxlab.stage_names import PRE_GE
 
 
 @app.command(
@@ -127,7 +126,7 @@ def trace_command(
     if as_json:
         console.out().print_json(dumps_strict(trace_views.json_summary(trace, str(out) if out else None)))
     else:
-        _print_views(trace, trace_views, summary_only)
+        print_views(trace, trace_views, summary_only)
         if out is not None:
             console.note(f"trace saved to {out}/ (manifest.json, {len(trace.graphs)} graph folder(s))")
     raise typer.Exit(exit_code(trace.status, strict))
@@ -219,53 +218,3 @@ def _write_extras(trace: Any, graphviz: str | None, html: Path | None, out_dir: 
             from fxlab.errors import OutputError
 
             raise OutputError(f"--html {html} cannot be written ({exc.strerror or exc}). Choose a writable path.") from exc
-
-
-def check_converter(name: str) -> str:
-    if name not in ("builtin", "torchair"):
-        from fxlab.errors import UsageError
-
-        raise UsageError(f"--converter {name!r}: choose builtin or torchair.")
-    return name
-
-
-@contextlib.contextmanager
-def ascend_ir_converter(name: str, torchair_path: Path | None, soc: str = "Ascend910B2") -> Iterator[Callable[..., Any] | None]:
-    """``None`` for fxlab's built-in conversion; for ``torchair``, TorchAir's own
-    conversion with its session held open for the whole capture."""
-    if check_converter(name) == "builtin":
-        yield None
-        return
-    from fxlab.compat.bridge import open_torchair, run_torchair_conversion
-    from fxlab.compat.torchair_loader import condensed_failures
-
-    with open_torchair(torchair_path) as torchair:
-        report = torchair.report
-        console.note(f"TorchAir ({report.version.describe()}) loaded, {report.converters} converters: {report.native_note}")
-        if report.version.matches(report.torch_version) is False:
-            console.warn(report.version.compatibility(report.torch_version))
-        for line in condensed_failures(report.module_failures + report.registration_failures):
-            console.warn(line)
-        loaded_before = len(report.module_failures)
-        yield lambda gm, graph_name: run_torchair_conversion(gm, graph_name, torchair, soc=soc)
-        # TorchAir imports some converter modules only when it first converts.
-        for line in condensed_failures(report.module_failures[loaded_before:]):
-            console.warn(line)
-
-
-def _print_views(trace: Any, trace_views: Any, summary_only: bool, out: Any = None, with_summary: bool = True) -> None:
-    out = out or console.out()
-    # Every view lays its lines out within the console's width (panels and tables do), so
-    # rich's cropping of each printed line would change nothing; it costs a third of the
-    # printing of a large graph.
-    if not summary_only:
-        for graph in trace.graphs:
-            for stage in graph.stages.values():
-                out.print(trace_views.stage_view(graph, stage), crop=False)
-                if stage.name == PRE_GE and graph.pre_ge_passes:
-                    out.print(trace_views.pre_ge_passes_view(graph), crop=False)
-            if graph.ir is not None:
-                out.print(trace_views.ir_view(graph), crop=False)
-                out.print(trace_views.conversion_view(graph), crop=False)
-    if with_summary:
-        out.print(trace_views.summary_view(trace), crop=False)

@@ -98,7 +98,7 @@ def trace_one_rank(
     import torch
 
     from fxlab.cli.common import capture_model
-    from fxlab.cli.trace import ascend_ir_converter
+    from fxlab.cli.converter_choice import ascend_ir_converter
     from fxlab.distributed.agreement import RankAgreement, default_store
     from fxlab.distributed.environment import default_group, ensure_group, this_rank
 
@@ -182,10 +182,10 @@ def _rank_result(trace: Any, request: RankRequest, rank: int, calls: list[Any], 
 
 
 def _views(trace: Any, out: Any) -> None:
-    from fxlab.cli.trace import _print_views
+    from fxlab.cli.stage_printing import print_views
     from fxlab.viz import trace_views
 
-    _print_views(trace, trace_views, False, out=out, with_summary=False)
+    print_views(trace, trace_views, False, out=out, with_summary=False)
 
 
 def _render(request: RankRequest, draw: Callable[[Any], None]) -> str:

@@ -43,7 +43,7 @@ from fxlab.passes.conversion_result import (
 from fxlab.passes.converters.registry import AUTO_CONVERTER_LOOKUPS, CONVERTERS, NAMED_CONVERTER_LOOKUPS, ORIGIN_FXLAB, ConverterRegistry
 from fxlab.passes.inference_rule import attach_inference_rules
 from fxlab.passes.output_reuse import OUTPUT_DTYPES_ATTR
-from fxlab.passes.converters.auto import auto_converter_verdict
+from fxlab.passes.converters.auto import auto_converter_verdict, library_op_refusal
 from fxlab.passes.torchair_refusals import RefusedLikeTorchAir, is_protected, not_converted_reason, refusal
 from fxlab.source_lines import node_source
 
@@ -292,7 +292,11 @@ class AscendIrConverter:
         ):
             self._convert_empty(node, target_name)
         elif kind is _CONVERT and fn is not None:
-            self._run_converter(node, fn, status, target_name)
+            refused = self._wrapped_refusal(node) if target is AUTO_FUNCTIONALIZED_V2 else None
+            if refused is None:
+                self._run_converter(node, fn, status, target_name)
+            else:
+                self._emit_placeholder(node, Status.REFUSED, refused)
         elif kind is _GETITEM:
             base, index = node.args
             self.values[node] = self.values[cast(fx.Node, base)][index]
@@ -338,13 +342,24 @@ class AscendIrConverter:
         converter replaces TorchAir's (as a plugin does on an NPU machine), and with
         ``convert_refused`` fxlab's own converter runs (with a warning)."""
         converter = self.registry.get(target)
-        verdict = refusal(target) if converter is None or converter.origin == ORIGIN_FXLAB else None
+        if converter is not None and converter.origin != ORIGIN_FXLAB:
+            return None
+        verdict = refusal(target) or library_op_refusal(target)
         if verdict is None:
             return None
         if self.convert_refused and fn is not None:
             self.warnings.append(f"{verdict.message()}; converted by fxlab's own converter as asked (--convert-refused)")
             return None
         return verdict.message() + (f"; {CONVERT_REFUSED_HINT}" if fn is not None else "")
+
+    def _wrapped_refusal(self, node: fx.Node) -> str | None:
+        """Why TorchAir fails on the custom op an ``auto_functionalized_v2`` node wraps,
+        when an installed library defines it and nothing converts it (see :meth:`_refusal`)."""
+        op = node.args[0] if node.args else None
+        if op is None or self.registry.get(op) is not None:
+            return None
+        verdict = library_op_refusal(op)
+        return verdict.message() if verdict is not None else None
 
     def _convert_scope_marker(self, node: fx.Node) -> None:
         if str(node.target) == SCOPE_ENTER:

@@ -41,7 +41,8 @@ TORCH_NPU_NAMESPACES = ("npu", "npu_define")
 TORCH_NPU_OPERATORS: set[str] = set()
 
 
-# The rewrite Ascend users apply for refused ops they commonly meet, by op (no overload).
+# The rewrite Ascend users apply for refused ops they commonly meet, by op (no overload):
+# TorchAir's refusals, and custom ops of libraries that have no GE op.
 REWRITES = {
     "aten.index_copy": (
         "on Ascend, write the KV cache with torch_npu.scatter_update_(cache, positions, new, axis), "
@@ -49,6 +50,10 @@ REWRITES = {
     ),
     "aten.index_put": "index with a slice assignment or torch.scatter / scatter_update_, which TorchAir converts",
     "aten.roll": "write the roll as torch.cat of two slices, which TorchAir converts",
+    "transformers.grouped_mm_fallback": (
+        'run the experts as batched matmuls (config._experts_implementation = "batched_mm", or '
+        'experts_implementation="batched_mm" in from_pretrained), which TorchAir converts'
+    ),
 }
 
 
@@ -68,7 +73,7 @@ class TorchAirVerdict:
     def message(self) -> str:
         if self.verdict == REFUSES:
             said = f"TorchAir refuses {self.op}: its converter only raises {self.reason} (ge_converter/{self.where})"
-        elif self.verdict == NO_CONVERTER and self.op.split(".")[0] in TORCH_NPU_NAMESPACES and self.reason:
+        elif self.verdict == NO_CONVERTER and self.reason:  # why its auto converter finds no GE op for it
             said = f"TorchAir has no converter for {self.op}: {self.reason}"
         elif self.verdict == NO_CONVERTER and self.op.split(".")[0] in TORCH_NPU_NAMESPACES:
             said = (
@@ -76,7 +81,7 @@ class TorchAirVerdict:
                 "named after the operator, which fxlab does not assume"
             )
         elif self.verdict == NO_CONVERTER:
-            said = f"TorchAir has no converter for {self.op}, so its conversion fails on it" + (f": {self.reason}" if self.reason else "")
+            said = f"TorchAir has no converter for {self.op}, so its conversion fails on it"
         else:
             return f"TorchAir converts {self.op} (ge_converter/{self.where})"
         rewrite = REWRITES.get(self.op.rsplit(".", 1)[0])

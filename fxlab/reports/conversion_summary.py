@@ -188,9 +188,11 @@ def not_converted(result: ConversionResult) -> list[dict[str, Any]]:
 
 def auto_converted(gm: fx.GraphModule, result: ConversionResult) -> list[dict[str, Any]]:
     """The custom ops converted by TorchAir's auto-converter rule (directly, or inside an
-    ``auto_functionalized_v2``): ``{"op", "nodes", "ge_type", "prototype"}``, where
-    ``ge_type`` is the GE op type assumed and ``prototype`` whether an Ascend C prototype
-    of it was found (without one, nothing says the GE op exists with that signature)."""
+    ``auto_functionalized_v2``): ``{"op", "nodes", "ge_type", "prototype", "defined_by",
+    "defined_at"}``, where ``ge_type`` is the GE op type assumed, ``prototype`` whether an
+    Ascend C prototype of it was found (without one, nothing says the GE op exists with
+    that signature), ``defined_by`` ``"user"`` or ``"library"`` (an installed library's op
+    is auto-converted only with its prototype found) and ``defined_at`` its ``file:line``."""
     from fxlab.passes.converters.auto import find_prototype, ge_type_of
 
     nodes = {node.name: node for node in gm.graph.nodes}
@@ -201,4 +203,14 @@ def auto_converted(gm: fx.GraphModule, result: ConversionResult) -> list[dict[st
             continue
         op = node.args[0] if _is_auto_functionalized(node) else node.target
         counts[op] = counts.get(op, 0) + 1
-    return [{"op": str(op), "nodes": n, "ge_type": ge_type_of(op), "prototype": find_prototype(op) is not None} for op, n in counts.items()]
+    return [
+        {"op": str(op), "nodes": n, "ge_type": ge_type_of(op), "prototype": find_prototype(op) is not None, **_definition(op)}
+        for op, n in counts.items()
+    ]
+
+
+def _definition(op: Any) -> dict[str, Any]:
+    from fxlab.passes.converters.auto import op_definition
+
+    definition = op_definition(op)
+    return {"defined_by": "library" if definition.by_library else "user", "defined_at": definition.site}

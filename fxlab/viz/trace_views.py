@@ -257,12 +257,20 @@ def conversion_lines(graph: GraphTrace) -> list[Text]:
         found = "its Ascend C prototype found" if entry["prototype"] else "no Ascend C prototype found, so the GE op is assumed"
         lines.append(
             plain(
-                f"graph {graph.index}: {entry['op']} ({_nodes(entry['nodes'])}) auto-converted as TorchAir's auto converter "
-                f"would: GE op {entry['ge_type']}, {found}",
+                f"graph {graph.index}: {entry['op']} ({_nodes(entry['nodes'])}), {_definer(entry)}, auto-converted as TorchAir's "
+                f"auto converter would: GE op {entry['ge_type']}, {found}",
                 style="cyan" if entry["prototype"] else "yellow",
             )
         )
     return lines
+
+
+def _definer(entry: dict[str, Any]) -> str:
+    """Whose custom op it is: an installed library's keeps no assumed GE op (the
+    conversion refuses it without its prototype), the user's own does."""
+    who = "a custom op of an installed library" if entry.get("defined_by") == "library" else "the user's own custom op"
+    where = entry.get("defined_at")
+    return f"{who} ({_short_source(where)})" if where else who
 
 
 def _nodes(count: int) -> str:

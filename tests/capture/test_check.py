@@ -269,12 +269,12 @@ def test_a_buffer_a_graph_returns_unwritten_is_compared_by_shape_only(write_mode
 
     trace = capture_trace(load_model(write_model(BUFFER_FILLED_AFTER_A_BREAK)), stages=("functional", "ascend_ir"))
     assert [str(n.target) for n in trace.graphs[0].modules["functional"].graph.output_node().args[0]][:1] == ["aten.empty_like.default"]
-    from fxlab.capture.check import _uninitialised_outputs
+    from fxlab.capture.ir_check import _uninitialised_outputs
 
     # Whatever the uninitialised memory held, in the compiled run and in the IR run:
     # output 0 of graph 0 is compared by shape and dtype only.
-    assert _uninitialised_outputs(trace.graphs[0], recorded=True) == {0}
-    assert _uninitialised_outputs(trace.graphs[1], recorded=True) == set()
+    assert _uninitialised_outputs(trace.graphs[0]) == {0}
+    assert _uninitialised_outputs(trace.graphs[1]) == set()
     assert trace.status == "ok" and trace.ir_check.ok and not trace.ir_check.mismatches
     assert trace.ir_check.compared >= 2  # the second graph's values, the first's y
 
@@ -283,13 +283,13 @@ def test_distributed_tensors_are_compared_by_this_ranks_shard():
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor import Shard, distribute_tensor
 
-    from fxlab.capture.check import _Comparison
+    from fxlab.capture.check import Comparison
     from tests.conftest import process_group
 
     with process_group("fake", world_size=2):
         mesh = init_device_mesh("cpu", (2,))
         full = torch.arange(8.0).reshape(4, 2)
-        cmp = _Comparison()
+        cmp = Comparison()
         cmp.add("weight", distribute_tensor(full, mesh, [Shard(0)]), distribute_tensor(full, mesh, [Shard(0)]))
         cmp.add("weight changed", distribute_tensor(full, mesh, [Shard(0)]), distribute_tensor(full + 1, mesh, [Shard(0)]))
     assert cmp.compared == 2 and cmp.mismatches == ["weight changed: max |diff| 1"]

@@ -202,14 +202,17 @@ example_inputs = (torch.randn(3),)
 
 
 def test_a_custom_op_without_a_cpu_kernel_leaves_the_trace_unverified_with_the_reason_once(write_model):
-    trace = _trace(write_model, NO_KERNEL_MODEL)
+    path = write_model(NO_KERNEL_MODEL)
+    trace = capture_trace(load_model(path))
     (graph,) = trace.graphs
     assert list(graph.stages) == ["dynamo", "aten", "functional", "reinplaced", "pre_ge"] and graph.ir is not None
     assert [op.type for op in graph.ir.ops if op.type not in ("Data", "Const", "NetOutput", "Cast")] == ["Add", "Twice", "Mul"]
     assert trace.check.verdict == "not run: fxlabnokernel.twice has no CPU kernel"
     assert trace.ir_check.verdict == "not run: graph 0: the compiled run stopped in this graph: fxlabnokernel.twice has no CPU kernel"
     assert graph.error is None and trace.status == "unverified"
-    assert graph.ir_summary["auto_converted"] == [{"op": "fxlabnokernel.twice.default", "nodes": 1, "ge_type": "Twice", "prototype": False}]
+    assert graph.ir_summary["auto_converted"] == [
+        {"op": "fxlabnokernel.twice.default", "nodes": 1, "ge_type": "Twice", "prototype": False, "defined_by": "user", "defined_at": f"{path}:3"}
+    ]
 
 
 # A kernel that does not implement an option (fxlab's CPU reference kernels raise a
@@ -255,8 +258,9 @@ def test_an_op_of_torchs_namespace_without_a_converter_is_named_with_torchairs_v
     assert trace.status == "partial"
 
 
-# A collective: torch's _c10d_functional ops are never auto-converted into a made-up GE op
-# (TorchAir builds HcomAllReduce); its source is the user's line, not torch.distributed's.
+# A collective: torch's _c10d_functional ops become TorchAir's Hcom ops, never a GE op made
+# up from their names; their source is the user's line, not torch.distributed's. Under the
+# fake process group nothing is executed, so the checks say they could not run.
 COLLECTIVE_MODEL = """
 import torch
 import torch.distributed as dist
@@ -280,25 +284,17 @@ def fake_process_group():
         dist.destroy_process_group()
 
 
-def test_a_collective_is_not_converted_into_a_made_up_op_and_points_at_the_users_line(write_model, fake_process_group):
+def test_a_collective_becomes_torchairs_hcom_op_and_points_at_the_users_line(write_model, fake_process_group):
     trace = _trace(write_model, COLLECTIVE_MODEL)
     (graph,) = trace.graphs
-    failed = {entry["op"]: entry["reason"] for entry in graph.ir_summary["not_converted"]}
-    assert failed == {
-        "_c10d_functional.all_reduce.default": "not converted by the built-in conversion; TorchAir converts it "
-        "(ge_converter/c10d_functional/c10d_functional.py:108); use --converter torchair",
-        "_c10d_functional.wait_tensor.default": "not converted by the built-in conversion; TorchAir converts it "
-        "(ge_converter/c10d_functional/c10d_functional.py:99); use --converter torchair",
-    }
-    assert "AllReduce" not in graph.ir.types and "auto_converted" not in graph.ir_summary
+    assert graph.ir.types == ["Data", "Const", "Mul", "Cast", "HcomAllReduce", "Identity", "Const", "Add", "NetOutput"]
+    assert "AllReduce" not in graph.ir.types and "not_converted" not in graph.ir_summary and "auto_converted" not in graph.ir_summary
     sources = {op.fx_node: op.source for op in graph.ir.ops if op.fx_node in ("all_reduce", "wait_tensor")}
     assert {node: source.rsplit("/", 1)[-1] for node, source in sources.items()} == {"all_reduce": "model.py:9", "wait_tensor": "model.py:9"}
     node = next(n for n in graph.stages["functional"].nodes if n.name == "all_reduce")
     assert node.provenance.line == 9 and node.provenance.library_location.endswith("torch/distributed/_functional_collectives.py:179")
-    assert trace.ir_check.verdict == (
-        "not run: graph 0: not every op converted (_c10d_functional.all_reduce.default, _c10d_functional.wait_tensor.default)"
-    )
-    assert trace.status == "partial"
+    assert trace.check.verdict == trace.ir_check.verdict == "not run: collectives not executed under the fake process group"
+    assert trace.status == "unverified"
 
 
 SERVING_INPUTS_MODEL = """

@@ -80,10 +80,11 @@ def test_ops_coverage_counts_torchairs_converters_and_fxlabs_agreement(capsys) -
     data = json.loads(out)
     summary = data["summary"]
     # 327 ATen/prims converters do more than raise; 2 of them fail when run on Atlas A2/A3
-    # (arch35-only batch norm). torch_npu's operators and the collectives count alike.
+    # (arch35-only batch norm). torch_npu's operators and the collectives count alike; 4
+    # torch_npu converters fail when run (they return fewer outputs than the schema).
     aten = [r for r in data["ops"] if r["op"].split(".")[0] in ("aten", "prims")]
     assert code == 0 and len(aten) == 1911 and sum(r["torchair"] == "converts" for r in aten) == 325
-    assert summary["torchair_converts"] == 484 and summary["ops"] == 2082
+    assert summary["torchair_converts"] == 480 and summary["ops"] == 2082
     assert rows_of(data)["npu.npu_grouped_matmul.default"]["torchair"] == "converts"
     assert rows_of(data)["npu.npu_rms_norm.default"] == {**rows_of(data)["npu.npu_rms_norm.default"], "fxlab": "converts", "agrees": True}
     assert rows_of(data)["_c10d_functional.all_reduce.default"]["torchair"] == "converts"

@@ -167,3 +167,59 @@ def test_ascend_layer_gets_torchairs_own_op_types(torchair: Any, name: str) -> N
     builtin, theirs = _capture(name, None), _capture(name, None, _torchair_converter(torchair))
     _ok(theirs)
     assert _op_types(builtin) == _op_types(theirs)
+
+
+def _grouped_mm_fallback_reason() -> str:
+    from transformers.integrations import moe
+
+    line = moe._grouped_mm_fallback.__code__.co_firstlineno
+    return (
+        "TorchAir has no converter for transformers.grouped_mm_fallback.default: it is a custom op defined by an installed "
+        f"library (transformers/integrations/moe.py:{line}), not by the user's code, and no Ascend C prototype of it is "
+        "known: TorchAir's auto converter would look for an Ascend IR op GroupedMmFallback registered in CANN, and a "
+        "library's Python op has none, so graph mode fails on it on the NPU machine; there is no GE op to convert it to. "
+        'Fix: run the experts as batched matmuls (config._experts_implementation = "batched_mm", or '
+        'experts_implementation="batched_mm" in from_pretrained), which TorchAir converts'
+    )
+
+
+# transformers' DeepSeek-V3 with its defaults: the experts run grouped_mm, which without the
+# fused kernel counts tokens with histc, calls transformers' own grouped_mm_fallback op and
+# restores the order with index_put: three ops graph mode cannot take on an NPU.
+DEFAULT_GAPS = ["aten.histc.default", "aten.index_put.default", "transformers.grouped_mm_fallback.default"]
+
+
+@pytest.fixture(scope="module")
+def deepseek_v3_defaults() -> Any:
+    return _capture("deepseek_v3", None)
+
+
+def test_deepseek_v3_with_its_defaults_is_partial_on_transformers_grouped_mm_fallback(deepseek_v3_defaults: Any) -> None:
+    trace = deepseek_v3_defaults
+    assert trace.status == "partial" and trace.check.ok and trace.check.compared > 0
+    assert trace.ir_check.verdict == f"not run: graph 0: not every op converted ({', '.join(DEFAULT_GAPS)})"
+    graph = trace.graphs[0]
+    assert sorted(entry["op"] for entry in graph.ir_summary["not_converted"]) == DEFAULT_GAPS
+    fallback = [n for n in graph.conversion.nodes if n.target == "transformers.grouped_mm_fallback.default"]
+    assert [n.status.value for n in fallback] == ["refused", "refused"]  # the up and down projections
+    assert {n.message for n in fallback} == {_grouped_mm_fallback_reason()}
+    assert "auto_converted" not in graph.ir_summary and "GroupedMmFallback" not in _op_types(trace)
+
+
+def test_deepseek_v3_with_its_defaults_has_only_ge_op_types_torchair_builds(deepseek_v3_defaults: Any, torchair: Any) -> None:
+    theirs = _capture("deepseek_v3", None, _torchair_converter(torchair))
+    assert theirs.status == "partial"
+    assert set(_op_types(deepseek_v3_defaults)) == set(_op_types(theirs))
+    assert sorted({n.target for n in theirs.graphs[0].conversion.nodes if n.status.value in ("unsupported", "raised")}) == DEFAULT_GAPS
+    (record, _) = [n for n in theirs.graphs[0].conversion.nodes if n.target == "transformers.grouped_mm_fallback.default"]
+    assert record.message.endswith("No AscendIR GroupedMmFallback was found to be registered.")
+
+
+def test_deepseek_v3_with_batched_mm_experts_traces_ok_with_the_same_ge_ops_both_ways(torchair: Any) -> None:
+    builtin = _capture("deepseek_v3", "batched_mm")
+    theirs = _capture("deepseek_v3", "batched_mm", _torchair_converter(torchair))
+    _ok(builtin)
+    _ok(theirs)
+    assert _op_types(builtin) == _op_types(theirs)
+    functional = builtin.graphs[0].stages["functional"].targets()
+    assert "transformers.grouped_mm_fallback.default" not in functional and "aten.histc.default" not in functional
