@@ -173,14 +173,14 @@ def read_schemas(schema_file: Path) -> dict[str, str]:
 
 
 def _is_defined(qualified: str) -> bool:
+    """Whether ``name[.overload]`` exists; a name without overload asks for the default
+    one (another overload of the same name defined first does not count)."""
     name, _, overload = qualified.partition(".")
     try:
         packet = getattr(getattr(torch.ops, NAMESPACE), name)
-        if overload:
-            getattr(packet, overload)
+        return (overload or "default") in packet.overloads()
     except (AttributeError, RuntimeError):
         return False
-    return True
 
 
 def _define_schemas(library: torch.library.Library, schemas: dict[str, str], result: NpuDefinitions) -> None:
@@ -373,13 +373,17 @@ def _through_functional(schema: Any, functional: Any, written: list[str]) -> Cal
 @contextlib.contextmanager
 def _reference_kernels(library: torch.library.Library, names: set[str]) -> Iterator[None]:
     """fxlab's CPU kernels and built-in converters for the common operators defined here."""
-    from fxlab.ir import kernels  # noqa: F401 - every family's module adds its CPU kernels
-    from fxlab.ir.kernels.npu_reference import CPU_KERNELS
+    from fxlab.ir import kernels  # noqa: F401 - each operator family registers its CPU kernels
+    from fxlab.ir.kernels.npu_reference import CPU_KERNELS, META_KERNELS
     from fxlab.passes.converters.npu import npu_converters
 
+    # Keys name an overload (``npu_grouped_matmul.List``) or the default one (``npu_x``).
     for name, kernel in CPU_KERNELS.items():
-        if name in names:
+        if name.split(".", 1)[0] in names:
             library.impl(name, _naming_gaps(f"{NAMESPACE}.{name}", kernel), "CPU")
+    for name, kernel in META_KERNELS.items():
+        if name.split(".", 1)[0] in names and not torch._C._dispatch_has_kernel_for_dispatch_key(f"{NAMESPACE}::{name}", "Meta"):
+            library.impl(name, kernel, "Meta")
     with npu_converters():
         yield
 
@@ -390,7 +394,7 @@ def _naming_gaps(op: str, kernel: Callable[..., Any]) -> Callable[..., Any]:
     they could not run, and the trace goes on."""
     from fxlab.ir.kernels.registry import KernelGap
 
-    prefix = f"{op.split('.', 1)[-1]}: "
+    prefix = f"{op.split('.')[1]}: "  # the operator's name, as a kernel's message may start
 
     @functools.wraps(kernel)
     def run(*args: Any, **kwargs: Any) -> Any:

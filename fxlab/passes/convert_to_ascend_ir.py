@@ -27,7 +27,7 @@ import torch.fx as fx
 from fxlab.ir.builder import GraphBuilder, Tensor, building
 from fxlab.ir.ge import desc_from_meta
 from fxlab.ir.host_outputs import AS_STRIDED, GE, SYM, VIEW, VIEW_AS_COMPLEX, VIEW_AS_REAL, FxOutput, dim_text, record_fx_outputs
-from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, DataType, IrGraph, IrOp, attr_of
+from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, attr_of
 from fxlab.passes import converters  # noqa: F401 - registers fxlab's converters
 from fxlab.passes.conversion_result import (
     SCOPE_ENTER,
@@ -44,7 +44,7 @@ from fxlab.passes.converters.registry import AUTO_CONVERTER_LOOKUPS, CONVERTERS,
 from fxlab.passes.inference_rule import attach_inference_rules
 from fxlab.passes.output_reuse import OUTPUT_DTYPES_ATTR
 from fxlab.passes.converters.auto import auto_converter_verdict, library_op_refusal
-from fxlab.passes.torchair_refusals import is_protected, not_converted_reason, refusal
+from fxlab.passes.torchair_refusals import RefusedLikeTorchAir, is_protected, not_converted_reason, refusal
 from fxlab.source_lines import node_source
 
 CONVERT_REFUSED_HINT = "fxlab converts it only when asked (--convert-refused), since TorchAir would not"
@@ -64,6 +64,22 @@ class _GraphConstant:
     """A tensor constant of the graph (``get_attr``), not yet a GE op."""
 
     tensor: torch.Tensor
+
+
+# Types torch has no counterpart for (torch_npu carries them in uint8): a converter's
+# result typed so by hand keeps its type when the node's fake value types it, as
+# TorchAir's ``set_meta`` keeps it.
+KEPT_RESULT_DTYPES = frozenset({DataType.DT_HIFLOAT8, DataType.DT_FLOAT8_E8M0, DataType.DT_FLOAT4_E2M1, DataType.DT_FLOAT4_E1M2})
+
+
+def _result_desc(result: Tensor, meta: Any) -> TensorDesc:
+    """A converter result's desc from the node's fake value (its type kept when it is
+    one of :data:`KEPT_RESULT_DTYPES`)."""
+    desc = desc_from_meta(meta, result.op.output_desc[result.index].name)
+    kept = result.op.output_desc[result.index].dtype
+    if kept in KEPT_RESULT_DTYPES:
+        desc.dtype = kept
+    return desc
 
 
 def _no_converter_reason(target: Any) -> str:
@@ -379,6 +395,11 @@ class AscendIrConverter:
             args = fx.node.map_arg(node.args, value_of)
             kwargs = fx.node.map_arg(node.kwargs, value_of) if node.kwargs else {}
             result = self._call_converter(fn, args, kwargs, meta, node)
+        except RefusedLikeTorchAir as exc:
+            builder.end_node(token)
+            del ops[first_new:]
+            self._emit_placeholder(node, Status.REFUSED, exc.message(target_name))
+            return
         except Exception as exc:  # noqa: BLE001 - any converter failure becomes a placeholder
             builder.end_node(token)
             del ops[first_new:]
@@ -391,7 +412,7 @@ class AscendIrConverter:
         builder.unset_helper_dtypes(first_new)
         if type(result) is Tensor:
             if meta is not None:  # an op that returns nothing keeps the desc its converter made, as in TorchAir
-                result.op.set_output_desc(result.index, desc_from_meta(meta, result.op.output_desc[result.index].name))
+                result.op.set_output_desc(result.index, _result_desc(result, meta))
         else:
             self._set_output_descs(result, meta)
         if node.target is not AUTO_FUNCTIONALIZED_V2:  # that converter attaches its op's rule itself
@@ -408,11 +429,11 @@ class AscendIrConverter:
 
     def _set_output_descs(self, result: Any, meta: Any) -> None:
         if isinstance(result, Tensor):
-            result.op.set_output_desc(result.index, desc_from_meta(meta, result.desc.name))
+            result.op.set_output_desc(result.index, _result_desc(result, meta))
         elif isinstance(result, (list, tuple)) and isinstance(meta, (list, tuple)):
             for out, val in zip(result, meta):
                 if isinstance(out, Tensor) and isinstance(val, torch.Tensor):
-                    out.op.set_output_desc(out.index, desc_from_meta(val, out.desc.name))
+                    out.op.set_output_desc(out.index, _result_desc(out, val))
 
     def _emit_placeholder(self, node: fx.Node, status: Status, message: str) -> None:
         meta = node.meta.get("val")

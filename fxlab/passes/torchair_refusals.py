@@ -73,13 +73,13 @@ class TorchAirVerdict:
     def message(self) -> str:
         if self.verdict == REFUSES:
             said = f"TorchAir refuses {self.op}: its converter only raises {self.reason} (ge_converter/{self.where})"
+        elif self.verdict == NO_CONVERTER and self.reason:  # why its auto converter finds no GE op for it
+            said = f"TorchAir has no converter for {self.op}: {self.reason}"
         elif self.verdict == NO_CONVERTER and self.op.split(".")[0] in TORCH_NPU_NAMESPACES:
             said = (
                 f"TorchAir has no converter for {self.op}: its auto converter would need CANN to register an Ascend IR "
                 "named after the operator, which fxlab does not assume"
             )
-        elif self.verdict == NO_CONVERTER and self.reason:  # a custom op its auto converter has no GE op for
-            said = f"TorchAir has no converter for {self.op}: {self.reason}"
         elif self.verdict == NO_CONVERTER:
             said = f"TorchAir has no converter for {self.op}, so its conversion fails on it"
         else:
@@ -124,7 +124,7 @@ def verdict_of(target: Any, table: dict[str, TorchAirVerdict] | None = None) -> 
     known = (registrations() if table is None else table).get(name)
     if known is not None:
         return known
-    return TorchAirVerdict(name, NO_CONVERTER) if is_protected(name, table) else None
+    return TorchAirVerdict(name, NO_CONVERTER, NO_CONVERTER_REASONS.get(name, "")) if is_protected(name, table) else None
 
 
 # Ops whose TorchAir converter does more than raise (the scan counts it as converting),
@@ -142,6 +142,12 @@ FAILS_WHEN_RUN = {
     "aten._native_batch_norm_legit.no_stats": (
         f"NotImplementedError: torch.ops.aten._native_batch_norm_legit.no_stats ge_converter is not implemented! {_BEFORE_ARCH35}",
         "aten/_native_batch_norm_legit.py:84",
+    ),
+    # Its converter calls the MoeGatingTopKSoftmax builder with the v2 op's attrs, which
+    # that builder does not take.
+    "npu.npu_moe_gating_top_k_softmax_v2.default": (
+        "TypeError: got an unexpected keyword argument 'renorm' (MoeGatingTopKSoftmax's builder has no renorm or output_softmax)",
+        "custom/npu_moe_gating_top_k_softmax_v2.py:22",
     ),
     "npu.npu_fusion_attention_grad.default": (
         f"{_OUTPUTS_SHORT} (its converter returns FlashAttentionScoreGrad's four outputs, dq, dk, dv and dpse, for the "
@@ -169,6 +175,20 @@ FAILS_WHEN_RUN = {
 }
 
 
+# torch_npu operators TorchAir has no converter for, where more is known than that its
+# auto converter would need an Ascend IR named after the operator: why it fails.
+_NO_NPU_FORMAT_CAST = "its auto converter looks for the GE op NpuFormatCast, which GE does not register; cast formats outside the graph"
+NO_CONVERTER_REASONS = {
+    "npu.npu_format_cast.default": _NO_NPU_FORMAT_CAST,
+    "npu.npu_format_cast.Tensor": _NO_NPU_FORMAT_CAST,
+    "npu._npu_format_cast.default": _NO_NPU_FORMAT_CAST,
+    "npu._npu_format_cast.aclnn": _NO_NPU_FORMAT_CAST,
+    "npu._npu_format_cast.input_dtype": _NO_NPU_FORMAT_CAST,
+    # TorchAir's pattern fusion makes this op for the aclgraph path; its GE path has no converter for it.
+    "npu.npu_add_rms_norm_quant.default": "its auto converter looks for the GE op NpuAddRmsNormQuant, which GE does not register",
+}
+
+
 # Ops TorchAir converts into a graph whose results are not ATen's: what goes wrong. fxlab
 # builds the same graph (it shows what TorchAir hands to GE), and its IR check, which runs
 # that graph on CPU, names the cause beside the mismatch it finds.
@@ -177,6 +197,14 @@ WRONG_RESULTS = {
         "TorchAir's converter returns BatchNormV3's outputs in GE's order (y, running mean, running var, batch mean, batch rstd) "
         "where ATen's are y, batch mean, batch rstd, running mean, running var, so the graph TorchAir builds writes the batch "
         "statistics into the running statistics (the layer's output is right)"
+    ),
+    "npu.npu_group_norm_silu.default": (
+        "TorchAir's converter defaults eps to 1e-4 where torch_npu's schema defaults it to 1e-5, so a call that leaves eps out "
+        "gets eps=1e-4 in the graph TorchAir builds (pass eps explicitly)"
+    ),
+    "npu.npu_quant_scatter_.default": (
+        "TorchAir's converter of the in-place form defaults axis to 0 and quant_axis to 1 where torch_npu's schema defaults them "
+        "to -2 and -1, so a call that leaves them out writes along other axes in the graph TorchAir builds (pass them explicitly)"
     ),
     "npu.npu_fusion_attention.default": (
         "TorchAir's converter does not pass the position bias on (FlashAttentionScore's real_shift is left empty), so with a "
@@ -195,6 +223,19 @@ WRONG_RESULTS = {
         "cache_mode='page' the graph it builds writes the caches as contiguous"
     ),
 }
+
+
+class RefusedLikeTorchAir(NotImplementedError):
+    """Raised by a built-in converter for the arguments TorchAir's own converter raises
+    on (an option it does not support, a branch for other SoCs): the node is refused, as
+    on an NPU machine, with TorchAir's exception and where its converter raises it."""
+
+    def __init__(self, reason: str, where: str) -> None:
+        super().__init__(f"its converter raises {reason} (ge_converter/{where})")
+        self.reason, self.where = reason, where
+
+    def message(self, op: str) -> str:
+        return f"TorchAir refuses {op} with these arguments: {self}"
 
 
 def wrong_result(target: Any) -> str | None:

@@ -145,6 +145,30 @@ def test_paged_attention_writes_the_cache_through_its_functional_form_and_reads_
     assert _op_types(builtin) == _op_types(theirs)
 
 
+# Ascend-written layers: the built-in conversion builds TorchAir's GE op types, op for op.
+ASCEND_LAYERS = {
+    "ascend_moe_layer": [
+        "MoeGatingTopKSoftmax", "MoeInitRouting", "MoeComputeExpertTokens", "GroupedMatmul", "SwiGlu", "GroupedMatmul", "MoeFinalizeRoutingV2",
+    ],
+    "ascend_w8a8_linear": ["DynamicQuant", "QuantBatchMatmulV3"],
+}
+_HELPERS = {"Data", "NetOutput", "Const", "Cast", "Fill", "Transpose", "MatMul", "Add"}
+
+
+@pytest.mark.parametrize("name", sorted(ASCEND_LAYERS))
+def test_ascend_layer_traces_ok_with_the_builtin_conversion(name: str) -> None:
+    trace = _capture(name, None)
+    _ok(trace)
+    assert [op.type for op in trace.graphs[0].ir.ops if op.type not in _HELPERS] == ASCEND_LAYERS[name]
+
+
+@pytest.mark.parametrize("name", sorted(ASCEND_LAYERS))
+def test_ascend_layer_gets_torchairs_own_op_types(torchair: Any, name: str) -> None:
+    builtin, theirs = _capture(name, None), _capture(name, None, _torchair_converter(torchair))
+    _ok(theirs)
+    assert _op_types(builtin) == _op_types(theirs)
+
+
 def _grouped_mm_fallback_reason() -> str:
     from transformers.integrations import moe
 

@@ -165,8 +165,8 @@ def test_reading_rejects_what_the_model_cannot_hold() -> None:
     with pytest.raises(GeProtoError, match="holds no graph"):
         decode_model_def(schema().ModelDef(name="m").SerializeToString())
     model = schema().ModelDef()
-    model.graph.add().op.add(name="q").output_desc.add(dtype=28)  # DT_INT4
-    with pytest.raises(GeProtoError, match="DT_INT4"):
+    model.graph.add().op.add(name="q").output_desc.add(dtype=29)  # DT_UINT1
+    with pytest.raises(GeProtoError, match="DT_UINT1"):
         graph_from_model_def(model)
     model = schema().ModelDef()
     model.graph.add().op.add(name="q").attr["g"].g.name = "sub"
@@ -190,7 +190,7 @@ def _torchair_like_graph():  # type: ignore[no-untyped-def]
         data.attr["index"].i = index
         data.output_desc.add(name="y", dtype=1)
     cast = graph.op.add(name="Cast", type="Cast", input=["x:0", "y:-1"])
-    cast.output_desc.add(name="y", dtype=28)  # DT_INT4
+    cast.output_desc.add(name="y", dtype=29)  # DT_UINT1
     cast.attr["sub"].g.name = "sub"
     cast.attr["alpha"].f = 1e-5
     graph.op.add(name="NetOutput", type="NetOutput", input=["Cast:0", "Cast:-1"])
@@ -201,14 +201,14 @@ def test_a_lenient_read_keeps_what_the_model_cannot_hold_and_finds_inputs_and_ou
     proto = _torchair_like_graph()
     with pytest.raises(GeProtoError, match="no counterpart in fxlab's IR model"):
         graph_from_graph_def(proto)  # strict: fxlab's own files
-    graph = graph_from_graph_def(proto, {"Cast": ("to_int4", "model.py:3")}, strict=False)
+    graph = graph_from_graph_def(proto, {"Cast": ("to_uint1", "model.py:3")}, strict=False)
     assert graph.inputs == ["x", "y"]  # the Data ops by index
     assert graph.outputs == ["Cast:0"]  # NetOutput's data inputs
     cast = graph.op_by_name()["Cast"]
     assert cast.output_desc[0].dtype is DataType.DT_UNDEFINED and cast.output_desc[0].layout == "ND"
     assert cast.attrs["sub" + UNREAD_SUFFIX] == Attr(AttrKind.STR, 'g { name: "sub" }')
     assert cast.attrs["alpha"] == Attr(AttrKind.FLOAT, 1e-5)
-    assert (cast.fx_node, cast.source) == ("to_int4", "model.py:3")
+    assert (cast.fx_node, cast.source) == ("to_uint1", "model.py:3")
 
 
 # -- TorchAir's own generated module ---------------------------------------------------

@@ -21,7 +21,7 @@ import torch
 import torch.nn.functional as F
 
 from fxlab.ir.kernels.npu_attention_reference import unsupported
-from fxlab.ir.kernels.npu_reference import no_cpu_kernel, register_cpu_kernels
+from fxlab.ir.kernels.npu_reference import no_cpu_kernel, cpu_kernel
 
 ACTIVATIONS: dict[str, Callable[[torch.Tensor], torch.Tensor]] = {
     "relu": F.relu,
@@ -86,6 +86,7 @@ def counts_from(tokens: Any, as_index: bool) -> list[int] | None:
     return [b - a for a, b in zip([0, *values[:-1]], values)] if as_index else values
 
 
+@cpu_kernel("npu_ffn")
 def npu_ffn(x: torch.Tensor, weight1: torch.Tensor, weight2: torch.Tensor, activation: str, **options: Any) -> torch.Tensor:
     index = options.pop("expert_tokens_index", None)
     tokens = options.pop("expert_tokens", None)
@@ -95,19 +96,12 @@ def npu_ffn(x: torch.Tensor, weight1: torch.Tensor, weight2: torch.Tensor, activ
     return ffn(x, weight1, weight2, activation, counts, options)
 
 
-register_cpu_kernels(
-    {
-        "npu_ffn": npu_ffn,
-        **{
-            name: no_cpu_kernel(name, SHARED_CONTEXT)
-            for name in (
-                "npu_attention_to_ffn",
-                "npu_ffn_to_attention",
-                "attention_worker_scheduler",
-                "ffn_worker_scheduler",
-                "npu_attention_worker_combine",
-                "npu_ffn_worker_batching",
-            )
-        },
-    }
-)
+for _name in (
+    "npu_attention_to_ffn",
+    "npu_ffn_to_attention",
+    "attention_worker_scheduler",
+    "ffn_worker_scheduler",
+    "npu_attention_worker_combine",
+    "npu_ffn_worker_batching",
+):
+    cpu_kernel(_name)(no_cpu_kernel(_name, SHARED_CONTEXT))

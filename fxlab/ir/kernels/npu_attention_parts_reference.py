@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import torch
 
-from fxlab.ir.kernels.npu_reference import register_cpu_kernels
+from fxlab.ir.kernels.npu_reference import cpu_kernel
 
 
+@cpu_kernel("npu_attention_update")
 def attention_update(lse: list[torch.Tensor], local_out: list[torch.Tensor], update_type: int) -> tuple[torch.Tensor, torch.Tensor]:
     if int(update_type) != 0:
         raise NotImplementedError(f"npu_attention_update: update_type {update_type} has no CPU reference kernel (0, decode, has)")
@@ -25,6 +26,7 @@ def attention_update(lse: list[torch.Tensor], local_out: list[torch.Tensor], upd
     return out.to(local_out[0].dtype), total.to(lse[0].dtype)
 
 
+@cpu_kernel("npu_masked_softmax_with_rel_pos_bias")
 def masked_softmax_with_rel_pos_bias(
     x: torch.Tensor,
     atten_mask: torch.Tensor | None,
@@ -36,6 +38,3 @@ def masked_softmax_with_rel_pos_bias(
     if atten_mask is not None:
         scores = scores + atten_mask.float()
     return torch.softmax(scores, dim=-1).to(x.dtype)
-
-
-register_cpu_kernels({"npu_attention_update": attention_update, "npu_masked_softmax_with_rel_pos_bias": masked_softmax_with_rel_pos_bias})

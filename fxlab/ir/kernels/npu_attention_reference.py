@@ -24,7 +24,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.kernels.npu_reference import register_cpu_kernels
+from fxlab.ir.kernels.npu_reference import cpu_kernel
 
 INT32_MAX = 2147483647
 # input_layout -> (query/key/value layout, output layout)
@@ -377,6 +377,7 @@ def fused_infer_attention(named: dict[str, Any], attrs: dict[str, Any], op: str 
     return infer_attention(tensors, _options(attrs))
 
 
+@cpu_kernel("npu_fused_infer_attention_score")
 def npu_fused_infer_attention_score(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, **options: Any) -> tuple[Any, Any]:
     """``npu_fused_infer_attention_score`` for float query, key and value."""
     return fused_infer_attention({**options, "query": query, "key": key, "value": value}, options)
@@ -402,6 +403,7 @@ V2_NAMES = {
 }
 
 
+@cpu_kernel("npu_fused_infer_attention_score_v2")
 def npu_fused_infer_attention_score_v2(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, **options: Any) -> tuple[Any, Any]:
     """``npu_fused_infer_attention_score_v2`` for float query, key and value."""
     renamed = {V2_NAMES.get(k, k): v for k, v in options.items()}
@@ -415,6 +417,7 @@ def incre_flash_attention(named: dict[str, Any], attrs: dict[str, Any]) -> torch
     return infer_attention(tensors, _options(attrs, scale=attrs.get("scale_value", 1.0)))[0]
 
 
+@cpu_kernel("npu_incre_flash_attention")
 def npu_incre_flash_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, **options: Any) -> torch.Tensor:
     """``npu_incre_flash_attention`` for float query, key and value."""
     return incre_flash_attention({**options, "query": query, "key": key, "value": value}, options)
@@ -427,6 +430,7 @@ def prompt_flash_attention(named: dict[str, Any], attrs: dict[str, Any]) -> torc
     return infer_attention(tensors_from(named), options)[0]
 
 
+@cpu_kernel("npu_prompt_flash_attention")
 def npu_prompt_flash_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, **options: Any) -> torch.Tensor:
     """``npu_prompt_flash_attention`` for float query, key and value (sparse modes 10-14
     are modes 0-4 at another precision)."""
@@ -434,13 +438,3 @@ def npu_prompt_flash_attention(query: torch.Tensor, key: torch.Tensor, value: to
     attrs = {**options, "sparse_mode": mode - 10 if 10 <= mode <= 14 else mode}
     attrs.setdefault("pre_tokens", 2147473647)
     return prompt_flash_attention({**options, "query": query, "key": key, "value": value}, attrs)
-
-
-register_cpu_kernels(
-    {
-        "npu_fused_infer_attention_score": npu_fused_infer_attention_score,
-        "npu_fused_infer_attention_score_v2": npu_fused_infer_attention_score_v2,
-        "npu_incre_flash_attention": npu_incre_flash_attention,
-        "npu_prompt_flash_attention": npu_prompt_flash_attention,
-    }
-)

@@ -15,7 +15,7 @@ import torch
 
 from fxlab.ir.kernels.registry import named_inputs, register_kernel
 from fxlab.ir.kernels import npu_comm_reference as ref
-from fxlab.ir.kernels.npu_mla import zeros_of_output
+from fxlab.ir.kernels.npu_io import zeros_of
 from fxlab.ir.model import IrOp, torch_dtype
 
 
@@ -28,7 +28,7 @@ def all_gather_matmul(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> lis
     n = named_inputs(op, inputs)
     options = {**n, "gather_output": attrs.get("is_gather_out", True)}
     y, gathered = ref.all_gather_mm(n["x1"], n["x2"], attrs.get("rank_size", 0), options, _out_dtype(op))
-    return [y, gathered, zeros_of_output(op, 2)] if op.type == "AllGatherMatmulV2" else [y, gathered]
+    return [y, gathered, zeros_of(op, 2)] if op.type == "AllGatherMatmulV2" else [y, gathered]
 
 
 @register_kernel("MatmulAllReduce")
@@ -41,14 +41,14 @@ def matmul_all_reduce(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> lis
 def matmul_reduce_scatter(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     n = named_inputs(op, inputs)
     y = ref.mm_reduce_scatter(n["x1"], n["x2"], attrs.get("rank_size", 0), n, _out_dtype(op))
-    return [y, zeros_of_output(op, 1)] if op.type == "MatmulReduceScatterV2" else [y]
+    return [y, zeros_of(op, 1)] if op.type == "MatmulReduceScatterV2" else [y]
 
 
 @register_kernel("AlltoAllMatmul")
 def all_to_all_matmul(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     n = named_inputs(op, inputs)
     y, gathered = ref.npu_all_to_all_matmul(n["x1"], n["x2"], attrs["group"], attrs["world_size"], n.get("bias"))
-    return [y, gathered if attrs.get("alltoall_out_flag", True) else zeros_of_output(op, 1)]
+    return [y, gathered if attrs.get("alltoall_out_flag", True) else zeros_of(op, 1)]
 
 
 @register_kernel("MatmulAlltoAll")
@@ -65,7 +65,7 @@ def _gmm_args(n: dict[str, Any], attrs: dict[str, Any]) -> tuple[tuple[Any, ...]
 
 
 def _or_zeros(op: IrOp, values: tuple[Any, ...]) -> list[Any]:
-    return [v if v is not None else zeros_of_output(op, i) for i, v in enumerate(values)]
+    return [v if v is not None else zeros_of(op, i) for i, v in enumerate(values)]
 
 
 @register_kernel("AlltoAllvGroupedMatMul")

@@ -24,7 +24,8 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.kernels.npu_reference import meta_outputs, register_cpu_kernels, rms_norm
+from fxlab.ir.kernels.npu_norm_reference import rms_norm
+from fxlab.ir.kernels.npu_reference import cpu_kernel, meta_outputs
 
 
 def one_rank(op: str, world_size: int) -> None:
@@ -63,12 +64,14 @@ def all_gather_mm(
     return y, gathered
 
 
+@cpu_kernel("npu_all_gather_base_mm")
 def npu_all_gather_base_mm(
     self: torch.Tensor, x2: torch.Tensor, hcom: str, world_size: int, **options: Any
 ) -> tuple[torch.Tensor, torch.Tensor]:
     return all_gather_mm(self, x2, world_size, options, self.dtype)
 
 
+@cpu_kernel("npu_all_gather_quant_mm")
 def npu_all_gather_quant_mm(self: torch.Tensor, x2: torch.Tensor, hcom: str, world_size: int, **options: Any) -> tuple[torch.Tensor, ...]:
     meta = meta_outputs("npu_all_gather_quant_mm", (self, x2, hcom, world_size), options)
     y, gathered = all_gather_mm(self, x2, world_size, options, meta[0].dtype, "npu_all_gather_quant_mm")
@@ -87,6 +90,7 @@ def mm_all_reduce(x1: torch.Tensor, x2: torch.Tensor, options: dict[str, Any]) -
     return y.to(x1.dtype)
 
 
+@cpu_kernel("npu_mm_all_reduce_base")
 def npu_mm_all_reduce_base(x1: torch.Tensor, x2: torch.Tensor, hcom: str, **options: Any) -> torch.Tensor:
     return mm_all_reduce(x1, x2, options)
 
@@ -97,10 +101,12 @@ def mm_reduce_scatter(x1: torch.Tensor, x2: torch.Tensor, world_size: int, optio
     return mm(x1, x2, options.get("bias"), options.get("x1_scale"), options.get("x2_scale")).to(out_dtype)
 
 
+@cpu_kernel("npu_mm_reduce_scatter_base")
 def npu_mm_reduce_scatter_base(self: torch.Tensor, x2: torch.Tensor, hcom: str, world_size: int, **options: Any) -> torch.Tensor:
     return mm_reduce_scatter(self, x2, world_size, options, self.dtype)
 
 
+@cpu_kernel("npu_quant_mm_reduce_scatter")
 def npu_quant_mm_reduce_scatter(
     self: torch.Tensor, x2: torch.Tensor, hcom: str, world_size: int, **options: Any
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -108,6 +114,7 @@ def npu_quant_mm_reduce_scatter(
     return mm_reduce_scatter(self, x2, world_size, options, meta[0].dtype), torch.zeros(meta[1].shape, dtype=meta[1].dtype)
 
 
+@cpu_kernel("npu_all_to_all_matmul")
 def npu_all_to_all_matmul(
     x1: torch.Tensor,
     x2: torch.Tensor,
@@ -123,6 +130,7 @@ def npu_all_to_all_matmul(
     return mm(x1, x2, bias).to(x1.dtype), (x1.clone() if all2all_out_flag else None)
 
 
+@cpu_kernel("npu_matmul_all_to_all")
 def npu_matmul_all_to_all(
     x1: torch.Tensor, x2: torch.Tensor, hcom: str, world_size: int, bias: Any = None, all2all_axes: Any = None, comm_mode: Any = None
 ) -> torch.Tensor:
@@ -152,10 +160,12 @@ def alltoallv_gmm(gmm_x: torch.Tensor, gmm_weight: torch.Tensor, args: tuple[Any
     return gmm_y, mm_y, permute_out
 
 
+@cpu_kernel("npu_alltoallv_gmm")
 def npu_alltoallv_gmm(gmm_x: torch.Tensor, gmm_weight: torch.Tensor, *args: Any, **options: Any) -> tuple[Any, ...]:
     return alltoallv_gmm(gmm_x, gmm_weight, args, options)
 
 
+@cpu_kernel("npu_gmm_alltoallv")
 def npu_gmm_alltoallv(gmm_x: torch.Tensor, gmm_weight: torch.Tensor, *args: Any, **options: Any) -> tuple[Any, ...]:
     """(y, mm_y): the grouped matmul by ``send_counts``, then the all-to-all-v (one rank)."""
     hcom, ep_world_size, send_counts, recv_counts = args
@@ -204,6 +214,7 @@ def moe_dispatch(
     ]
 
 
+@cpu_kernel("npu_moe_distribute_dispatch")
 def npu_moe_distribute_dispatch(
     x: torch.Tensor, expert_ids: torch.Tensor, group_ep: str, ep_world_size: int, ep_rank_id: int, moe_expert_num: int, **options: Any
 ) -> tuple[torch.Tensor, ...]:
@@ -212,6 +223,7 @@ def npu_moe_distribute_dispatch(
     return tuple(moe_dispatch(x, expert_ids, moe_expert_num, options, tuple(tuple(m.shape) for m in meta)))
 
 
+@cpu_kernel("npu_moe_distribute_dispatch_v2")
 def npu_moe_distribute_dispatch_v2(
     x: torch.Tensor, expert_ids: torch.Tensor, group_ep: str, ep_world_size: int, ep_rank_id: int, moe_expert_num: int, **options: Any
 ) -> tuple[torch.Tensor, ...]:
@@ -233,6 +245,7 @@ def moe_combine(
     return weighted.reshape(*expert_ids.shape, -1).sum(1).to(expand_x.dtype)
 
 
+@cpu_kernel("npu_moe_distribute_combine", "npu_moe_distribute_combine_v2")
 def npu_moe_distribute_combine(
     expand_x: torch.Tensor,
     expert_ids: torch.Tensor,
@@ -257,33 +270,14 @@ def moe_combine_add_rms_norm(
     return y.to(residual_x.dtype), rstd, x.to(residual_x.dtype)
 
 
+@cpu_kernel("npu_moe_distribute_combine_add_rms_norm")
 def npu_moe_distribute_combine_add_rms_norm(*args: Any, **options: Any) -> tuple[torch.Tensor, ...]:
     check_one_rank_moe("npu_moe_distribute_combine_add_rms_norm", args[8], options)
     return moe_combine_add_rms_norm(tuple(args[:5]), args[5], args[6], float(options.get("norm_eps", 1e-6)))
 
 
+@cpu_kernel("_npu_distribute_barrier")
 def npu_distribute_barrier(x_ref: torch.Tensor, group: str, world_size: int, **options: Any) -> torch.Tensor:
     """Waits for the group's ranks (none but this one) and gives ``x_ref`` back."""
     one_rank("_npu_distribute_barrier", world_size)
     return x_ref.clone()
-
-
-register_cpu_kernels(
-    {
-        "npu_all_gather_base_mm": npu_all_gather_base_mm,
-        "npu_all_gather_quant_mm": npu_all_gather_quant_mm,
-        "npu_mm_all_reduce_base": npu_mm_all_reduce_base,
-        "npu_mm_reduce_scatter_base": npu_mm_reduce_scatter_base,
-        "npu_quant_mm_reduce_scatter": npu_quant_mm_reduce_scatter,
-        "npu_all_to_all_matmul": npu_all_to_all_matmul,
-        "npu_matmul_all_to_all": npu_matmul_all_to_all,
-        "npu_alltoallv_gmm": npu_alltoallv_gmm,
-        "npu_gmm_alltoallv": npu_gmm_alltoallv,
-        "npu_moe_distribute_dispatch": npu_moe_distribute_dispatch,
-        "npu_moe_distribute_dispatch_v2": npu_moe_distribute_dispatch_v2,
-        "npu_moe_distribute_combine": npu_moe_distribute_combine,
-        "npu_moe_distribute_combine_v2": npu_moe_distribute_combine,
-        "npu_moe_distribute_combine_add_rms_norm": npu_moe_distribute_combine_add_rms_norm,
-        "_npu_distribute_barrier": npu_distribute_barrier,
-    }
-)

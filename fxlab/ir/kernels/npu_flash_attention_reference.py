@@ -28,7 +28,7 @@ from fxlab.ir.kernels.npu_attention_reference import (
     merge_heads,
     unsupported,
 )
-from fxlab.ir.kernels.npu_reference import register_cpu_kernels
+from fxlab.ir.kernels.npu_reference import cpu_kernel
 
 STATS_REPEAT = 8  # the NPU keeps each row's softmax max and sum eight times
 FORWARD_OPTIONS = (
@@ -102,6 +102,7 @@ def flash_attention(
     return out, _stats(maxes, input_layout), _stats(sums, input_layout)
 
 
+@cpu_kernel("npu_fusion_attention")
 def npu_fusion_attention(
     query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, head_num: int, input_layout: str, *args: Any, **kwargs: Any
 ) -> tuple[Any, ...]:
@@ -138,11 +139,9 @@ def flash_attention_grad(
     return dq, dk, dv, dpse
 
 
+@cpu_kernel("npu_fusion_attention_grad")
 def npu_fusion_attention_grad(
     query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, dy: torch.Tensor, head_num: int, input_layout: str, **options: Any
 ) -> tuple[torch.Tensor, ...]:
     """``npu_fusion_attention_grad``: (dq, dk, dv, dpse, dsink (empty without a sink))."""
     return (*flash_attention_grad(query, key, value, dy, head_num, input_layout, options), query.new_empty(0))
-
-
-register_cpu_kernels({"npu_fusion_attention": npu_fusion_attention, "npu_fusion_attention_grad": npu_fusion_attention_grad})

@@ -23,7 +23,8 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.kernels.npu_reference import register_cpu_kernels, rms_norm
+from fxlab.ir.kernels.npu_norm_reference import rms_norm
+from fxlab.ir.kernels.npu_reference import cpu_kernel
 from fxlab.ir.kernels.npu_rope_reference import embed, interleave_rope
 
 NZ_BYTES = 32  # an NZ fractal row holds 32 bytes
@@ -76,6 +77,7 @@ def scatter_pa_kv_cache_(
     return key_cache, value_cache
 
 
+@cpu_kernel("npu_scatter_pa_kv_cache_functional")
 def npu_scatter_pa_kv_cache_functional(
     key: torch.Tensor, value: torch.Tensor, key_cache: torch.Tensor, value_cache: torch.Tensor, slot_mapping: torch.Tensor, **options: Any
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -135,6 +137,7 @@ def kv_rmsnorm_rope_cache_(
     return k_cache, ckv_cache, k_rope, c_kv
 
 
+@cpu_kernel("npu_kv_rmsnorm_rope_cache")
 def npu_kv_rmsnorm_rope_cache(
     kv: torch.Tensor,
     gamma: torch.Tensor,
@@ -151,6 +154,7 @@ def npu_kv_rmsnorm_rope_cache(
     return k_out.clone(), ckv_out.clone(), k_rope, c_kv
 
 
+@cpu_kernel("npu_kv_rmsnorm_rope_cache_v2_functional")
 def npu_kv_rmsnorm_rope_cache_v2_functional(
     kv: torch.Tensor,
     gamma: torch.Tensor,
@@ -220,6 +224,7 @@ def qkv_rms_norm_rope_cache_(
     return (q_out, k_cache, v_cache, *before)
 
 
+@cpu_kernel("npu_qkv_rms_norm_rope_cache_functional")
 def npu_qkv_rms_norm_rope_cache_functional(*args: Any, **options: Any) -> tuple[torch.Tensor, ...]:
     """(q, k, v before quantisation, the new q_out, k_cache, v_cache)."""
     tensors = [t.clone() if i in (6, 7, 8) else t for i, t in enumerate(args[:9])]
@@ -296,6 +301,7 @@ def _write_rope_quant(cache: torch.Tensor, tokens: torch.Tensor, indices: torch.
         cache[b, int(start) : int(start) + seq_tokens.shape[1]] = seq_tokens[b].to(cache.dtype)
 
 
+@cpu_kernel("npu_rope_quant_kvcache", "npu_dequant_rope_quant_kvcache")
 def npu_rope_quant_kvcache(
     x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, *args: Any, **options: Any
 ) -> tuple[torch.Tensor, ...]:
@@ -303,15 +309,3 @@ def npu_rope_quant_kvcache(
     returned as copies (the schema declares new outputs)."""
     q, k, v, k_out, v_out = dequant_rope_quant_kvcache_(x, cos, sin, k_cache, v_cache, *args, **options)
     return q, k, v, k_out.clone(), v_out.clone()
-
-
-register_cpu_kernels(
-    {
-        "npu_scatter_pa_kv_cache_functional": npu_scatter_pa_kv_cache_functional,
-        "npu_kv_rmsnorm_rope_cache": npu_kv_rmsnorm_rope_cache,
-        "npu_kv_rmsnorm_rope_cache_v2_functional": npu_kv_rmsnorm_rope_cache_v2_functional,
-        "npu_qkv_rms_norm_rope_cache_functional": npu_qkv_rms_norm_rope_cache_functional,
-        "npu_rope_quant_kvcache": npu_rope_quant_kvcache,
-        "npu_dequant_rope_quant_kvcache": npu_rope_quant_kvcache,
-    }
-)

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from fxlab.ir.kernels.npu_attention_reference import as_lengths, unsupported
-from fxlab.ir.kernels.npu_reference import no_cpu_kernel, register_cpu_kernels
+from fxlab.ir.kernels.npu_reference import no_cpu_kernel, cpu_kernel
 
 UNDOCUMENTED = "its tensor layouts (x, weight, conv_states) are not documented publicly enough to compute it"
 
@@ -65,6 +65,7 @@ def recurrent_gated_delta_rule_(
     return torch.stack(outs).to(torch.bfloat16)
 
 
+@cpu_kernel("npu_recurrent_gated_delta_rule_functional")
 def npu_recurrent_gated_delta_rule_functional(
     query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, state: torch.Tensor, **options: Any
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -73,10 +74,5 @@ def npu_recurrent_gated_delta_rule_functional(
     return recurrent_gated_delta_rule_(query, key, value, new_state, **options), new_state
 
 
-register_cpu_kernels(
-    {
-        "npu_recurrent_gated_delta_rule_functional": npu_recurrent_gated_delta_rule_functional,
-        "npu_fused_causal_conv1d": no_cpu_kernel("npu_fused_causal_conv1d", UNDOCUMENTED),
-        "npu_masked_causal_conv1d": no_cpu_kernel("npu_masked_causal_conv1d", UNDOCUMENTED),
-    }
-)
+for _name in ("npu_fused_causal_conv1d", "npu_masked_causal_conv1d"):
+    cpu_kernel(_name)(no_cpu_kernel(_name, UNDOCUMENTED))

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import torch
 
 from fxlab.ir.kernels.registry import named_inputs, register_kernel
 from fxlab.ir.kernels import npu_mla_reference as ref
-from fxlab.ir.model import IrOp, torch_dtype
+from fxlab.ir.kernels.npu_io import zeros_of
+from fxlab.ir.model import IrOp
 
 WEIGHTS = (
     "token_x",
@@ -27,11 +27,6 @@ WEIGHTS = (
 )
 
 
-def zeros_of_output(op: IrOp, index: int) -> torch.Tensor:
-    desc = op.output_desc[index]
-    return torch.zeros([max(d, 0) for d in desc.shape], dtype=torch_dtype(desc.dtype))
-
-
 def _options(named: dict[str, Any], attrs: dict[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in named.items() if k in ref.QUANT_INPUTS}, **attrs}
 
@@ -42,7 +37,7 @@ def mla_prolog(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     tensors = tuple(n[k] for k in WEIGHTS)
     query, query_rope, _ = ref.mla_prolog_(tensors, n["kv_cache"], n["kr_cache"], n["cache_index"], _options(n, attrs))
     outs = [query, query_rope, n["kv_cache"], n["kr_cache"]]
-    return outs + [zeros_of_output(op, 4)] if op.type == "MlaPrologV2" else outs
+    return outs + [zeros_of(op, 4)] if op.type == "MlaPrologV2" else outs
 
 
 @register_kernel("MlaPrologV3")
@@ -51,5 +46,5 @@ def mla_prolog_v3(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[An
     n = named_inputs(op, inputs)
     tensors = tuple(n[k] for k in WEIGHTS)
     query, query_rope, c_q = ref.mla_prolog_(tensors, n["kv_cache"], n["kr_cache"], n.get("cache_index"), _options(n, attrs))
-    query_norm = c_q.reshape(op.output_desc[5].shape) if attrs.get("query_norm_flag") else zeros_of_output(op, 5)
-    return [query, query_rope, n["kv_cache"], n["kr_cache"], zeros_of_output(op, 4), query_norm, zeros_of_output(op, 6)]
+    query_norm = c_q.reshape(op.output_desc[5].shape) if attrs.get("query_norm_flag") else zeros_of(op, 5)
+    return [query, query_rope, n["kv_cache"], n["kr_cache"], zeros_of(op, 4), query_norm, zeros_of(op, 6)]

@@ -23,7 +23,8 @@ import torch
 
 from fxlab.ir.kernels.npu_attention_reference import unsupported
 from fxlab.ir.kernels.npu_kv_cache_reference import write_paged
-from fxlab.ir.kernels.npu_reference import meta_outputs, register_cpu_kernels, rms_norm, zeros_like_meta
+from fxlab.ir.kernels.npu_norm_reference import rms_norm
+from fxlab.ir.kernels.npu_reference import cpu_kernel, meta_outputs, zeros_like_meta
 from fxlab.ir.kernels.npu_rope_reference import interleave_rope
 
 QUANT_INPUTS = (
@@ -80,6 +81,7 @@ def _split(args: tuple[Any, ...], with_index: bool) -> tuple[tuple[torch.Tensor,
     return tuple(args[:9]), None, args[9], args[10]
 
 
+@cpu_kernel("npu_mla_prolog")
 def npu_mla_prolog(*args: Any, **options: Any) -> tuple[torch.Tensor, ...]:
     """(query, query_rope, kv_cache, kr_cache): the NPU writes the caches in place and
     returns them; here written in place and returned as copies."""
@@ -88,6 +90,7 @@ def npu_mla_prolog(*args: Any, **options: Any) -> tuple[torch.Tensor, ...]:
     return query, query_rope, kv_cache.clone(), kr_cache.clone()
 
 
+@cpu_kernel("npu_mla_prolog_v2")
 def npu_mla_prolog_v2(*args: Any, **options: Any) -> tuple[torch.Tensor, ...]:
     """v1's outputs and dequant_scale_q_nope (zeros: no quantised query)."""
     meta = meta_outputs("npu_mla_prolog_v2", args, options)
@@ -103,18 +106,10 @@ def mla_prolog_v3_(args: tuple[Any, ...], options: dict[str, Any], meta: Any) ->
     return query, query_rope, zeros_like_meta(meta[2]), query_norm, zeros_like_meta(meta[4])
 
 
+@cpu_kernel("npu_mla_prolog_v3_functional")
 def npu_mla_prolog_v3_functional(*args: Any, **options: Any) -> tuple[torch.Tensor, ...]:
     """v3's five outputs, then the new kv_cache and kr_cache."""
     meta = meta_outputs("npu_mla_prolog_v3_functional", args, options)
     caches = (args[9].clone(), args[10].clone())
     outs = mla_prolog_v3_((*args[:9], *caches), options, meta)
     return (*outs, *caches)
-
-
-register_cpu_kernels(
-    {
-        "npu_mla_prolog": npu_mla_prolog,
-        "npu_mla_prolog_v2": npu_mla_prolog_v2,
-        "npu_mla_prolog_v3_functional": npu_mla_prolog_v3_functional,
-    }
-)

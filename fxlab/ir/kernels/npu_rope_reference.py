@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import torch
 
-from fxlab.ir.kernels.npu_reference import register_cpu_kernels
+from fxlab.ir.kernels.npu_reference import cpu_kernel
 
 ROTARY_MODES = ("half", "interleave", "quarter")
 
@@ -39,6 +39,7 @@ def embed(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mode: str = "ha
     return (x32 * cos.float() + rotate(x32, mode, matrix) * sin.float()).to(x.dtype)
 
 
+@cpu_kernel("npu_apply_rotary_pos_emb")
 def apply_rotary_pos_emb(
     query: torch.Tensor, key: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, layout: str = "BSND", rotary_mode: str = "half"
 ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -46,6 +47,7 @@ def apply_rotary_pos_emb(
     return embed(query, cos, sin, rotary_mode), embed(key, cos, sin, rotary_mode)
 
 
+@cpu_kernel("npu_rotary_mul")
 def rotary_mul(
     x: torch.Tensor, r1: torch.Tensor, r2: torch.Tensor, rotary_mode: str = "half", rotate: torch.Tensor | None = None
 ) -> torch.Tensor:
@@ -59,6 +61,7 @@ def _reduce_to(grad: torch.Tensor, shape: torch.Size) -> torch.Tensor:
     return grad.sum(dims, keepdim=True) if dims else grad
 
 
+@cpu_kernel("npu_rotary_mul_backward")
 def rotary_mul_backward(
     grad: torch.Tensor, x: torch.Tensor, r1: torch.Tensor, r2: torch.Tensor, rotary_mode: str = "half"
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -71,18 +74,9 @@ def rotary_mul_backward(
     return dx.to(x.dtype), dr1.to(r1.dtype), dr2.to(r2.dtype)
 
 
+@cpu_kernel("npu_interleave_rope")
 def interleave_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
     """``npu_interleave_rope``: the interleaved pairs of ``x`` regrouped into halves
     (``[x[::2], x[1::2]]``), then embedded in half mode."""
     halves = torch.cat((x[..., ::2], x[..., 1::2]), dim=-1)
     return embed(halves, cos, sin, "half")
-
-
-register_cpu_kernels(
-    {
-        "npu_apply_rotary_pos_emb": apply_rotary_pos_emb,
-        "npu_rotary_mul": rotary_mul,
-        "npu_rotary_mul_backward": rotary_mul_backward,
-        "npu_interleave_rope": interleave_rope,
-    }
-)

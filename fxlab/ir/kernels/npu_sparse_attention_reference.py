@@ -24,7 +24,7 @@ from typing import Any
 import torch
 
 from fxlab.ir.kernels.npu_attention_reference import as_lengths, gather_blocks, softmax_rows, unsupported
-from fxlab.ir.kernels.npu_reference import no_cpu_kernel, register_cpu_kernels
+from fxlab.ir.kernels.npu_reference import no_cpu_kernel, cpu_kernel
 
 
 def _batches(x: torch.Tensor, layout: str, cumulative: list[int] | None) -> list[torch.Tensor]:
@@ -86,6 +86,7 @@ def _top(scores: torch.Tensor, allowed: torch.Tensor, count: int) -> tuple[torch
     return indices.to(torch.int32), values
 
 
+@cpu_kernel("npu_lightning_indexer")
 def lightning_indexer(query: torch.Tensor, key: torch.Tensor, weights: torch.Tensor, **options: Any) -> tuple[torch.Tensor, torch.Tensor]:
     """(sparse_indices ``(B, S1, N2, K)`` int32, their scores or an empty tensor)."""
     return _indexer(query.float(), key.float(), weights, query.dtype, options)
@@ -112,6 +113,7 @@ def _merge(parts: list[torch.Tensor], layout: str) -> torch.Tensor:
     return torch.stack(parts) if layout == "BSND" else torch.cat(parts)
 
 
+@cpu_kernel("npu_quant_lightning_indexer")
 def quant_lightning_indexer(
     query: torch.Tensor,
     key: torch.Tensor,
@@ -160,6 +162,7 @@ def _sfa_batch(
     return out, row_max.transpose(0, 1), row_sum.transpose(0, 1)
 
 
+@cpu_kernel("npu_sparse_flash_attention")
 def sparse_flash_attention(
     query: torch.Tensor, key: torch.Tensor, value: torch.Tensor | None, sparse_indices: torch.Tensor, scale_value: float, **options: Any
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -188,15 +191,10 @@ def sparse_flash_attention(
     return out, torch.stack(stats[0]), torch.stack(stats[1])  # (B, N2, S1, N1 / N2)
 
 
-register_cpu_kernels(
-    {
-        "npu_lightning_indexer": lightning_indexer,
-        "npu_quant_lightning_indexer": quant_lightning_indexer,
-        "npu_sparse_flash_attention": sparse_flash_attention,
-        "npu_kv_quant_sparse_flash_attention": no_cpu_kernel(
-            "npu_kv_quant_sparse_flash_attention",
-            "its int8 latent cache packs dequant scales and the rope part per tile (tile_size, rope_head_dim, quant_scale_repo_mode), "
-            "a layout not documented publicly enough to compute it",
-        ),
-    }
+cpu_kernel("npu_kv_quant_sparse_flash_attention")(
+    no_cpu_kernel(
+        "npu_kv_quant_sparse_flash_attention",
+        "its int8 latent cache packs dequant scales and the rope part per tile (tile_size, rope_head_dim, quant_scale_repo_mode), "
+        "a layout not documented publicly enough to compute it",
+    )
 )

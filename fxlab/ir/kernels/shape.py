@@ -69,7 +69,11 @@ def reverse_v2(op: IrOp, inputs: Inputs, attrs: Attrs) -> list[Any]:
 
 @register_kernel("Bitcast")
 def bitcast(op: IrOp, inputs: Inputs, attrs: Attrs) -> list[Any]:
-    return [_dense(inputs[0]).view(torch_dtype(attrs["type"]))]
+    try:
+        target = torch_dtype(attrs["type"])
+    except KeyError:
+        raise NotImplementedError(f"Bitcast to {attrs['type'].name}: torch has no such CPU type") from None
+    return [_dense(inputs[0]).view(target)]
 
 
 @register_kernel("AsStrided")

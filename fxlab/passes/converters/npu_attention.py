@@ -98,7 +98,8 @@ def _int4_shape_factor(layout: str, key: ge.Tensor, value: ge.Tensor, per_int32:
 def _refuse_int4(*tensors: ge.Tensor | None) -> None:
     if any(t is not None and t.dtype == DataType.DT_INT32 for t in tensors):
         raise NotImplementedError(
-            "int4 key/value (packed in int32) need GE's DT_INT4, which fxlab's IR does not have: convert with --converter torchair"
+            "int4 key/value (packed in int32): TorchAir reads them as GE's DT_INT4, which the built-in converter does not build yet: "
+            "convert with --converter torchair"
         )
 
 
@@ -238,7 +239,8 @@ def convert_fused_infer_attention_score_v2(
     given = [n for n in V2_REINTERPRETED if options.get(n) is not None]
     if given:
         raise NotImplementedError(
-            f"{', '.join(given)}: TorchAir bitcasts these inputs to GE types fxlab's IR does not have: convert with --converter torchair"
+            f"{', '.join(given)}: TorchAir bitcasts these inputs to torch_npu's own GE types, which the built-in converter does not "
+            "build yet: convert with --converter torchair"
         )
     _refuse_int4(key, value)
     renamed = {V2_NAMES.get(k, k): v for k, v in options.items()}

@@ -9,8 +9,8 @@ Atlas A2/A3 SoC (not arch35).
 group name the caller passes (``hcom``), written as the op's ``group`` attr as given. The
 checks TorchAir makes before building (dtypes, world sizes, options the graph mode does
 not take) raise as TorchAir raises them. TorchAir's bitcasts for torch_npu's own dtypes
-(``x1_dtype``... given as dtype codes: HiFloat8, FP8, FP4) make GE types fxlab's IR does
-not have: those calls are refused with that reason. The reference kernels (one rank) are
+(``x1_dtype``... given as dtype codes: HiFloat8, FP8, FP4) are not built here yet: those
+calls fail naming them. The reference kernels (one rank) are
 in :mod:`fxlab.ir.kernels.npu_comm`; the expert-parallel forms are in
 :mod:`fxlab.passes.converters.npu_moe_comm`.
 """
@@ -23,6 +23,7 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType
+from fxlab.ir.npu_dtypes import ge_dtype_of_code
 from fxlab.passes.converters.npu import npu_converter
 from fxlab.passes.converters.npu_builders import compact_op
 from fxlab.passes.converters.registry import Sample
@@ -38,16 +39,16 @@ TYPE_NAMES = {
     DataType.DT_INT8: "torch.int8",
     DataType.DT_FLOAT: "torch.float32",
 }
-# torch's ScalarType codes (``int? y_dtype``) -> GE types
-SCALAR_TYPE_CODES = {1: DataType.DT_INT8, 3: DataType.DT_INT32, 5: DataType.DT_FLOAT16, 6: DataType.DT_FLOAT, 15: DataType.DT_BF16}
 
 
 def refuse_dtype_codes(options: dict[str, Any], *names: str) -> None:
-    """Calls that name torch_npu dtypes: TorchAir bitcasts to GE types fxlab lacks."""
+    """Calls that name torch_npu dtypes: TorchAir bitcasts to GE types the built-in
+    converter does not build yet."""
     given = [n for n in names if options.get(n) is not None]
     if given:
         raise NotImplementedError(
-            f"{', '.join(given)}: TorchAir bitcasts these inputs to GE types fxlab's IR does not have: convert with --converter torchair"
+            f"{', '.join(given)}: TorchAir bitcasts these inputs to torch_npu's own GE types, which the built-in converter does not "
+            "build yet: convert with --converter torchair"
         )
 
 
@@ -118,11 +119,9 @@ def _check_v2_dtypes(x1: ge.Tensor, x2: ge.Tensor, y_dtype: Any) -> DataType:
     """The output type: x1's for fp16/bf16 (an int8 input needs a y_dtype)."""
     if x1.dtype != x2.dtype and x1.dtype in HALF_TYPES:
         raise AssertionError(f"Type of x1:{x1.dtype} and x2:{x2.dtype} must be same.")
-    output = x1.dtype if y_dtype is None else SCALAR_TYPE_CODES.get(int(y_dtype))
+    output = x1.dtype if y_dtype is None else ge_dtype_of_code(int(y_dtype))
     if output is None:
-        raise NotImplementedError(
-            f"y_dtype {y_dtype}: a torch_npu dtype code fxlab's IR has no GE type for: convert with --converter torchair"
-        )
+        raise NotImplementedError(f"y_dtype {y_dtype}: a dtype value GE has no type for: convert with --converter torchair")
     if x1.dtype in HALF_TYPES and output != x1.dtype:
         raise RuntimeError(
             "When input is float16 or bfloat16, output should be the same as input dtype."

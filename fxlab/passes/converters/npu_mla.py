@@ -5,8 +5,8 @@ attention itself), as TorchAir makes them.
 on the caches themselves (the op writes them), ``_v3_functional`` → two ``TensorMove``
 of the caches + ``MlaPrologV3``, outputs reordered. Every wrapper writes a placeholder per
 absent optional input and every attr. TorchAir's HiFloat8 bitcasts (``weight_quant_mode``
-5 with a ``*_dtype`` of hifloat8) make GE types fxlab's IR does not have: those are
-refused with that reason. The reference kernels are in :mod:`fxlab.ir.kernels.npu_mla`.
+5 with a ``*_dtype`` of hifloat8, and the outputs typed so by hand) are not built here
+yet: those calls fail naming them. The reference kernels are in :mod:`fxlab.ir.kernels.npu_mla`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import torch
 
 from fxlab.ir import ge
-from fxlab.ir.npu_dtypes import TORCH_NPU_DTYPES
+from fxlab.ir.npu_dtypes import HIFLOAT8
 from fxlab.passes.converters.npu import npu_converter
 from fxlab.passes.converters.npu_builders import tensor_move
 from fxlab.passes.converters.registry import Sample
@@ -109,9 +109,10 @@ def convert_mla_prolog_v2(*args: Any, meta_outputs: Any = None, **options: Any) 
 
 
 def _refuse_hifloat8(options: dict[str, Any]) -> None:
-    if int(options.get("weight_quant_mode", 0)) == 5 and any(options.get(n) == TORCH_NPU_DTYPES["hifloat8"] for n in V3_DTYPES):
+    if int(options.get("weight_quant_mode", 0)) == 5 and any(options.get(n) == HIFLOAT8 for n in V3_DTYPES):
         raise NotImplementedError(
-            "HiFloat8 inputs: TorchAir bitcasts them to DT_HIFLOAT8, which fxlab's IR does not have: convert with --converter torchair"
+            "HiFloat8 inputs: TorchAir bitcasts them to DT_HIFLOAT8, which the built-in converter does not build yet: "
+            "convert with --converter torchair"
         )
 
 

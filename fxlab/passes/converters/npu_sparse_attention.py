@@ -6,7 +6,7 @@ the attention over the tokens it picks), as TorchAir makes them.
 ``npu_kv_quant_sparse_flash_attention`` → ``KvQuantSparseFlashAttention``: TorchAir makes
 each as a custom op, a placeholder for every absent optional input (the sinks are left
 out when absent) and every attr written. Its HiFloat8 bitcasts (``query_dtype`` /
-``key_dtype`` / ``value_dtype``) make GE types fxlab's IR does not have, and any other
+``key_dtype`` / ``value_dtype``) view uint8 tensors as ``DT_HIFLOAT8``, and any other
 dtype code there it refuses. The reference kernels are in
 :mod:`fxlab.ir.kernels.npu_sparse_attention`.
 """
@@ -18,26 +18,26 @@ from typing import Any
 import torch
 
 from fxlab.ir import ge
-from fxlab.ir.npu_dtypes import TORCH_NPU_DTYPES
+from fxlab.ir.model import DataType
+from fxlab.ir.npu_dtypes import HIFLOAT8
 from fxlab.passes.converters.npu import npu_converter
+from fxlab.passes.converters.npu_builders import bitcast
 from fxlab.passes.converters.registry import Sample
 
 INT64_MAX = 9223372036854775807
-HIFLOAT8 = TORCH_NPU_DTYPES["hifloat8"]
 
 
-def _check_hifloat8(options: dict[str, Any], *names: str) -> None:
-    for name in names:
-        code = options.get(name)
+def _as_hifloat8(options: dict[str, Any], tensors: dict[str, ge.Tensor]) -> dict[str, ge.Tensor]:
+    """``tensors`` (by argument name) with those whose ``<name>_dtype`` says hifloat8
+    viewed as ``DT_HIFLOAT8`` (a ``Bitcast``), as TorchAir's converters do; another dtype
+    value there TorchAir refuses."""
+    for name in tensors:
+        code = options.get(f"{name}_dtype")
         if code is not None and code != HIFLOAT8:
-            tensor = name.removesuffix("_dtype")
             raise RuntimeError(
-                f"The {name} is only used to support hifloat8, and should be default when the dtype of {tensor} tensor is not hifloat8"
+                f"The {name}_dtype is only used to support hifloat8, and should be default when the dtype of {name} tensor is not hifloat8"
             )
-    if any(options.get(n) == HIFLOAT8 for n in names):
-        raise NotImplementedError(
-            "HiFloat8 inputs: TorchAir bitcasts them to DT_HIFLOAT8, which fxlab's IR does not have: convert with --converter torchair"
-        )
+    return {name: bitcast(t, DataType.DT_HIFLOAT8) if options.get(f"{name}_dtype") == HIFLOAT8 else t for name, t in tensors.items()}
 
 
 def _band_attrs(options: dict[str, Any]) -> dict[str, Any]:
@@ -89,7 +89,12 @@ def _quant_indexer_samples() -> list[Sample]:
     q, k = torch.randint(-20, 20, (2, 3, 4, 8), dtype=torch.int8), torch.randint(-20, 20, (2, 6, 1, 8), dtype=torch.int8)
     weights = torch.randn(2, 3, 4).half()
     scales = (torch.rand(2, 3, 4).half() * 0.1, torch.rand(2, 6, 1).half() * 0.1)
-    return [Sample((q, k, weights, *scales, 0, 0), {"sparse_count": 4, "sparse_mode": 3})]
+    hif8 = {"query_dtype": HIFLOAT8, "key_dtype": HIFLOAT8}  # uint8 tensors holding hifloat8 values
+    hif8_q, hif8_k = torch.randint(0, 255, (2, 3, 4, 8), dtype=torch.uint8), torch.randint(0, 255, (2, 6, 1, 8), dtype=torch.uint8)
+    return [
+        Sample((q, k, weights, *scales, 0, 0), {"sparse_count": 4, "sparse_mode": 3}),
+        Sample((hif8_q, hif8_k, weights, *scales, 0, 0), {"sparse_count": 4, "sparse_mode": 3, **hif8}),
+    ]
 
 
 @npu_converter("npu_quant_lightning_indexer.default", _quant_indexer_samples)
@@ -106,10 +111,8 @@ def convert_quant_lightning_indexer(
     **options: Any,
 ) -> ge.Tensor:
     """npu_quant_lightning_indexer(Tensor query, Tensor key, Tensor weights, Tensor query_dequant_scale, Tensor key_dequant_scale, int query_quant_mode, int key_quant_mode, *, ..., int? query_dtype=None, int? key_dtype=None) -> Tensor"""
-    _check_hifloat8(options, "query_dtype", "key_dtype")
     inputs = {
-        "query": query,
-        "key": key,
+        **_as_hifloat8(options, {"query": query, "key": key}),
         "weights": weights,
         "query_dequant_scale": query_dequant_scale,
         "key_dequant_scale": key_dequant_scale,
@@ -199,8 +202,7 @@ def convert_kv_quant_sparse_flash_attention(
     **options: Any,
 ) -> ge.Tensor:
     """npu_kv_quant_sparse_flash_attention(Tensor query, Tensor key, Tensor value, Tensor sparse_indices, float scale_value, int key_quant_mode, int value_quant_mode, *, Tensor? key_dequant_scale=None, Tensor? value_dequant_scale=None, ..., int quant_scale_repo_mode=1, int tile_size=128, int rope_head_dim=64, int? key_dtype=None, int? value_dtype=None) -> Tensor"""
-    _check_hifloat8(options, "key_dtype", "value_dtype")
-    inputs: dict[str, Any] = {"query": query, "key": key, "value": value, "sparse_indices": sparse_indices}
+    inputs: dict[str, Any] = {"query": query, **_as_hifloat8(options, {"key": key, "value": value}), "sparse_indices": sparse_indices}
     names = ("key_dequant_scale", "value_dequant_scale", "block_table", "actual_seq_lengths_query", "actual_seq_lengths_kv")
     inputs.update({n: options.get(n) for n in names})
     if options.get("sinks") is not None:

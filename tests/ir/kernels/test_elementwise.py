@@ -1,4 +1,5 @@
 """Element-wise reference kernels: the input typing of GE's prototypes."""
+
 from __future__ import annotations
 
 import pytest

@@ -1,4 +1,5 @@
 """The attention math of torch_npu's fused attention operators, against torch's SDPA."""
+
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,5 @@
 """torch_npu's communication-fused operators on one rank."""
+
 from __future__ import annotations
 
 import pytest

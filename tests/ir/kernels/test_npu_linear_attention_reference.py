@@ -1,4 +1,5 @@
 """torch_npu's recurrent gated delta rule, against its documented recurrence."""
+
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,5 @@
 """The rotary embedding math of torch_npu's operators, against the formulas of its docs."""
+
 from __future__ import annotations
 
 import torch
@@ -26,7 +27,11 @@ def test_rotary_mul_with_a_rotation_matrix_is_half_mode():
 
 def test_rotary_mul_backward_is_autograds():
     for mode in ("half", "interleave"):
-        x, r1, r2 = torch.randn(2, 3, 2, 8, requires_grad=True), torch.randn(1, 3, 1, 8, requires_grad=True), torch.randn(1, 3, 1, 8, requires_grad=True)
+        x, r1, r2 = (
+            torch.randn(2, 3, 2, 8, requires_grad=True),
+            torch.randn(1, 3, 1, 8, requires_grad=True),
+            torch.randn(1, 3, 1, 8, requires_grad=True),
+        )
         y = x * r1 + ref.rotate(x, mode) * r2
         grad = torch.randn_like(y)
         y.backward(grad)

@@ -1,4 +1,5 @@
 """DeepSeek-V3.2's lightning indexer and sparse attention, against plain torch."""
+
 from __future__ import annotations
 
 import torch
