@@ -44,7 +44,7 @@ from fxlab.passes.converters.registry import AUTO_CONVERTER_LOOKUPS, CONVERTERS,
 from fxlab.passes.inference_rule import attach_inference_rules
 from fxlab.passes.output_reuse import OUTPUT_DTYPES_ATTR
 from fxlab.passes.converters.auto import auto_converter_verdict, library_op_refusal
-from fxlab.passes.torchair_refusals import RefusedLikeTorchAir, is_protected, not_converted_reason, refusal
+from fxlab.passes.torchair_refusals import NotBuiltIn, RefusedLikeTorchAir, is_protected, not_converted_reason, refusal
 from fxlab.source_lines import node_source
 
 CONVERT_REFUSED_HINT = "fxlab converts it only when asked (--convert-refused), since TorchAir would not"
@@ -395,10 +395,11 @@ class AscendIrConverter:
             args = fx.node.map_arg(node.args, value_of)
             kwargs = fx.node.map_arg(node.kwargs, value_of) if node.kwargs else {}
             result = self._call_converter(fn, args, kwargs, meta, node)
-        except RefusedLikeTorchAir as exc:
+        except (RefusedLikeTorchAir, NotBuiltIn) as exc:
             builder.end_node(token)
             del ops[first_new:]
-            self._emit_placeholder(node, Status.REFUSED, exc.message(target_name))
+            status = Status.REFUSED if isinstance(exc, RefusedLikeTorchAir) else Status.UNSUPPORTED
+            self._emit_placeholder(node, status, exc.message(node.target))
             return
         except Exception as exc:  # noqa: BLE001 - any converter failure becomes a placeholder
             builder.end_node(token)

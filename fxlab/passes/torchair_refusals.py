@@ -228,14 +228,30 @@ WRONG_RESULTS = {
 class RefusedLikeTorchAir(NotImplementedError):
     """Raised by a built-in converter for the arguments TorchAir's own converter raises
     on (an option it does not support, a branch for other SoCs): the node is refused, as
-    on an NPU machine, with TorchAir's exception and where its converter raises it."""
+    on an NPU machine, with TorchAir's exception and where its converter raises it (by
+    default, where TorchAir registers the op's converter)."""
 
-    def __init__(self, reason: str, where: str) -> None:
-        super().__init__(f"its converter raises {reason} (ge_converter/{where})")
+    def __init__(self, reason: str, where: str | None = None) -> None:
+        super().__init__(reason)
         self.reason, self.where = reason, where
 
-    def message(self, op: str) -> str:
-        return f"TorchAir refuses {op} with these arguments: {self}"
+    def message(self, target: Any) -> str:
+        where = self.where or _converter_file(target)
+        return f"TorchAir refuses {op_name(target)} with these arguments: its converter raises {self.reason} (ge_converter/{where})"
+
+
+class NotBuiltIn(NotImplementedError):
+    """Raised by a built-in converter for arguments TorchAir converts but the built-in
+    conversion does not build (torch_npu's own low-precision dtypes): the node is not
+    converted, and the message points at TorchAir's converter."""
+
+    def message(self, target: Any) -> str:
+        return f"{op_name(target)} with {self}: {not_converted_reason(target)}"
+
+
+def _converter_file(target: Any) -> str:
+    verdict = verdict_of(target)
+    return verdict.where.split(":", 1)[0] if verdict is not None and verdict.where else "custom/"
 
 
 def wrong_result(target: Any) -> str | None:

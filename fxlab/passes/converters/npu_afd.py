@@ -20,7 +20,7 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import compact_op, int64_input, tensor_move
+from fxlab.passes.converters.npu_builders import compact_op, int64_input, refuse, tensor_move
 from fxlab.passes.converters.registry import Sample
 
 GROUP = "hcom_afd_group"  # the samples' HCCL group name
@@ -171,14 +171,12 @@ def convert_ffn(
     """npu_ffn(Tensor x, Tensor weight1, Tensor weight2, str activation, *, int[]? expert_tokens=None, int[]? expert_tokens_index=None, Tensor? bias1=None, Tensor? bias2=None, ..., int? inner_precise=None, ScalarType? output_dtype=None) -> Tensor"""
     tokens, index = options.get("expert_tokens"), options.get("expert_tokens_index")
     if tokens is not None and index is not None:
-        raise ValueError("torch.ops.npu.npu_ffn.default: Cannot assign the value to expert_tokens and expert_tokens_index simultaneously!")
+        refuse("ValueError: expert_tokens and expert_tokens_index given together")
     output_dtype = options.get("output_dtype")
     y_dtype = -1
     if x.dtype == ge.DataType.DT_INT8 and output_dtype is not None:
         if output_dtype not in (torch.float16, torch.bfloat16):
-            raise NotImplementedError(
-                "torch.ops.npu.npu_ffn.default: In the quant scenario, output_dtype should be float16 or bfloat16, otherwise it should be None!"
-            )
+            refuse("NotImplementedError: a quantised npu_ffn's output_dtype must be float16, bfloat16 or None")
         y_dtype = 0 if output_dtype == torch.float16 else 1
     inputs = {"x": x, "weight1": weight1, "weight2": weight2, "expert_tokens": int64_input(index if index is not None else tokens)}
     inputs.update({n: options.get(n) for n in FFN_OPTIONAL})

@@ -19,7 +19,7 @@ from fxlab.ir import ge
 from fxlab.ir.kernels.npu_attention_reference import V2_NAMES
 from fxlab.ir.model import DataType
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import compact_op, int64_input
+from fxlab.passes.converters.npu_builders import compact_op, int64_input, not_built_in, refuse
 from fxlab.passes.converters.registry import Sample
 
 INT32_MAX = 2147483647
@@ -97,10 +97,7 @@ def _int4_shape_factor(layout: str, key: ge.Tensor, value: ge.Tensor, per_int32:
 
 def _refuse_int4(*tensors: ge.Tensor | None) -> None:
     if any(t is not None and t.dtype == DataType.DT_INT32 for t in tensors):
-        raise NotImplementedError(
-            "int4 key/value (packed in int32): TorchAir reads them as GE's DT_INT4, which the built-in converter does not build yet: "
-            "convert with --converter torchair"
-        )
+        not_built_in("int4 key/value (packed in int32, which TorchAir reads as GE's DT_INT4)")
 
 
 # -- samples ------------------------------------------------------------------------------
@@ -238,10 +235,7 @@ def convert_fused_infer_attention_score_v2(
     """npu_fused_infer_attention_score_v2(Tensor query, Tensor key, Tensor value, *, Tensor? query_rope=None, Tensor? key_rope=None, ..., SymInt[]? actual_seq_qlen=None, SymInt[]? actual_seq_kvlen=None, ...) -> (Tensor, Tensor)"""
     given = [n for n in V2_REINTERPRETED if options.get(n) is not None]
     if given:
-        raise NotImplementedError(
-            f"{', '.join(given)}: TorchAir bitcasts these inputs to torch_npu's own GE types, which the built-in converter does not "
-            "build yet: convert with --converter torchair"
-        )
+        not_built_in(f"{', '.join(given)} (TorchAir bitcasts these inputs to torch_npu's own GE types)")
     _refuse_int4(key, value)
     renamed = {V2_NAMES.get(k, k): v for k, v in options.items()}
     # The arguments v2 dropped are written as absent.
@@ -350,7 +344,7 @@ def convert_prompt_flash_attention(
     """npu_prompt_flash_attention(Tensor query, Tensor key, Tensor value, *, Tensor? padding_mask=None, Tensor? atten_mask=None, Tensor? pse_shift=None, int[]? actual_seq_lengths=None, ..., int num_heads=1, float scale_value=1.0, int pre_tokens=2147473647, int next_tokens=0, str input_layout="BSH", int num_key_value_heads=0, int[]? actual_seq_lengths_kv=None, int sparse_mode=0, int inner_precise=1) -> Tensor"""
     for name in ("actual_seq_lengths", "actual_seq_lengths_kv"):
         if isinstance(optional.get(name), ge.Tensor):
-            raise NotImplementedError(f"PromptFlashAttention is not implemented while {name} is Tensor!")
+            refuse(f"NotImplementedError: {name} given as a tensor (it must be a list of ints)")
     lengths = {n: int64_input(optional.get(n)) for n in ("actual_seq_lengths", "actual_seq_lengths_kv")}
     mask = optional.get("atten_mask")
     if mask is not None and mask.dtype == DataType.DT_FLOAT16:

@@ -23,7 +23,7 @@ from fxlab.ir import ge
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType
 from fxlab.ir.npu_dtypes import FLOAT4_X2
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import compact_op, npu_dtype, packed, refuse, widened
+from fxlab.passes.converters.npu_builders import compact_op, not_built_in, npu_dtype, packed, refuse, widened
 from fxlab.passes.converters.registry import Sample
 
 E8M0 = DataType.DT_FLOAT8_E8M0
@@ -304,9 +304,7 @@ def convert_kronecker_quant(
             f"ValueError: dst_dtype should be int32 or float4_e2m1otherwise it should be None, but got {dst_dtype}", "custom/flat_quant.py"
         )
     if dst_dtype == 296:
-        raise NotImplementedError(
-            "npu_kronecker_quant to float4: the built-in conversion does not build TorchAir's graph for it; convert with --converter torchair"
-        )
+        not_built_in("dst_dtype float4")
     attrs = {"clip_ratio": 1.0 if clip_ratio is None else float(clip_ratio), "dst_dtype": 3, "dst_type_max": 0.0}
     y, scale = ge.op(
         "FlatQuant", {"x": x, "kronecker_p1": kronecker_p1, "kronecker_p2": kronecker_p2}, attrs, outputs=("out", "quant_scale")

@@ -23,7 +23,7 @@ from fxlab.ir import ge
 from fxlab.ir.builder import current_builder
 from fxlab.ir.model import Attr, AttrKind, DataType, TensorDesc, TensorValue
 from fxlab.ir.npu_dtypes import ge_dtype_of_code
-from fxlab.passes.torchair_refusals import RefusedLikeTorchAir
+from fxlab.passes.torchair_refusals import NotBuiltIn, RefusedLikeTorchAir
 
 
 def npu_dtype(code: int) -> DataType:
@@ -31,7 +31,7 @@ def npu_dtype(code: int) -> DataType:
     mapping does."""
     found = ge_dtype_of_code(int(code))
     if found is None:
-        raise RuntimeError(f"Unsupported torch dtype value {code} by ge")
+        refuse(f"RuntimeError: Unsupported torch dtype value {code} by ge")
     return found
 
 
@@ -149,7 +149,14 @@ def empty_const(dtype: DataType) -> ge.Tensor:
     return ge.const([], dtype)
 
 
-def refuse(reason: str, where: str) -> NoReturn:
+def refuse(reason: str, where: str | None = None) -> NoReturn:
     """Refuse the node as TorchAir's converter does for these arguments: ``reason`` is
-    its exception and message, ``where`` its file (and line) under ``ge_converter/``."""
+    its exception and message, ``where`` its file (and line) under ``ge_converter/``
+    when it is not the file TorchAir registers the op's converter in."""
     raise RefusedLikeTorchAir(reason, where)
+
+
+def not_built_in(arguments: str) -> NoReturn:
+    """Leave the node unconverted: TorchAir converts it with ``arguments`` (a mode the
+    built-in conversion does not build), so the trace points at ``--converter torchair``."""
+    raise NotBuiltIn(arguments)

@@ -8,9 +8,9 @@ Atlas A2/A3 SoC (not arch35).
 ``npu_matmul_all_to_all`` → ``MatmulAlltoAll``. The communication group is the HCCL
 group name the caller passes (``hcom``), written as the op's ``group`` attr as given. The
 checks TorchAir makes before building (dtypes, world sizes, options the graph mode does
-not take) raise as TorchAir raises them. TorchAir's bitcasts for torch_npu's own dtypes
-(``x1_dtype``... given as dtype codes: HiFloat8, FP8, FP4) are not built here yet: those
-calls fail naming them. The reference kernels (one rank) are
+not take) refuse the node as TorchAir's converter does. TorchAir's bitcasts for torch_npu's own dtypes
+(``x1_dtype``... given as dtype codes: HiFloat8, FP8, FP4) are not built in: those
+calls are left to ``--converter torchair``. The reference kernels (one rank) are
 in :mod:`fxlab.ir.kernels.npu_comm`; the expert-parallel forms are in
 :mod:`fxlab.passes.converters.npu_moe_comm`.
 """
@@ -25,7 +25,7 @@ from fxlab.ir import ge
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType
 from fxlab.ir.npu_dtypes import ge_dtype_of_code
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import compact_op
+from fxlab.passes.converters.npu_builders import compact_op, not_built_in, refuse
 from fxlab.passes.converters.registry import Sample
 
 HALF_TYPES = (DataType.DT_FLOAT16, DataType.DT_BF16)
@@ -46,10 +46,12 @@ def refuse_dtype_codes(options: dict[str, Any], *names: str) -> None:
     converter does not build yet."""
     given = [n for n in names if options.get(n) is not None]
     if given:
-        raise NotImplementedError(
-            f"{', '.join(given)}: TorchAir bitcasts these inputs to torch_npu's own GE types, which the built-in converter does not "
-            "build yet: convert with --converter torchair"
-        )
+        not_built_in(f"{', '.join(given)} (TorchAir bitcasts these inputs to torch_npu's own GE types)")
+
+
+def _name(t: ge.Tensor | DataType) -> str:
+    dtype = t if isinstance(t, DataType) else t.dtype
+    return TYPE_NAMES.get(dtype, dtype.name)
 
 
 def packed_group_size(group_sizes: Any) -> int:
@@ -57,28 +59,26 @@ def packed_group_size(group_sizes: Any) -> int:
     if group_sizes is None:
         return 0
     if len(group_sizes) != 3:
-        raise RuntimeError("group_size must be a list with 3 elements, actual group_sizes is " + str(group_sizes))
+        refuse(f"RuntimeError: group_sizes {list(group_sizes)} (three values, m, n and k)")
     m, n, k = (int(v) for v in group_sizes)
     if max(m, n, k) > GROUP_SIZE_MAX:
-        raise RuntimeError("group_size can't larger than 65535, actual group_sizes is " + str(group_sizes))
+        refuse(f"RuntimeError: group_sizes {list(group_sizes)} (each at most {GROUP_SIZE_MAX})")
     if min(m, n, k) < 0:
-        raise RuntimeError("group_size can't smaller than 0, actual group_sizes is " + str(group_sizes))
+        refuse(f"RuntimeError: group_sizes {list(group_sizes)} (none negative)")
     return (m << 32) + (n << 16) + k
 
 
 def _check_half_pair(x1: ge.Tensor, x2: ge.Tensor) -> None:
     if x1.dtype != x2.dtype:
-        raise AssertionError(f"Type of x1:{x1.dtype} and x2:{x2.dtype} must be same.")
+        refuse(f"AssertionError: x1 of {_name(x1)} and x2 of {_name(x2)} (one dtype for both)")
     if x1.dtype not in HALF_TYPES:
-        raise AssertionError(f"Input supported dtype is fp16/bf16, but got type {x1.dtype}.")
+        refuse(f"AssertionError: inputs of {_name(x1)} (only float16 and bfloat16)")
 
 
 def _refuse_graph_mode_scales(options: dict[str, Any], api: str, *names: str) -> None:
     for name in names:
         if options.get(name) is not None:
-            raise ValueError(
-                f"The graph mode does not support the {name} parameter. If required, please use the eager mode or the graph mode of the {api} API."
-            )
+            refuse(f"ValueError: {name} given (the graph mode takes it only through {api})")
 
 
 def _mm_samples(world_size: int = 1) -> list[Sample]:
@@ -118,17 +118,14 @@ def convert_all_gather_base_mm(
 def _check_v2_dtypes(x1: ge.Tensor, x2: ge.Tensor, y_dtype: Any) -> DataType:
     """The output type: x1's for fp16/bf16 (an int8 input needs a y_dtype)."""
     if x1.dtype != x2.dtype and x1.dtype in HALF_TYPES:
-        raise AssertionError(f"Type of x1:{x1.dtype} and x2:{x2.dtype} must be same.")
+        refuse(f"AssertionError: x1 of {_name(x1)} and x2 of {_name(x2)} (one dtype for both)")
     output = x1.dtype if y_dtype is None else ge_dtype_of_code(int(y_dtype))
     if output is None:
-        raise NotImplementedError(f"y_dtype {y_dtype}: a dtype value GE has no type for: convert with --converter torchair")
+        not_built_in(f"y_dtype {y_dtype} (a torch_npu dtype TorchAir bitcasts to)")
     if x1.dtype in HALF_TYPES and output != x1.dtype:
-        raise RuntimeError(
-            "When input is float16 or bfloat16, output should be the same as input dtype."
-            f"Expected out type is {TYPE_NAMES.get(x1.dtype)}, but got {TYPE_NAMES.get(output)}"
-        )
+        refuse(f"RuntimeError: an output of {_name(output)} from inputs of {_name(x1)} (the same dtype for half inputs)")
     if x1.rank < 2 or x2.rank < 2:
-        raise RuntimeError(f"x1 and x2 must have at least 2 dimensions, got {x1.rank} and {x2.rank}.")
+        refuse(f"RuntimeError: x1 and x2 of {x1.rank} and {x2.rank} dimensions (at least 2)")
     return output
 
 
@@ -150,7 +147,7 @@ def convert_all_gather_quant_mm(
     refuse_dtype_codes(options, "x1_dtype", "x2_dtype", "x1_scale_dtype", "x2_scale_dtype")
     output = _check_v2_dtypes(self, x2, options.get("y_dtype"))
     if int(world_size) not in GATHER_QUANT_WORLD_SIZES:
-        raise RuntimeError(f"world_size only supports value in {list(GATHER_QUANT_WORLD_SIZES)}, but got {world_size}.")
+        refuse(f"RuntimeError: world_size {world_size} (only {list(GATHER_QUANT_WORLD_SIZES)})")
     inputs = {"x1": self, "x2": x2, **{n: options.get(n) for n in ("bias", "x1_scale", "x2_scale", "quant_scale")}}
     attrs: dict[str, Any] = {"group": hcom, "is_trans_a": False, "is_trans_b": False}
     attrs.update(
@@ -177,18 +174,12 @@ def _all_reduce_samples() -> list[Sample]:
 
 def _check_all_reduce_dtypes(x1: ge.Tensor, x2: ge.Tensor, options: dict[str, Any]) -> None:
     if options.get("dequant_scale") is not None or options.get("antiquant_scale") is not None:
-        raise NotImplementedError(
-            "npu_mm_all_reduce_base: quantised matmuls (dequant_scale, antiquant_scale): convert with --converter torchair"
-        )
+        not_built_in("dequant_scale or antiquant_scale (a quantised matmul)")
     for name, other in (("x2", x2), ("bias", options.get("bias")), ("x3", options.get("x3"))):
         if other is not None and other.dtype != x1.dtype:
-            raise AssertionError(
-                f"Non-quant scene: x1 dtype {TYPE_NAMES.get(x1.dtype)} != {name} dtype {TYPE_NAMES.get(other.dtype)}, must be same."
-            )
+            refuse(f"AssertionError: x1 of {_name(x1)} and {name} of {_name(other)} (one dtype without quantisation)")
     if x1.dtype not in HALF_TYPES:
-        raise AssertionError(
-            f"Non-quant scene: x1 dtype {TYPE_NAMES.get(x1.dtype)} not supported, only support ['torch.float16', 'torch.bfloat16']."
-        )
+        refuse(f"AssertionError: inputs of {_name(x1)} (only float16 and bfloat16 without quantisation)")
 
 
 @npu_converter("npu_mm_all_reduce_base.default", _all_reduce_samples)
@@ -198,10 +189,10 @@ def convert_mm_all_reduce_base(x1: ge.Tensor, x2: ge.Tensor, hcom: str, *, meta_
     _check_all_reduce_dtypes(x1, x2, options)
     group_size = packed_group_size(options.get("group_sizes"))
     if x1.rank < 2 or x2.rank < 2:
-        raise RuntimeError(f"Input x1 and x2 dimensions can't be less than 2, actual x1 dimension is {x1.rank}.")
+        refuse(f"RuntimeError: x1 and x2 of {x1.rank} and {x2.rank} dimensions (at least 2)")
     comm_mode = options.get("comm_mode")
     if comm_mode is not None and comm_mode != "ai_cpu":
-        raise RuntimeError("In Ascend910b SOC, if input comm_mode is not none, it must be 'ai_cpu', but now it is: {" + comm_mode + "}.")
+        refuse(f"RuntimeError: comm_mode {comm_mode!r} (only 'ai_cpu' on Atlas A2/A3)")
     names = (
         "bias",
         "x3",
@@ -239,11 +230,9 @@ def convert_mm_reduce_scatter_base(
     api = "npu.npu_quant_mm_reduce_scatter"
     for name in ("x1_scale", "x2_scale", "output_dtype"):
         if options.get(name) is not None:
-            raise ValueError(
-                f"The graph mode does not support the {name} parameter currently. If required, please use eager mode or the graph mode of {api} API"
-            )
+            refuse(f"ValueError: {name} given (the graph mode takes it only through {api})")
     if options.get("comm_mode") is not None:
-        raise ValueError("The comm_mode parameter is not supported on Ascend910B/Ascend910C.")
+        refuse("ValueError: comm_mode given (not on Atlas A2/A3)")
     attrs = {
         "group": hcom,
         "reduce_op": options.get("reduce_op", "sum"),
@@ -297,11 +286,11 @@ A2A_DEFAULTS = {
 def _check_a2a_dtypes(x1: ge.Tensor, x2: ge.Tensor, bias: ge.Tensor | None) -> None:
     for name, t in (("x1", x1), ("x2", x2)):
         if t.dtype not in HALF_TYPES:
-            raise AssertionError(f"Type of {name}:{TYPE_NAMES.get(t.dtype)} is error, {name} should be float16/bf16.")
+            refuse(f"AssertionError: {name} of {_name(t)} (only float16 and bfloat16)")
     if x1.dtype != x2.dtype:
-        raise AssertionError(f"Type of x1:{TYPE_NAMES.get(x1.dtype)} and x2:{TYPE_NAMES.get(x2.dtype)} must be same.")
+        refuse(f"AssertionError: x1 of {_name(x1)} and x2 of {_name(x2)} (one dtype for both)")
     if bias is not None and bias.dtype not in (DataType.DT_FLOAT, x1.dtype):
-        raise AssertionError(f"Type of bias:{TYPE_NAMES.get(bias.dtype)} is error, bias should be {TYPE_NAMES.get(x1.dtype)} or float.")
+        refuse(f"AssertionError: bias of {_name(bias)} (x1's dtype or float32)")
 
 
 def _a2a_attrs(hcom: str, world_size: int, axes: Any, x1: ge.Tensor, comm_mode: Any) -> dict[str, Any]:

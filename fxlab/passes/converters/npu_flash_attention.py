@@ -19,7 +19,7 @@ from fxlab.ir import ge
 from fxlab.ir.kernels.npu_flash_attention_reference import FORWARD_OPTIONS
 from fxlab.ir.model import DataType
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import int64_input
+from fxlab.passes.converters.npu_builders import int64_input, refuse
 from fxlab.passes.converters.registry import Sample
 
 INT32_MAX = 2147483647
@@ -27,9 +27,7 @@ INT32_MAX = 2147483647
 
 def _check(op: str, input_layout: str, keep_prob: float) -> None:
     if input_layout not in ("BSH", "BNSD") or not math.isclose(keep_prob, 1.0, rel_tol=1e-9):
-        raise NotImplementedError(
-            f"torch.ops.npu.{op}.default ge_converter is not implemented when input_layout != BSH & BNSD or keep_prob != 1.0 !"
-        )
+        refuse(f"NotImplementedError: input_layout {input_layout!r} (only BSH and BNSD) or keep_prob {keep_prob} (only 1.0)")
 
 
 def _shared(options: dict[str, Any]) -> dict[str, Any]:

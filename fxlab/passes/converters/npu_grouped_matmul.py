@@ -21,14 +21,11 @@ import torch
 from fxlab.ir import ge
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import bitcast, compact_op, npu_dtype, refuse, viewed_as
+from fxlab.passes.converters.npu_builders import bitcast, compact_op, not_built_in, npu_dtype, refuse, viewed_as
 from fxlab.passes.converters.registry import Sample
 
 INT4_PER_INT32 = 8
-NOT_BUILT_IN = (
-    "{op} with float8, hifloat8 or float4 inputs (x_dtype, weight_dtype): the built-in conversion does not build TorchAir's "
-    "graph for these modes; convert with --converter torchair"
-)
+LOW_PRECISION = "float8, hifloat8 or float4 inputs (x_dtype, weight_dtype)"
 # torch_npu's output dtype codes -> GroupedMatmul's dtype attr (TorchAir's convert_ydtype_in_a8).
 _A8_OUTPUT_TYPES = {5: 0, 15: 1, 3: 2}
 
@@ -175,7 +172,7 @@ def convert_grouped_matmul(
 ) -> list[ge.Tensor]:
     """npu_grouped_matmul(Tensor[] x, Tensor[] weight, *, Tensor[]? bias=None, Tensor[]? scale=None, Tensor[]? offset=None, Tensor[]? antiquant_scale=None, Tensor[]? antiquant_offset=None, Tensor[]? per_token_scale=None, Tensor? group_list=None, ..., int? split_item=0, int? group_type=None, int? group_list_type=0, int? act_type=0, int[]? tuning_config=None, int? output_dtype=None, int? x_dtype=None, int? weight_dtype=None, int? scale_dtype=None, int? per_token_scale_dtype=None) -> Tensor[]"""
     if x[0].dtype in (DataType.DT_FLOAT8_E4M3FN, DataType.DT_FLOAT8_E5M2) or x_dtype is not None or weight_dtype is not None:
-        raise NotImplementedError(NOT_BUILT_IN.format(op="npu_grouped_matmul"))
+        not_built_in(LOW_PRECISION)
     bias, scale, offset, antiquant_scale, antiquant_offset = _filled(x, weight, bias, scale, offset, (antiquant_scale, antiquant_offset))
     y_dtype = _y_dtype(x[0], output_dtype)
     token_scale = per_token_scale[0] if per_token_scale else None
@@ -266,7 +263,7 @@ def convert_grouped_matmul_finalize_routing(
     if dtype not in (None, torch.float32):
         refuse(f"RuntimeError: Not supported output dtype is {dtype}", "custom/grouped_matmul_finalize_routing.py")
     if x_dtype is not None or w_dtype is not None:
-        raise NotImplementedError(NOT_BUILT_IN.format(op="npu_grouped_matmul_finalize_routing"))
+        not_built_in(LOW_PRECISION)
     new_w = bitcast(w, DataType.DT_INT4, keep_dim=True) if w.dtype == DataType.DT_INT32 else w
     if scale_dtype is not None and scale is not None:
         scale = viewed_as(scale, scale_dtype)
@@ -347,7 +344,7 @@ def convert_grouped_matmul_swiglu_quant_v2(
 ) -> list[ge.Tensor]:
     """npu_grouped_matmul_swiglu_quant_v2(Tensor x, Tensor[] weight, Tensor[] weight_scale, Tensor x_scale, Tensor group_list, *, Tensor? smooth_scale=None, Tensor[]? weight_assist_matrix=None, Tensor? bias=None, int? dequant_mode=0, int? dequant_dtype=6, int? quant_mode=0, int? quant_dtype=1, int? group_list_type=0, int[]? tuning_config=None, int? x_dtype=None, int? weight_dtype=None, int? weight_scale_dtype=None, int? x_scale_dtype=None) -> (Tensor, Tensor)"""
     if x_dtype is not None or weight_dtype is not None:
-        raise NotImplementedError(NOT_BUILT_IN.format(op="npu_grouped_matmul_swiglu_quant_v2"))
+        not_built_in(LOW_PRECISION)
     assist = weight_assist_matrix if weight_assist_matrix is not None else _empty_list(DataType.DT_FLOAT)
     weight_scale = list(weight_scale)
     if weight_scale_dtype is not None:

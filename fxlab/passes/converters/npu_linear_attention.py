@@ -19,7 +19,7 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import compact_op, tensor_move
+from fxlab.passes.converters.npu_builders import compact_op, refuse, tensor_move
 from fxlab.passes.converters.registry import Sample
 
 # activation and conv_mode strings -> FusedCausalConv1d's int attrs
@@ -73,7 +73,7 @@ def _delta_rule_samples() -> list[Sample]:
 def _delta_rule_op(query: ge.Tensor, key: ge.Tensor, value: ge.Tensor, state: ge.Tensor, options: dict[str, Any]) -> list[ge.Tensor]:
     if options.get("scale") is None:
         # TorchAir writes scale into a float attr as given: None fails there.
-        raise TypeError("None has type NoneType, but expected one of: int, float (RecurrentGatedDeltaRule's scale_value)")
+        refuse("TypeError: scale None written into RecurrentGatedDeltaRule's float attr scale_value")
     inputs = {"query": query, "key": key, "value": value, "beta": options.get("beta"), "state": state}
     inputs.update({n: options.get(n) for n in ("actual_seq_lengths", "ssm_state_indices", "g", "gk", "num_accepted_tokens")})
     return ge.op("RecurrentGatedDeltaRule", inputs, {"scale_value": float(options["scale"])}, outputs=("out", "state"))

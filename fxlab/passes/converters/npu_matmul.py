@@ -22,7 +22,7 @@ import torch
 from fxlab.ir import ge
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import compact_op, npu_dtype, refuse, viewed_as
+from fxlab.passes.converters.npu_builders import compact_op, not_built_in, npu_dtype, refuse, viewed_as
 from fxlab.passes.converters.registry import Sample
 
 GROUP_SIZE_MAX = 65535
@@ -83,10 +83,7 @@ def convert_quant_matmul(
     if x1.dtype not in ints and x2.dtype not in ints:
         refuse("RuntimeError: In soc versions prior to A5, x1 and x2 only supports int8 or int32.", where)
     if x1.dtype == DataType.DT_INT32 or x1_dtype is not None or x2_dtype is not None:
-        raise NotImplementedError(
-            "npu_quant_matmul with int4 (int32-packed) or float4/float8 inputs: the built-in conversion does not build TorchAir's "
-            "graph for these modes; convert with --converter torchair"
-        )
+        not_built_in("int4 (int32-packed) or float4/float8 inputs")
     reason = _group_size_refusal(group_sizes)
     if reason is not None:
         refuse(reason, where)
@@ -127,9 +124,7 @@ def convert_weight_quant_batchmatmul(
     if quant_scale is not None and quant_scale.dtype == DataType.DT_INT64:
         quant_scale = ge.cast(quant_scale, DataType.DT_UINT64)
     if antiquant_scale.dtype == DataType.DT_UINT8:
-        raise NotImplementedError(
-            "npu_weight_quant_batchmatmul with float8_e8m0 (uint8) antiquant scales: not built in; convert with --converter torchair"
-        )
+        not_built_in("float8_e8m0 (uint8) antiquant scales")
     if weight_dtype is not None:
         weight = viewed_as(weight, weight_dtype)
     inputs = {

@@ -18,7 +18,7 @@ import torch
 from fxlab.ir import ge
 from fxlab.ir.npu_dtypes import HIFLOAT8
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import tensor_move
+from fxlab.passes.converters.npu_builders import not_built_in, tensor_move
 from fxlab.passes.converters.registry import Sample
 
 WEIGHT_NAMES = (
@@ -110,10 +110,7 @@ def convert_mla_prolog_v2(*args: Any, meta_outputs: Any = None, **options: Any) 
 
 def _refuse_hifloat8(options: dict[str, Any]) -> None:
     if int(options.get("weight_quant_mode", 0)) == 5 and any(options.get(n) == HIFLOAT8 for n in V3_DTYPES):
-        raise NotImplementedError(
-            "HiFloat8 inputs: TorchAir bitcasts them to DT_HIFLOAT8, which the built-in converter does not build yet: "
-            "convert with --converter torchair"
-        )
+        not_built_in("HiFloat8 inputs (TorchAir bitcasts them to DT_HIFLOAT8)")
 
 
 def _v3_op(args: tuple[Any, ...], kv_cache: ge.Tensor, kr_cache: ge.Tensor, options: dict[str, Any]) -> list[ge.Tensor]:

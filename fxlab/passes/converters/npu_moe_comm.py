@@ -21,7 +21,7 @@ import torch
 from fxlab.ir import ge
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import compact_op
+from fxlab.passes.converters.npu_builders import compact_op, refuse
 from fxlab.passes.converters.npu_comm_matmul import refuse_dtype_codes
 from fxlab.passes.converters.registry import Sample
 
@@ -194,7 +194,7 @@ def _a2av_gmm(
     hcom, ep_world_size, send_counts, recv_counts = args
     comm_mode = options.get("comm_mode")
     if comm_mode is not None and comm_mode not in A2AV_COMM_MODES:
-        raise RuntimeError(f"The comm_mode only supports value in {list(A2AV_COMM_MODES)}, but got {comm_mode}.")
+        refuse(f"RuntimeError: comm_mode {comm_mode!r} (only {list(A2AV_COMM_MODES)})")
     names = ("send_counts_tensor", "recv_counts_tensor", "mm_x", "mm_weight")
     inputs = {"gmm_x": gmm_x, "gmm_weight": gmm_weight, **{n: options.get(n) for n in names}}
     attrs: dict[str, Any] = {

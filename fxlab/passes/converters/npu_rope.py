@@ -16,7 +16,7 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import compact_op, tensor_move
+from fxlab.passes.converters.npu_builders import compact_op, refuse, tensor_move
 from fxlab.passes.converters.registry import Sample
 
 # ApplyRotaryPosEmb's layout attr: TorchAir's numbers for the layout strings.
@@ -55,9 +55,9 @@ def convert_apply_rotary_pos_emb(
 ) -> list[ge.Tensor]:
     """npu_apply_rotary_pos_emb(Tensor query, Tensor key, Tensor cos, Tensor sin, str layout='BSND', str rotary_mode='half') -> (Tensor, Tensor)"""
     if layout not in ROTARY_LAYOUTS:
-        raise NotImplementedError("layout only support BSH/BSND/SBND/BNSD/TND now!")
+        refuse(f"NotImplementedError: layout {layout!r} (only BSH, BSND, SBND, BNSD, TND)")
     if rotary_mode not in ROTARY_MODES:
-        raise NotImplementedError("rotary_mode only support half/quarter/interleave now!")
+        refuse(f"NotImplementedError: rotary_mode {rotary_mode!r} (only half, quarter, interleave)")
     inputs = {"query": tensor_move(query), "key": tensor_move(key), "cos": cos, "sin": sin}
     attrs = {"layout": ROTARY_LAYOUTS[layout], "rotary_mode": rotary_mode}
     return compact_op("ApplyRotaryPosEmb", inputs, attrs, {"layout": 1, "rotary_mode": "half"}, outputs=("query", "key"))
@@ -91,7 +91,7 @@ def convert_rotary_mul(
         # TorchAir does not pass rotary_mode to RotaryMul, which rotates halves.
         return ge.op1("RotaryMul", {"x": self, "r1": r1, "r2": r2})
     if rotary_mode not in MATRIX_MODES:
-        raise NotImplementedError("rotary_mode in A2/A3 only support half/interleave now!")
+        refuse(f"NotImplementedError: rotary_mode {rotary_mode!r} (only half and interleave on Atlas A2/A3)")
     inputs = {"x": self, "cos": r1, "sin": r2, "rotate": rotate}
     return compact_op("RotaryPositionEmbedding", inputs, {"mode": MATRIX_MODES[rotary_mode]}, {"mode": 0})[0]
 
@@ -127,13 +127,11 @@ def convert_rotary_mul_backward(
 ) -> list[ge.Tensor]:
     """npu_rotary_mul_backward(Tensor grad, Tensor self, Tensor r1, Tensor r2, str rotary_mode="half") -> (Tensor, Tensor, Tensor)"""
     if self.rank != 4 or r1.rank != 4 or r2.rank != 4:
-        raise RuntimeError("The dim of input tensor should equal to four")
+        refuse("RuntimeError: inputs that are not 4-D")
     if any(not isinstance(d, int) or d < 0 for t in (grad, self, r1, r2) for d in t.shape):
-        raise NotImplementedError("when there is a dynamic shape, torch.ops.npu.npu_rotary_mul_backward.default is not implemented")
+        refuse("NotImplementedError: symbolic sizes")
     if self.shape[3] % 64 != 0 or not _broadcast_fits(self, r1):
-        raise NotImplementedError(
-            "when the last dimension of x is not a multiple of 64, torch.ops.npu.npu_rotary_mul_backward.default is not implemented"
-        )
+        refuse("NotImplementedError: a last dimension that is not a multiple of 64, or r1 not broadcasting to x")
     inputs = {"x": self, "r1": r1, "r2": r2, "dy": grad}
     return ge.op("RotaryMulGrad", inputs, {"need_backward": need_backward}, outputs=("dx", "dr1", "dr2"))
 

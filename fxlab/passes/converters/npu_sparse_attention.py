@@ -21,7 +21,7 @@ from fxlab.ir import ge
 from fxlab.ir.model import DataType
 from fxlab.ir.npu_dtypes import HIFLOAT8
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import bitcast
+from fxlab.passes.converters.npu_builders import bitcast, refuse
 from fxlab.passes.converters.registry import Sample
 
 INT64_MAX = 9223372036854775807
@@ -34,9 +34,7 @@ def _as_hifloat8(options: dict[str, Any], tensors: dict[str, ge.Tensor]) -> dict
     for name in tensors:
         code = options.get(f"{name}_dtype")
         if code is not None and code != HIFLOAT8:
-            raise RuntimeError(
-                f"The {name}_dtype is only used to support hifloat8, and should be default when the dtype of {name} tensor is not hifloat8"
-            )
+            refuse(f"RuntimeError: {name}_dtype {code} (only hifloat8, or left unset)")
     return {name: bitcast(t, DataType.DT_HIFLOAT8) if options.get(f"{name}_dtype") == HIFLOAT8 else t for name, t in tensors.items()}
 
 

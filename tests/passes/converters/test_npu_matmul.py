@@ -33,3 +33,16 @@ def test_linear_is_matmul_of_the_transposed_weight(npu_ops):
     result = convert("npu_linear", torch.randn(4, 16).half(), torch.randn(8, 16).half())
     (op,) = [op for op in result.graph.ops if op.type == "MatMul"]
     assert (op.attr_value("transpose_x1"), op.attr_value("transpose_x2")) == (False, True) and op.inputs[2] == ""
+
+
+def test_float8_antiquant_scales_are_left_to_torchairs_converter_by_name(npu_ops):
+    # float8_e8m0 scales (uint8): TorchAir converts them, the built-in conversion does not.
+    x, weight = torch.randn(4, 16).half(), _int8(16, 8)
+    result = convert("npu_weight_quant_batchmatmul", x, weight, torch.ones(8, dtype=torch.uint8))
+    (record,) = [r for r in result.nodes if r.target.startswith("npu.")]
+    assert record.status is Status.UNSUPPORTED
+    assert record.message == (
+        "npu.npu_weight_quant_batchmatmul.default with float8_e8m0 (uint8) antiquant scales: not converted by the built-in "
+        "conversion; TorchAir converts it (ge_converter/custom/npu_weight_quant_batchmatmul.py:55); use --converter torchair"
+    )
+
