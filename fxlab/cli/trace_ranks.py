@@ -105,7 +105,8 @@ def trace_one_rank(
     env = this_rank()
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(env.local_world_size, 1)))
     agreement = RankAgreement(default_store, env.rank, env.world_size, request.timeout, reporter.phase)
-    with default_group(request.model, request.timeout):
+    group_notes: list[str] = []
+    with default_group(request.model, request.timeout, group_notes):
         with ascend_ir_converter(request.converter, request.torchair_path, request.soc) as convert, _cross_rank_errors_first():
             _, trace = capture_model(
                 request.model,
@@ -119,6 +120,7 @@ def trace_one_rank(
                 after_load=lambda: ensure_group(request.timeout),
                 progress=reporter.phase,
             )
+        trace.notes.extend(group_notes)
         reporter.phase("saving and rendering its trace")
         folder = out_folder(agreement) if out_folder is not None else request.out_folder
         result = _rank_result(trace, request, env.rank, agreement.calls, folder)

@@ -6,7 +6,9 @@ set by fxlab's own launch (``--nproc``) or by ``torchrun`` running fxlab. The mo
 may call ``dist.init_process_group()`` itself; otherwise fxlab initialises the default
 group, gloo on CPU, before the file runs (the file may read the rank and world size as it
 builds the model). :func:`default_group` decides which, and destroys the group at the
-end either way.
+end either way. A file written for Ascend asks for HCCL (``init_process_group("hccl")``,
+``"cpu:gloo,npu:hccl"``, perhaps with an NPU ``device_id``): while the file runs, such a
+group is made with gloo instead, as no NPU is there, and the trace says so.
 """
 
 from __future__ import annotations
@@ -27,6 +29,8 @@ from fxlab.errors import FxlabError
 # the global ones).
 REQUIRED_VARIABLES = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 _INIT_CALL = re.compile(r"\binit_process_group\s*\(")
+NPU_BACKEND = "hccl"
+GLOO_NOTE = "the model file's process group asks for {asked}: fxlab made it with gloo on CPU (no NPU here)"
 
 
 class RankSetupError(FxlabError):
@@ -82,15 +86,36 @@ def init_default_group(timeout: float) -> None:
 
 
 @contextlib.contextmanager
-def default_group(model: Path, timeout: float) -> Iterator[None]:
-    """The default process group for one rank's trace (see the module docstring)."""
+def default_group(model: Path, timeout: float, notes: list[str] | None = None) -> Iterator[None]:
+    """The default process group for one rank's trace (see the module docstring); a
+    group the file asks HCCL for is made with gloo, noted in ``notes``."""
     if not dist.is_initialized() and not calls_init_process_group(model):
         init_default_group(timeout)
     try:
-        yield
+        with npu_backends_on_gloo(notes if notes is not None else []):
+            yield
     finally:
         if dist.is_initialized():
             dist.destroy_process_group()
+
+
+@contextlib.contextmanager
+def npu_backends_on_gloo(notes: list[str]) -> Iterator[None]:
+    """``dist.init_process_group`` with HCCL asked for makes a gloo group instead."""
+    original = dist.init_process_group
+
+    def init_process_group(backend: str | None = None, *args: object, **kwargs: object) -> None:
+        if backend is not None and NPU_BACKEND in str(backend).lower():
+            notes.append(GLOO_NOTE.format(asked=repr(backend)))
+            backend = "gloo"
+            kwargs.pop("device_id", None)  # the NPU the group was to be bound to
+        original(backend, *args, **kwargs)  # type: ignore[arg-type]
+
+    dist.init_process_group = init_process_group
+    try:
+        yield
+    finally:
+        dist.init_process_group = original
 
 
 def ensure_group(timeout: float) -> None:
