@@ -99,6 +99,14 @@ def test_ranks_that_disagree_on_a_collective_stop_with_both_source_lines():
     assert "rank_mismatch.py:37" in message and "rank_mismatch.py:36" in message
 
 
+def test_a_rank_failing_in_its_own_code_is_named_not_the_rank_stopped_for_it(tmp_path):
+    proc = fxlab("--nproc", "2", str(DATA / "rank_raises.py"), "--summary", "--timeout", "120", "--out", str(tmp_path / "run"))
+    message = " ".join(proc.stderr.split())
+    assert proc.returncode == 3 and "rank 1 failed" in message and "ValueError: rank 1 has no shard" in message
+    assert "rank_raises.py:10" in message and "Rank(s) 0 were stopped." in message and "SignalException" not in message
+    assert json.loads((tmp_path / "run" / "manifest.json").read_text())["status"] == "failed"
+
+
 def _torchair_or_skip() -> None:
     from fxlab.compat.torchair_copies import TorchAirNotFoundError, find_torchair
 
