@@ -36,7 +36,7 @@ NORM = "npu_add_rms_norm"
 PATTERN_OPS = (NORM, "npu_add_rms_norm_cast", "npu_add_rms_norm_dynamic_quant", "npu_dynamic_quant", "_npu_dtype_cast")
 
 
-def pattern_fusion(gm: fx.GraphModule) -> bool:
+def fuse_torchair_patterns(gm: fx.GraphModule) -> bool:
     """Rewrite the fusible torch_npu combinations of ``gm`` in place; True if any was."""
     ops = _npu_ops()
     if ops is None or not any(n.target is ops[NORM] for n in gm.graph.nodes):

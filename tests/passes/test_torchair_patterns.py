@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from fxlab.capture.stages import functional_graph
-from fxlab.passes.pattern_fusion import pattern_fusion
+from fxlab.passes.torchair_patterns import fuse_torchair_patterns
 from fxlab.passes.pre_ge import PreGeOptions, planned_passes, pre_ge_graph
 from tests.conftest import torchair_session
 from tests.passes.converters.npu_fixtures import npu_ops  # noqa: F401 - the fixture
@@ -92,7 +92,7 @@ def npu_targets(gm) -> list[str]:
 def fused(name: str):
     fn, count = MODELS[name]
     gm = functional_graph(fn, *half_inputs(count))
-    changed = pattern_fusion(gm)
+    changed = fuse_torchair_patterns(gm)
     return changed, gm
 
 
@@ -155,7 +155,7 @@ def test_flattened_dynamic_quant_fuses_and_keeps_both_views(npu_ops) -> None:
 
 def test_a_graph_without_torch_npu_operators_is_left_alone() -> None:
     gm = functional_graph(lambda x: (x.float() + 1,), torch.randn(2, 3, **HALF))
-    assert not pattern_fusion(gm)
+    assert not fuse_torchair_patterns(gm)
 
 
 # -- the same matches as TorchAir's own pass --------------------------------------------------
