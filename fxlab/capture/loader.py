@@ -177,6 +177,8 @@ def _odd_leaf(value: Any) -> str:
 
 
 def _describe(value: Any) -> str:
+    name = type(value).__name__
+    article = "an" if name[:1].lower() in "aeiou" else "a"
     if isinstance(value, (tuple, list)):
-        return f"a {type(value).__name__} of {len(value)}"
-    return f"a {type(value).__name__}"
+        return f"a {name} of {len(value)}"
+    return f"{article} {name}"

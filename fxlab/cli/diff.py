@@ -3,6 +3,8 @@ TorchAir's, or two saved traces, node by node."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -109,13 +111,17 @@ def _model_diff(model: Path, left: str, right: str, plugins: Any, entry: str | N
 
     torchair_dir = _find_torchair(torchair_path) if TORCHAIR_STAGE in (left, right) else None
     stages = (FUNCTIONAL, ASCEND_IR) if left in IR_STAGES else tuple(s for s in FX_STAGES if s in (left, right))
-    _, trace = capture_model(model, entry, plugins, stages, verify=False)
-    indices = select_graphs(len(trace.graphs), graph)
-    diff = TraceDiff(left, right, notes=[f"graph {g.index}: {g.error}" for g in trace.graphs if g.error and g.index in indices])
-    if left in IR_STAGES:
-        sides = _ir_sides(trace, indices, torchair_dir, diff.notes)
-    else:
-        sides = {i: (trace.graphs[i].stages.get(left), trace.graphs[i].stages.get(right)) for i in indices}
+    # TorchAir is open for the capture too, as for `fxlab trace --converter torchair`: its
+    # session defines torch_npu's operators, and the captured graph's npu ops must still be
+    # defined when TorchAir converts it.
+    with _torchair_session(torchair_dir) as torchair:
+        _, trace = capture_model(model, entry, plugins, stages, verify=False)
+        indices = select_graphs(len(trace.graphs), graph)
+        diff = TraceDiff(left, right, notes=[f"graph {g.index}: {g.error}" for g in trace.graphs if g.error and g.index in indices])
+        if left in IR_STAGES:
+            sides = _ir_sides(trace, indices, torchair, diff.notes)
+        else:
+            sides = {i: (trace.graphs[i].stages.get(left), trace.graphs[i].stages.get(right)) for i in indices}
     for index in indices:
         lside, rside = sides[index] if left != TORCHAIR_STAGE else sides[index][::-1]
         diff.graphs.append(diff_graph(index, lside, rside, left, right, left_label=left, right_label=right))
@@ -129,13 +135,27 @@ def _find_torchair(explicit: Path | None) -> Any:
     return find_torchair(explicit)
 
 
-def _ir_sides(trace: Any, indices: list[int], torchair_dir: Any, notes: list[str]) -> dict[int, tuple[Any, Any]]:
+@contextlib.contextmanager
+def _torchair_session(torchair_dir: Any) -> Iterator[Any]:
+    """TorchAir loaded from ``torchair_dir`` for the block (None: nothing loaded)."""
+    if torchair_dir is None:
+        yield None
+        return
+    from fxlab.compat.bridge import open_torchair
+
+    with contextlib.ExitStack() as session:
+        with console.err().status("loading TorchAir", spinner="dots"):  # the capture has its own spinner
+            torchair = session.enter_context(open_torchair(torchair_dir))
+        yield torchair
+
+
+def _ir_sides(trace: Any, indices: list[int], torchair: Any, notes: list[str]) -> dict[int, tuple[Any, Any]]:
     """(built-in IR, TorchAir's IR) of each graph; TorchAir's bridge notes go to ``notes``."""
-    from fxlab.compat.bridge import open_torchair, run_torchair_conversion
+    from fxlab.compat.bridge import run_torchair_conversion
 
     sides: dict[int, tuple[Any, Any]] = {}
-    status = console.err().status("loading TorchAir", spinner="dots")
-    with status, open_torchair(torchair_dir) as torchair:
+    status = console.err().status("converting with TorchAir", spinner="dots")
+    with status:
         for index in indices:
             graph = trace.graphs[index]
             functional = graph.modules.get(FUNCTIONAL)

@@ -274,7 +274,9 @@ def _failure_error(launched: Any, nproc: int) -> RanksFailedError:
     """One paragraph about the failure that is a cause (not a rank stopped because of it)."""
     failures = launched.failures
     causes = [f for f in failures.values() if f.kind != "signal"] or list(failures.values())
-    first = min(causes, key=lambda f: (f.kind == "timeout", f.rank))
+    # A disagreement explains the rest: the peers of the rank that found it fail in their
+    # collectives when it stops (gloo: "Connection closed by peer").
+    first = min(causes, key=lambda f: (f.kind != "mismatch", f.kind == "timeout", f.rank))
     if first.kind == "mismatch":  # the message names both ranks and the collective
         return RanksFailedError(first.message, first.exit_code)
     if first.kind == "timeout":

@@ -7,7 +7,8 @@ sequences merged in order; inside a group, ops are paired by their type sequence
 attrs that differ (by JSON value; TorchAir's bookkeeping keys are ignored by default),
 wiring that differs (each input is mapped through the pairing, so ``Const_3:0`` on one
 side equals ``Const_1:0`` on the other when those two Consts are paired), output
-dtype/shape that differ (a shape empty on one side counts as unset), and whether the op moved relative to the other pairs. Ops
+dtype/shape that differ (a shape empty on one side counts as unset), and whether the op moved relative to the other pairs. Two
+``FxlabUnsupported`` placeholders (a node both conversions refuse) are alike. Ops
 without a partner are reported as only on one side. The result is data (``IrDiff``),
 JSON-ready through ``to_json``; nothing here prints.
 """
@@ -22,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxlab.ir.model import IrGraph, IrOp
+from fxlab.passes.conversion_result import UNSUPPORTED_OP_TYPE
 
 # Attrs TorchAir's ``_normalize_ge_graph`` adds to every op just before GE compiles
 # (prototype name/index tables) and to the graph for its runtime (input placements,
@@ -257,6 +259,10 @@ def _op_diff(
             right_type=right.type if right else None,
         )
     diff = OpDiff("same", left.name, right.name, left.type, right.type, moved=left.name in moved)
+    if left.type == right.type == UNSUPPORTED_OP_TYPE:
+        # Both conversions refuse the node: each placeholder records its own refusal (its
+        # message, the inputs it had), not a GE op, so there is nothing more to compare.
+        return diff
     diff.attrs = _attr_differences(left, right, ignored)
     diff.inputs = _input_differences(left, right, right_to_left)
     diff.outputs = _output_differences(left, right) if compare_outputs else []

@@ -10,6 +10,12 @@ the store is polled (``check``) until the call, the peer's end, or the timeout, 
 mismatch is an error within moments on every rank, naming both ranks, the collective and
 their source lines, and a rank that never gets there is reported by the timeout.
 
+A rank also writes how many calls it has placed on each channel once a graph's calls are
+all placed. A peer waiting for a later position, whose own graph holds unrun calls at
+positions the rank has placed, learns that the rank cannot get there: the rank's next
+graph comes only after its current one runs, which waits for the peer's graph (the classic
+hang, one rank calling a collective more than the others).
+
 The same store exchange decides which graphs' Ascend IR runs on CPU (those every rank
 can run: their collectives meet), and, under ``torchrun``, gathers each rank's result on
 rank 0.
@@ -30,6 +36,7 @@ from fxlab.distributed.calls import CollectiveCall, collective_calls, disagreeme
 from fxlab.errors import FxlabError
 
 PREFIX = "fxlab/"
+STUCK = "stuck"  # a probe's answer: the peer cannot reach the position
 POLL_SECONDS = 0.02
 
 
@@ -77,12 +84,15 @@ class RankAgreement:
     # -- collectives ------------------------------------------------------------------
     def before_graph_runs(self, graph_index: int, gm: fx.GraphModule) -> None:
         calls = collective_calls(gm, graph_index, self.rank)
+        first = dict(self.positions)  # each channel's first position in this graph
         placed = [(call, self._place(call)) for call in calls]
         self.calls.extend(calls)
+        for channel in {call.channel_key for call in calls}:
+            self.store.set(f"{PREFIX}placed/{channel}/{self.rank}", str(self.positions[channel]))
         for call, position in placed:
             for peer in call.members:
                 if peer != self.rank:
-                    self._compare(call, position, peer)
+                    self._compare(call, position, peer, first.get(call.channel_key, 0))
         if placed:
             self.phase(f"running graph {graph_index} under torch.compile (its collectives agree with the other ranks')")
 
@@ -92,12 +102,29 @@ class RankAgreement:
         self.store.set(f"{PREFIX}call/{call.channel_key}/{position}/{self.rank}", json.dumps(call.to_json()))
         return position
 
-    def _compare(self, call: CollectiveCall, position: int, peer: int) -> None:
+    def _compare(self, call: CollectiveCall, position: int, peer: int, first: int) -> None:
         key = f"{PREFIX}call/{call.channel_key}/{position}/{peer}"
         done_key = f"{PREFIX}done/{peer}"
         what = f"collective #{position + 1} on {_channel_words(call)}"
         self.phase(f"waiting for rank {peer} to reach {what} ({call.describe()} at {call.source or call.node})")
-        found = self._poll(lambda: key if self.store.check([key]) else done_key if self.store.check([done_key]) else None)
+
+        def probe() -> str | None:
+            if self.store.check([key]):
+                return key
+            if self.store.check([done_key]):
+                return done_key
+            return STUCK if first < self._placed_by(call.channel_key, peer) <= position else None
+
+        found = self._poll(probe)
+        if found == STUCK:
+            made = self._placed_by(call.channel_key, peer)
+            last = CollectiveCall.from_json(json.loads(self.store.get(f"{PREFIX}call/{call.channel_key}/{made - 1}/{peer}")))
+            raise RankMismatchError(
+                f"ranks {self.rank} and {peer} disagree on {what}: rank {self.rank} calls {call.describe()} at {call.where()}; "
+                f"rank {peer} has {made} collective(s) there, the last ({last.describe()} at {last.where()}) in a graph that "
+                f"waits for this graph of rank {self.rank}, so it cannot call #{position + 1} first. On the device this "
+                "collective would hang. Make every rank of the group call the same collectives in the same order."
+            )
         if found is None:
             raise RankTimeoutError(
                 f"rank {peer} did not reach {what} within {self.timeout:g} s, where rank {self.rank} calls {call.describe()} "
@@ -118,6 +145,17 @@ class RankAgreement:
                 f"rank {peer} calls {theirs.describe()} at {theirs.where()}. On the device this collective would hang or compute "
                 "garbage. Make every rank of the group call the same collectives, with the same shapes, in the same order."
             )
+
+    def _placed_by(self, channel: str, peer: int) -> int:
+        """How many calls ``peer`` has placed on ``channel`` in the graphs it has compiled
+        (0 before its first). A peer that has placed calls up to one this rank's current
+        graph has not run yet cannot place more: its next graph comes only after the
+        current one runs, which waits for this rank's."""
+        placed_key = f"{PREFIX}placed/{channel}/{peer}"
+        if not self.store.check([placed_key]):
+            return 0
+        value = self.store.get(placed_key)
+        return int(value.decode() if isinstance(value, bytes) else value)
 
     def after_compiled_run(self) -> None:
         self.store.set(f"{PREFIX}done/{self.rank}", json.dumps(self.positions))

@@ -76,14 +76,35 @@ class RankReporter:
     def failed(self, exc: BaseException) -> None:
         from fxlab.distributed.agreement import RankMismatchError
 
-        is_fxlab = isinstance(exc, FxlabError)
-        record = {
-            "message": str(exc) if is_fxlab else f"{type(exc).__name__}: {exc}",
-            "exit_code": getattr(exc, "exit_code", 1),
-            "kind": "mismatch" if isinstance(exc, RankMismatchError) else "error" if is_fxlab else "internal",
-            "traceback": "" if is_fxlab else "".join(traceback.format_exception(exc)),
-        }
+        signal_name = _stopping_signal(exc)
+        if signal_name is not None:
+            # The launcher stops the other ranks when one fails: whatever this rank was
+            # doing (and however fxlab wrapped it) is a consequence, not a cause.
+            record = {"message": f"stopped by {signal_name}", "exit_code": 1, "kind": "signal", "traceback": ""}
+        else:
+            is_fxlab = isinstance(exc, FxlabError)
+            record = {
+                "message": str(exc) if is_fxlab else f"{type(exc).__name__}: {exc}",
+                "exit_code": getattr(exc, "exit_code", 1),
+                "kind": "mismatch" if isinstance(exc, RankMismatchError) else "error" if is_fxlab else "internal",
+                "traceback": "" if is_fxlab else "".join(traceback.format_exception(exc)),
+            }
         (self.folder / "failure.json").write_text(json.dumps(record))
+
+
+def _stopping_signal(exc: BaseException) -> str | None:
+    """The signal's name when ``exc`` is, or was caused by, the launcher stopping this rank
+    (torch.distributed.elastic raises ``SignalException`` in a rank it terminates)."""
+    from torch.distributed.elastic.multiprocessing import SignalException
+
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, SignalException):
+            return signal.Signals(current.sigval).name
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def rank_worker(worker: Callable[..., Any]) -> Callable[..., Any]:

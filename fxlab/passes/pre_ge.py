@@ -6,7 +6,8 @@ TorchAir's order: the user's ``post_grad_custom_pre_pass``; ``remove_noop_ops`` 
 ``experimental_config.remove_noop_ops``, default on); ``recover_view_inplace_pattern``;
 ``optimize_sym_input`` (in its default GE graph mode: a symbolic-size input read from a
 tensor input's shape);
-pattern fusion (torch_npu operator patterns; none match without torch_npu's operators);
+pattern fusion (``experimental_config.pattern_fusion_pass``, default on: torch_npu operator
+combinations fused into one operator, :mod:`fxlab.passes.torchair_patterns`);
 ``view_to_reshape``; the user's ``post_grad_custom_post_pass``; then, during conversion,
 the view optimisation (``experimental_config.enable_view_optimize``, default on).
 
@@ -26,6 +27,7 @@ import torch.fx as fx
 from fxlab.passes.graph_copy import copy_graph_module
 from fxlab.passes.optimize_sym_input import optimize_sym_input
 from fxlab.passes.optimize_views import optimize_views
+from fxlab.passes.torchair_patterns import fuse_torchair_patterns
 from fxlab.passes.recover_view_inplace_pattern import recover_view_inplace_pattern
 from fxlab.passes.remove_noop_ops import remove_noop_ops
 from fxlab.passes.view_to_reshape import view_to_reshape
@@ -41,6 +43,7 @@ class PreGeOptions:
     enable_view_optimize: bool = True  # experimental_config.enable_view_optimize
     cann_supports_view_inplace: bool = True  # CANN >= 8.3.RC1
     ge_graph_mode: bool = True  # mode="max-autotune" (GE graph), not "reduce-overhead" (ACL graph)
+    pattern_fusion: bool = True  # experimental_config.pattern_fusion_pass
     custom_pre_pass: UserPass | None = None  # post_grad_custom_pre_pass(gm)
     custom_post_pass: UserPass | None = None  # post_grad_custom_post_pass(gm)
 
@@ -78,6 +81,7 @@ def planned_passes(options: PreGeOptions) -> list[tuple[str, Callable[[fx.GraphM
         ("remove_noop_ops", remove_noop_ops if options.remove_noop_ops else None),
         ("recover_view_inplace_pattern", lambda gm: recover_view_inplace_pattern(gm, cann_supported=options.cann_supports_view_inplace)),
         ("optimize_sym_input", optimize_sym_input if options.ge_graph_mode else None),
+        ("pattern_fusion", fuse_torchair_patterns if options.pattern_fusion else None),
         ("view_to_reshape", view_to_reshape),
         ("post_grad_custom_post_pass", _user_pass(options.custom_post_pass)),
         ("optimize_views", optimize_views if options.enable_view_optimize else None),

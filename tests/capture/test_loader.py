@@ -72,7 +72,7 @@ def test_entry_missing(write_model):
 
 def test_entry_returning_wrong_kind(write_model):
     path = write_model("def get_model_and_inputs():\n    return 42\n")
-    with pytest.raises(ModelLoadError, match="returned a int; it must return a pair"):
+    with pytest.raises(ModelLoadError, match="returned an int; it must return a pair"):
         load_model(path)
 
 
@@ -86,14 +86,14 @@ def test_inputs_as_serving_code_passes_them():
 
 
 def test_inputs_fxlab_cannot_pass_or_compare_are_rejected_with_the_argument_named():
-    with pytest.raises(ModelLoadError, match=r"but argument 1 is a object, keyword 'c' holds a object\. Pass the object's tensors"):
+    with pytest.raises(ModelLoadError, match=r"but argument 1 is an object, keyword 'c' holds an object\. Pass the object's tensors"):
         normalize_inputs(((torch.ones(1), object()), {"c": [1, object()]}), "m.py:model")
     with pytest.raises(ModelLoadError, match="example inputs are a str"):
         normalize_inputs("x", "m.py:model")
 
 
 def test_model_that_is_not_callable_is_bad_input(write_model):
-    with pytest.raises(ModelLoadError, match=r"`model` is a int, not something fxlab can call") as info:
+    with pytest.raises(ModelLoadError, match=r"`model` is an int, not something fxlab can call") as info:
         load_model(write_model("model = 3\nexample_inputs = ()\n"))
     assert info.value.exit_code == 2
 

@@ -158,6 +158,33 @@ def test_builtin_ir_against_torchair(capsys, write_model) -> None:
     assert "note: GE compilation and fusion do not run" in " ".join(out.split())
 
 
+NPU_OP_MODEL = """
+import torch
+import torch_npu
+
+
+class Gated(torch.nn.Module):
+    def forward(self, x):
+        return torch_npu.npu_swiglu(x * 2.0, dim=-1)
+
+
+model = Gated()
+example_inputs = (torch.randn(4, 16),)
+"""
+
+
+@pytest.mark.torchair
+def test_torch_npu_op_against_torchair(capsys, write_model) -> None:
+    """The capture's torch_npu operators are still defined when TorchAir converts the
+    graph: TorchAir's session is open for the capture as well."""
+    model = str(write_model(NPU_OP_MODEL))
+    code, out, err = run(capsys, "diff", model, "--from", "ascend_ir", "--to", "ascend_ir:torchair", "--json")
+    assert code == 0, err
+    (graph,) = json.loads(out)["graphs"]
+    nodes = {n["fx_node"]: n for n in graph["diff"]["nodes"]}
+    assert nodes["npu_swiglu"]["left_types"] == nodes["npu_swiglu"]["right_types"] == ["SwiGlu"]
+
+
 def test_one_model_in_two_checkouts_diffs_clean(capsys, tmp_path) -> None:
     """Source files are compared relative to the model file: /a/model.py:21 and
     /b/model.py:21 are the same line."""

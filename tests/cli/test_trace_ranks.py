@@ -99,6 +99,23 @@ def test_ranks_that_disagree_on_a_collective_stop_with_both_source_lines():
     assert "rank_mismatch.py:37" in message and "rank_mismatch.py:36" in message
 
 
+def test_a_rank_calling_one_collective_more_stops_at_once_not_at_the_timeout():
+    start = time.monotonic()
+    proc = fxlab("--nproc", "2", str(DATA / "rank_extra_collective.py"), "--summary", "--timeout", "120")
+    message = " ".join(proc.stderr.split())
+    assert proc.returncode == 1 and time.monotonic() - start < 60
+    assert "ranks 1 and 0 disagree on collective #2 on group tag=ptd:0;rank_list=0,1: rank 1 calls all_reduce (sum) of float32[3, 8] at" in message
+    assert "rank_extra_collective.py:12" in message and "rank_extra_collective.py:9" in message
+
+
+def test_a_rank_failing_in_its_own_code_is_named_not_the_rank_stopped_for_it(tmp_path):
+    proc = fxlab("--nproc", "2", str(DATA / "rank_raises.py"), "--summary", "--timeout", "120", "--out", str(tmp_path / "run"))
+    message = " ".join(proc.stderr.split())
+    assert proc.returncode == 3 and "rank 1 failed" in message and "ValueError: rank 1 has no shard" in message
+    assert "rank_raises.py:10" in message and "Rank(s) 0 were stopped." in message and "SignalException" not in message
+    assert json.loads((tmp_path / "run" / "manifest.json").read_text())["status"] == "failed"
+
+
 def _torchair_or_skip() -> None:
     from fxlab.compat.torchair_copies import TorchAirNotFoundError, find_torchair
 
@@ -194,3 +211,19 @@ def test_alike_ranks_views_are_printed_once(capsys, monkeypatch):
     assert out.count("VIEWS OF RANK") == 2 and "VIEWS OF RANK 0" in out and "VIEWS OF RANK 2" in out
     assert "ranks 0, 1, 3: graphs identical in structure" in out
     assert "graphs differ between ranks: ranks 0, 1, 3 alike; rank 2 unlike the others" in out
+
+
+def test_a_disagreement_is_the_cause_whichever_rank_found_it():
+    """The rank that found a disagreement stops; its peer's collective then fails
+    (gloo: connection closed). The report is the disagreement, not rank 0's error."""
+    from fxlab.cli.trace_ranks import _failure_error
+    from fxlab.distributed.launch import LaunchResult, RankFailure
+
+    launched = LaunchResult(
+        failures={
+            0: RankFailure(0, "the model failed under torch.compile (RuntimeError: Connection closed by peer)", 3, "error"),
+            1: RankFailure(1, "ranks 1 and 0 disagree on collective #2 on group g: ...", 1, "mismatch"),
+        }
+    )
+    error = _failure_error(launched, 2)
+    assert str(error) == "ranks 1 and 0 disagree on collective #2 on group g: ..." and error.exit_code == 1

@@ -72,6 +72,15 @@ def test_type_and_attr_differences():
     assert add.attrs == {"alpha": (2.0, MISSING)}
 
 
+def test_a_node_both_sides_refuse_is_alike_whatever_each_placeholder_records():
+    left, right = base(), base()
+    left.ops[2] = op("Add", "FxlabUnsupported", ["x:0", "Const:0"], fx="add", attrs={"_fxlab_message": "no converter"})
+    right.ops[2] = op("Add_1", "FxlabUnsupported", ["x:0", "Const:0", ""], fx="add", attrs={"_inference_rule": "{}"})
+    assert diff_ir(left, right).identical
+    right.ops[2].type = "Add"  # refused on one side only: a difference
+    assert not diff_ir(left, right).identical
+
+
 def test_float_attrs_compare_at_float32_precision_and_bookkeeping_attrs_are_ignored():
     left, right = base(), base()
     left.ops[2].set_attrs({"epsilon": Attr(AttrKind.FLOAT, 1e-5)})

@@ -86,3 +86,51 @@ def test_a_silent_rank_is_a_timeout_not_a_hang():
         agreement = RankAgreement(lambda: store, 0, 2, timeout=0.5)
         with pytest.raises(RankTimeoutError, match="rank 1 did not reach collective #1 on group tag=ptd:0;rank_list=0,1 within 0.5 s"):
             agreement.before_graph_runs(0, make_fx(_reduce, tracing_mode="fake")(torch.randn(2)))
+
+
+def _reduce_twice(x):
+    return _reduce(_reduce(x) * 3)
+
+
+def test_a_rank_calling_one_collective_more_is_a_mismatch_not_a_wait_for_the_timeout():
+    """Rank 0's graph has one all_reduce and then runs (blocked in it, on a device, until
+    rank 1's graph runs); rank 1's graph has two. Rank 0 cannot place a second before its
+    graph runs, so rank 1 stops at once instead of waiting for it."""
+    store = dist.HashStore()
+    start = time.monotonic()
+    with process_group("fake", world_size=2):
+        one, two = (make_fx(fn, tracing_mode="fake")(torch.randn(4, 8)) for fn in (_reduce, _reduce_twice))
+        ranks = [RankAgreement(lambda: store, rank, 2, timeout=30) for rank in (0, 1)]
+        blocked = threading.Thread(target=ranks[0].before_graph_runs, args=(0, one))  # then "runs", never ends
+        blocked.start()
+        with pytest.raises(RankMismatchError) as info:
+            ranks[1].before_graph_runs(0, two)
+        blocked.join(30)
+    assert time.monotonic() - start < 10
+    message = str(info.value)
+    assert message.startswith("ranks 1 and 0 disagree on collective #2 on group tag=ptd:0;rank_list=0,1: rank 1 calls all_reduce (sum)")
+    assert "rank 0 has 1 collective(s) there, the last (all_reduce (sum) of float32[4, 8] at an unknown line (graph 0, node all_reduce))" in message
+    assert "in a graph that waits for this graph of rank 1, so it cannot call #2 first" in message
+
+
+def test_a_peer_still_to_compile_its_next_graph_is_waited_for():
+    """Both ranks ran a graph with one all_reduce; rank 1 reaches its next graph first and
+    waits for rank 0's, whose calls so far have all run: no mismatch, rank 0 comes."""
+    store = dist.HashStore()
+    with process_group("fake", world_size=2):
+        graph = make_fx(_reduce, tracing_mode="fake")(torch.randn(4, 8))
+        ranks = [RankAgreement(lambda: store, rank, 2, timeout=30) for rank in (0, 1)]
+        first = [threading.Thread(target=ranks[r].before_graph_runs, args=(0, graph)) for r in (0, 1)]
+        for t in first:
+            t.start()
+        for t in first:
+            t.join(30)
+        raised = []
+        late = threading.Timer(0.5, ranks[0].before_graph_runs, args=(1, graph))
+        late.start()
+        try:
+            ranks[1].before_graph_runs(1, graph)
+        except Exception as exc:  # noqa: BLE001 - asserted below
+            raised.append(exc)
+        late.join(30)
+    assert raised == [] and ranks[1].positions == ranks[0].positions == {ranks[0].calls[0].channel_key: 2}

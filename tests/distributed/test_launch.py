@@ -25,6 +25,15 @@ def _sum_ranks(reporter, mode: str):
         if mode == "hang" and rank == 1:
             while True:
                 time.sleep(0.05)
+        if mode == "fail_while_peer_polls":  # rank 0 waits in Python (as the cross-rank check does)
+            if rank == 1:
+                time.sleep(0.5)
+                raise FxlabError("rank 1 cannot go on")
+            try:
+                while True:
+                    time.sleep(0.05)
+            except BaseException as exc:
+                raise FxlabError("the wait was interrupted") from exc  # fxlab wraps what it runs
         x = torch.tensor([rank + 1.0])
         dist.all_reduce(x)
         reporter.phase("done")
@@ -46,6 +55,13 @@ def test_a_failing_rank_is_reported_with_its_message_and_the_other_stopped(tmp_p
     assert result.failures[1].message == "rank 1 cannot go on" and result.failures[1].kind == "error"
     assert 0 not in result.results  # stopped, waiting in its all_reduce
     assert result.seconds < 60
+
+
+def test_a_rank_stopped_because_another_failed_is_not_reported_as_a_cause(tmp_path):
+    result = launch_ranks(2, _sum_ranks, ("fail_while_peer_polls",), timeout=120, run_dir=tmp_path)
+    assert result.failures[1].message == "rank 1 cannot go on" and result.failures[1].kind == "error"
+    stopped = result.failures[0]
+    assert (stopped.kind, stopped.message) == ("signal", "stopped by SIGTERM")
 
 
 def test_a_hanging_rank_is_stopped_at_the_timeout_with_where_it_was(tmp_path):

@@ -13,9 +13,10 @@ def _model(x, w):
 
 
 def test_passes_run_in_torchairs_order_with_its_defaults():
-    assert [name for name, _ in planned_passes(PreGeOptions())] == ["remove_noop_ops", "recover_view_inplace_pattern", "optimize_sym_input", "view_to_reshape", "optimize_views"]
+    assert [name for name, _ in planned_passes(PreGeOptions())] == ["remove_noop_ops", "recover_view_inplace_pattern", "optimize_sym_input", "pattern_fusion", "view_to_reshape", "optimize_views"]
     user = PreGeOptions(custom_pre_pass=lambda gm: None, custom_post_pass=lambda gm: None, remove_noop_ops=False, enable_view_optimize=False, ge_graph_mode=False)
-    assert [name for name, _ in planned_passes(user)] == ["post_grad_custom_pre_pass", "recover_view_inplace_pattern", "view_to_reshape", "post_grad_custom_post_pass"]
+    # pattern fusion is its own setting, on in either mode
+    assert [name for name, _ in planned_passes(user)] == ["post_grad_custom_pre_pass", "recover_view_inplace_pattern", "pattern_fusion", "view_to_reshape", "post_grad_custom_post_pass"]
 
 
 def test_each_pass_says_what_it_did_and_the_functional_graph_is_untouched():
