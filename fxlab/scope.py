@@ -57,7 +57,7 @@ ENABLE_INNER_PARALLEL = "_enable_inner_parallel"
 # an equivalent one); graph conversion never reads it, it walks the marker nodes instead.
 _EAGER = threading.local()
 # Kept alive for the process: dropping a Library object would undo its registrations.
-_LIBRARY: torch.library.Library | None = None
+_LIBRARIES: dict[str, torch.library.Library] = {}
 
 
 def active_scope_stack() -> list[dict[str, str]]:
@@ -77,11 +77,10 @@ def _eager_exit(need_execute: bool = False) -> None:
         _EAGER.stack.pop()
 
 
-def _air_library() -> torch.library.Library:
-    global _LIBRARY
-    if _LIBRARY is None:
-        _LIBRARY = torch.library.Library("air", "FRAGMENT")
-    return _LIBRARY
+def _library(namespace: str) -> torch.library.Library:
+    if namespace not in _LIBRARIES:
+        _LIBRARIES[namespace] = torch.library.Library(namespace, "FRAGMENT")
+    return _LIBRARIES[namespace]
 
 
 # Ops without tensor arguments dispatch through BackendSelect; Meta and CPU cover fake and
@@ -89,19 +88,22 @@ def _air_library() -> torch.library.Library:
 _DISPATCH_KEYS = ("CPU", "Meta", "BackendSelect", "PrivateUse1")
 
 
-def _define_marker(name: str, schema: str, kernel: Any) -> None:
-    if hasattr(torch.ops.air, name):
+def _define_marker(name: str, schema: str, kernel: Any, namespace: str = "air") -> None:
+    if hasattr(getattr(torch.ops, namespace), name):
         return  # TorchAir (or an earlier import) owns it: reuse, never redefine
-    lib = _air_library()
+    lib = _library(namespace)
     lib.define(schema)
     for key in _DISPATCH_KEYS:
         lib.impl(name, kernel, key)
-    has_side_effect(getattr(torch.ops.air, name).default)
+    has_side_effect(getattr(getattr(torch.ops, namespace), name).default)
 
 
 def _ensure_ops() -> None:
-    _define_marker("scope_enter", SCOPE_ENTER_SCHEMA, _eager_enter)
-    _define_marker("scope_exit", SCOPE_EXIT_SCHEMA, _eager_exit)
+    # air:: is TorchAir's; npugraph_ex:: the standalone npugraph_ex backend's (the same
+    # markers under its own namespace, which its passes look for).
+    for namespace in ("air", "npugraph_ex"):
+        _define_marker("scope_enter", SCOPE_ENTER_SCHEMA, _eager_enter, namespace)
+        _define_marker("scope_exit", SCOPE_EXIT_SCHEMA, _eager_exit, namespace)
     # Real TorchAir marks its ops itself; marking again is harmless and makes sure
     # a half-initialised torchair still keeps its markers through dead-code elimination.
     has_side_effect(torch.ops.air.scope_enter.default)
