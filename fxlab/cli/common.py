@@ -16,7 +16,14 @@ from fxlab.errors import FxlabError
 ModelArg = typer.Argument(..., help="Python file defining `model` + `example_inputs`, or `get_model_and_inputs()`.", show_default=False)
 EntryOpt = typer.Option(None, "--entry", help="Name of a function in the model file returning (model, inputs).")
 PluginOpt = typer.Option(
-    None, "--plugin", help="Python file imported before the model (custom-op registrations, Meta functions, converters). Repeatable."
+    None,
+    "--plugin",
+    help="Python file imported before the model (custom-op registrations, Meta functions, converters, register_replacement patterns). Repeatable.",
+)
+ModeOpt = typer.Option(
+    None,
+    "--mode",
+    help="TorchAir's mode: max-autotune (GE graph: pre_ge, ascend_ir), reduce-overhead (aclgraph: TorchAir's capture path) or npugraph_ex (torch_npu's standalone aclgraph backend). Default: the model file's compiler_config, else max-autotune.",
 )
 
 
@@ -41,6 +48,7 @@ def capture_model(
     verify: bool | None = None,
     converter: Callable[..., Any] | None = None,
     convert_refused: bool = False,
+    mode: str | None = None,
 ) -> Any:
     """Load and capture ``model`` with a spinner on stderr; returns (loaded, trace)."""
     from fxlab.capture import capture_trace, load_model
@@ -58,6 +66,7 @@ def capture_model(
                 verify=verify,
                 converter=converter,
                 convert_refused=convert_refused,
+                mode=mode,
             )
     except SystemExit as exc:  # only the user's code exits while fxlab runs it
         raise FxlabError(
@@ -68,9 +77,16 @@ def capture_model(
     return loaded, trace
 
 
-def parse_stages(value: str | None) -> tuple[str, ...]:
+def parse_stages(value: str | None, mode: str | None = None) -> tuple[str, ...]:
+    """The ``--stages`` asked for (every stage by default); with ``--mode``, checked
+    against that mode's stages now, before anything is captured or written."""
     from fxlab.capture import ALL_STAGES, validate_stages
+    from fxlab.capture.torchair_config import check_mode
 
+    check_mode(mode)
     if not value or value == "all":
         return tuple(ALL_STAGES)
-    return validate_stages([s.strip() for s in value.split(",") if s.strip()])
+    wanted = validate_stages([s.strip() for s in value.split(",") if s.strip()])
+    if mode is not None:
+        validate_stages(wanted, mode)
+    return wanted

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from fxlab.cli import console
-from fxlab.cli.common import EntryOpt, ModelArg, PluginOpt, capture_model, parse_stages
+from fxlab.cli.common import EntryOpt, ModeOpt, ModelArg, PluginOpt, capture_model, parse_stages
 from fxlab.cli.main import app
 from fxlab.heap import frozen_heap
 from fxlab.ir.json_values import dumps_strict
@@ -20,12 +20,15 @@ from fxlab.ir.json_values import dumps_strict
     "trace",
     help=(
         "Capture MODEL.py under torch.compile and show, for every graph Dynamo captures, each "
-        "stage on the way to the Ascend IR: dynamo, aten (before functionalization), functional, "
-        "reinplaced, pre_ge (after TorchAir's own passes), ascend_ir. In-place ops, copy_ epilogues and auto_functionalized nodes are "
+        "stage TorchAir takes it through: dynamo, aten (before functionalization), functional, then "
+        "pre_ge (after TorchAir's own passes) and ascend_ir (the GE graph) in max-autotune mode, or "
+        "aclgraph (after TorchAir's aclgraph passes, with the capture code it generates) in reduce-overhead "
+        "and npugraph_ex mode; every pass is listed with what it changed. In-place ops, copy_ epilogues and auto_functionalized nodes are "
         "highlighted; every GE op is traced back to its FX node and source line. The compiled run "
-        "and the Ascend IR (run on CPU) are checked against eager.\n\n"
+        "and the Ascend IR (or the aclgraph graph), run on CPU, are checked against eager.\n\n"
         "Examples:\n\n"
         "  fxlab trace examples/inplace_ops.py\n\n"
+        "  fxlab trace examples/inplace_ops.py --mode reduce-overhead\n\n"
         "  fxlab trace examples/llama_decoder.py --stages functional,ascend_ir --out trace_dir\n\n"
         "  fxlab trace model.py --plugin my_op_plugin.py --json"
     ),
@@ -33,10 +36,15 @@ from fxlab.ir.json_values import dumps_strict
 def trace_command(
     model: Path = ModelArg,
     stages: str | None = typer.Option(
-        None, "--stages", help="Comma-separated stages to record and show (default: all): dynamo,aten,functional,reinplaced,ascend_ir."
+        None,
+        "--stages",
+        help="Comma-separated stages to record and show (default: all of the mode's): dynamo,aten,functional,pre_ge,ascend_ir (max-autotune) or dynamo,aten,functional,aclgraph (reduce-overhead, npugraph_ex).",
     ),
+    mode: str | None = ModeOpt,
     out: Path | None = typer.Option(
-        None, "--out", help="Directory to save the trace in (manifest.json, graph_<k>/<stage>.py|.json, ascend_ir.pb|.pbtxt|.py|.json)."
+        None,
+        "--out",
+        help="Directory to save the trace in (manifest.json, graph_<k>/<stage>.py|.json, ascend_ir.pb|.pbtxt|.py|.json, aclgraph_capture.py).",
     ),
     plugin: list[Path] | None = PluginOpt,
     entry: str | None = EntryOpt,
@@ -86,13 +94,15 @@ def trace_command(
 ) -> None:
     from fxlab.viz import trace_views
 
-    wanted = parse_stages(stages)
+    wanted = parse_stages(stages, mode)
     check_converter(converter)  # bad options fail before --out is touched
     if graphviz is not None:
         from fxlab.viz.graphviz_probe import check_format
 
         check_format(graphviz)
-    trace = _capture_and_save(model, entry, plugin, wanted, verify, converter, torchair_path, out, soc=soc, convert_refused=convert_refused)
+    trace = _capture_and_save(
+        model, entry, plugin, wanted, verify, converter, torchair_path, out, soc=soc, convert_refused=convert_refused, mode=mode
+    )
     _write_extras(trace, graphviz, html, out, picture_options(expand, focus, depth))  # after the trace is saved
     if as_json:
         console.out().print_json(dumps_strict(trace_views.json_summary(trace, str(out) if out else None)))
@@ -115,6 +125,7 @@ def _capture_and_save(
     *,
     soc: str,
     convert_refused: bool,
+    mode: str | None = None,
 ) -> Any:
     """Capture, and with ``--out`` save the trace beside the folder and move it in whole:
     a run that fails or is interrupted leaves the trace already there as it was."""
@@ -122,8 +133,10 @@ def _capture_and_save(
 
     staged = StagedTrace(out) if out is not None else None
     try:
-        with ascend_ir_converter(converter, torchair_path, soc) as convert:
-            _, trace = capture_model(model, entry, plugin, wanted, verify=verify, converter=convert, convert_refused=convert_refused)
+        with ascend_ir_converter(converter, torchair_path, soc, mode) as convert:
+            _, trace = capture_model(
+                model, entry, plugin, wanted, verify=verify, converter=convert, convert_refused=convert_refused, mode=mode
+            )
         if staged is not None:
             save_trace(trace, staged.folder)
             staged.publish()
@@ -188,16 +201,17 @@ def check_converter(name: str) -> str:
 
 
 @contextlib.contextmanager
-def ascend_ir_converter(name: str, torchair_path: Path | None, soc: str = "Ascend910B2") -> Iterator[Callable[..., Any] | None]:
-    """``None`` for fxlab's built-in conversion; for ``torchair``, TorchAir's own
-    conversion with its session held open for the whole capture."""
+def ascend_ir_converter(name: str, torchair_path: Path | None, soc: str = "Ascend910B2", mode: str | None = None) -> Iterator[Any]:
+    """``None`` for fxlab's built-in conversion; for ``torchair``, TorchAir's own code
+    path (:class:`TorchAirSide`: its GE conversion, and its aclgraph passes) with its
+    session held open for the whole capture."""
     if check_converter(name) == "builtin":
         yield None
         return
-    from fxlab.compat.bridge import open_torchair, run_torchair_conversion
+    from fxlab.compat.bridge import open_torchair
     from fxlab.compat.torchair_loader import condensed_failures
 
-    with open_torchair(torchair_path) as torchair:
+    with open_torchair(torchair_path) as torchair, _npugraph_ex(torchair, mode) as npugraph_ex:
         report = torchair.report
         console.note(f"TorchAir ({report.version.describe()}) loaded, {report.converters} converters: {report.native_note}")
         if report.version.matches(report.torch_version) is False:
@@ -205,13 +219,59 @@ def ascend_ir_converter(name: str, torchair_path: Path | None, soc: str = "Ascen
         for line in condensed_failures(report.module_failures + report.registration_failures):
             console.warn(line)
         loaded_before = len(report.module_failures)
-        yield lambda gm, graph_name: run_torchair_conversion(gm, graph_name, torchair, soc=soc)
+        yield TorchAirSide(torchair, soc, npugraph_ex)
         # TorchAir imports some converter modules only when it first converts.
         for line in condensed_failures(report.module_failures[loaded_before:]):
             console.warn(line)
 
 
+@contextlib.contextmanager
+def _npugraph_ex(torchair: Any, mode: str | None) -> Iterator[Any]:
+    """npugraph_ex's sources beside TorchAir's, for ``--mode npugraph_ex``."""
+    if mode != "npugraph_ex":
+        yield None
+        return
+    from fxlab.compat.npugraph_ex_loader import locate_npugraph_ex, npugraph_ex_session
+
+    with npugraph_ex_session(locate_npugraph_ex(torchair.report.path)) as package:
+        console.note(f"npugraph_ex loaded from {locate_npugraph_ex(torchair.report.path)}")
+        yield package
+
+
+class TorchAirSide:
+    """TorchAir's own code for the capture: ``self(gm, name, options)`` converts a graph
+    (GE mode), ``self.aclgraph(gm, index, options)`` runs its aclgraph passes."""
+
+    takes_options = True
+
+    def __init__(self, torchair: Any, soc: str, npugraph_ex: Any = None) -> None:
+        self.torchair, self.soc, self.npugraph_ex = torchair, soc, npugraph_ex
+
+    def __call__(self, gm: Any, graph_name: str, options: Any = None) -> Any:
+        from fxlab.compat.aclgraph_bridge import register_patterns, torchair_config
+        from fxlab.compat.bridge import run_torchair_conversion
+
+        config = None
+        if options is not None:
+            register_patterns(self.torchair.package, options)
+            config = torchair_config(self.torchair.package, options, flat=False)
+        return run_torchair_conversion(gm, graph_name, self.torchair, config=config, soc=self.soc)
+
+    def aclgraph(self, gm: Any, index: int, options: Any) -> Any:
+        from fxlab.compat.aclgraph_bridge import run_torchair_aclgraph
+
+        if options.mode == "npugraph_ex" and self.npugraph_ex is None:
+            from fxlab.errors import UsageError
+
+            raise UsageError(
+                "the model file's config asks for npugraph_ex: pass --mode npugraph_ex with --converter torchair, so its sources are loaded."
+            )
+        return run_torchair_aclgraph(gm, index, self.torchair, options, self.npugraph_ex, self.soc)
+
+
 def _print_views(trace, trace_views, summary_only: bool) -> None:  # type: ignore[no-untyped-def]
+    from fxlab.viz.pass_views import passes_of, passes_view, patterns_view, torchair_aclgraph_line
+
     out = console.out()
     # Every view lays its lines out within the console's width (panels and tables do), so
     # rich's cropping of each printed line would change nothing; it costs a third of the
@@ -221,8 +281,13 @@ def _print_views(trace, trace_views, summary_only: bool) -> None:  # type: ignor
             for graph in trace.graphs:
                 for stage in graph.stages.values():
                     out.print(trace_views.stage_view(graph, stage), crop=False)
-                    if stage.name == "pre_ge" and graph.pre_ge_passes:
-                        out.print(trace_views.pre_ge_passes_view(graph), crop=False)
+                    if passes_of(graph, stage.name):
+                        out.print(passes_view(graph, stage.name), crop=False)
+                    if stage.name in ("pre_ge", "aclgraph") and graph.patterns:
+                        out.print(patterns_view(graph), crop=False)
+                    line = torchair_aclgraph_line(graph) if stage.name == "aclgraph" else None
+                    if line is not None:
+                        out.print(line, crop=False)
                 if graph.ir is not None:
                     out.print(trace_views.ir_view(graph), crop=False)
                     out.print(trace_views.conversion_view(graph), crop=False)

@@ -25,6 +25,8 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from fxlab.passes.infra import PassResult
+
 from fxlab.passes.annotate_scopes import SCOPES_KEY, annotate_scopes
 
 GE_OWNER_KEY = "fxlab.ge_owner"
@@ -188,7 +190,7 @@ class ViewOptimizer:
         return node
 
 
-def optimize_views(gm: fx.GraphModule) -> bool:
-    """Apply TorchAir's view optimisation to ``gm`` in place; return whether it changed."""
+def optimize_views(gm: fx.GraphModule) -> PassResult[fx.GraphModule]:
+    """Apply TorchAir's view optimisation to ``gm`` in place."""
     annotate_scopes(gm)  # which views sit in which scopes
-    return ViewOptimizer(gm).run()
+    return PassResult(gm, ViewOptimizer(gm).run())

@@ -19,6 +19,8 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from fxlab.passes.infra import PassResult
+
 # Out-of-place torch_npu op name -> its in-place twin; the op's output 0 is written
 # into its argument 0.
 INPLACE_TWINS = {
@@ -66,12 +68,12 @@ def matches(copy: fx.Node, twins: dict[Any, Any]) -> fx.Node | None:
     return op if len(pre_view.users) == 1 and len(dst.users) == 2 else None
 
 
-def recover_view_inplace_pattern(gm: fx.GraphModule, *, cann_supported: bool = True) -> bool:
-    """Rewrite every matched pattern of ``gm`` in place; return whether any was found.
+def recover_view_inplace_pattern(gm: fx.GraphModule, *, cann_supported: bool = True) -> PassResult[fx.GraphModule]:
+    """Rewrite every matched pattern of ``gm`` in place.
     ``cann_supported=False`` is a CANN before 8.3.RC1, where TorchAir skips the pass."""
     twins = inplace_twins()
     if not cann_supported or not twins:
-        return False
+        return PassResult(gm, False)
     graph = gm.graph
     found = [(copy, op) for copy in graph.nodes if (op := matches(copy, twins)) is not None]
     for copy, op in found:
@@ -85,4 +87,4 @@ def recover_view_inplace_pattern(gm: fx.GraphModule, *, cann_supported: bool = T
     if found:
         graph.lint()
         gm.recompile()
-    return bool(found)
+    return PassResult(gm, bool(found), changed_nodes=[f"{op.name}_inplace" for _, op in found])

@@ -87,3 +87,21 @@ def on_one_stream(nodes: list[fx.Node]) -> bool:
     if any(STREAM_KEY not in n.meta for n in nodes):
         return False
     return len({n.meta[STREAM_KEY] for n in nodes}) == 1
+
+
+def inherit_source(source: fx.Node, nodes: list[fx.Node]) -> None:
+    """Give nodes a pass made for ``source`` its place in the user's code (only what the
+    views show: TorchAir leaves such nodes without a stack trace)."""
+    for node in nodes:
+        for key in ("stack_trace", "nn_module_stack"):
+            if key in source.meta and key not in node.meta:
+                node.meta[key] = source.meta[key]
+
+
+def nodes_between(first: fx.Node, last: fx.Node) -> list[fx.Node]:
+    """``first`` to ``last`` in graph order, both included."""
+    found, node = [first], first
+    while node is not last:
+        node = node.next
+        found.append(node)
+    return found

@@ -29,7 +29,7 @@ from fxlab.viz.dot import (
 from fxlab.viz.fold import INDEXED, FoldOptions, FoldPlan, Group, GroupKey, Leaf, fold, folded_edges
 
 # The stage whose FX nodes the Ascend IR ops name, most specific first.
-IR_SOURCE_STAGES = ("pre_ge", "functional", "reinplaced", "aten")
+IR_SOURCE_STAGES = ("pre_ge", "functional", "aten")
 FALLBACK_CAP = 40
 FOLDED_STYLE = {"shape": "box", "style": "filled,rounded", "fillcolor": "#e8edf4", "color": "#5b6f8a"}
 REPEAT_STYLE = {"shape": "box3d", "style": "filled", "fillcolor": "#dce6f5", "color": "#3d5a80", "penwidth": "1.5"}

@@ -31,8 +31,8 @@ STAGE_TITLES = {
     "dynamo": "Dynamo graph (torch level)",
     "aten": "ATen graph before functionalization",
     "functional": "ATen graph after functionalization (what TorchAir converts)",
-    "reinplaced": "after re-inplacing (the aclgraph path)",
     "pre_ge": "after TorchAir's passes before conversion (what its converters walk)",
+    "aclgraph": "after TorchAir's aclgraph passes (what reduce-overhead captures)",
 }
 
 # Stages longer than this are shown without syntax colouring: highlighting costs about
@@ -62,24 +62,6 @@ def stage_view(graph: GraphTrace, stage: StageTrace, fast_from_lines: int = SYNT
         out.append_text(line)
         out.append("\n")
     return Panel(out, title=Text(title), title_align="left", border_style="blue")
-
-
-def pre_ge_passes_view(graph: GraphTrace, shown_names: int = 6) -> Text:
-    """What each of TorchAir's passes before conversion did to ``graph``, in order."""
-    out = Text(f"graph {graph.index} · TorchAir's passes before conversion, in its order:\n")
-    for record in graph.pre_ge_passes:
-        out.append(f"  {record['pass']}: ", style="bold")
-        if not record["changed"]:
-            out.append("no change\n", style="dim")
-            continue
-        parts = []
-        for sign, key in (("-", "removed"), ("+", "added")):
-            names = record[key]
-            if names:
-                more = f", ... ({len(names)})" if len(names) > shown_names else ""
-                parts.append(f"{sign}{len(names)} node(s) ({', '.join(names[:shown_names])}{more})")
-        out.append(("; ".join(parts) or "changed nodes in place") + "\n")
-    return out
 
 
 def _styled_line(line: str, marks: dict[str, Any]) -> StyledLine:
@@ -226,7 +208,14 @@ def summary_view(trace: Trace) -> RenderableType:
     for graph in trace.graphs:
         table.add_row(str(graph.index), *_stage_counts(trace, graph), _inplace_change(graph))
     details = [line for graph in trace.graphs for line in _graph_details(graph)]
-    return Group(table, *details, *_check_lines(trace))
+    return Group(table, *_mode_lines(trace), *details, *_check_lines(trace))
+
+
+def _mode_lines(trace: Trace) -> list[Text]:
+    """The TorchAir mode the trace followed, and every option the user set."""
+    lines = [plain(f"mode: {trace.mode}" + (" (TorchAir's aclgraph path)" if trace.mode != "max-autotune" else " (GE graph)"))]
+    lines += [plain(f"set: {option}", style="cyan") for option in trace.options_set]
+    return lines
 
 
 def _graph_details(graph: GraphTrace) -> list[Text]:
@@ -240,6 +229,19 @@ def _graph_details(graph: GraphTrace) -> list[Text]:
     if graph.mutated_inputs or rewrites:
         written = f"inputs written in place: {', '.join(graph.mutated_inputs)}" if graph.mutated_inputs else "no input written in place"
         lines.append(plain(f"graph {graph.index}: {written}" + (f" ({', '.join(rewrites)})" if rewrites else "")))
+    for entry in graph.patterns:
+        count = len(entry.get("matches", []))
+        style = "yellow" if not count else ""
+        lines.append(
+            plain(
+                f"graph {graph.index}: pattern {entry['pattern']}: {count} match(es)" + ("" if count else " (it matched nothing)"),
+                style=style,
+            )
+        )
+    if graph.torchair_aclgraph is not None:
+        same = graph.torchair_aclgraph.get("same")
+        verdict = "the same graph as fxlab's" if same else "a different graph (see above)"
+        lines.append(plain(f"graph {graph.index}: TorchAir's own aclgraph passes: {verdict}", style="green" if same else "bold yellow"))
     if graph.break_reason:
         where = f" at {_short_source(graph.break_location)}" if graph.break_location else ""
         lines.append(plain(f"graph {graph.index}: graph break{where}: {graph.break_reason.splitlines()[0]}", style="yellow"))
@@ -271,6 +273,10 @@ def _check_lines(trace: Trace) -> list[RenderableType]:
         lines.append(_verdict_line("eager vs compiled", trace.check))
     if trace.ir_check is not None:
         lines.append(_verdict_line("Ascend IR on CPU vs compiled", trace.ir_check))
+    if trace.aclgraph_check is not None:
+        lines.append(_verdict_line("aclgraph graph on CPU vs compiled", trace.aclgraph_check))
+    if trace.user_pass_check is not None:
+        lines.append(_verdict_line("user passes (graph before vs after)", trace.user_pass_check))
     for graph in trace.graphs:
         if graph.error:
             lines.append(plain(f"graph {graph.index}: {graph.error}", style="yellow"))
@@ -307,6 +313,12 @@ def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:
                 "stages": stages,
                 "mutated_inputs": graph.mutated_inputs,
                 "ascend_ir": {"ops": len(graph.ir.ops), "types": graph.ir.types, **(graph.ir_summary or {})} if graph.ir else None,
+                "passes": [
+                    {"pass": r["pass"], "changed": r["changed"], "origin": r.get("origin", "torchair")}
+                    for r in graph.aclgraph_passes or graph.pre_ge_passes
+                ],
+                "patterns": [{"pattern": p["pattern"], "matches": len(p.get("matches", []))} for p in graph.patterns],
+                "torchair_aclgraph": graph.torchair_aclgraph,
                 "error": graph.error,
             }
         )
@@ -316,8 +328,12 @@ def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:
         "status": trace.status,
         "torch_version": trace.torch_version,
         "fxlab_version": trace.fxlab_version,
+        "mode": trace.mode,
+        "options_set": trace.options_set,
         "check": _check_json(trace.check),
         "ir_check": _check_json(trace.ir_check),
+        "aclgraph_check": _check_json(trace.aclgraph_check),
+        "user_pass_check": _check_json(trace.user_pass_check),
         "notes": trace.notes,
         "graphs": graphs,
         "out": out_dir,

@@ -23,7 +23,7 @@ VIEW_CAP = 60
 # diff and "counterparts" show). The later stages are the functional graph rewritten in
 # place: their nodes keep the functional node's name, so they are matched by name.
 DIFFED_PAIRS = (("aten", "functional"),)
-SAME_NAME_PAIRS = (("functional", "reinplaced"), ("functional", "pre_ge"))
+SAME_NAME_PAIRS = (("functional", "pre_ge"), ("functional", "aclgraph"))
 # node row: name, op text, output signature, kind, group, source, code line
 NODE_FIELDS = ("name", "text", "sig", "kind", "group", "source", "code")
 # group row: label, parent, fill, border, module name, node count, open at first, repeat box

@@ -128,7 +128,7 @@ def compare_samples(torchair: Any, converter: Any) -> Outcome:
             continue
         # The built-in conversion refuses arch35-only ops (as TorchAir fails on them on
         # Atlas A2/A3); against an arch35 machine, fxlab's converter runs as asked.
-        builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "sample", convert_refused=soc == ARCH35_SOC).graph
+        builtin = convert_to_ascend_ir(pre_ge_graph(gm).gm, "sample", convert_refused=soc == ARCH35_SOC).graph
         ge_graph_passes(builtin)
         outcome.compared += 1
         targets = {n.name: str(n.target) for g in (gm, theirs.fx_graph) for n in g.graph.nodes if n.op == "call_function"}

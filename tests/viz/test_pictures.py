@@ -54,7 +54,7 @@ def test_the_ascend_ir_keeps_superkernel_and_fx_node_clusters() -> None:
 def test_the_decoder_folds_its_second_layer_and_keeps_every_stage(example_trace) -> None:
     trace = example_trace("llama_decoder")
     pictures = trace_pictures(trace)
-    assert [p.stage for p in pictures] == ["dynamo", "aten", "functional", "reinplaced", "pre_ge", "ascend_ir"]
+    assert [p.stage for p in pictures] == ["dynamo", "aten", "functional", "pre_ge", "ascend_ir"]
     for picture in pictures:
         assert picture.drawn < picture.total and "x1, each like the one drawn" in picture.dot, picture.stage
         assert 'subgraph "cluster_/m:layers.0 (DecoderLayer)' in picture.dot
@@ -102,7 +102,7 @@ def test_a_failing_dot_leaves_no_picture_and_the_stage_is_drawn_more_folded(tmp_
     assert sorted(x[0] for x in seen) == [1, 2, 3, 4, 5, 6] and {x[1] for x in seen} == {6} and all(x[3] for x in seen)
     assert len(messages) == 6 and all("trouble in init_rank" in m and f"folded to {FALLBACK_CAP} boxes" in m for m in messages)
     assert not list(folder.rglob("*.part"))
-    for stage in ("dynamo", "aten", "functional", "reinplaced", "ascend_ir"):
+    for stage in ("dynamo", "aten", "functional", "pre_ge", "ascend_ir"):
         assert (folder / "graph_0" / f"{stage}.svg").read_text() == "<svg/>\n"
         assert (folder / "graph_0" / f"{stage}.dot").read_text().count(" [label=") <= 60
     assert len(files) == 12

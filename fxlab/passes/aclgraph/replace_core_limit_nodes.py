@@ -27,7 +27,7 @@ import torch.fx as fx
 
 from fxlab.npu_streams import current_stream, get_stream_limit, set_stream_limit
 from fxlab.passes.infra import PassResult
-from fxlab.passes.stream_labels import is_marker
+from fxlab.passes.stream_labels import inherit_source, is_marker, nodes_between
 
 CORE_LIMIT_KEYS = {"_op_aicore_num", "_op_vectorcore_num"}
 STREAM_SWITCH_KEYS = {"_user_stream_label", "_user_stream_priority"}
@@ -67,6 +67,7 @@ class _CoreLimits:
             with graph.inserting_before(node):
                 stream = graph.call_function(current_stream)
                 cube, vector, setter = self._save_and_set(stream, aicore, vectorcore)
+            inherit_source(node, nodes_between(stream, setter))
             node.replace_all_uses_with(setter)
             graph.erase_node(node)
             self.limits.append([stream, cube, vector, aicore, vectorcore])
@@ -82,6 +83,7 @@ class _CoreLimits:
                 graph.call_function(set_stream_limit, args=(stream, int(aicore), int(vectorcore)))
                 vector = graph.call_function(operator.getitem, args=(limits, "vector_core_num"))
                 cube = graph.call_function(operator.getitem, args=(limits, "cube_core_num"))
+            inherit_source(node, nodes_between(stream, cube.next.next))
             self.limits.append([stream, cube, vector, aicore, vectorcore])
             self.scopes.append("stream_switch")
             self.notes.append(f"{node.name}: the switched-to stream gets the enclosing limit {aicore}|{vectorcore}")
@@ -95,6 +97,7 @@ class _CoreLimits:
         stream, cube, vector, _, _ = self.limits.pop()
         with self.gm.graph.inserting_after(node):
             restore = self.gm.graph.call_function(set_stream_limit, args=(stream, cube, vector))
+        inherit_source(node, [restore])
         if kind == "core_limit":
             node.replace_all_uses_with(restore)
             self.gm.graph.erase_node(node)
@@ -110,7 +113,8 @@ class _NpugraphExCoreLimits(_CoreLimits):
         attrs = dict(zip(node.args[0], node.args[1]))
         with self.gm.graph.inserting_before(node):
             stream = _limited_stream(self.gm, attrs)
-            cube, vector, _ = self._save_and_set(stream, attrs["_op_aicore_num"], attrs["_op_vectorcore_num"])
+            cube, vector, setter = self._save_and_set(stream, attrs["_op_aicore_num"], attrs["_op_vectorcore_num"])
+        inherit_source(node, nodes_between(cube.prev, setter) + ([stream] if stream.next is cube.prev else []))
         self.gm.graph.erase_node(node)
         self.scopes.append((stream, cube, vector))
         self.notes.append(f"{node.name}: stream core limit {attrs['_op_aicore_num']}|{attrs['_op_vectorcore_num']}")
@@ -122,6 +126,7 @@ class _NpugraphExCoreLimits(_CoreLimits):
         stream, cube, vector = saved
         with self.gm.graph.inserting_after(node):
             restore = self.gm.graph.call_function(set_stream_limit, args=(stream, cube, vector))
+        inherit_source(node, [restore])
         node.replace_all_uses_with(restore)
         self.gm.graph.erase_node(node)
 

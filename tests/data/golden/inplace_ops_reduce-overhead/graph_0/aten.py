@@ -7,23 +7,17 @@ class GraphModule(torch.nn.Module):
         view_1: "f32[2, 4, 8]" = torch.ops.aten.view.default(addmm, [2, 4, 8]);  addmm = None
 
         # File: /tmp/fxlab-golden/examples/inplace_ops.py:22 in forward, code: h.mul_(2)  # in place on an intermediate
-        mul: "f32[2, 4, 8]" = torch.ops.aten.mul.Tensor(view_1, 2);  view_1 = None
-        view_2: "f32[8, 8]" = torch.ops.aten.view.default(mul, [8, 8]);  mul = None
-        view_3: "f32[2, 4, 8]" = torch.ops.aten.view.default(view_2, [2, 4, 8]);  view_2 = None
+        mul_: "f32[2, 4, 8]" = torch.ops.aten.mul_.Tensor(view_1, 2);  view_1 = None
 
         # File: /tmp/fxlab-golden/examples/inplace_ops.py:23 in forward, code: self.cache[:, :4] = h  # slice assignment into a cache buffer
         slice_1: "f32[2, 4, 8]" = torch.ops.aten.slice.Tensor(arg3_1, 1, 0, 4)
-        copy: "f32[2, 4, 8]" = torch.ops.aten.copy.default(slice_1, view_3);  slice_1 = None
-
-        # No stacktrace found for following nodes
-        slice_tensor: "f32[2, 4, 8]" = torch.ops.aten.slice.Tensor(arg3_1, 1, 0, 4)
-        copy__default: "f32[2, 4, 8]" = torch.ops.aten.copy_.default(slice_tensor, copy);  slice_tensor = copy = copy__default = None
+        copy_: "f32[2, 4, 8]" = torch.ops.aten.copy_.default(slice_1, mul_);  slice_1 = copy_ = None
 
         # File: /tmp/fxlab-golden/examples/inplace_ops.py:24 in forward, code: x.add_(1)  # in place on a graph input
-        add__tensor: "f32[2, 4, 8]" = torch.ops.aten.add_.Tensor(arg2_1, 1);  arg2_1 = add__tensor = None
+        add_: "f32[2, 4, 8]" = torch.ops.aten.add_.Tensor(arg2_1, 1);  arg2_1 = add_ = None
 
         # File: /tmp/fxlab-golden/examples/inplace_ops.py:25 in forward, code: return h.sum(dim=-1) + self.cache.mean()
-        sum_1: "f32[2, 4]" = torch.ops.aten.sum.dim_IntList(view_3, [-1]);  view_3 = None
+        sum_1: "f32[2, 4]" = torch.ops.aten.sum.dim_IntList(mul_, [-1]);  mul_ = None
         mean: "f32[]" = torch.ops.aten.mean.default(arg3_1);  arg3_1 = None
-        add_1: "f32[2, 4]" = torch.ops.aten.add.Tensor(sum_1, mean);  sum_1 = mean = None
-        return (add_1,)
+        add: "f32[2, 4]" = torch.ops.aten.add.Tensor(sum_1, mean);  sum_1 = mean = None
+        return (add,)

@@ -1,0 +1,116 @@
+"""Numerical checks of FX graphs run on CPU: the ``aclgraph`` stage's final graph against
+the compiled run, and each user pass's graph after it against the graph before it.
+
+The ``aclgraph`` graph is ATen (and torch_npu) ops with in-place writes, event markers and
+stream core-limit calls; run with their CPU kernels (the events and limits do nothing on
+one CPU stream, :mod:`fxlab.npu_streams`) on the inputs the compiled run got, its outputs
+and the inputs it writes must equal the compiled run's. A user's pass, or the user's
+patterns, must not change what the graph computes: the graph before and after the pass
+run on the same inputs, and a difference names the pass.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+from fxlab.capture.check import RunRecorder, _clone, _Comparison, missing_cpu_kernel
+from fxlab.capture.trace import CheckResult, GraphTrace
+
+
+def _draws_random(gm: fx.GraphModule) -> list[str]:
+    return sorted(
+        {
+            str(n.target)
+            for n in gm.graph.nodes
+            if n.op == "call_function" and torch.Tag.nondeterministic_seeded in getattr(n.target, "tags", ())
+        }
+    )
+
+
+def run_on_cpu(gm: fx.GraphModule, inputs: list[Any]) -> tuple[list[Any] | None, str | None]:
+    """``gm``'s outputs on a copy of ``inputs`` (which it may write), or why it could not run."""
+    import fxlab.npu_streams  # noqa: F401 - the event operators the graph may call
+
+    try:
+        with torch.no_grad():
+            outputs = gm(*inputs)
+    except Exception as exc:  # noqa: BLE001 - a graph that cannot run on CPU is reported, not raised
+        missing = missing_cpu_kernel(exc)
+        if missing is not None:
+            return None, f"{missing} has no CPU kernel"
+        return None, f"it failed on CPU: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    return list(outputs) if isinstance(outputs, (list, tuple)) else [outputs], None
+
+
+def _compare_run(
+    cmp: _Comparison, label: str, expected_out: Sequence[Any], expected_inputs: Sequence[Any], outputs: Sequence[Any], inputs: Sequence[Any]
+) -> None:
+    if len(outputs) != len(expected_out):
+        cmp.mismatches.append(f"{label}: {len(outputs)} output(s) for {len(expected_out)}")
+    for i, (e, a) in enumerate(zip(expected_out, outputs)):
+        cmp.add(f"{label} output {i}", e, a)
+    for i, (e, a) in enumerate(zip(expected_inputs, inputs)):
+        cmp.add(f"{label} input {i} after the call", e, a)
+
+
+def verify_aclgraph(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> CheckResult:
+    """Each graph's ``aclgraph`` module on the inputs its functional graph got in the
+    compiled run, against that run's outputs and written inputs."""
+    cmp = _Comparison()
+    not_run: list[str] = []
+    for graph in graphs:
+        run = recorder.run_of(graph.modules["functional"])
+        if run is None or run.outputs is None:
+            not_run.append(f"graph {graph.index}: the compiled run did not record this graph's inputs")
+            continue
+        gm = graph.modules["aclgraph"]
+        inputs = _clone(run.inputs_before)
+        outputs, reason = run_on_cpu(gm, inputs)
+        if reason:
+            not_run.append(f"graph {graph.index}: the aclgraph graph was not run: {reason}")
+            continue
+        graph_cmp = _Comparison(values=not _draws_random(gm))
+        _compare_run(graph_cmp, f"graph {graph.index}", run.outputs, run.inputs_after, outputs, inputs)
+        if not graph_cmp.values:
+            not_run.append(
+                f"graph {graph.index}: values not compared, only shapes and dtypes: it draws random numbers ({', '.join(_draws_random(gm))})"
+            )
+        cmp.merge(graph_cmp)
+    return _result(cmp, not_run)
+
+
+def check_user_passes(runs: Sequence[tuple[GraphTrace, Any]], recorder: RunRecorder) -> CheckResult:
+    """Each user pass's graph before and after it, on the traced inputs."""
+    cmp = _Comparison()
+    not_run: list[str] = []
+    for graph, user_run in runs:
+        label = f"graph {graph.index}: after the user's {user_run.name} ({user_run.function})"
+        recorded = recorder.run_of(graph.modules.get("functional"))
+        if recorded is None or user_run.after is None:
+            not_run.append(f"{label}: the compiled run did not record this graph's inputs")
+            continue
+        before_inputs, after_inputs = _clone(recorded.inputs_before), _clone(recorded.inputs_before)
+        expected, reason = run_on_cpu(user_run.before, before_inputs)
+        actual, reason_after = (None, None) if reason else run_on_cpu(user_run.after, after_inputs)
+        if reason or reason_after:
+            which = "before" if reason else "after"
+            not_run.append(f"{label}: the graph {which} it was not run: {reason or reason_after}")
+            continue
+        pass_cmp = _Comparison(values=not _draws_random(user_run.before))
+        _compare_run(pass_cmp, label, expected or [], before_inputs, actual or [], after_inputs)
+        if pass_cmp.mismatches:
+            pass_cmp.mismatches = [f"results change {m}" for m in pass_cmp.mismatches]
+        cmp.merge(pass_cmp)
+    return _result(cmp, not_run)
+
+
+def _result(cmp: _Comparison, not_run: list[str]) -> CheckResult:
+    if cmp.compared == 0 and not cmp.mismatches and not_run:
+        return CheckResult(ok=True, skipped="; ".join(not_run))
+    result = cmp.result()
+    result.not_run = not_run
+    return result
