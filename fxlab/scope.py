@@ -33,6 +33,7 @@ __all__ = [
     "SCOPE_ENTER_SCHEMA",
     "SCOPE_EXIT_SCHEMA",
     "Scope",
+    "NpugraphExScope",
     "super_kernel",
     "limit_core_num",
     "op_never_timeout",
@@ -127,6 +128,22 @@ class Scope:
 
     def __exit__(self, *exc_info: object) -> None:
         torch.ops.air.scope_exit()
+
+
+class NpugraphExScope:
+    """A scope of torch_npu's standalone npugraph_ex backend (``npugraph_ex.scope``): the
+    same markers under its own namespace, which its passes look for."""
+
+    def __init__(self, attrs: Sequence[tuple[str, str]]) -> None:
+        self.attrs = list(attrs)
+
+    def __enter__(self) -> None:
+        keys = [key for key, _ in self.attrs]
+        values = [value for _, value in self.attrs]
+        torch.ops.npugraph_ex.scope_enter(keys, values)
+
+    def __exit__(self, *exc_info: object) -> None:
+        torch.ops.npugraph_ex.scope_exit()
 
 
 def super_kernel(scope: str | None, options: str = "") -> Scope:

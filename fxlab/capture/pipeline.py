@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import time
+from dataclasses import replace
 from typing import Any
 from collections.abc import Callable, Sequence
 
@@ -61,6 +62,7 @@ def capture_trace(
     converter: Callable[..., Any] | None = None,
     convert_refused: bool = False,
     mode: str | None = None,
+    soc: str | None = None,
 ) -> Trace:
     """Run ``loaded`` eagerly and compiled, and record ``stages`` for each graph.
 
@@ -72,9 +74,11 @@ def capture_trace(
     gives TorchAir's own aclgraph passes); ``verify`` runs the IR (or the aclgraph graph)
     on CPU against the compiled run (default: for graphs up to :data:`VERIFY_NODE_LIMIT`
     nodes). ``convert_refused`` lets the built-in conversion convert ops TorchAir fails
-    on (they are marked ``refused`` otherwise).
+    on (they are marked ``refused`` otherwise). ``soc`` names the SoC whose core counts the
+    aclgraph path's concurrent stream demands are checked against (default Ascend910B2).
     """
     options = resolve_options(loaded.module, mode)
+    options = replace(options, soc=soc or options.soc)
     stages = validate_stages(stages, options.mode)
     say = progress or (lambda message: None)
     # The compiled run's inputs and outputs are kept only for graphs whose IR will run.
@@ -201,6 +205,21 @@ def _aclgraph(graph: GraphTrace, modules: dict[str, fx.GraphModule], options: To
         from fxlab.capture.aclgraph_compare import adopt_torchair_graph
 
         adopt_torchair_graph(graph, modules, theirs(modules["functional"], graph.index, options))
+    _streams(graph, modules, options)
+
+
+def _streams(graph: GraphTrace, modules: dict[str, fx.GraphModule], options: TorchAirOptions) -> None:
+    """Streams, events and stream core limits of the graph, and concurrent core demands."""
+    from fxlab.reports.aclgraph_streams import graph_streams
+    from fxlab.socs import soc_by_name
+
+    try:
+        soc = soc_by_name(options.soc)
+    except UsageError:  # a SoC fxlab has no core counts for: the streams are shown unchecked
+        soc = None
+    found = graph_streams(graph.index, modules["functional"], modules.get("aclgraph"), soc)
+    if len(found.streams) > 1 or found.calls or found.events:
+        graph.streams = found.to_json()
 
 
 def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Any, convert_refused: bool = False, options: Any = None) -> None:

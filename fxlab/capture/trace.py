@@ -104,6 +104,8 @@ class GraphTrace:
     # With --converter torchair on the aclgraph path: whose graph the stage is, and how
     # TorchAir's own passes' graph compares with fxlab's ({"same": bool, "differences": [...]}).
     torchair_aclgraph: dict[str, Any] | None = None
+    # Streams, events and stream core limits on the aclgraph path (aclgraph_streams.GraphStreams).
+    streams: dict[str, Any] | None = None
     capture_code: str | None = field(default=None, repr=False, compare=False)  # saved as aclgraph_capture.py
     # Live objects, not serialized with the stages.
     modules: dict[str, fx.GraphModule] = field(default_factory=dict, repr=False, compare=False)
@@ -227,6 +229,7 @@ def graph_to_json(graph: GraphTrace, with_stages: bool = True) -> dict[str, Any]
         "aclgraph_passes": list(graph.aclgraph_passes),
         "patterns": list(graph.patterns),
         "torchair_aclgraph": graph.torchair_aclgraph,
+        "streams": graph.streams,
         "stages": {name: stage_to_json(stage) for name, stage in graph.stages.items()} if with_stages else sorted(graph.stages),
         "ir": (graph.ir.to_json() if with_stages else True) if graph.ir is not None else None,
     }
@@ -244,6 +247,7 @@ def graph_from_json(data: dict[str, Any]) -> GraphTrace:
         aclgraph_passes=list(data.get("aclgraph_passes", [])),
         patterns=list(data.get("patterns", [])),
         torchair_aclgraph=data.get("torchair_aclgraph"),
+        streams=data.get("streams"),
         capture_code=data.get("capture_code"),
         stages={name: stage_from_json(s) for name, s in data.get("stages", {}).items()},
     )

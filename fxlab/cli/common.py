@@ -49,6 +49,7 @@ def capture_model(
     converter: Callable[..., Any] | None = None,
     convert_refused: bool = False,
     mode: str | None = None,
+    soc: str | None = None,
 ) -> Any:
     """Load and capture ``model`` with a spinner on stderr; returns (loaded, trace)."""
     from fxlab.capture import capture_trace, load_model
@@ -67,6 +68,7 @@ def capture_model(
                 converter=converter,
                 convert_refused=convert_refused,
                 mode=mode,
+                soc=soc,
             )
     except SystemExit as exc:  # only the user's code exits while fxlab runs it
         raise FxlabError(

@@ -89,7 +89,7 @@ def trace_command(
     soc: str = typer.Option(
         "Ascend910B2",
         "--soc",
-        help="The SoC the stand-in NPU machine reports to TorchAir's converters for --converter torchair (some converters branch on it; default: Ascend910B2, an Atlas A2 part).",
+        help="The SoC stood in: what the NPU machine reports to TorchAir's converters for --converter torchair (some converters branch on it), and whose core counts the aclgraph path's concurrent stream core demands are checked against (default: Ascend910B2, an Atlas A2 part).",
     ),
 ) -> None:
     from fxlab.viz import trace_views
@@ -211,7 +211,12 @@ def ascend_ir_converter(name: str, torchair_path: Path | None, soc: str = "Ascen
     from fxlab.compat.bridge import open_torchair
     from fxlab.compat.torchair_loader import condensed_failures
 
+    from fxlab.compat.aclgraph_bridge import observe_user_registrations
+
     with open_torchair(torchair_path) as torchair, _npugraph_ex(torchair, mode) as npugraph_ex:
+        for package in (torchair.package, npugraph_ex):
+            if package is not None and not torchair.report.real:
+                observe_user_registrations(package)
         report = torchair.report
         console.note(f"TorchAir ({report.version.describe()}) loaded, {report.converters} converters: {report.native_note}")
         if report.version.matches(report.torch_version) is False:

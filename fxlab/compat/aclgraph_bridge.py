@@ -69,6 +69,44 @@ def torchair_config(compiler: Any, options: TorchAirOptions, flat: bool) -> Any:
 
 
 _REGISTERED: dict[int, set[int]] = {}
+_PATTERN_ARGS = ("trace_fn", "extra_check", "search_fn_pattern", "scalar_workaround", "skip_duplicates")
+
+
+def observe_user_registrations(package: Any) -> None:
+    """While a session holds TorchAir (or npugraph_ex) for a run, the user's files import
+    it for real: their ``register_replacement`` patterns and the config they hand
+    ``get_npu_backend`` also reach fxlab's own passes. The package's two functions are
+    wrapped for the session (its modules are dropped when it ends)."""
+    from fxlab.passes.pattern_fusion import RegisteredPattern, caller_location, register_pattern
+    from fxlab.passes.torchair_options import observe_backend_config
+
+    name = package.__name__
+    register, backend = package.register_replacement, package.get_npu_backend
+
+    def register_replacement(search_fn: Any, replace_fn: Any, example_inputs: Any, **kwargs: Any) -> Any:
+        known = {k: kwargs.get(k) for k in _PATTERN_ARGS}
+        pattern = RegisteredPattern(
+            search_fn,
+            replace_fn,
+            tuple(example_inputs),
+            known["trace_fn"],
+            known["extra_check"],
+            known["search_fn_pattern"],
+            known["scalar_workaround"],
+            bool(known["skip_duplicates"]),
+            f"{name}.register_replacement",
+            caller_location(2),
+        )
+        register_pattern(pattern)
+        _REGISTERED.setdefault(id(package), set()).add(id(pattern))
+        return register(search_fn, replace_fn, example_inputs, **kwargs)
+
+    def get_npu_backend(*, compiler_config: Any = None, **kwargs: Any) -> Any:
+        observe_backend_config(compiler_config)
+        return backend(compiler_config=compiler_config, **kwargs)
+
+    package.register_replacement = register_replacement
+    package.get_npu_backend = get_npu_backend
 
 
 def register_patterns(package: Any, options: TorchAirOptions) -> None:

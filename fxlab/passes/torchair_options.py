@@ -48,6 +48,7 @@ class TorchAirOptions:
     config: Any = None  # the user's config object, handed to their passes as TorchAir hands it
     set_by: tuple[str, ...] = ()  # "option=value (where)" for every option the user set
     notes: tuple[str, ...] = ()
+    soc: str = "Ascend910B2"  # the SoC stood in (core counts for the stream checks)
 
     @property
     def aclgraph(self) -> bool:

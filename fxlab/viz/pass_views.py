@@ -89,3 +89,50 @@ def torchair_aclgraph_line(graph: GraphTrace) -> Text | None:
         f"graph {graph.index}: TorchAir's own aclgraph passes give another graph than fxlab's (the stage shows TorchAir's): {lines}",
         style="bold yellow",
     )
+
+
+def streams_lines(graph: GraphTrace) -> list[Text]:
+    """The graph's streams, events and stream core limits on the aclgraph path, and the
+    concurrent core demands that exceed the SoC."""
+    found = graph.streams
+    if not found:
+        return []
+    streams = ", ".join(
+        f"{name} ({count} op(s), core limit {' / '.join(found['limits'].get(name, []))})" for name, count in found["streams"].items()
+    )
+    lines = [plain(f"graph {graph.index}: streams: {streams}")]
+    events = found.get("events", [])
+    if events:
+        shown = ", ".join(f"{e['kind']}({e['tag']}) on {e['stream']}" for e in events[:6]) + (
+            f", ... ({len(events)})" if len(events) > 6 else ""
+        )
+        lines.append(plain(f"graph {graph.index}: events: {shown}", style="dim"))
+    calls = found.get("core_limit_calls", [])
+    if calls:
+        shown = ", ".join(f"{c['node']}({c['stream']}: {c['limit']})" for c in calls[:6]) + (
+            f", ... ({len(calls)})" if len(calls) > 6 else ""
+        )
+        lines.append(plain(f"graph {graph.index}: stream core limits set and restored: {shown}", style="dim"))
+    lines += [plain(f"graph {graph.index}: {w}", style="bold yellow") for w in found.get("warnings", [])]
+    lines += [plain(f"graph {graph.index}: note: {n}", style="dim") for n in found.get("notes", [])[:3]]
+    return lines
+
+
+ACLGRAPH_SCOPES_NOTE = (
+    "On the aclgraph path a limit_core_num scope is a stream core limit (torch.npu.set_stream_limit), set before "
+    "its ops and restored after them, and a stream switched to inside it gets the same limit; npu_stream_switch "
+    "regions run on their own streams, closed by events with the default stream. SuperKernel scopes are GE-graph "
+    "attrs: in this mode their markers only run at capture."
+)
+
+
+def aclgraph_scopes_view(trace: Any) -> RenderableType:
+    """``fxlab scopes`` on the aclgraph path: every graph's streams and core limits."""
+    lines: list[RenderableType] = [
+        plain(f"mode: {trace.mode} (TorchAir's aclgraph path)", style="bold"),
+        plain(ACLGRAPH_SCOPES_NOTE, style="dim"),
+    ]
+    for graph in trace.graphs:
+        found = streams_lines(graph)
+        lines += found or [plain(f"graph {graph.index}: one stream, no core limit, no event", style="dim")]
+    return Group(*lines)

@@ -238,6 +238,9 @@ def _graph_details(graph: GraphTrace) -> list[Text]:
                 style=style,
             )
         )
+    from fxlab.viz.pass_views import streams_lines
+
+    lines += streams_lines(graph)
     if graph.torchair_aclgraph is not None:
         same = graph.torchair_aclgraph.get("same")
         verdict = "the same graph as fxlab's" if same else "a different graph (see above)"
@@ -319,6 +322,7 @@ def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:
                 ],
                 "patterns": [{"pattern": p["pattern"], "matches": len(p.get("matches", []))} for p in graph.patterns],
                 "torchair_aclgraph": graph.torchair_aclgraph,
+                "streams": graph.streams,
                 "error": graph.error,
             }
         )
