@@ -101,9 +101,9 @@ def check_user_passes(runs: Sequence[tuple[GraphTrace, Any]], recorder: RunRecor
             not_run.append(f"{label}: the graph {which} it was not run: {reason or reason_after}")
             continue
         pass_cmp = _Comparison(values=not _draws_random(user_run.before))
-        _compare_run(pass_cmp, label, expected or [], before_inputs, actual or [], after_inputs)
-        if pass_cmp.mismatches:
-            pass_cmp.mismatches = [f"results change {m}" for m in pass_cmp.mismatches]
+        _compare_run(pass_cmp, "", expected or [], before_inputs, actual or [], after_inputs)
+        who = f"graph {graph.index}: the user's {user_run.name} ({user_run.function}) changes the results:"
+        pass_cmp.mismatches = [f"{who} {m.strip()}" for m in pass_cmp.mismatches]
         cmp.merge(pass_cmp)
     return _result(cmp, not_run)
 

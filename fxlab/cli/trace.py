@@ -214,9 +214,8 @@ def ascend_ir_converter(name: str, torchair_path: Path | None, soc: str = "Ascen
     from fxlab.compat.aclgraph_bridge import observe_user_registrations
 
     with open_torchair(torchair_path) as torchair, _npugraph_ex(torchair, mode) as npugraph_ex:
-        for package in (torchair.package, npugraph_ex):
-            if package is not None and not torchair.report.real:
-                observe_user_registrations(package)
+        if not torchair.report.real:
+            observe_user_registrations(torchair.package)
         report = torchair.report
         console.note(f"TorchAir ({report.version.describe()}) loaded, {report.converters} converters: {report.native_note}")
         if report.version.matches(report.torch_version) is False:
@@ -232,15 +231,28 @@ def ascend_ir_converter(name: str, torchair_path: Path | None, soc: str = "Ascen
 
 @contextlib.contextmanager
 def _npugraph_ex(torchair: Any, mode: str | None) -> Iterator[Any]:
-    """npugraph_ex's sources beside TorchAir's, for ``--mode npugraph_ex``."""
+    """npugraph_ex's sources beside TorchAir's, for ``--mode npugraph_ex``: loaded when the
+    first graph needs them, after the model file ran (it keeps fxlab's stand-in, whose
+    scopes run eagerly on CPU, and its patterns are registered with the real package)."""
     if mode != "npugraph_ex":
         yield None
         return
-    from fxlab.compat.npugraph_ex_loader import locate_npugraph_ex, npugraph_ex_session
+    with contextlib.ExitStack() as stack:
+        yield _LazyNpugraphEx(torchair, stack)
 
-    with npugraph_ex_session(locate_npugraph_ex(torchair.report.path)) as package:
-        console.note(f"npugraph_ex loaded from {locate_npugraph_ex(torchair.report.path)}")
-        yield package
+
+class _LazyNpugraphEx:
+    def __init__(self, torchair: Any, stack: contextlib.ExitStack) -> None:
+        self.torchair, self.stack, self.package = torchair, stack, None
+
+    def get(self) -> Any:
+        if self.package is None:
+            from fxlab.compat.npugraph_ex_loader import locate_npugraph_ex, npugraph_ex_session
+
+            where = locate_npugraph_ex(self.torchair.report.path)
+            self.package = self.stack.enter_context(npugraph_ex_session(where))
+            console.note(f"npugraph_ex loaded from {where}")
+        return self.package
 
 
 class TorchAirSide:
@@ -271,7 +283,8 @@ class TorchAirSide:
             raise UsageError(
                 "the model file's config asks for npugraph_ex: pass --mode npugraph_ex with --converter torchair, so its sources are loaded."
             )
-        return run_torchair_aclgraph(gm, index, self.torchair, options, self.npugraph_ex, self.soc)
+        package = self.npugraph_ex.get() if self.npugraph_ex is not None and options.mode == "npugraph_ex" else None
+        return run_torchair_aclgraph(gm, index, self.torchair, options, package, self.soc)
 
 
 def _print_views(trace, trace_views, summary_only: bool) -> None:  # type: ignore[no-untyped-def]

@@ -45,6 +45,18 @@ def locate_npugraph_ex(torchair_root: Path) -> Path:
     )
 
 
+def _drop_standin() -> None:
+    """A model file traced with the stand-in npugraph_ex keeps the objects it made; the
+    names go, so this session imports the real package (the compat layer, which owns the
+    stand-in, has nothing left to forget). A real npugraph_ex already imported stays."""
+    from fxlab.compat.torchair_loader import _is_fxlab_standin
+
+    if PACKAGE in sys.modules and not _is_fxlab_standin(sys.modules[PACKAGE]):
+        raise NpugraphExNotFoundError("npugraph_ex is already imported in this process; its sources cannot be loaded beside it.")
+    for name in [n for n in sys.modules if n == PACKAGE or n.startswith(PACKAGE + ".")]:
+        del sys.modules[name]
+
+
 class _Finder(importlib.abc.MetaPathFinder):
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -64,8 +76,7 @@ class _Finder(importlib.abc.MetaPathFinder):
 @contextlib.contextmanager
 def npugraph_ex_session(root: Path) -> Iterator[types.ModuleType]:
     """``npugraph_ex`` imported from ``root`` for the block; undone on exit."""
-    if PACKAGE in sys.modules:
-        raise NpugraphExNotFoundError("npugraph_ex is already imported in this process; its sources cannot be loaded beside it.")
+    _drop_standin()
     finder = _Finder(Path(root))
     sys.meta_path.insert(0, finder)
     try:

@@ -89,13 +89,14 @@ def on_one_stream(nodes: list[fx.Node]) -> bool:
     return len({n.meta[STREAM_KEY] for n in nodes}) == 1
 
 
-def inherit_source(source: fx.Node, nodes: list[fx.Node]) -> None:
-    """Give nodes a pass made for ``source`` its place in the user's code (only what the
-    views show: TorchAir leaves such nodes without a stack trace)."""
+def inherit_source(source: fx.Node | dict[str, Any], nodes: list[fx.Node]) -> None:
+    """Give nodes a pass made for ``source`` (a node, or its meta) its place in the user's
+    code (only what the views show: TorchAir leaves such nodes without a stack trace)."""
+    meta = source.meta if isinstance(source, fx.Node) else source
     for node in nodes:
         for key in ("stack_trace", "nn_module_stack"):
-            if key in source.meta and key not in node.meta:
-                node.meta[key] = source.meta[key]
+            if key in meta and key not in node.meta:
+                node.meta[key] = meta[key]
 
 
 def nodes_between(first: fx.Node, last: fx.Node) -> list[fx.Node]:

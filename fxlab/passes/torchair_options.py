@@ -83,7 +83,8 @@ def _lookup(config: Any, dotted: str) -> tuple[bool, Any]:
     return True, _value(current)
 
 
-# (option, TorchAir's CompilerConfig path, npugraph_ex's flat name, inverted?)
+# (option, TorchAir's CompilerConfig path, npugraph_ex's flat name, whether TorchAir's
+# path says the opposite: ``disable_...``)
 _BOOL_OPTIONS = (
     ("remove_noop_ops", "experimental_config.remove_noop_ops", "remove_noop_ops", False),
     ("pattern_fusion_pass", "experimental_config.pattern_fusion_pass", "pattern_fusion_pass", False),
@@ -118,7 +119,7 @@ def options_from_config(config: Any, where: str = "compiler_config") -> TorchAir
         if not found or value is None or isinstance(value, (dict,)) or not isinstance(value, (bool, int, str)):
             continue
         flag = _as_bool(value)
-        values[name] = (not flag) if inverted else flag
+        values[name] = (not flag) if inverted and not flat else flag
         if values[name] != getattr(TorchAirOptions, name):
             set_by.append(f"{path}={value} ({where})")
     for name, path in (("custom_pre_pass", "post_grad_custom_pre_pass"), ("custom_post_pass", "post_grad_custom_post_pass")):

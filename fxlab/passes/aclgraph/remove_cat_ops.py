@@ -22,7 +22,7 @@ import torch.fx as fx
 
 from fxlab.passes.aclgraph.sym_shapes import SymShapeBuilder, has_symbolic_size, symbol_inputs
 from fxlab.passes.infra import PassResult
-from fxlab.passes.stream_labels import STREAM_KEY, USER_STREAM_LABEL, annotate_stream_scopes
+from fxlab.passes.stream_labels import STREAM_KEY, USER_STREAM_LABEL, annotate_stream_scopes, inherit_source
 
 aten = torch.ops.aten
 
@@ -90,6 +90,8 @@ def remove_cat_ops(gm: fx.GraphModule, namespace: str = "air", shapes: SymShapeB
 def _rewrite(gm: fx.GraphModule, cat: fx.Node, namespace: str, shapes: SymShapeBuilder) -> str | None:
     """Make the buffer and the ``out=`` calls; a reason when a size cannot be known."""
     graph = gm.graph
+    existing = set(graph.nodes)
+    source = dict(cat.meta)
     tensors = list(cat.args[0])
     result = cat.meta["val"]
     symbolic = has_symbolic_size(result)
@@ -117,6 +119,7 @@ def _rewrite(gm: fx.GraphModule, cat: fx.Node, namespace: str, shapes: SymShapeB
         if not node.users:
             node.meta.clear()
             graph.erase_node(node)
+    inherit_source(source, [n for n in graph.nodes if n not in existing])
     return None
 
 
