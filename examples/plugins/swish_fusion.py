@@ -12,14 +12,15 @@ import torch
 import torchair
 
 
-@torch.library.custom_op("fxlab_example::swish", mutates_args=())
-def swish(x: torch.Tensor) -> torch.Tensor:
-    return x * torch.sigmoid(x)
+if not hasattr(torch.ops.fxlab_example, "swish"):  # defined once per process
 
+    @torch.library.custom_op("fxlab_example::swish", mutates_args=())
+    def swish(x: torch.Tensor) -> torch.Tensor:
+        return x * torch.sigmoid(x)
 
-@swish.register_fake
-def _(x: torch.Tensor) -> torch.Tensor:
-    return torch.empty_like(x)
+    @swish.register_fake
+    def _(x: torch.Tensor) -> torch.Tensor:
+        return torch.empty_like(x)
 
 
 @torchair.register_fx_node_ge_converter(torch.ops.fxlab_example.swish.default)
@@ -35,4 +36,5 @@ def fused_swish(x):
     return torch.ops.fxlab_example.swish.default(x)
 
 
-torchair.register_replacement(search_fn=swish_by_hand, replace_fn=fused_swish, example_inputs=[torch.randn(4, 8)])
+# skip_duplicates: a second import of this file (another trace in the same process) is a no-op.
+torchair.register_replacement(search_fn=swish_by_hand, replace_fn=fused_swish, example_inputs=[torch.randn(4, 8)], skip_duplicates=True)

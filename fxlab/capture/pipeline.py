@@ -101,6 +101,7 @@ def capture_trace(
             check=check,
             mode=options.mode,
             options_set=list(options.set_by),
+            options=options,
         )
         trace.notes.extend(options.notes)
         with frozen_heap():  # from here on, only the trace is added

@@ -178,6 +178,7 @@ class Trace:
     options_set: list[str] = field(default_factory=list)  # "option=value (where)" the user set
     aclgraph_check: CheckResult | None = None  # the aclgraph graph on CPU vs the compiled run
     user_pass_check: CheckResult | None = None  # each user pass's graph before vs after
+    options: Any = field(default=None, repr=False, compare=False)  # the TorchAirOptions followed (live)
 
     def to_json(self, with_stages: bool = True) -> dict[str, Any]:
         return {

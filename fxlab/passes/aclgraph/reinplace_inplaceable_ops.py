@@ -19,6 +19,13 @@ fake-tensor run of the graph that records which nodes share memory:
 Graph inputs are never written here (``reinplace_input_mutated_ops`` handles inputs a
 trailing ``copy_`` writes anyway). TorchAir skips the pass, leaving the graph as it was,
 when torch's fake-tensor run fails on the graph.
+
+One step differs from torch's and is followed as TorchAir has it, since this stage shows
+TorchAir's graph: when a ``{view}_scatter`` goes (step 2), torch's readers of the scatter
+read its base, TorchAir's read the re-inplaced op's own input, the view. Where the two
+differ (``v[1:] = 0.5`` on a tensor the graph made: its readers then get ``v[1:]``, not
+``v``), the graph computes something else than the model; the pass notes it as
+:data:`SCATTER_READ_FAULT`, and the numeric check names it beside the mismatch it causes.
 """
 
 from __future__ import annotations
@@ -36,6 +43,9 @@ from torch.utils._pytree import tree_map_only
 from fxlab.passes.aclgraph.stream_users import MultiInplaceOp, multi_inplace_ops, writes_on_one_stream
 from fxlab.passes.infra import PassResult
 from fxlab.passes.stream_labels import annotate_stream_scopes
+
+
+SCATTER_READ_FAULT = "TorchAir fault"
 
 
 def _storage(value: Any) -> StorageWeakRef:
@@ -66,6 +76,7 @@ class _Reinplacer:
         }
         self.scatters_to_drop: set[fx.Node] = set()
         self.rewritten: list[str] = []
+        self.faults: list[str] = []
 
     def run(self) -> None:
         for node in list(self.gm.graph.nodes):
@@ -166,7 +177,14 @@ class _Reinplacer:
                 self._read_input_instead(node, old, arg)
 
     def _read_input_instead(self, node: fx.Node, old: fx.Node, new: fx.Node) -> None:
-        for reader in [n for n in old.users if n.meta["node_idx"] > node.meta["node_idx"]]:
+        readers = [n for n in old.users if n.meta["node_idx"] > node.meta["node_idx"]]
+        if old is not node and readers and old.args[0] is not new:
+            self.faults.append(
+                f"{SCATTER_READ_FAULT}: {', '.join(r.name for r in readers)} read {new.name} (what {node.name} wrote) where they read "
+                f"{old.name}, the whole of {old.args[0].name}: TorchAir's reinplace_inplaceable_ops replaces a dropped {old.target} by the "
+                "re-inplaced op's input, torch's own pass by the scatter's base"
+            )
+        for reader in readers:
             reader.args = tree_map_only(fx.Node, lambda a: new if a == old else a, reader.args)
             reader.kwargs = tree_map_only(fx.Node, lambda a: new if a == old else a, reader.kwargs)
             old_storages, reader_storages = _storages(old.meta["fake_result"]), _storages(reader.meta["fake_result"])
@@ -191,4 +209,4 @@ def reinplace_inplaceable_ops(gm: fx.GraphModule, sample_inputs: list[Any], name
     reinplacer = _Reinplacer(gm)
     reinplacer.run()
     gm.recompile()
-    return PassResult(gm, bool(reinplacer.rewritten), notes=reinplacer.rewritten)
+    return PassResult(gm, bool(reinplacer.rewritten), notes=reinplacer.rewritten + reinplacer.faults)
