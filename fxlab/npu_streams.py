@@ -102,11 +102,12 @@ def _nothing(*args: Any, **kwargs: Any) -> None:
 
 
 def _empty_record(*, device: Any = None) -> torch.Tensor:
-    return torch.empty(0, device="meta" if device is None else device)
+    return torch.empty(0, device="meta")
 
 
-def _cpu_record(*, device: Any = None) -> torch.Tensor:
-    return torch.empty(0)
+def _record(*, device: Any = None) -> torch.Tensor:
+    """An empty tensor standing for the event (on ``device``: fake tensors pass ``meta``)."""
+    return torch.empty(0, device=device)
 
 
 def _define(namespace: str, schema: str, kernels: dict[str, Any], side_effect: bool = True) -> None:
@@ -134,9 +135,7 @@ def _define_all() -> None:
     for namespace in ("air", "npugraph_ex"):
         for schema in _EVENT_SCHEMAS:
             _define(namespace, schema, dict.fromkeys(_NO_TENSOR_KEYS, _nothing))
-        _define(
-            namespace, "record(*, Device? device=None) -> Tensor", {"BackendSelect": _cpu_record, "Meta": _empty_record}, side_effect=False
-        )
+        _define(namespace, "record(*, Device? device=None) -> Tensor", {"BackendSelect": _record, "Meta": _empty_record}, side_effect=False)
         _define(namespace, "wait(Tensor[] x) -> ()", {"CPU": _nothing, "Meta": _nothing, "BackendSelect": _nothing})
 
 

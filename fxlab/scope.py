@@ -176,3 +176,8 @@ def npu_stream_switch(stream_tag: str, stream_priority: int = 0, enable_inner_pa
             (ENABLE_INNER_PARALLEL, str(enable_inner_parallel)),
         ]
     )
+
+
+# The event operators TorchAir's aclgraph passes add beside these markers, defined with
+# them (before TorchAir defines its own, whose kernels need an NPU).
+import fxlab.npu_streams  # noqa: E402, F401

@@ -136,7 +136,9 @@ def _timeline(gm: fx.GraphModule) -> list[_Op]:
     vector clock: stream -> the last position on that stream ordered before it)."""
     clocks: dict[str, dict[str, int]] = {DEFAULT_STREAM: {DEFAULT_STREAM: 0}}
     positions: dict[str, int] = {DEFAULT_STREAM: 0}
-    recorded: dict[str, dict[str, int]] = {}  # record node -> the clock it carries
+    # Where each node ran: a wait names records, or (before apply_event_record puts a
+    # record after each) the tensors whose producers it waits for.
+    ran_at: dict[str, dict[str, int]] = {}
     ops = []
     for node in gm.graph.nodes:
         stream = _stream_of(node)
@@ -145,13 +147,11 @@ def _timeline(gm: fx.GraphModule) -> list[_Op]:
         positions[stream] += 1
         clock = clocks[stream]
         clock[stream] = positions[stream]
-        name = str(node.target)
-        if name.endswith(".record.default"):
-            recorded[node.name] = dict(clock)
-        elif name.endswith(".wait.default"):
+        if str(node.target).endswith(".wait.default"):
             for waited in node.args[0]:
-                for other, pos in recorded.get(getattr(waited, "name", ""), {}).items():
+                for other, pos in ran_at.get(getattr(waited, "name", ""), {}).items():
                     clock[other] = max(clock.get(other, 0), pos)
+        ran_at[node.name] = dict(clock)
         if _is_kernel(node):
             ops.append(_Op(node.name, stream, positions[stream], dict(clock), _demand(node)))
     return ops

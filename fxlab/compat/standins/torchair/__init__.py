@@ -8,7 +8,7 @@ import logging
 from fxlab.compat.config import CompilerConfig, get_compiler, get_npu_backend, register_replacement
 from fxlab.compat.converters import register_fx_node_ge_converter
 
-from . import ge, scope  # noqa: F401 - torchair.ge and torchair.scope, as in TorchAir
+from . import ge, ops, scope  # noqa: F401 - torchair.ge, torchair.ops and torchair.scope, as in TorchAir
 
 logger = logging.getLogger("torchair")
 
