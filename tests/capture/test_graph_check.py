@@ -1,0 +1,65 @@
+from __future__ import annotations
+
+import types
+
+import pytest
+import torch
+
+from fxlab.capture import capture_trace
+from fxlab.capture.graph_check import run_on_cpu
+from fxlab.capture.loader import LoadedModel
+
+
+def _trace(fn, *inputs, mode="reduce-overhead"):
+    return capture_trace(LoadedModel(fn=fn, args=inputs), mode=mode)
+
+
+def test_the_aclgraph_graph_runs_on_cpu_against_the_compiled_run():
+    def f(x, y):
+        x.add_(y)
+        return (x.relu() * 2,)
+
+    trace = _trace(f, torch.randn(4), torch.randn(4))
+    assert trace.aclgraph_check.ok and trace.aclgraph_check.compared == 3 and trace.ir_check is None
+
+
+def test_a_graph_that_cannot_run_on_cpu_says_why():
+    gm = torch.fx.symbolic_trace(lambda x: torch.ops.aten.add.Tensor(x, "not a tensor"))
+    outputs, reason = run_on_cpu(gm, [torch.ones(2)])
+    assert outputs is None and reason.startswith("it failed on CPU: RuntimeError: aten::add() Expected a value of type")
+
+
+def _with_post_pass(fn, mode):
+    from fxlab.compat.config import CompilerConfig
+
+    config = CompilerConfig()
+    config.mode = mode
+    config.post_grad_custom_post_pass = fn
+    return types.SimpleNamespace(compiler_config=config)
+
+
+def keep(gm, example_inputs, config):
+    for node in gm.graph.nodes:
+        if node.target is torch.ops.aten.mul.Tensor:  # x * 2 -> x + x
+            node.target, node.args = torch.ops.aten.add.Tensor, (node.args[0], node.args[0])
+
+
+def spoil(gm, example_inputs, config):
+    for node in gm.graph.nodes:
+        if node.target is torch.ops.aten.mul.Tensor:
+            node.args = (node.args[0], 3)
+
+
+@pytest.mark.parametrize("mode", ["max-autotune", "reduce-overhead"])
+@pytest.mark.parametrize("fn,ok", [(keep, True), (spoil, False)], ids=["keeps", "spoils"])
+def test_a_user_pass_is_run_before_and_after_on_the_traced_inputs(mode, fn, ok):
+    def f(x):
+        return (x * 2,)
+
+    trace = capture_trace(LoadedModel(fn=f, args=(torch.randn(4),), module=_with_post_pass(fn, mode)))
+    assert trace.user_pass_check.ok is ok and trace.user_pass_check.compared == 2, trace.user_pass_check.verdict
+    assert (trace.status == "ok") is ok
+    if not ok:
+        (mismatch,) = trace.user_pass_check.mismatches
+        assert mismatch.startswith("graph 0: the user's post_grad_custom_post_pass (spoil (test_graph_check.py:")
+        assert mismatch.endswith("changes the results: output 0: max |diff| " + mismatch.rsplit(" ", 1)[-1])
