@@ -61,7 +61,7 @@ def _without_torch_notes(name: str, data: bytes) -> bytes:
 
 # The aclgraph path (reduce-overhead: the aclgraph stage and its capture code), on the
 # examples with in-place ops, custom in-place ops and scopes.
-ACLGRAPH_EXAMPLES = ("inplace_ops", "my_inplace", "superkernel_scopes")
+ACLGRAPH_EXAMPLES = ("inplace_ops", "my_inplace", "superkernel_scopes", "multi_stream")
 CASES = [(name, None) for name in EXAMPLE_NAMES] + [(name, "reduce-overhead") for name in ACLGRAPH_EXAMPLES]
 
 
