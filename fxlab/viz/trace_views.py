@@ -204,9 +204,10 @@ def summary_view(trace: Trace) -> RenderableType:
     table.add_column("graph", justify="right")
     for stage in trace.stages:
         table.add_column(SUMMARY_HEADERS.get(stage, f"{stage}\nnodes"), justify="right", no_wrap=True)
-    table.add_column("in-place ops\naten → func.", justify="center", no_wrap=True)
+    acl = "aclgraph" in trace.stages
+    table.add_column("in-place ops\naten → func." + (" → acl" if acl else ""), justify="center", no_wrap=True)
     for graph in trace.graphs:
-        table.add_row(str(graph.index), *_stage_counts(trace, graph), _inplace_change(graph))
+        table.add_row(str(graph.index), *_stage_counts(trace, graph), _inplace_change(graph, acl))
     details = [line for graph in trace.graphs for line in _graph_details(graph)]
     return Group(table, *_mode_lines(trace), *details, *_check_lines(trace))
 
@@ -262,12 +263,12 @@ def _stage_counts(trace: Trace, graph: GraphTrace) -> list[str | Text]:
     return counts
 
 
-def _inplace_change(graph: GraphTrace) -> str:
+def _inplace_change(graph: GraphTrace, aclgraph: bool = False) -> str:
     def count(stage: str) -> str:
         s = graph.stages.get(stage)
         return str(s.count("inplace")) if s else "-"
 
-    return f"{count('aten')} → {count('functional')}"
+    return f"{count('aten')} → {count('functional')}" + (f" → {count('aclgraph')}" if aclgraph else "")
 
 
 def _check_lines(trace: Trace) -> list[RenderableType]:
