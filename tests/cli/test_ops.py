@@ -26,7 +26,7 @@ def test_ops_list_json_shows_seed_ops_and_the_active_plugin_converter(capsys, mo
     assert set(rows) >= {"npu::npu_add_custom", "npu::my_op", "npu::my_inplace"}
     inplace = rows["npu::my_inplace"]
     assert inplace["converter"]["origin"] == "torchair" and inplace["converter"]["where"].endswith("my_inplace_plugin.py:13")
-    assert inplace["converter"]["replaces"].endswith("seeds.py:96")
+    assert inplace["converter"]["replaces"].endswith("seeds.py:98")
     assert inplace["fake"].endswith("my_inplace_plugin.py:5") and "CPU" in inplace["kernels"]
     assert rows["npu::my_op"]["converter"]["origin"] == "fxlab" and rows["npu::my_op"]["prototype"]["op"] == "MyOp"
     assert "torchair not found: using fxlab's TorchAir-compatible layer" in err
