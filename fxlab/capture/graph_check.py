@@ -31,13 +31,50 @@ def _draws_random(gm: fx.GraphModule) -> list[str]:
     )
 
 
-def run_on_cpu(gm: fx.GraphModule, inputs: list[Any]) -> tuple[list[Any] | None, str | None]:
-    """``gm``'s outputs on a copy of ``inputs`` (which it may write), or why it could not run."""
+OVERLAP_ERROR = "refer to a single memory location"
+
+
+class _ReadThenWrite(fx.Interpreter):
+    """Runs a graph node by node; an in-place op that torch refuses because an input partly
+    overlaps what it writes (:data:`~fxlab.passes.aclgraph.reinplace_inplaceable_ops.OVERLAP_FAULT`)
+    runs as its out-of-place op + ``copy_``: every element read before one is written, what
+    the functional graph means. Each such op is named in ``emulated``."""
+
+    def __init__(self, gm: fx.GraphModule, emulated: list[str]) -> None:
+        super().__init__(gm)
+        self.emulated = emulated
+
+    def run_node(self, n: fx.Node) -> Any:
+        try:
+            return super().run_node(n)
+        except RuntimeError as exc:
+            functional = _out_of_place(n.target) if n.op == "call_function" else None
+            if functional is None or OVERLAP_ERROR not in str(exc):
+                raise
+            args, kwargs = self.fetch_args_kwargs_from_env(n)
+            args[0].copy_(functional(*args, **kwargs))
+            self.emulated.append(f"{n.name} ({n.target})")
+            return args[0]
+
+
+def _out_of_place(target: Any) -> Any:
+    """``aten.sub.Tensor`` for ``aten.sub_.Tensor``; None for other targets."""
+    if not isinstance(target, torch._ops.OpOverload) or not target._schema.name.endswith("_"):
+        return None
+    namespace = getattr(torch.ops, target.namespace)
+    packet = getattr(namespace, target.__name__.split(".")[0][:-1], None)
+    return getattr(packet, target._overloadname, None) if packet is not None else None
+
+
+def run_on_cpu(gm: fx.GraphModule, inputs: list[Any], emulated: list[str] | None = None) -> tuple[list[Any] | None, str | None]:
+    """``gm``'s outputs on a copy of ``inputs`` (which it may write), or why it could not run.
+    With ``emulated``, in-place ops reading memory they partly write run as out-of-place +
+    ``copy_`` and are named there (torch refuses them)."""
     import fxlab.npu_streams  # noqa: F401 - the event operators the graph may call
 
     try:
         with torch.no_grad():
-            outputs = gm(*inputs)
+            outputs = gm(*inputs) if emulated is None else _ReadThenWrite(gm, emulated).run(*inputs)
     except Exception as exc:  # noqa: BLE001 - a graph that cannot run on CPU is reported, not raised
         missing = missing_cpu_kernel(exc)
         if missing is not None:
@@ -62,6 +99,7 @@ def verify_aclgraph(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> Chec
     compiled run, against that run's outputs and written inputs."""
     cmp = _Comparison()
     not_run: list[str] = []
+    approximations: list[str] = []
     for graph in graphs:
         run = recorder.run_of(graph.modules["functional"])
         if run is None or run.outputs is None:
@@ -69,12 +107,18 @@ def verify_aclgraph(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> Chec
             continue
         gm = graph.modules["aclgraph"]
         inputs = _clone(run.inputs_before)
-        outputs, reason = run_on_cpu(gm, inputs)
+        emulated: list[str] = []
+        outputs, reason = run_on_cpu(gm, inputs, emulated)
+        if emulated:
+            approximations.append(
+                f"graph {graph.index}: {', '.join(emulated)} read memory they write in place (torch refuses this on CPU; on an NPU the "
+                "result depends on the kernel's order): run as out-of-place + copy_, every element read before one is written"
+            )
         if reason:
             not_run.append(f"graph {graph.index}: the aclgraph graph was not run: {reason}")
             continue
         graph_cmp = _Comparison(values=not _draws_random(gm))
-        _compare_run(graph_cmp, f"graph {graph.index}", run.outputs, run.inputs_after, outputs, inputs)
+        _compare_run(graph_cmp, f"graph {graph.index}", run.outputs, run.inputs_after or [], outputs or [], inputs)
         if graph_cmp.mismatches:
             graph_cmp.mismatches += [f"graph {graph.index}: {note}" for note in torchair_faults(graph)]
         if not graph_cmp.values:
@@ -82,7 +126,9 @@ def verify_aclgraph(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> Chec
                 f"graph {graph.index}: values not compared, only shapes and dtypes: it draws random numbers ({', '.join(_draws_random(gm))})"
             )
         cmp.merge(graph_cmp)
-    return _result(cmp, not_run)
+    result = _result(cmp, not_run)
+    result.approximations = approximations
+    return result
 
 
 def check_user_passes(runs: Sequence[tuple[GraphTrace, Any]], recorder: RunRecorder) -> CheckResult:
@@ -91,7 +137,8 @@ def check_user_passes(runs: Sequence[tuple[GraphTrace, Any]], recorder: RunRecor
     not_run: list[str] = []
     for graph, user_run in runs:
         label = f"graph {graph.index}: after the user's {user_run.name} ({user_run.function})"
-        recorded = recorder.run_of(graph.modules.get("functional"))
+        functional = graph.modules.get("functional")
+        recorded = recorder.run_of(functional) if functional is not None else None
         if recorded is None or user_run.after is None:
             not_run.append(f"{label}: the compiled run did not record this graph's inputs")
             continue

@@ -243,7 +243,8 @@ def _npugraph_ex(torchair: Any, mode: str | None) -> Iterator[Any]:
 
 class _LazyNpugraphEx:
     def __init__(self, torchair: Any, stack: contextlib.ExitStack) -> None:
-        self.torchair, self.stack, self.package = torchair, stack, None
+        self.torchair, self.stack = torchair, stack
+        self.package: Any = None
 
     def get(self) -> Any:
         if self.package is None:

@@ -62,8 +62,8 @@ _MARKERS: dict[Any, Any] = {}
 
 def scope_enter_attrs(node: fx.Node) -> dict[str, str]:
     """The key/value strings a scope_enter node pushes (positional or keyword args)."""
-    keys = node.kwargs.get("keys", node.args[0] if node.args else [])
-    values = node.kwargs.get("values", node.args[1] if len(node.args) > 1 else [])
+    keys: Any = node.kwargs.get("keys", node.args[0] if node.args else [])
+    values: Any = node.kwargs.get("values", node.args[1] if len(node.args) > 1 else [])
     return {str(k): str(v) for k, v in zip(keys, values)}
 
 

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
+from collections.abc import Callable
 
 import torch
 import torch.fx as fx
@@ -139,7 +140,7 @@ class ViewOptimizer:
         if not isinstance(source, fx.Node) or not _static(val) or not _static(source.meta.get("val")):
             return None
         parent = self.views.get(source) or self._base_view(source)
-        meta = node.target(parent.meta, *node.args[1:], **node.kwargs)
+        meta = cast(Callable[..., Any], node.target)(parent.meta, *node.args[1:], **node.kwargs)
         return ViewOf(parent.base, parent.base_shape, meta)
 
     def _base_view(self, base: fx.Node) -> ViewOf:

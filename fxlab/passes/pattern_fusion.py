@@ -178,7 +178,7 @@ class PatternFusion:
         self._recorder.settle()
         gm.graph.lint()
         gm.recompile()
-        if before is not None and count:
+        if before is not None and count and self.user_runs is not None:
             self.user_runs.append(
                 UserPassRun("apply_pattern_passes", ", ".join(p.name for p in self.patterns), before, copy_graph_module(gm))
             )

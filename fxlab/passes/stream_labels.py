@@ -14,7 +14,8 @@ Stored in ``node.meta["fxlab.stream_label"]`` and ``node.meta["fxlab.execution_s
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
+from collections.abc import Sequence
 
 import torch.fx as fx
 
@@ -34,17 +35,25 @@ def is_marker(node: fx.Node, namespace: str, which: str) -> bool:
     return node.op == "call_function" and str(node.target) == (enter if which == "enter" else exit_)
 
 
+def scope_keys(node: fx.Node) -> list[Any]:
+    """A scope marker's keys (its first argument); [] without one."""
+    return list(cast(Sequence[Any], node.args[0])) if node.args else []
+
+
+def scope_values(node: fx.Node) -> list[Any]:
+    """A scope marker's values (its second argument); [] without one."""
+    return list(cast(Sequence[Any], node.args[1])) if len(node.args) > 1 else []
+
+
 def scope_attrs(node: fx.Node) -> dict[str, Any]:
-    keys = node.args[0] if node.args else []
-    values = node.args[1] if len(node.args) > 1 else []
-    return dict(zip(keys, values))
+    return dict(zip(scope_keys(node), scope_values(node)))
 
 
 def stream_label_of_enter(node: fx.Node) -> str | None:
     """The label a stream-switch ``scope_enter`` names (its first value, as TorchAir reads it)."""
-    if not node.args or USER_STREAM_LABEL not in node.args[0]:
+    if USER_STREAM_LABEL not in scope_keys(node):
         return None
-    return node.args[1][0] if len(node.args) > 1 else None
+    return scope_values(node)[0] if len(node.args) > 1 else None
 
 
 def annotate_stream_scopes(gm: fx.GraphModule, namespace: str = "air") -> None:
@@ -58,7 +67,7 @@ def annotate_stream_scopes(gm: fx.GraphModule, namespace: str = "air") -> None:
             streams.append(stream)
             scopes.append(scope)
             label = stream_label_of_enter(node)
-            stream = label if USER_STREAM_LABEL in (node.args[0] if node.args else []) else stream
+            stream = label if USER_STREAM_LABEL in scope_keys(node) else stream
             scope = _inner_scope(scope, scope_attrs(node))
             node.meta[STREAM_KEY] = stream
         elif is_marker(node, namespace, "exit"):

@@ -29,6 +29,21 @@ def test_a_graph_that_cannot_run_on_cpu_says_why():
     assert outputs is None and reason.startswith("it failed on CPU: RuntimeError: aten::add() Expected a value of type")
 
 
+def test_an_in_place_op_reading_what_it_writes_runs_read_then_write_and_is_named():
+    # TorchAir writes sub in place into x[..., 1:] while it reads x[..., :-1]: torch refuses
+    # it on CPU; the check runs it as sub + copy_ and says so.
+    def f(a, b):
+        x = torch.cat([a, b], -1)
+        return (x[..., 1:] - x[..., :-1],)
+
+    trace = _trace(f, torch.randn(1, 4), torch.randn(1, 5))
+    check = trace.aclgraph_check
+    assert check.ok and not check.skipped and check.compared == 3  # the output and the two inputs
+    (note,) = check.approximations
+    assert note.startswith("graph 0: sub (aten.sub_.Tensor) read memory they write in place (torch refuses this on CPU")
+    assert "except: graph 0: sub" in check.verdict
+
+
 def _with_post_pass(fn, mode):
     from fxlab.compat.config import CompilerConfig
 

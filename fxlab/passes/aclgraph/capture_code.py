@@ -99,7 +99,7 @@ def _outputs_aliasing_inputs(gm: fx.GraphModule, info: CaptureInfo) -> None:
         if not isinstance(meta, torch.Tensor):
             continue
         for index, tensor in inputs.items():
-            if torch._C._is_alias_of(tensor, meta):
+            if torch._C._is_alias_of(tensor, meta):  # type: ignore[attr-defined]
                 info.userinput_ref_with_output.setdefault(index, []).append(position)
 
 
@@ -164,7 +164,7 @@ def _npu_call(node: fx.Node) -> tuple[str, str] | None:
     """The FX name of a stream call and how TorchAir writes it (``torch.npu.*``)."""
     from fxlab import npu_streams
 
-    known = {
+    known: dict[Any, tuple[str, str]] = {
         npu_streams.current_stream: ("torch_npu_npu_utils_current_stream", "torch.npu.current_stream()"),
         npu_streams.get_stream_limit: ("torch_npu_npu_npu_config_get_stream_limit", f"torch.npu.get_stream_limit(*{node.args})"),
         npu_streams.set_stream_limit: ("torch_npu_npu_npu_config_set_stream_limit", f"torch.npu.set_stream_limit(*{node.args})"),

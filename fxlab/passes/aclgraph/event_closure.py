@@ -20,26 +20,28 @@ one record on each stream and one wait before the output; regions a user's pass 
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 import torch.fx as fx
 
 from fxlab.passes.aclgraph.capture_info import CaptureInfo
 from fxlab.passes.infra import PassResult
-from fxlab.passes.stream_labels import USER_STREAM_LABEL, is_marker, scope_attrs
+from fxlab.passes.stream_labels import USER_STREAM_LABEL, is_marker, scope_attrs, scope_keys, scope_values
 
 _STREAM_INFO_KEYS = {"_user_stream_id": "stream_id", "_user_stream_device_index": "device_index", "_user_stream_device_type": "device_type"}
 
 
 def _stream_info(node: fx.Node) -> dict[str, int]:
     """The stream identity a stream ``scope_enter`` carries, when it carries one."""
-    keys, values = node.args[0], node.args[1]
+    keys, values = scope_keys(node), scope_values(node)
     return {_STREAM_INFO_KEYS[k]: int(values[i]) for i, k in enumerate(keys) if k in _STREAM_INFO_KEYS and i < len(values)}
 
 
 def _label(node: fx.Node, namespace: str) -> str:
     """TorchAir reads the first value; npugraph_ex the value at the label's key."""
     if namespace == "air":
-        return node.args[1][0]
+        return scope_values(node)[0]
     return scope_attrs(node)[USER_STREAM_LABEL]
 
 
@@ -56,7 +58,7 @@ def _mark_executed(gm: fx.GraphModule, info: CaptureInfo) -> tuple[list[fx.Node]
         changed |= node.kwargs.get("need_execute") is not True
         node.kwargs = {**node.kwargs, "need_execute": True}
         if entering:
-            if node.args and USER_STREAM_LABEL in node.args[0]:
+            if USER_STREAM_LABEL in scope_keys(node):
                 label = _label(node, info.namespace)
                 info.add_stream_label(label)
                 info.stream_enter_nodes[node.name] = label
@@ -66,7 +68,7 @@ def _mark_executed(gm: fx.GraphModule, info: CaptureInfo) -> tuple[list[fx.Node]
                 enters.append(node)
             stack.append(node)
         else:
-            if stack and stack[-1].args and USER_STREAM_LABEL in stack[-1].args[0]:
+            if stack and USER_STREAM_LABEL in scope_keys(stack[-1]):
                 exits.append((stack[-1], node))
                 info.stream_exit_nodes.append(node.name)
             stack.pop()
@@ -85,7 +87,7 @@ def apply_event_closure(gm: fx.GraphModule, info: CaptureInfo) -> PassResult[fx.
     return PassResult(gm, changed or added, notes=notes)
 
 
-def _event_ops(namespace: str) -> object:
+def _event_ops(namespace: str) -> Any:
     import fxlab.npu_streams  # noqa: F401 - defines the event operators where TorchAir has not
 
     return getattr(torch.ops, namespace)
@@ -116,12 +118,12 @@ def _close_torchair(gm: fx.GraphModule, info: CaptureInfo, enters: list[fx.Node]
 
 
 def _close_npugraph_ex(gm: fx.GraphModule, info: CaptureInfo, enters: list[fx.Node], exits: list[tuple[fx.Node, fx.Node]]) -> bool:
-    user_made = {}
+    user_made: dict[str, fx.Node] = {}
     for enter in enters:
         label = _label(enter, info.namespace)
-        if "_user_stream_id" not in enter.args[0]:
+        if "_user_stream_id" not in scope_keys(enter):
             user_made.setdefault(label, enter)
-    user_exits = {_label(enter, info.namespace): exit_ for enter, exit_ in exits if "_user_stream_id" not in enter.args[0]}
+    user_exits = {_label(enter, info.namespace): exit_ for enter, exit_ in exits if "_user_stream_id" not in scope_keys(enter)}
     if not info.user_stream_info and not user_made:
         return False
     ops = _event_ops("npugraph_ex")

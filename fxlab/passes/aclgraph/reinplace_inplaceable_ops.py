@@ -26,6 +26,13 @@ read its base, TorchAir's read the re-inplaced op's own input, the view. Where t
 differ (``v[1:] = 0.5`` on a tensor the graph made: its readers then get ``v[1:]``, not
 ``v``), the graph computes something else than the model; the pass notes it as
 :data:`SCATTER_READ_FAULT`, and the numeric check names it beside the mismatch it causes.
+
+Neither pass looks at the op's other inputs: ``sub(x[..., 1:], x[..., :-1])`` becomes
+``sub_`` writing memory it still reads (GPT-2's position ids). Torch refuses such an op on
+CPU ("some elements of the input tensors and the written-to tensor refer to a single
+memory location"); an NPU kernel may read elements it already wrote. The pass notes it
+(:data:`OVERLAP_FAULT`, torch's own test: same storage, both dense, the byte ranges meet
+without being the same); the numeric check runs the op as out-of-place + ``copy_``.
 """
 
 from __future__ import annotations
@@ -40,12 +47,14 @@ from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils import _pytree as pytree
 from torch.utils._pytree import tree_map_only
 
+from fxlab.passes.fx_args import arg_node
 from fxlab.passes.aclgraph.stream_users import MultiInplaceOp, multi_inplace_ops, writes_on_one_stream
 from fxlab.passes.infra import PassResult
 from fxlab.passes.stream_labels import annotate_stream_scopes
 
 
 SCATTER_READ_FAULT = "TorchAir fault"
+OVERLAP_FAULT = f"{SCATTER_READ_FAULT} (overlapping in-place op)"
 
 
 def _storage(value: Any) -> StorageWeakRef:
@@ -56,6 +65,23 @@ def _storages(value: Any) -> set[StorageWeakRef]:
     from torch._subclasses.fake_tensor import FakeTensor
 
     return {_storage(x) for x in pytree.tree_leaves(value) if isinstance(x, FakeTensor)}
+
+
+def _partial_overlap(a: Any, b: Any) -> bool:
+    """ATen's ``get_overlap_status(a, b) == PARTIAL``: one storage, both dense, byte ranges
+    that meet and differ."""
+    from torch._prims_common import is_non_overlapping_and_dense_or_false
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    if not (isinstance(a, FakeTensor) and isinstance(b, FakeTensor)) or a.numel() == 0 or b.numel() == 0:
+        return False
+    if _storage(a) != _storage(b) or not (is_non_overlapping_and_dense_or_false(a) and is_non_overlapping_and_dense_or_false(b)):
+        return False
+    a_start, b_start = a.storage_offset() * a.element_size(), b.storage_offset() * b.element_size()
+    a_end, b_end = a_start + a.numel() * a.element_size(), b_start + b.numel() * b.element_size()
+    if not all(isinstance(x, int) for x in (a_start, a_end, b_start, b_end)):  # symbolic sizes: not decided here
+        return False
+    return (a_start, a_end) != (b_start, b_end) and a_start < b_end and b_start < a_end
 
 
 class _Reinplacer:
@@ -94,7 +120,7 @@ class _Reinplacer:
                 return None
             outputs = len(pytree.tree_leaves(node.meta["fake_result"]))
             first = outputs - len(entry.mutated_args)
-            written = [(i, node.args[i]) for i in entry.mutated_args]
+            written = [(i, arg_node(node, i)) for i in entry.mutated_args]
             ok = writes_on_one_stream(node, entry.mutated_args)
             return (written, {i: first + k for k, i in enumerate(entry.mutated_args)}, entry) if ok else None
         if not isinstance(node.target, torch._ops.OpOverload):
@@ -104,7 +130,7 @@ class _Reinplacer:
             return None
         if not writes_on_one_stream(node, [0]):
             return None
-        return [(0, node.args[0])], {0: 0}, None
+        return [(0, arg_node(node))], {0: 0}, None
 
     def _visit(self, node: fx.Node) -> None:
         from torch.fx.passes.reinplace import _get_all_later_node_usages, _get_view_inverse_node_usages
@@ -130,7 +156,23 @@ class _Reinplacer:
             inverses.append(scatters)
         if not self._rewrite(node, written, entry):
             return
+        self._note_overlap(node, written)
         self._redirect(node, written, output_of, inverses)
+
+    def _note_overlap(self, node: fx.Node, written: list[tuple[int, fx.Node]]) -> None:
+        """An op now written in place that reads memory partially overlapping what it writes."""
+        if node in self.scatters_to_drop:  # a {view}_scatter became view + copy_
+            return
+        targets = {arg for _, arg in written}
+        readers = [a for a in pytree.tree_leaves((node.args, node.kwargs)) if isinstance(a, fx.Node) and a not in targets]
+        for _, arg in written:
+            for other in readers:
+                if _partial_overlap(arg.meta.get("fake_result"), other.meta.get("fake_result")):
+                    self.faults.append(
+                        f"{OVERLAP_FAULT}: {node.name} ({node.target}) writes {arg.name} while reading {other.name}, which partly "
+                        "overlaps it: torch refuses this on CPU and an NPU kernel may read elements it already wrote; "
+                        "TorchAir's reinplace_inplaceable_ops (as torch's) does not look at the op's other inputs"
+                    )
 
     def _metadata_allows(self, node: fx.Node, arg: fx.Node) -> bool:
         mine, result = pytree.tree_leaves(arg.meta["fake_result"]), pytree.tree_leaves(node.meta["fake_result"])
@@ -181,7 +223,7 @@ class _Reinplacer:
         if old is not node and readers and old.args[0] is not new:
             self.faults.append(
                 f"{SCATTER_READ_FAULT}: {', '.join(r.name for r in readers)} read {new.name} (what {node.name} wrote) where they read "
-                f"{old.name}, the whole of {old.args[0].name}: TorchAir's reinplace_inplaceable_ops replaces a dropped {old.target} by the "
+                f"{old.name}, the whole of {arg_node(old).name}: TorchAir's reinplace_inplaceable_ops replaces a dropped {old.target} by the "
                 "re-inplaced op's input, torch's own pass by the scatter's base"
             )
         for reader in readers:

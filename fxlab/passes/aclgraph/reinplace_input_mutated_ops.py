@@ -24,6 +24,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from fxlab.passes.fx_args import arg_node
 from fxlab.passes.aclgraph.stream_users import multi_inplace_ops, readers_of_written_input, writes_on_one_stream
 from fxlab.passes.infra import PassResult
 from fxlab.passes.stream_labels import annotate_stream_scopes, on_one_stream
@@ -70,12 +71,12 @@ class _InputReinplacer:
         self.order[node] = index
         self.by_storage[node_storage(node)].append(node)
         if node.target is aten.copy_.default and isinstance(node.args[0], fx.Node) and node.args[0].op in _INPUT_OPS:
-            target, source = node.args[0], node.args[1]
-            if source.target is operator.getitem and source.args[0].target in self.multi:
-                source = source.args[0]
+            target, source = node.args[0], arg_node(node, 1)
+            if source.target is operator.getitem and arg_node(source).target in self.multi:
+                source = arg_node(source)
             self.copy_of[(target, source)] = node
             self.first_copy[target] = node
-            self.copied_sources.add(node.args[1])
+            self.copied_sources.add(arg_node(node, 1))
 
     def _read_later(self, node: fx.Node, aliases: list[fx.Node], copy: fx.Node | None, written: fx.Node) -> bool:
         from torch.fx.passes.reinplace import _is_view_op
@@ -129,29 +130,29 @@ class _InputReinplacer:
 
     def _multi(self, node: fx.Node) -> None:
         entry = self.multi[node.target]
-        written = [node.args[i] for i in entry.mutated_args]
+        written = [arg_node(node, i) for i in entry.mutated_args]
         if not all((arg, node) in self.copy_of for arg in written):
             return
         if not (self.can_inplace(node, written) and writes_on_one_stream(node, entry.mutated_args)):
             return
         for arg in written:
             copy = self.copy_of[(arg, node)]
-            self.replace[copy] = copy.args[0]
-            if copy.args[1].target is operator.getitem:
-                self.replace[copy.args[1]] = copy.args[0]
+            self.replace[copy] = arg_node(copy)
+            if arg_node(copy, 1).target is operator.getitem:
+                self.replace[arg_node(copy, 1)] = arg_node(copy)
         self.notes.append(f"{node.name}: {node.target} -> {entry.inplace_op}")
         node.target = entry.inplace_op
 
     def _single(self, node: fx.Node) -> None:
         from torch.fx.passes.reinplace import _maybe_get_inplace_op
 
-        written = node.args[0]
+        written = arg_node(node)
         inplace = _maybe_get_inplace_op(node.target)
         if inplace is None or not (self.can_inplace(node, written) and writes_on_one_stream(node, [0])):
             return
         copy = self.copy_of.get((written, node))
         if copy is not None:
-            self.replace[copy] = copy.args[0]
+            self.replace[copy] = arg_node(copy)
         self.notes.append(f"{node.name}: {node.target} -> {inplace}")
         node.target = inplace
 
@@ -166,7 +167,7 @@ class _InputReinplacer:
             if fresh and self.can_inplace(node, written) and on_one_stream(readers):
                 copy = self.copy_of.get((written, node))
                 if copy is not None:
-                    self.replace[copy] = copy.args[0]
+                    self.replace[copy] = arg_node(copy)
                 if not v2:
                     for user in node.users:
                         if user.target is operator.getitem and user.args[1] == key:

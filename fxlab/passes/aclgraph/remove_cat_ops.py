@@ -15,7 +15,8 @@ input). The buffer is made just before the earliest input, on the ``cat``'s stre
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import Any, cast
+from collections.abc import Sequence
 
 import torch
 import torch.fx as fx
@@ -92,7 +93,7 @@ def _rewrite(gm: fx.GraphModule, cat: fx.Node, namespace: str, shapes: SymShapeB
     graph = gm.graph
     existing = set(graph.nodes)
     source = dict(cat.meta)
-    tensors = list(cat.args[0])
+    tensors = list(cast(Sequence[Any], cat.args[0]))
     result = cat.meta["val"]
     symbolic = has_symbolic_size(result)
     order = {n: i for i, n in enumerate(graph.nodes)}

@@ -27,7 +27,7 @@ import torch.fx as fx
 
 from fxlab.npu_streams import current_stream, get_stream_limit, set_stream_limit
 from fxlab.passes.infra import PassResult
-from fxlab.passes.stream_labels import inherit_source, is_marker, nodes_between
+from fxlab.passes.stream_labels import inherit_source, is_marker, nodes_between, scope_attrs, scope_keys, scope_values
 
 CORE_LIMIT_KEYS = {"_op_aicore_num", "_op_vectorcore_num"}
 STREAM_SWITCH_KEYS = {"_user_stream_label", "_user_stream_priority"}
@@ -60,10 +60,10 @@ class _CoreLimits:
         return cube, vector, setter
 
     def _enter(self, node: fx.Node) -> None:
-        keys = set(node.args[0])
+        keys = set(scope_keys(node))
         graph = self.gm.graph
         if CORE_LIMIT_KEYS <= keys:
-            aicore, vectorcore = node.args[1]
+            aicore, vectorcore = scope_values(node)
             with graph.inserting_before(node):
                 stream = graph.call_function(current_stream)
                 cube, vector, setter = self._save_and_set(stream, aicore, vectorcore)
@@ -107,10 +107,10 @@ class _NpugraphExCoreLimits(_CoreLimits):
     """npugraph_ex: core-limit scopes only; the stream may be named by the scope."""
 
     def _enter(self, node: fx.Node) -> None:
-        if not CORE_LIMIT_KEYS <= set(node.args[0]):
+        if not CORE_LIMIT_KEYS <= set(scope_keys(node)):
             self.scopes.append(None)
             return
-        attrs = dict(zip(node.args[0], node.args[1]))
+        attrs = scope_attrs(node)
         with self.gm.graph.inserting_before(node):
             stream = _limited_stream(self.gm, attrs)
             cube, vector, setter = self._save_and_set(stream, attrs["_op_aicore_num"], attrs["_op_vectorcore_num"])

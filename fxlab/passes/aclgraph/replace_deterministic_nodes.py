@@ -13,7 +13,7 @@ import torch.fx as fx
 
 from fxlab.npu_streams import get_deterministic_level, set_deterministic_level
 from fxlab.passes.infra import PassResult
-from fxlab.passes.stream_labels import is_marker
+from fxlab.passes.stream_labels import is_marker, scope_keys, scope_values
 
 LEVEL_KEY = "_op_deterministic_level"
 SCOPE_LEVEL = "fxlab.deterministic_level"
@@ -25,7 +25,7 @@ def replace_deterministic_nodes(gm: fx.GraphModule, namespace: str = "npugraph_e
     graph = gm.graph
     for node in list(graph.nodes):
         if is_marker(node, namespace, "enter"):
-            keys, values = list(node.args[0]), list(node.args[1])
+            keys, values = scope_keys(node), scope_values(node)
             if LEVEL_KEY not in keys:
                 scopes.append(("other", None, None))
                 continue
@@ -38,11 +38,11 @@ def replace_deterministic_nodes(gm: fx.GraphModule, namespace: str = "npugraph_e
             scopes.append(("deterministic", old, level))
             notes.append(f"{node.name}: deterministic level {level}")
         elif is_marker(node, namespace, "exit"):
-            kind, old, _ = scopes.pop()
+            kind, saved, _ = scopes.pop()
             if kind != "deterministic":
                 continue
             with graph.inserting_after(node):
-                restore = graph.call_function(set_deterministic_level, args=(old,))
+                restore = graph.call_function(set_deterministic_level, args=(saved,))
             node.replace_all_uses_with(restore)
             graph.erase_node(node)
         else:

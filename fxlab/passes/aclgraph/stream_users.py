@@ -25,6 +25,7 @@ import torch.fx as fx
 from torch.utils import _pytree as pytree
 
 from fxlab.passes.stream_labels import on_one_stream
+from fxlab.passes.fx_args import arg_node
 
 aten = torch.ops.aten
 
@@ -76,7 +77,7 @@ def readers_of_written_input(tensor: fx.Node) -> list[fx.Node]:
 
 
 def _getitem_readers(node: fx.Node, index: int) -> list[fx.Node]:
-    readers = []
+    readers: list[fx.Node] = []
     for user in node.users:
         if user.target is operator.getitem and len(user.args) > 1 and user.args[1] == index:
             readers.extend(u for u in user.users if not _is_copy(u))
@@ -92,7 +93,7 @@ def readers_per_written_arg(node: fx.Node, indices: tuple[int, ...] | list[int])
     for position, index in enumerate(indices):
         if index >= len(node.args):
             continue
-        readers = readers_of_written_input(node.args[index])
+        readers = readers_of_written_input(arg_node(node, index))
         readers.extend(_getitem_readers(node, first + position))
         per_arg.append(readers)
     return per_arg

@@ -4,7 +4,7 @@ import torch
 
 import fxlab.scope as scope
 from fxlab.capture.stages import functional_graph
-from fxlab.passes.aclgraph.reinplace_inplaceable_ops import SCATTER_READ_FAULT, reinplace_inplaceable_ops
+from fxlab.passes.aclgraph.reinplace_inplaceable_ops import OVERLAP_FAULT, SCATTER_READ_FAULT, reinplace_inplaceable_ops
 from fxlab.passes.optimize_fx import example_inputs
 
 
@@ -70,3 +70,26 @@ def test_a_dropped_scatter_hands_its_readers_the_view_as_torchair_does_and_says_
         "TorchAir's reinplace_inplaceable_ops replaces a dropped aten.slice_scatter.default by the re-inplaced op's input, "
         "torch's own pass by the scatter's base"
     ]
+
+
+def test_an_op_reading_memory_it_would_write_is_rewritten_as_torchair_does_and_noted():
+    # GPT-2's position ids: x[..., 1:] - x[..., :-1] on a tensor the graph made. TorchAir
+    # (as torch) writes sub in place into the first slice, which overlaps the second.
+    def f(a, b):
+        x = torch.cat([a, b], -1)
+        return (x[..., 1:] - x[..., :-1],)
+
+    gm, result = _run(f, torch.randn(1, 4), torch.randn(1, 5))
+    sub = next(n for n in gm.graph.nodes if n.name == "sub")
+    assert str(sub.target) == "aten.sub_.Tensor"
+    (fault,) = [n for n in result.notes if n.startswith(OVERLAP_FAULT)]
+    assert fault.startswith(f"{OVERLAP_FAULT}: sub (aten.sub_.Tensor) writes slice_1 while reading slice_2, which partly overlaps it")
+
+
+def test_disjoint_slices_of_one_tensor_are_no_overlap():
+    def f(a):
+        x = a * 2
+        return (x[..., :4] - x[..., 4:],)
+
+    _, result = _run(f, torch.randn(1, 8))
+    assert not [n for n in result.notes if n.startswith(OVERLAP_FAULT)]
