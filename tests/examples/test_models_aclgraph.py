@@ -10,7 +10,8 @@ comparison, when no TorchAir copy is found (CI installs and fetches both).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pytest
 
