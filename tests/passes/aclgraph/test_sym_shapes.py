@@ -4,7 +4,6 @@ import operator
 
 import torch
 
-from fxlab.capture.stages import functional_graph
 from fxlab.passes.aclgraph.sym_shapes import SymShapeBuilder, has_symbolic_size, symbol_inputs
 
 
