@@ -38,11 +38,19 @@ class _ReadThenWrite(fx.Interpreter):
     """Runs a graph node by node; an in-place op that torch refuses because an input partly
     overlaps what it writes (:data:`~fxlab.passes.aclgraph.reinplace_inplaceable_ops.OVERLAP_FAULT`)
     runs as its out-of-place op + ``copy_``: every element read before one is written, what
-    the functional graph means. Each such op is named in ``emulated``."""
+    the functional graph means. Each such op is named in ``emulated``.
+
+    An ``.out`` overload given ``out=`` (TorchAir's ``replace_dynamic_workspace_ops`` writes
+    ``npu_fused_infer_attention_score.out(..., out=[attention_out, softmax_lse])``, as
+    torch_npu's Python bindings take it) gets its out arguments by their schema names,
+    which is how the dispatcher takes them."""
 
     def __init__(self, gm: fx.GraphModule, emulated: list[str]) -> None:
         super().__init__(gm)
         self.emulated = emulated
+
+    def call_function(self, target: Any, args: Any, kwargs: dict[str, Any]) -> Any:
+        return super().call_function(target, args, _named_outs(target, kwargs))
 
     def run_node(self, n: fx.Node) -> Any:
         try:
@@ -55,6 +63,21 @@ class _ReadThenWrite(fx.Interpreter):
             args[0].copy_(functional(*args, **kwargs))
             self.emulated.append(f"{n.name} ({n.target})")
             return args[0]
+
+
+def _named_outs(target: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """``out=`` (one tensor or a list) spread over the schema's out arguments, when the
+    schema has no argument named ``out``."""
+    if "out" not in kwargs or not isinstance(target, torch._ops.OpOverload):
+        return kwargs
+    arguments = target._schema.arguments
+    if any(a.name == "out" for a in arguments):
+        return kwargs
+    names = [a.name for a in arguments if a.kwarg_only and a.alias_info is not None and a.alias_info.is_write]
+    values = list(kwargs["out"]) if isinstance(kwargs["out"], (list, tuple)) else [kwargs["out"]]
+    if len(names) != len(values):
+        return kwargs
+    return {**{k: v for k, v in kwargs.items() if k != "out"}, **dict(zip(names, values))}
 
 
 def _out_of_place(target: Any) -> Any:

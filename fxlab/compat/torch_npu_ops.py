@@ -304,7 +304,7 @@ def _reference_kernels(library: torch.library.Library, names: set[str]) -> Itera
     from fxlab.passes.converters.npu import npu_converters
 
     for name, kernel in CPU_KERNELS.items():
-        if name in names:
+        if name.split(".", 1)[0] in names:  # an operator, or one overload ("op.out")
             library.impl(name, kernel, "CPU")
     with npu_converters():
         yield

@@ -78,3 +78,24 @@ def test_a_user_pass_is_run_before_and_after_on_the_traced_inputs(mode, fn, ok):
         (mismatch,) = trace.user_pass_check.mismatches
         assert mismatch.startswith("graph 0: the user's post_grad_custom_post_pass (spoil (test_graph_check.py:")
         assert mismatch.endswith("changes the results: output 0: max |diff| " + mismatch.rsplit(" ", 1)[-1])
+
+
+def test_out_given_as_a_list_reaches_the_named_out_arguments():
+    # TorchAir's replace_dynamic_workspace_ops calls npu_fused_infer_attention_score.out
+    # with out=[attention_out, softmax_lse]; the CPU run passes them by their schema names.
+    lib = torch.library.Library("fxlab_test_outs", "DEF")
+    lib.define("pair.out(Tensor x, *, Tensor(a!) first, Tensor(b!) second) -> (Tensor(a!), Tensor(b!))")
+
+    def pair(x, *, first, second):
+        return first.copy_(x), second.copy_(x * 2)
+
+    lib.impl("pair.out", pair, "CPU")
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    a = graph.call_function(torch.empty, ((2,),))
+    b = graph.call_function(torch.empty, ((2,),))
+    run = graph.call_function(torch.ops.fxlab_test_outs.pair.out, (x,), {"out": [a, b]})
+    graph.output((run,))
+    outputs, reason = run_on_cpu(torch.fx.GraphModule({}, graph), [torch.ones(2)], emulated=[])
+    assert reason is None
+    torch.testing.assert_close(list(outputs[0]), [torch.ones(2), torch.full((2,), 2.0)])

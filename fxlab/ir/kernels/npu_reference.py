@@ -329,6 +329,31 @@ def fused_infer_attention_score(
     return out, _zeros_like_meta(meta[1])
 
 
+def fused_infer_attention_score_workspace(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, **options: Any) -> torch.Tensor:
+    """``_npu_fused_infer_attention_score_get_max_workspace`` (TorchAir's
+    ``replace_dynamic_workspace_ops`` adds it): the NPU kernel's scratch memory for the
+    longest sequences. The CPU reference kernel needs none: an empty tensor."""
+    return torch.empty(0, dtype=torch.uint8)
+
+
+def fused_infer_attention_score_out(
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    *,
+    workspace: torch.Tensor | None = None,
+    attention_out: torch.Tensor,
+    softmax_lse: torch.Tensor,
+    **options: Any,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """``npu_fused_infer_attention_score.out``: the operator into the given buffers (the
+    workspace is the NPU kernel's; the reference kernel ignores it)."""
+    out, lse = fused_infer_attention_score(query, key, value, **options)
+    attention_out.resize_(out.shape).copy_(out)
+    softmax_lse.resize_(lse.shape).copy_(lse)
+    return attention_out, softmax_lse
+
+
 def check_fia_options(options: dict[str, Any], query_dtype: torch.dtype) -> None:
     unsupported = [
         n
@@ -362,6 +387,8 @@ CPU_KERNELS: dict[str, Callable[..., Any]] = {
     "npu_grouped_matmul": grouped_matmul,
     "npu_fusion_attention": fusion_attention,
     "npu_fused_infer_attention_score": fused_infer_attention_score,
+    "npu_fused_infer_attention_score.out": fused_infer_attention_score_out,
+    "_npu_fused_infer_attention_score_get_max_workspace": fused_infer_attention_score_workspace,
     "npu_scatter_nd_update_": scatter_nd_update_,
     "npu_scatter_nd_update": scatter_nd_update,
 }
