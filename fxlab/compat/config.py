@@ -124,29 +124,26 @@ def get_npu_backend(*, compiler_config: Any = None, custom_decompositions: dict[
     return NpuBackend(compiler_config, custom_decompositions)
 
 
-def register_replacement(
-    search_fn: Callable[..., Any],
-    replace_fn: Callable[..., Any],
-    example_inputs: Sequence[Any],
-    trace_fn: Callable[..., Any] | None = None,
-    extra_check: Callable[[Any], bool] | None = None,
-    search_fn_pattern: Any = None,
-    scalar_workaround: Any = None,
-    skip_duplicates: bool = False,
-) -> None:
-    """``torchair.register_replacement``: the pattern runs in fxlab's pattern fusion pass
-    (and, with ``--converter torchair``, is registered with TorchAir's own)."""
-    _register(
-        "torchair.register_replacement",
-        search_fn,
-        replace_fn,
-        example_inputs,
-        trace_fn,
-        extra_check,
-        search_fn_pattern,
-        scalar_workaround,
-        skip_duplicates,
-    )
+def _replacement_registrar(registrar: str, doc: str) -> Callable[..., None]:
+    """A ``register_replacement`` with TorchAir's signature, registering into fxlab's
+    pattern fusion pass under ``registrar``'s name."""
+
+    def register_replacement(
+        search_fn: Callable[..., Any],
+        replace_fn: Callable[..., Any],
+        example_inputs: Sequence[Any],
+        trace_fn: Callable[..., Any] | None = None,
+        extra_check: Callable[[Any], bool] | None = None,
+        search_fn_pattern: Any = None,
+        scalar_workaround: Any = None,
+        skip_duplicates: bool = False,
+    ) -> None:
+        _register(
+            registrar, search_fn, replace_fn, example_inputs, trace_fn, extra_check, search_fn_pattern, scalar_workaround, skip_duplicates
+        )
+
+    register_replacement.__doc__ = doc
+    return register_replacement
 
 
 def _register(registrar: str, search_fn: Any, replace_fn: Any, example_inputs: Sequence[Any], *rest: Any) -> None:
@@ -171,28 +168,14 @@ def _register(registrar: str, search_fn: Any, replace_fn: Any, example_inputs: S
     )
 
 
-def register_npugraph_ex_replacement(
-    search_fn: Callable[..., Any],
-    replace_fn: Callable[..., Any],
-    example_inputs: Sequence[Any],
-    trace_fn: Callable[..., Any] | None = None,
-    extra_check: Callable[[Any], bool] | None = None,
-    search_fn_pattern: Any = None,
-    scalar_workaround: Any = None,
-    skip_duplicates: bool = False,
-) -> None:
-    """``npugraph_ex.register_replacement``: as :func:`register_replacement`."""
-    _register(
-        "npugraph_ex.register_replacement",
-        search_fn,
-        replace_fn,
-        example_inputs,
-        trace_fn,
-        extra_check,
-        search_fn_pattern,
-        scalar_workaround,
-        skip_duplicates,
-    )
+register_replacement = _replacement_registrar(
+    "torchair.register_replacement",
+    "``torchair.register_replacement``: the pattern runs in fxlab's pattern fusion pass "
+    "(and, with ``--converter torchair``, is registered with TorchAir's own).",
+)
+register_npugraph_ex_replacement = _replacement_registrar(
+    "npugraph_ex.register_replacement", "``npugraph_ex.register_replacement``: as ``torchair.register_replacement``."
+)
 
 
 def get_compiler(compiler_config: CompilerConfig | None = None) -> Callable[[fx.GraphModule, Sequence[Any]], Callable[..., Any]]:

@@ -20,6 +20,7 @@ one record on each stream and one wait before the output; regions a user's pass 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 import torch
@@ -103,10 +104,20 @@ def _close_torchair(gm: fx.GraphModule, info: CaptureInfo, enters: list[fx.Node]
     info.add_event(enter_tag)
     with graph.inserting_before(first):
         graph.call_function(ops.tagged_event_record.default, args=(enter_tag, True))
+    _wait_after(graph, ops, enters, enter_tag)
+    _record_at_exits(graph, ops, info, exits, _output(graph))
+    return True
+
+
+def _wait_after(graph: fx.Graph, ops: Any, enters: Iterable[fx.Node], tag: str) -> None:
+    """Each stream scope waits for the event the graph's start recorded."""
     for enter in enters:
         with graph.inserting_after(enter):
-            graph.call_function(ops.tagged_event_wait.default, args=(enter_tag, True))
-    output = _output(graph)
+            graph.call_function(ops.tagged_event_wait.default, args=(tag, True))
+
+
+def _record_at_exits(graph: fx.Graph, ops: Any, info: CaptureInfo, exits: Iterable[fx.Node], output: fx.Node) -> None:
+    """Each stream scope records an event as it ends; the graph's end waits for it."""
     for exit_ in exits:
         exit_tag = f"{info.graph_name}_{exit_.name}"
         info.add_event(exit_tag)
@@ -114,7 +125,6 @@ def _close_torchair(gm: fx.GraphModule, info: CaptureInfo, enters: list[fx.Node]
             graph.call_function(ops.tagged_event_record.default, args=(exit_tag, True))
         with graph.inserting_before(output):
             graph.call_function(ops.tagged_event_wait.default, args=(exit_tag, True))
-    return True
 
 
 def _close_npugraph_ex(gm: fx.GraphModule, info: CaptureInfo, enters: list[fx.Node], exits: list[tuple[fx.Node, fx.Node]]) -> bool:
@@ -145,16 +155,8 @@ def _close_npugraph_ex(gm: fx.GraphModule, info: CaptureInfo, enters: list[fx.No
             graph.call_function(ops.tagged_event_record_on_stream.default, args=(exit_tag, *where, True))
         with graph.inserting_before(output):
             graph.call_function(ops.tagged_event_wait.default, args=(exit_tag, True))
-    for enter in user_made.values():
-        with graph.inserting_after(enter):
-            graph.call_function(ops.tagged_event_wait.default, args=(enter_tag, True))
-    for exit_ in user_exits.values():
-        exit_tag = f"{info.graph_name}_{exit_.name}"
-        info.add_event(exit_tag)
-        with graph.inserting_before(exit_):
-            graph.call_function(ops.tagged_event_record.default, args=(exit_tag, True))
-        with graph.inserting_before(output):
-            graph.call_function(ops.tagged_event_wait.default, args=(exit_tag, True))
+    _wait_after(graph, ops, user_made.values(), enter_tag)
+    _record_at_exits(graph, ops, info, user_exits.values(), output)
     return True
 
 
