@@ -83,14 +83,12 @@ def optimize_fx_passes(options: TorchAirOptions) -> FxPassPlan:
     """The passes ``options`` enable, in TorchAir's order."""
     plan = FxPassPlan([])
     add = plan.passes.append
+
+    def user_pass(name: str, fn: Any) -> NamedPass[fx.GraphModule]:
+        return NamedPass(name, _UserPass(name, fn, options.config, plan.user_runs), "user")
+
     if options.custom_pre_pass is not None:
-        add(
-            NamedPass(
-                "post_grad_custom_pre_pass",
-                _UserPass("post_grad_custom_pre_pass", options.custom_pre_pass, options.config, plan.user_runs),
-                "user",
-            )
-        )
+        add(user_pass("post_grad_custom_pre_pass", options.custom_pre_pass))
     if options.remove_noop_ops:
         add(NamedPass("remove_noop_ops", remove_noop_ops))
     cann = options.cann_supports_view_inplace
@@ -102,11 +100,5 @@ def optimize_fx_passes(options: TorchAirOptions) -> FxPassPlan:
         add(NamedPass("apply_pattern_passes", plan.pattern_fusion, "user" if options.patterns else "torchair"))
     add(NamedPass("view_to_reshape", view_to_reshape))
     if options.custom_post_pass is not None:
-        add(
-            NamedPass(
-                "post_grad_custom_post_pass",
-                _UserPass("post_grad_custom_post_pass", options.custom_post_pass, options.config, plan.user_runs),
-                "user",
-            )
-        )
+        add(user_pass("post_grad_custom_post_pass", options.custom_post_pass))
     return plan
