@@ -48,7 +48,7 @@ from torch.utils import _pytree as pytree
 from torch.utils._pytree import tree_map_only
 
 from fxlab.passes.fx_args import arg_node
-from fxlab.passes.aclgraph.stream_users import MultiInplaceOp, multi_inplace_ops, writes_on_one_stream
+from fxlab.passes.aclgraph.stream_users import MultiInplaceOp, multi_inplace_ops, writes_are_stream_safe
 from fxlab.passes.infra import PassResult
 from fxlab.passes.stream_labels import annotate_stream_scopes
 
@@ -85,10 +85,11 @@ def _partial_overlap(a: Any, b: Any) -> bool:
 
 
 class _Reinplacer:
-    def __init__(self, gm: fx.GraphModule) -> None:
+    def __init__(self, gm: fx.GraphModule, namespace: str = "air") -> None:
         from torch._subclasses.fake_tensor import FakeTensor
 
         self.gm = gm
+        self.namespace = namespace
         self.multi = multi_inplace_ops()
         self.aliases: dict[StorageWeakRef, set[fx.Node]] = defaultdict(set)
         for node in gm.graph.nodes:
@@ -121,14 +122,14 @@ class _Reinplacer:
             outputs = len(pytree.tree_leaves(node.meta["fake_result"]))
             first = outputs - len(entry.mutated_args)
             written = [(i, arg_node(node, i)) for i in entry.mutated_args]
-            ok = writes_on_one_stream(node, entry.mutated_args)
+            ok = writes_are_stream_safe(node, entry.mutated_args, self.namespace)
             return (written, {i: first + k for k, i in enumerate(entry.mutated_args)}, entry) if ok else None
         if not isinstance(node.target, torch._ops.OpOverload):
             return None
         arguments = node.target._schema.arguments
         if len(arguments) < 1 or not isinstance(arguments[0].type, torch.TensorType):
             return None
-        if not writes_on_one_stream(node, [0]):
+        if not writes_are_stream_safe(node, [0], self.namespace):
             return None
         return [(0, arg_node(node))], {0: 0}, None
 
@@ -248,7 +249,7 @@ def reinplace_inplaceable_ops(gm: fx.GraphModule, sample_inputs: list[Any], name
         raise
     except Exception as exc:  # noqa: BLE001 - TorchAir skips the pass on such graphs
         return PassResult(gm, False, notes=[f"skipped, as TorchAir skips it: the fake-tensor run failed ({type(exc).__name__}: {exc})"])
-    reinplacer = _Reinplacer(gm)
+    reinplacer = _Reinplacer(gm, namespace)
     reinplacer.run()
     gm.recompile()
     return PassResult(gm, bool(reinplacer.rewritten), notes=reinplacer.rewritten + reinplacer.faults)

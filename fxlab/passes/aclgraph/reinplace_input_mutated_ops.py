@@ -25,9 +25,9 @@ import torch
 import torch.fx as fx
 
 from fxlab.passes.fx_args import arg_node
-from fxlab.passes.aclgraph.stream_users import multi_inplace_ops, readers_of_written_input, writes_on_one_stream
+from fxlab.passes.aclgraph.stream_users import multi_inplace_ops, readers_allow_writing, readers_of_written_input, writes_are_stream_safe
 from fxlab.passes.infra import PassResult
-from fxlab.passes.stream_labels import annotate_stream_scopes, on_one_stream
+from fxlab.passes.stream_labels import annotate_stream_scopes
 
 aten = torch.ops.aten
 _META_ONLY = {aten.sym_size.int, aten.sym_stride.int, aten.sym_numel.default, aten.sym_storage_offset.default}
@@ -53,8 +53,9 @@ def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 
 class _InputReinplacer:
-    def __init__(self, gm: fx.GraphModule) -> None:
+    def __init__(self, gm: fx.GraphModule, namespace: str = "air") -> None:
         self.graph = gm.graph
+        self.namespace = namespace
         self.multi = multi_inplace_ops()
         self.copy_of: dict[tuple[fx.Node, fx.Node], fx.Node] = {}  # (input, source) -> copy_
         self.first_copy: dict[fx.Node, fx.Node] = {}  # input -> its first copy_
@@ -133,7 +134,7 @@ class _InputReinplacer:
         written = [arg_node(node, i) for i in entry.mutated_args]
         if not all((arg, node) in self.copy_of for arg in written):
             return
-        if not (self.can_inplace(node, written) and writes_on_one_stream(node, entry.mutated_args)):
+        if not (self.can_inplace(node, written) and writes_are_stream_safe(node, entry.mutated_args, self.namespace)):
             return
         for arg in written:
             copy = self.copy_of[(arg, node)]
@@ -148,7 +149,7 @@ class _InputReinplacer:
 
         written = arg_node(node)
         inplace = _maybe_get_inplace_op(node.target)
-        if inplace is None or not (self.can_inplace(node, written) and writes_on_one_stream(node, [0])):
+        if inplace is None or not (self.can_inplace(node, written) and writes_are_stream_safe(node, [0], self.namespace)):
             return
         copy = self.copy_of.get((written, node))
         if copy is not None:
@@ -164,7 +165,7 @@ class _InputReinplacer:
             storages = [node_storage(w) for w in written] if isinstance(written, (list, tuple)) else [node_storage(written)]
             fresh = not any(s in done for s in storages)
             readers = readers_of_written_input(written) if isinstance(written, fx.Node) else []
-            if fresh and self.can_inplace(node, written) and on_one_stream(readers):
+            if fresh and self.can_inplace(node, written) and readers_allow_writing(node, readers, self.namespace):
                 copy = self.copy_of.get((written, node))
                 if copy is not None:
                     self.replace[copy] = arg_node(copy)
@@ -191,7 +192,7 @@ class _InputReinplacer:
 def reinplace_input_mutated_ops(gm: fx.GraphModule, namespace: str = "air") -> PassResult[fx.GraphModule]:
     annotate_stream_scopes(gm, namespace)
     before = len(gm.graph.nodes)
-    reinplacer = _InputReinplacer(gm)
+    reinplacer = _InputReinplacer(gm, namespace)
     reinplacer.run()
     changed = bool(reinplacer.replace) or any("->" in n for n in reinplacer.notes) or len(gm.graph.nodes) != before
     return PassResult(gm, changed, notes=reinplacer.notes)

@@ -6,7 +6,9 @@ on one stream. Before re-inplacing an op, TorchAir collects the readers of each 
 op would write — the other users of the input, and when the input is copied back by a
 trailing ``copy_`` also the readers of the value copied and of the ``copy_`` itself (they
 will read the input once the ``copy_`` goes) — and re-inplaces only when they all carry
-one stream label (:func:`fxlab.passes.stream_labels.on_one_stream`).
+one stream label (:func:`fxlab.passes.stream_labels.on_one_stream`). The standalone
+npugraph_ex backend also allows readers on other streams that events order against the
+write (:func:`fxlab.passes.aclgraph.event_protection.event_protected`).
 
 Three torch_npu operators have a functional form that returns its written inputs last
 (``npu_kv_rmsnorm_rope_cache_v2_functional`` and friends); TorchAir swaps such a call for
@@ -99,5 +101,16 @@ def readers_per_written_arg(node: fx.Node, indices: tuple[int, ...] | list[int])
     return per_arg
 
 
-def writes_on_one_stream(node: fx.Node, indices: tuple[int, ...] | list[int]) -> bool:
-    return all(on_one_stream(readers) for readers in readers_per_written_arg(node, indices))
+def readers_allow_writing(node: fx.Node, readers: list[fx.Node], namespace: str = "air") -> bool:
+    """The stream rule for ``node`` writing memory that ``readers`` read: TorchAir's (one
+    stream), or npugraph_ex's (other streams ordered by events)."""
+    if namespace == "npugraph_ex":
+        from fxlab.passes.aclgraph.event_protection import event_protected
+
+        return event_protected(node, readers, namespace)
+    return on_one_stream(readers)
+
+
+def writes_are_stream_safe(node: fx.Node, indices: tuple[int, ...] | list[int], namespace: str = "air") -> bool:
+    """The stream rule for each argument of ``node`` at ``indices``."""
+    return all(readers_allow_writing(node, readers, namespace) for readers in readers_per_written_arg(node, indices))
