@@ -24,8 +24,6 @@ from typing import Any
 import torch
 from torch.fx.node import has_side_effect
 
-import fxlab.scope  # noqa: F401 - the scope markers, which the same passes rewrite
-
 # The limits a stream starts with when none was set: "no limit" (TorchAir reads 0 as unset).
 UNLIMITED = 0
 

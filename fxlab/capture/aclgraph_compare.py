@@ -6,11 +6,23 @@ targets, arguments."""
 from __future__ import annotations
 
 import difflib
-from typing import Any
+from dataclasses import dataclass, field
 
 import torch.fx as fx
 
 from fxlab.capture.trace import GraphTrace
+from fxlab.stage_names import ACLGRAPH
+
+
+@dataclass
+class TorchAirAclGraph:
+    """TorchAir's own answer for one graph on the aclgraph path (``compat.aclgraph_bridge``):
+    the graph after its passes, the capture code it generated, what it said, how long."""
+
+    fx_graph: fx.GraphModule
+    capture_code: str | None
+    notes: list[str] = field(default_factory=list)
+    seconds: float = 0.0
 
 
 def graph_signature(gm: fx.GraphModule) -> list[str]:
@@ -25,10 +37,10 @@ def graph_differences(ours: fx.GraphModule, theirs: fx.GraphModule, limit: int =
     return lines[:limit] + ([f"... {len(lines) - limit} more"] if len(lines) > limit else [])
 
 
-def adopt_torchair_graph(graph: GraphTrace, modules: dict[str, fx.GraphModule], theirs: Any) -> None:
-    ours = modules["aclgraph"]
+def adopt_torchair_graph(graph: GraphTrace, modules: dict[str, fx.GraphModule], theirs: TorchAirAclGraph) -> None:
+    ours = modules[ACLGRAPH]
     differences = graph_differences(ours, theirs.fx_graph)
-    modules["aclgraph"] = theirs.fx_graph
+    modules[ACLGRAPH] = theirs.fx_graph
     if theirs.capture_code:
         graph.capture_code = theirs.capture_code
     graph.torchair_aclgraph = {

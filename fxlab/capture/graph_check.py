@@ -17,8 +17,10 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from fxlab.capture.check import RunRecorder, _clone, _Comparison, missing_cpu_kernel
+from fxlab.capture.check import Comparison, GraphRun, RunRecorder, clone_tree, missing_cpu_kernel
+from fxlab.capture.ir_check import uninitialised_outputs, unused_outputs, unused_value_note
 from fxlab.capture.trace import CheckResult, GraphTrace
+from fxlab.stage_names import ACLGRAPH, FUNCTIONAL
 
 
 def _draws_random(gm: fx.GraphModule) -> list[str]:
@@ -93,7 +95,7 @@ def run_on_cpu(gm: fx.GraphModule, inputs: list[Any], emulated: list[str] | None
     """``gm``'s outputs on a copy of ``inputs`` (which it may write), or why it could not run.
     With ``emulated``, in-place ops reading memory they partly write run as out-of-place +
     ``copy_`` and are named there (torch refuses them)."""
-    import fxlab.npu_streams  # noqa: F401 - the event operators the graph may call
+    import fxlab.scope  # noqa: F401 - the scope markers and event operators (fxlab.npu_streams) the graph may call
 
     try:
         with torch.no_grad():
@@ -101,13 +103,13 @@ def run_on_cpu(gm: fx.GraphModule, inputs: list[Any], emulated: list[str] | None
     except Exception as exc:  # noqa: BLE001 - a graph that cannot run on CPU is reported, not raised
         missing = missing_cpu_kernel(exc)
         if missing is not None:
-            return None, f"{missing} has no CPU kernel"
+            return None, missing
         return None, f"it failed on CPU: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     return list(outputs) if isinstance(outputs, (list, tuple)) else [outputs], None
 
 
 def _compare_run(
-    cmp: _Comparison, label: str, expected_out: Sequence[Any], expected_inputs: Sequence[Any], outputs: Sequence[Any], inputs: Sequence[Any]
+    cmp: Comparison, label: str, expected_out: Sequence[Any], expected_inputs: Sequence[Any], outputs: Sequence[Any], inputs: Sequence[Any]
 ) -> None:
     if len(outputs) != len(expected_out):
         cmp.mismatches.append(f"{label}: {len(outputs)} output(s) for {len(expected_out)}")
@@ -120,16 +122,17 @@ def _compare_run(
 def verify_aclgraph(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> CheckResult:
     """Each graph's ``aclgraph`` module on the inputs its functional graph got in the
     compiled run, against that run's outputs and written inputs."""
-    cmp = _Comparison()
+    cmp = Comparison()
     not_run: list[str] = []
     approximations: list[str] = []
     for graph in graphs:
-        run = recorder.run_of(graph.modules["functional"])
-        if run is None or run.outputs is None:
-            not_run.append(f"graph {graph.index}: the compiled run did not record this graph's inputs")
+        run = recorder.run_of(graph.modules[FUNCTIONAL])
+        unrecorded = _why_not_recorded(run, recorder)
+        if unrecorded is not None or run is None:
+            not_run.append(f"graph {graph.index}: {unrecorded}")
             continue
-        gm = graph.modules["aclgraph"]
-        inputs = _clone(run.inputs_before)
+        gm = graph.modules[ACLGRAPH]
+        inputs = clone_tree(run.inputs_before)
         emulated: list[str] = []
         outputs, reason = run_on_cpu(gm, inputs, emulated)
         if emulated:
@@ -140,8 +143,9 @@ def verify_aclgraph(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> Chec
         if reason:
             not_run.append(f"graph {graph.index}: the aclgraph graph was not run: {reason}")
             continue
-        graph_cmp = _Comparison(values=not _draws_random(gm))
-        _compare_run(graph_cmp, f"graph {graph.index}", run.outputs, run.inputs_after or [], outputs or [], inputs)
+        graph_cmp = Comparison(values=not _draws_random(gm))
+        _compare_outputs(graph, graph_cmp, run.outputs or [], outputs or [])
+        _compare_run(graph_cmp, f"graph {graph.index}", [], run.inputs_after or [], [], inputs)
         if graph_cmp.mismatches:
             graph_cmp.mismatches += [f"graph {graph.index}: {note}" for note in torchair_faults(graph)]
         if not graph_cmp.values:
@@ -154,25 +158,54 @@ def verify_aclgraph(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> Chec
     return result
 
 
+def _why_not_recorded(run: GraphRun | None, recorder: RunRecorder) -> str | None:
+    """Why the compiled run gave no inputs and outputs to check the graph against."""
+    if run is not None and run.stopped:
+        return f"the compiled run stopped in this graph: {run.stopped}"
+    if run is None or run.outputs is None:
+        if recorder.stopped:
+            return f"the compiled run stopped before this graph ran: {recorder.stopped}"
+        return "the compiled run did not record this graph's inputs"
+    return None
+
+
+def _compare_outputs(graph: GraphTrace, cmp: Comparison, expected: Sequence[Any], outputs: Sequence[Any]) -> None:
+    """The aclgraph graph's outputs against the compiled run's. Only values the runtime
+    uses are judged (as in the IR check): an output aot_autograd re-makes from an input,
+    and a fresh buffer nothing wrote, are compared by shape and dtype."""
+    if len(outputs) != len(expected):
+        cmp.mismatches.append(f"graph {graph.index}: {len(outputs)} output(s) for {len(expected)}")
+    unused, undefined = unused_outputs(graph), uninitialised_outputs(graph)
+    for i, (e, a) in enumerate(zip(expected, outputs)):
+        label = f"graph {graph.index} output {i}"
+        if i in unused or i in undefined:
+            if isinstance(e, torch.Tensor):
+                cmp.add_form(label, e, a)
+            if i in unused:
+                cmp.notes.extend(unused_value_note(graph, i, unused[i], e, a, whose="the aclgraph graph's"))
+        else:
+            cmp.add(label, e, a)
+
+
 def check_user_passes(runs: Sequence[tuple[GraphTrace, Any]], recorder: RunRecorder) -> CheckResult:
     """Each user pass's graph before and after it, on the traced inputs."""
-    cmp = _Comparison()
+    cmp = Comparison()
     not_run: list[str] = []
     for graph, user_run in runs:
         label = f"graph {graph.index}: after the user's {user_run.name} ({user_run.function})"
-        functional = graph.modules.get("functional")
+        functional = graph.modules.get(FUNCTIONAL)
         recorded = recorder.run_of(functional) if functional is not None else None
         if recorded is None or user_run.after is None:
             not_run.append(f"{label}: the compiled run did not record this graph's inputs")
             continue
-        before_inputs, after_inputs = _clone(recorded.inputs_before), _clone(recorded.inputs_before)
+        before_inputs, after_inputs = clone_tree(recorded.inputs_before), clone_tree(recorded.inputs_before)
         expected, reason = run_on_cpu(user_run.before, before_inputs)
         actual, reason_after = (None, None) if reason else run_on_cpu(user_run.after, after_inputs)
         if reason or reason_after:
             which = "before" if reason else "after"
             not_run.append(f"{label}: the graph {which} it was not run: {reason or reason_after}")
             continue
-        pass_cmp = _Comparison(values=not _draws_random(user_run.before))
+        pass_cmp = Comparison(values=not _draws_random(user_run.before))
         _compare_run(pass_cmp, "", expected or [], before_inputs, actual or [], after_inputs)
         who = f"graph {graph.index}: the user's {user_run.name} ({user_run.function}) changes the results:"
         pass_cmp.mismatches = [f"{who} {m.strip()}" for m in pass_cmp.mismatches]
@@ -187,7 +220,7 @@ def torchair_faults(graph: GraphTrace) -> list[str]:
     return [note for record in graph.aclgraph_passes for note in record.get("notes", []) if note.startswith(SCATTER_READ_FAULT)]
 
 
-def _result(cmp: _Comparison, not_run: list[str]) -> CheckResult:
+def _result(cmp: Comparison, not_run: list[str]) -> CheckResult:
     if cmp.compared == 0 and not cmp.mismatches and not_run:
         return CheckResult(ok=True, skipped="; ".join(not_run))
     result = cmp.result()

@@ -6,31 +6,44 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 from collections.abc import Callable, Sequence
 
 import torch
 import torch.fx as fx
 
-from fxlab import __version__ as FXLAB_VERSION
+from fxlab.capture.aclgraph_compare import TorchAirAclGraph
 from fxlab.capture.backend import CapturedGraph, CapturingBackend
-from fxlab.capture.check import RunRecorder, compare_eager_compiled, verify_ir
+from fxlab.capture.check import RunRecorder, compare_eager_compiled
+from fxlab.capture.ir_check import verify_ir
 from fxlab.capture.loader import LoadedModel
+from fxlab.capture.ranks import RankHooks, after_call, collectives_not_executed, wrap_before_runs
 from fxlab.capture.records import KIND_COPY_EPILOGUE, cache_sources, stage_from_module
-from fxlab.capture.stages import STAGES
 from fxlab.capture.torchair_config import resolve_options, stages_of_mode
-from fxlab.capture.trace import CheckResult, GraphTrace, Trace
+from fxlab.capture.trace import CheckResult, GraphTrace, IrSummary, Trace
 from fxlab.errors import UsageError
-from fxlab.passes.torchair_options import TorchAirOptions
-from fxlab.heap import capture_heap, frozen_heap
 from fxlab.stack import with_stack_room
+from fxlab.version import __version__ as FXLAB_VERSION
 from fxlab.ir.host_outputs import host_output_notes
 from fxlab.passes.annotate_scopes import annotate_scopes
+from fxlab.passes.conversion_result import ConversionResult
+from fxlab.passes.torchair_options import TorchAirOptions
+from fxlab.stage_names import ACLGRAPH, ALL_STAGES, ASCEND_IR, ATEN, DYNAMO, FUNCTIONAL, FX_STAGES, PRE_GE
 
-ALL_STAGES = (*STAGES, "ascend_ir")  # every stage of every mode
 Progress = Callable[[str], None]
-# Graphs above this many FX nodes are not run through the reference executor by default.
-VERIFY_NODE_LIMIT = 1500
+# Who builds the ascend_ir stage from a graph and its name, when not fxlab's converters.
+Converter = Callable[[fx.GraphModule, str], ConversionResult]
+
+
+@runtime_checkable
+class TorchAirCode(Protocol):
+    """TorchAir's own code for a capture (through the bridge): its GE conversion, given the
+    options the trace follows (the user's passes and patterns), and its aclgraph passes."""
+
+    def convert(self, gm: fx.GraphModule, name: str, options: TorchAirOptions) -> ConversionResult: ...
+
+    def aclgraph(self, gm: fx.GraphModule, index: int, options: TorchAirOptions) -> TorchAirAclGraph: ...
+
 
 # Analyses run on every stage's graph before it is recorded: each takes a GraphModule and
 # stores its results in node.meta["fxlab.*"].
@@ -59,8 +72,9 @@ def capture_trace(
     stages: Sequence[str] = ALL_STAGES,
     progress: Progress | None = None,
     verify: bool | None = None,
-    converter: Callable[..., Any] | None = None,
+    converter: Converter | TorchAirCode | None = None,
     convert_refused: bool = False,
+    ranks: RankHooks | None = None,
     mode: str | None = None,
     soc: str | None = None,
 ) -> Trace:
@@ -69,55 +83,76 @@ def capture_trace(
     ``mode`` (TorchAir's ``config.mode``; default: the model file's config, else
     ``max-autotune``) picks the path: ``pre_ge`` → ``ascend_ir`` (GE graph) or
     ``aclgraph`` (``reduce-overhead`` / ``npugraph_ex``). ``converter(gm, name)`` produces
-    the ``ascend_ir`` stage (fxlab's built-in conversion by default; one with
-    ``takes_options`` is also given the options, and one with an ``aclgraph`` method
-    gives TorchAir's own aclgraph passes); ``verify`` runs the IR (or the aclgraph graph)
-    on CPU against the compiled run (default: for graphs up to :data:`VERIFY_NODE_LIMIT`
-    nodes). ``convert_refused`` lets the built-in conversion convert ops TorchAir fails
-    on (they are marked ``refused`` otherwise). ``soc`` names the SoC whose core counts the
-    aclgraph path's concurrent stream demands are checked against (default Ascend910B2).
+    the ``ascend_ir`` stage (fxlab's built-in conversion by default); a
+    :class:`TorchAirCode` also gives TorchAir's own aclgraph passes. ``verify`` runs the IR
+    (or the aclgraph graph) on CPU against the compiled run (default: on, for every graph;
+    ``False`` turns it off). ``convert_refused`` lets the built-in conversion convert ops
+    TorchAir fails on (they are marked ``refused`` otherwise). ``ranks`` captures one rank
+    of a multi-rank model (:mod:`fxlab.capture.ranks`). ``soc`` names the SoC whose core
+    counts the aclgraph path's concurrent stream demands are checked against (default
+    Ascend910B2).
     """
     options = resolve_options(loaded.module, mode)
     options = replace(options, soc=soc or options.soc)
     stages = validate_stages(stages, options.mode)
     say = progress or (lambda message: None)
-    # The compiled run's inputs and outputs are kept only for graphs whose IR will run.
-    checked = "aclgraph" if options.aclgraph else "ascend_ir"
-    will_verify = (checked in stages and verify is not False) or bool(
-        options.custom_pre_pass or options.custom_post_pass or options.patterns
+    # The compiled run's inputs and outputs are kept only for graphs whose IR (or aclgraph
+    # graph) will run, or that a user's pass changes (it is checked on them).
+    will_verify = (_checked_stage(stages) in stages and verify is not False) or options.has_user_passes
+    recorder = RunRecorder(custom_ops_only=not will_verify)
+    wrap = recorder.wrap if ranks is None else wrap_before_runs(ranks, recorder.wrap, [0])
+    backend = CapturingBackend(want_aten=ATEN in stages, wrap_compiled=wrap)
+    compile_fn = (
+        (lambda fn: _compile(fn, backend)) if ranks is None else (lambda fn: after_call(_compile(fn, backend), ranks.after_compiled_run))
     )
-    recorder = RunRecorder(node_limit=None if verify else VERIFY_NODE_LIMIT, custom_ops_only=not will_verify)
-    backend = CapturingBackend(want_aten="aten" in stages, wrap_compiled=recorder.wrap)
     say(f"running {loaded.name} eagerly and under torch.compile")
-    with capture_heap():  # Dynamo and aot build a large heap that stays alive
-        # Dynamo recurses deeply: its frames get one large stack chunk (fxlab/stack.py).
-        check = with_stack_room(compare_eager_compiled, loaded, lambda fn: _compile(fn, backend), lambda: random_ops(backend.graphs))
-        trace = Trace(
-            model=str(loaded.path) if loaded.path else loaded.name,
-            entry=loaded.entry,
-            fxlab_version=FXLAB_VERSION,
-            torch_version=torch.__version__,
-            stages=list(stages),
-            check=check,
-            mode=options.mode,
-            options_set=list(options.set_by),
-            options=options,
-        )
-        trace.notes.extend(options.notes)
-        with frozen_heap():  # from here on, only the trace is added
-            for captured in backend.graphs:
-                say(f"recording graph {captured.index} of {len(backend.graphs)}")
-                trace.graphs.append(_build_graph_trace(captured, stages, converter, say, options, convert_refused))
-                trace.notes.extend(f"graph {captured.index}: {choice}." for choice in captured.device_choices)
-                if captured.aten_retraced and "aten" in captured.modules:
-                    trace.notes.append(
-                        f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced})."
-                    )
-            _check_custom_ops(trace, recorder)
-            _verify(trace, recorder, verify, say)
-            _check_user_passes(trace, recorder, say)
+    # Dynamo recurses deeply: its frames get one large stack chunk (fxlab/stack.py).
+    check = with_stack_room(
+        compare_eager_compiled, loaded, compile_fn, lambda: random_ops(backend.graphs), compiled_first=ranks is not None
+    )
+    not_executed = collectives_not_executed(g.modules.get(FUNCTIONAL) for g in backend.graphs)
+    if not_executed:
+        check = CheckResult(ok=True, skipped=not_executed)
+    trace = Trace(
+        model=str(loaded.path) if loaded.path else loaded.name,
+        entry=loaded.entry,
+        fxlab_version=FXLAB_VERSION,
+        torch_version=torch.__version__,
+        stages=list(stages),
+        check=check,
+        mode=options.mode,
+        options_set=list(options.set_by),
+        options=options,
+    )
+    trace.notes.extend(options.notes)
+    trace.notes.extend(note for note in [inference_note(loaded.fn)] if note)
+    for captured in backend.graphs:
+        say(f"recording graph {captured.index} of {len(backend.graphs)}")
+        trace.graphs.append(_build_graph_trace(captured, stages, converter, say, options, convert_refused))
+        trace.notes.extend(f"graph {captured.index}: {choice}." for choice in captured.device_choices)
+        if captured.aten_retraced and ATEN in captured.modules:
+            trace.notes.append(f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced}).")
+    _check_custom_ops(trace, recorder)
+    _verify(trace, recorder, verify, say, not_executed, ranks)
+    _check_user_passes(trace, recorder, say)
     trace.status = _status(trace)
     return trace
+
+
+def inference_note(fn: Any) -> str | None:
+    """For a model in ``train()`` mode or with parameters requiring grad: that fxlab traces
+    it for inference, as TorchAir's inference path compiles it (None otherwise)."""
+    if not isinstance(fn, torch.nn.Module):
+        return None
+    said = []
+    if any(module.training for module in fn.modules()):
+        said.append("the model is in train() mode (dropout and batch norm run as in training; model.eval() gives their inference form)")
+    grads = sum(1 for parameter in fn.parameters() if parameter.requires_grad)
+    if grads:
+        said.append(f"{grads} of its parameters require grad")
+    if not said:
+        return None
+    return f"{' and '.join(said)}: fxlab traces inference, under torch.no_grad() as TorchAir's inference path runs, so no backward graph is captured."
 
 
 def random_ops(graphs: Sequence[CapturedGraph]) -> list[str]:
@@ -125,7 +160,7 @@ def random_ops(graphs: Sequence[CapturedGraph]) -> list[str]:
     them ``nondeterministic_seeded``)."""
     found: set[str] = set()
     for captured in graphs:
-        module = captured.modules.get("functional")
+        module = captured.modules.get(FUNCTIONAL)
         for node in module.graph.nodes if module is not None else ():
             if node.op == "call_function" and torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ()):
                 found.add(str(node.target))
@@ -137,32 +172,42 @@ def _compile(fn: Callable[..., Any], backend: CapturingBackend) -> Callable[...,
     return torch.compile(fn, backend=backend, fullgraph=False)
 
 
+def _checked_stage(stages: Sequence[str]) -> str:
+    """The stage the CPU check runs: the aclgraph graph on that path, else the Ascend IR."""
+    return ACLGRAPH if ACLGRAPH in stages else ASCEND_IR
+
+
 def _build_graph_trace(
-    captured: CapturedGraph, stages: Sequence[str], converter: Any, say: Progress, options: TorchAirOptions, convert_refused: bool = False
+    captured: CapturedGraph,
+    stages: Sequence[str],
+    converter: Converter | TorchAirCode | None,
+    say: Progress,
+    options: TorchAirOptions,
+    convert_refused: bool = False,
 ) -> GraphTrace:
     graph = GraphTrace(
         index=captured.index, break_reason=captured.break_reason, break_location=captured.break_location, error=captured.error
     )
     modules = dict(captured.modules)
-    if "functional" in modules:
-        cache_sources(modules["functional"])  # the converter reads them (pre_ge copies them)
-    if "aclgraph" in stages and "functional" in modules:
+    if FUNCTIONAL in modules:
+        cache_sources(modules[FUNCTIONAL])  # the converter reads them (pre_ge copies them)
+    if ACLGRAPH in stages and FUNCTIONAL in modules:
         say(f"running TorchAir's aclgraph passes on graph {captured.index}")
-        _aclgraph(graph, modules, options, converter)
-    elif ("pre_ge" in stages or "ascend_ir" in stages) and "functional" in modules:
+        _aclgraph(graph, modules, options, converter if isinstance(converter, TorchAirCode) else None)
+    elif (PRE_GE in stages or ASCEND_IR in stages) and FUNCTIONAL in modules:
         _pre_ge(graph, modules, options)
     for module in modules.values():
         for analysis in STAGE_ANALYSES:
             analysis(module)
-    if "ascend_ir" in stages and "functional" in modules:
+    if ASCEND_IR in stages and FUNCTIONAL in modules:
         say(f"converting graph {captured.index} to Ascend IR")
         # TorchAir's own conversion runs its own passes, from the functional graph.
-        source = modules.get("pre_ge", modules["functional"]) if converter is None else modules["functional"]
-        _convert(graph, source, converter, convert_refused, options)
+        source = modules.get(PRE_GE, modules[FUNCTIONAL]) if converter is None else modules[FUNCTIONAL]
+        _convert(graph, source, converter, options, convert_refused)
     ge_ops = graph.ir.ops_by_fx_node() if graph.ir is not None else None
-    for name in STAGES:
+    for name in FX_STAGES:
         if name in stages and name in modules:
-            graph.stages[name] = stage_from_module(name, modules[name], ge_ops if name in ("functional", "pre_ge") else None)
+            graph.stages[name] = stage_from_module(name, modules[name], ge_ops if name in (FUNCTIONAL, PRE_GE) else None)
     graph.modules = modules
     graph.mutated_inputs = _mutated_inputs(modules)
     return graph
@@ -175,37 +220,36 @@ def _pre_ge(graph: GraphTrace, modules: dict[str, fx.GraphModule], options: Torc
     from fxlab.passes.pre_ge import pre_ge_graph
 
     try:
-        result = pre_ge_graph(modules["functional"], options)
+        result = pre_ge_graph(modules[FUNCTIONAL], options)
     except PassFailedError as exc:  # the other stages stay useful; the IR is then the functional graph's
         graph.error = f"pre_ge stage: {exc}; the Ascend IR was converted from the functional graph"
         return
-    modules["pre_ge"] = result.gm
+    modules[PRE_GE] = result.gm
     graph.pre_ge_passes = [record.to_json() for record in result.records]
     graph.user_pass_runs = result.user_runs
     graph.patterns = result.patterns.to_json() if result.patterns and result.patterns.patterns else []
 
 
-def _aclgraph(graph: GraphTrace, modules: dict[str, fx.GraphModule], options: TorchAirOptions, converter: Any) -> None:
+def _aclgraph(graph: GraphTrace, modules: dict[str, fx.GraphModule], options: TorchAirOptions, torchair: TorchAirCode | None) -> None:
     """The ``aclgraph`` module: fxlab's passes mirroring TorchAir's, each recorded; with
-    TorchAir's own (``converter.aclgraph``), TorchAir's graph, compared with fxlab's."""
+    TorchAir's own code, TorchAir's graph, compared with fxlab's."""
     from fxlab.passes.aclgraph.pipeline import aclgraph_graph
     from fxlab.passes.infra import PassFailedError
 
     try:
-        result = aclgraph_graph(modules["functional"], options, graph.index)
+        result = aclgraph_graph(modules[FUNCTIONAL], options, graph.index)
     except PassFailedError as exc:
         graph.error = f"aclgraph stage: {exc}"
         return
-    modules["aclgraph"] = result.gm
+    modules[ACLGRAPH] = result.gm
     graph.aclgraph_passes = [record.to_json() for record in result.records]
     graph.capture_code = result.capture_code
     graph.user_pass_runs = result.user_runs
     graph.patterns = result.patterns.to_json() if result.patterns and result.patterns.patterns else []
-    theirs = getattr(converter, "aclgraph", None)
-    if theirs is not None:
+    if torchair is not None:
         from fxlab.capture.aclgraph_compare import adopt_torchair_graph
 
-        adopt_torchair_graph(graph, modules, theirs(modules["functional"], graph.index, options))
+        adopt_torchair_graph(graph, modules, torchair.aclgraph(modules[FUNCTIONAL], graph.index, options))
     _streams(graph, modules, options)
 
 
@@ -218,56 +262,73 @@ def _streams(graph: GraphTrace, modules: dict[str, fx.GraphModule], options: Tor
         soc = soc_by_name(options.soc)
     except UsageError:  # a SoC fxlab has no core counts for: the streams are shown unchecked
         soc = None
-    found = graph_streams(graph.index, modules["functional"], modules.get("aclgraph"), soc)
+    found = graph_streams(graph.index, modules[FUNCTIONAL], modules.get(ACLGRAPH), soc)
     if len(found.streams) > 1 or found.calls or found.events:
         graph.streams = found.to_json()
 
 
-def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Any, convert_refused: bool = False, options: Any = None) -> None:
+def _convert(
+    graph: GraphTrace,
+    functional: fx.GraphModule,
+    converter: Converter | TorchAirCode | None,
+    options: TorchAirOptions,
+    convert_refused: bool = False,
+) -> None:
     start = time.perf_counter()
+    name = f"graph_{graph.index}"
+    # TorchAir's own conversion runs its own GE-graph passes; the built-in one is followed
+    # by fxlab's (the Data ops nothing reads go, an Assign into a graph input becomes an
+    # extra graph output GE writes into its memory).
     if converter is None:
-        result, reuse = _convert_builtin(functional, f"graph_{graph.index}", convert_refused)
-    elif getattr(converter, "takes_options", False):  # TorchAir's own, with the user's passes and patterns
-        result, reuse = converter(functional, f"graph_{graph.index}", options), None
-    else:  # e.g. TorchAir's own conversion, which maps Assign to outputs itself
-        result, reuse = converter(functional, f"graph_{graph.index}"), None
+        from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
+        from fxlab.passes.ge_passes import after_conversion
+
+        result = after_conversion(convert_to_ascend_ir(functional, name, convert_refused=convert_refused))
+    elif isinstance(converter, TorchAirCode):  # with the user's passes and patterns
+        result = converter.convert(functional, name, options)
+    else:
+        result = converter(functional, name)
     graph.conversion = result
     graph.ir = result.graph
     graph.ir_summary = {
         "ops": len(result.graph.ops),
-        "partial": bool(result.partial),
+        "partial": result.partial,
         "seconds": round(time.perf_counter() - start, 4),
-        "warnings": list(getattr(result, "warnings", [])),
-        "notes": list(getattr(result, "notes", [])) + (reuse.notes if reuse else []),
-        "assigns_to_outputs": reuse.removed_assigns if reuse else [],
-        "ge_options": reuse.ge_options if reuse else dict(getattr(result, "options", {})),
+        "warnings": list(result.warnings),
+        "notes": list(result.notes),
+        "assigns_to_outputs": result.assigns_to_outputs,
+        "ge_options": dict(result.ge_options),
     }
     host_outputs = host_output_notes(result.graph)
     if host_outputs:  # outputs TorchAir makes on the host, not in GE
         graph.ir_summary["host_outputs"] = host_outputs
+    _summarize_conversion(graph.ir_summary, result, result.fx_graph or functional)
 
 
-def _convert_builtin(functional: fx.GraphModule, name: str, convert_refused: bool = False) -> tuple[Any, Any]:
-    from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
-    from fxlab.passes.ge_passes import ge_graph_passes
+def _summarize_conversion(summary: IrSummary, result: ConversionResult, converted: fx.GraphModule) -> None:
+    """In ``ir_summary``, what a summary must say about the conversion: the ops not
+    converted (with why) and the ops converted by TorchAir's auto-converter rule (with the
+    GE type assumed and whether its prototype was found)."""
+    from fxlab.reports.conversion_summary import auto_converted, not_converted
 
-    result = convert_to_ascend_ir(functional, name, convert_refused=convert_refused)
-    # As TorchAir before handing the graph to GE: the Data ops nothing reads go, and an
-    # Assign into a graph input becomes an extra graph output GE writes into its memory.
-    reuse = ge_graph_passes(result.graph)
-    return result, reuse
+    failed = not_converted(result)
+    if failed:
+        summary["not_converted"] = failed
+    auto = auto_converted(converted, result)
+    if auto:
+        summary["auto_converted"] = auto
 
 
 def _mutated_inputs(modules: dict[str, fx.GraphModule]) -> list[str]:
     """Graph inputs the functional graph writes back (its trailing ``copy_`` epilogue),
     named as Dynamo named them (``L_self_buffers_cache_`` etc.)."""
-    functional = modules.get("functional")
+    functional = modules.get(FUNCTIONAL)
     if functional is None:
         return []
     from fxlab.capture.records import classify, mutated_arguments
 
     placeholders = [n for n in functional.graph.nodes if n.op == "placeholder"]
-    dynamo = modules.get("dynamo")
+    dynamo = modules.get(DYNAMO)
     dynamo_names = [n.name for n in dynamo.graph.nodes if n.op == "placeholder"] if dynamo else []
     offset = len(placeholders) - len(dynamo_names)
     names = []
@@ -298,45 +359,67 @@ def _check_custom_ops(trace: Trace, recorder: RunRecorder) -> None:
         left_out = op_left_out_of_graph(graph.break_reason)
         if left_out:
             problems.append(left_out)
-        functional = graph.modules.get("functional")
+        functional = graph.modules.get(FUNCTIONAL)
         run = recorder.run_of(functional) if functional is not None else None
-        if run is not None and has_custom_ops(functional):
+        if (
+            functional is not None and run is not None and run.outputs is not None and has_custom_ops(functional)
+        ):  # the graph ran to its end
             problems.extend(fake_vs_kernel(functional, run.inputs_before))
         if problems:
             graph.error = "; ".join(([graph.error] if graph.error else []) + problems)
 
 
-def _verify(trace: Trace, recorder: RunRecorder, verify: bool | None, say: Progress) -> None:
-    checked = "aclgraph" if "aclgraph" in trace.stages else "ascend_ir"
+def _verify(
+    trace: Trace, recorder: RunRecorder, verify: bool | None, say: Progress, not_executed: str | None = None, ranks: RankHooks | None = None
+) -> None:
+    """The Ascend IR (GE mode) or the aclgraph graph (reduce-overhead, npugraph_ex) of
+    every graph run on CPU against the compiled run: ``trace.ir_check`` or
+    ``trace.aclgraph_check``."""
+    checked = _checked_stage(trace.stages)
     if checked not in trace.stages:
         return
-    if verify is False:
-        skipped = CheckResult(ok=True, skipped="--no-verify was given")
-        trace.ir_check, trace.aclgraph_check = (None, skipped) if checked == "aclgraph" else (skipped, None)
+    if verify is False or not_executed:
+        _set_check(trace, checked, CheckResult(ok=True, skipped=not_executed or "--no-verify was given"))
         return
-    graphs = [g for g in trace.graphs if (g.ir is not None if checked == "ascend_ir" else "aclgraph" in g.modules)]
-    big = [g.index for g in graphs if len(g.modules["functional"].graph.nodes) > VERIFY_NODE_LIMIT]
-    if verify is None and big:
-        what = "Ascend IR" if checked == "ascend_ir" else "aclgraph graph"
-        trace.notes.append(f"{what} of graph(s) {big} not run on CPU (over {VERIFY_NODE_LIMIT} nodes); pass --verify to run it.")
-        graphs = [g for g in graphs if g.index not in big]
+    graphs = [g for g in trace.graphs if (g.ir is not None if checked == ASCEND_IR else ACLGRAPH in g.modules)]
+    elsewhere: list[int] = []
+    if ranks is not None:  # a graph's collectives meet only if every rank runs it
+        everywhere = set(ranks.runnable_everywhere([g.index for g in graphs if _runnable(g, recorder)]))
+        elsewhere = [g.index for g in graphs if g.index not in everywhere]
+        graphs = [g for g in graphs if g.index in everywhere]
+    what = "the Ascend IR" if checked == ASCEND_IR else "the aclgraph graph"
     if not graphs:
-        reason = (
-            f"graph(s) {big} over {VERIFY_NODE_LIMIT} FX nodes; pass --verify to run them" if big else f"no graph has an {checked} stage"
+        _set_check(
+            trace, checked, CheckResult(ok=True, skipped=_not_on_every_rank(elsewhere, what) if elsewhere else f"no graph has {what}")
         )
-        result = CheckResult(ok=True, skipped=reason)
-    elif checked == "aclgraph":
+        return
+    say(f"running {what} on CPU against the compiled run")
+    if checked == ASCEND_IR:
+        result = verify_ir(graphs, recorder)
+    else:
         from fxlab.capture.graph_check import verify_aclgraph
 
-        say("running the aclgraph graph on CPU against the compiled run")
         result = verify_aclgraph(graphs, recorder)
-    else:
-        say("running the Ascend IR on CPU against the compiled run")
-        result = verify_ir(graphs, recorder)
-    if checked == "aclgraph":
-        trace.aclgraph_check = result
-    else:
+    if elsewhere:
+        result.not_run.append(_not_on_every_rank(elsewhere, what))
+    _set_check(trace, checked, result)
+
+
+def _set_check(trace: Trace, checked: str, result: CheckResult) -> None:
+    if checked == ASCEND_IR:
         trace.ir_check = result
+    else:
+        trace.aclgraph_check = result
+
+
+def _runnable(graph: GraphTrace, recorder: RunRecorder) -> bool:
+    """The graph can start on this rank: every op converted (GE mode), its inputs recorded."""
+    run = recorder.run_of(graph.modules[FUNCTIONAL])
+    return bool(run is not None and run.outputs is not None and not (graph.ir_summary or {}).get("partial"))
+
+
+def _not_on_every_rank(indexes: list[int], what: str = "the Ascend IR") -> str:
+    return f"graph(s) {indexes}: {what} cannot run on every rank (not every op converted, or no recorded run), so its collectives would not meet"
 
 
 def _check_user_passes(trace: Trace, recorder: RunRecorder, say: Progress) -> None:
@@ -352,10 +435,25 @@ def _check_user_passes(trace: Trace, recorder: RunRecorder, say: Progress) -> No
 
 
 def _status(trace: Trace) -> str:
-    """``ok`` only when every graph converted, eager matched the compiled run and the
-    Ascend IR on CPU matched it (where it could run)."""
+    """``partial`` for a real difference: a graph with an error, an op not converted, a
+    check that disagrees. Else ``unverified`` when a check could not run (or not for
+    everything) or a GE op type was assumed without its prototype; else ``ok``."""
     if any(g.error for g in trace.graphs) or any(g.ir_summary and g.ir_summary["partial"] for g in trace.graphs):
         return "partial"
-    if any(check is not None and check.failed for check in (trace.check, trace.ir_check, trace.aclgraph_check, trace.user_pass_check)):
+    checks = [check for check in (trace.check, trace.ir_check, trace.aclgraph_check, trace.user_pass_check) if check is not None]
+    if any(check.failed for check in checks):
         return "partial"
+    if any(check.unverified for check in checks) or assumed_ge_types(trace):
+        return "unverified"
     return "ok"
+
+
+def assumed_ge_types(trace: Trace) -> list[str]:
+    """The auto-converted ops whose GE op type was assumed: no Ascend C prototype of it was
+    found, so nothing says the GE op exists with that signature."""
+    return [
+        f"graph {graph.index}: {entry['op']} -> {entry['ge_type']}"
+        for graph in trace.graphs
+        for entry in (graph.ir_summary or {}).get("auto_converted", [])
+        if not entry["prototype"]
+    ]

@@ -15,11 +15,12 @@ from typing import Any
 
 from fxlab.errors import UsageError
 from fxlab.passes.pattern_fusion import registered_patterns
+from fxlab.stage_names import ACLGRAPH, ASCEND_IR, ATEN, DYNAMO, FUNCTIONAL, PRE_GE
 from fxlab.passes.torchair_options import MODES, NPUGRAPH_EX, REDUCE_OVERHEAD, TorchAirOptions, config_of_module, options_from_config
 
 # The FX stages of each mode, in order (``ascend_ir`` follows ``pre_ge`` in GE mode).
-GE_STAGES = ("dynamo", "aten", "functional", "pre_ge", "ascend_ir")
-ACLGRAPH_STAGES = ("dynamo", "aten", "functional", "aclgraph")
+GE_STAGES = (DYNAMO, ATEN, FUNCTIONAL, PRE_GE, ASCEND_IR)
+ACLGRAPH_STAGES = (DYNAMO, ATEN, FUNCTIONAL, ACLGRAPH)
 
 
 def check_mode(mode: str | None) -> str | None:

@@ -10,11 +10,16 @@ No printing in this layer.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import torch.fx as fx
 
 from fxlab.ir.model import IrGraph
+from fxlab.passes.conversion_result import ConversionResult
+from fxlab.passes.pattern_fusion import UserPassRun
+from fxlab.passes.torchair_options import TorchAirOptions
+from fxlab.reports.conversion_summary import SummaryRow, summarize_conversion
+from fxlab.stage_names import FUNCTIONAL, PRE_GE
 
 
 @dataclass
@@ -40,6 +45,9 @@ class Provenance:
     module_path: list[str] = field(default_factory=list)
     from_node: list[str] = field(default_factory=list)
     original_aten: str | None = None
+    # ``file:line`` inside a library where the op was made, when ``file``/``line`` are the
+    # user's line that called into it (a collective in torch.distributed, a helper).
+    library_location: str | None = None
 
     @property
     def location(self) -> str | None:
@@ -58,7 +66,7 @@ class NodeRecord:
     provenance: Provenance = field(default_factory=Provenance)
     mutates: list[str] = field(default_factory=list)  # schema argument names written in place
     kind: str = ""  # "inplace", "copy_epilogue", "auto_functionalized", "scope", "" ...
-    scopes: list[dict[str, str]] = field(default_factory=list)
+    scopes: list[dict[str, Any]] = field(default_factory=list)  # scope frames: {"attrs": {key: value}, ...}
     ge_ops: list[str] = field(default_factory=list)
 
     @property
@@ -84,6 +92,21 @@ class StageTrace:
         return sum(1 for n in self.nodes if n.kind == kind)
 
 
+class IrSummary(TypedDict, total=False):
+    """What the ``ascend_ir`` stage says about its conversion (saved as it is)."""
+
+    ops: int
+    partial: bool
+    seconds: float
+    warnings: list[str]
+    notes: list[str]
+    assigns_to_outputs: list[str]  # Assign ops made graph outputs (fxlab's output-reuse pass)
+    ge_options: dict[str, str]  # the GE compile options the graph needs
+    host_outputs: list[str]  # FX outputs TorchAir makes on the host, one sentence each
+    not_converted: list[dict[str, Any]]  # ops not converted, with why (and TorchAir's verdict)
+    auto_converted: list[dict[str, Any]]  # custom ops converted by TorchAir's auto-converter rule
+
+
 @dataclass
 class GraphTrace:
     """Everything recorded for one Dynamo graph."""
@@ -93,7 +116,7 @@ class GraphTrace:
     break_location: str | None = None
     stages: dict[str, StageTrace] = field(default_factory=dict)
     mutated_inputs: list[str] = field(default_factory=list)
-    ir_summary: dict[str, Any] | None = None
+    ir_summary: IrSummary | None = None
     error: str | None = None
     # TorchAir's passes before conversion, in order: {"pass", "changed", "removed", "added"}.
     pre_ge_passes: list[dict[str, Any]] = field(default_factory=list)
@@ -110,14 +133,25 @@ class GraphTrace:
     # Live objects, not serialized with the stages.
     modules: dict[str, fx.GraphModule] = field(default_factory=dict, repr=False, compare=False)
     ir: IrGraph | None = field(default=None, repr=False, compare=False)
-    conversion: Any = field(default=None, repr=False, compare=False)
-    conversion_rows: Any = field(default=None, repr=False, compare=False)  # see conversion_summary.graph_summary
-    user_pass_runs: list[Any] = field(default_factory=list, repr=False, compare=False)  # pattern_fusion.UserPassRun
+    conversion: ConversionResult | None = field(default=None, repr=False, compare=False)
+    conversion_rows: list[SummaryRow] | None = field(default=None, repr=False, compare=False)  # see conversion_summary()
+    user_pass_runs: list[UserPassRun] = field(default_factory=list, repr=False, compare=False)
 
     def converted_module(self) -> fx.GraphModule | None:
         """The FX graph the Ascend IR was converted from: TorchAir's own after its passes
         (``--converter torchair``), else the ``pre_ge`` stage, else ``functional``."""
-        return getattr(self.conversion, "fx_graph", None) or self.modules.get("pre_ge") or self.modules.get("functional")
+        converted = self.conversion.fx_graph if self.conversion is not None else None
+        return converted or self.modules.get(PRE_GE) or self.modules.get(FUNCTIONAL)
+
+    def conversion_summary(self) -> list[SummaryRow]:
+        """The conversion summary of this graph (:func:`summarize_conversion`), made once:
+        saving and printing both show it. Empty without a live conversion."""
+        if self.conversion_rows is None:
+            converted = self.converted_module()
+            if self.conversion is None or converted is None:
+                return []
+            self.conversion_rows = summarize_conversion(converted, self.conversion)
+        return self.conversion_rows
 
 
 @dataclass
@@ -138,6 +172,9 @@ class CheckResult:
     # aclgraph graph: in-place ops torch refuses on CPU (they read what they write), run
     # as out-of-place + copy_.
     approximations: list[str] = field(default_factory=list)
+    # Differences found in values the runtime never uses (an output aot_autograd re-makes
+    # from a graph input): said, not counted.
+    notes: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -154,14 +191,28 @@ class CheckResult:
         """A real disagreement (not a check that could not run)."""
         return not self.ok and not self.skipped
 
+    @property
+    def unverified(self) -> bool:
+        """Something this check should have compared was not: it could not run at all,
+        or not for every graph or value."""
+        return bool(self.skipped or self.not_run)
+
 
 def _check_to_json(check: CheckResult | None) -> dict[str, Any] | None:
     if check is None:
         return None
     data = asdict(check)
-    if not check.approximations:
-        del data["approximations"]  # written only where approximations were made
+    for key in ("approximations", "notes"):
+        if not data[key]:
+            del data[key]  # written only where there is something to say
     return data
+
+
+# A trace's status words: ``ok`` when every check ran and matched; ``unverified`` when
+# nothing disagreed but a check could not run (or not for everything); ``partial`` for a
+# real difference (a mismatch, an op not converted, a broken stage); ``failed`` for a run
+# that stopped (written only into a manifest).
+STATUSES = ("ok", "unverified", "partial", "failed")
 
 
 @dataclass
@@ -174,13 +225,13 @@ class Trace:
     stages: list[str] = field(default_factory=list)
     check: CheckResult | None = None
     ir_check: CheckResult | None = None
-    status: str = "ok"  # ok | partial | failed
+    status: str = "ok"  # ok | unverified | partial | failed (see STATUSES)
     notes: list[str] = field(default_factory=list)
     mode: str = "max-autotune"  # TorchAir's config.mode the trace followed
     options_set: list[str] = field(default_factory=list)  # "option=value (where)" the user set
     aclgraph_check: CheckResult | None = None  # the aclgraph graph on CPU vs the compiled run
     user_pass_check: CheckResult | None = None  # each user pass's graph before vs after
-    options: Any = field(default=None, repr=False, compare=False)  # the TorchAirOptions followed (live)
+    options: TorchAirOptions | None = field(default=None, repr=False, compare=False)  # the options followed (live)
 
     def to_json(self, with_stages: bool = True) -> dict[str, Any]:
         return {
@@ -280,6 +331,7 @@ def node_to_json(node: NodeRecord) -> dict[str, Any]:
             "module_path": prov.module_path,
             "from_node": prov.from_node,
             "original_aten": prov.original_aten,
+            **({"library_location": prov.library_location} if prov.library_location else {}),
         },
         "mutates": node.mutates,
         "kind": node.kind,

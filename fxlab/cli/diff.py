@@ -10,12 +10,12 @@ import typer
 
 from fxlab.cli import console
 from fxlab.cli.common import EntryOpt, ModeOpt, PluginOpt, capture_model
-from fxlab.cli.main import app
+from fxlab.cli.app import app
 from fxlab.errors import FxlabError, UsageError
 from fxlab.ir.json_values import dumps_strict
+from fxlab.stage_names import ACLGRAPH, ASCEND_IR, ATEN, FUNCTIONAL, FX_STAGES, PRE_GE
 
-FX_STAGES = ("dynamo", "aten", "functional", "pre_ge", "aclgraph")
-IR_STAGES = ("ascend_ir", "ascend_ir:torchair")
+IR_STAGES = (ASCEND_IR, f"{ASCEND_IR}:torchair")
 TORCHAIR_STAGE = "ascend_ir:torchair"
 
 
@@ -78,7 +78,7 @@ def stage_pair(before_functionalize: bool, left: str | None, right: str | None, 
     if before_functionalize and (left or right):
         raise UsageError("--before-functionalize is aten -> functional; give it or --from/--to, not both.")
     if not (left or right):
-        left, right = "aten", "functional"
+        left, right = ATEN, FUNCTIONAL
     if not (left and right):
         raise UsageError("give both --from STAGE and --to STAGE (or --before-functionalize).")
     known = FX_STAGES + IR_STAGES
@@ -104,8 +104,8 @@ def mode_for(left: str, right: str, mode: str | None) -> str | None:
     from fxlab.capture.torchair_config import check_mode
 
     check_mode(mode)
-    ge = [s for s in (left, right) if s == "pre_ge" or s in IR_STAGES]
-    acl = [s for s in (left, right) if s == "aclgraph"]
+    ge = [s for s in (left, right) if s == PRE_GE or s in IR_STAGES]
+    acl = [s for s in (left, right) if s == ACLGRAPH]
     if ge and acl:
         raise UsageError(
             f"{ge[0]} (max-autotune) and aclgraph (reduce-overhead) come from different modes; diff each with a stage of its own mode."
@@ -141,7 +141,7 @@ def _model_diff(
     from fxlab.diff.trace_diff import TraceDiff, diff_graph, select_graphs
 
     torchair_dir = _find_torchair(torchair_path) if TORCHAIR_STAGE in (left, right) else None
-    stages = ("functional", "ascend_ir") if left in IR_STAGES else tuple(s for s in FX_STAGES if s in (left, right))
+    stages = (FUNCTIONAL, ASCEND_IR) if left in IR_STAGES else tuple(s for s in FX_STAGES if s in (left, right))
     _, trace = capture_model(model, entry, plugins, stages, verify=False, mode=mode)
     indices = select_graphs(len(trace.graphs), graph)
     diff = TraceDiff(left, right, notes=[f"graph {g.index}: {g.error}" for g in trace.graphs if g.error and g.index in indices])
@@ -157,7 +157,7 @@ def _model_diff(
 
 def _find_torchair(explicit: Path | None) -> Any:
     """Where TorchAir is (found before the slow capture, so a bad path fails fast)."""
-    from fxlab.compat.bridge import find_torchair
+    from fxlab.compat.torchair_copies import find_torchair
 
     return find_torchair(explicit)
 
@@ -171,7 +171,7 @@ def _ir_sides(trace: Any, indices: list[int], torchair_dir: Any, notes: list[str
     with status, open_torchair(torchair_dir) as torchair:
         for index in indices:
             graph = trace.graphs[index]
-            functional = graph.modules.get("functional")
+            functional = graph.modules.get(FUNCTIONAL)
             if functional is None:
                 sides[index] = (graph.ir, None)
                 continue

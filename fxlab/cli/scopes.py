@@ -9,8 +9,10 @@ import typer
 
 from fxlab.cli import console
 from fxlab.cli.common import EntryOpt, ModeOpt, ModelArg, PluginOpt, capture_model
-from fxlab.cli.main import app
+from fxlab.cli.app import app
 from fxlab.ir.json_values import dumps_strict
+from fxlab.passes.torchair_options import MAX_AUTOTUNE
+from fxlab.stage_names import ACLGRAPH, ASCEND_IR, DYNAMO, FUNCTIONAL
 
 
 @app.command(
@@ -52,7 +54,7 @@ def scopes_command(
     if aicore_num is not None:
         _parse_global(aicore_num, "--aicore-num")  # fail before the (slow) capture
     loaded, trace = capture_model(model, entry, plugin, _stages(mode), verify=False, mode=mode, soc=soc_info.name if soc_info else None)
-    if trace.mode != "max-autotune":
+    if trace.mode != MAX_AUTOTUNE:
         _aclgraph_report(trace, as_json)
         return
     report = report_for_trace(trace, soc_info, _global_limit(aicore_num, loaded))
@@ -73,7 +75,7 @@ def _stages(mode: str | None) -> tuple[str, ...]:
 
     if check_mode(mode) is None:
         return tuple(ALL_STAGES)
-    return ("dynamo", "functional", "ascend_ir") if mode == "max-autotune" else ("dynamo", "functional", "aclgraph")
+    return (DYNAMO, FUNCTIONAL, ASCEND_IR) if mode == MAX_AUTOTUNE else (DYNAMO, FUNCTIONAL, ACLGRAPH)
 
 
 def _aclgraph_report(trace: Any, as_json: bool) -> None:

@@ -19,11 +19,11 @@ import contextlib
 import copy
 import time
 import warnings
-from dataclasses import dataclass, field
 from typing import Any
 
 import torch.fx as fx
 
+from fxlab.capture.aclgraph_compare import TorchAirAclGraph
 from fxlab.compat.native_standins.torch_npu_runtime import DEFAULT_SOC, torch_npu_present
 from fxlab.compat.torchair_loader import LoadedTorchAir
 from fxlab.errors import FxlabError
@@ -35,16 +35,6 @@ class TorchAirAclGraphError(FxlabError):
     """TorchAir's aclgraph passes failed on a graph."""
 
     exit_code = 3
-
-
-@dataclass
-class TorchAirAclGraph:
-    """TorchAir's answer for one graph on the aclgraph path."""
-
-    fx_graph: fx.GraphModule
-    capture_code: str | None
-    notes: list[str] = field(default_factory=list)
-    seconds: float = 0.0
 
 
 def torchair_config(compiler: Any, options: TorchAirOptions, flat: bool) -> Any:

@@ -55,6 +55,11 @@ class TorchAirOptions:
         """The ACL graph path (``reduce-overhead`` or ``npugraph_ex``), not the GE graph."""
         return self.mode in ACLGRAPH_MODES
 
+    @property
+    def has_user_passes(self) -> bool:
+        """The user gave a custom pass or a pattern: each is checked on the traced inputs."""
+        return bool(self.custom_pre_pass or self.custom_post_pass or self.patterns)
+
     def with_mode(self, mode: str, origin: str = "--mode") -> TorchAirOptions:
         if mode == self.mode:
             return self

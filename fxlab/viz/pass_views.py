@@ -13,16 +13,17 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from fxlab.capture.trace import GraphTrace
+from fxlab.stage_names import ACLGRAPH, PRE_GE
 from fxlab.viz.safe_text import plain, visible
 
 PASS_LIST_TITLES = {
-    "pre_ge": "TorchAir's passes before conversion, in its order",
-    "aclgraph": "TorchAir's aclgraph passes (_optimize_fx, then optimize_graph_without_runtime), in its order",
+    PRE_GE: "TorchAir's passes before conversion, in its order",
+    ACLGRAPH: "TorchAir's aclgraph passes (_optimize_fx, then optimize_graph_without_runtime), in its order",
 }
 
 
 def passes_of(graph: GraphTrace, stage: str) -> list[dict[str, Any]]:
-    return graph.aclgraph_passes if stage == "aclgraph" else graph.pre_ge_passes if stage == "pre_ge" else []
+    return graph.aclgraph_passes if stage == ACLGRAPH else graph.pre_ge_passes if stage == PRE_GE else []
 
 
 def passes_view(graph: GraphTrace, stage: str, shown_names: int = 6) -> Text:

@@ -18,7 +18,6 @@ from fxlab.capture.aclgraph_compare import graph_differences
 from fxlab.compat.aclgraph_bridge import run_torchair_aclgraph
 from fxlab.compat.npugraph_ex_loader import locate_npugraph_ex, npugraph_ex_session
 from fxlab.passes.aclgraph.pipeline import aclgraph_graph
-from tests.conftest import torchair_path_or_skip
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("*.py"))
@@ -26,11 +25,11 @@ MODES = ("reduce-overhead", "npugraph_ex")
 
 
 @pytest.fixture(scope="module")
-def sides() -> Any:
+def sides(torchair_path: Any) -> Any:
     """TorchAir and npugraph_ex, loaded once for the module."""
     from fxlab.compat.bridge import open_torchair
 
-    with open_torchair(torchair_path_or_skip()) as torchair, npugraph_ex_session(locate_npugraph_ex(torchair.report.path)) as npugraph_ex:
+    with open_torchair(torchair_path) as torchair, npugraph_ex_session(locate_npugraph_ex(torchair.report.path)) as npugraph_ex:
         yield torchair, npugraph_ex
 
 

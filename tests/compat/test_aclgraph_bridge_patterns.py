@@ -8,14 +8,13 @@ from __future__ import annotations
 from fxlab.compat.aclgraph_bridge import observe_user_registrations
 from fxlab.compat.npugraph_ex_loader import locate_npugraph_ex, npugraph_ex_session
 from tests.compat.test_aclgraph_bridge import MODES, ROOT, compare
-from tests.conftest import torchair_path_or_skip
 
 
-def test_a_users_pattern_and_post_pass_give_torchairs_graph_in_both_modes() -> None:
+def test_a_users_pattern_and_post_pass_give_torchairs_graph_in_both_modes(torchair_path) -> None:
     from fxlab.compat.bridge import open_torchair
 
     # A session of its own: TorchAir's pattern pass is global to its package.
-    with open_torchair(torchair_path_or_skip()) as torchair, npugraph_ex_session(locate_npugraph_ex(torchair.report.path)) as npugraph_ex:
+    with open_torchair(torchair_path) as torchair, npugraph_ex_session(locate_npugraph_ex(torchair.report.path)) as npugraph_ex:
         observe_user_registrations(torchair.package)
         plugin = ROOT / "examples" / "plugins" / "swish_fusion.py"
         for mode in MODES:

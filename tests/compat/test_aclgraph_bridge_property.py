@@ -21,16 +21,15 @@ from fxlab.compat.aclgraph_bridge import run_torchair_aclgraph
 from fxlab.compat.npugraph_ex_loader import locate_npugraph_ex, npugraph_ex_session
 from fxlab.errors import FxlabError
 from tests.capture.programs import Program, programs
-from tests.conftest import torchair_path_or_skip
 
 EXAMPLES = max(20, settings.default.max_examples // 4)
 
 
 @pytest.fixture(scope="module")
-def sides() -> Any:
+def sides(torchair_path: Any) -> Any:
     from fxlab.compat.bridge import open_torchair
 
-    with open_torchair(torchair_path_or_skip()) as torchair, npugraph_ex_session(locate_npugraph_ex(torchair.report.path)) as npugraph_ex:
+    with open_torchair(torchair_path) as torchair, npugraph_ex_session(locate_npugraph_ex(torchair.report.path)) as npugraph_ex:
         yield torchair, npugraph_ex
 
 

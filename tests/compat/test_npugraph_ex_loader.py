@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 
 from fxlab.compat.npugraph_ex_loader import NpugraphExNotFoundError, locate_npugraph_ex, npugraph_ex_session
-from tests.conftest import torchair_path_or_skip
 
 
 def test_npugraph_ex_is_found_beside_torchair_or_the_fix_is_named(tmp_path: Path):
@@ -15,11 +14,11 @@ def test_npugraph_ex_is_found_beside_torchair_or_the_fix_is_named(tmp_path: Path
         locate_npugraph_ex(tmp_path / "dynamo" / "torchair")
 
 
-def test_the_session_imports_npugraph_ex_and_undoes_it():
+def test_the_session_imports_npugraph_ex_and_undoes_it(torchair_path):
     from fxlab.compat.bridge import open_torchair
 
     handlers = signal.getsignal(signal.SIGINT), signal.getsignal(signal.SIGTERM)
-    with open_torchair(torchair_path_or_skip()) as torchair:
+    with open_torchair(torchair_path) as torchair:
         where = locate_npugraph_ex(torchair.report.path)
         with npugraph_ex_session(where) as package:
             assert package.__name__ == "npugraph_ex" and callable(package.register_replacement)

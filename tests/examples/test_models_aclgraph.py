@@ -15,7 +15,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.conftest import torchair_path_or_skip
 
 pytest.importorskip("transformers", reason="the models extra is not installed (pip install fxlab[models])")
 
@@ -36,11 +35,11 @@ def _capture(name: str, entry: str | None, mode: str, verify: bool) -> Any:
 
 
 @pytest.fixture(scope="module")
-def sides() -> Iterator[Any]:
+def sides(torchair_path: Any) -> Iterator[Any]:
     from fxlab.compat.bridge import open_torchair
     from fxlab.compat.npugraph_ex_loader import locate_npugraph_ex, npugraph_ex_session
 
-    with open_torchair(torchair_path_or_skip()) as torchair, npugraph_ex_session(locate_npugraph_ex(torchair.report.path)) as npugraph_ex:
+    with open_torchair(torchair_path) as torchair, npugraph_ex_session(locate_npugraph_ex(torchair.report.path)) as npugraph_ex:
         yield torchair, npugraph_ex
 
 

@@ -211,8 +211,8 @@ class _MutatedArg:
 
     base_index: int
     tensor: Tensor
-    view_size: list[int] | None = None
-    view_stride: list[int] | None = None
+    view_size: list[Any] | None = None
+    view_stride: list[Any] | None = None
     view_offset: Tensor | int | None = None
 
 
@@ -251,7 +251,8 @@ def _regenerate(info: Any, moved: list[Tensor], base_metas: list[Any]) -> _Mutat
     raise NotImplementedError(f"view kind {type(info).__name__} of a mutated input is not converted")
 
 
-def _as_strided_arg(index: int, base: Tensor, size: list[int], stride: list[int], offset: Tensor | int) -> _MutatedArg:
+def _as_strided_arg(index: int, base: Tensor, size: list[Any], stride: list[Any], offset: Tensor | int) -> _MutatedArg:
+    # sizes and strides: ints, or a symbolic graph's SymInts, passed on as TorchAir passes them
     operands = {"x": base, "size": _index_const(size), "stride": _index_const(stride), "storage_offset": _index_const(offset)}
     view = ge.set_dtype(ge.op1("AsStrided", operands, shapes=[tuple(size)]), base.dtype)
     return _MutatedArg(index, view, size, stride, offset)

@@ -16,6 +16,7 @@ them so its IR shows the same ops:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -61,9 +62,34 @@ def cast_scalar(value: Any, target: DataType | torch.dtype) -> ge.Tensor:
     return ge.cast(source, as_ge_dtype(target))
 
 
-def index_input(value: Any) -> ge.Tensor:
-    """An index-typed input (axes, dims, shape): Python ints become a ``DT_INT64`` Const."""
-    return value if isinstance(value, ge.Tensor) else ge.const(value, DataType.DT_INT64)
+INDEX_TYPES = (DataType.DT_INT32, DataType.DT_INT64)
+
+
+def pack_symbols(values: Sequence[Any]) -> ge.Tensor:
+    """A list mixing symbolic sizes (graph tensors) and ints as one int64 ``Pack``, as
+    TorchAir's ``parse_symlist`` makes it; marked ``_force_unknown_shape`` since its value
+    is known only at run time."""
+    items = [v if isinstance(v, ge.Tensor) else ge.const(int(v), DataType.DT_INT64) for v in values]
+    attrs = {"N": len(items), "axis": 0, "_force_unknown_shape": True}
+    packed = ge.op1("Pack", {f"x{i}": t for i, t in enumerate(items)}, attrs, dtypes=DataType.DT_INT64, shapes=[(len(items),)])
+    return ge.set_dtype(packed, DataType.DT_INT64)  # TorchAir gives the Pack the symbols' meta
+
+
+def index_input(value: Any, dtype: DataType = DataType.DT_INT64, *, keep_int32: bool = False) -> ge.Tensor:
+    """An index-typed input (axes, dims, shapes, sizes) from an int, an int list (maybe
+    holding symbolic sizes: a :func:`pack_symbols`) or a graph tensor.
+
+    Python values become a ``Const`` of ``dtype`` (a tuple as the list it stands for);
+    a graph tensor is cast to ``dtype`` when it has another type, unless ``keep_int32``
+    and it is int32 or int64 (what TorchAir's view converter does).
+    """
+    if isinstance(value, (list, tuple)) and any(isinstance(v, ge.Tensor) for v in value):
+        value = pack_symbols(value)
+    if isinstance(value, ge.Tensor):
+        if keep_int32 and value.dtype in INDEX_TYPES:
+            return value
+        return ge.cast_to(value, dtype)
+    return ge.const(list(value) if isinstance(value, tuple) else value, dtype)
 
 
 def scalar_input(value: Any, *tensors: ge.Tensor) -> ge.Tensor:

@@ -25,9 +25,8 @@ import torch
 from fxlab.ir import ge
 from fxlab.ir.builder import current_builder
 from fxlab.ir.model import DataType, IrOp, TensorDesc, attr_of, ge_dtype
-from fxlab.passes.converters.promotion import cast_scalar, dtype_promote, scalar_input
+from fxlab.passes.converters.promotion import cast_scalar, dtype_promote, pack_symbols, scalar_input
 from fxlab.passes.converters.registry import Sample, register_converter
-from fxlab.passes.converters.shape import pack_symbols
 
 aten = torch.ops.aten
 # The seed an NPU device generator starts with until ``torch.manual_seed`` (as a CUDA

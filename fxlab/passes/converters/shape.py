@@ -19,53 +19,13 @@ import torch
 from fxlab.ir import ge
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType, ge_dtype
 from fxlab.passes.converters import promotion
+from fxlab.passes.converters.promotion import index_input
 from fxlab.passes.converters.registry import Sample, register_converter
 
 aten = torch.ops.aten
-INDEX_TYPES = (DataType.DT_INT32, DataType.DT_INT64)
-_FLOAT_TYPES = (DataType.DT_BF16, DataType.DT_FLOAT16, DataType.DT_FLOAT, DataType.DT_DOUBLE)
-_INT_TYPES = (DataType.DT_INT8, DataType.DT_UINT8, DataType.DT_INT32, DataType.DT_UINT32, DataType.DT_INT64)
 
 
 # -- argument helpers shared by this family's converters ------------------------------
-def pack_symbols(values: Sequence[Any]) -> ge.Tensor:
-    """A list mixing symbolic sizes (graph tensors) and ints as one int64 ``Pack``;
-    TorchAir marks it ``_force_unknown_shape`` since its value is known only at run time."""
-    items = [v if isinstance(v, ge.Tensor) else ge.const(int(v), DataType.DT_INT64) for v in values]
-    attrs = {"N": len(items), "axis": 0, "_force_unknown_shape": True}
-    packed = ge.op1("Pack", {f"x{i}": t for i, t in enumerate(items)}, attrs, dtypes=DataType.DT_INT64, shapes=[(len(items),)])
-    return ge.set_dtype(packed, DataType.DT_INT64)  # TorchAir gives the Pack the symbols' meta
-
-
-def index_input(value: Any, dtype: DataType = DataType.DT_INT64, *, keep_int32: bool = False) -> ge.Tensor:
-    """An index-typed GE input from an int, an int list (maybe with symbols) or a tensor.
-
-    Python values become a ``Const`` of ``dtype``; tensors are cast to ``dtype`` unless
-    ``keep_int32`` and they already are int32/int64 (what TorchAir's view converter does).
-    """
-    if isinstance(value, (list, tuple)) and any(isinstance(v, ge.Tensor) for v in value):
-        value = pack_symbols(value)
-    if isinstance(value, ge.Tensor):
-        if keep_int32 and value.dtype in INDEX_TYPES:
-            return value
-        return ge.cast_to(value, dtype)
-    return ge.const(list(value) if isinstance(value, tuple) else value, dtype)
-
-
-def scalar_input(value: Any, *peers: ge.Tensor) -> ge.Tensor:
-    """A Python scalar as TorchAir's raw-op wrappers turn it into a ``Const``: a float
-    takes the float type of the tensor operands, an int their integer type, else the
-    numpy defaults (float32, int64)."""
-    if isinstance(value, ge.Tensor):
-        return value
-    types = {p.dtype for p in peers if isinstance(p, ge.Tensor)}
-    if isinstance(value, float):
-        floats = [t for t in types if t in _FLOAT_TYPES]
-        return ge.const(value, floats[0] if len(floats) == 1 else DataType.DT_FLOAT)
-    ints = [t for t in types if t in _INT_TYPES]
-    return ge.const(value, ints[0] if len(ints) == 1 else DataType.DT_INT64)
-
-
 def _reshape(x: ge.Tensor, shape: ge.Tensor) -> ge.Tensor:
     return ge.op1("Reshape", {"x": x, "shape": shape}, {"axis": 0, "num_axes": -1})
 
