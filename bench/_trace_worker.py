@@ -124,7 +124,7 @@ def time_fxlab(layers: int, out: Path, mode: str | None = None) -> dict:
     clock = _PhaseClock()
     clock.wrap(trace_cli, "capture_model", "capture_s")
     clock.wrap(save, "save_trace", "save_s")
-    clock.wrap(trace_cli, "_print_views", "print_s")
+    clock.wrap(trace_cli, "print_views", "print_s")
     printed = io.StringIO()
     os.environ["FXLAB_LAYERS"] = str(layers)  # the example's own layer-count knob
     args = ["trace", str(EXAMPLE), "--out", str(out)] + (["--mode", mode] if mode else [])
