@@ -25,7 +25,7 @@ GRAPH_ENTRY_STREAM = "is_default_current_stream"
 
 
 def _marked_ops(namespace: str) -> set[object]:
-    import fxlab.npu_streams  # noqa: F401 - the event operators
+    import fxlab.scope  # noqa: F401 - the scope markers, and through it the event operators (fxlab.npu_streams)
 
     ops = getattr(torch.ops, namespace)
     return {

@@ -1,5 +1,9 @@
 from __future__ import annotations
 
+import subprocess
+import sys
+
+import pytest
 import torch
 
 import fxlab.scope as scope
@@ -73,3 +77,24 @@ def test_a_graph_with_a_stream_switch_keeps_its_markers_and_gets_events():
     result = aclgraph_graph(functional_graph(f, torch.randn(3)), TorchAirOptions(mode="reduce-overhead"))
     assert result.info.user_stream_labels == ["side"] and len(result.info.tagged_event_names) == 2
     assert "with torch.npu.stream(_GLOBAL_USER_TAG_TO_STREAM['side']):" in result.capture_code
+
+
+FRESH_PROCESS = """
+import torch
+from fxlab.capture.stages import functional_graph
+from fxlab.passes.aclgraph.pipeline import aclgraph_graph
+from fxlab.passes.torchair_options import TorchAirOptions
+
+gm = functional_graph(lambda x: (x * 2,), torch.randn(3))
+print(len(aclgraph_graph(gm, TorchAirOptions(mode=MODE)).records))
+"""
+
+
+@pytest.mark.parametrize("mode", ["reduce-overhead", "npugraph_ex"])
+def test_the_passes_run_in_a_process_that_imported_nothing_else(mode):
+    # Every operator a pass names (scope markers, event operators) is defined by the pass's
+    # own imports, not by whatever a test process happened to import first.
+    code = FRESH_PROCESS.replace("MODE", repr(mode))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert int(done.stdout.split()[-1]) > 10
