@@ -12,6 +12,7 @@ run on the same inputs, and a difference names the pass.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -91,10 +92,26 @@ def _out_of_place(target: Any) -> Any:
     return getattr(packet, target._overloadname, None) if packet is not None else None
 
 
-def run_on_cpu(gm: fx.GraphModule, inputs: list[Any], emulated: list[str] | None = None) -> tuple[list[Any] | None, str | None]:
-    """``gm``'s outputs on a copy of ``inputs`` (which it may write), or why it could not run.
-    With ``emulated``, in-place ops reading memory they partly write run as out-of-place +
-    ``copy_`` and are named there (torch refuses them)."""
+@dataclass
+class CpuRun:
+    """A graph's run on CPU: its outputs, or why there are none. ``missing_kernel``: an op
+    fxlab cannot run on CPU (says nothing about the graph); ``failure``: the graph itself
+    failed (an op refused its arguments: the graph is wrong)."""
+
+    outputs: list[Any] | None = None
+    missing_kernel: str | None = None
+    failure: str | None = None
+
+    @property
+    def reason(self) -> str | None:
+        """Why it has no outputs, in a few words (None when it ran)."""
+        return self.missing_kernel or (f"it failed on CPU: {self.failure}" if self.failure else None)
+
+
+def run_on_cpu(gm: fx.GraphModule, inputs: list[Any], emulated: list[str] | None = None) -> CpuRun:
+    """``gm`` run on ``inputs`` (which it may write). With ``emulated``, in-place ops
+    reading memory they partly write run as out-of-place + ``copy_`` and are named there
+    (torch refuses them)."""
     import fxlab.scope  # noqa: F401 - the scope markers and event operators (fxlab.npu_streams) the graph may call
 
     try:
@@ -103,9 +120,9 @@ def run_on_cpu(gm: fx.GraphModule, inputs: list[Any], emulated: list[str] | None
     except Exception as exc:  # noqa: BLE001 - a graph that cannot run on CPU is reported, not raised
         missing = missing_cpu_kernel(exc)
         if missing is not None:
-            return None, missing
-        return None, f"it failed on CPU: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
-    return list(outputs) if isinstance(outputs, (list, tuple)) else [outputs], None
+            return CpuRun(missing_kernel=missing)
+        return CpuRun(failure=f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+    return CpuRun(list(outputs) if isinstance(outputs, (list, tuple)) else [outputs])
 
 
 def _compare_run(
@@ -134,20 +151,24 @@ def verify_aclgraph(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> Chec
         gm = graph.modules[ACLGRAPH]
         inputs = clone_tree(run.inputs_before)
         emulated: list[str] = []
-        outputs, reason = run_on_cpu(gm, inputs, emulated)
+        ran = run_on_cpu(gm, inputs, emulated)
         if emulated:
             approximations.append(
                 f"graph {graph.index}: {', '.join(emulated)} read memory they write in place (torch refuses this on CPU; on an NPU the "
                 "result depends on the kernel's order): run as out-of-place + copy_, every element read before one is written"
             )
-        if reason:
-            not_run.append(f"graph {graph.index}: the aclgraph graph was not run: {reason}")
+        faults = [f"graph {graph.index}: {note}" for note in torchair_faults(graph)]
+        if ran.failure and faults:  # the graph TorchAir's passes make cannot run: a real difference
+            cmp.mismatches += [f"graph {graph.index}: the aclgraph graph fails: {ran.failure}", *faults]
+            continue
+        if ran.reason:
+            not_run.append(f"graph {graph.index}: the aclgraph graph was not run: {ran.reason}")
             continue
         graph_cmp = Comparison(values=not _draws_random(gm))
-        _compare_outputs(graph, graph_cmp, run.outputs or [], outputs or [])
+        _compare_outputs(graph, graph_cmp, run.outputs or [], ran.outputs or [])
         _compare_run(graph_cmp, f"graph {graph.index}", [], run.inputs_after or [], [], inputs)
         if graph_cmp.mismatches:
-            graph_cmp.mismatches += [f"graph {graph.index}: {note}" for note in torchair_faults(graph)]
+            graph_cmp.mismatches += faults
         if not graph_cmp.values:
             not_run.append(
                 f"graph {graph.index}: values not compared, only shapes and dtypes: it draws random numbers ({', '.join(_draws_random(gm))})"
@@ -199,15 +220,21 @@ def check_user_passes(runs: Sequence[tuple[GraphTrace, Any]], recorder: RunRecor
             not_run.append(f"{label}: the compiled run did not record this graph's inputs")
             continue
         before_inputs, after_inputs = clone_tree(recorded.inputs_before), clone_tree(recorded.inputs_before)
-        expected, reason = run_on_cpu(user_run.before, before_inputs)
-        actual, reason_after = (None, None) if reason else run_on_cpu(user_run.after, after_inputs)
-        if reason or reason_after:
-            which = "before" if reason else "after"
-            not_run.append(f"{label}: the graph {which} it was not run: {reason or reason_after}")
+        before = run_on_cpu(user_run.before, before_inputs)
+        if before.reason:
+            not_run.append(f"{label}: the graph before it was not run: {before.reason}")
+            continue
+        after = run_on_cpu(user_run.after, after_inputs)
+        who = f"graph {graph.index}: the user's {user_run.name} ({user_run.function})"
+        if after.failure:  # the graph ran before the pass and fails after it: the pass broke it
+            cmp.mismatches.append(f"{who} breaks the graph: it ran before the pass and fails after it: {after.failure}")
+            continue
+        if after.reason:
+            not_run.append(f"{label}: the graph after it was not run: {after.reason}")
             continue
         pass_cmp = Comparison(values=not _draws_random(user_run.before))
-        _compare_run(pass_cmp, "", expected or [], before_inputs, actual or [], after_inputs)
-        who = f"graph {graph.index}: the user's {user_run.name} ({user_run.function}) changes the results:"
+        _compare_run(pass_cmp, "", before.outputs or [], before_inputs, after.outputs or [], after_inputs)
+        who = f"{who} changes the results:"
         pass_cmp.mismatches = [f"{who} {m.strip()}" for m in pass_cmp.mismatches]
         cmp.merge(pass_cmp)
     return _result(cmp, not_run)
