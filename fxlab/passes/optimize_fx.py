@@ -29,7 +29,7 @@ from typing import Any
 import torch.fx as fx
 
 from fxlab.passes.graph_copy import copy_graph_module
-from fxlab.passes.infra import NamedPass, PassResult
+from fxlab.passes.infra import NamedPass, PassError, PassResult
 from fxlab.passes.optimize_sym_input import optimize_sym_input
 from fxlab.passes.pattern_fusion import PatternFusion, UserPassRun
 from fxlab.passes.recover_view_inplace_pattern import recover_view_inplace_pattern
@@ -58,9 +58,12 @@ class _UserPass:
     def __call__(self, gm: fx.GraphModule) -> PassResult[fx.GraphModule]:
         run = UserPassRun(self.name, describe_callable(self.fn), copy_graph_module(gm))
         before = _signature(gm)
-        returned = self.fn(gm, example_inputs(gm), self.config)
+        try:
+            returned = self.fn(gm, example_inputs(gm), self.config)
+        except Exception as exc:
+            raise PassError(f"{run.function} raised {type(exc).__name__}: {exc}") from exc
         if isinstance(returned, fx.GraphModule) and returned is not gm:
-            raise TypeError(
+            raise PassError(
                 f"{run.function} returned a new GraphModule; TorchAir ignores what a custom pass returns, so the pass must change gm in place"
             )
         gm.recompile()

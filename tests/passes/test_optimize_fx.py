@@ -34,3 +34,19 @@ def test_users_passes_come_first_and_last_and_keep_their_graphs():
     before, after = plan.user_runs[0].before, plan.user_runs[0].after
     assert before(torch.ones(3))[0].tolist() == [2.0] * 3 and after(torch.ones(3))[0].tolist() == [3.0] * 3
     assert [tuple(v.shape) for v in example_inputs(gm)] == [(3,)]
+
+
+def test_a_user_pass_that_returns_a_new_graph_is_named_with_its_line():
+    import pytest
+
+    from fxlab.passes.infra import PassFailedError
+
+    def rebuild(gm, inputs, config):
+        return torch.fx.GraphModule(gm, gm.graph)
+
+    plan = optimize_fx_passes(TorchAirOptions(custom_post_pass=rebuild))
+    with pytest.raises(PassFailedError) as raised:
+        PassManager(plan.passes).run(functional_graph(lambda x: (x + 1,), torch.randn(3)))
+    message = str(raised.value)
+    assert message.startswith("the user's pass post_grad_custom_post_pass failed: ") and ".rebuild (test_optimize_fx.py:" in message
+    assert message.endswith("returned a new GraphModule; TorchAir ignores what a custom pass returns, so the pass must change gm in place")

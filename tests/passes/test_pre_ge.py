@@ -93,5 +93,5 @@ def test_a_failing_pass_is_named_in_the_error():
         raise ValueError("bad rewrite")
 
     functional = functional_graph(_model, torch.randn(3, 4), torch.randn(2, 4))
-    with pytest.raises(PassFailedError, match="the user's pass post_grad_custom_pre_pass failed: ValueError: bad rewrite"):
+    with pytest.raises(PassFailedError, match=r"the user's pass post_grad_custom_pre_pass failed: \S*broken \(test_pre_ge.py:\d+\) raised ValueError: bad rewrite"):
         pre_ge_graph(functional, TorchAirOptions(custom_pre_pass=broken))
