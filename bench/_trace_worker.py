@@ -1,6 +1,6 @@
 """One timed measurement in a fresh process (so Dynamo caches never carry over).
 
-    python bench/_trace_worker.py aot_eager|fxlab LAYERS OUT_DIR [--off SPEEDUP]
+    python bench/_trace_worker.py aot_eager|fxlab|fxlab:MODE LAYERS OUT_DIR [--off SPEEDUP]
 
 Prints one JSON line: {"mode", "layers", "seconds", ...}.
 
@@ -9,9 +9,11 @@ model built before the clock starts. ``fxlab``: the whole ``FXLAB_LAYERS=N fxlab
 MODEL --out DIR`` command run in this process — loading the model file, capture,
 saving, and printing every view to a colour terminal of 160 columns (captured in
 memory) — with the phases timed apart. Both sides import their tool before the clock
-starts (``torch``; ``fxlab.cli.main``). ``--off`` turns one of fxlab's speed-ups off
+starts (``torch``; ``fxlab.cli.main``). ``fxlab:reduce-overhead`` runs the command with
+``--mode reduce-overhead``. ``--off`` turns one of fxlab's speed-ups off
 (see :data:`SPEEDUPS_OFF`; bench/bench_speedups.py).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -97,12 +99,6 @@ def _heap_off() -> None:
     heap.long_lived_heap = contextlib.nullcontext  # type: ignore[assignment]
 
 
-def _reinplace_scatter_off() -> None:
-    from fxlab.passes import reinplace
-
-    reinplace.reinplace_view_scatters = lambda graph, gm: False  # Inductor's passes for every graph
-
-
 def _stack_room_off() -> None:
     """Dynamo's frames in CPython's default 16 KB stack chunks, wherever the caller's depth puts the boundaries."""
     from fxlab.capture import pipeline
@@ -114,12 +110,11 @@ SPEEDUPS_OFF = {
     "readable_fast": _readable_fast_off,
     "fast_lines": _fast_lines_off,
     "heap": _heap_off,
-    "reinplace_scatter": _reinplace_scatter_off,
     "stack_room": _stack_room_off,
 }
 
 
-def time_fxlab(layers: int, out: Path) -> dict:
+def time_fxlab(layers: int, out: Path, mode: str | None = None) -> dict:
     os.environ["FORCE_COLOR"] = "1"  # render as to a terminal, colours included
     os.environ["FXLAB_WIDTH"] = "160"
     from fxlab.capture import save
@@ -129,10 +124,10 @@ def time_fxlab(layers: int, out: Path) -> dict:
     clock = _PhaseClock()
     clock.wrap(trace_cli, "capture_model", "capture_s")
     clock.wrap(save, "save_trace", "save_s")
-    clock.wrap(trace_cli, "_print_views", "print_s")
+    clock.wrap(trace_cli, "print_views", "print_s")
     printed = io.StringIO()
     os.environ["FXLAB_LAYERS"] = str(layers)  # the example's own layer-count knob
-    args = ["trace", str(EXAMPLE), "--out", str(out)]
+    args = ["trace", str(EXAMPLE), "--out", str(out)] + (["--mode", mode] if mode else [])
     with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):
         start, cpu_start, faults = time.perf_counter(), time.process_time(), _page_faults()
         app(args, standalone_mode=False)
@@ -140,14 +135,22 @@ def time_fxlab(layers: int, out: Path) -> dict:
         cpu = time.process_time() - cpu_start
         faults = _page_faults() - faults
     manifest = json.loads((out / "manifest.json").read_text())
-    return {"seconds": seconds, "cpu_s": cpu, "page_faults": faults, **clock.seconds, "status": manifest["status"], "printed_mb": len(printed.getvalue()) / 1e6}
+    return {
+        "seconds": seconds,
+        "cpu_s": cpu,
+        "page_faults": faults,
+        **clock.seconds,
+        "status": manifest["status"],
+        "printed_mb": len(printed.getvalue()) / 1e6,
+    }
 
 
 def main() -> None:
     mode, layers, out = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3])
     if "--off" in sys.argv:
         SPEEDUPS_OFF[sys.argv[sys.argv.index("--off") + 1]]()
-    result = time_aot_eager(layers) if mode == "aot_eager" else time_fxlab(layers, out)
+    tool, _, fxlab_mode = mode.partition(":")
+    result = time_aot_eager(layers) if tool == "aot_eager" else time_fxlab(layers, out, fxlab_mode or None)
     print(json.dumps({"mode": mode, "layers": layers, **result}))
 
 

@@ -9,6 +9,7 @@ the median wall and CPU seconds, and the change against "all on".
 
     python bench/bench_speedups.py [--rounds 3] [--layers 32] [--only stack_room ...]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,7 @@ from _bytecode import compile_fxlab
 
 WORKER = Path(__file__).with_name("_trace_worker.py")
 BAR = 0.02  # the share of the wait a speed-up must save to stay
-VARIANTS = ("all on", "readable_fast", "fast_lines", "heap", "reinplace_scatter", "stack_room")
+VARIANTS = ("all on", "readable_fast", "fast_lines", "heap", "stack_room")
 
 
 def measure(layers: int, out: Path, off: str) -> dict:

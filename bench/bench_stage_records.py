@@ -11,6 +11,7 @@ The decoder is captured once (the slow part, not timed); each piece is then time
 the captured modules, best of ``--repeat`` runs in CPU time of this process.
 Run: ``python bench/bench_stage_records.py [--layers 32]``.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-STAGES = ("dynamo", "aten", "functional", "reinplaced")
+STAGES = ("dynamo", "aten", "functional", "pre_ge")
 GOAL_S = 0.8
 
 

@@ -1,6 +1,6 @@
 """Benchmark: printing every ``fxlab trace`` view of the 32-layer decoder (issue 2, "Speed").
 
-``fxlab trace`` prints each stage's code (dynamo, aten, functional, reinplaced: 2,300-3,500
+``fxlab trace`` prints each stage's code (dynamo, aten, functional, pre_ge: 2,300-3,500
 lines each), the Ascend IR table (one row per FX node, 6,501 GE ops) and the summary.
 Goal: <= 0.6 s for all of them, next to a capture of about 20 s. "rich" is the same
 content through rich's Panel and Table (how it was printed before); "lines" is what

@@ -3,11 +3,11 @@
 
     fxlab trace examples/my_inplace.py
 
-Watch it move through the stages: ``aten`` still calls ``npu.my_inplace`` on the state;
-``functional`` has ``auto_functionalized_v2`` plus a trailing ``copy_`` into the mutated
-graph input; ``reinplaced`` has ``my_inplace`` back; ``ascend_ir`` has ``TensorMove`` of
-the base, the in-place GE op ``MyInplace`` and ``Assign`` back into the input. The second
-call writes a view of a buffer (``state[:2]``).
+Watch it move through the stages: ``aten`` still calls ``npu.my_inplace``; ``functional``
+has ``auto_functionalized_v2`` plus a trailing ``copy_`` into the mutated graph input;
+``ascend_ir`` has ``TensorMove``, the in-place GE op ``MyInplace`` and ``Assign`` back into
+the input; with ``--mode reduce-overhead`` the ``aclgraph`` stage has ``my_inplace`` back.
+The third call writes a view of a buffer (``state[:2]``).
 """
 import torch
 

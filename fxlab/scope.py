@@ -33,6 +33,7 @@ __all__ = [
     "SCOPE_ENTER_SCHEMA",
     "SCOPE_EXIT_SCHEMA",
     "Scope",
+    "NpugraphExScope",
     "super_kernel",
     "limit_core_num",
     "op_never_timeout",
@@ -57,7 +58,7 @@ ENABLE_INNER_PARALLEL = "_enable_inner_parallel"
 # an equivalent one); graph conversion never reads it, it walks the marker nodes instead.
 _EAGER = threading.local()
 # Kept alive for the process: dropping a Library object would undo its registrations.
-_LIBRARY: torch.library.Library | None = None
+_LIBRARIES: dict[str, torch.library.Library] = {}
 
 
 def active_scope_stack() -> list[dict[str, str]]:
@@ -77,11 +78,10 @@ def _eager_exit(need_execute: bool = False) -> None:
         _EAGER.stack.pop()
 
 
-def _air_library() -> torch.library.Library:
-    global _LIBRARY
-    if _LIBRARY is None:
-        _LIBRARY = torch.library.Library("air", "FRAGMENT")
-    return _LIBRARY
+def _library(namespace: str) -> torch.library.Library:
+    if namespace not in _LIBRARIES:
+        _LIBRARIES[namespace] = torch.library.Library(namespace, "FRAGMENT")
+    return _LIBRARIES[namespace]
 
 
 # Ops without tensor arguments dispatch through BackendSelect; Meta and CPU cover fake and
@@ -89,19 +89,22 @@ def _air_library() -> torch.library.Library:
 _DISPATCH_KEYS = ("CPU", "Meta", "BackendSelect", "PrivateUse1")
 
 
-def _define_marker(name: str, schema: str, kernel: Any) -> None:
-    if hasattr(torch.ops.air, name):
+def _define_marker(name: str, schema: str, kernel: Any, namespace: str = "air") -> None:
+    if hasattr(getattr(torch.ops, namespace), name):
         return  # TorchAir (or an earlier import) owns it: reuse, never redefine
-    lib = _air_library()
+    lib = _library(namespace)
     lib.define(schema)
     for key in _DISPATCH_KEYS:
         lib.impl(name, kernel, key)
-    has_side_effect(getattr(torch.ops.air, name).default)
+    has_side_effect(getattr(getattr(torch.ops, namespace), name).default)
 
 
 def _ensure_ops() -> None:
-    _define_marker("scope_enter", SCOPE_ENTER_SCHEMA, _eager_enter)
-    _define_marker("scope_exit", SCOPE_EXIT_SCHEMA, _eager_exit)
+    # air:: is TorchAir's; npugraph_ex:: the standalone npugraph_ex backend's (the same
+    # markers under its own namespace, which its passes look for).
+    for namespace in ("air", "npugraph_ex"):
+        _define_marker("scope_enter", SCOPE_ENTER_SCHEMA, _eager_enter, namespace)
+        _define_marker("scope_exit", SCOPE_EXIT_SCHEMA, _eager_exit, namespace)
     # Real TorchAir marks its ops itself; marking again is harmless and makes sure
     # a half-initialised torchair still keeps its markers through dead-code elimination.
     has_side_effect(torch.ops.air.scope_enter.default)
@@ -125,6 +128,22 @@ class Scope:
 
     def __exit__(self, *exc_info: object) -> None:
         torch.ops.air.scope_exit()
+
+
+class NpugraphExScope:
+    """A scope of torch_npu's standalone npugraph_ex backend (``npugraph_ex.scope``): the
+    same markers under its own namespace, which its passes look for."""
+
+    def __init__(self, attrs: Sequence[tuple[str, str]]) -> None:
+        self.attrs = list(attrs)
+
+    def __enter__(self) -> None:
+        keys = [key for key, _ in self.attrs]
+        values = [value for _, value in self.attrs]
+        torch.ops.npugraph_ex.scope_enter(keys, values)
+
+    def __exit__(self, *exc_info: object) -> None:
+        torch.ops.npugraph_ex.scope_exit()
 
 
 def super_kernel(scope: str | None, options: str = "") -> Scope:
@@ -157,3 +176,8 @@ def npu_stream_switch(stream_tag: str, stream_priority: int = 0, enable_inner_pa
             (ENABLE_INNER_PARALLEL, str(enable_inner_parallel)),
         ]
     )
+
+
+# The event operators TorchAir's aclgraph passes add beside these markers, defined with
+# them (before TorchAir defines its own, whose kernels need an NPU).
+import fxlab.npu_streams  # noqa: E402, F401

@@ -10,11 +10,11 @@ from __future__ import annotations
 DYNAMO = "dynamo"  # the graph Dynamo captured (torch level)
 ATEN = "aten"  # ATen ops before functionalization
 FUNCTIONAL = "functional"  # after functionalization: what TorchAir's compiler receives
-REINPLACED = "reinplaced"  # the functional graph re-inplaced
-PRE_GE = "pre_ge"  # after TorchAir's FX passes before conversion
+PRE_GE = "pre_ge"  # after TorchAir's FX passes before conversion (max-autotune)
+ACLGRAPH = "aclgraph"  # after TorchAir's aclgraph passes (reduce-overhead, npugraph_ex)
 ASCEND_IR = "ascend_ir"  # the GE graph (not an FX graph)
 
 # The FX stages, in pipeline order.
-FX_STAGES: tuple[str, ...] = (DYNAMO, ATEN, FUNCTIONAL, REINPLACED, PRE_GE)
+FX_STAGES: tuple[str, ...] = (DYNAMO, ATEN, FUNCTIONAL, PRE_GE, ACLGRAPH)
 # Every stage a trace may record.
 ALL_STAGES: tuple[str, ...] = (*FX_STAGES, ASCEND_IR)

@@ -24,16 +24,17 @@ _hypothesis_settings.load_profile(os.environ.get("FXLAB_HYPOTHESIS_PROFILE", "ci
 
 
 @functools.lru_cache(maxsize=None)
-def _trace(name: str, entry: str | None = None, stages: tuple[str, ...] | None = None):
+def _trace(name: str, entry: str | None = None, stages: tuple[str, ...] | None = None, mode: str | None = None):
     from fxlab.capture import ALL_STAGES, capture_trace, load_model
 
     loaded = load_model(EXAMPLES / f"{name}.py", entry=entry)
-    return capture_trace(loaded, stages=stages or ALL_STAGES)
+    return capture_trace(loaded, stages=stages or ALL_STAGES, mode=mode)
 
 
 @pytest.fixture(scope="session")
 def example_trace():
-    """``example_trace("inplace_ops")``: the full trace of an example, captured once."""
+    """``example_trace("inplace_ops")``: the full trace of an example, captured once
+    (``mode="reduce-overhead"`` for the aclgraph path)."""
     return _trace
 
 

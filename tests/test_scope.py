@@ -9,7 +9,7 @@ from fxlab import scope
 from fxlab.capture.stages import aten_stage, functional_graph
 from fxlab.ir.model import AttrKind
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
-from fxlab.passes.reinplace import reinplace
+from fxlab.passes.pre_ge import pre_ge_graph
 
 SK = ("_super_kernel_scope", "_super_kernel_options")
 CORES = ("_op_aicore_num", "_op_vectorcore_num")
@@ -60,10 +60,10 @@ def test_markers_trace_under_dynamo_with_the_exact_arguments() -> None:
     assert [(t + ".default", a) for t, a in found] == EXPECTED_MARKERS
 
 
-def test_markers_survive_aten_functional_and_reinplaced_stages() -> None:
+def test_markers_survive_aten_functional_and_pre_ge_stages() -> None:
     functional = functional_graph(sk_and_limit, *two())
     assert markers(functional) == EXPECTED_MARKERS
-    assert markers(reinplace(functional)[0]) == EXPECTED_MARKERS
+    assert markers(pre_ge_graph(functional).gm) == EXPECTED_MARKERS
     from torch.fx.experimental.proxy_tensor import make_fx
 
     traced = make_fx(lambda x, y: (sk_and_limit(x, y),))(*two())

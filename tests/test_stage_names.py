@@ -1,4 +1,5 @@
 """The stage names: one list, in pipeline order, that the pipeline and the views use."""
+
 from __future__ import annotations
 
 import pytest
@@ -10,7 +11,7 @@ from fxlab.viz.trace_views import STAGE_TITLES
 
 
 def test_the_stages_in_pipeline_order() -> None:
-    assert stage_names.FX_STAGES == ("dynamo", "aten", "functional", "reinplaced", "pre_ge")
+    assert stage_names.FX_STAGES == ("dynamo", "aten", "functional", "pre_ge", "aclgraph")
     assert stage_names.ALL_STAGES == (*stage_names.FX_STAGES, "ascend_ir")
     assert ALL_STAGES is stage_names.ALL_STAGES
 

@@ -159,12 +159,12 @@ def _compare_outputs(graph: GraphTrace, run: GraphRun, cmp: Comparison, outputs:
     if len(outputs) < len(expected):  # the IR may have more: the outputs written into inputs
         cmp.mismatches.append(f"graph {graph.index}: {len(outputs)} IR output(s) for {len(expected)} compiled output(s)")
     from_draws, drawing = _drawn_outputs(graph, expected, recorded)
-    positions, unused, undefined = _output_positions(graph, run), _unused_outputs(graph), _uninitialised_outputs(graph)
+    positions, unused, undefined = _output_positions(graph, run), unused_outputs(graph), uninitialised_outputs(graph)
     for i, (e, a) in enumerate(zip(expected, outputs)):
         if positions[i] in unused:  # its shape still counts: aot checks it as it re-makes the output
             if isinstance(e, torch.Tensor):
                 cmp.add_form(f"graph {graph.index} output {i}", e, a)
-            cmp.notes.extend(_unused_value_note(graph, positions[i], unused[positions[i]], e, a))
+            cmp.notes.extend(unused_value_note(graph, positions[i], unused[positions[i]], e, a))
         elif (i < len(from_draws) and from_draws[i] or positions[i] in undefined) and isinstance(e, torch.Tensor):
             cmp.add_form(f"graph {graph.index} output {i}", e, a)
         else:
@@ -175,7 +175,7 @@ def _compare_outputs(graph: GraphTrace, run: GraphRun, cmp: Comparison, outputs:
         if i in undefined:
             continue
         if i < len(expected) and i in unused:
-            cmp.notes.extend(_unused_value_note(graph, i, unused[i], expected[i], a, " as its converter computed it (in GE)"))
+            cmp.notes.extend(unused_value_note(graph, i, unused[i], expected[i], a, " as its converter computed it (in GE)"))
         elif i < len(expected):
             label = f"graph {graph.index} output {i} as its converter computed it (in GE, not returned)"
             if drawing and isinstance(expected[i], torch.Tensor):
@@ -198,7 +198,7 @@ _UNINITIALISED = frozenset(
 )
 
 
-def _uninitialised_outputs(graph: GraphTrace) -> set[int]:
+def uninitialised_outputs(graph: GraphTrace) -> set[int]:
     """The functional graph's outputs (by index) that are a freshly allocated buffer
     nothing in the graph wrote."""
     functional = graph.modules.get(FUNCTIONAL)
@@ -208,15 +208,17 @@ def _uninitialised_outputs(graph: GraphTrace) -> set[int]:
     return {i for i, r in enumerate(returned) if isinstance(r, fx.Node) and str(r.target) in _UNINITIALISED}
 
 
-def _unused_outputs(graph: GraphTrace) -> dict[int, int | None]:
+def unused_outputs(graph: GraphTrace) -> dict[int, int | None]:
     """The graph outputs whose value the runtime does not take from the graph: ``{output
     index: the graph input it aliases (None: another output)}``."""
     return graph.modules[FUNCTIONAL].meta.get(REGENERATED_OUTPUTS, {})
 
 
-def _unused_value_note(graph: GraphTrace, index: int, base: int | None, expected: Any, actual: Any, what: str = "") -> list[str]:
-    """Nothing when the IR's value of an output the runtime re-makes agrees anyway; else
-    one sentence saying it differs, and why that does not count."""
+def unused_value_note(
+    graph: GraphTrace, index: int, base: int | None, expected: Any, actual: Any, what: str = "", whose: str = "the Ascend IR's"
+) -> list[str]:
+    """Nothing when the checked graph's value (``whose``) of an output the runtime re-makes
+    agrees anyway; else one sentence saying it differs, and why that does not count."""
     alone = Comparison()
     alone.add("", expected, actual)
     if not alone.mismatches:
@@ -232,7 +234,7 @@ def _unused_value_note(graph: GraphTrace, index: int, base: int | None, expected
         made = "it is a view of another output, which aot_autograd's runtime re-makes from that output"
     differs = alone.mismatches[0].removeprefix(": ")
     return [
-        f"graph {graph.index} output {index}{name}{what}: the Ascend IR's value differs from the compiled run's ({differs}), but no one uses it: {made}"
+        f"graph {graph.index} output {index}{name}{what}: {whose} value differs from the compiled run's ({differs}), but no one uses it: {made}"
     ]
 
 

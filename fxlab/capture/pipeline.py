@@ -5,18 +5,21 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Any
+from dataclasses import replace
+from typing import Any, Protocol, runtime_checkable
 from collections.abc import Callable, Sequence
 
 import torch
 import torch.fx as fx
 
+from fxlab.capture.aclgraph_compare import TorchAirAclGraph
 from fxlab.capture.backend import CapturedGraph, CapturingBackend
 from fxlab.capture.check import RunRecorder, compare_eager_compiled
 from fxlab.capture.ir_check import verify_ir
 from fxlab.capture.loader import LoadedModel
 from fxlab.capture.ranks import RankHooks, after_call, collectives_not_executed, wrap_before_runs
 from fxlab.capture.records import KIND_COPY_EPILOGUE, cache_sources, stage_from_module
+from fxlab.capture.torchair_config import resolve_options, stages_of_mode
 from fxlab.capture.trace import CheckResult, GraphTrace, IrSummary, Trace
 from fxlab.errors import UsageError
 from fxlab.stack import with_stack_room
@@ -24,23 +27,44 @@ from fxlab.version import __version__ as FXLAB_VERSION
 from fxlab.ir.host_outputs import host_output_notes
 from fxlab.passes.annotate_scopes import annotate_scopes
 from fxlab.passes.conversion_result import ConversionResult
-from fxlab.stage_names import ALL_STAGES, ASCEND_IR, ATEN, DYNAMO, FUNCTIONAL, FX_STAGES, PRE_GE, REINPLACED
+from fxlab.passes.torchair_options import TorchAirOptions
+from fxlab.stage_names import ACLGRAPH, ALL_STAGES, ASCEND_IR, ATEN, DYNAMO, FUNCTIONAL, FX_STAGES, PRE_GE
 
 Progress = Callable[[str], None]
-# Who builds the ascend_ir stage from a graph and its name, when not fxlab's converters
-# (TorchAir's own conversion, through the bridge).
+# Who builds the ascend_ir stage from a graph and its name, when not fxlab's converters.
 Converter = Callable[[fx.GraphModule, str], ConversionResult]
+
+
+@runtime_checkable
+class TorchAirCode(Protocol):
+    """TorchAir's own code for a capture (through the bridge): its GE conversion, given the
+    options the trace follows (the user's passes and patterns), and its aclgraph passes."""
+
+    def convert(self, gm: fx.GraphModule, name: str, options: TorchAirOptions) -> ConversionResult: ...
+
+    def aclgraph(self, gm: fx.GraphModule, index: int, options: TorchAirOptions) -> TorchAirAclGraph: ...
+
 
 # Analyses run on every stage's graph before it is recorded: each takes a GraphModule and
 # stores its results in node.meta["fxlab.*"].
 STAGE_ANALYSES: tuple[Callable[[fx.GraphModule], Any], ...] = (annotate_scopes,)
 
 
-def validate_stages(stages: Sequence[str]) -> tuple[str, ...]:
+def validate_stages(stages: Sequence[str], mode: str | None = None) -> tuple[str, ...]:
+    """``stages`` in pipeline order; with ``mode``, only that mode's stages (asking for
+    every stage, :data:`ALL_STAGES`, gives the mode's)."""
     unknown = [s for s in stages if s not in ALL_STAGES]
     if unknown:
         raise UsageError(f"unknown stage {', '.join(map(repr, unknown))}: the stages are {', '.join(ALL_STAGES)}.")
-    return tuple(s for s in ALL_STAGES if s in stages)
+    if mode is None:
+        return tuple(s for s in ALL_STAGES if s in stages)
+    own = stages_of_mode(mode)
+    if tuple(stages) == tuple(ALL_STAGES):
+        return own
+    foreign = [s for s in stages if s not in own]
+    if foreign:
+        raise UsageError(f"stage {', '.join(map(repr, foreign))} is not part of {mode} mode: its stages are {', '.join(own)}.")
+    return tuple(s for s in own if s in stages)
 
 
 def capture_trace(
@@ -48,22 +72,33 @@ def capture_trace(
     stages: Sequence[str] = ALL_STAGES,
     progress: Progress | None = None,
     verify: bool | None = None,
-    converter: Converter | None = None,
+    converter: Converter | TorchAirCode | None = None,
     convert_refused: bool = False,
     ranks: RankHooks | None = None,
+    mode: str | None = None,
+    soc: str | None = None,
 ) -> Trace:
     """Run ``loaded`` eagerly and compiled, and record ``stages`` for each graph.
 
-    ``converter(gm, name)`` produces the ``ascend_ir`` stage (fxlab's built-in conversion
-    by default); ``verify`` runs the IR on CPU against the compiled run (default: on, for
-    every graph; ``False`` turns it off). ``convert_refused`` lets the built-in conversion
-    convert ops TorchAir fails on (they are marked ``refused`` otherwise). ``ranks``
-    captures one rank of a multi-rank model (:mod:`fxlab.capture.ranks`).
+    ``mode`` (TorchAir's ``config.mode``; default: the model file's config, else
+    ``max-autotune``) picks the path: ``pre_ge`` → ``ascend_ir`` (GE graph) or
+    ``aclgraph`` (``reduce-overhead`` / ``npugraph_ex``). ``converter(gm, name)`` produces
+    the ``ascend_ir`` stage (fxlab's built-in conversion by default); a
+    :class:`TorchAirCode` also gives TorchAir's own aclgraph passes. ``verify`` runs the IR
+    (or the aclgraph graph) on CPU against the compiled run (default: on, for every graph;
+    ``False`` turns it off). ``convert_refused`` lets the built-in conversion convert ops
+    TorchAir fails on (they are marked ``refused`` otherwise). ``ranks`` captures one rank
+    of a multi-rank model (:mod:`fxlab.capture.ranks`). ``soc`` names the SoC whose core
+    counts the aclgraph path's concurrent stream demands are checked against (default
+    Ascend910B2).
     """
-    stages = validate_stages(stages)
+    options = resolve_options(loaded.module, mode)
+    options = replace(options, soc=soc or options.soc)
+    stages = validate_stages(stages, options.mode)
     say = progress or (lambda message: None)
-    # The compiled run's inputs and outputs are kept only for graphs whose IR will run.
-    will_verify = ASCEND_IR in stages and verify is not False
+    # The compiled run's inputs and outputs are kept only for graphs whose IR (or aclgraph
+    # graph) will run, or that a user's pass changes (it is checked on them).
+    will_verify = (_checked_stage(stages) in stages and verify is not False) or options.has_user_passes
     recorder = RunRecorder(custom_ops_only=not will_verify)
     wrap = recorder.wrap if ranks is None else wrap_before_runs(ranks, recorder.wrap, [0])
     backend = CapturingBackend(want_aten=ATEN in stages, wrap_compiled=wrap)
@@ -85,16 +120,21 @@ def capture_trace(
         torch_version=torch.__version__,
         stages=list(stages),
         check=check,
+        mode=options.mode,
+        options_set=list(options.set_by),
+        options=options,
     )
+    trace.notes.extend(options.notes)
     trace.notes.extend(note for note in [inference_note(loaded.fn)] if note)
     for captured in backend.graphs:
         say(f"recording graph {captured.index} of {len(backend.graphs)}")
-        trace.graphs.append(_build_graph_trace(captured, stages, converter, say, convert_refused))
+        trace.graphs.append(_build_graph_trace(captured, stages, converter, say, options, convert_refused))
         trace.notes.extend(f"graph {captured.index}: {choice}." for choice in captured.device_choices)
         if captured.aten_retraced and ATEN in captured.modules:
             trace.notes.append(f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced}).")
     _check_custom_ops(trace, recorder)
     _verify(trace, recorder, verify, say, not_executed, ranks)
+    _check_user_passes(trace, recorder, say)
     trace.status = _status(trace)
     return trace
 
@@ -132,24 +172,30 @@ def _compile(fn: Callable[..., Any], backend: CapturingBackend) -> Callable[...,
     return torch.compile(fn, backend=backend, fullgraph=False)
 
 
+def _checked_stage(stages: Sequence[str]) -> str:
+    """The stage the CPU check runs: the aclgraph graph on that path, else the Ascend IR."""
+    return ACLGRAPH if ACLGRAPH in stages else ASCEND_IR
+
+
 def _build_graph_trace(
-    captured: CapturedGraph, stages: Sequence[str], converter: Converter | None, say: Progress, convert_refused: bool = False
+    captured: CapturedGraph,
+    stages: Sequence[str],
+    converter: Converter | TorchAirCode | None,
+    say: Progress,
+    options: TorchAirOptions,
+    convert_refused: bool = False,
 ) -> GraphTrace:
     graph = GraphTrace(
         index=captured.index, break_reason=captured.break_reason, break_location=captured.break_location, error=captured.error
     )
     modules = dict(captured.modules)
-    if REINPLACED in stages and FUNCTIONAL in modules:
-        from fxlab.passes.reinplace import reinplace
-
-        try:
-            modules[REINPLACED] = reinplace(modules[FUNCTIONAL])[0]
-        except Exception as exc:  # noqa: BLE001 - the other stages stay useful
-            graph.error = f"reinplaced stage: {type(exc).__name__}: {exc}"
     if FUNCTIONAL in modules:
         cache_sources(modules[FUNCTIONAL])  # the converter reads them (pre_ge copies them)
-    if (PRE_GE in stages or ASCEND_IR in stages) and FUNCTIONAL in modules:
-        _pre_ge(graph, modules)
+    if ACLGRAPH in stages and FUNCTIONAL in modules:
+        say(f"running TorchAir's aclgraph passes on graph {captured.index}")
+        _aclgraph(graph, modules, options, converter if isinstance(converter, TorchAirCode) else None)
+    elif (PRE_GE in stages or ASCEND_IR in stages) and FUNCTIONAL in modules:
+        _pre_ge(graph, modules, options)
     for module in modules.values():
         for analysis in STAGE_ANALYSES:
             analysis(module)
@@ -157,7 +203,7 @@ def _build_graph_trace(
         say(f"converting graph {captured.index} to Ascend IR")
         # TorchAir's own conversion runs its own passes, from the functional graph.
         source = modules.get(PRE_GE, modules[FUNCTIONAL]) if converter is None else modules[FUNCTIONAL]
-        _convert(graph, source, converter, convert_refused)
+        _convert(graph, source, converter, options, convert_refused)
     ge_ops = graph.ir.ops_by_fx_node() if graph.ir is not None else None
     for name in FX_STAGES:
         if name in stages and name in modules:
@@ -167,20 +213,67 @@ def _build_graph_trace(
     return graph
 
 
-def _pre_ge(graph: GraphTrace, modules: dict[str, fx.GraphModule]) -> None:
+def _pre_ge(graph: GraphTrace, modules: dict[str, fx.GraphModule], options: TorchAirOptions) -> None:
     """The ``pre_ge`` module: the functional graph after TorchAir's passes before
     conversion, and what each pass did."""
+    from fxlab.passes.infra import PassFailedError
     from fxlab.passes.pre_ge import pre_ge_graph
 
     try:
-        modules[PRE_GE], records = pre_ge_graph(modules[FUNCTIONAL])
-    except RuntimeError as exc:  # the other stages stay useful; the IR is then the functional graph's
+        result = pre_ge_graph(modules[FUNCTIONAL], options)
+    except PassFailedError as exc:  # the other stages stay useful; the IR is then the functional graph's
         graph.error = f"pre_ge stage: {exc}; the Ascend IR was converted from the functional graph"
         return
-    graph.pre_ge_passes = [record.to_json() for record in records]
+    modules[PRE_GE] = result.gm
+    graph.pre_ge_passes = [record.to_json() for record in result.records]
+    graph.user_pass_runs = result.user_runs
+    graph.patterns = result.patterns.to_json() if result.patterns and result.patterns.patterns else []
 
 
-def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Converter | None, convert_refused: bool = False) -> None:
+def _aclgraph(graph: GraphTrace, modules: dict[str, fx.GraphModule], options: TorchAirOptions, torchair: TorchAirCode | None) -> None:
+    """The ``aclgraph`` module: fxlab's passes mirroring TorchAir's, each recorded; with
+    TorchAir's own code, TorchAir's graph, compared with fxlab's."""
+    from fxlab.passes.aclgraph.pipeline import aclgraph_graph
+    from fxlab.passes.infra import PassFailedError
+
+    try:
+        result = aclgraph_graph(modules[FUNCTIONAL], options, graph.index)
+    except PassFailedError as exc:
+        graph.error = f"aclgraph stage: {exc}"
+        return
+    modules[ACLGRAPH] = result.gm
+    graph.aclgraph_passes = [record.to_json() for record in result.records]
+    graph.capture_code = result.capture_code
+    graph.user_pass_runs = result.user_runs
+    graph.patterns = result.patterns.to_json() if result.patterns and result.patterns.patterns else []
+    if torchair is not None:
+        from fxlab.capture.aclgraph_compare import adopt_torchair_graph
+
+        adopt_torchair_graph(graph, modules, torchair.aclgraph(modules[FUNCTIONAL], graph.index, options))
+    _streams(graph, modules, options)
+
+
+def _streams(graph: GraphTrace, modules: dict[str, fx.GraphModule], options: TorchAirOptions) -> None:
+    """Streams, events and stream core limits of the graph, and concurrent core demands."""
+    from fxlab.reports.aclgraph_streams import graph_streams
+    from fxlab.socs import soc_by_name
+
+    try:
+        soc = soc_by_name(options.soc)
+    except UsageError:  # a SoC fxlab has no core counts for: the streams are shown unchecked
+        soc = None
+    found = graph_streams(graph.index, modules[FUNCTIONAL], modules.get(ACLGRAPH), soc)
+    if len(found.streams) > 1 or found.calls or found.events:
+        graph.streams = found.to_json()
+
+
+def _convert(
+    graph: GraphTrace,
+    functional: fx.GraphModule,
+    converter: Converter | TorchAirCode | None,
+    options: TorchAirOptions,
+    convert_refused: bool = False,
+) -> None:
     start = time.perf_counter()
     name = f"graph_{graph.index}"
     # TorchAir's own conversion runs its own GE-graph passes; the built-in one is followed
@@ -191,6 +284,8 @@ def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Converter
         from fxlab.passes.ge_passes import after_conversion
 
         result = after_conversion(convert_to_ascend_ir(functional, name, convert_refused=convert_refused))
+    elif isinstance(converter, TorchAirCode):  # with the user's passes and patterns
+        result = converter.convert(functional, name, options)
     else:
         result = converter(functional, name)
     graph.conversion = result
@@ -277,34 +372,66 @@ def _check_custom_ops(trace: Trace, recorder: RunRecorder) -> None:
 def _verify(
     trace: Trace, recorder: RunRecorder, verify: bool | None, say: Progress, not_executed: str | None = None, ranks: RankHooks | None = None
 ) -> None:
-    if ASCEND_IR not in trace.stages:
+    """The Ascend IR (GE mode) or the aclgraph graph (reduce-overhead, npugraph_ex) of
+    every graph run on CPU against the compiled run: ``trace.ir_check`` or
+    ``trace.aclgraph_check``."""
+    checked = _checked_stage(trace.stages)
+    if checked not in trace.stages:
         return
     if verify is False or not_executed:
-        trace.ir_check = CheckResult(ok=True, skipped=not_executed or "--no-verify was given")
+        _set_check(trace, checked, CheckResult(ok=True, skipped=not_executed or "--no-verify was given"))
         return
-    graphs = [g for g in trace.graphs if g.ir is not None]
+    graphs = [g for g in trace.graphs if (g.ir is not None if checked == ASCEND_IR else ACLGRAPH in g.modules)]
     elsewhere: list[int] = []
-    if ranks is not None:  # a graph's collectives meet only if every rank runs its IR
+    if ranks is not None:  # a graph's collectives meet only if every rank runs it
         everywhere = set(ranks.runnable_everywhere([g.index for g in graphs if _runnable(g, recorder)]))
         elsewhere = [g.index for g in graphs if g.index not in everywhere]
         graphs = [g for g in graphs if g.index in everywhere]
+    what = "the Ascend IR" if checked == ASCEND_IR else "the aclgraph graph"
     if not graphs:
-        trace.ir_check = CheckResult(ok=True, skipped=_not_on_every_rank(elsewhere) if elsewhere else "no graph has an Ascend IR")
+        _set_check(
+            trace, checked, CheckResult(ok=True, skipped=_not_on_every_rank(elsewhere, what) if elsewhere else f"no graph has {what}")
+        )
         return
-    say("running the Ascend IR on CPU against the compiled run")
-    trace.ir_check = verify_ir(graphs, recorder)
+    say(f"running {what} on CPU against the compiled run")
+    if checked == ASCEND_IR:
+        result = verify_ir(graphs, recorder)
+    else:
+        from fxlab.capture.graph_check import verify_aclgraph
+
+        result = verify_aclgraph(graphs, recorder)
     if elsewhere:
-        trace.ir_check.not_run.append(_not_on_every_rank(elsewhere))
+        result.not_run.append(_not_on_every_rank(elsewhere, what))
+    _set_check(trace, checked, result)
+
+
+def _set_check(trace: Trace, checked: str, result: CheckResult) -> None:
+    if checked == ASCEND_IR:
+        trace.ir_check = result
+    else:
+        trace.aclgraph_check = result
 
 
 def _runnable(graph: GraphTrace, recorder: RunRecorder) -> bool:
-    """The graph's IR can start on this rank: every op converted, its inputs recorded."""
+    """The graph can start on this rank: every op converted (GE mode), its inputs recorded."""
     run = recorder.run_of(graph.modules[FUNCTIONAL])
     return bool(run is not None and run.outputs is not None and not (graph.ir_summary or {}).get("partial"))
 
 
-def _not_on_every_rank(indexes: list[int]) -> str:
-    return f"graph(s) {indexes}: the Ascend IR cannot run on every rank (not every op converted, or no recorded run), so its collectives would not meet"
+def _not_on_every_rank(indexes: list[int], what: str = "the Ascend IR") -> str:
+    return f"graph(s) {indexes}: {what} cannot run on every rank (not every op converted, or no recorded run), so its collectives would not meet"
+
+
+def _check_user_passes(trace: Trace, recorder: RunRecorder, say: Progress) -> None:
+    """Each user pass (and the user's patterns) run before and after on the traced
+    inputs: a change in the results names the pass."""
+    runs = [(g, run) for g in trace.graphs for run in g.user_pass_runs]
+    if not runs:
+        return
+    from fxlab.capture.graph_check import check_user_passes
+
+    say("running the graph before and after each of the user's passes")
+    trace.user_pass_check = check_user_passes(runs, recorder)
 
 
 def _status(trace: Trace) -> str:
@@ -313,7 +440,7 @@ def _status(trace: Trace) -> str:
     everything) or a GE op type was assumed without its prototype; else ``ok``."""
     if any(g.error for g in trace.graphs) or any(g.ir_summary and g.ir_summary["partial"] for g in trace.graphs):
         return "partial"
-    checks = [check for check in (trace.check, trace.ir_check) if check is not None]
+    checks = [check for check in (trace.check, trace.ir_check, trace.aclgraph_check, trace.user_pass_check) if check is not None]
     if any(check.failed for check in checks):
         return "partial"
     if any(check.unverified for check in checks) or assumed_ge_types(trace):

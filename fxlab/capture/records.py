@@ -92,7 +92,7 @@ def classify(node: fx.Node, mutates: list[str]) -> str:
     if isinstance(target, torch._ops.HigherOrderOperator) and target.name() in _AUTO_FUNCTIONALIZED_NAMES:
         return KIND_AUTO_FUNCTIONALIZED
     name = _target_str(target)
-    if name.startswith("air.scope_"):
+    if name.startswith(("air.scope_", "npugraph_ex.scope_")):
         return KIND_SCOPE
     if not mutates:
         return ""

@@ -32,6 +32,7 @@ from fxlab.ir.dumps import new_dir_mode, write_atomic
 from fxlab.ir.json_values import dumps_strict, finite_json
 
 MANIFEST = "manifest.json"
+CAPTURE_CODE = "aclgraph_capture.py"  # the ACL graph capture module TorchAir generates
 CONVERSION_SUMMARY_CSV = "conversion_summary.csv"
 CONVERSION_SUMMARY_JSON = "conversion_summary.json"
 
@@ -246,6 +247,9 @@ def _write_graphs(trace: Trace, out: Path) -> list[Path]:
                 write_text_atomic(folder / f"{name}.py", stage.code)
                 write_text_atomic(folder / f"{name}.json", stage_json_text(stage))
                 written += [folder / f"{name}.py", folder / f"{name}.json"]
+            if graph.capture_code is not None:
+                write_text_atomic(folder / CAPTURE_CODE, graph.capture_code)
+                written.append(folder / CAPTURE_CODE)
             if graph.ir is not None:
                 written += _write_ir(graph, folder)
     except OSError as exc:
@@ -330,6 +334,8 @@ def _load_graph_files(out: Path, graph: dict[str, Any]) -> None:
         for name in graph["stages"]
         if _plain_name(name)
     }
+    code_file = folder / CAPTURE_CODE
+    graph["capture_code"] = code_file.read_text(encoding="utf-8") if code_file.is_file() else None
     ir_file = folder / "ascend_ir.json"
     graph["ir"] = json.loads(ir_file.read_text(encoding="utf-8")) if graph.pop("has_ascend_ir", False) and ir_file.exists() else None
 

@@ -5,9 +5,11 @@
 ``make_fx`` in fake mode, no functionalization, where the recorder cannot.
 ``functional``: what ``aot_module_simplified`` hands TorchAir's inference compiler, with
 TorchAir's choices (its decomposition table, ``keep_inference_input_mutations=True``).
-``reinplaced``: built from ``functional`` by :mod:`fxlab.passes.reinplace`.
 ``pre_ge``: ``functional`` after TorchAir's passes before conversion
-(:mod:`fxlab.passes.pre_ge`); the ``ascend_ir`` stage converts it.
+(:mod:`fxlab.passes.pre_ge`); the ``ascend_ir`` stage converts it (``max-autotune``).
+``aclgraph``: ``functional`` after TorchAir's aclgraph passes
+(:mod:`fxlab.passes.aclgraph.pipeline`): what ``reduce-overhead`` / ``npugraph_ex``
+capture.
 """
 
 from __future__ import annotations

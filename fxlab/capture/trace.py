@@ -1,7 +1,7 @@
 """The Trace: what fxlab recorded about one model, as plain data.
 
-trace -> graphs (one per Dynamo graph) -> stages (dynamo, aten, functional, reinplaced)
--> nodes (with provenance and mutation info). Everything here serializes to JSON and
+trace -> graphs (one per Dynamo graph) -> stages (dynamo, aten, functional, then pre_ge in
+GE graph mode or aclgraph in the ACL graph modes) -> nodes (with provenance and mutation info). Everything here serializes to JSON and
 loads back, so saved traces can be diffed later; the live ``GraphModule`` objects and
 the Ascend IR ride along on :class:`GraphTrace` but are not part of the JSON of a stage.
 No printing in this layer.
@@ -16,6 +16,8 @@ import torch.fx as fx
 
 from fxlab.ir.model import IrGraph
 from fxlab.passes.conversion_result import ConversionResult
+from fxlab.passes.pattern_fusion import UserPassRun
+from fxlab.passes.torchair_options import TorchAirOptions
 from fxlab.reports.conversion_summary import SummaryRow, summarize_conversion
 from fxlab.stage_names import FUNCTIONAL, PRE_GE
 
@@ -118,11 +120,22 @@ class GraphTrace:
     error: str | None = None
     # TorchAir's passes before conversion, in order: {"pass", "changed", "removed", "added"}.
     pre_ge_passes: list[dict[str, Any]] = field(default_factory=list)
+    # TorchAir's aclgraph passes (_optimize_fx, then optimize_graph_without_runtime), in order.
+    aclgraph_passes: list[dict[str, Any]] = field(default_factory=list)
+    # Users' register_replacement patterns and their matches (PatternReport.to_json()).
+    patterns: list[dict[str, Any]] = field(default_factory=list)
+    # With --converter torchair on the aclgraph path: whose graph the stage is, and how
+    # TorchAir's own passes' graph compares with fxlab's ({"same": bool, "differences": [...]}).
+    torchair_aclgraph: dict[str, Any] | None = None
+    # Streams, events and stream core limits on the aclgraph path (aclgraph_streams.GraphStreams).
+    streams: dict[str, Any] | None = None
+    capture_code: str | None = field(default=None, repr=False, compare=False)  # saved as aclgraph_capture.py
     # Live objects, not serialized with the stages.
     modules: dict[str, fx.GraphModule] = field(default_factory=dict, repr=False, compare=False)
     ir: IrGraph | None = field(default=None, repr=False, compare=False)
     conversion: ConversionResult | None = field(default=None, repr=False, compare=False)
     conversion_rows: list[SummaryRow] | None = field(default=None, repr=False, compare=False)  # see conversion_summary()
+    user_pass_runs: list[UserPassRun] = field(default_factory=list, repr=False, compare=False)
 
     def converted_module(self) -> fx.GraphModule | None:
         """The FX graph the Ascend IR was converted from: TorchAir's own after its passes
@@ -155,7 +168,9 @@ class CheckResult:
     skipped: str | None = None
     not_run: list[str] = field(default_factory=list)
     # Where the match holds only with the exact form of a GE op that approximates its
-    # ATen op (GE's Gelu is tanh-form): which ops, and GE's own difference.
+    # ATen op (GE's Gelu is tanh-form): which ops, and GE's own difference. For the
+    # aclgraph graph: in-place ops torch refuses on CPU (they read what they write), run
+    # as out-of-place + copy_.
     approximations: list[str] = field(default_factory=list)
     # Differences found in values the runtime never uses (an output aot_autograd re-makes
     # from a graph input): said, not counted.
@@ -167,7 +182,7 @@ class CheckResult:
             return f"not run: {self.skipped}"
         also = f"; not run: {'; '.join(self.not_run)}" if self.not_run else ""
         if self.ok:
-            approx = f", except GE's known approximations: {'; '.join(self.approximations)}" if self.approximations else ""
+            approx = f", except: {'; '.join(self.approximations)}" if self.approximations else ""
             return f"match ({self.compared} tensors, max |diff| {self.max_abs_diff:.3g}){approx}{also}"
         return "MISMATCH: " + "; ".join(self.mismatches) + also
 
@@ -212,6 +227,11 @@ class Trace:
     ir_check: CheckResult | None = None
     status: str = "ok"  # ok | unverified | partial | failed (see STATUSES)
     notes: list[str] = field(default_factory=list)
+    mode: str = "max-autotune"  # TorchAir's config.mode the trace followed
+    options_set: list[str] = field(default_factory=list)  # "option=value (where)" the user set
+    aclgraph_check: CheckResult | None = None  # the aclgraph graph on CPU vs the compiled run
+    user_pass_check: CheckResult | None = None  # each user pass's graph before vs after
+    options: TorchAirOptions | None = field(default=None, repr=False, compare=False)  # the options followed (live)
 
     def to_json(self, with_stages: bool = True) -> dict[str, Any]:
         return {
@@ -224,6 +244,10 @@ class Trace:
             "notes": list(self.notes),
             "check": _check_to_json(self.check),
             "ir_check": _check_to_json(self.ir_check),
+            "mode": self.mode,
+            "options_set": list(self.options_set),
+            "aclgraph_check": _check_to_json(self.aclgraph_check),
+            "user_pass_check": _check_to_json(self.user_pass_check),
             "graphs": [graph_to_json(g, with_stages) for g in self.graphs],
         }
 
@@ -239,6 +263,10 @@ class Trace:
             notes=list(data.get("notes", [])),
             check=CheckResult(**data["check"]) if data.get("check") else None,
             ir_check=CheckResult(**data["ir_check"]) if data.get("ir_check") else None,
+            mode=data.get("mode", "max-autotune"),
+            options_set=list(data.get("options_set", [])),
+            aclgraph_check=CheckResult(**data["aclgraph_check"]) if data.get("aclgraph_check") else None,
+            user_pass_check=CheckResult(**data["user_pass_check"]) if data.get("user_pass_check") else None,
             graphs=[graph_from_json(g) for g in data.get("graphs", [])],
         )
 
@@ -252,6 +280,10 @@ def graph_to_json(graph: GraphTrace, with_stages: bool = True) -> dict[str, Any]
         "ir_summary": graph.ir_summary,
         "error": graph.error,
         "pre_ge_passes": list(graph.pre_ge_passes),
+        "aclgraph_passes": list(graph.aclgraph_passes),
+        "patterns": list(graph.patterns),
+        "torchair_aclgraph": graph.torchair_aclgraph,
+        "streams": graph.streams,
         "stages": {name: stage_to_json(stage) for name, stage in graph.stages.items()} if with_stages else sorted(graph.stages),
         "ir": (graph.ir.to_json() if with_stages else True) if graph.ir is not None else None,
     }
@@ -266,6 +298,11 @@ def graph_from_json(data: dict[str, Any]) -> GraphTrace:
         ir_summary=data.get("ir_summary"),
         error=data.get("error"),
         pre_ge_passes=list(data.get("pre_ge_passes", [])),
+        aclgraph_passes=list(data.get("aclgraph_passes", [])),
+        patterns=list(data.get("patterns", [])),
+        torchair_aclgraph=data.get("torchair_aclgraph"),
+        streams=data.get("streams"),
+        capture_code=data.get("capture_code"),
         stages={name: stage_from_json(s) for name, s in data.get("stages", {}).items()},
     )
     if data.get("ir"):

@@ -6,17 +6,27 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from fxlab.cli import console
 from fxlab.errors import FxlabError
 
+if TYPE_CHECKING:  # the capture package is imported only when a command captures
+    from fxlab.capture.pipeline import Converter, TorchAirCode
+
 ModelArg = typer.Argument(..., help="Python file defining `model` + `example_inputs`, or `get_model_and_inputs()`.", show_default=False)
 EntryOpt = typer.Option(None, "--entry", help="Name of a function in the model file returning (model, inputs).")
 PluginOpt = typer.Option(
-    None, "--plugin", help="Python file imported before the model (custom-op registrations, Meta functions, converters). Repeatable."
+    None,
+    "--plugin",
+    help="Python file imported before the model (custom-op registrations, Meta functions, converters, register_replacement patterns). Repeatable.",
+)
+ModeOpt = typer.Option(
+    None,
+    "--mode",
+    help="TorchAir's mode: max-autotune (GE graph: pre_ge, ascend_ir), reduce-overhead (aclgraph: TorchAir's capture path) or npugraph_ex (torch_npu's standalone aclgraph backend). Default: the model file's compiler_config, else max-autotune.",
 )
 
 
@@ -41,8 +51,10 @@ def capture_model(
     plugins: Sequence[Path] | None,
     stages: Sequence[str],
     verify: bool | None = None,
-    converter: Callable[..., Any] | None = None,
+    converter: Converter | TorchAirCode | None = None,
     convert_refused: bool = False,
+    mode: str | None = None,
+    soc: str | None = None,
     *,
     ranks: Any = None,
     after_load: Callable[[], None] | None = None,
@@ -70,6 +82,8 @@ def capture_model(
                 verify=verify,
                 converter=converter,
                 convert_refused=convert_refused,
+                mode=mode,
+                soc=soc,
                 ranks=ranks,
             )
     except SystemExit as exc:  # only the user's code exits while fxlab runs it
@@ -81,9 +95,16 @@ def capture_model(
     return loaded, trace
 
 
-def parse_stages(value: str | None) -> tuple[str, ...]:
+def parse_stages(value: str | None, mode: str | None = None) -> tuple[str, ...]:
+    """The ``--stages`` asked for (every stage by default); with ``--mode``, checked
+    against that mode's stages now, before anything is captured or written."""
     from fxlab.capture import ALL_STAGES, validate_stages
+    from fxlab.capture.torchair_config import check_mode
 
+    check_mode(mode)
     if not value or value == "all":
         return tuple(ALL_STAGES)
-    return validate_stages([s.strip() for s in value.split(",") if s.strip()])
+    wanted = validate_stages([s.strip() for s in value.split(",") if s.strip()])
+    if mode is not None:
+        validate_stages(wanted, mode)
+    return wanted

@@ -1,14 +1,18 @@
 """Which conversion builds the ``ascend_ir`` stage: fxlab's built-in converters, or
-TorchAir's own code (its session held open for the whole capture, its load report said)."""
+TorchAir's own code (its session held open for the whole capture, its load report said),
+which also gives the aclgraph path's graph from TorchAir's (or npugraph_ex's) own passes."""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import torch.fx as fx
+
 from fxlab.cli import console
+from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions
 
 
 def check_converter(name: str) -> str:
@@ -20,16 +24,22 @@ def check_converter(name: str) -> str:
 
 
 @contextlib.contextmanager
-def ascend_ir_converter(name: str, torchair_path: Path | None, soc: str = "Ascend910B2") -> Iterator[Callable[..., Any] | None]:
-    """``None`` for fxlab's built-in conversion; for ``torchair``, TorchAir's own
-    conversion with its session held open for the whole capture."""
+def ascend_ir_converter(
+    name: str, torchair_path: Path | None, soc: str = "Ascend910B2", mode: str | None = None
+) -> Iterator[TorchAirSide | None]:
+    """``None`` for fxlab's built-in conversion; for ``torchair``, TorchAir's own code
+    (:class:`TorchAirSide`: its GE conversion, and its aclgraph passes) with its session
+    held open for the whole capture."""
     if check_converter(name) == "builtin":
         yield None
         return
-    from fxlab.compat.bridge import open_torchair, run_torchair_conversion
+    from fxlab.compat.aclgraph_bridge import observe_user_registrations
+    from fxlab.compat.bridge import open_torchair
     from fxlab.compat.torchair_loader import condensed_failures
 
-    with open_torchair(torchair_path) as torchair:
+    with open_torchair(torchair_path) as torchair, _npugraph_ex(torchair, mode) as npugraph_ex:
+        if not torchair.report.real:
+            observe_user_registrations(torchair.package)
         report = torchair.report
         console.note(f"TorchAir ({report.version.describe()}) loaded, {report.converters} converters: {report.native_note}")
         if report.version.matches(report.torch_version) is False:
@@ -37,7 +47,64 @@ def ascend_ir_converter(name: str, torchair_path: Path | None, soc: str = "Ascen
         for line in condensed_failures(report.module_failures + report.registration_failures):
             console.warn(line)
         loaded_before = len(report.module_failures)
-        yield lambda gm, graph_name: run_torchair_conversion(gm, graph_name, torchair, soc=soc)
+        yield TorchAirSide(torchair, soc, npugraph_ex)
         # TorchAir imports some converter modules only when it first converts.
         for line in condensed_failures(report.module_failures[loaded_before:]):
             console.warn(line)
+
+
+@contextlib.contextmanager
+def _npugraph_ex(torchair: Any, mode: str | None) -> Iterator[LazyNpugraphEx | None]:
+    """npugraph_ex's sources beside TorchAir's, for ``--mode npugraph_ex``: loaded when the
+    first graph needs them, after the model file ran (it keeps fxlab's stand-in, whose
+    scopes run eagerly on CPU, and its patterns are registered with the real package)."""
+    if mode != NPUGRAPH_EX:
+        yield None
+        return
+    with contextlib.ExitStack() as stack:
+        yield LazyNpugraphEx(torchair, stack)
+
+
+class LazyNpugraphEx:
+    """npugraph_ex's package, loaded on first use and held until the capture ends."""
+
+    def __init__(self, torchair: Any, stack: contextlib.ExitStack) -> None:
+        self.torchair, self.stack = torchair, stack
+        self.package: Any = None
+
+    def get(self) -> Any:
+        if self.package is None:
+            from fxlab.compat.npugraph_ex_loader import locate_npugraph_ex, npugraph_ex_session
+
+            where = locate_npugraph_ex(self.torchair.report.path)
+            self.package = self.stack.enter_context(npugraph_ex_session(where))
+            console.note(f"npugraph_ex loaded from {where}")
+        return self.package
+
+
+class TorchAirSide:
+    """TorchAir's own code for the capture (:class:`fxlab.capture.pipeline.TorchAirCode`):
+    ``convert`` builds a graph's GE graph, ``aclgraph`` runs its aclgraph passes."""
+
+    def __init__(self, torchair: Any, soc: str, npugraph_ex: LazyNpugraphEx | None = None) -> None:
+        self.torchair, self.soc, self.npugraph_ex = torchair, soc, npugraph_ex
+
+    def convert(self, gm: fx.GraphModule, name: str, options: TorchAirOptions) -> Any:
+        from fxlab.compat.aclgraph_bridge import register_patterns, torchair_config
+        from fxlab.compat.bridge import run_torchair_conversion
+
+        register_patterns(self.torchair.package, options)
+        config = torchair_config(self.torchair.package, options, flat=False)
+        return run_torchair_conversion(gm, name, self.torchair, config=config, soc=self.soc)
+
+    def aclgraph(self, gm: fx.GraphModule, index: int, options: TorchAirOptions) -> Any:
+        from fxlab.compat.aclgraph_bridge import run_torchair_aclgraph
+
+        if options.mode == NPUGRAPH_EX and self.npugraph_ex is None:
+            from fxlab.errors import UsageError
+
+            raise UsageError(
+                "the model file's config asks for npugraph_ex: pass --mode npugraph_ex with --converter torchair, so its sources are loaded."
+            )
+        package = self.npugraph_ex.get() if self.npugraph_ex is not None and options.mode == NPUGRAPH_EX else None
+        return run_torchair_aclgraph(gm, index, self.torchair, options, package, self.soc)

@@ -11,11 +11,11 @@ from typing import Any
 import typer
 
 from fxlab.cli import console
-from fxlab.cli.common import EntryOpt, PluginOpt, capture_model
+from fxlab.cli.common import EntryOpt, ModeOpt, PluginOpt, capture_model
 from fxlab.cli.app import app
 from fxlab.errors import FxlabError, UsageError
 from fxlab.ir.json_values import dumps_strict
-from fxlab.stage_names import ASCEND_IR, ATEN, FUNCTIONAL, FX_STAGES
+from fxlab.stage_names import ACLGRAPH, ASCEND_IR, ATEN, FUNCTIONAL, FX_STAGES, PRE_GE
 
 IR_STAGES = (ASCEND_IR, f"{ASCEND_IR}:torchair")
 TORCHAIR_STAGE = "ascend_ir:torchair"
@@ -26,13 +26,14 @@ TORCHAIR_STAGE = "ascend_ir:torchair"
     help=(
         "Diff two stages of MODEL.py node by node, grouped by source line: what functionalization "
         "did to in-place ops (add_ -> add + copy_ epilogue, a custom in-place op -> "
-        "auto_functionalized_v2 + getitems), what re-inplacing put back, which nodes were added or "
+        "auto_functionalized_v2 + getitems), what TorchAir's passes did (pre_ge in max-autotune mode, "
+        "aclgraph in reduce-overhead / npugraph_ex mode: what re-inplacing put back), which nodes were added or "
         "removed. Or diff fxlab's Ascend IR with TorchAir's own conversion op by op, or two saved "
         "traces (every stage both recorded; source files compared relative to the model file, so "
         "two checkouts of one model diff clean). Exit code as diff(1): 0 no differences, 1 differences, 2 trouble.\n\n"
         "Examples:\n\n"
         "  fxlab diff examples/inplace_ops.py --before-functionalize\n\n"
-        "  fxlab diff examples/my_inplace.py --from functional --to reinplaced\n\n"
+        "  fxlab diff examples/my_inplace.py --from functional --to aclgraph\n\n"
         "  fxlab diff examples/llama_decoder.py --from ascend_ir --to ascend_ir:torchair --torchair-path DIR\n\n"
         "  fxlab diff run_a/ run_b/ --json"
     ),
@@ -58,15 +59,16 @@ def diff_command(
     entry: str | None = EntryOpt,
     graph: int | None = typer.Option(None, "--graph", help="Diff only Dynamo graph K (default: every graph)."),
     as_json: bool = typer.Option(False, "--json", help="Print the diff as JSON."),
+    mode: str | None = ModeOpt,
 ) -> None:
     if len(paths) == 2:
-        _reject_model_options(before_functionalize, from_stage, to_stage, torchair_path, plugin, entry)
+        _reject_model_options(before_functionalize, from_stage, to_stage, torchair_path, plugin, entry, mode)
         diff = _saved_traces_diff(paths[0], paths[1], graph)
     elif len(paths) == 1:
         if paths[0].is_dir():
             raise UsageError(f"{paths[0]} is a directory: give a model file, or two saved trace directories to diff them with each other.")
         left, right = stage_pair(before_functionalize, from_stage, to_stage, torchair_path)
-        diff = _model_diff(paths[0], left, right, plugin, entry, graph, torchair_path)
+        diff = _model_diff(paths[0], left, right, plugin, entry, graph, torchair_path, mode_for(left, right, mode))
     else:
         raise UsageError(f"fxlab diff takes one model file or two saved trace directories, not {len(paths)} paths.")
     _render(diff, as_json)
@@ -97,16 +99,47 @@ def stage_pair(before_functionalize: bool, left: str | None, right: str | None, 
     return left, right
 
 
+def mode_for(left: str, right: str, mode: str | None) -> str | None:
+    """The mode a pair of stages needs: ``pre_ge`` and the Ascend IR are the GE graph's
+    (max-autotune), ``aclgraph`` the aclgraph path's (reduce-overhead unless --mode
+    npugraph_ex); other stages follow --mode or the model file."""
+    from fxlab.capture.torchair_config import check_mode
+
+    check_mode(mode)
+    ge = [s for s in (left, right) if s == PRE_GE or s in IR_STAGES]
+    acl = [s for s in (left, right) if s == ACLGRAPH]
+    if ge and acl:
+        raise UsageError(
+            f"{ge[0]} (max-autotune) and aclgraph (reduce-overhead) come from different modes; diff each with a stage of its own mode."
+        )
+    if acl and mode in (None, "max-autotune"):
+        if mode == "max-autotune":
+            raise UsageError("aclgraph is the stage of --mode reduce-overhead or npugraph_ex, not max-autotune.")
+        return "reduce-overhead"
+    if ge and mode not in (None, "max-autotune"):
+        raise UsageError(f"{ge[0]} is a stage of max-autotune mode, not {mode}.")
+    return "max-autotune" if ge else mode
+
+
 def _reject_model_options(*values: Any) -> None:
     if any(values):
         raise UsageError(
             "two saved traces are diffed stage by stage as they were recorded: --before-functionalize, "
-            "--from, --to, --torchair-path, --plugin and --entry apply to a model file only."
+            "--from, --to, --torchair-path, --plugin, --entry and --mode apply to a model file only."
         )
 
 
 # -- a model ----------------------------------------------------------------------------------
-def _model_diff(model: Path, left: str, right: str, plugins: Any, entry: str | None, graph: int | None, torchair_path: Path | None) -> Any:
+def _model_diff(
+    model: Path,
+    left: str,
+    right: str,
+    plugins: Any,
+    entry: str | None,
+    graph: int | None,
+    torchair_path: Path | None,
+    mode: str | None = None,
+) -> Any:
     from fxlab.diff.trace_diff import TraceDiff, diff_graph, select_graphs
 
     torchair_dir = _find_torchair(torchair_path) if TORCHAIR_STAGE in (left, right) else None
@@ -115,7 +148,7 @@ def _model_diff(model: Path, left: str, right: str, plugins: Any, entry: str | N
     # session defines torch_npu's operators, and the captured graph's npu ops must still be
     # defined when TorchAir converts it.
     with _torchair_session(torchair_dir) as torchair:
-        _, trace = capture_model(model, entry, plugins, stages, verify=False)
+        _, trace = capture_model(model, entry, plugins, stages, verify=False, mode=mode)
         indices = select_graphs(len(trace.graphs), graph)
         diff = TraceDiff(left, right, notes=[f"graph {g.index}: {g.error}" for g in trace.graphs if g.error and g.index in indices])
         if left in IR_STAGES:

@@ -8,10 +8,11 @@ from typing import Any
 import typer
 
 from fxlab.cli import console
-from fxlab.cli.common import EntryOpt, ModelArg, PluginOpt, capture_model
+from fxlab.cli.common import EntryOpt, ModeOpt, ModelArg, PluginOpt, capture_model
 from fxlab.cli.app import app
 from fxlab.ir.json_values import dumps_strict
-from fxlab.stage_names import ASCEND_IR, DYNAMO, FUNCTIONAL
+from fxlab.passes.torchair_options import MAX_AUTOTUNE
+from fxlab.stage_names import ACLGRAPH, ASCEND_IR, DYNAMO, FUNCTIONAL
 
 
 @app.command(
@@ -21,9 +22,12 @@ from fxlab.stage_names import ASCEND_IR, DYNAMO, FUNCTIONAL
         "(torchair.scope.limit_core_num, ge_config.aicore_num) of MODEL.py: which GE ops each "
         "scope covers, its options parsed and checked, where and why a scope splits into several "
         "SuperKernels, which core limit each op runs with and whether it fits the SoC, and "
-        "problems such as a graph break inside a scope. Exit code 1 when it finds errors.\n\n"
+        "problems such as a graph break inside a scope. With --mode reduce-overhead (or npugraph_ex), "
+        "the streams, events and stream core limits as TorchAir's aclgraph path applies them, and ops that may run "
+        "at once on different streams asking for more cores than the SoC has. Exit code 1 when it finds errors.\n\n"
         "Examples:\n\n"
         "  fxlab scopes examples/superkernel_scopes.py --soc Ascend910B1\n\n"
+        "  fxlab scopes examples/multi_stream.py --mode reduce-overhead\n\n"
         "  fxlab scopes model.py --soc-ini $ASCEND_HOME_PATH/<arch>-linux/data/platform_config/Ascend910B2.ini --aicore-num 20|40 --json"
     ),
 )
@@ -41,6 +45,7 @@ def scopes_command(
     as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
     plugin: list[Path] | None = PluginOpt,
     entry: str | None = EntryOpt,
+    mode: str | None = ModeOpt,
 ) -> None:
     import fxlab.passes.annotate_scopes  # noqa: F401 - registers the annotation with the capture
     from fxlab.reports.scope_report import report_for_trace
@@ -48,7 +53,10 @@ def scopes_command(
     soc_info = _soc(soc, soc_ini)
     if aicore_num is not None:
         _parse_global(aicore_num, "--aicore-num")  # fail before the (slow) capture
-    loaded, trace = capture_model(model, entry, plugin, (DYNAMO, FUNCTIONAL, ASCEND_IR), verify=False)
+    loaded, trace = capture_model(model, entry, plugin, _stages(mode), verify=False, mode=mode, soc=soc_info.name if soc_info else None)
+    if trace.mode != MAX_AUTOTUNE:
+        _aclgraph_report(trace, as_json)
+        return
     report = report_for_trace(trace, soc_info, _global_limit(aicore_num, loaded))
     if as_json:
         console.out().print_json(dumps_strict(report.to_json()))
@@ -57,6 +65,29 @@ def scopes_command(
 
         console.out().print(render_scope_report(report))
     raise typer.Exit(1 if report.has_errors else 0)
+
+
+def _stages(mode: str | None) -> tuple[str, ...]:
+    """The stages the report reads: the GE graph's, or the aclgraph path's; without
+    --mode, every stage of the mode the model file's config picks."""
+    from fxlab.capture import ALL_STAGES
+    from fxlab.capture.torchair_config import check_mode
+
+    if check_mode(mode) is None:
+        return tuple(ALL_STAGES)
+    return (DYNAMO, FUNCTIONAL, ASCEND_IR) if mode == MAX_AUTOTUNE else (DYNAMO, FUNCTIONAL, ACLGRAPH)
+
+
+def _aclgraph_report(trace: Any, as_json: bool) -> None:
+    """Streams, events and stream core limits of each graph (the aclgraph path has no
+    GE ops, so SuperKernel scopes and op-level core attrs do not apply)."""
+    if as_json:
+        console.out().print_json(dumps_strict({"mode": trace.mode, "graphs": [g.streams or {"index": g.index} for g in trace.graphs]}))
+        raise typer.Exit(0)
+    from fxlab.viz.pass_views import aclgraph_scopes_view
+
+    console.out().print(aclgraph_scopes_view(trace))
+    raise typer.Exit(0)
 
 
 def _soc(name: str | None, ini: Path | None) -> Any:

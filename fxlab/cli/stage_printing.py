@@ -1,15 +1,18 @@
-"""Printing a trace's views: every stage of every graph, the Ascend IR and the conversion
-table, then the summary (``fxlab trace``, and each rank of ``fxlab trace --nproc``)."""
+"""Printing a trace's views: every stage of every graph (with the passes that made it and
+the user's patterns), the Ascend IR and the conversion table, then the summary (``fxlab
+trace``, and each rank of ``fxlab trace --nproc``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from fxlab.cli import console
-from fxlab.stage_names import PRE_GE
+from fxlab.stage_names import ACLGRAPH, PRE_GE
 
 
 def print_views(trace: Any, trace_views: Any, summary_only: bool, out: Any = None, with_summary: bool = True) -> None:
+    from fxlab.viz.pass_views import passes_of, passes_view, patterns_view, torchair_aclgraph_line
+
     out = out or console.out()
     # Every view lays its lines out within the console's width (panels and tables do), so
     # rich's cropping of each printed line would change nothing; it costs a third of the
@@ -18,8 +21,13 @@ def print_views(trace: Any, trace_views: Any, summary_only: bool, out: Any = Non
         for graph in trace.graphs:
             for stage in graph.stages.values():
                 out.print(trace_views.stage_view(graph, stage), crop=False)
-                if stage.name == PRE_GE and graph.pre_ge_passes:
-                    out.print(trace_views.pre_ge_passes_view(graph), crop=False)
+                if passes_of(graph, stage.name):
+                    out.print(passes_view(graph, stage.name), crop=False)
+                if stage.name in (PRE_GE, ACLGRAPH) and graph.patterns:
+                    out.print(patterns_view(graph), crop=False)
+                line = torchair_aclgraph_line(graph) if stage.name == ACLGRAPH else None
+                if line is not None:
+                    out.print(line, crop=False)
             if graph.ir is not None:
                 out.print(trace_views.ir_view(graph), crop=False)
                 out.print(trace_views.conversion_view(graph), crop=False)

@@ -8,7 +8,7 @@ from typing import Any
 import typer
 
 from fxlab.cli import console
-from fxlab.cli.common import EntryOpt, ModelArg, PluginOpt, capture_model, parse_stages
+from fxlab.cli.common import EntryOpt, ModeOpt, ModelArg, PluginOpt, capture_model, parse_stages
 from fxlab.cli.converter_choice import ascend_ir_converter, check_converter
 from fxlab.cli.stage_printing import print_views
 from fxlab.cli.app import app
@@ -19,12 +19,15 @@ from fxlab.ir.json_values import dumps_strict
     "trace",
     help=(
         "Capture MODEL.py under torch.compile and show, for every graph Dynamo captures, each "
-        "stage on the way to the Ascend IR: dynamo, aten (before functionalization), functional, "
-        "reinplaced, pre_ge (after TorchAir's own passes), ascend_ir. In-place ops, copy_ epilogues and auto_functionalized nodes are "
+        "stage TorchAir takes it through: dynamo, aten (before functionalization), functional, then "
+        "pre_ge (after TorchAir's own passes) and ascend_ir (the GE graph) in max-autotune mode, or "
+        "aclgraph (after TorchAir's aclgraph passes, with the capture code it generates) in reduce-overhead "
+        "and npugraph_ex mode; every pass is listed with what it changed. In-place ops, copy_ epilogues and auto_functionalized nodes are "
         "highlighted; every GE op is traced back to its FX node and source line. The compiled run "
-        "and the Ascend IR (run on CPU) are checked against eager.\n\n"
+        "and the Ascend IR (or the aclgraph graph), run on CPU, are checked against eager.\n\n"
         "Examples:\n\n"
         "  fxlab trace examples/inplace_ops.py\n\n"
+        "  fxlab trace examples/inplace_ops.py --mode reduce-overhead\n\n"
         "  fxlab trace examples/llama_decoder.py --stages functional,ascend_ir --out trace_dir\n\n"
         "  fxlab trace model.py --plugin my_op_plugin.py --json"
     ),
@@ -32,10 +35,15 @@ from fxlab.ir.json_values import dumps_strict
 def trace_command(
     model: Path = ModelArg,
     stages: str | None = typer.Option(
-        None, "--stages", help="Comma-separated stages to record and show (default: all): dynamo,aten,functional,reinplaced,ascend_ir."
+        None,
+        "--stages",
+        help="Comma-separated stages to record and show (default: all of the mode's): dynamo,aten,functional,pre_ge,ascend_ir (max-autotune) or dynamo,aten,functional,aclgraph (reduce-overhead, npugraph_ex).",
     ),
+    mode: str | None = ModeOpt,
     out: Path | None = typer.Option(
-        None, "--out", help="Directory to save the trace in (manifest.json, graph_<k>/<stage>.py|.json, ascend_ir.pb|.pbtxt|.py|.json)."
+        None,
+        "--out",
+        help="Directory to save the trace in (manifest.json, graph_<k>/<stage>.py|.json, ascend_ir.pb|.pbtxt|.py|.json, aclgraph_capture.py).",
     ),
     plugin: list[Path] | None = PluginOpt,
     entry: str | None = EntryOpt,
@@ -43,7 +51,7 @@ def trace_command(
     verify: bool | None = typer.Option(
         None,
         "--verify/--no-verify",
-        help="Run the Ascend IR on CPU and compare with the compiled run (default: on, for every graph).",
+        help="Run the Ascend IR (or the aclgraph graph) on CPU and compare with the compiled run (default: on, for every graph).",
     ),
     strict: bool = typer.Option(
         False, "--strict", help="Exit 1 when the trace is unverified (a check could not run), not only when it is partial."
@@ -83,7 +91,7 @@ def trace_command(
     soc: str = typer.Option(
         "Ascend910B2",
         "--soc",
-        help="The SoC the stand-in NPU machine reports to TorchAir's converters for --converter torchair (some converters branch on it; default: Ascend910B2, an Atlas A2 part).",
+        help="The SoC stood in: what the NPU machine reports to TorchAir's converters for --converter torchair (some converters branch on it), and whose core counts the aclgraph path's concurrent stream core demands are checked against (default: Ascend910B2, an Atlas A2 part).",
     ),
     nproc: int | None = typer.Option(
         None,
@@ -97,7 +105,7 @@ def trace_command(
 ) -> None:
     from fxlab.viz import trace_views
 
-    wanted = parse_stages(stages)
+    wanted = parse_stages(stages, mode)
     check_converter(converter)  # bad options fail before --out is touched
     if graphviz is not None:
         from fxlab.cli.graphviz import check_format
@@ -119,9 +127,12 @@ def trace_command(
             timeout,
             summary_only,
             html is not None,
+            mode,
         )
         raise typer.Exit(trace_ranks.trace_ranks(request, nproc, out, html, as_json, graphviz))
-    trace = _capture_and_save(model, entry, plugin, wanted, verify, converter, torchair_path, out, soc=soc, convert_refused=convert_refused)
+    trace = _capture_and_save(
+        model, entry, plugin, wanted, verify, converter, torchair_path, out, soc=soc, convert_refused=convert_refused, mode=mode
+    )
     _write_extras(trace, graphviz, html, out, picture_options(expand, focus, depth))  # after the trace is saved
     if as_json:
         console.out().print_json(dumps_strict(trace_views.json_summary(trace, str(out) if out else None)))
@@ -156,6 +167,7 @@ def _capture_and_save(
     *,
     soc: str,
     convert_refused: bool,
+    mode: str | None = None,
 ) -> Any:
     """Capture, and with ``--out`` save the trace beside the folder and move it in whole:
     a run that fails or is interrupted leaves the trace already there as it was."""
@@ -163,8 +175,10 @@ def _capture_and_save(
 
     staged = StagedTrace(out) if out is not None else None
     try:
-        with ascend_ir_converter(converter, torchair_path, soc) as convert:
-            _, trace = capture_model(model, entry, plugin, wanted, verify=verify, converter=convert, convert_refused=convert_refused)
+        with ascend_ir_converter(converter, torchair_path, soc, mode) as convert:
+            _, trace = capture_model(
+                model, entry, plugin, wanted, verify=verify, converter=convert, convert_refused=convert_refused, mode=mode, soc=soc
+            )
         if staged is not None:
             save_trace(trace, staged.folder)
             staged.publish()

@@ -50,6 +50,7 @@ class RankRequest:
     timeout: float
     summary_only: bool
     html: bool
+    mode: str | None = None  # TorchAir's mode (--mode)
     out_folder: Path | None = None  # where the ranks' folders go (the staged --out)
     width: int | None = None
     color_system: Any = None  # rich's colour system name
@@ -107,7 +108,10 @@ def trace_one_rank(
     agreement = RankAgreement(default_store, env.rank, env.world_size, request.timeout, reporter.phase)
     group_notes: list[str] = []
     with default_group(request.model, request.timeout, group_notes):
-        with ascend_ir_converter(request.converter, request.torchair_path, request.soc) as convert, _cross_rank_errors_first():
+        with (
+            ascend_ir_converter(request.converter, request.torchair_path, request.soc, request.mode) as convert,
+            _cross_rank_errors_first(),
+        ):
             _, trace = capture_model(
                 request.model,
                 request.entry,
@@ -116,6 +120,8 @@ def trace_one_rank(
                 verify=request.verify,
                 converter=convert,
                 convert_refused=request.convert_refused,
+                mode=request.mode,
+                soc=request.soc,
                 ranks=agreement.hooks(),
                 after_load=lambda: ensure_group(request.timeout),
                 progress=reporter.phase,
@@ -174,6 +180,7 @@ def _rank_result(trace: Any, request: RankRequest, rank: int, calls: list[Any], 
         "ge_ops": sum(len(g.ir.ops) for g in trace.graphs if g.ir is not None),
         "check": trace.check.verdict if trace.check else None,
         "ir_check": trace.ir_check.verdict if trace.ir_check else None,
+        "aclgraph_check": trace.aclgraph_check.verdict if trace.aclgraph_check else None,
         "structure": structure_key(trace),
         "exact": exact_key(trace),
         "html": html,

@@ -72,12 +72,45 @@ class CompilerConfig(OptionSection):
         self.ge_config.aicore_num = None
 
 
-class NpuBackend:
-    """What ``torchair.get_npu_backend()`` returns here: a ``torch.compile`` backend."""
+# npugraph_ex's flat CompilerConfig: its options and their defaults.
+NPUGRAPH_EX_DEFAULTS: dict[str, Any] = {
+    "mode": "npugraph_ex",
+    "force_eager": False,
+    "remove_noop_ops": True,
+    "remove_cat_ops": True,
+    "inplace_pass": True,
+    "input_inplace_pass": True,
+    "pattern_fusion_pass": True,
+    "post_grad_custom_pre_pass": None,
+    "post_grad_custom_post_pass": None,
+    "static_kernel_compile": False,
+    "clone_input": True,
+    "clone_output": False,
+    "capture_limit": 64,
+    "frozen_parameter": False,
+}
 
-    def __init__(self, compiler_config: CompilerConfig | None = None, custom_decompositions: dict[Any, Any] | None = None) -> None:
+
+class NpugraphExConfig(OptionSection):
+    """Stand-in for ``npugraph_ex.CompilerConfig`` (flat: ``config.inplace_pass``)."""
+
+    def __init__(self) -> None:
+        super().__init__("config", **NPUGRAPH_EX_DEFAULTS)
+
+
+NpugraphExConfig.__name__ = NpugraphExConfig.__qualname__ = "CompilerConfig"
+
+
+class NpuBackend:
+    """What ``torchair.get_npu_backend()`` returns here: a ``torch.compile`` backend. The
+    config it is given drives fxlab's stages, as it drives TorchAir's."""
+
+    def __init__(self, compiler_config: Any = None, custom_decompositions: dict[Any, Any] | None = None) -> None:
+        from fxlab.passes.torchair_options import observe_backend_config
+
         self.compiler_config = compiler_config if compiler_config is not None else CompilerConfig()
         self.custom_decompositions = dict(custom_decompositions or {})
+        observe_backend_config(compiler_config)
 
     def __call__(self, gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
         from fxlab.capture.stages import functional_stage, torchair_decompositions
@@ -87,8 +120,62 @@ class NpuBackend:
         return compiled
 
 
-def get_npu_backend(*, compiler_config: CompilerConfig | None = None, custom_decompositions: dict[Any, Any] | None = None) -> NpuBackend:
+def get_npu_backend(*, compiler_config: Any = None, custom_decompositions: dict[Any, Any] | None = None) -> NpuBackend:
     return NpuBackend(compiler_config, custom_decompositions)
+
+
+def _replacement_registrar(registrar: str, doc: str) -> Callable[..., None]:
+    """A ``register_replacement`` with TorchAir's signature, registering into fxlab's
+    pattern fusion pass under ``registrar``'s name."""
+
+    def register_replacement(
+        search_fn: Callable[..., Any],
+        replace_fn: Callable[..., Any],
+        example_inputs: Sequence[Any],
+        trace_fn: Callable[..., Any] | None = None,
+        extra_check: Callable[[Any], bool] | None = None,
+        search_fn_pattern: Any = None,
+        scalar_workaround: Any = None,
+        skip_duplicates: bool = False,
+    ) -> None:
+        _register(
+            registrar, search_fn, replace_fn, example_inputs, trace_fn, extra_check, search_fn_pattern, scalar_workaround, skip_duplicates
+        )
+
+    register_replacement.__doc__ = doc
+    return register_replacement
+
+
+def _register(registrar: str, search_fn: Any, replace_fn: Any, example_inputs: Sequence[Any], *rest: Any) -> None:
+    from fxlab.passes.pattern_fusion import RegisteredPattern, caller_location, register_pattern
+
+    trace_fn, extra_check, search_fn_pattern, scalar_workaround, skip_duplicates = rest
+    if not callable(search_fn) or not callable(replace_fn):
+        raise TypeError(f"{registrar}: search_fn and replace_fn must be functions")
+    register_pattern(
+        RegisteredPattern(
+            search_fn,
+            replace_fn,
+            tuple(example_inputs),
+            trace_fn,
+            extra_check,
+            search_fn_pattern,
+            scalar_workaround,
+            bool(skip_duplicates),
+            registrar,
+            caller_location(3),
+        )
+    )
+
+
+register_replacement = _replacement_registrar(
+    "torchair.register_replacement",
+    "``torchair.register_replacement``: the pattern runs in fxlab's pattern fusion pass "
+    "(and, with ``--converter torchair``, is registered with TorchAir's own).",
+)
+register_npugraph_ex_replacement = _replacement_registrar(
+    "npugraph_ex.register_replacement", "``npugraph_ex.register_replacement``: as ``torchair.register_replacement``."
+)
 
 
 def get_compiler(compiler_config: CompilerConfig | None = None) -> Callable[[fx.GraphModule, Sequence[Any]], Callable[..., Any]]:

@@ -29,6 +29,10 @@ ANNOUNCEMENTS = {
         "ge.custom_op, ge.attr, scope, CompilerConfig, get_npu_backend; converters build fxlab's Ascend IR, "
         "no Graph Engine runs)"
     ),
+    "npugraph_ex": (
+        "npugraph_ex not found: using fxlab's stand-in (CompilerConfig, get_npu_backend, register_replacement, "
+        "scope.limit_core_num / deterministic; the config drives the aclgraph stage)"
+    ),
     "torch_npu": (
         "torch_npu not found: using fxlab's minimal torch_npu stand-in (the npu custom ops run on CPU; "
         "torch_npu.meta._meta_registrations.m registers Meta functions)"
@@ -101,7 +105,7 @@ def compat_layer(announce: Callable[[str], None] | None = None) -> Iterator[Comp
     import fxlab.ops  # noqa: F401 - the npu seed ops exist before any plugin names them
     from fxlab.compat.converters import close_session, open_session
 
-    missing = tuple(name for name in ("torchair", "torch_npu") if not really_importable(name))
+    missing = tuple(name for name in ("torchair", "torch_npu", "npugraph_ex") if not really_importable(name))
     session = CompatSession(standing_in=missing, announce=announce)
     finder = StandinFinder(session)
     if missing:
@@ -117,6 +121,7 @@ def compat_layer(announce: Callable[[str], None] | None = None) -> Iterator[Comp
                 _ACTIVE.remove(session)
     finally:
         close_session(registrations)
+        _forget_registrations()
         if finder in sys.meta_path:
             sys.meta_path.remove(finder)
         _forget_standin_modules(missing)
@@ -146,6 +151,15 @@ def torch_npu_definitions_so_far() -> Any:
     """The innermost open block's torch_npu definitions if made already (None otherwise):
     unlike :func:`define_torch_npu_operators`, never defines them."""
     return _ACTIVE[-1].npu_definitions if _ACTIVE else None
+
+
+def _forget_registrations() -> None:
+    """Patterns and configs the block's files gave TorchAir's API belong to the block."""
+    from fxlab.passes.pattern_fusion import forget_patterns
+    from fxlab.passes.torchair_options import forget_observed_configs
+
+    forget_patterns()
+    forget_observed_configs()
 
 
 def _forget_standin_modules(names: tuple[str, ...]) -> None:

@@ -4,7 +4,8 @@
 TorchAir ships inside the torch_npu wheel. pip lists the torch_npu releases; the one built
 for the installed torch is the newest ``.postN`` of the same X.Y.Z (else the closest lower
 release). That wheel is downloaded with ``pip download --no-deps --only-binary=:all:`` and
-only ``torch_npu/dynamo/torchair/**`` is extracted into ``<cache>/<version>/``, beside a
+only ``torch_npu/dynamo/torchair/**`` (and the standalone ``npugraph_ex`` backend beside it)
+is extracted into ``<cache>/<version>/``, beside a
 ``torchair-source.json`` naming the release and the torch it requires. torch_npu is never
 installed: without CANN it breaks ``import torch``.
 
@@ -31,6 +32,9 @@ from fxlab.errors import FxlabError
 
 PACKAGE = "torch_npu"
 MEMBER_PREFIX = "torch_npu/dynamo/torchair/"
+# torch_npu's standalone aclgraph backend, beside TorchAir in the wheel: ``--mode npugraph_ex
+# --converter torchair`` runs its passes (fxlab/compat/aclgraph_bridge.py).
+NPUGRAPH_EX_PREFIX = "torch_npu/dynamo/npugraph_ex/"
 # torch_npu's operator schemas and Meta functions: read (never imported) to define
 # torch_npu's operators on a machine without it (fxlab/compat/torch_npu_ops.py, which
 # prefers these to the copy fxlab ships when they are built for the installed torch).
@@ -123,6 +127,9 @@ def extract_torchair(wheel_path: Path, cache_dir: Path) -> Path:
             members = [m for m in wheel.namelist() if m.startswith(MEMBER_PREFIX) and not m.endswith("/") and ".." not in m.split("/")]
             if not members:
                 raise TorchAirFetchError(f"{wheel_path} holds no {MEMBER_PREFIX}: it is not a torch_npu wheel. Pass a torch_npu wheel.")
+            members += [
+                m for m in wheel.namelist() if m.startswith(NPUGRAPH_EX_PREFIX) and not m.endswith("/") and ".." not in m.split("/")
+            ]
             members += [m for m in OPERATOR_FILES if m in wheel.namelist()]
             for member in members:
                 wheel.extract(member, target)

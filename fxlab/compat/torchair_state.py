@@ -190,9 +190,14 @@ class _KernelTables:
                 op._dispatch_cache.clear()
 
 
+# The packages a session imports from sources: TorchAir, and torch_npu's standalone
+# npugraph_ex backend (fxlab/compat/npugraph_ex_loader.py).
+SOURCE_PACKAGES = ("torchair", "npugraph_ex")
+
+
 def _from_torchair(fn: Any) -> bool:
     module = getattr(fn, "__module__", "") or ""
-    return module == "torchair" or module.startswith("torchair.")
+    return any(module == p or module.startswith(p + ".") for p in SOURCE_PACKAGES)
 
 
 def _patched_classes() -> list[type]:
@@ -208,4 +213,4 @@ def _patched_classes() -> list[type]:
 
 def _is_torchair_module(module: types.ModuleType) -> bool:
     name = getattr(module, "__name__", "") or ""
-    return name == "torchair" or name.startswith("torchair.") or name.startswith("torch_npu")
+    return any(name == p or name.startswith(p + ".") for p in SOURCE_PACKAGES) or name.startswith("torch_npu")

@@ -29,8 +29,9 @@ SCOPES_KEY = "fxlab.scopes"
 SCOPE_ATTRS_KEY = "fxlab.scope_attrs"
 MARKER_KEY = "fxlab.scope_marker"
 
-_ENTER_TARGETS = ("air.scope_enter", "air.scope_enter.default")
-_EXIT_TARGETS = ("air.scope_exit", "air.scope_exit.default")
+# TorchAir's markers, and the standalone npugraph_ex backend's (the same, in its namespace).
+_ENTER_TARGETS = ("air.scope_enter", "air.scope_enter.default", "npugraph_ex.scope_enter", "npugraph_ex.scope_enter.default")
+_EXIT_TARGETS = ("air.scope_exit", "air.scope_exit.default", "npugraph_ex.scope_exit", "npugraph_ex.scope_exit.default")
 
 
 def is_scope_enter(node: fx.Node) -> bool:

@@ -81,12 +81,18 @@ class NamedPass(Generic[G]):
     origin: str = "torchair"
 
 
+class PassError(Exception):
+    """A pass's failure said in full by the pass (shown as it is, not prefixed with its
+    exception type)."""
+
+
 class PassFailedError(RuntimeError):
     """A pass raised, or left a graph its lint rejects; names the pass."""
 
     def __init__(self, pass_name: str, origin: str, cause: BaseException) -> None:
         who = "the user's pass" if origin == "user" else "the pass"
-        super().__init__(f"{who} {pass_name} failed: {type(cause).__name__}: {cause}")
+        what = str(cause) if isinstance(cause, PassError) else f"{type(cause).__name__}: {cause}"
+        super().__init__(f"{who} {pass_name} failed: {what}")
         self.pass_name = pass_name
         self.origin = origin
 

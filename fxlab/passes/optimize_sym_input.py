@@ -13,9 +13,11 @@ from __future__ import annotations
 import torch
 import torch.fx as fx
 
+from fxlab.passes.infra import PassResult
 
-def optimize_sym_input(gm: fx.GraphModule) -> bool:
-    """Apply the pass to ``gm`` in place; return whether it changed."""
+
+def optimize_sym_input(gm: fx.GraphModule) -> PassResult[fx.GraphModule]:
+    """Apply the pass to ``gm`` in place."""
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
     symbols = [n for n in placeholders if isinstance(n.meta.get("val"), torch.SymInt)]
     tensors = [n for n in placeholders if isinstance(n.meta.get("val"), torch.Tensor)]
@@ -34,7 +36,7 @@ def optimize_sym_input(gm: fx.GraphModule) -> bool:
     if changed:
         gm.graph.lint()
         gm.recompile()
-    return changed
+    return PassResult(gm, changed)
 
 
 def _first_dim_holding(symbol: str, tensors: list[fx.Node]) -> tuple[fx.Node, int] | None:

@@ -20,10 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
+from collections.abc import Callable
 
 import torch
 import torch.fx as fx
+
+from fxlab.passes.infra import PassResult
 
 from fxlab.passes.annotate_scopes import SCOPES_KEY, annotate_scopes
 
@@ -137,7 +140,7 @@ class ViewOptimizer:
         if not isinstance(source, fx.Node) or not _static(val) or not _static(source.meta.get("val")):
             return None
         parent = self.views.get(source) or self._base_view(source)
-        meta = node.target(parent.meta, *node.args[1:], **node.kwargs)
+        meta = cast(Callable[..., Any], node.target)(parent.meta, *node.args[1:], **node.kwargs)
         return ViewOf(parent.base, parent.base_shape, meta)
 
     def _base_view(self, base: fx.Node) -> ViewOf:
@@ -188,7 +191,7 @@ class ViewOptimizer:
         return node
 
 
-def optimize_views(gm: fx.GraphModule) -> bool:
-    """Apply TorchAir's view optimisation to ``gm`` in place; return whether it changed."""
+def optimize_views(gm: fx.GraphModule) -> PassResult[fx.GraphModule]:
+    """Apply TorchAir's view optimisation to ``gm`` in place."""
     annotate_scopes(gm)  # which views sit in which scopes
-    return ViewOptimizer(gm).run()
+    return PassResult(gm, ViewOptimizer(gm).run())

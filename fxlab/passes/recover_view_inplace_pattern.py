@@ -19,6 +19,9 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+from fxlab.passes.infra import PassResult
+from fxlab.passes.fx_args import arg_node
+
 # Out-of-place torch_npu op name -> its in-place twin; the op's output 0 is written
 # into its argument 0.
 INPLACE_TWINS = {
@@ -32,7 +35,7 @@ def inplace_twins() -> dict[Any, Any]:
     """``{out-of-place overload: in-place overload}`` for the ops this process defines."""
     twins = {}
     for name, inplace in INPLACE_TWINS.items():
-        packets = [getattr(torch.ops.npu, n, None) if hasattr(torch.ops.npu, n) else None for n in (name, inplace)]
+        packets: list[Any] = [getattr(torch.ops.npu, n, None) if hasattr(torch.ops.npu, n) else None for n in (name, inplace)]
         if all(p is not None and hasattr(p, "default") for p in packets):
             twins[packets[0].default] = packets[1].default
     return twins
@@ -60,18 +63,18 @@ def matches(copy: fx.Node, twins: dict[Any, Any]) -> fx.Node | None:
     op = post_view.args[0]
     if not (isinstance(op, fx.Node) and op.op == "call_function" and op.target in twins):
         return None
-    pre_view = op.args[0]
+    pre_view = arg_node(op)
     if not _is_view(pre_view) or pre_view.args[0] is not dst:
         return None
     return op if len(pre_view.users) == 1 and len(dst.users) == 2 else None
 
 
-def recover_view_inplace_pattern(gm: fx.GraphModule, *, cann_supported: bool = True) -> bool:
-    """Rewrite every matched pattern of ``gm`` in place; return whether any was found.
+def recover_view_inplace_pattern(gm: fx.GraphModule, *, cann_supported: bool = True) -> PassResult[fx.GraphModule]:
+    """Rewrite every matched pattern of ``gm`` in place.
     ``cann_supported=False`` is a CANN before 8.3.RC1, where TorchAir skips the pass."""
     twins = inplace_twins()
     if not cann_supported or not twins:
-        return False
+        return PassResult(gm, False)
     graph = gm.graph
     found = [(copy, op) for copy in graph.nodes if (op := matches(copy, twins)) is not None]
     for copy, op in found:
@@ -85,4 +88,4 @@ def recover_view_inplace_pattern(gm: fx.GraphModule, *, cann_supported: bool = T
     if found:
         graph.lint()
         gm.recompile()
-    return bool(found)
+    return PassResult(gm, bool(found), changed_nodes=[f"{op.name}_inplace" for _, op in found])

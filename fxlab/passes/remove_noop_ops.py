@@ -20,6 +20,8 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+
+from fxlab.passes.infra import PassResult
 from torch._prims_common import is_integer_dtype
 from torch.fx.experimental.symbolic_shapes import statically_known_true, sym_eq
 from torch.utils import _pytree as pytree
@@ -95,8 +97,8 @@ def _rules() -> dict[Any, NoopRule]:
 NOOP_RULES = _rules()
 
 
-def remove_noop_ops(gm: fx.GraphModule) -> bool:
-    """Remove the no-op calls of ``gm`` in place; return whether any was removed."""
+def remove_noop_ops(gm: fx.GraphModule) -> PassResult[fx.GraphModule]:
+    """Remove the no-op calls of ``gm`` in place."""
     graph = gm.graph
     removed = False
     guard = _AliasGuard(graph)
@@ -116,7 +118,7 @@ def remove_noop_ops(gm: fx.GraphModule) -> bool:
             removed = True
     if removed:
         gm.recompile()
-    return removed
+    return PassResult(gm, removed)
 
 
 class _AliasGuard:

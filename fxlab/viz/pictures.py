@@ -25,10 +25,10 @@ from fxlab.viz.dot import (
     scope_colour,
 )
 from fxlab.viz.fold import INDEXED, FoldOptions, FoldPlan, Group, GroupKey, Leaf, fold, folded_edges
-from fxlab.stage_names import ASCEND_IR, ATEN, FUNCTIONAL, PRE_GE, REINPLACED
+from fxlab.stage_names import ASCEND_IR, ATEN, FUNCTIONAL, PRE_GE
 
 # The stage whose FX nodes the Ascend IR ops name, most specific first.
-IR_SOURCE_STAGES = (PRE_GE, FUNCTIONAL, REINPLACED, ATEN)
+IR_SOURCE_STAGES = (PRE_GE, FUNCTIONAL, ATEN)
 FALLBACK_CAP = 40
 FOLDED_STYLE = {"shape": "box", "style": "filled,rounded", "fillcolor": "#e8edf4", "color": "#5b6f8a"}
 REPEAT_STYLE = {"shape": "box3d", "style": "filled", "fillcolor": "#dce6f5", "color": "#3d5a80", "penwidth": "1.5"}

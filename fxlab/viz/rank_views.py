@@ -51,6 +51,8 @@ def _collectives_text(calls: list[dict[str, Any]]) -> str:
 
 
 def ranks_table(results: list[dict[str, Any]], groups: list[list[int]], model: Path | str) -> RenderableType:
+    # The graph checked on CPU: the Ascend IR (max-autotune) or the aclgraph graph.
+    acl = any(r.get("aclgraph_check") is not None for r in results)
     table = Table(
         title=plain(f"fxlab trace · {Path(str(model)).name} · {len(results)} ranks", style="table.title"),
         title_justify="left",
@@ -63,7 +65,7 @@ def ranks_table(results: list[dict[str, Any]], groups: list[list[int]], model: P
         ("GE ops", "right"),
         ("collectives", "left"),
         ("eager vs compiled", "left"),
-        ("Ascend IR on CPU", "left"),
+        ("aclgraph graph on CPU" if acl else "Ascend IR on CPU", "left"),
         ("status", "left"),
     ):
         table.add_column(header, justify=justify)  # type: ignore[arg-type]
@@ -74,7 +76,7 @@ def ranks_table(results: list[dict[str, Any]], groups: list[list[int]], model: P
             str(result["ge_ops"]),
             plain(_collectives_text(result["collectives"])),
             _verdict(result["check"]),
-            _verdict(result["ir_check"]),
+            _verdict(result.get("aclgraph_check") if acl else result["ir_check"]),
             Text(result["status"], style=_STATUS_STYLE.get(result["status"], "bold red")),
         )
     return table

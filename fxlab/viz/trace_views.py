@@ -19,7 +19,8 @@ from rich.text import Text
 from fxlab.capture.trace import GraphTrace, StageTrace, Trace
 from fxlab.viz.fast_lines import Cell, LinesPanel, LinesTable, StyledLine
 from fxlab.viz.safe_text import plain, visible
-from fxlab.stage_names import ASCEND_IR, ATEN, DYNAMO, FUNCTIONAL, PRE_GE, REINPLACED
+from fxlab.stage_names import ACLGRAPH, ASCEND_IR, ATEN, DYNAMO, FUNCTIONAL, PRE_GE
+from fxlab.passes.torchair_options import MAX_AUTOTUNE
 
 KIND_STYLE = {
     "inplace": ("bold yellow", "in-place"),
@@ -32,8 +33,8 @@ STAGE_TITLES = {
     DYNAMO: "Dynamo graph (torch level)",
     ATEN: "ATen graph before functionalization",
     FUNCTIONAL: "ATen graph after functionalization (what TorchAir converts)",
-    REINPLACED: "after re-inplacing (the aclgraph path)",
     PRE_GE: "after TorchAir's passes before conversion (what its converters walk)",
+    ACLGRAPH: "after TorchAir's aclgraph passes (what reduce-overhead captures)",
 }
 
 # Stages longer than this are shown without syntax colouring: highlighting costs about
@@ -63,24 +64,6 @@ def stage_view(graph: GraphTrace, stage: StageTrace, fast_from_lines: int = SYNT
         out.append_text(line)
         out.append("\n")
     return Panel(out, title=Text(title), title_align="left", border_style="blue")
-
-
-def pre_ge_passes_view(graph: GraphTrace, shown_names: int = 6) -> Text:
-    """What each of TorchAir's passes before conversion did to ``graph``, in order."""
-    out = Text(f"graph {graph.index} · TorchAir's passes before conversion, in its order:\n")
-    for record in graph.pre_ge_passes:
-        out.append(f"  {record['pass']}: ", style="bold")
-        if not record["changed"]:
-            out.append("no change\n", style="dim")
-            continue
-        parts = []
-        for sign, key in (("-", "removed"), ("+", "added")):
-            names = record[key]
-            if names:
-                more = f", ... ({len(names)})" if len(names) > shown_names else ""
-                parts.append(f"{sign}{len(names)} node(s) ({', '.join(names[:shown_names])}{more})")
-        out.append(("; ".join(parts) or "changed nodes in place") + "\n")
-    return out
 
 
 def _styled_line(line: str, marks: dict[str, Any]) -> StyledLine:
@@ -221,11 +204,19 @@ def summary_view(trace: Trace) -> RenderableType:
     table.add_column("graph", justify="right")
     for stage in trace.stages:
         table.add_column(SUMMARY_HEADERS.get(stage, f"{stage}\nnodes"), justify="right", no_wrap=True)
-    table.add_column("in-place ops\naten → func.", justify="center", no_wrap=True)
+    acl = ACLGRAPH in trace.stages
+    table.add_column("in-place ops\naten → func." + (" → acl" if acl else ""), justify="center", no_wrap=True)
     for graph in trace.graphs:
-        table.add_row(str(graph.index), *_stage_counts(trace, graph), _inplace_change(graph))
+        table.add_row(str(graph.index), *_stage_counts(trace, graph), _inplace_change(graph, acl))
     details = [line for graph in trace.graphs for line in _graph_details(graph)]
-    return Group(table, *details, *_check_lines(trace))
+    return Group(table, *_mode_lines(trace), *details, *_check_lines(trace))
+
+
+def _mode_lines(trace: Trace) -> list[Text]:
+    """The TorchAir mode the trace followed, and every option the user set."""
+    lines = [plain(f"mode: {trace.mode}" + (" (TorchAir's aclgraph path)" if trace.mode != MAX_AUTOTUNE else " (GE graph)"))]
+    lines += [plain(f"set: {option}", style="cyan") for option in trace.options_set]
+    return lines
 
 
 def _graph_details(graph: GraphTrace) -> list[Text]:
@@ -239,6 +230,22 @@ def _graph_details(graph: GraphTrace) -> list[Text]:
     if graph.mutated_inputs or rewrites:
         written = f"inputs written in place: {', '.join(graph.mutated_inputs)}" if graph.mutated_inputs else "no input written in place"
         lines.append(plain(f"graph {graph.index}: {written}" + (f" ({', '.join(rewrites)})" if rewrites else "")))
+    for entry in graph.patterns:
+        count = len(entry.get("matches", []))
+        style = "yellow" if not count else ""
+        lines.append(
+            plain(
+                f"graph {graph.index}: pattern {entry['pattern']}: {count} match(es)" + ("" if count else " (it matched nothing)"),
+                style=style,
+            )
+        )
+    from fxlab.viz.pass_views import streams_lines
+
+    lines += streams_lines(graph)
+    if graph.torchair_aclgraph is not None:
+        same = graph.torchair_aclgraph.get("same")
+        verdict = "the same graph as fxlab's" if same else "a different graph (see above)"
+        lines.append(plain(f"graph {graph.index}: TorchAir's own aclgraph passes: {verdict}", style="green" if same else "bold yellow"))
     if graph.break_reason:
         where = f" at {_short_source(graph.break_location)}" if graph.break_location else ""
         lines.append(plain(f"graph {graph.index}: graph break{where}: {graph.break_reason.splitlines()[0]}", style="yellow"))
@@ -288,17 +295,23 @@ def _stage_counts(trace: Trace, graph: GraphTrace) -> list[str | Text]:
     return counts
 
 
-def _inplace_change(graph: GraphTrace) -> str:
+def _inplace_change(graph: GraphTrace, aclgraph: bool = False) -> str:
     def count(stage: str) -> str:
         s = graph.stages.get(stage)
         return str(s.count("inplace")) if s else "-"
 
-    return f"{count(ATEN)} → {count(FUNCTIONAL)}"
+    return f"{count(ATEN)} → {count(FUNCTIONAL)}" + (f" → {count(ACLGRAPH)}" if aclgraph else "")
 
 
 def _check_lines(trace: Trace) -> list[RenderableType]:
     lines: list[RenderableType] = []
-    for label, check in (("eager vs compiled", trace.check), ("Ascend IR on CPU vs compiled", trace.ir_check)):
+    checks = (
+        ("eager vs compiled", trace.check),
+        ("Ascend IR on CPU vs compiled", trace.ir_check),
+        ("aclgraph graph on CPU vs compiled", trace.aclgraph_check),
+        ("user passes (graph before vs after)", trace.user_pass_check),
+    )
+    for label, check in checks:
         if check is not None:
             lines.append(_verdict_line(label, check))
             lines += [plain(f"  note: {note}", style="dim") for note in check.notes]
@@ -338,6 +351,13 @@ def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:
                 "stages": stages,
                 "mutated_inputs": graph.mutated_inputs,
                 ASCEND_IR: {"ops": len(graph.ir.ops), "types": graph.ir.types, **(graph.ir_summary or {})} if graph.ir else None,
+                "passes": [
+                    {"pass": r["pass"], "changed": r["changed"], "origin": r.get("origin", "torchair")}
+                    for r in graph.aclgraph_passes or graph.pre_ge_passes
+                ],
+                "patterns": [{"pattern": p["pattern"], "matches": len(p.get("matches", []))} for p in graph.patterns],
+                "torchair_aclgraph": graph.torchair_aclgraph,
+                "streams": graph.streams,
                 "error": graph.error,
             }
         )
@@ -347,8 +367,12 @@ def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:
         "status": trace.status,
         "torch_version": trace.torch_version,
         "fxlab_version": trace.fxlab_version,
+        "mode": trace.mode,
+        "options_set": trace.options_set,
         "check": _check_json(trace.check),
         "ir_check": _check_json(trace.ir_check),
+        "aclgraph_check": _check_json(trace.aclgraph_check),
+        "user_pass_check": _check_json(trace.user_pass_check),
         "notes": trace.notes,
         "graphs": graphs,
         "out": out_dir,

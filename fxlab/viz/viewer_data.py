@@ -15,7 +15,7 @@ from fxlab.viz.dot import KIND_COLOURS, UNSUPPORTED_OP_TYPE, desc_signature
 from fxlab.viz.fold import FoldOptions, FoldPlan, Leaf, fold
 from fxlab.viz.pictures import IR_SOURCE_STAGES, fx_leaves, ir_leaves
 from fxlab.viz.trace_views import relative_paths
-from fxlab.stage_names import ASCEND_IR, ATEN, FUNCTIONAL, PRE_GE, REINPLACED
+from fxlab.stage_names import ACLGRAPH, ASCEND_IR, ATEN, FUNCTIONAL, PRE_GE
 
 # The first view opens groups breadth first up to this many boxes (dagre lays out a few
 # hundred boxes in well under a second).
@@ -24,7 +24,7 @@ VIEW_CAP = 60
 # diff and "counterparts" show). The later stages are the functional graph rewritten in
 # place: their nodes keep the functional node's name, so they are matched by name.
 DIFFED_PAIRS = ((ATEN, FUNCTIONAL),)
-SAME_NAME_PAIRS = ((FUNCTIONAL, REINPLACED), (FUNCTIONAL, PRE_GE))
+SAME_NAME_PAIRS = ((FUNCTIONAL, PRE_GE), (FUNCTIONAL, ACLGRAPH))
 # node row: name, op text, output signature, kind, group, source, code line
 NODE_FIELDS = ("name", "text", "sig", "kind", "group", "source", "code")
 # group row: label, parent, fill, border, module name, node count, open at first, repeat box

@@ -269,12 +269,12 @@ def test_a_buffer_a_graph_returns_unwritten_is_compared_by_shape_only(write_mode
 
     trace = capture_trace(load_model(write_model(BUFFER_FILLED_AFTER_A_BREAK)), stages=("functional", "ascend_ir"))
     assert [str(n.target) for n in trace.graphs[0].modules["functional"].graph.output_node().args[0]][:1] == ["aten.empty_like.default"]
-    from fxlab.capture.ir_check import _uninitialised_outputs
+    from fxlab.capture.ir_check import uninitialised_outputs
 
     # Whatever the uninitialised memory held, in the compiled run and in the IR run:
     # output 0 of graph 0 is compared by shape and dtype only.
-    assert _uninitialised_outputs(trace.graphs[0]) == {0}
-    assert _uninitialised_outputs(trace.graphs[1]) == set()
+    assert uninitialised_outputs(trace.graphs[0]) == {0}
+    assert uninitialised_outputs(trace.graphs[1]) == set()
     assert trace.status == "ok" and trace.ir_check.ok and not trace.ir_check.mismatches
     assert trace.ir_check.compared >= 2  # the second graph's values, the first's y
 

@@ -32,12 +32,13 @@ def test_functional_stage_has_no_inplace_op_but_copy_epilogues(example_trace):
     assert trace.graphs[0].mutated_inputs == ["arg2_1 (x)", "arg3_1 (cache)"]
 
 
-def test_reinplaced_folds_input_copy_back_to_inplace(example_trace):
-    trace = example_trace("inplace_ops")
-    reinplaced = trace.graphs[0].stages["reinplaced"]
-    assert "aten.add_.Tensor" in reinplaced.targets()
-    folded = [n for n in reinplaced.nodes if n.target == "aten.add_.Tensor"]
-    assert folded[0].mutates == ["self"]
+def test_aclgraph_writes_the_input_in_place_and_drops_its_copy_back(example_trace):
+    trace = example_trace("inplace_ops", stages=("aclgraph",), mode="reduce-overhead")
+    aclgraph = trace.graphs[0].stages["aclgraph"]
+    writes = [n for n in aclgraph.nodes if n.target == "aten.add_.Tensor"]
+    assert [(n.name, n.mutates, n.args.split(",")[0]) for n in writes] == [("add", ["self"], "arg2_1"), ("add_1", ["self"], "sum_1")]
+    assert [n.name for n in aclgraph.nodes if n.kind == "copy_epilogue"] == ["copy__1"]  # the cache's slice_scatter stays
+    assert trace.aclgraph_check.ok and trace.aclgraph_check.compared == 5
 
 
 def test_custom_inplace_op_through_the_stages(example_trace):
@@ -49,7 +50,8 @@ def test_custom_inplace_op_through_the_stages(example_trace):
     assert [n.target for n in functional.nodes if n.kind == "copy_epilogue"] == ["aten.copy_.default"] * 2
     auto = [n for n in functional.nodes if n.kind == "auto_functionalized"][0]
     assert auto.mutates == ["x"]
-    assert _targets(trace, "reinplaced").count("npu.my_inplace.default") == 3
+    acl = example_trace("my_inplace", stages=("aclgraph",), mode="reduce-overhead")
+    assert _targets(acl, "aclgraph").count("npu.my_inplace.default") == 3
     assert trace.graphs[0].mutated_inputs == ["arg0_1 (x)", "arg2_1 (state)"]
     assert trace.check.ok
 

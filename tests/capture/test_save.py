@@ -16,7 +16,7 @@ def test_saved_layout_and_reload(example_trace, tmp_path):
     out = prepare_out_dir(tmp_path / "t")
     save_trace(trace, out)
     names = sorted(p.name for p in (out / "graph_0").iterdir())
-    for stage in ("dynamo", "aten", "functional", "reinplaced"):
+    for stage in ("dynamo", "aten", "functional", "pre_ge"):
         assert f"{stage}.py" in names and f"{stage}.json" in names
     assert {"ascend_ir.json", "ascend_ir.pb", "ascend_ir.pbtxt", "ascend_ir.py"} <= set(names)
     manifest = json.loads((out / MANIFEST).read_text())

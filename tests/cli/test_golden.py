@@ -66,14 +66,21 @@ def _without_torch_notes(name: str, data: bytes) -> bytes:
     return json.dumps(manifest, indent=1).encode()
 
 
-@pytest.mark.parametrize("name", EXAMPLE_NAMES)
-def test_saved_trace_is_unchanged(name, fixed_home, monkeypatch):
+# The aclgraph path (reduce-overhead: the aclgraph stage and its capture code), on the
+# examples with in-place ops, custom in-place ops and scopes.
+ACLGRAPH_EXAMPLES = ("inplace_ops", "my_inplace", "superkernel_scopes", "multi_stream")
+CASES = [(name, None) for name in EXAMPLE_NAMES] + [(name, "reduce-overhead") for name in ACLGRAPH_EXAMPLES]
+
+
+@pytest.mark.parametrize("name,mode", CASES, ids=[n if m is None else f"{n}-{m}" for n, m in CASES])
+def test_saved_trace_is_unchanged(name, mode, fixed_home, monkeypatch):
     monkeypatch.chdir(fixed_home)
-    out = fixed_home / "out" / name
-    code, _, error = run_cli("trace", f"examples/{name}.py", "--out", str(out))
+    folder = name if mode is None else f"{name}_{mode}"
+    out = fixed_home / "out" / folder
+    code, _, error = run_cli("trace", f"examples/{name}.py", "--out", str(out), *(["--mode", mode] if mode else []))
     assert code == 0, error
     written = _files(out)
-    expected_folder = GOLDEN / name
+    expected_folder = GOLDEN / folder
     if UPDATE:
         shutil.rmtree(expected_folder, ignore_errors=True)
         for relative, data in written.items():

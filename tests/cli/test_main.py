@@ -24,7 +24,7 @@ def test_no_command_shows_help_and_fails():
 def test_a_bug_in_fxlab_is_one_paragraph_and_exit_70(monkeypatch):
     import fxlab.cli.trace
 
-    def broken(value):
+    def broken(*args):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(fxlab.cli.trace, "parse_stages", broken)

@@ -46,13 +46,13 @@ def test_a_failing_dot_leaves_no_picture_and_the_stage_is_drawn_more_folded(tmp_
     (folder / "graph_0" / "functional.svg").write_text("old picture")
     seen: list[tuple[int, int, str, bool]] = []
     files, messages = write_pictures(example_trace("llama_decoder"), folder, "svg", progress=lambda done, total, path, s, err: seen.append((done, total, path.name, err is not None)))
-    assert sorted(x[0] for x in seen) == [1, 2, 3, 4, 5, 6] and {x[1] for x in seen} == {6} and all(x[3] for x in seen)
-    assert len(messages) == 6 and all("trouble in init_rank" in m and f"folded to {FALLBACK_CAP} boxes" in m for m in messages)
+    assert sorted(x[0] for x in seen) == [1, 2, 3, 4, 5] and {x[1] for x in seen} == {5} and all(x[3] for x in seen)
+    assert len(messages) == 5 and all("trouble in init_rank" in m and f"folded to {FALLBACK_CAP} boxes" in m for m in messages)
     assert not list(folder.rglob("*.part"))
-    for stage in ("dynamo", "aten", "functional", "reinplaced", "ascend_ir"):
+    for stage in ("dynamo", "aten", "functional", "pre_ge", "ascend_ir"):
         assert (folder / "graph_0" / f"{stage}.svg").read_text() == "<svg/>\n"
         assert (folder / "graph_0" / f"{stage}.dot").read_text().count(" [label=") <= 60
-    assert len(files) == 12
+    assert len(files) == 10
 
 
 def test_a_dot_that_fails_twice_or_hangs_leaves_no_picture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

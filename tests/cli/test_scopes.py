@@ -79,3 +79,19 @@ def test_bad_core_limit_in_the_model_is_reported_with_exit_1(capsys, tmp_path) -
     text = " ".join(out.split())
     assert code == 1
     assert "AI Core count 0 is not allowed" in text and "Vector Core count 64 is above the maximum of Ascend910B1 (48)" in text
+
+
+def test_on_the_aclgraph_path_the_report_shows_streams_events_and_stream_limits() -> None:
+    import json
+
+    from tests.cli.cli_runner import run_cli
+    from tests.conftest import EXAMPLES
+
+    code, out, err = run_cli("scopes", str(EXAMPLES / "multi_stream.py"), "--mode", "reduce-overhead")
+    assert code == 0, err
+    assert "a limit_core_num scope is a stream core limit" in out
+    assert "graph 0: streams: default (4 op(s), core limit 16|32 / no limit), side (2 op(s), core limit 16|32)" in out
+    assert "[stream-cores] mm on the default stream (limit 16|32) and mm_1 on the side stream (limit 16|32) may run at once" in out
+    code, out, _ = run_cli("scopes", str(EXAMPLES / "multi_stream.py"), "--mode", "reduce-overhead", "--soc", "Ascend910B4", "--json")
+    (graph,) = json.loads(out)["graphs"]
+    assert "more cores than Ascend910B4 has (16 + 16 AI cores > 20; 32 + 32 vector cores > 40)" in graph["warnings"][0]

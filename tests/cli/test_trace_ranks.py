@@ -64,6 +64,18 @@ def test_a_tensor_parallel_decoder_traces_on_two_ranks(tp_run):
         assert {c["channel"] for c in rank["collectives"]} == {"tag=ptd:0;rank_list=0,1"}
 
 
+def test_the_mode_reaches_every_rank_and_the_aclgraph_graph_runs_with_its_collectives():
+    proc = fxlab("--nproc", "2", str(EXAMPLES / "distributed" / "tp_decoder.py"), "--mode", "reduce-overhead", "--json")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads(proc.stdout)
+    assert summary["status"] == "ok"
+    for rank in summary["ranks"]:
+        assert rank["mode"] == "reduce-overhead" and rank["ir_check"] is None
+        check = rank["aclgraph_check"]
+        assert check["ok"] and check["compared"] > 0 and not check["not_run"]
+        assert list(rank["graphs"][0]["stages"]) == ["dynamo", "aten", "functional", "aclgraph"]
+
+
 def test_the_saved_trace_holds_a_folder_per_rank_and_a_manifest_naming_them(tp_run):
     from fxlab.capture.save import load_trace
     from fxlab.errors import OutputError

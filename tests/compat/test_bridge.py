@@ -218,7 +218,7 @@ class TestTorchAirConversion:
             return x.t(), s, x[1:], s, y
 
         gm = functional_graph(model, torch.randn(3, 4), torch.randn(3, 4))
-        builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
+        builtin = convert_to_ascend_ir(pre_ge_graph(gm).gm, "graph").graph
         ge_graph_passes(builtin)
         theirs = run_torchair_conversion(gm, "graph", torchair).graph
         assert theirs.outputs == builtin.outputs == ["Sub:0", "Add:0"]
@@ -385,7 +385,7 @@ def test_builtin_pre_ge_conversion_equals_torchairs_on_no_ops_and_views(torchair
     from fxlab.passes.pre_ge import pre_ge_graph
 
     gm = functional_graph(_no_ops_and_views, torch.randn(3, 4), torch.randn(2, 4))
-    builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm).gm, "graph").graph
     ge_graph_passes(builtin)
     theirs = run_torchair_conversion(gm, "graph", torchair).graph
     assert diff_ir(builtin, theirs).identical
@@ -403,7 +403,7 @@ def test_builtin_rng_conversion_is_torchairs(torchair):
     from fxlab.passes.pre_ge import pre_ge_graph
 
     gm = functional_graph(_dropout_and_noise, torch.randn(4, 8))
-    builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm).gm, "graph").graph
     theirs = run_torchair_conversion(gm, "graph", torchair).graph
     ge_graph_passes(builtin)
     diff = diff_ir(builtin, theirs)
@@ -434,7 +434,7 @@ def test_both_drop_an_unread_input_alike_and_both_run_on_the_callers_inputs(torc
 
     inputs = (torch.randn(4), torch.randn(3), torch.randn(3))
     gm = functional_graph(_size_first, *inputs)
-    builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm).gm, "graph").graph
     ge_graph_passes(builtin)
     theirs = run_torchair_conversion(gm, "graph", torchair).graph
     assert diff_ir(builtin, theirs).identical
@@ -463,7 +463,7 @@ def test_both_let_an_in_place_ref_op_write_the_graph_input_without_copies(torcha
     from fxlab.passes.pre_ge import pre_ge_graph
 
     gm = functional_graph(_cache_write, torch.zeros(2, 4, 3), torch.tensor([[[0, 1]], [[1, 3]]]), torch.randn(2, 1, 3))
-    builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm).gm, "graph").graph
     ge_graph_passes(builtin)
     theirs = run_torchair_conversion(gm, "graph", torchair).graph
     assert diff_ir(builtin, theirs).identical
@@ -493,7 +493,7 @@ def test_both_convert_tensor_constants_and_empty_outputs_alike(torchair):
     torch._dynamo.reset()
     torch.compile(_grow_cache, backend=backend)(*inputs)
     (gm,) = graphs
-    builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm).gm, "graph").graph
     ge_graph_passes(builtin)
     theirs = run_torchair_conversion(gm, "graph", torchair).graph  # its fake run mixed host and device tensors before
     diff = diff_ir(builtin, theirs)
@@ -531,7 +531,7 @@ def test_both_read_a_symbolic_size_from_its_tensor_and_draw_with_it(torchair):
     torch._dynamo.reset()
     torch.compile(_rows_of_noise, backend=backend)(x)
     (gm,) = graphs
-    builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm).gm, "graph").graph
     ge_graph_passes(builtin)
     theirs = run_torchair_conversion(gm, "graph", torchair).graph
     # The bridge keeps inputs with symbolic shapes on the host (its stand-in device has no

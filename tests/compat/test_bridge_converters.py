@@ -141,7 +141,7 @@ def compare_samples(torchair: Any, converter: Any) -> Outcome:
             continue
         # The built-in conversion refuses arch35-only ops (as TorchAir fails on them on
         # Atlas A2/A3); against an arch35 machine, fxlab's converter runs as asked.
-        converted = convert_to_ascend_ir(pre_ge_graph(gm)[0], "sample", convert_refused=soc == ARCH35_SOC)
+        converted = convert_to_ascend_ir(pre_ge_graph(gm).gm, "sample", convert_refused=soc == ARCH35_SOC)
         if failed:  # TorchAir's converter refuses these arguments: so must the built-in one
             outcome.compared += 1
             outcome.refused += 1

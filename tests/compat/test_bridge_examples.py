@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from fxlab.compat.aclgraph_bridge import torchair_config
 from fxlab.compat.bridge import run_torchair_conversion
 from fxlab.ir.model import IrGraph
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
@@ -144,7 +145,9 @@ def compare_example(torchair: Any, example: str, plugins: list[Path] | None = No
             gm = graph.modules["functional"]
             builtin = convert_to_ascend_ir(graph.modules["pre_ge"], f"graph_{graph.index}").graph
             ge_graph_passes(builtin)
-            theirs = run_torchair_conversion(gm, f"graph_{graph.index}", torchair)
+            # The model file's config (its custom passes) drives TorchAir as it drives fxlab.
+            config = torchair_config(torchair.package, trace.options, flat=False)
+            theirs = run_torchair_conversion(gm, f"graph_{graph.index}", torchair, config=config)
             diff = diff_ir(builtin, theirs.graph, left_label="ascend_ir", right_label="ascend_ir:torchair")
             targets = {n.name: str(n.target) for g in (gm, theirs.fx_graph) for n in g.graph.nodes if n.op == "call_function"}
             issues = Classifier(builtin, theirs.graph, targets, views).issues(diff)

@@ -26,7 +26,7 @@ SEEDS = DATA / "seed_plugins"
 def test_standins_exist_only_inside_the_block_and_are_announced() -> None:
     heard: list[str] = []
     with compat_layer(announce=heard.append) as session:
-        assert session.standing_in == ("torchair", "torch_npu")
+        assert session.standing_in == ("torchair", "torch_npu", "npugraph_ex")
         assert heard == []  # nothing announced before a user file imports them
         import torch_npu
         import torchair

@@ -71,3 +71,11 @@ def test_a_bad_wheel_is_a_clear_error(tmp_path, content, message):
         extract_torchair(path, tmp_path / "cache")
     code, _, err = run_main("torchair", "fetch", "--wheel", str(path), "--cache-dir", str(tmp_path / "cache"))
     assert code == 1 and "Traceback" not in err and message.split(":")[0] in " ".join(err.split())
+
+
+def test_npugraph_ex_is_extracted_beside_torchair(tmp_path):
+    path = tmp_path / "w.whl"
+    _wheel(path, members=("torch_npu/dynamo/torchair/__init__.py", "torch_npu/dynamo/npugraph_ex/__init__.py", "torch_npu/dynamo/npugraph_ex/npu_fx_compiler.py"))
+    folder = extract_torchair(path, tmp_path / "cache")
+    assert sorted(p.name for p in (folder.parent / "npugraph_ex").iterdir()) == ["__init__.py", "npu_fx_compiler.py"]
+    assert not (folder.parents[1] / "__init__.py").exists()  # torch_npu itself is never extracted

@@ -16,7 +16,7 @@ def test_a_trace_diffed_with_itself_is_identical_stage_by_stage(example_trace) -
     diff = diff_saved_traces(trace, trace, left_label="a", right_label="b")
     assert [(g.graph, g.left_stage, bool(g.fx), bool(g.ir)) for g in diff.graphs] == [
         (0, "dynamo", True, False), (0, "aten", True, False), (0, "functional", True, False),
-        (0, "reinplaced", True, False), (0, "pre_ge", True, False), (0, "ascend_ir", False, True),
+        (0, "pre_ge", True, False), (0, "ascend_ir", False, True),
     ]
     assert diff.identical and diff.notes == []
 

@@ -49,7 +49,7 @@ def _targets(gm):
 def test_out_of_place_scatter_written_back_becomes_the_inplace_op(scatter_update_ops):
     gm = _graph()
     assert _targets(gm) == ["aten.view.default", "npu.scatter_update.default", "aten.view.default", "aten.copy_.default", "aten.sum.default"]
-    assert recover_view_inplace_pattern(gm) is True
+    assert recover_view_inplace_pattern(gm).changed is True
     assert _targets(gm) == ["aten.view.default", "npu.scatter_update_.default", "aten.view.default", "aten.sum.default"]
     cache = torch.zeros(8)
     (total,) = gm(cache, torch.tensor([1, 3]), torch.ones(2, 2))
@@ -59,6 +59,6 @@ def test_out_of_place_scatter_written_back_becomes_the_inplace_op(scatter_update
 
 def test_older_cann_or_no_npu_ops_leave_the_graph_alone(scatter_update_ops):
     gm = _graph()
-    assert recover_view_inplace_pattern(gm, cann_supported=False) is False
+    assert recover_view_inplace_pattern(gm, cann_supported=False).changed is False
     assert "aten.copy_.default" in _targets(gm)
     assert torch.ops.npu.scatter_update.default in inplace_twins()

@@ -7,7 +7,8 @@ import torch
 
 from fxlab.capture.stages import functional_graph
 from fxlab.passes.torchair_patterns import fuse_torchair_patterns
-from fxlab.passes.pre_ge import PreGeOptions, planned_passes, pre_ge_graph
+from fxlab.passes.pre_ge import planned_passes, pre_ge_graph
+from fxlab.passes.torchair_options import TorchAirOptions
 from tests.conftest import torchair_session
 from tests.passes.converters.npu_fixtures import npu_ops  # noqa: F401 - the fixture
 
@@ -96,10 +97,10 @@ def fused(name: str):
     return changed, gm
 
 
-def test_runs_after_optimize_sym_input_and_before_view_to_reshape() -> None:
-    names = [name for name, _ in planned_passes(PreGeOptions())]
-    assert names.index("optimize_sym_input") + 1 == names.index("pattern_fusion") == names.index("view_to_reshape") - 1
-    assert "pattern_fusion" not in [name for name, _ in planned_passes(PreGeOptions(pattern_fusion=False))]
+def test_runs_in_the_pattern_pass_after_optimize_sym_input_and_before_view_to_reshape() -> None:
+    names = [p.name for p in planned_passes(TorchAirOptions())]
+    assert names.index("optimize_sym_input") + 1 == names.index("apply_pattern_passes") == names.index("view_to_reshape") - 1
+    assert "apply_pattern_passes" not in [p.name for p in planned_passes(TorchAirOptions(pattern_fusion_pass=False))]
 
 
 def test_add_rms_norm_then_float_cast_becomes_add_rms_norm_cast(npu_ops) -> None:
@@ -170,7 +171,7 @@ def test_fuses_where_torchair_fuses(torchair, name) -> None:
 
     fn, count = MODELS[name]
     functional = functional_graph(fn, *half_inputs(count))
-    ours, _ = pre_ge_graph(functional)
+    ours = pre_ge_graph(functional).gm
     theirs = run_torchair_conversion(functional, "graph", torchair).fx_graph
     assert npu_targets(ours) == npu_targets(theirs)
     # the fused nodes carry TorchAir's names (the same matcher makes them)

@@ -39,7 +39,7 @@ def test_my_inplace_report_has_every_stage_and_ir_op(example_trace) -> None:
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     _no_network(page)
     graph = trace.graphs[0]
-    assert list(graph.stages) == ["dynamo", "aten", "functional", "reinplaced", "pre_ge"] and graph.ir is not None
+    assert list(graph.stages) == ["dynamo", "aten", "functional", "pre_ge"] and graph.ir is not None
     for stage in graph.stages.values():
         assert f'id="graph-0-{stage.name}"' in page
         for line in relative_paths(stage.code.rstrip()).split("\n"):
@@ -48,14 +48,14 @@ def test_my_inplace_report_has_every_stage_and_ir_op(example_trace) -> None:
         assert re.search(rf"(>|, |:){re.escape(op.name)}(<|,)", page), op.name
     assert {"TensorMove", "MyInplace"} <= set(graph.ir.types)
     # the functional stage's copy_ epilogues and auto_functionalized nodes are highlighted
-    functional = page[page.index('id="graph-0-functional"') : page.index('id="graph-0-reinplaced"')]
+    functional = page[page.index('id="graph-0-functional"') : page.index('id="graph-0-pre_ge"')]
     assert functional.count("background:#f9d0f3") == 2 and functional.count("background:#c9f1f7") == 3
     assert "eager vs compiled: <span class=\"ok\">match" in page
     assert "arg2_1 (state)" in page
     # the viewer: every stage's nodes, their groups, and the links between stages
     data = viewer_json(page)
     (graph_data,) = data["graphs"]
-    assert [s["name"] for s in graph_data["stages"]] == ["dynamo", "aten", "functional", "reinplaced", "pre_ge", "ascend_ir"]
+    assert [s["name"] for s in graph_data["stages"]] == ["dynamo", "aten", "functional", "pre_ge", "ascend_ir"]
     for stage_data in graph_data["stages"]:
         names = [n[0] for n in stage_data["nodes"]]
         expected = [op.name for op in graph.ir.ops] if stage_data["name"] == "ascend_ir" else [n.name for n in graph.stages[stage_data["name"]].nodes]

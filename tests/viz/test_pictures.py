@@ -41,7 +41,7 @@ def test_the_ascend_ir_keeps_superkernel_and_fx_node_clusters() -> None:
 def test_the_decoder_folds_its_second_layer_and_keeps_every_stage(example_trace) -> None:
     trace = example_trace("llama_decoder")
     pictures = trace_pictures(trace)
-    assert [p.stage for p in pictures] == ["dynamo", "aten", "functional", "reinplaced", "pre_ge", "ascend_ir"]
+    assert [p.stage for p in pictures] == ["dynamo", "aten", "functional", "pre_ge", "ascend_ir"]
     for picture in pictures:
         assert picture.drawn < picture.total and "x1, each like the one drawn" in picture.dot, picture.stage
         assert 'subgraph "cluster_/m:layers.0 (DecoderLayer)' in picture.dot

@@ -38,6 +38,14 @@ def test_a_row_per_rank_with_its_collectives_and_checks_in_a_word():
     assert rows[1][-6:] == ["match", "match,", "some", "not", "run", "partial"]
 
 
+def test_on_the_aclgraph_path_the_column_is_the_aclgraph_graphs_check():
+    results = [{**_result(rank, ir_check=None), "ge_ops": 0, "aclgraph_check": verdict} for rank, verdict in ((0, "match (3 tensors)"), (1, "MISMATCH: x"))]
+    text = _text(ranks_table(results, [[0, 1]], "/x/tp.py"))
+    assert "aclgraph graph on CPU" in text and "Ascend IR on CPU" not in text
+    rows = [line.split() for line in text.splitlines() if line.strip()[:1] in ("0", "1")]
+    assert [row[-2] for row in rows] == ["match", "MISMATCH"]
+
+
 def test_which_ranks_are_alike():
     by_rank = {0: _result(0, exact="a"), 1: _result(1, exact="b"), 2: _result(2, structure="t")}
     assert "ranks 0-1: graphs identical in structure (constants differ on ranks 0-1)" in _text(group_rule([0, 1], by_rank))

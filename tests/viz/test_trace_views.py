@@ -76,7 +76,7 @@ def rich_ir_table(graph: GraphTrace) -> Table:
     return table
 
 
-STAGES = ["dynamo", "aten", "functional", "reinplaced"]
+STAGES = ["dynamo", "aten", "functional", "pre_ge"]
 
 
 @pytest.mark.parametrize("width", [160, 72])
@@ -212,7 +212,7 @@ def test_summary_fits_80_columns_without_cutting_a_header(example_trace, name):
     text = ANSI.sub("", render(trace_views.summary_view(example_trace(name)), width=80, color=False))
     assert "…" not in text
     assert max(cell_len(line) for line in text.splitlines()) <= 80
-    for header in ("dynamo", "aten", "functional", "reinplaced", "ascend_ir", "GE ops", "in-place ops", "aten → func."):
+    for header in ("dynamo", "aten", "functional", "pre_ge", "ascend_ir", "GE ops", "in-place ops", "aten → func."):
         assert header in text
     if name == "my_inplace":
         assert "graph 0: inputs written in place: arg0_1 (x), arg2_1 (state) (3 auto_functionalized, 2 copy_ epilogue(s))" in " ".join(text.split())

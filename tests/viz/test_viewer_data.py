@@ -16,7 +16,7 @@ def test_decoder_stages_groups_and_links() -> None:
     graph = trace.graphs[0]
     (data,) = viewer_data(trace)["graphs"]
     stages = {s["name"]: s for s in data["stages"]}
-    assert list(stages) == ["dynamo", "aten", "functional", "reinplaced", "pre_ge", "ascend_ir"]
+    assert list(stages) == ["dynamo", "aten", "functional", "pre_ge", "ascend_ir"]
     functional = stages["functional"]
     assert [n[N["name"]] for n in functional["nodes"]] == [r.name for r in graph.stages["functional"].nodes]
     layers = {row[G["name"]]: row for row in functional["groups"] if row[G["parent"]] == 0 and row[G["name"]].startswith("layers.")}

@@ -51,12 +51,6 @@ DEFAULT_CANN = "8.5.0"
 _FXLAB_DIR = Path(__file__).resolve().parents[2]
 
 
-def deterministic_level() -> int:
-    """torch_npu keeps its level in step with ``torch.use_deterministic_algorithms``: with
-    the level left at its default, that is 1 when deterministic algorithms are on, else 0."""
-    return 1 if torch.are_deterministic_algorithms_enabled() else 0
-
-
 def cann_release(version: str) -> tuple[int, ...]:
     """``"8.3.RC1"`` -> (8, 3, 0, 1); ``"8.5.0"`` -> (8, 5, 1, 0): a release candidate
     sorts before the release of the same number, as CANN orders them."""
@@ -78,8 +72,19 @@ def npu_namespace(soc: str, cann: str) -> types.SimpleNamespace:
     def is_gte_cann_version(version: str, module: str = "CANN") -> bool:
         return cann_release(cann) >= cann_release(version)
 
+    from fxlab import npu_streams
+
     return types.SimpleNamespace(
-        _get_deterministic_level=deterministic_level,
+        _get_deterministic_level=npu_streams.get_deterministic_level,
+        # The stream calls TorchAir's aclgraph passes put into a graph: fxlab's CPU ones,
+        # so a graph after TorchAir's passes holds the same targets as after fxlab's.
+        current_stream=npu_streams.current_stream,
+        get_stream_limit=npu_streams.get_stream_limit,
+        set_stream_limit=npu_streams.set_stream_limit,
+        set_deterministic_level=npu_streams.set_deterministic_level,
+        graph_pool_handle=npu_streams.graph_pool_handle,
+        Stream=npu_streams.Stream,
+        Event=npu_streams.Event,
         current_device=current_device,
         get_device_name=lambda device=None: soc,
         default_generators=(torch.Generator().manual_seed(DEVICE_DEFAULT_SEED),),

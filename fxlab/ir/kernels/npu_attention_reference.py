@@ -410,6 +410,40 @@ def npu_fused_infer_attention_score_v2(query: torch.Tensor, key: torch.Tensor, v
     return fused_infer_attention({**renamed, "query": query, "key": key, "value": value}, renamed, "npu_fused_infer_attention_score_v2")
 
 
+@cpu_kernel("_npu_fused_infer_attention_score_get_max_workspace", "_npu_fused_infer_attention_score_v2_get_max_workspace")
+def fused_infer_attention_workspace(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor, **options: Any) -> torch.Tensor:
+    """The NPU kernel's scratch memory for the longest sequences (TorchAir's
+    ``replace_dynamic_workspace_ops`` adds this op before the ``.out`` call). The CPU
+    reference kernel needs none: an empty tensor."""
+    return torch.empty(0, dtype=torch.uint8)
+
+
+def _into_out_buffers(kernel: Any) -> Any:
+    """The ``.out`` overload of ``kernel``: the operator into the given buffers (the
+    workspace is the NPU kernel's; the reference kernel ignores it)."""
+
+    def out_kernel(
+        query: torch.Tensor,
+        key: torch.Tensor,
+        value: torch.Tensor,
+        *,
+        workspace: torch.Tensor | None = None,
+        attention_out: torch.Tensor,
+        softmax_lse: torch.Tensor,
+        **options: Any,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        out, lse = kernel(query, key, value, **options)
+        attention_out.resize_(out.shape).copy_(out)
+        softmax_lse.resize_(lse.shape).copy_(lse)
+        return attention_out, softmax_lse
+
+    return out_kernel
+
+
+cpu_kernel("npu_fused_infer_attention_score.out")(_into_out_buffers(npu_fused_infer_attention_score))
+cpu_kernel("npu_fused_infer_attention_score_v2.out")(_into_out_buffers(npu_fused_infer_attention_score_v2))
+
+
 def incre_flash_attention(named: dict[str, Any], attrs: dict[str, Any]) -> torch.Tensor:
     """IncreFlashAttention: one query token per batch; ``actual_seq_lengths`` are the keys'."""
     tensors = tensors_from({**named, "actual_seq_lengths": None, "actual_seq_lengths_kv": named.get("actual_seq_lengths")})

@@ -1,0 +1,185 @@
+"""The TorchAir settings fxlab's passes follow, read from a ``CompilerConfig``.
+
+TorchAir's ``CompilerConfig`` (and the standalone ``npugraph_ex`` backend's flat one)
+decides which FX passes run and how: the mode (``max-autotune`` builds a GE graph,
+``reduce-overhead`` / ``npugraph_ex`` capture an ACL graph), the user's custom passes,
+``experimental_config`` switches and the aclgraph options. :func:`options_from_config`
+reads any of the three config shapes by attribute name (TorchAir's own config keeps each
+value in an ``OptionValue`` with ``.value``; fxlab's stand-in keeps plain values), so the
+passes room needs neither TorchAir nor the stand-in.
+
+A model file gives its config as a module-level ``compiler_config``, or by handing it to
+``torchair.get_npu_backend(compiler_config=...)``: the stand-in backend reports such a
+config to :func:`observe_backend_config`, and :func:`config_of_module` finds either.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+MAX_AUTOTUNE = "max-autotune"
+REDUCE_OVERHEAD = "reduce-overhead"
+NPUGRAPH_EX = "npugraph_ex"
+MODES = (MAX_AUTOTUNE, REDUCE_OVERHEAD, NPUGRAPH_EX)
+ACLGRAPH_MODES = (REDUCE_OVERHEAD, NPUGRAPH_EX)
+
+UserPass = Callable[..., Any]
+
+
+@dataclass(frozen=True)
+class TorchAirOptions:
+    """What a ``CompilerConfig`` sets that changes the FX graphs fxlab shows (TorchAir's
+    defaults when nothing is set)."""
+
+    mode: str = MAX_AUTOTUNE
+    remove_noop_ops: bool = True  # experimental_config.remove_noop_ops
+    pattern_fusion_pass: bool = True  # experimental_config.pattern_fusion_pass
+    enable_view_optimize: bool = True  # experimental_config.enable_view_optimize (GE graph only)
+    cann_supports_view_inplace: bool = True  # CANN >= 8.3.RC1
+    remove_cat_ops: bool = True  # debug.aclgraph.remove_cat_ops
+    inplace_pass: bool = True  # not debug.aclgraph.disable_reinplace_inplaceable_ops_pass
+    input_inplace_pass: bool = True  # not debug.aclgraph.disable_reinplace_input_mutated_ops_pass
+    custom_pre_pass: UserPass | None = None  # post_grad_custom_pre_pass(gm, example_inputs, config)
+    custom_post_pass: UserPass | None = None  # post_grad_custom_post_pass(gm, example_inputs, config)
+    patterns: tuple[Any, ...] = ()  # users' register_replacement patterns (RegisteredPattern)
+    config: Any = None  # the user's config object, handed to their passes as TorchAir hands it
+    set_by: tuple[str, ...] = ()  # "option=value (where)" for every option the user set
+    notes: tuple[str, ...] = ()
+    soc: str = "Ascend910B2"  # the SoC stood in (core counts for the stream checks)
+
+    @property
+    def aclgraph(self) -> bool:
+        """The ACL graph path (``reduce-overhead`` or ``npugraph_ex``), not the GE graph."""
+        return self.mode in ACLGRAPH_MODES
+
+    @property
+    def has_user_passes(self) -> bool:
+        """The user gave a custom pass or a pattern: each is checked on the traced inputs."""
+        return bool(self.custom_pre_pass or self.custom_post_pass or self.patterns)
+
+    def with_mode(self, mode: str, origin: str = "--mode") -> TorchAirOptions:
+        if mode == self.mode:
+            return self
+        return replace(self, mode=mode, set_by=(*self.set_by, f"mode={mode} ({origin})"))
+
+
+def _value(option: Any) -> Any:
+    """An option's value: TorchAir's ``OptionValue`` holds it in ``.value``."""
+    return getattr(option, "value", option)
+
+
+def _lookup(config: Any, dotted: str) -> tuple[bool, Any]:
+    """``(found, value)`` of ``config.a.b.c`` without creating sections that are not
+    there (fxlab's stand-in makes a section on first read)."""
+    current = config
+    for part in dotted.split("."):
+        values = getattr(current, "_values", None)
+        if isinstance(values, dict):  # fxlab's stand-in: read what was set, create nothing
+            if part not in values:
+                return False, None
+            current = values[part]
+            continue
+        if not hasattr(current, part):
+            return False, None
+        current = getattr(current, part)
+    return True, _value(current)
+
+
+# (option, TorchAir's CompilerConfig path, npugraph_ex's flat name, whether TorchAir's
+# path says the opposite: ``disable_...``)
+_BOOL_OPTIONS = (
+    ("remove_noop_ops", "experimental_config.remove_noop_ops", "remove_noop_ops", False),
+    ("pattern_fusion_pass", "experimental_config.pattern_fusion_pass", "pattern_fusion_pass", False),
+    ("enable_view_optimize", "experimental_config.enable_view_optimize", None, False),
+    ("remove_cat_ops", "debug.aclgraph.remove_cat_ops", "remove_cat_ops", False),
+    ("inplace_pass", "debug.aclgraph.disable_reinplace_inplaceable_ops_pass", "inplace_pass", True),
+    ("input_inplace_pass", "debug.aclgraph.disable_reinplace_input_mutated_ops_pass", "input_inplace_pass", True),
+)
+
+
+def is_npugraph_ex_config(config: Any) -> bool:
+    """npugraph_ex's ``CompilerConfig`` is flat (``config.inplace_pass``), TorchAir's nested."""
+    found, mode = _lookup(config, "mode")
+    return found and mode == NPUGRAPH_EX and _lookup(config, "inplace_pass")[0]
+
+
+def options_from_config(config: Any, where: str = "compiler_config") -> TorchAirOptions:
+    """The options ``config`` sets (TorchAir's, npugraph_ex's or fxlab's stand-in)."""
+    if config is None:
+        return TorchAirOptions()
+    flat = is_npugraph_ex_config(config)
+    values: dict[str, Any] = {}
+    set_by: list[str] = []
+    found, mode = _lookup(config, "mode")
+    if found and mode in MODES:
+        values["mode"] = mode
+        if mode != MAX_AUTOTUNE:
+            set_by.append(f"mode={mode} ({where})")
+    for name, nested, flat_name, inverted in _BOOL_OPTIONS:
+        path = flat_name if flat else nested
+        found, value = _lookup(config, path) if path else (False, None)
+        if not found or value is None or isinstance(value, (dict,)) or not isinstance(value, (bool, int, str)):
+            continue
+        flag = _as_bool(value)
+        values[name] = (not flag) if inverted and not flat else flag
+        if values[name] != getattr(TorchAirOptions, name):
+            set_by.append(f"{path}={value} ({where})")
+    for name, path in (("custom_pre_pass", "post_grad_custom_pre_pass"), ("custom_post_pass", "post_grad_custom_post_pass")):
+        found, fn = _lookup(config, path)
+        if found and callable(fn):
+            values[name] = fn
+            set_by.append(f"{path}={describe_callable(fn)} ({where})")
+    return TorchAirOptions(**values, config=config, set_by=tuple(set_by))
+
+
+def _as_bool(value: Any) -> bool:
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "on", "yes")
+    return bool(value)
+
+
+def describe_callable(fn: Any) -> str:
+    """``name (file.py:line)`` of a user's function, for the trace's pass list."""
+    name = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__
+    try:
+        code = inspect.unwrap(fn).__code__
+    except AttributeError:
+        return str(name)
+    return f"{name} ({code.co_filename.rsplit('/', 1)[-1]}:{code.co_firstlineno})"
+
+
+# -- where a model file's config is -------------------------------------------------------
+@dataclass
+class _Observed:
+    configs: list[Any] = field(default_factory=list)
+
+
+_OBSERVED = _Observed()
+
+
+def observe_backend_config(config: Any) -> None:
+    """Called by the stand-in ``get_npu_backend(compiler_config=...)``: remember the config."""
+    if config is not None and all(config is not c for c in _OBSERVED.configs):
+        _OBSERVED.configs.append(config)
+
+
+def forget_observed_configs() -> None:
+    _OBSERVED.configs.clear()
+
+
+def looks_like_config(value: Any) -> bool:
+    return type(value).__name__ == "CompilerConfig" and _lookup(value, "mode")[0]
+
+
+def config_of_module(module: Any) -> tuple[Any, str] | None:
+    """The config a model file gives TorchAir: its module-level ``compiler_config``, else
+    the last config it handed ``get_npu_backend``; with where it was found."""
+    found = getattr(module, "compiler_config", None) if module is not None else None
+    if looks_like_config(found):
+        return found, "compiler_config in the model file"
+    if _OBSERVED.configs:
+        return _OBSERVED.configs[-1], "the config the model file gave get_npu_backend"
+    return None

@@ -1,0 +1,70 @@
+from __future__ import annotations
+
+import types
+
+from fxlab.compat.config import CompilerConfig, NpugraphExConfig
+from fxlab.passes.torchair_options import (
+    TorchAirOptions,
+    config_of_module,
+    forget_observed_configs,
+    observe_backend_config,
+    options_from_config,
+)
+
+
+def _pass(gm, example_inputs, config):
+    return None
+
+
+def test_torchairs_nested_config_sets_the_mode_switches_and_passes():
+    config = CompilerConfig()
+    config.mode = "reduce-overhead"
+    config.experimental_config.remove_noop_ops = False
+    config.debug.aclgraph.disable_reinplace_inplaceable_ops_pass = True
+    config.post_grad_custom_post_pass = _pass
+    options = options_from_config(config)
+    assert (options.mode, options.remove_noop_ops, options.inplace_pass, options.input_inplace_pass) == ("reduce-overhead", False, False, True)
+    assert options.custom_post_pass is _pass and options.custom_pre_pass is None and options.config is config
+    assert options.set_by == (
+        "mode=reduce-overhead (compiler_config)",
+        "experimental_config.remove_noop_ops=False (compiler_config)",
+        "debug.aclgraph.disable_reinplace_inplaceable_ops_pass=True (compiler_config)",
+        f"post_grad_custom_post_pass=_pass (test_torchair_options.py:{_pass.__code__.co_firstlineno}) (compiler_config)",
+    )
+
+
+def test_npugraph_exs_flat_config_reads_its_own_names():
+    config = NpugraphExConfig()
+    config.inplace_pass = False
+    config.remove_cat_ops = False
+    options = options_from_config(config)
+    assert (options.mode, options.inplace_pass, options.remove_cat_ops, options.input_inplace_pass) == ("npugraph_ex", False, False, True)
+    assert options.set_by == ("mode=npugraph_ex (compiler_config)", "remove_cat_ops=False (compiler_config)", "inplace_pass=False (compiler_config)")
+
+
+class _Option:
+    def __init__(self, value):
+        self.value = value
+
+
+def test_torchairs_own_option_values_are_read():
+    real = types.SimpleNamespace(mode=_Option("max-autotune"), experimental_config=types.SimpleNamespace(pattern_fusion_pass=_Option(False)))
+    options = options_from_config(real)
+    assert options.mode == "max-autotune" and options.pattern_fusion_pass is False and options.remove_noop_ops is True
+
+
+def test_the_module_config_wins_over_the_one_given_get_npu_backend():
+    given = CompilerConfig()
+    observe_backend_config(given)
+    try:
+        assert config_of_module(types.SimpleNamespace()) == (given, "the config the model file gave get_npu_backend")
+        own = CompilerConfig()
+        assert config_of_module(types.SimpleNamespace(compiler_config=own)) == (own, "compiler_config in the model file")
+    finally:
+        forget_observed_configs()
+    assert config_of_module(types.SimpleNamespace()) is None
+
+
+def test_mode_is_overridden_and_said_so():
+    options = TorchAirOptions().with_mode("npugraph_ex")
+    assert options.mode == "npugraph_ex" and options.aclgraph and options.set_by == ("mode=npugraph_ex (--mode)",)
