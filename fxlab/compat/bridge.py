@@ -206,11 +206,23 @@ def device_inputs(values: list[Any]) -> tuple[list[Any], Any, str]:
 
     original_mode = detect_fake_mode(values)
     tensors = [v for v in values if isinstance(v, torch.Tensor)]
-    if any(not isinstance(d, int) for t in tensors for d in (*t.shape, *t.stride())) or len(tensors) != len(values):
-        return values, original_mode, "graph inputs kept as host (CPU) tensors: symbolic shapes or non-tensor inputs"
+    symbolic = any(not isinstance(d, int) for t in tensors for d in (*t.shape, *t.stride()))
+    if symbolic or len(tensors) != len(values):
+        if original_mode is None or any(isinstance(v, torch.Tensor) and v.device.type != "cpu" for v in values):
+            return values, original_mode, "graph inputs kept as host (CPU) tensors: symbolic shapes or non-tensor inputs"
+        return [_on_device(v, original_mode) for v in values], original_mode, "graph inputs placed on the device, as on an NPU machine"
     fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
     remade = [fake_mode.from_tensor(torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=DEVICE)) for t in tensors]
     return remade, fake_mode, "graph inputs placed on the device, as on an NPU machine"
+
+
+def _on_device(value: Any, fake_mode: Any) -> Any:
+    """A fake CPU tensor re-made on the stand-in device in its own fake mode, so its
+    symbolic sizes and strides stay the graph's symbols; anything else as it is."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    with fake_mode:
+        return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=DEVICE)
 
 
 def place_created_tensors_on_device(gm: fx.GraphModule) -> int:
@@ -283,11 +295,20 @@ def _record_input_indices(ir: IrGraph, graph: Any) -> None:
     dead-data pass records it (:mod:`fxlab.ir.graph_inputs`), so the IR check feeds
     TorchAir's graph the caller's inputs as it feeds fxlab's. Entries that are no graph
     input (the RNG state TorchAir feeds itself) leave the graph without a record."""
-    from fxlab.ir.graph_inputs import record_input_indices
+    from fxlab.ir.graph_inputs import SYM_PACK_ATTR, record_input_indices
 
-    indices = [getattr(info.func, "fx_input_idx", None) for info in getattr(graph, "_input_info_list", [])]
-    if None not in indices and indices != list(range(len(indices))):
-        record_input_indices(ir, indices)
+    infos = list(getattr(graph, "_input_info_list", []))
+    data_by_index = {op.attr_value("index"): op for op in ir.ops if op.type == "Data"}
+    for position, info in enumerate(infos):
+        packed = getattr(info.func, "fx_input_idx_list", None)  # its optimize_sym_pack's host input
+        if packed is not None and position in data_by_index:
+            data_by_index[position].set_attrs({SYM_PACK_ATTR: Attr(AttrKind.LIST_INT, tuple(packed))})
+    indices = [getattr(info.func, "fx_input_idx", None) for info in infos]
+    fed = [i for i, info in zip(indices, infos) if i is not None or getattr(info.func, "fx_input_idx_list", None) is None]
+    if None not in fed and indices != list(range(len(indices))):
+        # A Data the host fills from several inputs reads no one input: an index past them.
+        beyond = max((i for i in indices if i is not None), default=-1) + 1
+        record_input_indices(ir, [beyond + k if i is None else i for k, i in enumerate(indices)])
 
 
 def _record_fx_outputs(ir: IrGraph, graph: Any, gm: fx.GraphModule) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.graph_inputs import graph_input_index
+from fxlab.ir.graph_inputs import graph_input_index, sym_pack_value
 from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp
 
 Kernel = Callable[[IrOp, list[Any], dict[str, Any]], list[Any]]
@@ -120,7 +120,10 @@ def _graph_input(graph: IrGraph, op: IrOp, inputs: Sequence[torch.Tensor]) -> to
     from fxlab.ir.kernels.rng import rng_offsets
 
     offsets = rng_offsets(op, len(inputs))
-    return offsets if offsets is not None else inputs[graph_input_index(graph, op.attr_value("index"))]
+    if offsets is not None:
+        return offsets
+    packed = sym_pack_value(op, inputs)
+    return packed if packed is not None else inputs[graph_input_index(graph, op.attr_value("index"))]
 
 
 def _own_buffers(op: IrOp, inputs: list[Any], results: list[Any]) -> list[Any]:

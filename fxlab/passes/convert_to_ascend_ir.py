@@ -27,10 +27,11 @@ import torch
 import torch.fx as fx
 
 from fxlab import heap
-from fxlab.ir.builder import GraphBuilder, Tensor, building
+from fxlab.ir.builder import SYMBOLIC_SHAPE_ATTR, GraphBuilder, Tensor, building
 from fxlab.ir.host_outputs import AS_STRIDED, GE, SYM, VALUE, VIEW, VIEW_AS_COMPLEX, VIEW_AS_REAL, FxOutput, record_fx_outputs
 from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, attr_of, ge_dtype
 from fxlab.passes.inference_rule import attach_inference_rules
+from fxlab.passes.symbolic_lists import pack_symbolic_lists
 
 if TYPE_CHECKING:
     from fxlab.passes.converters.registry import ConverterRegistry
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 UNSUPPORTED_OP_TYPE = "FxlabUnsupported"
 SCOPE_ENTER = "air.scope_enter.default"
 SCOPE_EXIT = "air.scope_exit.default"
+HOST_TENSOR_ATTR = "_host_tensor"
 
 
 class Status(str, enum.Enum):
@@ -136,6 +138,17 @@ class _GraphConstant:
     tensor: torch.Tensor
 
 
+def static_dim(d: Any) -> int | None:
+    """A size as TorchAir's Data descs take it: an int, or a symbolic size that reads as
+    one (a symbol the shape environment has since fixed); ``None`` when it is symbolic."""
+    if isinstance(d, int):
+        return d
+    try:
+        return int(str(d))
+    except ValueError:
+        return None
+
+
 def desc_from_meta(val: Any, name: str = "y") -> TensorDesc:
     """A tensor desc from a node's fake value; symbolic dims become ``-1`` and the
     symbols are kept in ``_fxlab_symbolic_shape``."""
@@ -151,14 +164,12 @@ def desc_from_meta(val: Any, name: str = "y") -> TensorDesc:
     dims: list[int] = []
     symbolic = False
     for d in shape:
-        if isinstance(d, int):
-            dims.append(d)
-        else:
-            symbolic = True
-            dims.append(-1)
+        static = static_dim(d)
+        symbolic = symbolic or static is None
+        dims.append(-1 if static is None else static)
     desc = TensorDesc(name, ge_dtype(val.dtype), tuple(dims))
     if symbolic:
-        desc.attrs["_fxlab_symbolic_shape"] = Attr(AttrKind.STR, str(list(val.shape)))
+        desc.attrs[SYMBOLIC_SHAPE_ATTR] = Attr(AttrKind.STR, str(list(val.shape)))
     return desc
 
 
@@ -186,6 +197,7 @@ class AscendIrConverter:
         self._symbol_inputs: dict[str, int] = {}  # symbol -> Data index of the SymInt input
         self._input_storages: dict[int, tuple[int, torch.Tensor]] | None = None  # built at the output node
         self._plans: dict[int, _Plan] = {}
+        self._symbolic = False  # a graph input has a symbolic size: lists of sizes are packed
 
     def run(self) -> ConversionResult:
         start = time.perf_counter()
@@ -230,16 +242,22 @@ class AscendIrConverter:
         builder = self.builder
         source = node_source(node)
         name = builder.unique_name("Data", node.name)
-        op = IrOp(name, "Data", [], {"index": attr_of(self._data_index)}, (), (desc_from_meta(val, "y"),), name, source)
+        attrs = {"index": attr_of(self._data_index)}
+        if not isinstance(val, torch.Tensor):
+            attrs[HOST_TENSOR_ATTR] = attr_of(True)  # a size is fed from the host, as in TorchAir
+        op = IrOp(name, "Data", [], attrs, (), (desc_from_meta(val, "y"),), name, source)
         builder.graph.ops.append(op)
         if builder.scope_stack:
             builder.apply_scopes((op,))
         if isinstance(val, torch.Tensor):
             self._tensor_inputs.append((self._data_index, val))
+            self._symbolic = self._symbolic or SYMBOLIC_SHAPE_ATTR in op.output_desc[0].attrs
         elif isinstance(val.node.expr, sympy.Symbol):
+            self._symbolic = True
             self._symbol_inputs.setdefault(str(val.node.expr), self._data_index)
         self._data_index += 1
         builder.graph.inputs.append(name)
+        builder.fake_values[f"{name}:0"] = val
         self.values[node] = Tensor(op, 0)
 
     def _convert_get_attr(self, node: fx.Node) -> None:
@@ -446,6 +464,8 @@ class AscendIrConverter:
             value_of = self._input_value
             args = fx.node.map_arg(node.args, value_of)
             kwargs = fx.node.map_arg(node.kwargs, value_of) if node.kwargs else {}
+            if self._symbolic:
+                args, kwargs = pack_symbolic_lists(node.args, args), pack_symbolic_lists(node.kwargs, kwargs)
             result = self._call_converter(fn, args, kwargs, meta, node)
         except Exception as exc:  # noqa: BLE001 - any converter failure becomes a placeholder
             builder.end_node(token)
@@ -459,6 +479,7 @@ class AscendIrConverter:
         builder.unset_helper_dtypes(first_new)
         if type(result) is Tensor:
             result.op.set_output_desc(result.index, desc_from_meta(meta, result.op.output_desc[result.index].name))
+            builder.fake_values[result.tensor] = meta
         else:
             self._set_output_descs(result, meta)
         if node.target is not AUTO_FUNCTIONALIZED_V2:  # that converter attaches its op's rule itself
@@ -474,12 +495,16 @@ class AscendIrConverter:
         return result
 
     def _set_output_descs(self, result: Any, meta: Any) -> None:
+        """Each result tensor's desc and FX value from the node's, as TorchAir's
+        ``set_ge_outputs`` gives them."""
         if isinstance(result, Tensor):
             result.op.set_output_desc(result.index, desc_from_meta(meta, result.desc.name))
+            self.builder.fake_values[result.tensor] = meta
         elif isinstance(result, (list, tuple)) and isinstance(meta, (list, tuple)):
             for out, val in zip(result, meta):
                 if isinstance(out, Tensor) and isinstance(val, torch.Tensor):
                     out.op.set_output_desc(out.index, desc_from_meta(val, out.desc.name))
+                    self.builder.fake_values[out.tensor] = val
 
     def _emit_placeholder(self, node: fx.Node, status: Status, message: str) -> None:
         meta = node.meta.get("val")

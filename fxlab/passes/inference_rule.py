@@ -29,7 +29,7 @@ from collections.abc import Iterable, Sequence
 
 import torch
 
-from fxlab.ir.builder import Tensor, current_builder
+from fxlab.ir.builder import SYMBOLIC_SHAPE_ATTR, Tensor, current_builder
 from fxlab.ir.model import DTYPE_FROM_TORCHAIR_NUMBER, TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, DataType, IrOp, ge_dtype
 
 GE_APIS_PATH = Path(__file__).with_name("torchair_ge_apis.json")
@@ -130,7 +130,7 @@ def _known_input(tensor: Tensor, fx_node: str | None, by_hand: set[str]) -> Know
     if op.type != "Data" and op.fx_node == fx_node and tensor.tensor not in by_hand:
         return UNKNOWN
     desc = tensor.desc
-    if any(d < 0 for d in desc.shape) or "_fxlab_symbolic_shape" in desc.attrs:
+    if any(d < 0 for d in desc.shape) or SYMBOLIC_SHAPE_ATTR in desc.attrs:
         return UNKNOWN
     return Known(tuple(desc.shape), desc.dtype)
 

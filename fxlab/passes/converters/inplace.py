@@ -25,6 +25,7 @@ from fxlab.ir import ge
 from fxlab.ir.builder import Tensor, current_builder
 from fxlab.ir.model import DataType, IrOp
 from fxlab.passes.inference_rule import attach_inference_rules
+from fxlab.passes.converters.promotion import dtype_promote
 from fxlab.passes.converters.registry import CONVERTERS, Sample, register_converter
 
 aten = torch.ops.aten
@@ -64,9 +65,12 @@ def convert_copy(self: Tensor, src: Tensor, non_blocking: bool = False, *, meta_
     """copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"""
     if self is src:
         return ge.op1("Identity", {"x": src}, shapes=[src.shape])
-    src = ge.cast_to(src, self.dtype)
-    if tuple(src.shape) == tuple(self.shape) and all(d >= 0 for d in self.shape):
-        return src  # same shape: no broadcast needed, the value is src itself
+    cast = ge.cast_to(src, self.dtype)
+    # TorchAir compares the sizes as the FX values print them; a fresh Cast has none, so
+    # a copy that changes the dtype is always broadcast.
+    if cast is src and src.symbolic_shape == self.symbolic_shape:
+        return src  # same sizes: no broadcast needed, the value is src itself
+    src = cast
     return ge.op1("BroadcastTo", {"x": src, "shape": _shape_of(self)}, shapes=[self.shape])
 
 
@@ -103,7 +107,9 @@ def _slice_scatter_step1(self: Tensor, src: Tensor, dim: int, start: int, end: i
     if end != sys.maxsize and end > _INT32_MAX:
         raise NotImplementedError("StridedSliceV2 does not support bounds beyond INT32_MAX")
     dim %= len(self.shape)
-    limit = self.shape[dim]
+    # TorchAir reads the size from the FX value: with a symbolic size a negative bound
+    # becomes a symbolic expression, which its Const then holds at the traced value.
+    limit = (self.symsize or list(self.shape))[dim]
     end = end % limit if end < 0 else min(end, _INT32_MAX)
     start = start % limit if start < 0 else min(start, _INT32_MAX)
     start = min(start, end)
@@ -116,7 +122,8 @@ def _strided_slice(x: Tensor, begin: int, end: int, dim: int) -> Tensor:
     operands = {"x": x, "begin": _index_const(begin), "end": _index_const(end), "axes": _index_const(dim), "strides": _index_const(1)}
     masks = {"begin_mask": 0, "end_mask": 0, "ellipsis_mask": 0, "new_axis_mask": 0, "shrink_axis_mask": 0}
     shape = list(x.shape)
-    shape[dim] = max(0, min(end, shape[dim]) - min(begin, shape[dim])) if shape[dim] >= 0 else -1
+    static = shape[dim] >= 0 and type(begin) is int and type(end) is int
+    shape[dim] = max(0, min(end, shape[dim]) - min(begin, shape[dim])) if static else -1
     return ge.op1("StridedSliceV2", operands, masks, shapes=[tuple(shape)])
 
 
@@ -125,7 +132,8 @@ def _slice_scatter_by_index(self: Tensor, src: Tensor, dim: int, start: Any, end
     sizes = _shape_of(self)
     if not isinstance(end, Tensor) and end == sys.maxsize:
         end = _gather(sizes, dim)
-    start, end, step = (v if isinstance(v, Tensor) else ge.const(v, DataType.DT_INT32) for v in (start, end, step))
+    # As TorchAir: every bound int32, a symbolic (int64) one and the fresh Shape cast.
+    sizes, start, end, step = dtype_promote(DataType.DT_INT32, sizes, start, end, step)
     limit = ge.op1("Minimum", {"x1": _gather(sizes, dim), "x2": end})
     index = ge.op1("Range", {"start": start, "limit": limit, "delta": step})
     others = [d for d in range(len(src.shape)) if d != dim]

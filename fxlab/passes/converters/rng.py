@@ -26,8 +26,8 @@ from fxlab.ir import ge
 from fxlab.ir.builder import current_builder
 from fxlab.ir.model import DataType, IrOp, TensorDesc, attr_of, ge_dtype
 from fxlab.passes.converters.promotion import cast_scalar, dtype_promote, scalar_input
+from fxlab.passes.symbolic_lists import pack_sizes
 from fxlab.passes.converters.registry import Sample, register_converter
-from fxlab.passes.converters.shape import pack_symbols
 
 aten = torch.ops.aten
 # The seed an NPU device generator starts with until ``torch.manual_seed`` (as a CUDA
@@ -120,7 +120,7 @@ def _draw(op_type: str, size: Any, dtype: DataType, generator: Any = None) -> ge
     if not isinstance(size, ge.Tensor) and any(isinstance(d, ge.Tensor) for d in size):
         # Symbolic sizes: TorchAir packs the list when it reads the node's arguments,
         # before the converter draws its Philox inputs.
-        size = pack_symbols(size)
+        size = pack_sizes(size)
     key, counter, alg = _philox_inputs(generator)
     # A size list becomes its Const when the op is called, after the Philox inputs.
     shape = size if isinstance(size, ge.Tensor) else ge.const(list(size), DataType.DT_INT64)

@@ -20,6 +20,7 @@ from fxlab.ir import ge
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType, ge_dtype
 from fxlab.passes.converters import promotion
 from fxlab.passes.converters.registry import Sample, register_converter
+from fxlab.passes.symbolic_lists import pack_sizes
 
 aten = torch.ops.aten
 INDEX_TYPES = (DataType.DT_INT32, DataType.DT_INT64)
@@ -28,15 +29,6 @@ _INT_TYPES = (DataType.DT_INT8, DataType.DT_UINT8, DataType.DT_INT32, DataType.D
 
 
 # -- argument helpers shared by this family's converters ------------------------------
-def pack_symbols(values: Sequence[Any]) -> ge.Tensor:
-    """A list mixing symbolic sizes (graph tensors) and ints as one int64 ``Pack``;
-    TorchAir marks it ``_force_unknown_shape`` since its value is known only at run time."""
-    items = [v if isinstance(v, ge.Tensor) else ge.const(int(v), DataType.DT_INT64) for v in values]
-    attrs = {"N": len(items), "axis": 0, "_force_unknown_shape": True}
-    packed = ge.op1("Pack", {f"x{i}": t for i, t in enumerate(items)}, attrs, dtypes=DataType.DT_INT64, shapes=[(len(items),)])
-    return ge.set_dtype(packed, DataType.DT_INT64)  # TorchAir gives the Pack the symbols' meta
-
-
 def index_input(value: Any, dtype: DataType = DataType.DT_INT64, *, keep_int32: bool = False) -> ge.Tensor:
     """An index-typed GE input from an int, an int list (maybe with symbols) or a tensor.
 
@@ -44,7 +36,7 @@ def index_input(value: Any, dtype: DataType = DataType.DT_INT64, *, keep_int32: 
     ``keep_int32`` and they already are int32/int64 (what TorchAir's view converter does).
     """
     if isinstance(value, (list, tuple)) and any(isinstance(v, ge.Tensor) for v in value):
-        value = pack_symbols(value)
+        value = pack_sizes(value)
     if isinstance(value, ge.Tensor):
         if keep_int32 and value.dtype in INDEX_TYPES:
             return value
@@ -199,8 +191,8 @@ def convert_expand(self: ge.Tensor, size: Any, *, implicit: bool = False, meta_o
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
     if implicit:
         raise NotImplementedError("expand with implicit=True has no GE mapping (TorchAir rejects it too)")
-    if meta_outputs is not None and tuple(self.shape) == tuple(_dims(meta_outputs)) and all(d >= 0 for d in self.shape):
-        return self  # TorchAir returns the input itself when nothing is broadcast
+    if meta_outputs is not None and self.symbolic_shape == str(list(meta_outputs.shape)):
+        return self  # TorchAir returns the input itself when its sizes print as the output's
     return ge.op1("BroadcastTo", {"x": self, "shape": index_input(size)})
 
 

@@ -180,6 +180,12 @@ def one_node_graph(target: Any, sample: Sample) -> tuple[fx.GraphModule, list[to
         val = pytree.tree_map(lambda t: fake_mode.from_tensor(t, static_shapes=True) if isinstance(t, torch.Tensor) else t, eager)
     call = graph.call_function(target, tuple(args), dict(kwargs))
     call.meta["val"] = val
+    add_outputs(graph, call, val)
+    return fx.GraphModule(torch.nn.Module(), graph), tensors
+
+
+def add_outputs(graph: fx.Graph, call: fx.Node, val: Any) -> None:
+    """The graph's output: the call's value, a tuple read through ``getitem`` nodes."""
     if isinstance(val, (tuple, list)):
         outs = []
         for i, item in enumerate(val):
@@ -189,7 +195,6 @@ def one_node_graph(target: Any, sample: Sample) -> tuple[fx.GraphModule, list[to
         graph.output(tuple(outs))
     else:
         graph.output((call,))
-    return fx.GraphModule(torch.nn.Module(), graph), tensors
 
 
 def _bind(sample: Sample, tensors: list[torch.Tensor]) -> tuple[tuple[Any, ...], dict[str, Any]]:
