@@ -477,13 +477,15 @@ class AscendIrConverter:
             return
         builder.end_node(token)
         builder.unset_helper_dtypes(first_new)
-        if type(result) is Tensor:
+        if meta is None:
+            pass  # a node with no value (one a pass added for its ops): its ops keep their descs
+        elif type(result) is Tensor:
             result.op.set_output_desc(result.index, desc_from_meta(meta, result.op.output_desc[result.index].name))
             builder.fake_values[result.tensor] = meta
         else:
             self._set_output_descs(result, meta)
         if node.target is not AUTO_FUNCTIONALIZED_V2:  # that converter attaches its op's rule itself
-            attach_inference_rules(ops[first_new:], (args, kwargs), result, meta, node.name)
+            attach_inference_rules(ops[first_new:], (args, kwargs), result, meta, node.name, node.target)
         self.values[node] = result
         ge_ops = [op.name for op in ops[first_new:]]
         self.records.append(NodeConversion(node.name, target_name, status, ge_ops, "", source))

@@ -20,7 +20,7 @@ import torch
 import torch.fx as fx
 
 from fxlab.ir import ge
-from fxlab.ir.builder import Tensor
+from fxlab.ir.builder import Tensor, current_builder
 from fxlab.ir.model import DataType
 
 ALL_SYM_ATTR = "_inputs_all_sym"
@@ -56,7 +56,10 @@ def _pack(fx_arg: Any, value: Any) -> Any:
     if not isinstance(fx_arg, (list, tuple)) or not fx_arg:
         return value
     if is_symbolic_list(fx_arg):
-        return pack_sizes(value)
+        packed = pack_sizes(value)
+        if isinstance(packed, Tensor):  # TorchAir gives the Pack the sizes' values
+            current_builder().fake_values[packed.tensor] = [a.meta.get("val") if isinstance(a, fx.Node) else a for a in fx_arg]
+        return packed
     return type(value)(_pack(a, v) for a, v in zip(fx_arg, value))
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from torch.fx.experimental.symbolic_shapes import optimization_hint
 
 from fxlab.ir import ge
 from fxlab.ir.model import DataType, ge_dtype
@@ -293,9 +294,9 @@ def convert_native_layer_norm_backward(
 @register_converter(aten._adaptive_avg_pool2d_backward.default, samples=lambda: [Sample((_g(2, 3, 2, 2), _g(2, 3, 6, 6)))])
 def convert_adaptive_avg_pool2d_backward(grad_output: ge.Tensor, self: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
     """_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor"""
-    if any(d < 0 for d in self.shape):
-        raise NotImplementedError("_adaptive_avg_pool2d_backward is converted only for static input shapes")
-    return ge.op("AdaptiveAvgPool2dGrad", {"input_grad": grad_output}, {"orig_input_shape": list(self.shape)}, outputs=("output_grad",))[0]
+    # TorchAir writes the input's sizes into an attr: symbolic ones at their traced values.
+    sizes = [optimization_hint(d) for d in self.symsize] if self.symsize is not None else list(self.shape)
+    return ge.op("AdaptiveAvgPool2dGrad", {"input_grad": grad_output}, {"orig_input_shape": sizes}, outputs=("output_grad",))[0]
 
 
 def _avg_pool_backward_samples() -> list[Sample]:

@@ -185,7 +185,16 @@ def convert_as_strided_scatter(
     storage_offset = 0 if storage_offset is None else storage_offset
     target = ge_dtype(meta_outputs.dtype) if meta_outputs is not None else self.dtype
     self, src = ge.cast_to(self, target), ge.cast_to(src, target)
-    return _view_copy(self, list(size), list(stride), storage_offset, src, list(size), ())
+    if isinstance(size, Tensor):
+        # TorchAir's form for a symbolic size: it takes the rank of the size's Pack (1) for
+        # the rank of the view, so the source strides are a Pack of one 1 whatever the rank.
+        src_stride = ge.op1("Pack", {"x0": ge.const(1, DataType.DT_INT64)}, {"N": 1, "axis": 0})
+        return _view_copy(self, size, _sizes(stride), storage_offset, src, size, (), src_stride)
+    return _view_copy(self, list(size), _sizes(stride), storage_offset, src, list(size), ())
+
+
+def _sizes(value: Any) -> Any:
+    return value if isinstance(value, Tensor) else list(value)
 
 
 def _contiguous_strides(size: Sequence[int]) -> list[int]:
@@ -195,9 +204,12 @@ def _contiguous_strides(size: Sequence[int]) -> list[int]:
     return strides
 
 
-def _view_copy(dst: Tensor, size: Any, stride: Any, offset: Any, src: Tensor, src_size: Any, dependencies: Sequence[Tensor]) -> Tensor:
-    """``ViewCopy``: ``src`` (dense, shaped ``src_size``) written into ``dst`` seen through
-    (size, stride, offset); operands in TorchAir's creation order."""
+def _view_copy(
+    dst: Tensor, size: Any, stride: Any, offset: Any, src: Tensor, src_size: Any, dependencies: Sequence[Tensor], src_stride: Any = None
+) -> Tensor:
+    """``ViewCopy``: ``src`` (dense, shaped ``src_size``; its strides ``src_stride``, by
+    default the contiguous ones) written into ``dst`` seen through (size, stride, offset);
+    operands in TorchAir's creation order."""
     operands = {
         "dst": dst,
         "dst_size": _index_const(size),
@@ -205,7 +217,7 @@ def _view_copy(dst: Tensor, size: Any, stride: Any, offset: Any, src: Tensor, sr
         "dst_storage_offset": _index_const(offset),
         "src": src,
         "src_size": _index_const(src_size),
-        "src_stride": _index_const(_contiguous_strides(src_size)),
+        "src_stride": _index_const(_contiguous_strides(src_size) if src_stride is None else src_stride),
         "src_storage_offset": _index_const(0),
     }
     return ge.op("ViewCopy", operands, None, ("dst",), shapes=[dst.shape], dependencies=list(dependencies))[0]
@@ -339,10 +351,13 @@ def convert_auto_functionalized_v2(mutable_op: Any, *, meta_outputs: Any = None,
     bases = list(kwargs.pop("_all_bases", []))
     names, types = get_mutable_args(mutable_op)
     view_info = read_view_information_from_args(names, types, kwargs, bases)
+    builder = current_builder()
     returns = len(mutable_op._schema.returns)
     metas = list(meta_outputs) if isinstance(meta_outputs, (list, tuple)) else []
     # TorchAir gives each moved base its base's meta, and each AsStrided view its view's.
     moved = [ge.set_dtype(ge.op1("TensorMove", {"x": b}, shapes=[b.shape]), b.dtype) for b in bases]
+    for base, copy in zip(bases, moved):
+        builder.fake_values[copy.tensor] = base.fake
     mutated: list[_MutatedArg] = []
     for name in names:
         info = view_info[name]
@@ -354,11 +369,10 @@ def convert_auto_functionalized_v2(mutable_op: Any, *, meta_outputs: Any = None,
         mutated.append(_regenerate(info, moved, metas[returns:]))
         kwargs[name] = mutated[-1].tensor
     own_meta = None if returns == 0 else metas[0] if returns == 1 else tuple(metas[:returns])
-    builder = current_builder()
     first_new = len(builder.graph.ops)
     out = _mutable_op_converter(mutable_op)(**kwargs, meta_outputs=own_meta)
     # TorchAir gives the op's own ops their rule here, from the moved bases and views.
-    attach_inference_rules(builder.graph.ops[first_new:], kwargs, out, own_meta, builder.provenance.fx_node)
+    attach_inference_rules(builder.graph.ops[first_new:], ((), kwargs), out, own_meta, builder.provenance.fx_node, mutable_op)
     last_op = builder.graph.ops[-1]
     updates = [_updated_base(arg, moved, last_op) for arg in mutated]
     return (*out, *updates) if isinstance(out, tuple) else (out, *updates)

@@ -324,6 +324,10 @@ def convert_multinomial(
     """multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor"""
     if self.rank not in (1, 2):
         raise ValueError(f"multinomial takes a 1-D or 2-D tensor of weights, got {self.rank}-D")
+    if isinstance(num_samples, ge.Tensor):
+        raise NotImplementedError(
+            "multinomial with a symbolic num_samples is not converted (TorchAir writes it into an attr, which cannot hold one)"
+        )
     seed, offset = rng_state(generator)
     # TorchAir passes neither ``replacement`` nor a dtype: the op's defaults (false, int64).
     return ge.op1(

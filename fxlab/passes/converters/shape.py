@@ -17,12 +17,15 @@ from typing import Any
 import torch
 
 from fxlab.ir import ge
+from fxlab.ir.builder import current_builder
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType, ge_dtype
 from fxlab.passes.converters import promotion
 from fxlab.passes.converters.registry import Sample, register_converter
-from fxlab.passes.symbolic_lists import pack_sizes
+from fxlab.passes.optimize_views import view_reshape, view_sizes
+from fxlab.passes.symbolic_lists import ALL_SYM_ATTR, is_host_size, pack_sizes
 
 aten = torch.ops.aten
+VIEW_SIZES_STATE = "view_sizes"  # graph state: symbol -> the GE value rebuilt views use for it
 INDEX_TYPES = (DataType.DT_INT32, DataType.DT_INT64)
 _FLOAT_TYPES = (DataType.DT_BF16, DataType.DT_FLOAT16, DataType.DT_FLOAT, DataType.DT_DOUBLE)
 _INT_TYPES = (DataType.DT_INT8, DataType.DT_UINT8, DataType.DT_INT32, DataType.DT_UINT32, DataType.DT_INT64)
@@ -321,3 +324,37 @@ def convert_sym_numel(self: ge.Tensor, *, meta_outputs: Any = None) -> ge.Tensor
     shape = shape_of(self)
     count = ge.op1("ReduceProdD", {"x": shape}, {"axes": [0], "keep_dims": False}, dtypes=shape.dtype, shapes=[()])
     return ge.cast(count, DataType.DT_INT64)
+
+
+def _view_reshape_samples() -> list[Sample]:
+    return [Sample((torch.randn(2, 6), torch.randn(2, 6), [2, 3, 2])), Sample((torch.randn(4, 3), torch.randn(3, 4), [(None, "s0", 1), 3]))]
+
+
+@register_converter(view_reshape, samples=_view_reshape_samples)
+def convert_view_reshape(x: ge.Tensor, base: ge.Tensor, dims: list[Any], *, meta_outputs: Any = None) -> ge.Tensor:
+    """view_reshape(Tensor x, Tensor base, Any[] dims) -> Tensor"""
+    # The value first found for each symbol serves the whole graph, as in TorchAir.
+    known: dict[str, Any] = current_builder().graph_state.setdefault(VIEW_SIZES_STATE, {})
+    parts = []
+    for dim in dims:
+        if isinstance(dim, int):
+            parts.append(ge.const(dim, DataType.DT_INT64))
+            continue
+        given, symbol, base_dim = dim
+        if symbol not in known:
+            if given is None and base_dim < 0:
+                raise NotImplementedError(f"the rebuilt view's size {symbol} is named by no view and is no size of its base")
+            known[symbol] = given if given is not None else gather_dim(shape_of(base, DataType.DT_INT32), base_dim)
+        parts.append(known[symbol] if isinstance(known[symbol], ge.Tensor) else ge.const(int(known[symbol]), DataType.DT_INT64))
+    attrs: dict[str, Any] = {"N": len(parts), "axis": 0}
+    if all(is_host_size(p) for p in parts):
+        attrs[ALL_SYM_ATTR] = True
+    attrs["_force_unknown_shape"] = True
+    packed = ge.op1("Pack", {f"x{i}": p for i, p in enumerate(parts)}, attrs)
+    return ge.op1("Reshape", {"x": x, "shape": packed}, {"axis": 0, "num_axes": -1})
+
+
+@register_converter(view_sizes, samples=lambda: [Sample(([2, 3],))])
+def convert_view_sizes(sizes: Any, *, meta_outputs: Any = None) -> Any:
+    """view_sizes(SymInt[] sizes) -> ()"""
+    return sizes  # the conversion packed a symbolic list before this runs; nothing else is made

@@ -44,11 +44,12 @@ class NotDynamic(Exception):
 
 @dataclass
 class DynamicGraph:
-    """The graph and the values of its placeholders at the sample's sizes."""
+    """The graph, the values of its placeholders at the sample's sizes (ints for the size
+    symbols, the sample's tensors), and where each of the sample's tensors is among them."""
 
     gm: fx.GraphModule
     inputs: list[Any]
-    symbols: int  # how many size symbols the graph takes
+    positions: list[int]
 
 
 def symint_arguments(target: Any) -> set[str]:
@@ -64,6 +65,8 @@ def symint_arguments(target: Any) -> set[str]:
     except Exception:  # noqa: BLE001 - a schema torchgen cannot read: no SymInt argument
         return set()
     names = {a.name for a in parsed.arguments.flat_all if a.type.is_symint_like()}
+    if str(schema.name) == "aten::arange":
+        names |= {"start", "end"}  # Scalars in the schema, sizes in a model (arange(x.shape[1]))
     # Window parameters of convolutions and pooling are SymInts in the schemas, but a
     # model never computes them from sizes: they stay as written.
     window = WINDOW_PARAMETERS | ({"stride"} if names & WINDOW_PARAMETERS else set())
@@ -78,6 +81,8 @@ class _Builder:
         self.inputs: list[Any] = []
         self.symbol_nodes: dict[sympy.Symbol, fx.Node] = {}
         self.count = 0
+        self.sample_leaves: list[tuple[Any, Any]] = []  # (real tensor, what it became)
+        self.input_of: dict[Any, int] = {}  # a size symbol, or id() of a fake tensor -> graph input index
 
     def fake_tensor(self, t: torch.Tensor) -> torch.Tensor:
         self.count += 1
@@ -99,8 +104,19 @@ class _Builder:
             node = self.graph.placeholder(f"sym{len(self.symbol_nodes)}")
             node.meta["val"] = value
             self.symbol_nodes[symbol] = node
+            self.input_of[symbol] = len(self.inputs)
             self.inputs.append(int(self.env.backed_var_to_val[symbol]))
         return node
+
+    def positions(self) -> list[int]:
+        """Where each of the sample's tensors is among the graph's inputs."""
+        found = []
+        for _, became in self.sample_leaves:
+            key = self.expression(became) if isinstance(became, torch.SymInt) else id(became)
+            if key not in self.input_of:
+                raise NotDynamic("a sample value became a size expression, not a graph input")
+            found.append(self.input_of[key])
+        return found
 
 
 def dynamic_one_node_graph(target: Any, sample: Sample) -> DynamicGraph:
@@ -124,7 +140,7 @@ def dynamic_one_node_graph(target: Any, sample: Sample) -> DynamicGraph:
     call = b.graph.call_function(target, tuple(node_args), dict(node_kwargs))
     call.meta["val"] = val
     add_outputs(b.graph, call, val)
-    return DynamicGraph(fx.GraphModule(torch.nn.Module(), b.graph), b.inputs, len(b.symbol_nodes))
+    return DynamicGraph(fx.GraphModule(torch.nn.Module(), b.graph), b.inputs, b.positions())
 
 
 def _named_leaves(target: Any, sample: Sample) -> tuple[list[tuple[str, Any]], dict[str, Any]]:
@@ -140,11 +156,14 @@ def _fake_arguments(b: _Builder, args: list[tuple[str, Any]], kwargs: dict[str, 
     def fake(name: str, value: Any) -> Any:
         nonlocal marked
         if isinstance(value, torch.Tensor):
-            if no_schema and value.dim() == 0 and not value.is_floating_point() and value.dtype != torch.bool:
-                marked = marked or int(value) > 1  # a size computed from sizes (operator.add ...)
-                return b.symint(int(value)) if int(value) > 1 else int(value)
-            marked = marked or any(d > 1 for d in value.shape)
-            return b.fake_tensor(value)
+            if no_schema and value.dim() == 0 and not value.is_floating_point() and value.dtype != torch.bool and int(value) > 1:
+                marked = True  # a size computed from sizes (operator.add ...)
+                became: Any = b.symint(int(value))
+            else:
+                marked = marked or any(d > 1 for d in value.shape)
+                became = b.fake_tensor(value)
+            b.sample_leaves.append((value, became))
+            return became
         if name in symbolic and type(value) is int and value > 1:
             marked = True
             return b.symint(value)
@@ -165,7 +184,8 @@ def _graph_value(b: _Builder, value: Any) -> Any:
                     b.symbol_placeholder(symbol, _symint_of(b, value, symbol))
         node = b.graph.placeholder(f"arg{len(b.inputs)}")
         node.meta["val"] = value
-        b.inputs.append(value)
+        b.input_of[id(value)] = len(b.inputs)
+        b.inputs.append(next(real for real, fake in b.sample_leaves if fake is value))
         return node
     if isinstance(value, torch.SymInt):
         return _emit(b, b.expression(value), value)
