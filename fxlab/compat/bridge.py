@@ -163,7 +163,7 @@ def run_torchair_conversion(
     with no_dispatch():
         mutable = copy.deepcopy(gm)
     inputs, fake_mode, placement_note = device_inputs([n.meta.get("val") for n in mutable.graph.nodes if n.op == "placeholder"])
-    on_device = all(getattr(v, "device", None) == DEVICE for v in inputs)
+    on_device = all(v.device == DEVICE for v in inputs if isinstance(v, torch.Tensor))
     if on_device:
         place_created_tensors_on_device(mutable)
     tracing_context = tracing(TracingContext(fake_mode)) if fake_mode is not None else contextlib.nullcontext()
