@@ -2,7 +2,9 @@
 
 A model file defines ``model`` and ``example_inputs`` at module level, or a function
 ``get_model_and_inputs()`` returning ``(callable, inputs)``; ``entry`` names another such
-function. Inputs are a tuple/list of tensors, or ``(args, kwargs)``.
+function. Inputs are a tuple/list of tensors, or ``(args, kwargs)``; several input sets (a
+warm-up) are ``example_inputs_list`` or a list of such tuples (see
+:mod:`fxlab.capture.input_sets`).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 import torch
 
+from fxlab.capture.input_sets import INPUTS_LIST_NAME, is_input_sets
 from fxlab.errors import ModelLoadError
 
 DEFAULT_ENTRY = "get_model_and_inputs"
@@ -31,6 +34,9 @@ class LoadedModel:
     path: Path | None = None
     entry: str = ""
     module: types.ModuleType | None = None
+    # The input sets after the first (args, kwargs), run in order: a warm-up (see
+    # fxlab.capture.input_sets).
+    more_inputs: list[tuple[tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -88,20 +94,23 @@ def load_model(path: str | Path, entry: str | None = None, plugins: list[str | P
         load_python_file(plugin, role="plugin")
     module = load_python_file(path, role="model")
     fn, inputs, entry_name = _find_model(module, Path(path), entry)
-    args, kwargs = normalize_inputs(inputs, f"{Path(path).name}:{entry_name}")
-    return LoadedModel(fn=fn, args=args, kwargs=kwargs, path=Path(path), entry=entry_name, module=module)
+    where = f"{Path(path).name}:{entry_name}"
+    sets = inputs if is_input_sets(inputs) else [inputs]
+    args, kwargs = normalize_inputs(sets[0], where)
+    more = [normalize_inputs(s, f"{where} input set {number}") for number, s in enumerate(sets[1:], start=1)]
+    return LoadedModel(fn=fn, args=args, kwargs=kwargs, path=Path(path), entry=entry_name, module=module, more_inputs=more)
 
 
 def _find_model(module: types.ModuleType, path: Path, entry: str | None) -> tuple[Any, Any, str]:
     if entry is not None:
         return (*_call_entry(module, path, entry), entry)
-    if hasattr(module, "model") and hasattr(module, "example_inputs"):
+    if hasattr(module, "model") and (hasattr(module, "example_inputs") or hasattr(module, INPUTS_LIST_NAME)):
         if not callable(module.model):
             raise ModelLoadError(
                 f"{path}: `model` is {_describe(module.model)}, not something fxlab can call. "
                 "Set `model` to an nn.Module or a function taking the example inputs."
             )
-        return module.model, module.example_inputs, "model"
+        return module.model, _module_inputs(module, path), "model"
     if hasattr(module, DEFAULT_ENTRY):
         return (*_call_entry(module, path, DEFAULT_ENTRY), DEFAULT_ENTRY)
     raise ModelLoadError(
@@ -109,6 +118,18 @@ def _find_model(module: types.ModuleType, path: Path, entry: str | None) -> tupl
         f"`example_inputs`, then for a function `{DEFAULT_ENTRY}()` returning (model, inputs). "
         "Define one of them, or name your function with --entry NAME."
     )
+
+
+def _module_inputs(module: types.ModuleType, path: Path) -> Any:
+    """``example_inputs``, or the input sets of ``example_inputs_list`` (a warm-up)."""
+    if not hasattr(module, INPUTS_LIST_NAME):
+        return module.example_inputs
+    sets = getattr(module, INPUTS_LIST_NAME)
+    if not isinstance(sets, list) or not sets:
+        raise ModelLoadError(
+            f"{path}: `{INPUTS_LIST_NAME}` is {_describe(sets)}; give a non-empty list of input sets, each as example_inputs would be."
+        )
+    return [s if isinstance(s, tuple) else (s,) if isinstance(s, torch.Tensor) else tuple(s) for s in sets]
 
 
 def _call_entry(module: types.ModuleType, path: Path, entry: str) -> tuple[Any, Any]:

@@ -14,6 +14,9 @@ import torch.fx as fx
 from fxlab import __version__ as FXLAB_VERSION
 from fxlab.capture.backend import CapturedGraph, CapturingBackend
 from fxlab.capture.check import RunRecorder, compare_eager_compiled, verify_ir
+from fxlab.capture.compile_options import compile_options
+from fxlab.capture.input_sets import argument_names, describe_inputs
+from fxlab.capture.warmup import CallLog, check_later_calls, run_later_calls
 from fxlab.capture.loader import LoadedModel
 from fxlab.capture.records import KIND_COPY_EPILOGUE, cache_sources, stage_from_module
 from fxlab.capture.stages import STAGES
@@ -48,6 +51,7 @@ def capture_trace(
     verify: bool | None = None,
     converter: Callable[[fx.GraphModule, str], Any] | None = None,
     convert_refused: bool = False,
+    dynamic: bool = False,
 ) -> Trace:
     """Run ``loaded`` eagerly and compiled, and record ``stages`` for each graph.
 
@@ -55,17 +59,28 @@ def capture_trace(
     by default); ``verify`` runs the IR on CPU against the compiled run (default: for
     graphs up to :data:`VERIFY_NODE_LIMIT` nodes). ``convert_refused`` lets the built-in
     conversion convert ops TorchAir fails on (they are marked ``refused`` otherwise).
+    ``dynamic`` compiles with ``dynamic=True`` whatever the model file's
+    ``compile_options`` say. The model's other input sets (a warm-up), or a second size
+    for a dynamic graph, are run after the first (:mod:`fxlab.capture.warmup`).
     """
     stages = validate_stages(stages)
     say = progress or (lambda message: None)
+    options = compile_options(loaded.module, loaded.name, dynamic)
     # The compiled run's inputs and outputs are kept only for graphs whose IR will run.
     will_verify = "ascend_ir" in stages and verify is not False
     recorder = RunRecorder(node_limit=None if verify else VERIFY_NODE_LIMIT, custom_ops_only=not will_verify)
-    backend = CapturingBackend(want_aten="aten" in stages, wrap_compiled=recorder.wrap)
+    log = CallLog(lambda: backend.graphs, recorder)
+    backend = CapturingBackend(want_aten="aten" in stages, wrap_compiled=log.wrap_graph(recorder.wrap))
+    compile_fn = log.compile_with(lambda fn: _compile(fn, backend, options.dynamic))
+    draws_random = lambda: random_ops(backend.graphs)  # noqa: E731
+    log.upcoming = (describe_inputs(loaded.args, loaded.kwargs, argument_names(loaded.fn)), "given")
     say(f"running {loaded.name} eagerly and under torch.compile")
     with capture_heap():  # Dynamo and aot build a large heap that stays alive
         # Dynamo recurses deeply: its frames get one large stack chunk (fxlab/stack.py).
-        check = with_stack_room(compare_eager_compiled, loaded, lambda fn: _compile(fn, backend), lambda: random_ops(backend.graphs))
+        check = with_stack_room(compare_eager_compiled, loaded, compile_fn, draws_random)
+        if log.calls:
+            log.calls[0].check = check
+        call_notes = run_later_calls(loaded, log, compile_fn, draws_random)
         trace = Trace(
             model=str(loaded.path) if loaded.path else loaded.name,
             entry=loaded.entry,
@@ -73,7 +88,10 @@ def capture_trace(
             torch_version=torch.__version__,
             stages=list(stages),
             check=check,
+            compile_options=options.to_json() if options.source else {},
+            calls=log.calls,
         )
+        trace.notes.extend(n for n in (options.note, *call_notes) if n)
         with frozen_heap():  # from here on, only the trace is added
             for captured in backend.graphs:
                 say(f"recording graph {captured.index} of {len(backend.graphs)}")
@@ -84,7 +102,9 @@ def capture_trace(
                         f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced})."
                     )
             _check_custom_ops(trace, recorder)
-            _verify(trace, recorder, verify, say)
+            first_graphs = set(log.calls[0].graphs) if len(log.calls) > 1 else None
+            trace.ir_check = _verify(trace, recorder, verify, say, first_graphs)
+            check_later_calls(log, lambda graphs, runs: _verify(trace, runs, verify, say, graphs))
     trace.status = _status(trace)
     return trace
 
@@ -101,9 +121,9 @@ def random_ops(graphs: Sequence[CapturedGraph]) -> list[str]:
     return sorted(found)
 
 
-def _compile(fn: Callable[..., Any], backend: CapturingBackend) -> Callable[..., Any]:
+def _compile(fn: Callable[..., Any], backend: CapturingBackend, dynamic: bool | None = None) -> Callable[..., Any]:
     torch._dynamo.reset()
-    return torch.compile(fn, backend=backend, fullgraph=False)
+    return torch.compile(fn, backend=backend, fullgraph=False, dynamic=dynamic)
 
 
 def _build_graph_trace(
@@ -235,23 +255,25 @@ def _check_custom_ops(trace: Trace, recorder: RunRecorder) -> None:
             graph.error = "; ".join(([graph.error] if graph.error else []) + problems)
 
 
-def _verify(trace: Trace, recorder: RunRecorder, verify: bool | None, say: Progress) -> None:
+def _verify(trace: Trace, recorder: Any, verify: bool | None, say: Progress, only: Any = None) -> CheckResult | None:
+    """The IR check of the graphs (of those in ``only``, the graphs one call ran) on the
+    runs ``recorder`` recorded."""
     if "ascend_ir" not in trace.stages:
-        return
+        return None
     if verify is False:
-        trace.ir_check = CheckResult(ok=True, skipped="--no-verify was given")
-        return
-    graphs = [g for g in trace.graphs if g.ir is not None]
+        return CheckResult(ok=True, skipped="--no-verify was given")
+    graphs = [g for g in trace.graphs if g.ir is not None and (only is None or g.index in only)]
     big = [g.index for g in graphs if len(g.modules["functional"].graph.nodes) > VERIFY_NODE_LIMIT]
     if verify is None and big:
-        trace.notes.append(f"Ascend IR of graph(s) {big} not run on CPU (over {VERIFY_NODE_LIMIT} nodes); pass --verify to run it.")
+        note = f"Ascend IR of graph(s) {big} not run on CPU (over {VERIFY_NODE_LIMIT} nodes); pass --verify to run it."
+        if note not in trace.notes:
+            trace.notes.append(note)
         graphs = [g for g in graphs if g.index not in big]
     if not graphs:
         reason = f"graph(s) {big} over {VERIFY_NODE_LIMIT} FX nodes; pass --verify to run them" if big else "no graph has an Ascend IR"
-        trace.ir_check = CheckResult(ok=True, skipped=reason)
-        return
+        return CheckResult(ok=True, skipped=reason)
     say("running the Ascend IR on CPU against the compiled run")
-    trace.ir_check = verify_ir(graphs, recorder)
+    return verify_ir(graphs, recorder)
 
 
 def _status(trace: Trace) -> str:
@@ -260,5 +282,7 @@ def _status(trace: Trace) -> str:
     if any(g.error for g in trace.graphs) or any(g.ir_summary and g.ir_summary["partial"] for g in trace.graphs):
         return "partial"
     if any(check is not None and check.failed for check in (trace.check, trace.ir_check)):
+        return "partial"
+    if any(call.failed for call in trace.calls):
         return "partial"
     return "ok"

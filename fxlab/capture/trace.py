@@ -142,13 +142,17 @@ class CheckResult:
         return not self.ok and not self.skipped
 
 
-def _check_to_json(check: CheckResult | None) -> dict[str, Any] | None:
+def check_to_json(check: CheckResult | None) -> dict[str, Any] | None:
     if check is None:
         return None
     data = asdict(check)
     if not check.approximations:
         del data["approximations"]  # written only where GE's approximations were met
     return data
+
+
+def check_from_json(data: dict[str, Any] | None) -> CheckResult | None:
+    return CheckResult(**data) if data else None
 
 
 @dataclass
@@ -163,6 +167,10 @@ class Trace:
     ir_check: CheckResult | None = None
     status: str = "ok"  # ok | partial | failed
     notes: list[str] = field(default_factory=list)
+    # torch.compile options the model asked for (fxlab.capture.compile_options), if any.
+    compile_options: dict[str, Any] = field(default_factory=dict)
+    # Each call of the compiled model (fxlab.capture.calls.CallRecord), in order.
+    calls: list[Any] = field(default_factory=list)
 
     def to_json(self, with_stages: bool = True) -> dict[str, Any]:
         return {
@@ -173,10 +181,21 @@ class Trace:
             "stages": list(self.stages),
             "status": self.status,
             "notes": list(self.notes),
-            "check": _check_to_json(self.check),
-            "ir_check": _check_to_json(self.ir_check),
+            "check": check_to_json(self.check),
+            "ir_check": check_to_json(self.ir_check),
             "graphs": [graph_to_json(g, with_stages) for g in self.graphs],
+            **self._calls_json(),
         }
+
+    def _calls_json(self) -> dict[str, Any]:
+        """The compile options the model asked for, and the calls when there was more than
+        one (a warm-up, or a dynamic graph checked at a second size): only when there are."""
+        extra: dict[str, Any] = {}
+        if self.compile_options:
+            extra["compile_options"] = dict(self.compile_options)
+        if len(self.calls) > 1:
+            extra["calls"] = [call.to_json() for call in self.calls]
+        return extra
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Trace:
@@ -188,10 +207,18 @@ class Trace:
             stages=list(data.get("stages", [])),
             status=data.get("status", "ok"),
             notes=list(data.get("notes", [])),
-            check=CheckResult(**data["check"]) if data.get("check") else None,
-            ir_check=CheckResult(**data["ir_check"]) if data.get("ir_check") else None,
+            check=check_from_json(data.get("check")),
+            ir_check=check_from_json(data.get("ir_check")),
             graphs=[graph_from_json(g) for g in data.get("graphs", [])],
+            compile_options=dict(data.get("compile_options", {})),
+            calls=_calls_from_json(data.get("calls", [])),
         )
+
+
+def _calls_from_json(items: list[dict[str, Any]]) -> list[Any]:
+    from fxlab.capture.calls import CallRecord  # calls.py builds on this module's checks
+
+    return [CallRecord.from_json(item) for item in items]
 
 
 def graph_to_json(graph: GraphTrace, with_stages: bool = True) -> dict[str, Any]:

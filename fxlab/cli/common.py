@@ -41,6 +41,7 @@ def capture_model(
     verify: bool | None = None,
     converter: Callable[..., Any] | None = None,
     convert_refused: bool = False,
+    dynamic: bool = False,
 ) -> Any:
     """Load and capture ``model`` with a spinner on stderr; returns (loaded, trace)."""
     from fxlab.capture import capture_trace, load_model
@@ -58,6 +59,7 @@ def capture_model(
                 verify=verify,
                 converter=converter,
                 convert_refused=convert_refused,
+                dynamic=dynamic,
             )
     except SystemExit as exc:  # only the user's code exits while fxlab runs it
         raise FxlabError(

@@ -78,6 +78,11 @@ def trace_command(
         "--convert-refused",
         help="Let the built-in conversion convert ops TorchAir fails on (its converter only raises, or it has none) with fxlab's own converters; without it they are marked refused and the trace is partial.",
     ),
+    dynamic: bool = typer.Option(
+        False,
+        "--dynamic",
+        help="Compile with torch.compile(dynamic=True), whatever the model file's compile_options say; a graph with symbolic sizes is checked at a second size too.",
+    ),
     soc: str = typer.Option(
         "Ascend910B2",
         "--soc",
@@ -92,7 +97,9 @@ def trace_command(
         from fxlab.viz.graphviz_probe import check_format
 
         check_format(graphviz)
-    trace = _capture_and_save(model, entry, plugin, wanted, verify, converter, torchair_path, out, soc=soc, convert_refused=convert_refused)
+    trace = _capture_and_save(
+        model, entry, plugin, wanted, verify, converter, torchair_path, out, soc=soc, convert_refused=convert_refused, dynamic=dynamic
+    )
     _write_extras(trace, graphviz, html, out, picture_options(expand, focus, depth))  # after the trace is saved
     if as_json:
         console.out().print_json(dumps_strict(trace_views.json_summary(trace, str(out) if out else None)))
@@ -115,6 +122,7 @@ def _capture_and_save(
     *,
     soc: str,
     convert_refused: bool,
+    dynamic: bool = False,
 ) -> Any:
     """Capture, and with ``--out`` save the trace beside the folder and move it in whole:
     a run that fails or is interrupted leaves the trace already there as it was."""
@@ -123,7 +131,9 @@ def _capture_and_save(
     staged = StagedTrace(out) if out is not None else None
     try:
         with ascend_ir_converter(converter, torchair_path, soc) as convert:
-            _, trace = capture_model(model, entry, plugin, wanted, verify=verify, converter=convert, convert_refused=convert_refused)
+            _, trace = capture_model(
+                model, entry, plugin, wanted, verify=verify, converter=convert, convert_refused=convert_refused, dynamic=dynamic
+            )
         if staged is not None:
             save_trace(trace, staged.folder)
             staged.publish()

@@ -81,22 +81,26 @@ def execute(
 
     values = {} if values is None else values
     outputs: list[torch.Tensor] = []
+    # Inputs first: a Data op may follow the ops reading it (TorchAir appends the one its
+    # optimize_sym_pack makes after the graph's other ops).
     for op in graph.ops:
-        args = [None if not ref else values[ref] for ref in op.data_inputs]
         if op.type == "Data":
-            results = [_graph_input(graph, op, inputs)]
-        elif op.type == "NetOutput":
+            values[f"{op.name}:0"] = _graph_input(graph, op, inputs)
+    for op in graph.ops:
+        if op.type == "Data":
+            continue
+        args = [None if not ref else values[ref] for ref in op.data_inputs]
+        if op.type == "NetOutput":
             outputs = list(args)
             continue
-        else:
-            kernel = kernels_by_op.get(op.name) if kernels_by_op else None
-            kernel = kernel or _kernel_for(op)
-            if kernel is None:
-                raise ExecutionError(f"no reference kernel for GE op type {op.type} (op {op.name}, from FX node {op.fx_node})")
-            try:
-                results = _own_buffers(op, args, kernel(op, args, plain_attrs(op)))
-            except Exception as exc:
-                raise ExecutionError(f"{op.type} op {op.name} (from FX node {op.fx_node}) failed: {exc}") from exc
+        kernel = kernels_by_op.get(op.name) if kernels_by_op else None
+        kernel = kernel or _kernel_for(op)
+        if kernel is None:
+            raise ExecutionError(f"no reference kernel for GE op type {op.type} (op {op.name}, from FX node {op.fx_node})")
+        try:
+            results = _own_buffers(op, args, kernel(op, args, plain_attrs(op)))
+        except Exception as exc:
+            raise ExecutionError(f"{op.type} op {op.name} (from FX node {op.fx_node}) failed: {exc}") from exc
         for index, value in enumerate(results):
             values[f"{op.name}:{index}"] = value
     return outputs

@@ -71,9 +71,11 @@ def view_reshape(x: torch.Tensor, base: torch.Tensor, dims: list[Any]) -> torch.
     return x.reshape(sizes)
 
 
-def view_sizes(sizes: list[Any]) -> None:
-    """The size list of a skipped ``view``/``reshape`` naming symbolic sizes: TorchAir
-    packs it while reading the view's arguments, and the ``Pack`` stays in its graph."""
+def view_sizes(sizes: list[Any]) -> list[Any]:
+    """A size list naming symbolic sizes, as TorchAir packs it while reading a node's
+    arguments: the list of a skipped ``view``/``reshape`` (its ``Pack`` stays in the graph,
+    read by nothing), or a reader's, packed before the views it reads are rebuilt."""
+    return sizes
 
 
 def _hint(value: Any) -> int:
@@ -217,8 +219,27 @@ class ViewOptimizer:
         def rebuilt(arg: fx.Node) -> fx.Node:
             return self._rebuild(arg, reader) if arg in self.views else arg
 
+        if any(arg in self.views and arg not in self.rebuilt for arg in reader.all_input_nodes):
+            self._pack_sizes_first(reader)
         reader.args = fx.node.map_arg(reader.args, rebuilt)
         reader.kwargs = fx.node.map_arg(reader.kwargs, rebuilt)
+
+    def _pack_sizes_first(self, reader: fx.Node) -> None:
+        """TorchAir packs a reader's symbolic size lists while reading its arguments,
+        before it rebuilds the views the reader reads: each such list becomes a
+        :func:`view_sizes` node placed first, and the reader takes its ``Pack``."""
+
+        def packed(arg: Any) -> Any:
+            if not is_symbolic_list(arg):
+                return arg
+            with self.graph.inserting_before(reader):
+                node = self.graph.call_function(view_sizes, (arg,))
+            node.meta.update({k: reader.meta[k] for k in _PROVENANCE_KEYS if k in reader.meta})
+            node.meta[GE_OWNER_KEY] = reader.name
+            return node
+
+        reader.args = tuple(packed(a) for a in reader.args)
+        reader.kwargs = {k: packed(v) for k, v in reader.kwargs.items()}
 
     def _rebuild(self, view_node: fx.Node, reader: fx.Node) -> fx.Node:
         done = self.rebuilt.get(view_node)

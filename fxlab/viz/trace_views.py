@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from fxlab.capture.trace import GraphTrace, StageTrace, Trace
+from fxlab.viz.calls import calls_json, calls_view
 from fxlab.viz.fast_lines import Cell, LinesPanel, LinesTable, StyledLine
 from fxlab.viz.safe_text import plain, visible
 
@@ -226,7 +227,7 @@ def summary_view(trace: Trace) -> RenderableType:
     for graph in trace.graphs:
         table.add_row(str(graph.index), *_stage_counts(trace, graph), _inplace_change(graph))
     details = [line for graph in trace.graphs for line in _graph_details(graph)]
-    return Group(table, *details, *_check_lines(trace))
+    return Group(table, *details, *calls_view(trace), *_check_lines(trace))
 
 
 def _graph_details(graph: GraphTrace) -> list[Text]:
@@ -320,6 +321,7 @@ def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:
         "ir_check": _check_json(trace.ir_check),
         "notes": trace.notes,
         "graphs": graphs,
+        **calls_json(trace),
         "out": out_dir,
     }
 

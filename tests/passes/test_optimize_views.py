@@ -105,3 +105,56 @@ def test_views_in_a_core_limit_scope_stay_and_in_a_super_kernel_scope_are_rebuil
 def test_a_graph_without_views_is_left_alone():
     gm = _prepared(lambda x: (x.relu() + 1,), torch.randn(3))
     assert optimize_views(gm) is False
+
+
+# -- symbolic sizes ----------------------------------------------------------------------------
+def _heads(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """Split the last dim into heads and move them first, as attention does."""
+    seq = x.shape[0]
+    q = (x @ w).view(seq, 2, 4).transpose(0, 1)
+    return q * 2
+
+
+def _dynamic_pre_views(fn, *inputs):
+    from tests.passes.dynamic_functional import dynamic_functional
+
+    gm = dynamic_functional(fn, *inputs)
+    view_to_reshape(gm)
+    return gm
+
+
+def test_a_view_naming_a_symbolic_size_is_skipped_and_rebuilt_from_that_size():
+    from fxlab.passes.optimize_views import view_reshape, view_sizes
+
+    x, w = torch.randn(5, 8), torch.randn(8, 8)
+    gm = _dynamic_pre_views(_heads, x, w)
+    assert optimize_views(gm) is True
+    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert torch.ops.aten.reshape.default not in targets and torch.ops.aten.transpose.int not in targets
+    (sizes,) = [n for n in gm.graph.nodes if n.target is view_sizes]  # the skipped view's own list
+    (rebuilt,) = [n for n in gm.graph.nodes if n.target is view_reshape]
+    size_node = next(item for item in sizes.args[0] if isinstance(item, torch.fx.Node))
+    given, symbol, base_dim = rebuilt.args[2][0]
+    # The rebuilt Reshape's symbolic size is the graph value the view named for it.
+    assert given is size_node and symbol == str(size_node.meta["val"]) and base_dim == 0
+    (mul,) = [n for n in gm.graph.nodes if n.target is torch.ops.aten.mul.Tensor]
+    assert rebuilt.meta[GE_OWNER_KEY] == mul.name and sizes.meta[GE_OWNER_KEY] == "view"
+    assert rebuilt.args[2][1:] == [2, 4] and [n.target for n in rebuilt.users] == [torch.ops.aten.permute.default]
+    torch.testing.assert_close(gm(x.shape[0], x, w)[0], _heads(x, w))
+
+
+def test_a_symbolic_view_converts_as_a_pack_of_its_sizes_and_a_reshape():
+    from fxlab.passes.pre_ge import pre_ge_graph
+    from tests.passes.dynamic_functional import dynamic_functional
+
+    gm = dynamic_functional(_heads, torch.randn(5, 8), torch.randn(8, 8))
+    graph = convert_to_ascend_ir(pre_ge_graph(gm)[0], "g").graph
+    (mul,) = graph.ops_of_type("Mul")
+    reader = [op for op in graph.ops if op.fx_node == mul.fx_node]
+    # At the reader: the Pack of the sizes (the symbolic one read by the view's sym_size),
+    # the Reshape, then the Transpose, as TorchAir rebuilds the view there.
+    assert [op.type for op in reader] == ["Const", "Const", "Pack", "Reshape", "Const", "Transpose", "Const", "Mul", "Cast"]
+    (gather,) = graph.ops_of_type("Gather")
+    assert reader[2].inputs == [f"{gather.name}:0", f"{reader[0].name}:0", f"{reader[1].name}:0"]
+    (view_pack,) = [op for op in graph.ops if op.type == "Pack" and op.fx_node == "view"]  # the skipped view's list, read by nothing
+    assert view_pack.inputs[0] == f"{gather.name}:0" and not any(f"{view_pack.name}:0" in op.inputs for op in graph.ops)

@@ -262,18 +262,19 @@ def _regenerate(info: Any, moved: list[Tensor], base_metas: list[Any]) -> _Mutat
         if _same_layout(base, view):
             return _MutatedArg(index, moved[index])
         offset = ge.const(view.storage_offset(), DataType.DT_INT64)
-        return _as_strided_arg(index, moved[index], list(view.size()), list(view.stride()), offset)
+        return _as_strided_arg(index, moved[index], list(view.size()), list(view.stride()), offset, view)
     if isinstance(info, af.AsStridedViewInfo):
         view = torch.as_strided(base, info.size, info.stride, info.storage_offset)
         if _same_layout(base, view):
             return _MutatedArg(index, moved[index])
-        return _as_strided_arg(index, moved[index], list(info.size), list(info.stride), info.storage_offset)
+        return _as_strided_arg(index, moved[index], list(info.size), list(info.stride), info.storage_offset, view)
     raise NotImplementedError(f"view kind {type(info).__name__} of a mutated input is not converted")
 
 
-def _as_strided_arg(index: int, base: Tensor, size: list[int], stride: list[int], offset: Tensor | int) -> _MutatedArg:
+def _as_strided_arg(index: int, base: Tensor, size: list[int], stride: list[int], offset: Tensor | int, fake: Any) -> _MutatedArg:
     operands = {"x": base, "size": _index_const(size), "stride": _index_const(stride), "storage_offset": _index_const(offset)}
     view = ge.set_dtype(ge.op1("AsStrided", operands, shapes=[tuple(size)]), base.dtype)
+    current_builder().fake_values[view.tensor] = fake  # TorchAir gives the view the view's value
     return _MutatedArg(index, view, size, stride, offset)
 
 
