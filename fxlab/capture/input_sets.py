@@ -114,8 +114,8 @@ def grown_inputs(
 ) -> tuple[tuple[Any, ...], dict[str, Any], str] | None:
     """The call's inputs with every dim of ``dims`` grown by ``grow`` (dims of one symbol
     alike), and what changed in words; None when no dim can be found in the arguments."""
-    bound = _bind(fn, args, kwargs)
-    if bound is None:
+    bound, original = _bind(fn, args, kwargs), _bind(fn, args, kwargs)
+    if bound is None or original is None:
         return None
     is_module = isinstance(fn, torch.nn.Module)
     sizes: dict[str, int] = {}
@@ -127,7 +127,8 @@ def grown_inputs(
         old = tensor.shape[entry.dim]
         new = sizes.setdefault(entry.symbol, grow(old))
         _put(bound.arguments, entry.path, _resized(tensor, entry.dim, new))
-        changes.append(f"dim {entry.dim} of {_label(tensor, args, kwargs, argument_names(fn))}: {old} -> {new}")
+        label = _label(_at(original.arguments, entry.path), args, kwargs, argument_names(fn))
+        changes.append(f"dim {entry.dim} of {label}: {old} -> {new}")
     if not changes:
         return None
     new_args = tuple(bound.args)[1:] if is_module else tuple(bound.args)  # a module's forward gets itself first

@@ -184,10 +184,10 @@ class Trace:
             "check": check_to_json(self.check),
             "ir_check": check_to_json(self.ir_check),
             "graphs": [graph_to_json(g, with_stages) for g in self.graphs],
-            **self._calls_json(),
+            **self.calls_json(),
         }
 
-    def _calls_json(self) -> dict[str, Any]:
+    def calls_json(self) -> dict[str, Any]:
         """The compile options the model asked for, and the calls when there was more than
         one (a warm-up, or a dynamic graph checked at a second size): only when there are."""
         extra: dict[str, Any] = {}

@@ -40,13 +40,3 @@ def _call_lines(call: Any) -> list[RenderableType]:
             style = "bold red" if check.failed else ("yellow" if check.skipped or check.not_run else "green")
             lines.append(Text.assemble((f"  {label}: ", ""), (visible(check.verdict), style)))
     return lines
-
-
-def calls_json(trace: Trace) -> dict[str, Any]:
-    """The compile options and calls for ``--json``, where there are any."""
-    out: dict[str, Any] = {}
-    if trace.compile_options:
-        out["compile_options"] = dict(trace.compile_options)
-    if len(trace.calls) > 1:
-        out["calls"] = [call.to_json() for call in trace.calls]
-    return out

@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from fxlab.capture.trace import GraphTrace, StageTrace, Trace
-from fxlab.viz.calls import calls_json, calls_view
+from fxlab.viz.calls import calls_view
 from fxlab.viz.fast_lines import Cell, LinesPanel, LinesTable, StyledLine
 from fxlab.viz.safe_text import plain, visible
 
@@ -321,7 +321,7 @@ def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:
         "ir_check": _check_json(trace.ir_check),
         "notes": trace.notes,
         "graphs": graphs,
-        **calls_json(trace),
+        **trace.calls_json(),
         "out": out_dir,
     }
 
