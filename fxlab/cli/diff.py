@@ -105,17 +105,24 @@ def _reject_model_options(*values: Any) -> None:
 
 # -- a model ----------------------------------------------------------------------------------
 def _model_diff(model: Path, left: str, right: str, plugins: Any, entry: str | None, graph: int | None, torchair_path: Path | None) -> Any:
+    import contextlib
+
+    from fxlab.compat.bridge import open_torchair
     from fxlab.diff.trace_diff import TraceDiff, diff_graph, select_graphs
 
     torchair_dir = _find_torchair(torchair_path) if TORCHAIR_STAGE in (left, right) else None
     stages = ("functional", "ascend_ir") if left in IR_STAGES else tuple(s for s in FX_STAGES if s in (left, right))
-    _, trace = capture_model(model, entry, plugins, stages, verify=False)
-    indices = select_graphs(len(trace.graphs), graph)
-    diff = TraceDiff(left, right, notes=[f"graph {g.index}: {g.error}" for g in trace.graphs if g.error and g.index in indices])
-    if left in IR_STAGES:
-        sides = _ir_sides(trace, indices, torchair_dir, diff.notes)
-    else:
-        sides = {i: (trace.graphs[i].stages.get(left), trace.graphs[i].stages.get(right)) for i in indices}
+    # TorchAir's session is open while the model is captured, as for `trace --converter
+    # torchair`: the operators it defines (torch_npu's) are those the graphs call.
+    session = open_torchair(torchair_dir) if torchair_dir is not None else contextlib.nullcontext()
+    with session as torchair:
+        _, trace = capture_model(model, entry, plugins, stages, verify=False)
+        indices = select_graphs(len(trace.graphs), graph)
+        diff = TraceDiff(left, right, notes=[f"graph {g.index}: {g.error}" for g in trace.graphs if g.error and g.index in indices])
+        if left in IR_STAGES:
+            sides = _ir_sides(trace, indices, torchair, diff.notes)
+        else:
+            sides = {i: (trace.graphs[i].stages.get(left), trace.graphs[i].stages.get(right)) for i in indices}
     for index in indices:
         lside, rside = sides[index] if left != TORCHAIR_STAGE else sides[index][::-1]
         diff.graphs.append(diff_graph(index, lside, rside, left, right, left_label=left, right_label=right))
@@ -129,13 +136,16 @@ def _find_torchair(explicit: Path | None) -> Any:
     return find_torchair(explicit)
 
 
-def _ir_sides(trace: Any, indices: list[int], torchair_dir: Any, notes: list[str]) -> dict[int, tuple[Any, Any]]:
-    """(built-in IR, TorchAir's IR) of each graph; TorchAir's bridge notes go to ``notes``."""
-    from fxlab.compat.bridge import open_torchair, run_torchair_conversion
+def _ir_sides(trace: Any, indices: list[int], torchair: Any, notes: list[str]) -> dict[int, tuple[Any, Any]]:
+    """(built-in IR, TorchAir's IR: with a ``torchair`` session, else None) of each graph;
+    TorchAir's bridge notes go to ``notes``."""
+    from fxlab.compat.bridge import run_torchair_conversion
 
+    if torchair is None:
+        return {index: (trace.graphs[index].ir, None) for index in indices}
     sides: dict[int, tuple[Any, Any]] = {}
-    status = console.err().status("loading TorchAir", spinner="dots")
-    with status, open_torchair(torchair_dir) as torchair:
+    status = console.err().status("converting with TorchAir", spinner="dots")
+    with status:
         for index in indices:
             graph = trace.graphs[index]
             functional = graph.modules.get("functional")

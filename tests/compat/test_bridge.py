@@ -545,8 +545,23 @@ def test_both_read_a_symbolic_size_from_its_tensor_and_draw_with_it(torchair):
     builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
     ge_graph_passes(builtin)
     theirs = run_torchair_conversion(gm, "graph", torchair).graph
-    # The bridge keeps inputs with symbolic shapes on the host (its stand-in device has no
-    # symbolic fake tensors), which marks their Data `_host_tensor`; nothing else differs.
-    diff = diff_ir(builtin, theirs, ignore_attrs={*DEFAULT_IGNORED_ATTRS, "_host_tensor"})
+    # As on an NPU machine: the tensor input on the device, the size symbol fed from the host.
+    diff = diff_ir(builtin, theirs, ignore_attrs=DEFAULT_IGNORED_ATTRS)
     assert diff.identical, diff.summary()
+    data = {op.name: op.attr_value("_host_tensor") for op in theirs.ops if op.type == "Data" and op.name != "offset_list"}
+    assert list(data.values()) == [None]  # the Sym input's Data is read by nothing and dropped
     assert [op.type for op in builtin.ops if op.type in ("Data", "Shape", "Gather", "Pack")] == ["Data", "Shape", "Gather", "Pack", "Data", "Pack"]
+
+
+def test_inputs_with_symbolic_sizes_go_to_the_device_with_their_symbols():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
+
+    from fxlab.compat.bridge import DEVICE, device_inputs
+
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    x = mode.from_tensor(torch.randn(4, 3), symbolic_context=StatelessSymbolicContext(dynamic_sizes=[DimDynamic.DUCK] * 2))
+    size = x.shape[0]
+    inputs, fake_mode, note = device_inputs([size, x])
+    assert inputs[0] is size and fake_mode is mode and note == "graph inputs placed on the device, as on an NPU machine"
+    assert inputs[1].device == DEVICE and str(inputs[1].shape) == str(x.shape) and inputs[1].stride() == x.stride()

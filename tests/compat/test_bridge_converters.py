@@ -69,11 +69,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:Failed to import torchair")
 
 STILL_DIFFERENT: set[str] = set()
 # The same for the dynamic variants of the samples, each with why it differs.
-STILL_DIFFERENT_DYNAMIC: dict[str, str] = {
-    "aten._to_copy.default": "a copy to the same device: the node's fake value (traced with Python decompositions) is its "
-    "input, so fxlab makes the output on the host; TorchAir's walk re-runs the op without them, gets a fresh tensor and "
-    "keeps the TensorMove as a graph output",
-}
+STILL_DIFFERENT_DYNAMIC: dict[str, str] = {}
 # fxlab's own nodes for TorchAir's view optimisation (made by optimize_views): TorchAir makes
 # their ops inside its walk, so they are compared through the views' converters.
 FXLAB_NODES = {view_reshape, view_sizes}
