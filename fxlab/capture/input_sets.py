@@ -36,7 +36,7 @@ def describe_inputs(args: Sequence[Any], kwargs: dict[str, Any], names: Sequence
     """``x: f32[4, 8], mask: i64[4, 8]``: each tensor argument's shape and dtype."""
     from torch.utils._pytree import tree_leaves
 
-    parts = []
+    parts: list[str] = []
     for i, value in enumerate(args):
         label = names[i] if i < len(names) else f"arg {i}"
         parts.extend(_describe_leaf(label, leaf) for leaf in tree_leaves(value))

@@ -172,12 +172,12 @@ def reason_in_words(reason: str, graphs_of: dict[str, list[int]] | None = None) 
     found = _OTHER_TENSOR.search(text)
     if found:
         return f"input {found.group(1)}: its {found.group(2).replace('_', ' ')} differs from what {graph} was compiled for"
+    # A guard on sizes: "<expression>  # <user code>  # <file:line> in <function> (...)".
     parts = [p.strip() for p in text.split("  # ")]
-    expression = _readable_guard(parts[0])
-    where = parts[-1] if len(parts) > 1 and _LOCATION.search(parts[-1]) else ""
-    code = "  # ".join(parts[1:-1] if where else parts[1:])
-    origin = ", ".join(x for x in (f"from {code}" if code else "", f"at {_LOCATION.search(where).group(0)}" if where else "") if x)
-    return f"{graph} holds only while {expression}{f' ({origin})' if origin else ''}; these inputs break it"
+    location = _LOCATION.search(parts[-1]) if len(parts) > 1 else None
+    code = "  # ".join(parts[1:-1] if location else parts[1:])
+    origin = ", ".join(x for x in (f"from {code}" if code else "", f"at {location.group(0)}" if location else "") if x)
+    return f"{graph} holds only while {_readable_guard(parts[0])}{f' ({origin})' if origin else ''}; these inputs break it"
 
 
 def _readable_guard(expression: str) -> str:

@@ -270,7 +270,7 @@ class _ToGeRule(ast.NodeTransformer):
         return self.generic_visit(node)
 
 
-def _call(name: str, *args: ast.AST) -> ast.Call:
+def _call(name: str, *args: Any) -> ast.Call:
     return ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=list(args), keywords=[])
 
 

@@ -189,8 +189,9 @@ class ViewOptimizer:
             self._keep_size_pack(node)
         if parent.base is source and source not in self.views:
             self.bases.setdefault(source, parent)
+        view: Any = node.target  # one of VIEW_TARGETS
         with self._mode() if symbolic else contextlib.nullcontext():
-            meta = node.target(parent.meta, *_values(node.args[1:]), **node.kwargs)
+            meta = view(parent.meta, *_values(node.args[1:]), **node.kwargs)
         return ViewOf(parent.base, parent.base_shape, meta, parent.sizes)
 
     def _keep_size_pack(self, node: fx.Node) -> None:
