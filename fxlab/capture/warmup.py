@@ -38,6 +38,8 @@ class CallLog:
         self.upcoming: tuple[str, str] = ("", "given")  # the next call's inputs and origin
         self._compiled: Callable[..., Any] | None = None
         self._current: CallRecord | None = None
+        self._graphs_before = 0  # of the call under way
+        self._reasons_before: dict[Any, list[str]] = {}
 
     # -- wrapping --------------------------------------------------------------------------
     def wrap_graph(self, inner: Callable[[fx.GraphModule], Callable[..., Any]]) -> Callable[[fx.GraphModule], Callable[..., Any]]:
@@ -52,12 +54,10 @@ class CallLog:
 
             def run(*args: Any) -> Any:
                 call = self._current
-                if call is None or call.index == 0:
-                    if call is not None and index not in call.graphs:
-                        call.graphs.append(index)
-                    return first(*args)
-                if index not in call.graphs:
+                if call is not None and index not in call.graphs:
                     call.graphs.append(index)
+                if call is None or call.index == 0:
+                    return first(*args)
                 if call.index not in by_call:
                     by_call[call.index] = self.recorders[call.index].wrap(fw)
                 return by_call[call.index](*args)

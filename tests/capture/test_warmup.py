@@ -103,3 +103,27 @@ def test_a_converter_that_bakes_the_traced_size_fails_only_at_the_second_size(wr
 )
 def test_dynamos_reasons_in_words(reason, words):
     assert reason_in_words(reason, {"0/0": [0]}) == words
+
+
+MARKED = """
+import torch
+
+def f(x, cache):
+    return x * 2 + cache[: x.shape[0]]
+
+x = torch.randn(4, 6)
+torch._dynamo.mark_static(x, 1)
+model = f
+example_inputs = (x, torch.randn(16, 6))
+compile_options = {"dynamic": True}
+"""
+
+
+def test_mark_static_keeps_a_dim_fixed_under_dynamic_true_and_the_second_size_leaves_it(write_model):
+    trace = capture_trace(load_model(write_model(MARKED)), stages=STAGES)
+    assert trace.status == "ok"
+    data = [op for op in trace.graphs[0].ir.ops if op.type == "Data"]
+    assert [op.output_desc[0].shape for op in data][:2] == [(-1, 6), (-1, 6)]  # x's rows and the cache's are symbols
+    second = trace.calls[1]
+    assert second.origin == "derived (+1): dim 0 of x: 4 -> 5; dim 0 of cache: 16 -> 17" and second.graphs == [0]
+    assert second.check.ok and second.ir_check.ok and second.ir_check.compared > 0
