@@ -565,3 +565,28 @@ def test_inputs_with_symbolic_sizes_go_to_the_device_with_their_symbols():
     inputs, fake_mode, note = device_inputs([size, x])
     assert inputs[0] is size and fake_mode is mode and note == "graph inputs placed on the device, as on an NPU machine"
     assert inputs[1].device == DEVICE and str(inputs[1].shape) == str(x.shape) and inputs[1].stride() == x.stride()
+
+
+def test_torchairs_packed_sizes_input_runs_on_the_callers_inputs_as_the_builtins_does(torchair):
+    """TorchAir's optimize_sym_pack feeds a list of host sizes as one new input; the bridge
+    records which inputs it packs, so both graphs run on the caller's inputs."""
+    from fxlab.diff.ir_diff import DEFAULT_IGNORED_ATTRS
+    from fxlab.ir.execute import execute
+    from fxlab.ir.graph_inputs import SYM_PACK_ATTR
+    from fxlab.passes.ge_passes import ge_graph_passes
+    from fxlab.passes.pre_ge import pre_ge_graph
+    from tests.passes.dynamic_functional import dynamic_functional, graph_inputs
+    from tests.passes.test_optimize_sym_pack import zeros_of_sizes
+
+    x = torch.randn(3, 2)
+    gm = dynamic_functional(zeros_of_sizes, x, 5, 7)
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
+    ge_graph_passes(builtin)
+    theirs = run_torchair_conversion(gm, "graph", torchair).graph
+    assert diff_ir(builtin, theirs, ignore_attrs=DEFAULT_IGNORED_ATTRS).identical
+    (their_pack,) = [op.attr_value(SYM_PACK_ATTR) for op in theirs.ops if op.attr_value(SYM_PACK_ATTR) is not None]
+    (our_pack,) = [op.attr_value(SYM_PACK_ATTR) for op in builtin.ops if op.attr_value(SYM_PACK_ATTR) is not None]
+    assert their_pack == our_pack
+    inputs = graph_inputs(gm, x, 5, 7)
+    for graph in (builtin, theirs):
+        torch.testing.assert_close(execute(graph, inputs)[0], zeros_of_sizes(x, 5, 7))
