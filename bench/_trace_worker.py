@@ -91,14 +91,10 @@ def _fast_lines_off() -> None:
 
 
 def _heap_off() -> None:
+    """The collector as Python sets it: no command-wide settings (fxlab/heap.py)."""
     from fxlab import heap
-    from fxlab.capture import pipeline, save
-    from fxlab.cli import trace
 
-    none = lambda *a, **k: contextlib.nullcontext()  # noqa: E731
-    heap.collector_paused = heap.frozen_heap = heap.capture_heap = none
-    pipeline.capture_heap = pipeline.frozen_heap = save.frozen_heap = trace.frozen_heap = none
-    heap.promote_to_old_generation = lambda: None
+    heap.long_lived_heap = contextlib.nullcontext  # type: ignore[assignment]
 
 
 def _reinplace_scatter_off() -> None:

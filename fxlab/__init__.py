@@ -6,7 +6,7 @@ Ascend IR and the checks. The command line (``fxlab trace MODEL.py``) is built o
 
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from fxlab.version import __version__
 
 __all__ = ["__version__", "capture_trace", "load_model"]
 

@@ -135,7 +135,7 @@ def check_core_count(text: str, kind: str, soc: SocInfo | None) -> str | None:
         if kind == "vectorcore" and soc is None:
             return "Vector Core count 0 is valid only on a SoC without Vector Cores; pass --soc to check"
         return f"{label} count 0 is not allowed; it must be at least 1"
-    if maximum is not None and count > maximum:
+    if soc is not None and maximum is not None and count > maximum:
         return f"{label} count {count} is above the maximum of {soc.name} ({maximum})"
     return None
 

@@ -17,6 +17,7 @@ while it runs. On interpreters without frame chunks the reserved slots are simpl
 
 from __future__ import annotations
 
+import types
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -32,7 +33,7 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
 
 
 # The same function with a frame that claims RESERVED_SLOTS stack slots it never uses.
-_call_in_roomy_frame = type(_call)(_call.__code__.replace(co_stacksize=RESERVED_SLOTS), _call.__globals__, "_call_in_roomy_frame")
+_call_in_roomy_frame = types.FunctionType(_call.__code__.replace(co_stacksize=RESERVED_SLOTS), _call.__globals__, "_call_in_roomy_frame")
 
 
 def with_stack_room(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

@@ -1,6 +1,7 @@
 """Shared fixtures: example paths and cached traces (capturing is the slow part)."""
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 from pathlib import Path
@@ -48,19 +49,67 @@ def write_model(tmp_path):
     return write
 
 
-def torchair_path_or_skip():
-    """The TorchAir copy the bridge would use (CI fetches one); skip the test without one."""
-    from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair
+# -- TorchAir's sources ----------------------------------------------------------------------
+# Tests that need TorchAir's Python sources (the bridge, `--converter torchair`, TorchAir's
+# own files) carry the `torchair` marker: by hand, or by using the `torchair_path` fixture
+# directly or through another fixture. Without a TorchAir copy they are skipped with the
+# reason; after `fxlab torchair fetch`, `pytest -m torchair` runs exactly them.
+TORCHAIR_MARK = "torchair"
+TORCHAIR_FIXTURE = "torchair_path"
+
+
+@functools.cache
+def _no_torchair_reason() -> str | None:
+    from fxlab.compat.torchair_copies import TorchAirNotFoundError, find_torchair
 
     try:
-        return find_torchair()
+        find_torchair()
     except TorchAirNotFoundError as exc:
-        pytest.skip(f"no TorchAir copy: {exc}")
+        return f"needs TorchAir's sources: {exc}"
+    return None
 
 
-def torchair_session_or_skip():
-    """A TorchAir session for a fixture to yield from; skips without a TorchAir copy."""
+@pytest.hookimpl(tryfirst=True)  # before `-m` selects by marker
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if TORCHAIR_FIXTURE in getattr(item, "fixturenames", ()):
+            item.add_marker(TORCHAIR_MARK)
+    marked = [item for item in items if item.get_closest_marker(TORCHAIR_MARK)]
+    reason = _no_torchair_reason() if marked else None
+    for item in marked if reason else ():
+        item.add_marker(pytest.mark.skip(reason=reason))
+
+
+@pytest.fixture(scope="session")
+def torchair_path():
+    """The TorchAir copy the bridge finds (None: the installed TorchAir is importable)."""
+    from fxlab.compat.torchair_copies import find_torchair
+
+    return find_torchair()
+
+
+def torchair_session(path):
+    """A TorchAir session for a fixture (that uses `torchair_path`) to yield from."""
     from fxlab.compat.bridge import open_torchair
 
-    with open_torchair(torchair_path_or_skip()) as loaded:
+    with open_torchair(path) as loaded:
         yield loaded
+
+
+@contextlib.contextmanager
+def process_group(backend: str = "gloo", world_size: int = 1, rank: int = 0):
+    """A default process group for the block, in this process, destroyed afterwards: gloo
+    over an in-memory store (one rank), or torch's fake group of ``world_size`` ranks."""
+    import torch.distributed as dist
+
+    if backend == "fake":
+        from torch.testing._internal.distributed.fake_pg import FakeStore
+
+        store = FakeStore()
+    else:
+        store = dist.HashStore()
+    dist.init_process_group(backend, store=store, rank=rank, world_size=world_size)
+    try:
+        yield dist.group.WORLD
+    finally:
+        dist.destroy_process_group()

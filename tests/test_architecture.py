@@ -1,8 +1,14 @@
-"""The rooms of fxlab import only downwards (docs/architecture.md, "Who may import whom").
+"""The rooms of fxlab import only downwards, and no module imports itself round a circle
+(docs/architecture.md, "The rooms").
 
 Every ``import`` of an ``fxlab`` module anywhere in the package, at module level or inside
-a function, is read from the source; a room may import its own modules and the rooms
-below it, never one above. So there is no import circle between rooms.
+a function, is read from the source. A room may import its own modules and the rooms
+below it, never one above: so there is no import circle between rooms. Within a room,
+the modules' imports form no circle either: an import inside a function is an edge like
+any other (hiding an import in a function does not break a circle, it only delays it).
+An import names one module (``from fxlab.a import b`` names ``fxlab.a.b`` when that is a
+module, else ``fxlab.a``); a package's ``__init__`` that imports its own modules to
+register them is an edge from the package to them.
 """
 from __future__ import annotations
 
@@ -15,13 +21,14 @@ PACKAGE = Path(__file__).resolve().parents[1] / "fxlab"
 
 # Lowest first. A room is a subpackage, or a top-level module of the base.
 LAYERS: list[set[str]] = [
-    {"errors", "escape", "scope", "socs", "heap", "stack", "__init__"},
+    {"errors", "escape", "scope", "socs", "heap", "stack", "source_lines", "stage_names", "version", "__init__"},
     {"ir"},
     {"passes"},
     {"reports"},
     {"ops"},
     {"capture"},
     {"compat"},
+    {"distributed"},
     {"diff"},
     {"viz"},
     {"cli", "__main__"},
@@ -34,8 +41,8 @@ def _room(module: str) -> str:
     return parts[1] if len(parts) > 1 else "__init__"
 
 
-def _module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+def _module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
     if parts[-1] == "__init__" and len(parts) > 1:
         parts.pop()
     return ".".join(parts)
@@ -45,8 +52,8 @@ def _imports(path: Path) -> list[tuple[int, str]]:
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names = [node.module] if node.module != "fxlab" else [f"fxlab.{a.name}" for a in node.names]
-            found += [(node.lineno, n) for n in names if n.startswith("fxlab")]
+            # ``from M import name``: ``M.name``, a module or a name in M (see _imported_module)
+            found += [(node.lineno, f"{node.module}.{a.name}") for a in node.names if node.module.split(".")[0] == "fxlab"]
         elif isinstance(node, ast.Import):
             found += [(node.lineno, a.name) for a in node.names if a.name.startswith("fxlab")]
     return found
@@ -61,8 +68,6 @@ def _upward_imports() -> list[str]:
         rank = RANK[_room(importer)]
         for line, imported in _imports(path):
             room = _room(imported)
-            if imported == "fxlab.__version__":
-                continue
             if RANK.get(room, -1) > rank:
                 bad.append(f"{path.relative_to(PACKAGE.parent)}:{line} ({_room(importer)}) imports {imported} ({room})")
     return bad
@@ -86,4 +91,80 @@ def test_the_check_sees_an_upward_import(tmp_path, rank):
     assert RANK[_room(f"fxlab.{higher}.x")] > RANK[_room(f"fxlab.{lower}.y")]
     probe = tmp_path / "probe.py"
     probe.write_text(f"def f():\n    from fxlab.{higher}.x import y\n")
-    assert _imports(probe) == [(2, f"fxlab.{higher}.x")]
+    assert _imports(probe) == [(2, f"fxlab.{higher}.x.y")]
+
+
+def _modules(package: Path) -> dict[str, Path]:
+    return {_module_name(path, package): path for path in sorted(package.rglob("*.py"))}
+
+
+def _imported_module(name: str, modules: dict[str, Path]) -> str | None:
+    """The module an imported name is (``fxlab.a.b.X`` -> ``fxlab.a.b``)."""
+    while name and name not in modules:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _module_imports(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Each module -> the package's modules it imports (``from M import name`` counts as
+    an import of ``M.name`` when that is a module)."""
+    modules = _modules(package)
+    edges: dict[str, set[str]] = {}
+    for importer, path in modules.items():
+        found = {_imported_module(name, modules) for _, name in _imports(path)}
+        edges[importer] = {m for m in found if m is not None and m != importer}
+    return edges
+
+
+def _circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles: strongly connected groups of two or more modules (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for other in sorted(edges.get(module, ())):
+            if other not in index:
+                visit(other)
+                low[module] = min(low[module], low[other])
+            elif other in stack:
+                low[module] = min(low[module], index[other])
+        if low[module] == index[module]:
+            group = []
+            while True:
+                top = stack.pop()
+                group.append(top)
+                if top == module:
+                    break
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for module in sorted(edges):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_no_module_imports_itself_round_a_circle():
+    edges = _module_imports()
+    circles = _circles(edges)
+    assert circles == [], "import circles (move the shared piece into a module both import): " + "; ".join(
+        " <-> ".join(group) for group in circles
+    )
+
+
+def test_the_check_sees_a_circle_through_an_import_inside_a_function(tmp_path):
+    package = tmp_path / "fxlab"
+    (package / "room").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "room" / "__init__.py").write_text("from fxlab.room import a  # registers\n")
+    (package / "room" / "a.py").write_text("from fxlab.room.b import helper\n")
+    (package / "room" / "b.py").write_text("def helper():\n    from fxlab.room import a\n")
+    (package / "room" / "c.py").write_text("from fxlab.room.b import helper\n")
+    edges = _module_imports(package)
+    assert edges["fxlab.room"] == {"fxlab.room.a"}  # a package importing its modules: no circle with them
+    assert edges["fxlab.room.b"] == {"fxlab.room.a"}
+    assert _circles(edges) == [["fxlab.room.a", "fxlab.room.b"]]

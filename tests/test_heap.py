@@ -1,115 +1,89 @@
-"""fxlab.heap: the heap is frozen inside the block and only there; the capture settings
-are undone after."""
+"""fxlab.heap: the collector's settings for one command, undone after it; the library and
+a program calling it keep the collector as they set it."""
 from __future__ import annotations
 
+import contextlib
 import gc
 
 import pytest
 
-from fxlab.heap import CAPTURE_GEN0_THRESHOLD, capture_heap, collector_paused, frozen, frozen_heap, promote_to_old_generation
+from fxlab.heap import LONG_LIVED_GEN0_THRESHOLD, long_lived_heap
 
 
-def test_objects_alive_at_entry_are_frozen_inside_and_released_after():
-    keep = [object() for _ in range(1000)]
-    assert gc.get_freeze_count() == 0
-    with frozen_heap():
-        assert gc.get_freeze_count() >= len(keep)
-    assert gc.get_freeze_count() == 0
+class Node:
+    pass
 
 
-def test_an_error_inside_still_unfreezes():
-    with pytest.raises(RuntimeError), frozen_heap():
-        raise RuntimeError("boom")
-    assert gc.get_freeze_count() == 0
+def _cycles(count: int) -> None:
+    for _ in range(count):
+        node = Node()
+        node.self = node  # type: ignore[attr-defined]  # an unreachable cycle once the loop moves on
 
 
-def test_nested_blocks_unfreeze_only_when_the_outermost_ends():
-    keep = [object() for _ in range(1000)]
-    with frozen_heap():
-        outer = gc.get_freeze_count()
-        with frozen_heap():
-            more = [object() for _ in range(1000)]
-        assert gc.get_freeze_count() >= outer  # the inner end did not unfreeze
-        assert gc.get_freeze_count() >= len(keep)
-    assert gc.get_freeze_count() == 0
-    del more
-
-
-def test_capture_heap_collects_the_young_generation_less_often_then_restores():
+def test_inside_the_young_generation_is_collected_less_often_and_what_was_alive_is_frozen():
     before = gc.get_threshold()
-    with capture_heap():
-        assert gc.get_threshold()[0] == max(before[0], CAPTURE_GEN0_THRESHOLD)
-        assert gc.get_threshold()[1:] == before[1:]
-        assert gc.get_freeze_count() > 0
+    keep = [object() for _ in range(1000)]
+    with long_lived_heap():
+        assert gc.get_threshold() == (max(before[0], LONG_LIVED_GEN0_THRESHOLD), *before[1:])
+        assert gc.get_freeze_count() >= len(keep)
     assert gc.get_threshold() == before
     assert gc.get_freeze_count() == 0
 
 
-def test_capture_heap_restores_the_thresholds_after_an_error():
-    before = gc.get_threshold()
-    with pytest.raises(RuntimeError), capture_heap():
-        raise RuntimeError("boom")
-    assert gc.get_threshold() == before
-    assert gc.get_freeze_count() == 0
+def test_survivors_of_a_full_collection_are_frozen_and_cycles_still_collected():
+    with long_lived_heap():
+        frozen = gc.get_freeze_count()
+        kept = [[] for _ in range(1000)]  # alive: frozen by the next full collection
+        _cycles(100)
+        gc.collect()  # a full collection, as the collector runs one when its thresholds say
+        assert gc.get_freeze_count() >= frozen + len(kept)
+        assert not any(type(o) is Node for o in gc.get_objects())  # the garbage was not frozen
 
 
-def test_capture_heap_still_collects_cycles_on_its_own():
-    class Node:
-        pass
-
-    with capture_heap():
-        for _ in range(5 * CAPTURE_GEN0_THRESHOLD):
-            node = Node()
-            node.self = node  # an unreachable cycle once the loop moves on
-        del node
+def test_cycles_are_collected_without_being_asked():
+    with long_lived_heap():
+        _cycles(5 * LONG_LIVED_GEN0_THRESHOLD)
         pending = sum(type(o) is Node for o in gc.get_objects())
     # No explicit collection: the young generation ran as allocations passed the threshold.
-    assert pending <= 2 * CAPTURE_GEN0_THRESHOLD
+    assert pending <= 2 * LONG_LIVED_GEN0_THRESHOLD
 
 
-def test_frozen_says_whether_a_block_is_open():
-    assert not frozen()
-    with frozen_heap():
-        assert frozen()
-        with frozen_heap():
-            assert frozen()
-        assert frozen()
-    assert not frozen()
+def test_everything_is_undone_after_an_error():
+    before, callbacks = gc.get_threshold(), list(gc.callbacks)
+    with pytest.raises(RuntimeError), long_lived_heap():
+        raise RuntimeError("boom")
+    assert (gc.get_threshold(), gc.callbacks, gc.get_freeze_count()) == (before, callbacks, 0)
 
 
-def test_promote_moves_young_objects_to_the_oldest_generation():
-    gc.collect()  # the young generation starts empty: no collection runs while these are made
-    young = [[] for _ in range(100)]
-    assert any(o is young[0] for o in gc.get_objects(generation=0))
-    promote_to_old_generation()
-    assert any(o is young[0] for o in gc.get_objects(generation=2))
-    assert gc.get_freeze_count() == 0
+def test_capturing_through_the_library_leaves_the_callers_collector_alone(write_model):
+    from fxlab.capture import capture_trace, load_model
 
-
-def test_promote_leaves_a_frozen_heap_frozen():
-    with frozen_heap():
-        before = gc.get_freeze_count()
-        promote_to_old_generation()
-        assert gc.get_freeze_count() >= before
-
-
-
-def test_collector_paused_turns_collection_off_inside_and_back_on_after():
-    assert gc.isenabled()
-    with collector_paused():
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    with pytest.raises(RuntimeError):
-        with collector_paused():
-            raise RuntimeError("inside")
-    assert gc.isenabled()
-
-
-def test_collector_paused_leaves_a_disabled_collector_disabled():
-    gc.disable()
+    path = write_model("import torch\nmodel = torch.nn.Linear(4, 2)\nexample_inputs = (torch.randn(3, 4),)\n")
+    before = gc.get_threshold()
+    gc.set_threshold(123, 4, 5)
     try:
-        with collector_paused():
-            pass
-        assert not gc.isenabled()
+        trace = capture_trace(load_model(path))  # as a program calls it
+        assert trace.status == "ok"
+        assert gc.get_threshold() == (123, 4, 5) and gc.get_freeze_count() == 0 and gc.isenabled()
     finally:
-        gc.enable()
+        gc.set_threshold(*before)
+
+
+def test_a_command_sets_the_collector_for_its_run_and_undoes_it(monkeypatch):
+    from fxlab import heap
+    from fxlab.cli.main import main
+
+    seen = []
+
+    @contextlib.contextmanager
+    def spy():  # type: ignore[no-untyped-def]
+        with long_lived_heap():
+            seen.append(gc.get_threshold()[0])
+            yield
+
+    monkeypatch.setattr(heap, "long_lived_heap", spy)
+    before = gc.get_threshold()
+    with pytest.raises(SystemExit) as done:
+        main(["ops", "list", "--json"])
+    assert done.value.code in (0, None) and seen == [max(before[0], LONG_LIVED_GEN0_THRESHOLD)]
+    assert gc.get_threshold() == before and gc.get_freeze_count() == 0

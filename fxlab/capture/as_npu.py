@@ -13,8 +13,9 @@ integration converts masks to boolean to avoid on NPU); dropout needs the math p
 choice before aot_autograd traces it: ``torch.ops.npu.npu_fusion_attention`` in BNSD
 layout (boolean mask inverted: torch_npu masks where True, SDPA keeps where True; a
 causal flag becomes the upper-triangle mask), or torch's math decomposition. The fused
-form needs torch_npu's operators to be defined (a torch_npu copy, see
-``fxlab.compat.torch_npu_ops``); without them every call takes the math form. Each
+form needs torch_npu's operators to be defined (``fxlab.compat.torch_npu_ops`` defines them
+when a model imports torch_npu under the compat layer); without them every call takes the
+math form. Each
 choice is returned as a sentence for the trace's notes.
 """
 
@@ -90,7 +91,7 @@ def _choice(node: fx.Node, fused_available: bool) -> str | None:
     mask, dropout = _value(_arg(node, 3, "attn_mask", None)), _value(_arg(node, 4, "dropout_p", 0.0))
     query = _value(node.args[0]) if node.args else None
     if not fused_available:
-        return "every call here: no torch_npu operators defined (no torch_npu copy found)"
+        return "every call here: no torch_npu operators defined (torch_npu was not imported under fxlab's compat layer)"
     if isinstance(dropout, (int, float)) and dropout > 0:
         return "dropout"
     if isinstance(mask, torch.Tensor) and mask.dtype != torch.bool:

@@ -22,6 +22,7 @@ from fxlab.capture.aten_recorder import AtenRecorder
 from fxlab.capture.scope_frames import point_scope_markers_at_user_code
 from fxlab.capture.stages import aten_stage, fake_mode_of, functional_stage
 from fxlab.passes.graph_copy import copy_graph_module
+from fxlab.stage_names import ATEN, DYNAMO, FUNCTIONAL
 
 
 @dataclass
@@ -63,7 +64,7 @@ class CapturingBackend:
         captured.break_reason, captured.break_location = _break_reason(gm)
         point_scope_markers_at_user_code(gm)  # before any stage copies the stack traces
         # aot_autograd adds meta to Dynamo's graph as it traces: record a copy.
-        captured.modules["dynamo"] = copy_graph_module(gm)
+        captured.modules[DYNAMO] = copy_graph_module(gm)
         captured.device_choices = resolve_sdpa_as_on_npu(gm)
         if not self.want_aten:
             functional, compiled = functional_stage(gm, example_inputs, wrap_compiled=self.wrap_compiled)
@@ -72,17 +73,17 @@ class CapturingBackend:
             with recorder.installed():
                 functional, compiled = functional_stage(gm, example_inputs, wrap_compiled=self.wrap_compiled)
             self._keep_aten(captured, gm, example_inputs, recorder)
-        captured.modules["functional"] = functional
+        captured.modules[FUNCTIONAL] = functional
         return compiled
 
     @staticmethod
     def _keep_aten(captured: CapturedGraph, gm: fx.GraphModule, example_inputs: Sequence[Any], recorder: AtenRecorder) -> None:
         if recorder.graph_module is not None:
-            captured.modules["aten"] = recorder.graph_module
+            captured.modules[ATEN] = recorder.graph_module
             return
         captured.aten_retraced = recorder.reason
         try:
-            captured.modules["aten"] = aten_stage(gm, example_inputs)
+            captured.modules[ATEN] = aten_stage(gm, example_inputs)
         except Exception as exc:  # noqa: BLE001 - recorded; the functional stage still works
             captured.error = f"aten stage: {type(exc).__name__}: {exc}"
 

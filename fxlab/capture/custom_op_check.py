@@ -29,7 +29,7 @@ def custom_op_of(node: fx.Node) -> Any:
     """The custom OpOverload ``node`` runs (directly or through auto_functionalized), or None."""
     if node.op != "call_function":
         return None
-    target = node.target
+    target: Any = node.target
     if isinstance(target, torch._ops.HigherOrderOperator) and target.name() in AUTO_FUNCTIONALIZED and node.args:
         target = node.args[0]
     if isinstance(target, torch._ops.OpOverload) and target.namespace not in TORCH_NAMESPACES:

@@ -6,9 +6,10 @@ in either way:
 
 - module level: ``model`` and ``example_inputs_list = [inputs_1, inputs_2, ...]``;
 - an entry function (``get_model_and_inputs()`` or ``--entry NAME``) returning
-  ``(model, [inputs_1, inputs_2, ...])``: a *list* whose every item is a *tuple* (each
-  input set as ``example_inputs`` is written: a tuple of arguments, or ``(args, kwargs)``).
-  A single input set is a tuple (or a list of tensors), as before.
+  ``(model, [inputs_1, inputs_2, ...])``: a *list* of two or more items, every one a
+  *tuple* (each input set as ``example_inputs`` is written: a tuple of arguments, or
+  ``(args, kwargs)``). Anything else is one input set, as before; a model whose arguments
+  are all tuples gets them in a tuple, ``((k0, v0), (k1, v1))``, not a list.
 
 With one input set and a graph with symbolic sizes, fxlab derives a second set from the
 first: every input dim Dynamo made symbolic grows (×2, else +1 where the model does not
@@ -28,8 +29,8 @@ INPUTS_LIST_NAME = "example_inputs_list"
 
 
 def is_input_sets(inputs: Any) -> bool:
-    """Whether ``inputs`` (what a model file gave) is several input sets."""
-    return isinstance(inputs, list) and bool(inputs) and all(isinstance(item, tuple) for item in inputs)
+    """Whether ``inputs`` (what an entry function gave) is several input sets."""
+    return isinstance(inputs, list) and len(inputs) > 1 and all(isinstance(item, tuple) for item in inputs)
 
 
 def describe_inputs(args: Sequence[Any], kwargs: dict[str, Any], names: Sequence[str] = ()) -> str:

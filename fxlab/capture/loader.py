@@ -2,8 +2,10 @@
 
 A model file defines ``model`` and ``example_inputs`` at module level, or a function
 ``get_model_and_inputs()`` returning ``(callable, inputs)``; ``entry`` names another such
-function. Inputs are a tuple/list of tensors, or ``(args, kwargs)``; several input sets (a
-warm-up) are ``example_inputs_list`` or a list of such tuples (see
+function. Inputs are a tuple/list of arguments, a dict of keyword arguments, or
+``(args, kwargs)``; an argument is a tensor, a number, a bool, a string, None, or a list,
+tuple or dict of these (nested), as serving code passes them. Several input sets (a
+warm-up) are ``example_inputs_list``, or an entry's list of two or more tuples (see
 :mod:`fxlab.capture.input_sets`).
 """
 
@@ -82,10 +84,10 @@ def _where_in(exc: BaseException, path: Path) -> str:
     frames = traceback.extract_tb(exc.__traceback__)
     resolved = str(path.resolve())
     inside = [f for f in frames if str(Path(f.filename).resolve()) == resolved]
-    frame = (inside or frames or [None])[-1]
-    if frame is None:
+    found = inside or frames
+    if not found:
         return "at import"
-    return f"{frame.filename}, line {frame.lineno}"
+    return f"{found[-1].filename}, line {found[-1].lineno}"
 
 
 def load_model(path: str | Path, entry: str | None = None, plugins: list[str | Path] | tuple = ()) -> LoadedModel:
@@ -93,26 +95,26 @@ def load_model(path: str | Path, entry: str | None = None, plugins: list[str | P
     for plugin in plugins:
         load_python_file(plugin, role="plugin")
     module = load_python_file(path, role="model")
-    fn, inputs, entry_name = _find_model(module, Path(path), entry)
+    fn, sets, entry_name = _find_model(module, Path(path), entry)
     where = f"{Path(path).name}:{entry_name}"
-    sets = inputs if is_input_sets(inputs) else [inputs]
     args, kwargs = normalize_inputs(sets[0], where)
     more = [normalize_inputs(s, f"{where} input set {number}") for number, s in enumerate(sets[1:], start=1)]
     return LoadedModel(fn=fn, args=args, kwargs=kwargs, path=Path(path), entry=entry_name, module=module, more_inputs=more)
 
 
-def _find_model(module: types.ModuleType, path: Path, entry: str | None) -> tuple[Any, Any, str]:
+def _find_model(module: types.ModuleType, path: Path, entry: str | None) -> tuple[Any, list[Any], str]:
+    """The model, its input sets (one, or a warm-up's several) and the name it was found by."""
     if entry is not None:
-        return (*_call_entry(module, path, entry), entry)
+        return (*_entry_input_sets(module, path, entry), entry)
     if hasattr(module, "model") and (hasattr(module, "example_inputs") or hasattr(module, INPUTS_LIST_NAME)):
         if not callable(module.model):
             raise ModelLoadError(
                 f"{path}: `model` is {_describe(module.model)}, not something fxlab can call. "
                 "Set `model` to an nn.Module or a function taking the example inputs."
             )
-        return module.model, _module_inputs(module, path), "model"
+        return module.model, _module_input_sets(module, path), "model"
     if hasattr(module, DEFAULT_ENTRY):
-        return (*_call_entry(module, path, DEFAULT_ENTRY), DEFAULT_ENTRY)
+        return (*_entry_input_sets(module, path, DEFAULT_ENTRY), DEFAULT_ENTRY)
     raise ModelLoadError(
         f"{path} defines no model to trace: fxlab looked for module-level `model` and "
         f"`example_inputs`, then for a function `{DEFAULT_ENTRY}()` returning (model, inputs). "
@@ -120,16 +122,21 @@ def _find_model(module: types.ModuleType, path: Path, entry: str | None) -> tupl
     )
 
 
-def _module_inputs(module: types.ModuleType, path: Path) -> Any:
-    """``example_inputs``, or the input sets of ``example_inputs_list`` (a warm-up)."""
+def _module_input_sets(module: types.ModuleType, path: Path) -> list[Any]:
+    """``[example_inputs]``, or the input sets of ``example_inputs_list`` (a warm-up)."""
     if not hasattr(module, INPUTS_LIST_NAME):
-        return module.example_inputs
+        return [module.example_inputs]
     sets = getattr(module, INPUTS_LIST_NAME)
     if not isinstance(sets, list) or not sets:
         raise ModelLoadError(
             f"{path}: `{INPUTS_LIST_NAME}` is {_describe(sets)}; give a non-empty list of input sets, each as example_inputs would be."
         )
-    return [s if isinstance(s, tuple) else (s,) if isinstance(s, torch.Tensor) else tuple(s) for s in sets]
+    return sets
+
+
+def _entry_input_sets(module: types.ModuleType, path: Path, entry: str) -> tuple[Any, list[Any]]:
+    fn, inputs = _call_entry(module, path, entry)
+    return fn, list(inputs) if is_input_sets(inputs) else [inputs]
 
 
 def _call_entry(module: types.ModuleType, path: Path, entry: str) -> tuple[Any, Any]:
@@ -149,29 +156,50 @@ def _call_entry(module: types.ModuleType, path: Path, entry: str) -> tuple[Any, 
     if not (isinstance(result, (tuple, list)) and len(result) == 2 and callable(result[0])):
         raise ModelLoadError(
             f"{path}: {entry}() returned {_describe(result)}; it must return a pair (model, inputs) "
-            "where model is an nn.Module or function and inputs a tuple of tensors or (args, kwargs)."
+            "where model is an nn.Module or function and inputs a tuple of arguments or (args, kwargs)."
         )
     return result[0], result[1]
 
 
+# What an example input may hold, as serving code passes it: tensors, Python numbers and
+# flags, strings, dtypes, None, and lists, tuples and dicts of these, nested.
+_PLAIN_LEAVES = (torch.Tensor, bool, int, float, complex, str, type(None), torch.dtype, torch.device)
+
+
 def normalize_inputs(inputs: Any, where: str) -> tuple[tuple[Any, ...], dict[str, Any]]:
-    """``(args, kwargs)`` from a tensor, a tuple/list of tensors, or ``(args, kwargs)``."""
+    """``(args, kwargs)`` from a tensor, a tuple/list of arguments, a dict of keyword
+    arguments, or ``(args, kwargs)``. An argument is any pytree (lists, tuples, dicts,
+    nested) of tensors, numbers, bools, strings, dtypes and None: ``([t1, t2], 3, None)``.
+    A pair of a list/tuple and a dict is read as ``(args, kwargs)``."""
+    args: tuple[Any, ...]
     if isinstance(inputs, torch.Tensor):
         args, kwargs = (inputs,), {}
     elif isinstance(inputs, (tuple, list)) and len(inputs) == 2 and isinstance(inputs[1], dict) and isinstance(inputs[0], (tuple, list)):
         args, kwargs = tuple(inputs[0]), dict(inputs[1])
     elif isinstance(inputs, (tuple, list)):
         args, kwargs = tuple(inputs), {}
+    elif isinstance(inputs, dict):
+        args, kwargs = (), dict(inputs)
     else:
-        raise ModelLoadError(f"{where}: example inputs are {_describe(inputs)}; give a tuple of tensors, or (args, kwargs).")
-    bad = [f"argument {i} ({_describe(a)})" for i, a in enumerate(args) if not isinstance(a, torch.Tensor)]
-    bad += [f"keyword {k!r} ({_describe(v)})" for k, v in kwargs.items() if not isinstance(v, torch.Tensor)]
+        raise ModelLoadError(f"{where}: example inputs are {_describe(inputs)}; give a tuple of arguments, or (args, kwargs).")
+    bad = [f"argument {i} {_odd_leaf(a)}" for i, a in enumerate(args) if _odd_leaf(a)]
+    bad += [f"keyword {k!r} {_odd_leaf(v)}" for k, v in kwargs.items() if _odd_leaf(v)]
     if bad:
         raise ModelLoadError(
-            f"{where}: example inputs must be tensors, but {', '.join(bad)} is not. "
-            "Wrap numbers with torch.tensor(...) or make them constants of the model."
+            f"{where}: example inputs hold tensors, numbers, bools, strings, None and lists, tuples or dicts of them, "
+            f"but {', '.join(bad)}. Pass the object's tensors instead, or build it inside the model."
         )
     return args, kwargs
+
+
+def _odd_leaf(value: Any) -> str:
+    """What in ``value`` is not an example input fxlab can pass and compare ("" if all is)."""
+    from torch.utils._pytree import tree_leaves
+
+    odd = [leaf for leaf in tree_leaves(value) if not isinstance(leaf, _PLAIN_LEAVES)]
+    if not odd:
+        return ""
+    return f"holds {_describe(odd[0])}" if odd[0] is not value else f"is {_describe(value)}"
 
 
 def _describe(value: Any) -> str:

@@ -11,26 +11,27 @@ from collections.abc import Callable, Sequence
 import torch
 import torch.fx as fx
 
-from fxlab import __version__ as FXLAB_VERSION
 from fxlab.capture.backend import CapturedGraph, CapturingBackend
-from fxlab.capture.check import RunRecorder, compare_eager_compiled, verify_ir
+from fxlab.capture.check import RunRecorder, compare_eager_compiled
+from fxlab.capture.ir_check import verify_ir
 from fxlab.capture.compile_options import compile_options
-from fxlab.capture.input_sets import argument_names, describe_inputs
 from fxlab.capture.warmup import CallLog, check_later_calls, run_later_calls
 from fxlab.capture.loader import LoadedModel
+from fxlab.capture.ranks import RankHooks, after_call, collectives_not_executed, wrap_before_runs
 from fxlab.capture.records import KIND_COPY_EPILOGUE, cache_sources, stage_from_module
-from fxlab.capture.stages import STAGES
-from fxlab.capture.trace import CheckResult, GraphTrace, Trace
+from fxlab.capture.trace import CheckResult, GraphTrace, IrSummary, Trace
 from fxlab.errors import UsageError
-from fxlab.heap import capture_heap, frozen_heap
 from fxlab.stack import with_stack_room
+from fxlab.version import __version__ as FXLAB_VERSION
 from fxlab.ir.host_outputs import host_output_notes
 from fxlab.passes.annotate_scopes import annotate_scopes
+from fxlab.passes.conversion_result import ConversionResult
+from fxlab.stage_names import ALL_STAGES, ASCEND_IR, ATEN, DYNAMO, FUNCTIONAL, FX_STAGES, PRE_GE, REINPLACED
 
-ALL_STAGES = (*STAGES, "ascend_ir")
 Progress = Callable[[str], None]
-# Graphs above this many FX nodes are not run through the reference executor by default.
-VERIFY_NODE_LIMIT = 1500
+# Who builds the ascend_ir stage from a graph and its name, when not fxlab's converters
+# (TorchAir's own conversion, through the bridge).
+Converter = Callable[[fx.GraphModule, str], ConversionResult]
 
 # Analyses run on every stage's graph before it is recorded: each takes a GraphModule and
 # stores its results in node.meta["fxlab.*"].
@@ -49,64 +50,83 @@ def capture_trace(
     stages: Sequence[str] = ALL_STAGES,
     progress: Progress | None = None,
     verify: bool | None = None,
-    converter: Callable[[fx.GraphModule, str], Any] | None = None,
+    converter: Converter | None = None,
     convert_refused: bool = False,
+    ranks: RankHooks | None = None,
     dynamic: bool = False,
 ) -> Trace:
     """Run ``loaded`` eagerly and compiled, and record ``stages`` for each graph.
 
     ``converter(gm, name)`` produces the ``ascend_ir`` stage (fxlab's built-in conversion
-    by default); ``verify`` runs the IR on CPU against the compiled run (default: for
-    graphs up to :data:`VERIFY_NODE_LIMIT` nodes). ``convert_refused`` lets the built-in
-    conversion convert ops TorchAir fails on (they are marked ``refused`` otherwise).
-    ``dynamic`` compiles with ``dynamic=True`` whatever the model file's
-    ``compile_options`` say. The model's other input sets (a warm-up), or a second size
-    for a dynamic graph, are run after the first (:mod:`fxlab.capture.warmup`).
+    by default); ``verify`` runs the IR on CPU against the compiled run (default: on, for
+    every graph; ``False`` turns it off). ``convert_refused`` lets the built-in conversion
+    convert ops TorchAir fails on (they are marked ``refused`` otherwise). ``ranks``
+    captures one rank of a multi-rank model (:mod:`fxlab.capture.ranks`). ``dynamic``
+    compiles with ``dynamic=True`` whatever the model file's ``compile_options`` say. The
+    model's other input sets (a warm-up), or a second size for a dynamic graph, are run
+    after the first (:mod:`fxlab.capture.warmup`).
     """
     stages = validate_stages(stages)
     say = progress or (lambda message: None)
     options = compile_options(loaded.module, loaded.name, dynamic)
     # The compiled run's inputs and outputs are kept only for graphs whose IR will run.
-    will_verify = "ascend_ir" in stages and verify is not False
-    recorder = RunRecorder(node_limit=None if verify else VERIFY_NODE_LIMIT, custom_ops_only=not will_verify)
+    will_verify = ASCEND_IR in stages and verify is not False
+    recorder = RunRecorder(custom_ops_only=not will_verify)
     log = CallLog(lambda: backend.graphs, recorder)
-    backend = CapturingBackend(want_aten="aten" in stages, wrap_compiled=log.wrap_graph(recorder.wrap))
-    compile_fn = log.compile_with(lambda fn: _compile(fn, backend, options.dynamic))
+    wrap = recorder.wrap if ranks is None else wrap_before_runs(ranks, recorder.wrap, [0])
+    backend = CapturingBackend(want_aten=ATEN in stages, wrap_compiled=log.wrap_graph(wrap))
+    compile_fn = log.compile_with(
+        (lambda fn: _compile(fn, backend, options.dynamic))
+        if ranks is None
+        else (lambda fn: after_call(_compile(fn, backend, options.dynamic), ranks.after_compiled_run))
+    )
     draws_random = lambda: random_ops(backend.graphs)  # noqa: E731
-    log.upcoming = (describe_inputs(loaded.args, loaded.kwargs, argument_names(loaded.fn)), "given")
+    log.first_call(loaded)
     say(f"running {loaded.name} eagerly and under torch.compile")
-    with capture_heap():  # Dynamo and aot build a large heap that stays alive
-        # Dynamo recurses deeply: its frames get one large stack chunk (fxlab/stack.py).
-        check = with_stack_room(compare_eager_compiled, loaded, compile_fn, draws_random)
-        if log.calls:
-            log.calls[0].check = check
-        call_notes = run_later_calls(loaded, log, compile_fn, draws_random)
-        trace = Trace(
-            model=str(loaded.path) if loaded.path else loaded.name,
-            entry=loaded.entry,
-            fxlab_version=FXLAB_VERSION,
-            torch_version=torch.__version__,
-            stages=list(stages),
-            check=check,
-            compile_options=options.to_json() if options.source else {},
-            calls=log.calls,
-        )
-        trace.notes.extend(n for n in (options.note, *call_notes) if n)
-        with frozen_heap():  # from here on, only the trace is added
-            for captured in backend.graphs:
-                say(f"recording graph {captured.index} of {len(backend.graphs)}")
-                trace.graphs.append(_build_graph_trace(captured, stages, converter, say, convert_refused))
-                trace.notes.extend(f"graph {captured.index}: {choice}." for choice in captured.device_choices)
-                if captured.aten_retraced and "aten" in captured.modules:
-                    trace.notes.append(
-                        f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced})."
-                    )
-            _check_custom_ops(trace, recorder)
-            first_graphs = set(log.calls[0].graphs) if len(log.calls) > 1 else None
-            trace.ir_check = _verify(trace, recorder, verify, say, first_graphs)
-            check_later_calls(log, lambda graphs, runs: _verify(trace, runs, verify, say, graphs))
+    # Dynamo recurses deeply: its frames get one large stack chunk (fxlab/stack.py).
+    check = with_stack_room(compare_eager_compiled, loaded, compile_fn, draws_random, compiled_first=ranks is not None)
+    not_executed = collectives_not_executed(g.modules.get(FUNCTIONAL) for g in backend.graphs)
+    if not_executed:
+        check = CheckResult(ok=True, skipped=not_executed)
+    call_notes = run_later_calls(loaded, log, compile_fn, draws_random, check, multi_rank=ranks is not None)
+    trace = Trace(
+        model=str(loaded.path) if loaded.path else loaded.name,
+        entry=loaded.entry,
+        fxlab_version=FXLAB_VERSION,
+        torch_version=torch.__version__,
+        stages=list(stages),
+        check=check,
+        compile_options=options.to_json() if options.source else {},
+        calls=log.calls,
+    )
+    trace.notes.extend(note for note in [options.note, inference_note(loaded.fn), *call_notes] if note)
+    for captured in backend.graphs:
+        say(f"recording graph {captured.index} of {len(backend.graphs)}")
+        trace.graphs.append(_build_graph_trace(captured, stages, converter, say, convert_refused))
+        trace.notes.extend(f"graph {captured.index}: {choice}." for choice in captured.device_choices)
+        if captured.aten_retraced and ATEN in captured.modules:
+            trace.notes.append(f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced}).")
+    _check_custom_ops(trace, recorder)
+    trace.ir_check = _verify(trace, recorder, verify, say, not_executed, ranks, log.first_call_graphs())
+    check_later_calls(log, lambda graphs, runs: _verify(trace, runs, verify, say, not_executed, only=graphs))
     trace.status = _status(trace)
     return trace
+
+
+def inference_note(fn: Any) -> str | None:
+    """For a model in ``train()`` mode or with parameters requiring grad: that fxlab traces
+    it for inference, as TorchAir's inference path compiles it (None otherwise)."""
+    if not isinstance(fn, torch.nn.Module):
+        return None
+    said = []
+    if any(module.training for module in fn.modules()):
+        said.append("the model is in train() mode (dropout and batch norm run as in training; model.eval() gives their inference form)")
+    grads = sum(1 for parameter in fn.parameters() if parameter.requires_grad)
+    if grads:
+        said.append(f"{grads} of its parameters require grad")
+    if not said:
+        return None
+    return f"{' and '.join(said)}: fxlab traces inference, under torch.no_grad() as TorchAir's inference path runs, so no backward graph is captured."
 
 
 def random_ops(graphs: Sequence[CapturedGraph]) -> list[str]:
@@ -114,7 +134,7 @@ def random_ops(graphs: Sequence[CapturedGraph]) -> list[str]:
     them ``nondeterministic_seeded``)."""
     found: set[str] = set()
     for captured in graphs:
-        module = captured.modules.get("functional")
+        module = captured.modules.get(FUNCTIONAL)
         for node in module.graph.nodes if module is not None else ():
             if node.op == "call_function" and torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ()):
                 found.add(str(node.target))
@@ -127,35 +147,35 @@ def _compile(fn: Callable[..., Any], backend: CapturingBackend, dynamic: bool | 
 
 
 def _build_graph_trace(
-    captured: CapturedGraph, stages: Sequence[str], converter: Any, say: Progress, convert_refused: bool = False
+    captured: CapturedGraph, stages: Sequence[str], converter: Converter | None, say: Progress, convert_refused: bool = False
 ) -> GraphTrace:
     graph = GraphTrace(
         index=captured.index, break_reason=captured.break_reason, break_location=captured.break_location, error=captured.error
     )
     modules = dict(captured.modules)
-    if "reinplaced" in stages and "functional" in modules:
+    if REINPLACED in stages and FUNCTIONAL in modules:
         from fxlab.passes.reinplace import reinplace
 
         try:
-            modules["reinplaced"] = reinplace(modules["functional"])[0]
+            modules[REINPLACED] = reinplace(modules[FUNCTIONAL])[0]
         except Exception as exc:  # noqa: BLE001 - the other stages stay useful
             graph.error = f"reinplaced stage: {type(exc).__name__}: {exc}"
-    if "functional" in modules:
-        cache_sources(modules["functional"])  # the converter reads them (pre_ge copies them)
-    if ("pre_ge" in stages or "ascend_ir" in stages) and "functional" in modules:
+    if FUNCTIONAL in modules:
+        cache_sources(modules[FUNCTIONAL])  # the converter reads them (pre_ge copies them)
+    if (PRE_GE in stages or ASCEND_IR in stages) and FUNCTIONAL in modules:
         _pre_ge(graph, modules)
     for module in modules.values():
         for analysis in STAGE_ANALYSES:
             analysis(module)
-    if "ascend_ir" in stages and "functional" in modules:
+    if ASCEND_IR in stages and FUNCTIONAL in modules:
         say(f"converting graph {captured.index} to Ascend IR")
         # TorchAir's own conversion runs its own passes, from the functional graph.
-        source = modules.get("pre_ge", modules["functional"]) if converter is None else modules["functional"]
+        source = modules.get(PRE_GE, modules[FUNCTIONAL]) if converter is None else modules[FUNCTIONAL]
         _convert(graph, source, converter, convert_refused)
     ge_ops = graph.ir.ops_by_fx_node() if graph.ir is not None else None
-    for name in STAGES:
+    for name in FX_STAGES:
         if name in stages and name in modules:
-            graph.stages[name] = stage_from_module(name, modules[name], ge_ops if name in ("functional", "pre_ge") else None)
+            graph.stages[name] = stage_from_module(name, modules[name], ge_ops if name in (FUNCTIONAL, PRE_GE) else None)
     graph.modules = modules
     graph.mutated_inputs = _mutated_inputs(modules)
     return graph
@@ -167,56 +187,67 @@ def _pre_ge(graph: GraphTrace, modules: dict[str, fx.GraphModule]) -> None:
     from fxlab.passes.pre_ge import pre_ge_graph
 
     try:
-        modules["pre_ge"], records = pre_ge_graph(modules["functional"])
+        modules[PRE_GE], records = pre_ge_graph(modules[FUNCTIONAL])
     except RuntimeError as exc:  # the other stages stay useful; the IR is then the functional graph's
         graph.error = f"pre_ge stage: {exc}; the Ascend IR was converted from the functional graph"
         return
     graph.pre_ge_passes = [record.to_json() for record in records]
 
 
-def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Any, convert_refused: bool = False) -> None:
+def _convert(graph: GraphTrace, functional: fx.GraphModule, converter: Converter | None, convert_refused: bool = False) -> None:
     start = time.perf_counter()
+    name = f"graph_{graph.index}"
+    # TorchAir's own conversion runs its own GE-graph passes; the built-in one is followed
+    # by fxlab's (the Data ops nothing reads go, an Assign into a graph input becomes an
+    # extra graph output GE writes into its memory).
     if converter is None:
-        result, reuse = _convert_builtin(functional, f"graph_{graph.index}", convert_refused)
-    else:  # e.g. TorchAir's own conversion, which maps Assign to outputs itself
-        result, reuse = converter(functional, f"graph_{graph.index}"), None
+        from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
+        from fxlab.passes.ge_passes import after_conversion
+
+        result = after_conversion(convert_to_ascend_ir(functional, name, convert_refused=convert_refused))
+    else:
+        result = converter(functional, name)
     graph.conversion = result
     graph.ir = result.graph
     graph.ir_summary = {
         "ops": len(result.graph.ops),
-        "partial": bool(result.partial),
+        "partial": result.partial,
         "seconds": round(time.perf_counter() - start, 4),
-        "warnings": list(getattr(result, "warnings", [])),
-        "notes": list(getattr(result, "notes", [])) + (reuse.notes if reuse else []),
-        "assigns_to_outputs": reuse.removed_assigns if reuse else [],
-        "ge_options": reuse.ge_options if reuse else dict(getattr(result, "options", {})),
+        "warnings": list(result.warnings),
+        "notes": list(result.notes),
+        "assigns_to_outputs": result.assigns_to_outputs,
+        "ge_options": dict(result.ge_options),
     }
     host_outputs = host_output_notes(result.graph)
     if host_outputs:  # outputs TorchAir makes on the host, not in GE
         graph.ir_summary["host_outputs"] = host_outputs
+    _summarize_conversion(graph.ir_summary, result, result.fx_graph or functional)
 
 
-def _convert_builtin(functional: fx.GraphModule, name: str, convert_refused: bool = False) -> tuple[Any, Any]:
-    from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
-    from fxlab.passes.ge_passes import ge_graph_passes
+def _summarize_conversion(summary: IrSummary, result: ConversionResult, converted: fx.GraphModule) -> None:
+    """In ``ir_summary``, what a summary must say about the conversion: the ops not
+    converted (with why) and the ops converted by TorchAir's auto-converter rule (with the
+    GE type assumed and whether its prototype was found)."""
+    from fxlab.reports.conversion_summary import auto_converted, not_converted
 
-    result = convert_to_ascend_ir(functional, name, convert_refused=convert_refused)
-    # As TorchAir before handing the graph to GE: the Data ops nothing reads go, and an
-    # Assign into a graph input becomes an extra graph output GE writes into its memory.
-    reuse = ge_graph_passes(result.graph)
-    return result, reuse
+    failed = not_converted(result)
+    if failed:
+        summary["not_converted"] = failed
+    auto = auto_converted(converted, result)
+    if auto:
+        summary["auto_converted"] = auto
 
 
 def _mutated_inputs(modules: dict[str, fx.GraphModule]) -> list[str]:
     """Graph inputs the functional graph writes back (its trailing ``copy_`` epilogue),
     named as Dynamo named them (``L_self_buffers_cache_`` etc.)."""
-    functional = modules.get("functional")
+    functional = modules.get(FUNCTIONAL)
     if functional is None:
         return []
     from fxlab.capture.records import classify, mutated_arguments
 
     placeholders = [n for n in functional.graph.nodes if n.op == "placeholder"]
-    dynamo = modules.get("dynamo")
+    dynamo = modules.get(DYNAMO)
     dynamo_names = [n.name for n in dynamo.graph.nodes if n.op == "placeholder"] if dynamo else []
     offset = len(placeholders) - len(dynamo_names)
     names = []
@@ -247,42 +278,77 @@ def _check_custom_ops(trace: Trace, recorder: RunRecorder) -> None:
         left_out = op_left_out_of_graph(graph.break_reason)
         if left_out:
             problems.append(left_out)
-        functional = graph.modules.get("functional")
+        functional = graph.modules.get(FUNCTIONAL)
         run = recorder.run_of(functional) if functional is not None else None
-        if run is not None and has_custom_ops(functional):
+        if (
+            functional is not None and run is not None and run.outputs is not None and has_custom_ops(functional)
+        ):  # the graph ran to its end
             problems.extend(fake_vs_kernel(functional, run.inputs_before))
         if problems:
             graph.error = "; ".join(([graph.error] if graph.error else []) + problems)
 
 
-def _verify(trace: Trace, recorder: Any, verify: bool | None, say: Progress, only: Any = None) -> CheckResult | None:
-    """The IR check of the graphs (of those in ``only``, the graphs one call ran) on the
+def _verify(
+    trace: Trace,
+    recorder: RunRecorder,
+    verify: bool | None,
+    say: Progress,
+    not_executed: str | None = None,
+    ranks: RankHooks | None = None,
+    only: set[int] | None = None,
+) -> CheckResult | None:
+    """The IR check of the graphs (of those in ``only``: the graphs one call ran) on the
     runs ``recorder`` recorded."""
-    if "ascend_ir" not in trace.stages:
+    if ASCEND_IR not in trace.stages:
         return None
-    if verify is False:
-        return CheckResult(ok=True, skipped="--no-verify was given")
+    if verify is False or not_executed:
+        return CheckResult(ok=True, skipped=not_executed or "--no-verify was given")
     graphs = [g for g in trace.graphs if g.ir is not None and (only is None or g.index in only)]
-    big = [g.index for g in graphs if len(g.modules["functional"].graph.nodes) > VERIFY_NODE_LIMIT]
-    if verify is None and big:
-        note = f"Ascend IR of graph(s) {big} not run on CPU (over {VERIFY_NODE_LIMIT} nodes); pass --verify to run it."
-        if note not in trace.notes:
-            trace.notes.append(note)
-        graphs = [g for g in graphs if g.index not in big]
+    elsewhere: list[int] = []
+    if ranks is not None:  # a graph's collectives meet only if every rank runs its IR
+        everywhere = set(ranks.runnable_everywhere([g.index for g in graphs if _runnable(g, recorder)]))
+        elsewhere = [g.index for g in graphs if g.index not in everywhere]
+        graphs = [g for g in graphs if g.index in everywhere]
     if not graphs:
-        reason = f"graph(s) {big} over {VERIFY_NODE_LIMIT} FX nodes; pass --verify to run them" if big else "no graph has an Ascend IR"
-        return CheckResult(ok=True, skipped=reason)
+        return CheckResult(ok=True, skipped=_not_on_every_rank(elsewhere) if elsewhere else "no graph has an Ascend IR")
     say("running the Ascend IR on CPU against the compiled run")
-    return verify_ir(graphs, recorder)
+    result = verify_ir(graphs, recorder)
+    if elsewhere:
+        result.not_run.append(_not_on_every_rank(elsewhere))
+    return result
+
+
+def _runnable(graph: GraphTrace, recorder: RunRecorder) -> bool:
+    """The graph's IR can start on this rank: every op converted, its inputs recorded."""
+    run = recorder.run_of(graph.modules[FUNCTIONAL])
+    return bool(run is not None and run.outputs is not None and not (graph.ir_summary or {}).get("partial"))
+
+
+def _not_on_every_rank(indexes: list[int]) -> str:
+    return f"graph(s) {indexes}: the Ascend IR cannot run on every rank (not every op converted, or no recorded run), so its collectives would not meet"
 
 
 def _status(trace: Trace) -> str:
-    """``ok`` only when every graph converted, eager matched the compiled run and the
-    Ascend IR on CPU matched it (where it could run)."""
+    """``partial`` for a real difference: a graph with an error, an op not converted, a
+    check that disagrees. Else ``unverified`` when a check could not run (or not for
+    everything) or a GE op type was assumed without its prototype; else ``ok``."""
     if any(g.error for g in trace.graphs) or any(g.ir_summary and g.ir_summary["partial"] for g in trace.graphs):
         return "partial"
-    if any(check is not None and check.failed for check in (trace.check, trace.ir_check)):
+    # the first call's checks, and those of each later call (a warm-up, a second size)
+    checks = [c for c in (trace.check, trace.ir_check, *(c for call in trace.calls for c in (call.check, call.ir_check))) if c is not None]
+    if any(check.failed for check in checks):
         return "partial"
-    if any(call.failed for call in trace.calls):
-        return "partial"
+    if any(check.unverified for check in checks) or assumed_ge_types(trace):
+        return "unverified"
     return "ok"
+
+
+def assumed_ge_types(trace: Trace) -> list[str]:
+    """The auto-converted ops whose GE op type was assumed: no Ascend C prototype of it was
+    found, so nothing says the GE op exists with that signature."""
+    return [
+        f"graph {graph.index}: {entry['op']} -> {entry['ge_type']}"
+        for graph in trace.graphs
+        for entry in (graph.ir_summary or {}).get("auto_converted", [])
+        if not entry["prototype"]
+    ]

@@ -156,18 +156,21 @@ class _Printer:
         op, target, args = node.op, node.target, node.args
         if op == "call_function":
             if getattr(target, "__module__", "") == "_operator":
-                if target.__name__ in magic_methods:
-                    return f"{node.name}{annotation} = {magic_methods[target.__name__].format(*(self._repr(a) for a in args))}"
-                if target.__name__ in inplace_methods:
-                    statement = inplace_methods[target.__name__].format(*(self._repr(a) for a in args))
+                name = getattr(target, "__name__", "")
+                if name in magic_methods:
+                    return f"{node.name}{annotation} = {magic_methods[name].format(*(self._repr(a) for a in args))}"
+                if name in inplace_methods:
+                    statement = inplace_methods[name].format(*(self._repr(a) for a in args))
                     return f"{statement};  {node.name}{annotation} = {self._repr(args[0])}"
             return f"{node.name}{annotation} = {self._global(target)}({self._format_args(args, node.kwargs)})"
         if op == "call_method":
-            return f"{node.name}{annotation} = {_format_target(self._repr(args[0]), target)}({self._format_args(args[1:], node.kwargs)})"
+            return (
+                f"{node.name}{annotation} = {_format_target(self._repr(args[0]), str(target))}({self._format_args(args[1:], node.kwargs)})"
+            )
         if op == "call_module":
-            return f"{node.name}{annotation} = {_format_target('self', target)}({self._format_args(args, node.kwargs)})"
+            return f"{node.name}{annotation} = {_format_target('self', str(target))}({self._format_args(args, node.kwargs)})"
         if op == "get_attr":
-            return f"{node.name}{annotation} = {_format_target('self', target)}"
+            return f"{node.name}{annotation} = {_format_target('self', str(target))}"
         if op == "output":
             return f"return {self._repr(args[0])}"
         raise Unsupported(f"node op {op}")

@@ -23,6 +23,7 @@ import torch.fx as fx
 
 from fxlab.capture.readable import readable_code
 from fxlab.capture.trace import NodeRecord, Provenance, StageTrace, TensorMeta
+from fxlab.source_lines import NO_FRAME, SOURCE_KEY, library_location, location, parse_source, source_frame
 
 KIND_INPLACE = "inplace"
 KIND_COPY_EPILOGUE = "copy_epilogue"
@@ -30,7 +31,6 @@ KIND_AUTO_FUNCTIONALIZED = "auto_functionalized"
 KIND_SCOPE = "scope"
 
 _AUTO_FUNCTIONALIZED_NAMES = ("auto_functionalized", "auto_functionalized_v2")
-_NO_SOURCE: tuple[None, None, None] = (None, None, None)
 _PLAIN_REPR = frozenset({int, float, bool, str, type(None), torch.dtype, torch.device})
 
 __all__ = [
@@ -67,7 +67,7 @@ def _function_target_name(target: Any) -> str:
         return str(target)
     if isinstance(target, torch._ops.HigherOrderOperator):
         return f"higher_order.{target.name()}"
-    return getattr(target, "__qualname__", None) or getattr(target, "__name__", str(target))
+    return str(getattr(target, "__qualname__", None) or getattr(target, "__name__", target))
 
 
 def mutated_arguments(node: fx.Node) -> list[str]:
@@ -148,7 +148,7 @@ _DTYPE_NAMES: dict[torch.dtype, str] = {}
 def provenance(node: fx.Node) -> Provenance:
     meta = node.meta
     stack_trace = meta.get("stack_trace")
-    file, line, code = _parse_last_user_frame(stack_trace) if stack_trace else _NO_SOURCE
+    file, line, code = source_frame(stack_trace) if stack_trace else NO_FRAME
     stack = meta.get("nn_module_stack")
     original = meta.get("original_aten")
     return Provenance(
@@ -158,6 +158,7 @@ def provenance(node: fx.Node) -> Provenance:
         _module_path(stack.values()) if stack else [],
         _from_node_chain(meta.get("from_node")),
         _target_str(original) if original is not None else None,
+        library_location(stack_trace),
     )
 
 
@@ -203,22 +204,6 @@ def _from_node_chain(value: Any) -> list[str]:
     return chain
 
 
-@lru_cache(maxsize=4096)
-def _parse_last_user_frame(stack_trace: str) -> tuple[str | None, int | None, str | None]:
-    lines = stack_trace.rstrip().splitlines()
-    for i in range(len(lines) - 1, -1, -1):
-        text = lines[i].strip()
-        if text.startswith('File "'):
-            try:
-                file = text.split('"')[1]
-                line = int(text.split("line ")[1].split(",")[0])
-            except (IndexError, ValueError):
-                return _NO_SOURCE
-            code = lines[i + 1].strip() if i + 1 < len(lines) else None
-            return file, line, code
-    return _NO_SOURCE
-
-
 def format_args(node: fx.Node) -> str:
     parts = [_format_arg(a) for a in node.args]
     if node.kwargs:
@@ -258,17 +243,11 @@ def stage_from_module(name: str, gm: fx.GraphModule, ge_ops: Mapping[str, list[s
 
 
 def cache_sources(gm: fx.GraphModule) -> None:
-    """Store each node's ``file:line`` in its meta (``fxlab.source``), as
+    """Store each node's ``file:line`` in its meta (``SOURCE_KEY``), as
     :func:`stage_from_module` does, for passes that run before the stage is recorded
     (the conversion reads it instead of parsing stack traces again)."""
     for node in gm.graph.nodes:
-        stack_trace = node.meta.get("stack_trace")
-        file, line, _ = _parse_last_user_frame(stack_trace) if stack_trace else _NO_SOURCE
-        node.meta["fxlab.source"] = _location(file, line)
-
-
-def _location(file: str | None, line: int | None) -> str | None:
-    return f"{file}:{line}" if file and line else None  # Provenance.location
+        node.meta[SOURCE_KEY] = parse_source(node)
 
 
 def _record(node: fx.Node, ge_ops: Iterable[str]) -> NodeRecord:
@@ -279,7 +258,7 @@ def _record(node: fx.Node, ge_ops: Iterable[str]) -> NodeRecord:
     else:
         target, mutates, kind = str(node.target), [], ""
     prov = provenance(node)
-    meta["fxlab.source"] = _location(prov.file, prov.line)
+    meta[SOURCE_KEY] = location(prov.file, prov.line)
     value = meta.get("val", meta.get("example_value"))
     return NodeRecord(
         name=node.name,

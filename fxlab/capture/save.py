@@ -1,4 +1,4 @@
-"""Write and read the saved trace layout (DESIGN.md, "Saved trace layout").
+"""Write and read the saved trace layout (README, "Saved traces").
 
 A trace is built in a hidden sibling folder of ``--out`` and moved into place only when
 complete (:class:`StagedTrace`), so ``--out`` always holds exactly one whole trace: the
@@ -28,7 +28,6 @@ from fxlab.capture.trace import (
     stage_to_json,
 )
 from fxlab.errors import OutputError
-from fxlab.heap import frozen_heap
 from fxlab.ir.dumps import new_dir_mode, write_atomic
 from fxlab.ir.json_values import dumps_strict, finite_json
 
@@ -231,9 +230,8 @@ def _dims(dims: Any) -> str:
 
 def save_trace(trace: Trace, out: Path) -> list[Path]:
     """Write every graph's stages and Ascend IR, then the manifest. Returns the files."""
-    with frozen_heap():
-        written = _write_graphs(trace, out)
-        write_json(out / MANIFEST, manifest(trace))
+    written = _write_graphs(trace, out)
+    write_json(out / MANIFEST, manifest(trace))
     written.append(out / MANIFEST)
     return written
 
@@ -264,7 +262,7 @@ def _write_ir(graph: Any, folder: Path) -> list[Path]:
     if graph.conversion is not None and functional is not None:
         from fxlab.reports import conversion_summary as summary
 
-        rows = summary.graph_summary(graph)
+        rows = graph.conversion_summary()
         written.append(summary.write_summary_csv(rows, folder / CONVERSION_SUMMARY_CSV))
         written.append(summary.write_summary_json(rows, folder / CONVERSION_SUMMARY_JSON))
     return written
@@ -300,6 +298,11 @@ def load_trace(path: str | Path) -> Trace:
         )
     if data.get("status") == "failed":
         raise OutputError(f"the trace in {out} is from a failed run: {data.get('error')}. Run `fxlab trace` again.")
+    if isinstance(data.get("ranks"), list) and "graphs" not in data:  # fxlab trace --nproc N --out
+        raise OutputError(
+            f"{out} holds a trace of {len(data['ranks'])} ranks: pass one rank's folder, e.g. {out / 'rank_0'} "
+            f"(`fxlab diff {out / 'rank_0'} {out / 'rank_1'}` compares two ranks)."
+        )
     try:
         for graph in data.get("graphs", []):
             _load_graph_files(out, graph)

@@ -1,4 +1,4 @@
-"""How each FX stage of a Dynamo graph is obtained (DESIGN.md, "The pipeline: stages").
+"""How each FX stage of a Dynamo graph is obtained (their names: :mod:`fxlab.stage_names`).
 
 ``aten``: the ATen ops before functionalization. Recorded from aot_autograd's own trace
 (:mod:`fxlab.capture.aten_recorder`); :func:`aten_stage` traces the Dynamo graph with
@@ -13,22 +13,24 @@ TorchAir's choices (its decomposition table, ``keep_inference_input_mutations=Tr
 from __future__ import annotations
 
 import contextlib
-from typing import Any
+from typing import Any, Literal
 from collections.abc import Callable, Iterator, Sequence
 
 import torch
 import torch.fx as fx
 
 
-STAGES = ("dynamo", "aten", "functional", "reinplaced", "pre_ge")
+# TorchAir's collective decompositions (``_c10d_functional.all_to_all_single`` into its
+# ``npu_define`` all-to-all), added by the compat layer while its operators are defined.
+COLLECTIVE_DECOMPOSITIONS: dict[Any, Callable[..., Any]] = {}
 
 
 def torchair_decompositions() -> dict[Any, Callable[..., Any]]:
-    """TorchAir's default decomposition table: only collectives (which need NPU process
-    groups and never appear in a CPU trace), so the table is empty here; aot_autograd's
-    own CompositeImplicitAutograd decompositions still apply, exactly as under TorchAir.
-    ``upsample_nearest2d.vec`` is kept whole, as TorchAir patches it to be."""
-    return {}
+    """TorchAir's default decomposition table: only collectives
+    (:data:`COLLECTIVE_DECOMPOSITIONS`); aot_autograd's own CompositeImplicitAutograd
+    decompositions still apply, exactly as under TorchAir. ``upsample_nearest2d.vec`` is
+    kept whole, as TorchAir patches it to be."""
+    return dict(COLLECTIVE_DECOMPOSITIONS)
 
 
 def fake_mode_of(inputs: Sequence[Any]) -> Any:
@@ -51,9 +53,12 @@ def functional_stage(
 
     captured: list[fx.GraphModule] = []
 
-    def inference_compiler(fw: fx.GraphModule, fw_inputs: Sequence[Any]) -> Callable[..., Any]:
-        captured.append(fw)
-        return wrap_compiled(fw) if wrap_compiled is not None else fw
+    # Named as aot_autograd's compiler protocol names them: it may pass them by keyword.
+    def inference_compiler(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
+        captured.append(gm)
+        context = torch._guards.TracingContext.try_get()
+        gm.meta[REGENERATED_OUTPUTS] = regenerated_outputs(getattr(context, "fw_metadata", None))
+        return wrap_compiled(gm) if wrap_compiled is not None else gm
 
     compiled = aot_module_simplified(
         gm,
@@ -65,6 +70,38 @@ def functional_stage(
     if not captured:
         raise RuntimeError("aot_autograd produced no inference graph")
     return captured[-1], compiled
+
+
+# Key in a functional graph module's ``meta``: which of its outputs aot_autograd's runtime
+# re-makes from an input or another output (see :func:`regenerated_outputs`).
+REGENERATED_OUTPUTS = "fxlab.regenerated_outputs"
+
+
+def regenerated_outputs(metadata: Any) -> dict[int, int | None]:
+    """``{graph output index: the graph input it aliases, None for another output}`` for the outputs of aot's inference graph
+    that its runtime wrapper does not hand to the caller as the graph computed them: an
+    output that is a graph input, or a view of one, is re-made from that input after the
+    graph wrote it back; a view of an intermediate, from the base output. The graph's own
+    value for such an output is never used. Read from aot's ``ViewAndMutationMeta``."""
+    from torch._functorch._aot_autograd.schemas import OutputType
+
+    if metadata is None:
+        return {}
+    of_input = (OutputType.alias_of_input, OutputType.is_input)
+    of_output = (
+        OutputType.alias_of_intermediate,
+        OutputType.alias_of_intermediate_save_as_output,
+        OutputType.alias_of_intermediate_base_is_user_output,
+    )
+    # The graph returns the inputs whose mutation it does not apply itself first.
+    offset = metadata.num_mutated_inp_runtime_indices
+    found: dict[int, int | None] = {}
+    for i, info in enumerate(metadata.output_info):
+        if info.output_type in of_input:
+            found[offset + i] = info.base_idx
+        elif info.output_type in of_output:
+            found[offset + i] = None
+    return found
 
 
 def aten_stage(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> fx.GraphModule:
@@ -81,7 +118,7 @@ def aten_stage(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> fx.GraphMod
     fake_mode = fake_mode_of(example_inputs)
     with _maybe(fake_mode), torch.no_grad(), fx_traceback.preserve_node_meta():
         inputs = [_as_fake(x, fake_mode) for x in example_inputs]
-        mode = "real" if fake_mode else "fake"
+        mode: Literal["real", "fake"] = "real" if fake_mode else "fake"
         return make_fx(run, decomposition_table=torchair_decompositions(), tracing_mode=mode)(*inputs)
 
 

@@ -1,7 +1,8 @@
 """The Trace: what fxlab recorded about one model, as plain data.
 
 trace -> graphs (one per Dynamo graph) -> stages (dynamo, aten, functional, reinplaced)
--> nodes (with provenance and mutation info). Everything here serializes to JSON and
+-> nodes (with provenance and mutation info); and the calls of the compiled model (which
+graphs each ran, which it compiled and why). Everything here serializes to JSON and
 loads back, so saved traces can be diffed later; the live ``GraphModule`` objects and
 the Ascend IR ride along on :class:`GraphTrace` but are not part of the JSON of a stage.
 No printing in this layer.
@@ -10,11 +11,14 @@ No printing in this layer.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 import torch.fx as fx
 
 from fxlab.ir.model import IrGraph
+from fxlab.passes.conversion_result import ConversionResult
+from fxlab.reports.conversion_summary import SummaryRow, summarize_conversion
+from fxlab.stage_names import FUNCTIONAL, PRE_GE
 
 
 @dataclass
@@ -40,6 +44,9 @@ class Provenance:
     module_path: list[str] = field(default_factory=list)
     from_node: list[str] = field(default_factory=list)
     original_aten: str | None = None
+    # ``file:line`` inside a library where the op was made, when ``file``/``line`` are the
+    # user's line that called into it (a collective in torch.distributed, a helper).
+    library_location: str | None = None
 
     @property
     def location(self) -> str | None:
@@ -58,7 +65,7 @@ class NodeRecord:
     provenance: Provenance = field(default_factory=Provenance)
     mutates: list[str] = field(default_factory=list)  # schema argument names written in place
     kind: str = ""  # "inplace", "copy_epilogue", "auto_functionalized", "scope", "" ...
-    scopes: list[dict[str, str]] = field(default_factory=list)
+    scopes: list[dict[str, Any]] = field(default_factory=list)  # scope frames: {"attrs": {key: value}, ...}
     ge_ops: list[str] = field(default_factory=list)
 
     @property
@@ -84,6 +91,21 @@ class StageTrace:
         return sum(1 for n in self.nodes if n.kind == kind)
 
 
+class IrSummary(TypedDict, total=False):
+    """What the ``ascend_ir`` stage says about its conversion (saved as it is)."""
+
+    ops: int
+    partial: bool
+    seconds: float
+    warnings: list[str]
+    notes: list[str]
+    assigns_to_outputs: list[str]  # Assign ops made graph outputs (fxlab's output-reuse pass)
+    ge_options: dict[str, str]  # the GE compile options the graph needs
+    host_outputs: list[str]  # FX outputs TorchAir makes on the host, one sentence each
+    not_converted: list[dict[str, Any]]  # ops not converted, with why (and TorchAir's verdict)
+    auto_converted: list[dict[str, Any]]  # custom ops converted by TorchAir's auto-converter rule
+
+
 @dataclass
 class GraphTrace:
     """Everything recorded for one Dynamo graph."""
@@ -93,20 +115,31 @@ class GraphTrace:
     break_location: str | None = None
     stages: dict[str, StageTrace] = field(default_factory=dict)
     mutated_inputs: list[str] = field(default_factory=list)
-    ir_summary: dict[str, Any] | None = None
+    ir_summary: IrSummary | None = None
     error: str | None = None
     # TorchAir's passes before conversion, in order: {"pass", "changed", "removed", "added"}.
     pre_ge_passes: list[dict[str, Any]] = field(default_factory=list)
     # Live objects, not serialized with the stages.
     modules: dict[str, fx.GraphModule] = field(default_factory=dict, repr=False, compare=False)
     ir: IrGraph | None = field(default=None, repr=False, compare=False)
-    conversion: Any = field(default=None, repr=False, compare=False)
-    conversion_rows: Any = field(default=None, repr=False, compare=False)  # see conversion_summary.graph_summary
+    conversion: ConversionResult | None = field(default=None, repr=False, compare=False)
+    conversion_rows: list[SummaryRow] | None = field(default=None, repr=False, compare=False)  # see conversion_summary()
 
     def converted_module(self) -> fx.GraphModule | None:
         """The FX graph the Ascend IR was converted from: TorchAir's own after its passes
         (``--converter torchair``), else the ``pre_ge`` stage, else ``functional``."""
-        return getattr(self.conversion, "fx_graph", None) or self.modules.get("pre_ge") or self.modules.get("functional")
+        converted = self.conversion.fx_graph if self.conversion is not None else None
+        return converted or self.modules.get(PRE_GE) or self.modules.get(FUNCTIONAL)
+
+    def conversion_summary(self) -> list[SummaryRow]:
+        """The conversion summary of this graph (:func:`summarize_conversion`), made once:
+        saving and printing both show it. Empty without a live conversion."""
+        if self.conversion_rows is None:
+            converted = self.converted_module()
+            if self.conversion is None or converted is None:
+                return []
+            self.conversion_rows = summarize_conversion(converted, self.conversion)
+        return self.conversion_rows
 
 
 @dataclass
@@ -125,6 +158,9 @@ class CheckResult:
     # Where the match holds only with the exact form of a GE op that approximates its
     # ATen op (GE's Gelu is tanh-form): which ops, and GE's own difference.
     approximations: list[str] = field(default_factory=list)
+    # Differences found in values the runtime never uses (an output aot_autograd re-makes
+    # from a graph input): said, not counted.
+    notes: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -141,18 +177,103 @@ class CheckResult:
         """A real disagreement (not a check that could not run)."""
         return not self.ok and not self.skipped
 
+    @property
+    def unverified(self) -> bool:
+        """Something this check should have compared was not: it could not run at all,
+        or not for every graph or value."""
+        return bool(self.skipped or self.not_run)
+
 
 def check_to_json(check: CheckResult | None) -> dict[str, Any] | None:
     if check is None:
         return None
     data = asdict(check)
-    if not check.approximations:
-        del data["approximations"]  # written only where GE's approximations were met
+    for key in ("approximations", "notes"):
+        if not data[key]:
+            del data[key]  # written only where there is something to say
     return data
 
 
 def check_from_json(data: dict[str, Any] | None) -> CheckResult | None:
     return CheckResult(**data) if data else None
+
+
+# A trace's status words: ``ok`` when every check ran and matched; ``unverified`` when
+# nothing disagreed but a check could not run (or not for everything); ``partial`` for a
+# real difference (a mismatch, an op not converted, a broken stage); ``failed`` for a run
+# that stopped (written only into a manifest).
+STATUSES = ("ok", "unverified", "partial", "failed")
+
+
+# -- the calls of the compiled model ----------------------------------------------------------
+# A model file may give several input sets (a serving warm-up over batch sizes; see
+# fxlab.capture.input_sets); a model with a dynamic graph and one input set gets a second
+# call at sizes derived from the first. The first call's checks are the trace's own
+# (Trace.check, Trace.ir_check); each later call carries its own.
+@dataclass
+class Recompile:
+    """One graph compiled on a call after the first: Dynamo's reasons (the guards of the
+    graphs it had that failed) and the same in plain words. No reason: Dynamo met code it
+    had not compiled before (a new frame or path), not a failed guard."""
+
+    graph: int
+    reasons: list[str] = field(default_factory=list)
+    words: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"graph": self.graph, "reasons": list(self.reasons), "words": list(self.words)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Recompile:
+        return cls(int(data["graph"]), list(data.get("reasons", [])), list(data.get("words", [])))
+
+
+@dataclass
+class CallRecord:
+    """One call of the compiled model."""
+
+    index: int
+    inputs: str  # the input set's shapes and dtypes, e.g. "x: f32[4, 8]"
+    origin: str = "given"  # "given", or how fxlab derived it ("dim 0 of x: 2 -> 4")
+    graphs: list[int] = field(default_factory=list)  # the graphs that ran, in order (each once)
+    compiled: list[int] = field(default_factory=list)  # those compiled on this call
+    recompiles: list[Recompile] = field(default_factory=list)
+    check: CheckResult | None = None  # eager vs compiled on this call's inputs
+    ir_check: CheckResult | None = None  # the Ascend IR of the graphs that ran, on this call's inputs
+
+    @property
+    def reused(self) -> list[int]:
+        return [g for g in self.graphs if g not in self.compiled]
+
+    @property
+    def failed(self) -> bool:
+        return any(c is not None and c.failed for c in (self.check, self.ir_check))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "inputs": self.inputs,
+            "origin": self.origin,
+            "graphs": list(self.graphs),
+            "compiled": list(self.compiled),
+            "reused": self.reused,
+            "recompiles": [r.to_json() for r in self.recompiles],
+            "check": check_to_json(self.check),
+            "ir_check": check_to_json(self.ir_check),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CallRecord:
+        return cls(
+            index=int(data["index"]),
+            inputs=str(data.get("inputs", "")),
+            origin=str(data.get("origin", "given")),
+            graphs=list(data.get("graphs", [])),
+            compiled=list(data.get("compiled", [])),
+            recompiles=[Recompile.from_json(r) for r in data.get("recompiles", [])],
+            check=check_from_json(data.get("check")),
+            ir_check=check_from_json(data.get("ir_check")),
+        )
 
 
 @dataclass
@@ -165,12 +286,12 @@ class Trace:
     stages: list[str] = field(default_factory=list)
     check: CheckResult | None = None
     ir_check: CheckResult | None = None
-    status: str = "ok"  # ok | partial | failed
+    status: str = "ok"  # ok | unverified | partial | failed (see STATUSES)
     notes: list[str] = field(default_factory=list)
     # torch.compile options the model asked for (fxlab.capture.compile_options), if any.
     compile_options: dict[str, Any] = field(default_factory=dict)
-    # Each call of the compiled model (fxlab.capture.calls.CallRecord), in order.
-    calls: list[Any] = field(default_factory=list)
+    # Each call of the compiled model, in order (one, unless a warm-up or a second size ran).
+    calls: list[CallRecord] = field(default_factory=list)
 
     def to_json(self, with_stages: bool = True) -> dict[str, Any]:
         return {
@@ -211,14 +332,8 @@ class Trace:
             ir_check=check_from_json(data.get("ir_check")),
             graphs=[graph_from_json(g) for g in data.get("graphs", [])],
             compile_options=dict(data.get("compile_options", {})),
-            calls=_calls_from_json(data.get("calls", [])),
+            calls=[CallRecord.from_json(item) for item in data.get("calls", [])],
         )
-
-
-def _calls_from_json(items: list[dict[str, Any]]) -> list[Any]:
-    from fxlab.capture.calls import CallRecord  # calls.py builds on this module's checks
-
-    return [CallRecord.from_json(item) for item in items]
 
 
 def graph_to_json(graph: GraphTrace, with_stages: bool = True) -> dict[str, Any]:
@@ -272,6 +387,7 @@ def node_to_json(node: NodeRecord) -> dict[str, Any]:
             "module_path": prov.module_path,
             "from_node": prov.from_node,
             "original_aten": prov.original_aten,
+            **({"library_location": prov.library_location} if prov.library_location else {}),
         },
         "mutates": node.mutates,
         "kind": node.kind,

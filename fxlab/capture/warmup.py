@@ -18,10 +18,10 @@ from typing import Any
 
 import torch.fx as fx
 
-from fxlab.capture.calls import CallRecord, Recompile
 from fxlab.capture.check import RunRecorder, compare_eager_compiled
 from fxlab.capture.input_sets import argument_names, describe_inputs, dynamic_dims, grown_inputs
 from fxlab.capture.loader import LoadedModel
+from fxlab.capture.trace import CallRecord, CheckResult, Recompile
 from fxlab.errors import CaptureError
 from fxlab.stack import with_stack_room
 
@@ -40,6 +40,14 @@ class CallLog:
         self._current: CallRecord | None = None
         self._graphs_before = 0  # of the call under way
         self._reasons_before: dict[Any, list[str]] = {}
+
+    def first_call(self, loaded: LoadedModel) -> None:
+        """The first call is about to run on ``loaded``'s inputs."""
+        self.upcoming = (describe_inputs(loaded.args, loaded.kwargs, argument_names(loaded.fn)), "given")
+
+    def first_call_graphs(self) -> set[int] | None:
+        """The graphs the first call ran, when later calls ran others too (else None: all)."""
+        return set(self.calls[0].graphs) if len(self.calls) > 1 else None
 
     # -- wrapping --------------------------------------------------------------------------
     def wrap_graph(self, inner: Callable[[fx.GraphModule], Callable[..., Any]]) -> Callable[[fx.GraphModule], Callable[..., Any]]:
@@ -90,7 +98,7 @@ class CallLog:
         inputs, origin = self.upcoming
         record = CallRecord(index=len(self.calls), inputs=inputs, origin=origin)
         if record.index > 0:
-            self.recorders[record.index] = RunRecorder(self.first_recorder.node_limit, self.first_recorder.custom_ops_only)
+            self.recorders[record.index] = RunRecorder(self.first_recorder.custom_ops_only)
         self.calls.append(record)
         self._current = record
         self._graphs_before = len(self.graphs())
@@ -188,11 +196,26 @@ def _readable_guard(expression: str) -> str:
 
 # -- running the calls after the first --------------------------------------------------------
 def run_later_calls(
-    loaded: LoadedModel, log: CallLog, compile_fn: Callable[[Any], Callable[..., Any]], draws_random: Callable[[], list[str]] | None
+    loaded: LoadedModel,
+    log: CallLog,
+    compile_fn: Callable[[Any], Callable[..., Any]],
+    draws_random: Callable[[], list[str]] | None,
+    first_check: CheckResult,
+    multi_rank: bool = False,
 ) -> list[str]:
-    """Run the model's other input sets, or, with one set and a graph with symbolic sizes,
-    a second size derived from the first; each eager and compiled, compared. Returns
-    notes for the trace."""
+    """Keep ``first_check`` (eager vs compiled) on the first call; run the model's other
+    input sets, or, with one set and a graph with symbolic sizes, a second size derived
+    from the first; each eager and compiled, compared. Returns notes for the trace. A
+    rank of a multi-rank trace runs the first input set only (every rank's collectives
+    are checked on that one run)."""
+    if log.calls:
+        log.calls[0].check = first_check
+    if multi_rank:
+        return (
+            [f"{len(loaded.more_inputs)} later input set(s) not run: a multi-rank trace runs the first one only"]
+            if loaded.more_inputs
+            else []
+        )
     names = argument_names(loaded.fn)
     if loaded.more_inputs:
         for number, (args, kwargs) in enumerate(loaded.more_inputs, start=1):

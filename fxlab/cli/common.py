@@ -23,13 +23,15 @@ PluginOpt = typer.Option(
 @contextlib.contextmanager
 def user_code_environment() -> Iterator[None]:
     """While user files run: fxlab's stand-ins for `torchair` / `torch_npu` when the real
-    ones are not importable (announced once on stderr)."""
+    ones are not importable (announced once on stderr), and collectives as TorchAir
+    captures them."""
     try:
+        from fxlab.compat.collectives import torchair_collectives
         from fxlab.compat.layer import compat_layer
     except ImportError:
         yield
         return
-    with compat_layer(announce=console.note):
+    with compat_layer(announce=console.note), torchair_collectives():
         yield
 
 
@@ -42,24 +44,35 @@ def capture_model(
     converter: Callable[..., Any] | None = None,
     convert_refused: bool = False,
     dynamic: bool = False,
+    *,
+    ranks: Any = None,
+    after_load: Callable[[], None] | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> Any:
-    """Load and capture ``model`` with a spinner on stderr; returns (loaded, trace)."""
+    """Load and capture ``model`` with a spinner on stderr; returns (loaded, trace).
+    One rank of a multi-rank trace passes its ``ranks`` hooks (:mod:`fxlab.capture.ranks`),
+    what to do once the model file has run (``after_load``) and where progress goes."""
     from fxlab.capture import capture_trace, load_model
     from fxlab.capture.torch_logs import torch_warnings_as_notes
     from fxlab.viz.safe_text import plain
 
     status = console.err().status("loading model", spinner="dots")
+    say = progress or (lambda msg: status.update(plain(msg)))
     try:
         with user_code_environment(), status, torch_warnings_as_notes() as torch_notes:
+            say("loading model")
             loaded = load_model(model, entry=entry, plugins=list(plugins or []))
+            if after_load is not None:
+                after_load()
             trace = capture_trace(
                 loaded,
                 stages=stages,
-                progress=lambda msg: status.update(plain(msg)),
+                progress=say,
                 verify=verify,
                 converter=converter,
                 convert_refused=convert_refused,
                 dynamic=dynamic,
+                ranks=ranks,
             )
     except SystemExit as exc:  # only the user's code exits while fxlab runs it
         raise FxlabError(

@@ -10,12 +10,12 @@ import typer
 
 from fxlab.cli import console
 from fxlab.cli.common import EntryOpt, PluginOpt, capture_model
-from fxlab.cli.main import app
+from fxlab.cli.app import app
 from fxlab.errors import FxlabError, UsageError
 from fxlab.ir.json_values import dumps_strict
+from fxlab.stage_names import ASCEND_IR, ATEN, FUNCTIONAL, FX_STAGES
 
-FX_STAGES = ("dynamo", "aten", "functional", "reinplaced", "pre_ge")
-IR_STAGES = ("ascend_ir", "ascend_ir:torchair")
+IR_STAGES = (ASCEND_IR, f"{ASCEND_IR}:torchair")
 TORCHAIR_STAGE = "ascend_ir:torchair"
 
 
@@ -76,7 +76,7 @@ def stage_pair(before_functionalize: bool, left: str | None, right: str | None, 
     if before_functionalize and (left or right):
         raise UsageError("--before-functionalize is aten -> functional; give it or --from/--to, not both.")
     if not (left or right):
-        left, right = "aten", "functional"
+        left, right = ATEN, FUNCTIONAL
     if not (left and right):
         raise UsageError("give both --from STAGE and --to STAGE (or --before-functionalize).")
     known = FX_STAGES + IR_STAGES
@@ -111,7 +111,7 @@ def _model_diff(model: Path, left: str, right: str, plugins: Any, entry: str | N
     from fxlab.diff.trace_diff import TraceDiff, diff_graph, select_graphs
 
     torchair_dir = _find_torchair(torchair_path) if TORCHAIR_STAGE in (left, right) else None
-    stages = ("functional", "ascend_ir") if left in IR_STAGES else tuple(s for s in FX_STAGES if s in (left, right))
+    stages = (FUNCTIONAL, ASCEND_IR) if left in IR_STAGES else tuple(s for s in FX_STAGES if s in (left, right))
     # TorchAir's session is open while the model is captured, as for `trace --converter
     # torchair`: the operators it defines (torch_npu's) are those the graphs call.
     session = open_torchair(torchair_dir) if torchair_dir is not None else contextlib.nullcontext()
@@ -131,7 +131,7 @@ def _model_diff(model: Path, left: str, right: str, plugins: Any, entry: str | N
 
 def _find_torchair(explicit: Path | None) -> Any:
     """Where TorchAir is (found before the slow capture, so a bad path fails fast)."""
-    from fxlab.compat.bridge import find_torchair
+    from fxlab.compat.torchair_copies import find_torchair
 
     return find_torchair(explicit)
 
@@ -148,7 +148,7 @@ def _ir_sides(trace: Any, indices: list[int], torchair: Any, notes: list[str]) -
     with status:
         for index in indices:
             graph = trace.graphs[index]
-            functional = graph.modules.get("functional")
+            functional = graph.modules.get(FUNCTIONAL)
             if functional is None:
                 sides[index] = (graph.ir, None)
                 continue

@@ -8,8 +8,9 @@ from typing import Any
 import typer
 
 from fxlab.cli import console
-from fxlab.cli.main import app
+from fxlab.cli.app import app
 from fxlab.ir.json_values import dumps_strict
+from fxlab.stage_names import FUNCTIONAL, PRE_GE
 
 ops_app = typer.Typer(
     name="ops",
@@ -132,16 +133,14 @@ def _print_report(report: Any) -> None:
 @ops_app.command(
     "coverage",
     help=(
-        "For every ATen op (or those in MODEL.py): whether TorchAir converts it, refuses it (its converter only "
+        "For every op of torch's and torch_npu's own namespaces (aten, prims, npu, the collectives ...; or those in MODEL.py): whether TorchAir converts it, refuses it (its converter only "
         "raises) or has no converter, and whether fxlab's built-in conversion agrees. TorchAir's verdicts come from "
         "its sources when a copy is found (as --converter torchair finds one), else from the table fxlab ships. "
         "With a model, exit code 1 when one of its ops fails under TorchAir or fxlab disagrees."
     ),
 )
 def coverage_command(
-    model: Path | None = typer.Argument(
-        None, help="Model file: show only the ATen ops its graphs call, with node counts.", show_default=False
-    ),
+    model: Path | None = typer.Argument(None, help="Model file: show only the ops its graphs call, with node counts.", show_default=False),
     entry: str | None = typer.Option(None, "--entry", help="Name of a function in the model file returning (model, inputs)."),
     plugin: list[Path] | None = PluginOpt,
     torchair_path: Path | None = typer.Option(
@@ -168,7 +167,7 @@ def coverage_command(
 
 def _torchair_verdicts(torchair_path: Path | None) -> tuple[Any, str]:
     """TorchAir's verdicts from a scan of its sources, or fxlab's shipped table."""
-    from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair
+    from fxlab.compat.torchair_copies import TorchAirNotFoundError, find_torchair
     from fxlab.compat.torchair_converter_scan import scan_converters
     from fxlab.compat.torchair_versions import read_torchair_version
     from fxlab.passes.torchair_refusals import TorchAirVerdict, load_table, registrations
@@ -190,21 +189,24 @@ def _torchair_verdicts(torchair_path: Path | None) -> tuple[Any, str]:
 
 def _fxlab_converter_ops() -> list[str]:
     import fxlab.passes.converters  # noqa: F401 - registers fxlab's converters
+    from fxlab.passes.converters.npu import NPU_CONVERTERS
     from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB
 
-    return [str(c.target) for c in CONVERTERS if c.origin == ORIGIN_FXLAB or c.replaced is not None]
+    # torch_npu's operators have converters by name, registered only while they are defined.
+    by_name = [f"npu.{name}" for name in NPU_CONVERTERS]
+    return sorted({*by_name, *(str(c.target) for c in CONVERTERS if c.origin == ORIGIN_FXLAB or c.replaced is not None)})
 
 
 def _model_ops(model: Path, entry: str | None, plugin: list[Path] | None) -> dict[str, int]:
-    """ATen ops the model's graphs call after TorchAir's passes, with node counts."""
+    """The ops the model's graphs call after TorchAir's passes, with node counts."""
     import torch
 
     from fxlab.cli.common import capture_model
 
-    _, trace = capture_model(model, entry, plugin, ("functional", "pre_ge"), verify=False)
+    _, trace = capture_model(model, entry, plugin, (FUNCTIONAL, PRE_GE), verify=False)
     counts: dict[str, int] = {}
     for graph in trace.graphs:
-        for node in graph.modules["pre_ge"].graph.nodes:
+        for node in graph.modules[PRE_GE].graph.nodes:
             if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
                 counts[str(node.target)] = counts.get(str(node.target), 0) + 1
     return counts

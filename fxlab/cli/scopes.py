@@ -9,8 +9,9 @@ import typer
 
 from fxlab.cli import console
 from fxlab.cli.common import EntryOpt, ModelArg, PluginOpt, capture_model
-from fxlab.cli.main import app
+from fxlab.cli.app import app
 from fxlab.ir.json_values import dumps_strict
+from fxlab.stage_names import ASCEND_IR, DYNAMO, FUNCTIONAL
 
 
 @app.command(
@@ -47,7 +48,7 @@ def scopes_command(
     soc_info = _soc(soc, soc_ini)
     if aicore_num is not None:
         _parse_global(aicore_num, "--aicore-num")  # fail before the (slow) capture
-    loaded, trace = capture_model(model, entry, plugin, ("dynamo", "functional", "ascend_ir"), verify=False)
+    loaded, trace = capture_model(model, entry, plugin, (DYNAMO, FUNCTIONAL, ASCEND_IR), verify=False)
     report = report_for_trace(trace, soc_info, _global_limit(aicore_num, loaded))
     if as_json:
         console.out().print_json(dumps_strict(report.to_json()))

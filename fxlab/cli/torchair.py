@@ -7,7 +7,7 @@ from pathlib import Path
 import typer
 
 from fxlab.cli import console
-from fxlab.cli.main import app
+from fxlab.cli.app import app
 
 torchair_app = typer.Typer(
     name="torchair",

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +9,9 @@ import typer
 
 from fxlab.cli import console
 from fxlab.cli.common import EntryOpt, ModelArg, PluginOpt, capture_model, parse_stages
-from fxlab.cli.main import app
-from fxlab.heap import frozen_heap
+from fxlab.cli.converter_choice import ascend_ir_converter, check_converter
+from fxlab.cli.stage_printing import print_views
+from fxlab.cli.app import app
 from fxlab.ir.json_values import dumps_strict
 
 
@@ -44,7 +43,10 @@ def trace_command(
     verify: bool | None = typer.Option(
         None,
         "--verify/--no-verify",
-        help="Run the Ascend IR on CPU and compare with the compiled run (default: on for graphs up to 1500 FX nodes).",
+        help="Run the Ascend IR on CPU and compare with the compiled run (default: on, for every graph).",
+    ),
+    strict: bool = typer.Option(
+        False, "--strict", help="Exit 1 when the trace is unverified (a check could not run), not only when it is partial."
     ),
     summary_only: bool = typer.Option(False, "--summary", help="Print only the one-screen summary, not the stages."),
     graphviz: str | None = typer.Option(
@@ -88,15 +90,43 @@ def trace_command(
         "--soc",
         help="The SoC the stand-in NPU machine reports to TorchAir's converters for --converter torchair (some converters branch on it; default: Ascend910B2, an Atlas A2 part).",
     ),
+    nproc: int | None = typer.Option(
+        None,
+        "--nproc",
+        min=1,
+        help="Trace N ranks, one process each, with torchrun's environment and gloo on CPU: the model file may call dist.init_process_group() itself. Each rank's collectives are checked against its peers' before any runs. Under torchrun, each process is one rank without --nproc.",
+    ),
+    timeout: float = typer.Option(
+        300.0, "--timeout", min=1.0, help="With several ranks: stop them all and report the ranks still running after this many seconds."
+    ),
 ) -> None:
     from fxlab.viz import trace_views
 
     wanted = parse_stages(stages)
     check_converter(converter)  # bad options fail before --out is touched
     if graphviz is not None:
-        from fxlab.viz.graphviz_probe import check_format
+        from fxlab.cli.graphviz import check_format
 
         check_format(graphviz)
+    if nproc is not None or _under_launcher():
+        from fxlab.cli import trace_ranks
+
+        request = trace_ranks.RankRequest(
+            model,
+            entry,
+            list(plugin or []),
+            wanted,
+            verify,
+            converter,
+            torchair_path,
+            soc,
+            convert_refused,
+            timeout,
+            summary_only,
+            html is not None,
+            dynamic=dynamic,
+        )
+        raise typer.Exit(trace_ranks.trace_ranks(request, nproc, out, html, as_json, graphviz))
     trace = _capture_and_save(
         model, entry, plugin, wanted, verify, converter, torchair_path, out, soc=soc, convert_refused=convert_refused, dynamic=dynamic
     )
@@ -104,10 +134,22 @@ def trace_command(
     if as_json:
         console.out().print_json(dumps_strict(trace_views.json_summary(trace, str(out) if out else None)))
     else:
-        _print_views(trace, trace_views, summary_only)
+        print_views(trace, trace_views, summary_only)
         if out is not None:
             console.note(f"trace saved to {out}/ (manifest.json, {len(trace.graphs)} graph folder(s))")
-    raise typer.Exit(0 if trace.status == "ok" else 1)
+    raise typer.Exit(exit_code(trace.status, strict))
+
+
+def exit_code(status: str, strict: bool = False) -> int:
+    """0 for ``ok``, and for ``unverified`` unless ``strict``; 1 otherwise."""
+    return 0 if status == "ok" or (status == "unverified" and not strict) else 1
+
+
+def _under_launcher() -> bool:
+    """This process is one rank of a job a launcher (torchrun) started."""
+    from fxlab.distributed.environment import launched_rank
+
+    return launched_rank() is not None
 
 
 def _capture_and_save(
@@ -171,7 +213,7 @@ def _write_extras(trace: Any, graphviz: str | None, html: Path | None, out_dir: 
     `dot` or Ctrl-C never costs the trace)."""
     if graphviz is not None:
         from fxlab.capture.save import prepare_out_dir
-        from fxlab.viz.pictures import write_pictures
+        from fxlab.cli.pictures import write_pictures
 
         folder = out_dir if out_dir is not None else prepare_out_dir(Path("fxlab-out"))
         files, messages = write_pictures(trace, folder, graphviz, options, _picture_progress)
@@ -179,7 +221,7 @@ def _write_extras(trace: Any, graphviz: str | None, html: Path | None, out_dir: 
             console.warn(message)
         console.note(f"{len(files)} picture file(s) written under {folder}/")
     if html is not None:
-        from fxlab.viz.html_report import write_html_report
+        from fxlab.cli.pictures import write_html_report
 
         try:
             console.note(f"HTML report written to {write_html_report(trace, html)}")
@@ -187,53 +229,3 @@ def _write_extras(trace: Any, graphviz: str | None, html: Path | None, out_dir: 
             from fxlab.errors import OutputError
 
             raise OutputError(f"--html {html} cannot be written ({exc.strerror or exc}). Choose a writable path.") from exc
-
-
-def check_converter(name: str) -> str:
-    if name not in ("builtin", "torchair"):
-        from fxlab.errors import UsageError
-
-        raise UsageError(f"--converter {name!r}: choose builtin or torchair.")
-    return name
-
-
-@contextlib.contextmanager
-def ascend_ir_converter(name: str, torchair_path: Path | None, soc: str = "Ascend910B2") -> Iterator[Callable[..., Any] | None]:
-    """``None`` for fxlab's built-in conversion; for ``torchair``, TorchAir's own
-    conversion with its session held open for the whole capture."""
-    if check_converter(name) == "builtin":
-        yield None
-        return
-    from fxlab.compat.bridge import open_torchair, run_torchair_conversion
-    from fxlab.compat.torchair_loader import condensed_failures
-
-    with open_torchair(torchair_path) as torchair:
-        report = torchair.report
-        console.note(f"TorchAir ({report.version.describe()}) loaded, {report.converters} converters: {report.native_note}")
-        if report.version.matches(report.torch_version) is False:
-            console.warn(report.version.compatibility(report.torch_version))
-        for line in condensed_failures(report.module_failures + report.registration_failures):
-            console.warn(line)
-        loaded_before = len(report.module_failures)
-        yield lambda gm, graph_name: run_torchair_conversion(gm, graph_name, torchair, soc=soc)
-        # TorchAir imports some converter modules only when it first converts.
-        for line in condensed_failures(report.module_failures[loaded_before:]):
-            console.warn(line)
-
-
-def _print_views(trace, trace_views, summary_only: bool) -> None:  # type: ignore[no-untyped-def]
-    out = console.out()
-    # Every view lays its lines out within the console's width (panels and tables do), so
-    # rich's cropping of each printed line would change nothing; it costs a third of the
-    # printing of a large graph.
-    with frozen_heap():  # printing only makes short-lived objects; full collections would walk the capture's heap
-        if not summary_only:
-            for graph in trace.graphs:
-                for stage in graph.stages.values():
-                    out.print(trace_views.stage_view(graph, stage), crop=False)
-                    if stage.name == "pre_ge" and graph.pre_ge_passes:
-                        out.print(trace_views.pre_ge_passes_view(graph), crop=False)
-                if graph.ir is not None:
-                    out.print(trace_views.ir_view(graph), crop=False)
-                    out.print(trace_views.conversion_view(graph), crop=False)
-        out.print(trace_views.summary_view(trace), crop=False)

@@ -4,7 +4,7 @@
 Usage::
 
     with open_torchair(path) as torchair:          # path: None -> discover
-        graph, statuses = convert_with_torchair(gm, "graph_0", torchair)
+        result = run_torchair_conversion(gm, "graph_0", torchair)  # a ConversionResult
 
 What runs is TorchAir's max-autotune path from its ``_NpuFxCompiler``: a copy of the graph,
 its FX passes (``_optimize_fx``: recover_view_inplace_pattern, optimize_sym_input,
@@ -14,7 +14,8 @@ walked by its ``_NpuGraphConverter``, then its Python-side GE graph passes
 ordering, transpose moves, normalisation). Skipped: the custom-op pre-scan (it compiles
 C++ callbacks with CANN) and everything from ``GeConcreteGraph.compile`` on.
 
-Per FX node the conversion is recorded as in fxlab's own pass (``NodeConversion``); a
+The result is the one fxlab's own conversion gives (:class:`ConversionResult`, one
+:class:`NodeConversion` per FX node); a
 TorchAir converter that raises becomes an ``FxlabUnsupported`` op carrying the message,
 node and source line, and the walk goes on.
 """
@@ -23,26 +24,35 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import os
 import time
 import warnings
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator
 
 import torch
 import torch.fx as fx
 
 from fxlab.compat.native_standins.torch_npu_runtime import DEFAULT_SOC, torch_npu_present
-from fxlab.compat.torchair_loader import LoadedTorchAir, locate_torchair, torchair_session
-from fxlab.compat.torchair_versions import read_torchair_version, release_of
+from fxlab.compat.torchair_copies import find_torchair
+from fxlab.compat.torchair_loader import LoadedTorchAir, LoadIssue, torchair_session
+from fxlab.compat.torchair_nodes import recording_graph_class
 from fxlab.errors import FxlabError
+from fxlab.ir.ge_proto import graph_from_graph_def
+from fxlab.ir.graph_inputs import SYM_PACK_ATTR, record_input_indices
+from fxlab.ir.host_outputs import AS_STRIDED, GE, SYM, VIEW, VIEW_AS_COMPLEX, VIEW_AS_REAL, FxOutput, dim_text, record_fx_outputs
 from fxlab.ir.model import Attr, AttrKind, IrGraph
-from fxlab.passes.convert_to_ascend_ir import FAILED_STATUSES, UNSUPPORTED_OP_TYPE, NodeConversion, Status, node_source
+from fxlab.passes.conversion_result import (
+    FAILED_STATUSES,
+    ConversionResult,
+    NodeConversion,
+    Status,
+    mark_placeholder,
+    output_names,
+)
+from fxlab.passes.output_reuse import OPTION_ATTR_PREFIX, REUSE_INPUT_OPTION, REUSE_OUTPUT_OPTION
+from fxlab.source_lines import node_source
 
-ENV_VAR = "FXLAB_TORCHAIR_PATH"
-CACHE_DIR = Path(".cache") / "torchair"
 STOP_NOTE = "GE compilation and fusion do not run: this is TorchAir's GE graph after its Python-side passes, before GE compiles it"
 # Where graph inputs are placed for TorchAir: any non-CPU device will do, and without
 # torch_npu there is no NPU device type.
@@ -56,78 +66,6 @@ class TorchAirConversionError(FxlabError):
     exit_code = 3
 
 
-@dataclass
-class TorchAirConversion:
-    """TorchAir's answer for one graph."""
-
-    graph: IrGraph
-    nodes: list[NodeConversion]
-    fx_graph: fx.GraphModule  # the graph after TorchAir's FX passes: what its converters walked
-    options: dict[str, str] = field(default_factory=dict)  # GE compile options TorchAir would pass
-    notes: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-
-    @property
-    def partial(self) -> bool:
-        return any(n.status in FAILED_STATUSES for n in self.nodes)
-
-
-# -- finding TorchAir ----------------------------------------------------------------------
-def find_torchair(explicit: str | Path | None = None) -> Path | None:
-    """Where to load TorchAir from: ``explicit``, else ``$FXLAB_TORCHAIR_PATH``, else
-    ``None`` when the installed TorchAir is importable, else the newest copy in
-    ``.cache/torchair/`` suiting the installed torch. Raises when nothing is found."""
-    if explicit:
-        return locate_torchair(explicit)
-    if os.environ.get(ENV_VAR):
-        return locate_torchair(os.environ[ENV_VAR])
-    if installed_torchair_importable():
-        return None
-    cached = cached_torchair()
-    if cached is not None:
-        return cached
-    raise TorchAirNotFoundError(
-        "no TorchAir found: it is not importable here and neither --torchair-path nor "
-        f"{ENV_VAR} is set. Run `fxlab torchair fetch` to download the torch_npu wheel "
-        "matching your torch and extract TorchAir's sources into your cache folder (torch_npu is "
-        "not installed), or pass --torchair-path DIR."
-    )
-
-
-class TorchAirNotFoundError(FxlabError):
-    """No TorchAir copy could be found."""
-
-
-def installed_torchair_importable() -> bool:
-    """True when a real TorchAir (not fxlab's stand-in) can be imported."""
-    import importlib.util
-
-    spec = importlib.util.find_spec("torchair")
-    if spec is None or spec.origin is None or type(spec.loader).__module__.startswith("fxlab."):
-        return False  # absent, or served by fxlab (a stand-in or a session's finder)
-    return (Path(spec.origin).parent / "_ge_concrete_graph").is_dir()
-
-
-def cached_torchair(roots: list[Path] | None = None) -> Path | None:
-    """The copy in ``<cache>/torchair/<version>/`` (``fxlab torchair fetch``'s, or a
-    checkout's ``.cache/torchair/``) closest to (not above) the installed torch."""
-    from fxlab.compat.torchair_fetch import torchair_cache_dir
-
-    folders = (
-        [root / CACHE_DIR for root in roots]
-        if roots
-        else [torchair_cache_dir(), *(root / CACHE_DIR for root in (Path.cwd(), Path(__file__).resolve().parents[2]))]
-    )
-    found: list[tuple[tuple[int, ...], Path]] = []
-    for folder in folders:
-        for candidate in sorted(folder.glob("*/torch_npu/dynamo/torchair")):
-            release = read_torchair_version(candidate).torch_release or release_of(candidate.parts[-4])
-            found.append((release, candidate))
-    wanted = release_of(torch.__version__)
-    suitable = [f for f in found if f[0] <= wanted] or found
-    return max(suitable, key=lambda f: f[0])[1].resolve() if suitable else None
-
-
 @contextlib.contextmanager
 def open_torchair(path: str | Path | None = None, *, discover: bool = True) -> Iterator[LoadedTorchAir]:
     """TorchAir for the block: from ``path``, or discovered (:func:`find_torchair`).
@@ -136,26 +74,37 @@ def open_torchair(path: str | Path | None = None, *, discover: bool = True) -> I
         import fxlab.scope  # noqa: F401 - defines air::scope_enter/exit before TorchAir looks
     where = find_torchair(path) if (discover or path) else None
     with torchair_session(where) as torchair:
+        _load_collective_converters(torchair)
         yield torchair
 
 
+# TorchAir's converters of its npu_define collectives that an NPU machine's TorchAir has
+# loaded before it compiles a graph: its backend's decomposition table imports the
+# all-gather ones, torch_npu.distributed's uneven collectives the reduce-scatter one.
+COLLECTIVE_CONVERTER_MODULES = (
+    "_ge_concrete_graph.ge_converter.experimental.hcom_allgather",
+    "_ge_concrete_graph.ge_converter.experimental.hcom_reducescatter",
+)
+
+
+def _load_collective_converters(torchair: LoadedTorchAir) -> None:
+    for name in COLLECTIVE_CONVERTER_MODULES:
+        try:
+            torchair.module(name)
+        except Exception as exc:  # noqa: BLE001 - reported with the session's other import failures
+            torchair.report.module_failures.append(LoadIssue(f"torchair.{name}", f"{type(exc).__name__}: {exc}", None))
+
+
 # -- conversion ------------------------------------------------------------------------------
-def convert_with_torchair(gm: fx.GraphModule, name: str, torchair: LoadedTorchAir) -> tuple[IrGraph, list[NodeConversion]]:
-    """TorchAir's conversion of a ``functional`` graph: the IR graph and per-node statuses."""
-    result = run_torchair_conversion(gm, name, torchair)
-    return result.graph, result.nodes
-
-
 def run_torchair_conversion(
     gm: fx.GraphModule, name: str, torchair: LoadedTorchAir, config: Any = None, soc: str = DEFAULT_SOC
-) -> TorchAirConversion:
-    """As :func:`convert_with_torchair`, with the FX graph TorchAir converted, its GE
-    options and notes. ``config`` is a TorchAir ``CompilerConfig`` (default: its defaults);
-    ``soc`` the SoC the stand-in NPU machine reports (converters branch on it)."""
+) -> ConversionResult:
+    """TorchAir's conversion of a ``functional`` graph: the GE graph, one record per FX
+    node, the FX graph TorchAir converted (after its FX passes), its GE options and
+    notes. ``config`` is a TorchAir ``CompilerConfig`` (default: its defaults); ``soc``
+    the SoC the stand-in NPU machine reports (converters branch on it)."""
     from torch._guards import TracingContext, tracing
     from torch.utils._mode_utils import no_dispatch
-
-    from fxlab.compat.torchair_ir import ir_graph
 
     start = time.perf_counter()
     compiler = torchair.module("npu_fx_compiler")
@@ -181,7 +130,7 @@ def run_torchair_conversion(
         _stage("its walk over the FX graph", lambda: walker.run(*inputs))
         _stage("its GE graph passes", lambda: graph.optimize_graph_without_runtime(*inputs, observer=observer, aot_gm=gm))
         options = dict(_stage("its GE options", lambda: graph._normalize_ge_option()[0]))
-    ir = ir_graph(graph.graph._proto, graph.fxlab_provenance)
+    ir = graph_from_graph_def(graph.graph._proto, graph.fxlab_provenance, strict=False)
     _mark_placeholders(ir, graph.fxlab_records)
     _record_reuse_options(ir, options)
     _record_input_indices(ir, graph)
@@ -191,7 +140,8 @@ def run_torchair_conversion(
         [] if torchair.report.real else [SKIPPED_NOTE]
     )
     records = _complete_records(optimized, graph.fxlab_records)
-    return TorchAirConversion(ir, records, optimized, {k: str(v) for k, v in options.items()}, notes, time.perf_counter() - start)
+    ge_options = {k: str(v) for k, v in options.items()}
+    return ConversionResult(ir, records, optimized, ge_options, notes, seconds=time.perf_counter() - start)
 
 
 def device_inputs(values: list[Any]) -> tuple[list[Any], Any, str]:
@@ -257,7 +207,7 @@ def place_constants_on_device(walker: fx.Interpreter, fake_mode: Any, value_pack
         on_device = fake_mode.from_tensor(torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=DEVICE))
         return value_pack(on_device, value)
 
-    walker.get_attr = get_attr
+    vars(walker)["get_attr"] = get_attr  # this walker's own, in place of Interpreter.get_attr
 
 
 def _optimize(compiler: Any, observer: Any, gm: fx.GraphModule, config: Any) -> fx.GraphModule:
@@ -282,8 +232,6 @@ def _record_reuse_options(ir: IrGraph, options: dict[str, Any]) -> None:
     """GE options are not part of a GE graph; the memory-reuse ones decide what the
     graph computes into, so they go on the graph as string attrs, named as fxlab's
     own output-reuse pass names them."""
-    from fxlab.passes.output_reuse import OPTION_ATTR_PREFIX, REUSE_INPUT_OPTION, REUSE_OUTPUT_OPTION
-
     for key in (REUSE_INPUT_OPTION, REUSE_OUTPUT_OPTION):
         if key in options:
             ir.attrs[OPTION_ATTR_PREFIX + key] = Attr(AttrKind.STR, str(options[key]))
@@ -295,17 +243,15 @@ def _record_input_indices(ir: IrGraph, graph: Any) -> None:
     dead-data pass records it (:mod:`fxlab.ir.graph_inputs`), so the IR check feeds
     TorchAir's graph the caller's inputs as it feeds fxlab's. Entries that are no graph
     input (the RNG state TorchAir feeds itself) leave the graph without a record."""
-    from fxlab.ir.graph_inputs import SYM_PACK_ATTR, record_input_indices
-
     infos = list(getattr(graph, "_input_info_list", []))
     data_by_index = {op.attr_value("index"): op for op in ir.ops if op.type == "Data"}
-    for position, info in enumerate(infos):
-        packed = getattr(info.func, "fx_input_idx_list", None)  # its optimize_sym_pack's host input
+    packs = [getattr(info.func, "fx_input_idx_list", None) for info in infos]  # its optimize_sym_pack's host inputs
+    for position, packed in enumerate(packs):
         if packed is not None and position in data_by_index:
             data_by_index[position].set_attrs({SYM_PACK_ATTR: Attr(AttrKind.LIST_INT, tuple(packed))})
-    indices = [getattr(info.func, "fx_input_idx", None) for info in infos]
-    fed = [i for i, info in zip(indices, infos) if i is not None or getattr(info.func, "fx_input_idx_list", None) is None]
-    if None not in fed and indices != list(range(len(indices))):
+    indices = [index if isinstance(index := getattr(info.func, "fx_input_idx", None), int) else None for info in infos]
+    unfed = any(index is None and packed is None for index, packed in zip(indices, packs))
+    if not unfed and indices != list(range(len(indices))):
         # A Data the host fills from several inputs reads no one input: an index past them.
         beyond = max((i for i in indices if i is not None), default=-1) + 1
         record_input_indices(ir, [beyond + k if i is None else i for k, i in enumerate(indices)])
@@ -316,10 +262,7 @@ def _record_fx_outputs(ir: IrGraph, graph: Any, gm: fx.GraphModule) -> None:
     a view of an input or a size it makes on the host, a plain value), recorded as
     fxlab's conversion records it (:mod:`fxlab.ir.host_outputs`), so the IR check and
     the trace views read TorchAir's graph as they read fxlab's."""
-    from fxlab.ir.host_outputs import AS_STRIDED, GE, SYM, VALUE, VIEW, VIEW_AS_COMPLEX, VIEW_AS_REAL, FxOutput, record_fx_outputs
-
-    output = next(n for n in gm.graph.nodes if n.op == "output")
-    names = [a.name if isinstance(a, fx.Node) else "" for a in _flat(output.args[0])]
+    names = output_names(gm)
     mapping = getattr(graph, "_fx_outputs_mapping", {})
     outputs = []
     for index, value in enumerate(getattr(graph, "_fx_outputs", [])):
@@ -335,9 +278,9 @@ def _record_fx_outputs(ir: IrGraph, graph: Any, gm: fx.GraphModule) -> None:
                     name,
                     input_index=value._fx_input_index,
                     view_fn=view_fn,
-                    size=tuple(map(_sym_text, value._meta_output_shape)),
-                    stride=tuple(map(_sym_text, value._meta_output_stride)),
-                    offset=_sym_text(value._meta_output_offset),
+                    size=tuple(map(dim_text, value._meta_output_shape)),
+                    stride=tuple(map(dim_text, value._meta_output_stride)),
+                    offset=dim_text(value._meta_output_offset),
                     symbols={str(k): v for k, v in value._sym_value_mapping.items()},
                 )
             )
@@ -346,19 +289,8 @@ def _record_fx_outputs(ir: IrGraph, graph: Any, gm: fx.GraphModule) -> None:
                 FxOutput(SYM, name, expr=str(value._fx_output_smy), symbols={str(k): v for k, v in value._sym_value_mapping.items()})
             )
         else:
-            plain = value if value is None or isinstance(value, (bool, int, float, str)) else None
-            outputs.append(FxOutput(VALUE, name, expr=repr(value), value=plain))
+            outputs.append(FxOutput.plain(name, value))
     record_fx_outputs(ir, outputs)
-
-
-def _sym_text(value: Any) -> int | str:
-    return value if isinstance(value, int) else str(value)
-
-
-def _flat(value: Any) -> list[Any]:
-    if isinstance(value, (list, tuple)):
-        return [x for v in value for x in _flat(v)]
-    return [value]
 
 
 def _mark_placeholders(ir: IrGraph, records: list[NodeConversion]) -> None:
@@ -368,8 +300,7 @@ def _mark_placeholders(ir: IrGraph, records: list[NodeConversion]) -> None:
     for op in ir.ops:
         record = reasons.get(op.name)
         if record is not None:
-            op.set_attrs({"_fxlab_unsupported": Attr(AttrKind.STR, record.target), "_fxlab_reason": Attr(AttrKind.STR, record.message)})
-            op.type = UNSUPPORTED_OP_TYPE
+            mark_placeholder(op, record.target, record.message)
 
 
 def _complete_records(gm: fx.GraphModule, records: list[NodeConversion]) -> list[NodeConversion]:
@@ -389,6 +320,4 @@ def _recording_graph_class(torchair: LoadedTorchAir) -> Any:
     to turn a raising converter into a placeholder, and to apply scope markers with
     TorchAir's own scope-attr stack whoever defined the ``air`` ops."""
     fx2ge = torchair.module("_ge_concrete_graph.fx2ge_converter")
-    from fxlab.compat.torchair_nodes import recording_graph_class
-
     return recording_graph_class(fx2ge, torchair.module("scope._scope_attr"))

@@ -130,9 +130,9 @@ def define_torch_npu_operators() -> Any:
     """Define every torch_npu operator (schema + Meta, from a torch_npu copy) for the
     innermost open block; called when the stand-in ``torch_npu`` is imported, so a model
     that never imports torch_npu pays nothing. Returns the definitions (None outside a block)."""
-    if not _ACTIVE or _ACTIVE[-1].exits is None:
+    session = _ACTIVE[-1] if _ACTIVE else None
+    if session is None or session.exits is None:
         return None
-    session = _ACTIVE[-1]
     if session.npu_definitions is None:
         from fxlab.compat.torch_npu_ops import torch_npu_definitions
 

@@ -4,8 +4,11 @@ torch_npu declares its own operators (``torch.ops.npu.*``: ``npu_rms_norm``,
 ``npu_fusion_attention`` ... about four hundred) in
 ``torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml`` and gives them Meta
 functions in ``torch_npu/op_plugin/meta/_meta_registrations.py``. Both are plain text in
-the torch_npu wheel, and importing torch_npu itself fails without CANN. With a copy of
-those two files (``fxlab torchair fetch`` extracts them beside TorchAir's sources),
+the torch_npu wheel, and importing torch_npu itself fails without CANN. fxlab ships what it
+needs of the two files (``torch_npu_files/``: the yaml's own-operator sections and the Meta
+file, made from the torch_npu wheel by ``scripts/extract_torch_npu_operators.py``, with
+torch_npu's licence); a copy beside a TorchAir the user points at, or one that
+``fxlab torchair fetch`` extracted for the installed torch, is preferred.
 :func:`torch_npu_definitions` defines each missing operator from its schema and runs the
 Meta file with its torch_npu imports answered by small shims, so models written for
 Ascend capture (fake tensors need only Meta functions) and TorchAir's converters for
@@ -20,6 +23,8 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import functools
+import json
 import os
 import re
 import types
@@ -30,49 +35,50 @@ from typing import Any
 
 import torch
 
+from fxlab.compat.torchair_copies import cached_torchair
 from fxlab.compat.torchair_state import destroy_library
+from fxlab.compat.torchair_versions import read_torchair_version
+from fxlab.ir.npu_dtypes import TORCH_NPU_DTYPES
+from fxlab.passes.torchair_refusals import TORCH_NPU_OPERATORS
 
 NAMESPACE = "npu"
 SCHEMA_FILE = Path("csrc") / "aten" / "npu_native_functions_by_codegen.yaml"
 META_FILE = Path("op_plugin") / "meta" / "_meta_registrations.py"
+TORCHAIR_PATH_ENV_VAR = "FXLAB_TORCHAIR_PATH"
+# The copy fxlab ships: the Meta file is kept as text (``.txt``) so that it is package data,
+# never a module of fxlab that tools would import, lint or type-check.
+SHIPPED_DIR = Path(__file__).resolve().with_name("torch_npu_files")
+SHIPPED_SCHEMA_FILE = SHIPPED_DIR / SCHEMA_FILE.name
+SHIPPED_META_FILE = SHIPPED_DIR / f"{META_FILE.name}.txt"
+SHIPPED_SOURCE_FILE = SHIPPED_DIR / "source.json"  # the wheel the files were made from
 # The yaml sections that declare torch_npu's own operators; the others name ATen
 # operators torch_npu implements for its device.
 OWN_SECTIONS = ("custom", "symint")
 _FUNC_LINE = re.compile(r"^\s*(?:-\s+)?func:\s*(.+?)\s*$")
 _SECTION_LINE = re.compile(r"^([a-z_]+):\s*$")
 
-# torch_npu's extra dtypes are integer codes in its operators' schemas (``int? dst_type``);
-# the Meta file compares against them (its own TORCH_NPU_DTYPE_TO_STRING_MAP gives them).
-NPU_DTYPE_CODES = {
-    "int4": 285,
-    "hifloat8": 290,
-    "float8_e5m2": 291,
-    "float8_e4m3fn": 292,
-    "float8_e8m0fnu": 293,
-    "float4_e2m1fn_x2": 296,
-    "float4_e1m2fn_x2": 297,
-    "float4_e2m1": 296,
-    "float4_e1m2": 297,
-}
-
 
 @dataclass(frozen=True)
 class TorchNpuCopy:
-    """The two files of a torch_npu wheel this module reads."""
+    """The two torch_npu files this module reads, and which copy they are (for the note)."""
 
-    root: Path  # the ``torch_npu`` package folder
+    schema_file: Path
+    meta_file: Path
+    origin: str  # ``the torch_npu copy in DIR`` / ``the files fxlab ships (torch_npu X)``
+
+    @classmethod
+    def in_package(cls, root: Path) -> TorchNpuCopy:
+        """The files inside a ``torch_npu`` package folder, laid out as in the wheel."""
+        return cls(root / SCHEMA_FILE, root / META_FILE, f"the torch_npu copy in {root}")
 
     @property
-    def schema_file(self) -> Path:
-        return self.root / SCHEMA_FILE
-
-    @property
-    def meta_file(self) -> Path:
-        return self.root / META_FILE
+    def missing(self) -> list[str]:
+        """The files of the two this copy lacks."""
+        return [str(path) for path in (self.schema_file, self.meta_file) if not path.is_file()]
 
     @property
     def complete(self) -> bool:
-        return self.schema_file.is_file() and self.meta_file.is_file()
+        return not self.missing
 
 
 @dataclass
@@ -87,35 +93,65 @@ class NpuDefinitions:
     @property
     def note(self) -> str:
         if self.copy is None:
-            return "torch_npu operators: no torch_npu copy found (run `fxlab torchair fetch`); only fxlab's own npu operators exist"
+            return (
+                "torch_npu operators: none defined, only fxlab's own npu operators exist: no complete torch_npu copy "
+                "(the files fxlab ships are missing: reinstall fxlab, or run `fxlab torchair fetch`)"
+            )
+        if not self.copy.complete:
+            return (
+                f"torch_npu operators: none defined: {self.copy.origin} lacks {' and '.join(self.copy.missing)}; "
+                "point --torchair-path / FXLAB_TORCHAIR_PATH at a complete copy or run `fxlab torchair fetch` again"
+            )
         return (
-            f"torch_npu operators: {len(self.defined)} defined from torch_npu's schemas, "
-            f"{len(self.with_meta)} with its Meta functions (no NPU kernels; a few have fxlab's CPU reference kernels)"
+            f"torch_npu operators from {self.copy.origin}: {len(self.defined)} defined from the schemas, "
+            f"{len(self.with_meta)} with the Meta functions (no NPU kernels; a few have fxlab's CPU reference kernels)"
         )
 
 
 # -- finding a copy --------------------------------------------------------------------------
 def find_torch_npu_copy(torchair_dir: Path | None = None) -> TorchNpuCopy | None:
-    """The torch_npu files beside a TorchAir copy (``<torch_npu>/dynamo/torchair``):
-    ``torchair_dir``, else ``$FXLAB_TORCHAIR_PATH``, else the newest ``.cache/torchair``
-    copy. None when no complete copy is found."""
-    candidates: list[Path] = []
-    if torchair_dir is not None:
-        candidates.append(Path(torchair_dir))
-    if os.environ.get("FXLAB_TORCHAIR_PATH"):
-        candidates.append(Path(os.environ["FXLAB_TORCHAIR_PATH"]))
-    with contextlib.suppress(Exception):
-        from fxlab.compat.bridge import cached_torchair
+    """The torch_npu files to define the operators from: beside ``torchair_dir`` (a
+    TorchAir at ``<torch_npu>/dynamo/torchair``), else beside ``$FXLAB_TORCHAIR_PATH``,
+    else beside the fetched TorchAir when it is built for the installed torch, else the
+    files fxlab ships. None only when the shipped files are missing too."""
+    for chosen in (torchair_dir, os.environ.get(TORCHAIR_PATH_ENV_VAR)):
+        found = _copy_around(Path(chosen), keep_incomplete=True) if chosen else None
+        if found is not None:  # an incomplete copy the user named is named back, with what it lacks
+            return found
+    fetched = _fetched_copy()
+    return fetched if fetched is not None else shipped_copy()
 
-        cached = cached_torchair()
-        if cached is not None:
-            candidates.append(cached)
-    for candidate in candidates:
-        for root in (candidate, *candidate.parents[:3]):
-            copy = TorchNpuCopy(root)
-            if root.name == "torch_npu" and copy.complete:
+
+def _copy_around(folder: Path, keep_incomplete: bool = False) -> TorchNpuCopy | None:
+    """The torch_npu package folder at or up to three levels above ``folder``: a complete
+    one, else (with ``keep_incomplete``) the first incomplete one."""
+    incomplete = None
+    for root in (folder, *folder.parents[:3]):
+        copy = TorchNpuCopy.in_package(root)
+        if root.name == "torch_npu" and root.is_dir():
+            if copy.complete:
                 return copy
-    return None
+            incomplete = incomplete or copy
+    return incomplete if keep_incomplete else None
+
+
+def _fetched_copy() -> TorchNpuCopy | None:
+    """The copy ``fxlab torchair fetch`` extracted, when built for the installed torch."""
+    cached = None
+    with contextlib.suppress(Exception):
+        cached = cached_torchair()
+    if cached is None or not read_torchair_version(cached).matches(torch.__version__):
+        return None
+    return _copy_around(cached)
+
+
+def shipped_copy() -> TorchNpuCopy | None:
+    """The files fxlab ships (``torch_npu_files/``); None when an install lost them."""
+    if not SHIPPED_SOURCE_FILE.is_file():
+        return None
+    version = json.loads(SHIPPED_SOURCE_FILE.read_text(encoding="utf-8"))["torch_npu"]
+    copy = TorchNpuCopy(SHIPPED_SCHEMA_FILE, SHIPPED_META_FILE, f"the files fxlab ships (torch_npu {version})")
+    return copy if copy.complete else None
 
 
 # -- schemas ---------------------------------------------------------------------------------
@@ -137,14 +173,14 @@ def read_schemas(schema_file: Path) -> dict[str, str]:
 
 
 def _is_defined(qualified: str) -> bool:
+    """Whether ``name[.overload]`` exists; a name without overload asks for the default
+    one (another overload of the same name defined first does not count)."""
     name, _, overload = qualified.partition(".")
     try:
         packet = getattr(getattr(torch.ops, NAMESPACE), name)
-        if overload:
-            getattr(packet, overload)
+        return (overload or "default") in packet.overloads()
     except (AttributeError, RuntimeError):
         return False
-    return True
 
 
 def _define_schemas(library: torch.library.Library, schemas: dict[str, str], result: NpuDefinitions) -> None:
@@ -164,13 +200,14 @@ class _DiscardedLibrary:
     """Stands for the Meta file's ``Library("aten", ...)``: its registrations are dropped."""
 
 
+def _module(name: str, **attrs: Any) -> types.ModuleType:
+    module = types.ModuleType(name)
+    vars(module).update(attrs)
+    return module
+
+
 def _shim_modules() -> dict[str, types.ModuleType]:
     """The torch_npu modules the Meta file imports, reduced to what it uses."""
-    root = types.ModuleType("torch_npu")
-    for name, code in NPU_DTYPE_CODES.items():
-        setattr(root, name, code)
-    root.uint8 = torch.uint8
-    error_code = types.ModuleType("torch_npu.utils._error_code")
 
     class ErrCode:
         PARAM = VALUE = TYPE = NOT_SUPPORT = INTERNAL = UNAVAIL = ""
@@ -178,18 +215,16 @@ def _shim_modules() -> dict[str, types.ModuleType]:
         def __getattr__(self, name: str) -> str:
             return ""
 
-    error_code.ErrCode = ErrCode()
-    error_code.ops_error = lambda *args, **kwargs: ""
-    npu_utils = types.ModuleType("torch_npu.npu.utils")
-    npu_utils.get_cann_version = lambda *args, **kwargs: ""
-    npu_utils._is_gte_cann_version = lambda *args, **kwargs: True  # the newest CANN's shapes
-    backends = types.ModuleType("torch_npu.npu._backends")
-    backends.get_soc_version = lambda: -1
-    npu = types.ModuleType("torch_npu.npu")
-    npu.utils, npu._backends = npu_utils, backends
-    utils = types.ModuleType("torch_npu.utils")
-    utils._error_code = error_code
-    root.npu, root.utils = npu, utils
+    error_code = _module("torch_npu.utils._error_code", ErrCode=ErrCode(), ops_error=lambda *args, **kwargs: "")
+    npu_utils = _module(
+        "torch_npu.npu.utils",
+        get_cann_version=lambda *args, **kwargs: "",
+        _is_gte_cann_version=lambda *args, **kwargs: True,  # the newest CANN's shapes
+    )
+    backends = _module("torch_npu.npu._backends", get_soc_version=lambda: -1)
+    npu = _module("torch_npu.npu", utils=npu_utils, _backends=backends)
+    utils = _module("torch_npu.utils", _error_code=error_code)
+    root = _module("torch_npu", **TORCH_NPU_DTYPES, uint8=torch.uint8, npu=npu, utils=utils)
     return {m.__name__: m for m in (root, error_code, npu_utils, backends, npu, utils)}
 
 
@@ -250,17 +285,21 @@ def _run_meta_file(meta_file: Path, library: torch.library.Library, defined_name
 def torch_npu_definitions(copy: TorchNpuCopy | None = None) -> Iterator[NpuDefinitions]:
     """Define torch_npu's missing operators for the block (found copy by default)."""
     copy = copy if copy is not None else find_torch_npu_copy()
-    result = NpuDefinitions(copy=copy)
     if copy is None or not copy.complete:
-        yield result
+        yield NpuDefinitions(copy=copy)
         return
+    result = NpuDefinitions(copy=copy)
+    schemas = read_schemas(copy.schema_file)
+    # They are torch_npu's operators, not custom ops: no GE op is assumed for them.
+    TORCH_NPU_OPERATORS.update(name.split(".", 1)[0] for name in schemas)
     library = torch.library.Library(NAMESPACE, "FRAGMENT")
     try:
-        _define_schemas(library, read_schemas(copy.schema_file), result)
+        _define_schemas(library, schemas, result)
         names = {q.split(".", 1)[0] for q in result.defined}
         if names:
             _run_meta_file(copy.meta_file, library, names, result)
         _functionalize_inplace(library, names)
+        _functionalize_to_functional_forms(library, names)
         with _reference_kernels(library, names):
             yield result
     finally:
@@ -297,14 +336,74 @@ def _copy_back(functional: Any) -> Callable[..., torch.Tensor]:
     return inplace
 
 
+def _functionalize_to_functional_forms(library: torch.library.Library, names: set[str]) -> list[str]:
+    """An operator that writes some of its tensor arguments (``npu_scatter_pa_kv_cache``,
+    ``npu_mla_prolog_v3``...) as its ``X_functional`` form, which returns the operator's
+    own outputs followed by the written tensors' new values, copied back: torch_npu's
+    generated functionalization does the same on an NPU machine (TorchAir converts the
+    functional forms). Registered as the composite kernel, as :func:`_functionalize_inplace`."""
+    done = []
+    for name in sorted(n for n in names if f"{n}_functional" in names):
+        packet, functional = getattr(torch.ops.npu, name), getattr(torch.ops.npu, f"{name}_functional")
+        if "default" not in packet.overloads() or "default" not in functional.overloads():
+            continue
+        schema = packet.default._schema
+        written = [a.name for a in schema.arguments if a.alias_info is not None and a.alias_info.is_write]
+        if not written or len(functional.default._schema.returns) != len(schema.returns) + len(written):
+            continue
+        library.impl(name, _through_functional(schema, functional.default, written), "CompositeImplicitAutograd")
+        done.append(name)
+    return done
+
+
+def _through_functional(schema: Any, functional: Any, written: list[str]) -> Callable[..., Any]:
+    names = [a.name for a in schema.arguments]
+    own = len(schema.returns)
+
+    def mutating(*args: Any, **kwargs: Any) -> Any:
+        bound = {**dict(zip(names, args)), **kwargs}
+        results = functional(*args, **kwargs)
+        for arg, value in zip(written, results[own:]):
+            bound[arg].copy_(value)
+        return None if own == 0 else results[0] if own == 1 else tuple(results[:own])
+
+    return mutating
+
+
 @contextlib.contextmanager
 def _reference_kernels(library: torch.library.Library, names: set[str]) -> Iterator[None]:
     """fxlab's CPU kernels and built-in converters for the common operators defined here."""
-    from fxlab.ir.kernels.npu_reference import CPU_KERNELS
+    from fxlab.ir import kernels  # noqa: F401 - each operator family registers its CPU kernels
+    from fxlab.ir.kernels.npu_reference import CPU_KERNELS, META_KERNELS
     from fxlab.passes.converters.npu import npu_converters
 
+    # Keys name an overload (``npu_grouped_matmul.List``) or the default one (``npu_x``).
     for name, kernel in CPU_KERNELS.items():
-        if name in names:
-            library.impl(name, kernel, "CPU")
+        if name.split(".", 1)[0] in names:
+            library.impl(name, _naming_gaps(f"{NAMESPACE}.{name}", kernel), "CPU")
+    for name, kernel in META_KERNELS.items():
+        if name.split(".", 1)[0] in names and not torch._C._dispatch_has_kernel_for_dispatch_key(f"{NAMESPACE}::{name}", "Meta"):
+            library.impl(name, kernel, "Meta")
     with npu_converters():
         yield
+
+
+def _naming_gaps(op: str, kernel: Callable[..., Any]) -> Callable[..., Any]:
+    """``kernel``, its ``NotImplementedError`` (an option it does not implement) raised as
+    a :class:`KernelGap` naming ``op``: the checks then say which operator and option
+    they could not run, and the trace goes on."""
+    from fxlab.ir.kernels.registry import KernelGap
+
+    prefix = f"{op.split('.')[1]}: "  # the operator's name, as a kernel's message may start
+
+    @functools.wraps(kernel)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return kernel(*args, **kwargs)
+        except KernelGap:
+            raise
+        except NotImplementedError as exc:
+            detail = str(exc)
+            raise KernelGap(op, detail[len(prefix) :] if detail.startswith(prefix) else detail) from exc
+
+    return run

@@ -1,30 +1,34 @@
 """Which ops TorchAir's converters convert and which they refuse, read from its sources.
 
 Every function under TorchAir's ``_ge_concrete_graph/ge_converter/`` decorated with
-``register_fx_node_ge_converter(<op>)`` is one registration. A converter whose body
+``register_fx_node_ge_converter(<op>)``, or passed to it in a call
+(``register_fx_node_ge_converter(<op>)(fn)``), is one registration. A converter whose body
 (after its docstring) is a single ``raise`` refuses its op: TorchAir fails on every node
 of it, with that exception's message. Any other body converts (maybe not every argument
 combination). The sources are parsed, not imported, so this needs no torch_npu and no
 CANN.
 
-``python -m fxlab.compat.torchair_converter_scan [TORCHAIR_DIR]`` writes the table fxlab
-ships (:data:`fxlab.passes.torchair_refusals.TABLE_PATH`) from the TorchAir copy given (or
-found as ``--converter torchair`` finds one); a test checks the shipped table against a
-fresh scan whenever a TorchAir copy is present.
+``python scripts/scan_torchair_converters.py [TORCHAIR_DIR]`` (a developer script, not
+part of the package) writes the tables fxlab ships (:data:`fxlab.passes.torchair_refusals.TABLE_PATH`,
+:data:`fxlab.passes.inference_rule.GE_APIS_PATH`) from a TorchAir copy; a test checks the
+shipped tables against a fresh scan whenever a TorchAir copy is present.
 """
 
 from __future__ import annotations
 
 import ast
 import json
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 CONVERTER_DIR = Path("_ge_concrete_graph") / "ge_converter"
+# Converter folders TorchAir imports only when asked: ``lite/`` with its lite export
+# (``export.experimental.enable_lite_export``), whose converters then replace the others.
+OPTIONAL_CONVERTER_DIRS = ("lite",)
 REGISTER = "register_fx_node_ge_converter"
 CONVERTS, REFUSES = "converts", "refuses"
+GENERATED_BY = "python scripts/scan_torchair_converters.py"  # what the shipped tables say made them
 
 
 @dataclass(frozen=True)
@@ -76,7 +80,7 @@ def _refusal(fn: ast.FunctionDef) -> str | None:
         return None
     exc = body[0].exc
     if isinstance(exc, ast.Call) and exc.args and isinstance(exc.args[0], ast.Constant):
-        return f"{ast.unparse(exc.func)}: {exc.args[0].value}"
+        return f"{ast.unparse(exc.func)}: " + str(exc.args[0].value)  # TorchAir's message, a str
     return ast.unparse(exc)
 
 
@@ -86,16 +90,30 @@ def _functions(tree: ast.Module) -> Iterator[ast.FunctionDef]:
             yield node
 
 
+def _called_registrations(tree: ast.Module) -> Iterator[tuple[str, str]]:
+    """``(op, function name)`` for each registration written as a call rather than a
+    decorator: ``register_fx_node_ge_converter(<op>)(<function>)``."""
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Call) and len(node.args) == 1):
+            continue
+        register, fn = node.func, node.args[0]
+        if getattr(register.func, "id", getattr(register.func, "attr", None)) == REGISTER and register.args and isinstance(fn, ast.Name):
+            name = _op_name(register.args[0])
+            if name is not None:
+                yield name, fn.id
+
+
 def scan_file(path: Path, relative: str) -> list[Registration]:
     tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    every = list(_functions(tree))
+    functions = {fn.name: fn for fn in every}  # a name defined twice: its last definition, as Python binds it
+    registered = [(op, fn) for fn in every for op in _registered_ops(fn)]
+    registered += [(op, functions[name]) for op, name in _called_registrations(tree) if name in functions]
     found = []
-    for fn in _functions(tree):
-        ops = _registered_ops(fn)
-        if not ops:
-            continue
+    for op, fn in registered:
         reason = _refusal(fn)
         where = f"{relative}:{(fn.body[-1] if reason else fn).lineno}"
-        found += [Registration(op, REFUSES if reason else CONVERTS, reason or "", where) for op in ops]
+        found.append(Registration(op, REFUSES if reason else CONVERTS, reason or "", where))
     return found
 
 
@@ -108,6 +126,8 @@ def scan_converters(torchair_dir: Path) -> list[Registration]:
         raise FileNotFoundError(f"{root} does not exist: not a TorchAir source tree")
     by_op: dict[str, Registration] = {}
     for path in sorted(root.rglob("*.py")):
+        if path.relative_to(root).parts[0] in OPTIONAL_CONVERTER_DIRS:
+            continue
         for registration in scan_file(path, str(path.relative_to(root))):
             by_op[registration.op] = registration
     return [by_op[op] for op in sorted(by_op)]
@@ -118,7 +138,7 @@ FIELDS = ("op", "verdict", "reason", "where")
 
 def table_text(registrations: list[Registration], origin: str) -> str:
     """The table as JSON, one registration (``[op, verdict, reason, where]``) a line."""
-    head = {"generated_by": "python -m fxlab.compat.torchair_converter_scan", "from": origin, "fields": list(FIELDS)}
+    head = {"generated_by": GENERATED_BY, "from": origin, "fields": list(FIELDS)}
     rows = ",\n".join(json.dumps([getattr(r, f) for f in FIELDS], ensure_ascii=False) for r in registrations)
     return json.dumps(head, ensure_ascii=False)[:-1] + f', "registrations": [\n{rows}\n]}}\n'
 
@@ -148,31 +168,5 @@ def scan_ge_op_builders(torchair_dir: Path) -> list[str]:
 
 
 def builders_text(names: list[str], origin: str) -> str:
-    head = {"generated_by": "python -m fxlab.compat.torchair_converter_scan", "from": origin}
+    head = {"generated_by": GENERATED_BY, "from": origin}
     return json.dumps(head)[:-1] + ', "ge_apis": [\n' + ",\n".join(json.dumps(n) for n in names) + "\n]}\n"
-
-
-def main(argv: list[str]) -> int:
-    from fxlab.compat.bridge import find_torchair
-    from fxlab.compat.torchair_versions import read_torchair_version
-    from fxlab.passes.inference_rule import GE_APIS_PATH
-    from fxlab.passes.torchair_refusals import TABLE_PATH
-
-    where = find_torchair(argv[0] if argv else None)
-    if where is None:
-        import torchair  # the installed one
-
-        where = Path(torchair.__file__).parent
-    version = read_torchair_version(where).torch_npu or "an unknown torch_npu release"
-    registrations = scan_converters(where)
-    TABLE_PATH.write_text(table_text(registrations, f"TorchAir of torch_npu {version}"), encoding="utf-8")
-    builders = scan_ge_op_builders(where)
-    GE_APIS_PATH.write_text(builders_text(builders, f"TorchAir of torch_npu {version}"), encoding="utf-8")
-    print(f"{len(builders)} ge_apis names -> {GE_APIS_PATH}")
-    refused = sum(r.verdict == REFUSES for r in registrations)
-    print(f"{len(registrations)} registrations ({len(registrations) - refused} convert, {refused} refuse) -> {TABLE_PATH}")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))

@@ -32,7 +32,8 @@ from fxlab.errors import FxlabError
 PACKAGE = "torch_npu"
 MEMBER_PREFIX = "torch_npu/dynamo/torchair/"
 # torch_npu's operator schemas and Meta functions: read (never imported) to define
-# torch_npu's operators on a machine without it (fxlab/compat/torch_npu_ops.py).
+# torch_npu's operators on a machine without it (fxlab/compat/torch_npu_ops.py, which
+# prefers these to the copy fxlab ships when they are built for the installed torch).
 OPERATOR_FILES = (
     "torch_npu/csrc/aten/npu_native_functions_by_codegen.yaml",
     "torch_npu/op_plugin/meta/_meta_registrations.py",
@@ -102,7 +103,7 @@ def download_wheel(version: str, into: Path) -> Path:
     return wheels[0]
 
 
-def _wheel_facts(wheel: zipfile.ZipFile) -> tuple[str, str | None]:
+def wheel_facts(wheel: zipfile.ZipFile) -> tuple[str, str | None]:
     """(torch_npu version, the torch version pattern it requires)."""
     name = next((n for n in wheel.namelist() if n.endswith(".dist-info/METADATA")), None)
     text = wheel.read(name).decode("utf-8", "replace") if name else ""
@@ -115,7 +116,7 @@ def extract_torchair(wheel_path: Path, cache_dir: Path) -> Path:
     """Extract TorchAir from a torch_npu wheel into ``cache_dir/<version>/``; returns its folder."""
     try:
         with zipfile.ZipFile(wheel_path) as wheel:
-            version, requires = _wheel_facts(wheel)
+            version, requires = wheel_facts(wheel)
             if not re.fullmatch(r"[0-9A-Za-z.+_-]+", version):  # it names a folder
                 raise TorchAirFetchError(f"{wheel_path} names its version {version!r}, which is not a version. Pass a torch_npu wheel.")
             target = cache_dir / version

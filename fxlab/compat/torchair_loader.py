@@ -39,6 +39,7 @@ from typing import Any
 from fxlab.compat.native_standins import STANDINS
 from fxlab.compat.native_standins.npu_ops import torch_npu_operators
 from fxlab.compat.torch_npu_ops import find_torch_npu_copy, torch_npu_definitions
+from fxlab.compat.torchair_copies import locate_torchair
 from fxlab.compat.torchair_state import ProcessStateGuard
 from fxlab.compat.torchair_versions import TorchAirVersion, read_torchair_version
 from fxlab.errors import FxlabError
@@ -46,17 +47,11 @@ from fxlab.errors import FxlabError
 PACKAGE = "torchair"
 TORCH_NPU_STANDIN = "fxlab.compat.native_standins.torch_npu"
 GUARDED_PACKAGES = ("torchair._ge_concrete_graph.ge_converter.", "torchair.ops.", "torchair._contrib.")
-# Files that only TorchAir has, used to tell a TorchAir directory from anything else.
-_MARKERS = ("__init__.py", "npu_fx_compiler.py", "_ge_concrete_graph/fx2ge_converter.py")
 _FAILED_HOOK = "__fxlab_registration_failed__"
 _FXLAB_DIR = Path(__file__).resolve().parents[1]
 # Guarded modules compiled in this process, by (path, mtime, size): a second session
 # skips re-parsing some 700 converter files.
 _GUARDED_CODE: dict[tuple[str, int, int], types.CodeType] = {}
-
-
-class NotTorchAirError(FxlabError):
-    """The directory given as TorchAir is not a TorchAir source tree."""
 
 
 class TorchAirImportError(FxlabError):
@@ -132,23 +127,6 @@ def condensed_failures(issues: Sequence[LoadIssue]) -> list[str]:
 def _op_of(issue: LoadIssue) -> str:
     found = _OP_NAMED.search(issue.target or "")
     return found.group(1) if found else (issue.definition or issue.module)
-
-
-def locate_torchair(path: str | Path) -> Path:
-    """The ``torchair`` package directory for ``path``: the package itself, a folder
-    holding ``torchair/`` (a source checkout's ``python/``), or a torch_npu tree."""
-    base = Path(path).expanduser()
-    for candidate in (base, base / "torchair", base / "dynamo" / "torchair", base / "torch_npu" / "dynamo" / "torchair"):
-        if all((candidate / marker).is_file() for marker in _MARKERS):
-            return candidate.absolute()  # not resolved: a symlinked copy keeps its own version files
-    missing = [m for m in _MARKERS if not (base / m).is_file()]
-    reason = "does not exist" if not base.exists() else f"lacks {', '.join(missing)}"
-    raise NotTorchAirError(
-        f"{base} is not a TorchAir source tree: it {reason}. Point --torchair-path (or "
-        "FXLAB_TORCHAIR_PATH) at the torch_npu/dynamo/torchair folder of an extracted torch_npu "
-        "wheel, or at the python/ folder of a TorchAir checkout; `fxlab torchair fetch` "
-        "downloads and extracts one that matches the installed torch."
-    )
 
 
 # -- per-registration guarding ------------------------------------------------------------
@@ -450,7 +428,8 @@ def _real_torchair() -> LoadedTorchAir:
             f"TorchAir is not importable here ({_one_line(exc)}); pass --torchair-path DIR (or set "
             "FXLAB_TORCHAIR_PATH) to load TorchAir's sources with fxlab's stand-ins for its native parts."
         ) from exc
-    root = Path(package.__file__).resolve().parent if getattr(package, "__file__", None) else Path(".")
+    file = getattr(package, "__file__", None)
+    root = Path(file).resolve().parent if file else Path(".")
     report = LoadReport(path=root, version=read_torchair_version(root), torch_version=torch.__version__, real=True)
     report.converters = _count_converters(package)
     return LoadedTorchAir(package, report)

@@ -21,7 +21,9 @@ from typing import Any
 
 import torch.fx as fx
 
-from fxlab.passes.convert_to_ascend_ir import SCOPE_ENTER, SCOPE_EXIT, NodeConversion, Status, node_source
+from fxlab.passes.conversion_result import SCOPE_ENTER, NodeConversion, Status, is_scope_marker, scope_enter_items
+from fxlab.passes.torchair_refusals import REWRITES
+from fxlab.source_lines import node_source
 
 
 def _has_converter(fx2ge: Any, target: Any) -> bool:
@@ -84,7 +86,7 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
         # -- one call_function node -------------------------------------------------------
         def parse_node(self, target: Any, args: Any, kwargs: Any, meta_outputs: Any) -> Any:
             node: fx.Node = self._converter_ctx.node
-            if str(target) in (SCOPE_ENTER, SCOPE_EXIT):
+            if is_scope_marker(str(target)):
                 return self._scope_marker(node, target, args, kwargs)
             had_converter = str(target) == "auto_functionalized_v2" or _has_converter(fx2ge, target)
             before = len(self.graph.op)
@@ -108,9 +110,7 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
 
         def _scope_marker(self, node: fx.Node, target: Any, args: Any, kwargs: Any) -> None:
             if str(target) == SCOPE_ENTER:
-                keys = kwargs.get("keys", args[0] if args else [])
-                values = kwargs.get("values", args[1] if len(args) > 1 else [])
-                scope_attr.scope_enter(list(keys), list(values))
+                scope_attr.scope_enter(*scope_enter_items(args, kwargs))
             else:
                 scope_attr.scope_exit()
             self._record(node, Status.MARKER, len(self.graph.op), "")
@@ -118,7 +118,7 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
 
         def _mock(self, target: Any, args: Any, kwargs: Any, meta_outputs: Any) -> Any:
             if str(target) == "auto_functionalized_v2":
-                from torchair._ge_concrete_graph.auto_functionalized_v2 import conveter_auto_functionalize_v2  # type: ignore[import-not-found]
+                from torchair._ge_concrete_graph.auto_functionalized_v2 import conveter_auto_functionalize_v2
 
                 result = conveter_auto_functionalize_v2(*args, _conveter_auto_functionalize_v2_internal_mock=True, **kwargs)
             else:
@@ -156,8 +156,6 @@ def _raised_message(node: fx.Node, exc: BaseException) -> str:
 def _rewrite_hint(node: fx.Node, exc: BaseException) -> str:
     """The rewrite Ascend users apply for an op TorchAir refuses (its converter raises
     NotImplementedError), as the built-in conversion says it."""
-    from fxlab.passes.torchair_refusals import REWRITES
-
     rewrite = REWRITES.get(str(node.target).rsplit(".", 1)[0]) if isinstance(exc, NotImplementedError) else None
     return f". Fix: {rewrite}" if rewrite else ""
 

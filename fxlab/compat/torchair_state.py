@@ -39,7 +39,7 @@ def _op_namespaces() -> list[Any]:
 def _ops_in(namespace: Any) -> list[Any]:
     """Every operator object already materialised in ``namespace``: packets, their
     cached overloads, and higher-order operators."""
-    found = []
+    found: list[Any] = []
     for value in list(vars(namespace).values()):
         if isinstance(value, torch._ops.OpOverloadPacket):
             found.append(value)
@@ -196,7 +196,7 @@ def _from_torchair(fn: Any) -> bool:
 
 
 def _patched_classes() -> list[type]:
-    classes = []
+    classes: list[type] = []
     for module_name, names in _PATCHED_CLASSES:
         try:
             module = importlib.import_module(module_name)

@@ -205,8 +205,8 @@ def _pair_inputs(lside: StageSide, rside: StageSide) -> list[NodeChange]:
         rhs = rside.inputs[index] if index < len(rside.inputs) else None
         if lhs is not None and rhs is not None:
             lside.keys[lhs.name] = rside.keys[rhs.name] = f"input{index}"
-        entry = NodeChange(lhs and _ref(lside, lhs), rhs and _ref(rside, rhs))
-        if lhs is not None and rhs is not None and entry.left.outputs != entry.right.outputs:  # type: ignore[union-attr]
+        entry = NodeChange(_ref(lside, lhs) if lhs is not None else None, _ref(rside, rhs) if rhs is not None else None)
+        if entry.left is not None and entry.right is not None and entry.left.outputs != entry.right.outputs:
             entry.changes.append(Change(OUTPUTS_CHANGED, f"{_sig(entry.left)} -> {_sig(entry.right)}"))
         out.append(entry)
     return out
@@ -242,7 +242,7 @@ def _next_paired_left_positions(right: Sequence[NodeRecord], partner: dict[str, 
 
 
 def _describe(lside: StageSide, rside: StageSide, lhs: NodeRecord | None, rhs: NodeRecord | None) -> NodeChange:
-    entry = NodeChange(lhs and _ref(lside, lhs), rhs and _ref(rside, rhs))
+    entry = NodeChange(_ref(lside, lhs) if lhs is not None else None, _ref(rside, rhs) if rhs is not None else None)
     if lhs is None or rhs is None:
         lone = lhs or rhs
         epilogue = lone.kind == _EPILOGUE  # type: ignore[union-attr]

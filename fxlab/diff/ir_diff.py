@@ -250,7 +250,11 @@ def _op_diff(
         assert lone is not None
         kind = "only_left" if left is not None else "only_right"
         return OpDiff(
-            kind, left=left and left.name, right=right and right.name, left_type=left and left.type, right_type=right and right.type
+            kind,
+            left=left.name if left else None,
+            right=right.name if right else None,
+            left_type=left.type if left else None,
+            right_type=right.type if right else None,
         )
     diff = OpDiff("same", left.name, right.name, left.type, right.type, moved=left.name in moved)
     diff.attrs = _attr_differences(left, right, ignored)

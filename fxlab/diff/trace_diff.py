@@ -11,6 +11,7 @@ from typing import Any
 from fxlab.capture.trace import StageTrace
 from fxlab.errors import UsageError
 from fxlab.diff.fx_diff import StageDiff, diff_stages
+from fxlab.stage_names import ASCEND_IR
 
 
 @dataclass
@@ -145,7 +146,7 @@ def _relative(path: str | None, folder: str) -> str | None:
 def _stage_of(graph: Any, stage: str) -> Any:
     if graph is None:
         return None
-    return graph.ir if stage == "ascend_ir" else graph.stages.get(stage)
+    return graph.ir if stage == ASCEND_IR else graph.stages.get(stage)
 
 
 def select_graphs(count: int, wanted: int | None) -> list[int]:

@@ -15,7 +15,7 @@ import contextlib
 import contextvars
 import itertools
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 from collections.abc import Iterator, Mapping, Sequence
 
 import torch
@@ -125,6 +125,8 @@ class GraphBuilder:
         # Outputs ("<op>:<index>") whose dtype a converter set by hand, as TorchAir's
         # converters set ``desc.dtype`` on some helper outputs.
         self.dtype_set_by_hand: set[str] = set()
+        # Ops the graph keeps although nothing reads them: control inputs of NetOutput.
+        self.must_keep: list[Tensor] = []
 
     # -- naming -----------------------------------------------------------------------
     def unique_name(self, op_type: str, name: str | None = None) -> str:
@@ -355,7 +357,7 @@ _INPUT_NAMES = tuple(f"x{i}" for i in range(64))
 def _named_inputs(inputs: InputSpec) -> Any:
     kind = type(inputs)
     if kind is dict or (kind is not tuple and kind is not list and isinstance(inputs, Mapping)):
-        return inputs.items()
+        return cast(Mapping[str, Any], inputs).items()
     if (kind is tuple or kind is list) and len(inputs) <= len(_INPUT_NAMES):
         return zip(_INPUT_NAMES, inputs)
     return ((f"x{i}", t) for i, t in enumerate(inputs))

@@ -336,7 +336,7 @@ def _target_text(target: Any) -> str:
 def _annotated(value: Any) -> str:
     if not isinstance(value, fx.Node):
         return repr(value) if isinstance(value, str) else str(value)
-    meta = value.meta.get("val")
+    meta: Any = value.meta.get("val")
     shape = getattr(meta, "shape", None)
     if shape is not None and hasattr(meta, "dtype"):
         return f"{value.name}: {meta.dtype}[{', '.join(str(d) for d in shape)}]{meta.device}"

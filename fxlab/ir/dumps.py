@@ -1,4 +1,4 @@
-"""The Ascend IR dumps of one graph, as DESIGN.md's saved trace layout names them.
+"""The Ascend IR dumps of one graph, named as the saved trace layout names them (README, "Saved traces").
 
 ``ascend_ir.json`` (:meth:`IrGraph.to_json`), ``ascend_ir.pb`` (GE ``ModelDef``, binary),
 ``ascend_ir.pbtxt`` (the same as protobuf text) and ``ascend_ir.py`` (TorchAir-style
@@ -16,7 +16,6 @@ from pathlib import Path
 
 import torch.fx as fx
 
-from fxlab import heap
 from fxlab.errors import FxlabError
 from fxlab.ir.dump_py import graph_to_py
 from fxlab.ir.ge_proto import GeProtoError, decode_model_def, encode_model_def
@@ -106,8 +105,7 @@ def write_ir_dumps(graph: IrGraph, directory: str | Path, *, fx_graph: fx.Graph 
         (PBTXT_FILE, lambda: graph_to_pbtxt(graph)),
         (PY_FILE, lambda: graph_to_py(graph, fx_graph)),
     ]
-    with heap.collector_paused():  # the writers make no cycles: refcounts free it all
-        return [write_atomic(folder / name, render()) for name, render in renderers]
+    return [write_atomic(folder / name, render()) for name, render in renderers]
 
 
 def read_ir(path: str | Path) -> IrGraph:

@@ -17,37 +17,21 @@ Python values. Semantics that matter for in-place conversion:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
 
+from fxlab.ir import kernels  # noqa: F401 - registers the reference kernels
 from fxlab.ir.graph_inputs import graph_input_index, sym_pack_value
+from fxlab.ir.host_outputs import converter_fx_outputs
+from fxlab.ir.kernels.registry import KERNEL_RESOLVERS, KERNELS, Kernel
+from fxlab.ir.kernels.rng import rng_offsets
 from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp
-
-Kernel = Callable[[IrOp, list[Any], dict[str, Any]], list[Any]]
-KERNELS: dict[str, Kernel] = {}
-# Kernels chosen per op rather than per type, asked before KERNELS: an op that says which
-# torch op it came from (an auto-converted custom op) runs that op, whatever its GE type.
-KernelResolver = Callable[[IrOp], "Kernel | None"]
-KERNEL_RESOLVERS: list[KernelResolver] = []
 
 
 class ExecutionError(RuntimeError):
     pass
-
-
-def register_kernel(*op_types: str) -> Callable[[Kernel], Kernel]:
-    """Register the CPU reference kernel of GE op types (one kernel per type)."""
-
-    def decorate(fn: Kernel) -> Kernel:
-        for op_type in op_types:
-            if op_type in KERNELS:
-                raise ValueError(f"two reference kernels registered for GE op type {op_type}")
-            KERNELS[op_type] = fn
-        return fn
-
-    return decorate
 
 
 def plain_attrs(op: IrOp) -> dict[str, Any]:
@@ -77,10 +61,8 @@ def execute(
     of ops nothing reads too). ``kernels_by_op`` runs the named ops with other kernels
     than their type's (e.g. the exact form of a GE approximation). Raises
     :class:`ExecutionError` naming the op that failed."""
-    from fxlab.ir import kernels  # noqa: F401 - registers the reference kernels
-
     values = {} if values is None else values
-    outputs: list[torch.Tensor] = []
+    outputs: list[Any] = []
     # Inputs first: a Data op may follow the ops reading it (TorchAir appends the one its
     # optimize_sym_pack makes after the graph's other ops).
     for op in graph.ops:
@@ -111,8 +93,6 @@ def execute_converted(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[An
     ``NetOutput`` values, and for an output TorchAir makes on the host (a view of an
     input, a size) the value of the GE op its converter emitted, read by nothing
     (:func:`fxlab.ir.host_outputs.converter_fx_outputs`). What a converter test checks."""
-    from fxlab.ir.host_outputs import converter_fx_outputs
-
     values: dict[str, Any] = {}
     return converter_fx_outputs(graph, inputs, execute(graph, inputs, values), values)
 
@@ -121,8 +101,6 @@ def _graph_input(graph: IrGraph, op: IrOp, inputs: Sequence[torch.Tensor]) -> to
     """What a ``Data`` op reads: the RNG offsets, which the runtime feeds (see
     :func:`fxlab.ir.kernels.rng.rng_offsets`), or the graph input its index stands for
     (:mod:`fxlab.ir.graph_inputs`)."""
-    from fxlab.ir.kernels.rng import rng_offsets
-
     offsets = rng_offsets(op, len(inputs))
     if offsets is not None:
         return offsets

@@ -11,10 +11,23 @@ from collections.abc import Mapping, Sequence
 
 import torch
 
-from fxlab.ir.builder import InputSpec, Tensor, current_builder
-from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, DataType, TensorValue, ge_dtype, torch_dtype
+from fxlab.ir.builder import SYMBOLIC_SHAPE_ATTR, InputSpec, Tensor, current_builder
+from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, DataType, TensorDesc, TensorValue, ge_dtype, torch_dtype
 
-__all__ = ["Tensor", "DataType", "op", "op1", "const", "cast", "cast_to", "promote", "dtype_of", "set_dtype"]
+__all__ = [
+    "Tensor",
+    "DataType",
+    "op",
+    "op1",
+    "const",
+    "cast",
+    "cast_to",
+    "promote",
+    "dtype_of",
+    "set_dtype",
+    "desc_from_meta",
+    "keep_to_the_end",
+]
 
 
 def op(
@@ -31,6 +44,14 @@ def op(
 def op1(op_type: str, inputs: InputSpec = (), attrs: Mapping[str, Any] | None = None, **kwargs: Any) -> Tensor:
     """Create a single-output op and return its output."""
     return current_builder().add_op(op_type, inputs, attrs, ("y",), **kwargs)[0]
+
+
+def keep_to_the_end(tensor: Tensor) -> Tensor:
+    """Keep ``tensor``'s op in the graph although nothing may read it (a collective that
+    must meet its peers): a control edge into the graph's ``NetOutput``, as TorchAir's
+    ``dont_prune_me`` makes."""
+    current_builder().must_keep.append(tensor)
+    return tensor
 
 
 def set_dtype(tensor: Tensor, dtype: DataType | torch.dtype) -> Tensor:
@@ -141,3 +162,36 @@ def promote(target: DataType, *values: Any) -> list[Tensor]:
         else:
             out.append(const(value, target))
     return out
+
+
+_ONLY_INT = frozenset({int})
+
+
+def static_dim(d: Any) -> int | None:
+    """A size as TorchAir's Data descs take it: an int, or a symbolic size that reads as
+    one (a symbol the shape environment has since fixed); ``None`` when it is symbolic."""
+    if isinstance(d, int):
+        return d
+    try:
+        return int(str(d))
+    except ValueError:
+        return None
+
+
+def desc_from_meta(val: Any, name: str = "y") -> TensorDesc:
+    """A tensor desc from an FX node's fake value; symbolic dims become ``-1`` and the
+    symbols are kept in ``_fxlab_symbolic_shape``."""
+    if not isinstance(val, torch.Tensor):
+        if isinstance(val, (torch.SymInt, int)):
+            return TensorDesc(name, DataType.DT_INT64, ())
+        if isinstance(val, (torch.SymFloat, float)):
+            return TensorDesc(name, DataType.DT_FLOAT, ())
+        return TensorDesc(name)
+    shape = tuple(val.shape)
+    if _ONLY_INT.issuperset(map(type, shape)):  # static: the common case
+        return TensorDesc(name, ge_dtype(val.dtype), shape)
+    dims = [static_dim(d) for d in shape]
+    desc = TensorDesc(name, ge_dtype(val.dtype), tuple(-1 if d is None else d for d in dims))
+    if None in dims:
+        desc.attrs[SYMBOLIC_SHAPE_ATTR] = Attr(AttrKind.STR, str(list(val.shape)))
+    return desc

@@ -87,12 +87,27 @@ class FxOutput:
         return {k: v for k, v in asdict(self).items() if k == "kind" or v != defaults[k] or (k == "offset" and self.kind == VIEW)}
 
     @classmethod
+    def plain(cls, fx_node: str, value: Any) -> FxOutput:
+        """An output that is no GE tensor: ``value`` itself (kept in JSON dumps when JSON
+        can hold it as it is, else only its repr)."""
+        kept = value if value is None or isinstance(value, (bool, int, float, str)) else None
+        return cls(VALUE, fx_node, expr=repr(value), value=kept)
+
+    @classmethod
     def from_json(cls, data: dict[str, Any]) -> FxOutput:
         values = dict(data)
         for key in ("size", "stride"):
             if key in values:
                 values[key] = tuple(values[key])
         return cls(**values)
+
+
+def dim_text(dim: Any) -> int | str:
+    """A size, stride or offset as recorded: an int, or a symbolic one's expression."""
+    if isinstance(dim, int):
+        return dim
+    node = getattr(dim, "node", None)  # a torch.SymInt: its sympy expression
+    return str(node.expr) if node is not None else str(dim)
 
 
 def _dims(dims: Sequence[Any]) -> str:

@@ -40,6 +40,14 @@ class DataType(enum.IntEnum):
     DT_COMPLEX64 = 16
     DT_COMPLEX128 = 17
     DT_BF16 = 27
+    # The quantised types of torch_npu's operators (int4, 8- and 4-bit floats).
+    DT_INT4 = 28
+    DT_HIFLOAT8 = 33
+    DT_FLOAT8_E5M2 = 34
+    DT_FLOAT8_E4M3FN = 35
+    DT_FLOAT8_E8M0 = 36
+    DT_FLOAT4_E2M1 = 39
+    DT_FLOAT4_E1M2 = 40
 
 
 # TorchAir's Python ``ge.DataType`` numbers types differently from the proto enum; attrs
@@ -62,8 +70,16 @@ TORCHAIR_DTYPE_NUMBER: dict[DataType, int] = {
     DataType.DT_COMPLEX128: 17,
     DataType.DT_BF16: 27,
     DataType.DT_UNDEFINED: 28,
+    DataType.DT_INT4: 29,
+    DataType.DT_HIFLOAT8: 34,
+    DataType.DT_FLOAT8_E5M2: 35,
+    DataType.DT_FLOAT8_E4M3FN: 36,
+    DataType.DT_FLOAT8_E8M0: 37,
+    DataType.DT_FLOAT4_E2M1: 40,
+    DataType.DT_FLOAT4_E1M2: 41,
 }
 DTYPE_FROM_TORCHAIR_NUMBER: dict[int, DataType] = {v: k for k, v in TORCHAIR_DTYPE_NUMBER.items()}
+
 
 _TORCH_TO_GE: dict[torch.dtype, DataType] = {
     torch.float32: DataType.DT_FLOAT,
@@ -81,6 +97,10 @@ _TORCH_TO_GE: dict[torch.dtype, DataType] = {
     torch.bool: DataType.DT_BOOL,
     torch.complex64: DataType.DT_COMPLEX64,
     torch.complex128: DataType.DT_COMPLEX128,
+    torch.float8_e5m2: DataType.DT_FLOAT8_E5M2,
+    torch.float8_e4m3fn: DataType.DT_FLOAT8_E4M3FN,
+    torch.float8_e8m0fnu: DataType.DT_FLOAT8_E8M0,
+    torch.float4_e2m1fn_x2: DataType.DT_FLOAT4_E2M1,
 }
 _GE_TO_TORCH: dict[DataType, torch.dtype] = {v: k for k, v in _TORCH_TO_GE.items()}
 
@@ -187,6 +207,8 @@ class Attr:
         if self.kind is AttrKind.LIST_DTYPE:
             return [v.name for v in self.value]
         if self.kind is AttrKind.TENSOR:
+            if self.value.desc.dtype not in _GE_TO_TORCH:  # a type torch lacks (int4): its bytes
+                return {"dtype": self.value.desc.dtype.name, "shape": list(self.value.desc.shape), "bytes": self.value.data.hex()}
             t = self.value.to_torch()
             return {"dtype": self.value.desc.dtype.name, "shape": list(t.shape), "values": t.reshape(-1).tolist()}
         if self.kind in (AttrKind.LIST_INT, AttrKind.LIST_FLOAT, AttrKind.LIST_STR, AttrKind.LIST_BOOL):
@@ -311,7 +333,7 @@ class FrozenAttrs(dict):
             "an op's attrs may be shared with other ops and are read-only: give the op new ones with IrOp.set_attrs or IrOp.drop_attrs"
         )
 
-    __setitem__ = __delitem__ = pop = popitem = clear = update = setdefault = __ior__ = _refuse  # type: ignore[assignment]
+    __setitem__ = __delitem__ = pop = popitem = clear = update = setdefault = __ior__ = _refuse
 
     def __reduce__(self) -> tuple[Any, ...]:  # copy and pickle rebuild it whole
         return (FrozenAttrs, (dict(self),))

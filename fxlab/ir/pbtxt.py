@@ -17,7 +17,6 @@ from google.protobuf import text_encoding
 from fxlab.ir.ge_proto import (
     PROVENANCE_FX_NODE,
     PROVENANCE_SOURCE,
-    desc_cache_key,
     graph_from_model_def,
     shortest_float32,
 )
@@ -42,6 +41,20 @@ _VAL_TYPE_NAMES = {
 
 # -0.0 == 0.0 as a dict key, yet they print differently; tensors are unhashable.
 _UNCACHED_KINDS = frozenset({AttrKind.FLOAT, AttrKind.LIST_FLOAT, AttrKind.TENSOR})
+
+
+def desc_cache_key(tag: Any, desc: TensorDesc) -> tuple[Any, ...] | None:
+    """A dict key for a desc's encoding, or ``None`` when it cannot be cached."""
+    if not desc.attrs:
+        return (tag, desc.name, desc.dtype, desc.shape, desc.layout)
+    if any(a.kind in _UNCACHED_KINDS for a in desc.attrs.values()):
+        return None
+    key = (tag, desc.name, desc.dtype, desc.shape, desc.layout, tuple(desc.attrs.items()))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
 
 
 def _is_plain(text: str) -> bool:
@@ -220,7 +233,7 @@ class _TextWriter:
             return text
         cache_key: tuple[Any, ...] | None = (key, attr.kind, attr.value)
         try:
-            text = self.attr_texts.get(cache_key)
+            text = self.attr_texts.get((key, attr.kind, attr.value))
         except TypeError:  # unhashable value
             text, cache_key = None, None
         if text is None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+import functools
 from typing import Any
 from collections.abc import Callable
 
@@ -67,7 +68,7 @@ def check_op(name: str, prototype: str | Path | None = None) -> CheckReport:
     proto = load_prototype(prototype, _prototype_type(prototype, facts)) if prototype is not None else facts.prototype
     report = CheckReport(facts.qualname, facts.schema, source)
     for check in (_opcheck, _fake_vs_kernel):
-        report.items.append(_guarded(check.__name__, lambda check=check: check(overload, samples)))
+        report.items.append(_guarded(check.__name__, functools.partial(check, overload, samples)))
     report.items.extend(_inplace_rules(overload, samples))
     report.items.extend(_prototype_checks(overload, facts, proto))
     report.items.append(_auto_converter(overload, facts, proto))
@@ -183,7 +184,7 @@ def _tensors_first(schema: Any) -> CheckItem:
         for a in positional
         if first_scalar is not None and _is_tensor_type(a) and positional.index(a) > positional.index(first_scalar)
     ]
-    if late:
+    if late and first_scalar is not None:
         return CheckItem(
             "tensors before scalars",
             FAIL,
@@ -451,7 +452,7 @@ def _converter_runs(overload: Any, facts: OpFacts, samples: list[Sample]) -> Che
             "converter",
             WARN,
             f"{emitted}; its IR was not run against the CPU kernel ({not_run[0]})",
-            "Register a reference kernel for the GE op (fxlab.ir.execute.register_kernel) so the IR can be checked.",
+            "Register a reference kernel for the GE op (fxlab.ir.kernels.registry.register_kernel) so the IR can be checked.",
         )
     return CheckItem("converter", PASS, f"{emitted}; its IR run on CPU matches the CPU kernel on {len(samples)} sample(s)")
 

@@ -58,7 +58,8 @@ def one_node_graph(overload: Any, sample: Sample) -> fx.GraphModule:
 
 def convert_sample(overload: Any, sample: Sample) -> SampleConversion:
     """Convert the op on ``sample``'s fake inputs; ``error`` says why it did not convert."""
-    from fxlab.passes.convert_to_ascend_ir import FAILED_STATUSES, convert_to_ascend_ir
+    from fxlab.passes.conversion_result import FAILED_STATUSES
+    from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 
     result = convert_to_ascend_ir(one_node_graph(overload, sample), "ops_check")
     failed = [n for n in result.nodes if n.status in FAILED_STATUSES]

@@ -26,7 +26,7 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.builder import Tensor
-from fxlab.ir.execute import register_kernel
+from fxlab.ir.kernels.registry import register_kernel
 from fxlab.ir.model import IrOp
 from fxlab.ops.define import CustomOp, define_op
 from fxlab.passes.converters.registry import Sample

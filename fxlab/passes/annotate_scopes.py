@@ -23,6 +23,7 @@ from typing import Any
 import torch.fx as fx
 
 from fxlab.ir.builder import scoped_attrs
+from fxlab.passes.conversion_result import scope_enter_items
 
 SCOPES_KEY = "fxlab.scopes"
 SCOPE_ATTRS_KEY = "fxlab.scope_attrs"
@@ -48,7 +49,7 @@ def _marker_of(target: Any) -> str | None:
         return _marker_of_text(str(target))
     if marker is _UNSEEN:
         marker = _MARKERS[target] = _marker_of_text(str(target))
-    return marker  # type: ignore[return-value]
+    return marker
 
 
 def _marker_of_text(text: str) -> str | None:
@@ -61,8 +62,7 @@ _MARKERS: dict[Any, Any] = {}
 
 def scope_enter_attrs(node: fx.Node) -> dict[str, str]:
     """The key/value strings a scope_enter node pushes (positional or keyword args)."""
-    keys = node.kwargs.get("keys", node.args[0] if node.args else [])
-    values = node.kwargs.get("values", node.args[1] if len(node.args) > 1 else [])
+    keys, values = scope_enter_items(node.args, node.kwargs)
     return {str(k): str(v) for k, v in zip(keys, values)}
 
 

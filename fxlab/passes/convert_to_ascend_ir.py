@@ -14,79 +14,41 @@ produced and how (see :class:`Status`). The FX graph is left as it was.
 
 from __future__ import annotations
 
-import enum
-import gc
 import operator
 import time
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, cast
 
 import sympy
 import torch
 import torch.fx as fx
 
-from fxlab import heap
 from fxlab.ir.builder import SYMBOLIC_SHAPE_ATTR, GraphBuilder, Tensor, building
-from fxlab.ir.host_outputs import AS_STRIDED, GE, SYM, VALUE, VIEW, VIEW_AS_COMPLEX, VIEW_AS_REAL, FxOutput, record_fx_outputs
-from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, attr_of, ge_dtype
+from fxlab.ir.ge import desc_from_meta
+from fxlab.ir.host_outputs import AS_STRIDED, GE, SYM, VIEW, VIEW_AS_COMPLEX, VIEW_AS_REAL, FxOutput, dim_text, record_fx_outputs
+from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, attr_of
+from fxlab.passes import converters  # noqa: F401 - registers fxlab's converters
+from fxlab.passes.conversion_result import (
+    SCOPE_ENTER,
+    UNSUPPORTED_OP_TYPE,
+    ConversionResult,
+    NodeConversion,
+    Status,
+    flatten,
+    is_scope_marker,
+    placeholder_attrs,
+    scope_enter_items,
+)
+from fxlab.passes.converters.registry import AUTO_CONVERTER_LOOKUPS, CONVERTERS, NAMED_CONVERTER_LOOKUPS, ORIGIN_FXLAB, ConverterRegistry
 from fxlab.passes.inference_rule import attach_inference_rules
-from fxlab.passes.symbolic_lists import pack_symbolic_lists
+from fxlab.passes.output_reuse import OUTPUT_DTYPES_ATTR
+from fxlab.passes.symbolic_lists import HOST_TENSOR_ATTR, pack_symbolic_lists
+from fxlab.passes.converters.auto import auto_converter_verdict, library_op_refusal
+from fxlab.passes.torchair_refusals import RefusedLikeTorchAir, is_protected, not_converted_reason, refusal
+from fxlab.source_lines import node_source
 
-if TYPE_CHECKING:
-    from fxlab.passes.converters.registry import ConverterRegistry
-
-UNSUPPORTED_OP_TYPE = "FxlabUnsupported"
-SCOPE_ENTER = "air.scope_enter.default"
-SCOPE_EXIT = "air.scope_exit.default"
-HOST_TENSOR_ATTR = "_host_tensor"
-
-
-class Status(str, enum.Enum):
-    CONVERTED = "converted"
-    AUTO = "auto"  # TorchAir's auto converter rules for a custom op
-    UNSUPPORTED = "unsupported"
-    RAISED = "raised"
-    REFUSED = "refused"  # TorchAir fails on it: its converter only raises, or it has none
-    MARKER = "marker"  # scope markers and getitem: no GE op of their own
-
-
-FAILED_STATUSES = (Status.UNSUPPORTED, Status.RAISED, Status.REFUSED)
 CONVERT_REFUSED_HINT = "fxlab converts it only when asked (--convert-refused), since TorchAir would not"
-
-
-@dataclass(slots=True, init=False)
-class NodeConversion:
-    node: str
-    target: str
-    status: Status
-    ge_ops: list[str] = field(default_factory=list)
-    message: str = ""
-    source: str | None = None
-
-    # Written out: one per FX node, and the generated one's default-factory check is slow.
-    def __init__(
-        self, node: str, target: str, status: Status, ge_ops: list[str] | None = None, message: str = "", source: str | None = None
-    ) -> None:
-        self.node = node
-        self.target = target
-        self.status = status
-        self.ge_ops = [] if ge_ops is None else ge_ops
-        self.message = message
-        self.source = source
-
-
-@dataclass
-class ConversionResult:
-    graph: IrGraph
-    nodes: list[NodeConversion]
-    seconds: float = 0.0
-    warnings: list[str] = field(default_factory=list)
-
-    @property
-    def partial(self) -> bool:
-        return any(n.status in FAILED_STATUSES for n in self.nodes)
-
 
 # What the pass does with a call_function target (see AscendIrConverter._plan).
 _CONVERT, _GETITEM, _SCOPE, _UNSUPPORTED, _REFUSED = "convert", "getitem", "scope", "unsupported", "refused"
@@ -94,39 +56,6 @@ _UNKNOWN: Any = object()  # "not computed yet", where None is a valid value
 
 # (kind, converter, status, target name)
 _Plan = tuple[str, "Callable[..., Any] | None", Status, str]
-
-# Fallback converter lookups for targets without a registered converter, tried in order
-# (the custom-op kit adds TorchAir's auto-converter rules here). Each returns a converter
-# function or ``None``.
-AutoConverterLookup = Callable[[Any], "Callable[..., Any] | None"]
-AUTO_CONVERTER_LOOKUPS: list[AutoConverterLookup] = []
-# Lookups of fxlab's own converters by operator name, for operators whose OpOverload
-# objects torch may re-create while they are defined (torch_npu's, defined by fxlab).
-NAMED_CONVERTER_LOOKUPS: list[AutoConverterLookup] = []
-
-
-def node_source(node: fx.Node) -> str | None:
-    """``file:line`` of the user code that produced ``node`` (last frame of its stack)."""
-    cached = node.meta.get("fxlab.source")
-    if cached is not None:
-        return cached
-    trace = node.meta.get("stack_trace")
-    if not trace:
-        return None
-    last = None
-    for line in trace.splitlines():
-        line = line.strip()
-        if line.startswith("File "):
-            last = line
-    if last is None:
-        return None
-    try:
-        path = last.split('"')[1]
-        lineno = last.split("line ")[1].split(",")[0]
-    except IndexError:
-        return None
-    return f"{path}:{lineno}"
-
 
 _ONLY_INT = frozenset({int})
 
@@ -138,39 +67,33 @@ class _GraphConstant:
     tensor: torch.Tensor
 
 
-def static_dim(d: Any) -> int | None:
-    """A size as TorchAir's Data descs take it: an int, or a symbolic size that reads as
-    one (a symbol the shape environment has since fixed); ``None`` when it is symbolic."""
-    if isinstance(d, int):
-        return d
-    try:
-        return int(str(d))
-    except ValueError:
-        return None
+# Types torch has no counterpart for (torch_npu carries them in uint8): a converter's
+# result typed so by hand keeps its type when the node's fake value types it, as
+# TorchAir's ``set_meta`` keeps it.
+KEPT_RESULT_DTYPES = frozenset({DataType.DT_HIFLOAT8, DataType.DT_FLOAT8_E8M0, DataType.DT_FLOAT4_E2M1, DataType.DT_FLOAT4_E1M2})
 
 
-def desc_from_meta(val: Any, name: str = "y") -> TensorDesc:
-    """A tensor desc from a node's fake value; symbolic dims become ``-1`` and the
-    symbols are kept in ``_fxlab_symbolic_shape``."""
-    if not isinstance(val, torch.Tensor):
-        if isinstance(val, (torch.SymInt, int)):
-            return TensorDesc(name, DataType.DT_INT64, ())
-        if isinstance(val, (torch.SymFloat, float)):
-            return TensorDesc(name, DataType.DT_FLOAT, ())
-        return TensorDesc(name)
-    shape = tuple(val.shape)
-    if _ONLY_INT.issuperset(map(type, shape)):  # static: the common case
-        return TensorDesc(name, ge_dtype(val.dtype), shape)
-    dims: list[int] = []
-    symbolic = False
-    for d in shape:
-        static = static_dim(d)
-        symbolic = symbolic or static is None
-        dims.append(-1 if static is None else static)
-    desc = TensorDesc(name, ge_dtype(val.dtype), tuple(dims))
-    if symbolic:
-        desc.attrs[SYMBOLIC_SHAPE_ATTR] = Attr(AttrKind.STR, str(list(val.shape)))
+def _result_desc(result: Tensor, meta: Any) -> TensorDesc:
+    """A converter result's desc from the node's fake value (its type kept when it is
+    one of :data:`KEPT_RESULT_DTYPES`)."""
+    desc = desc_from_meta(meta, result.op.output_desc[result.index].name)
+    kept = result.op.output_desc[result.index].dtype
+    if kept in KEPT_RESULT_DTYPES:
+        desc.dtype = kept
     return desc
+
+
+def _no_converter_reason(target: Any) -> str:
+    """Why ``target`` has no converter here: for an op of torch's or torch_npu's own
+    namespaces, TorchAir's verdict on it (no GE op is ever assumed for one); for a
+    custom op, why TorchAir's auto converter would not make one."""
+    if is_protected(str(target)):
+        return not_converted_reason(target)
+    if isinstance(target, torch._ops.OpOverload):
+        _, _, why = auto_converter_verdict(target)
+        if why:
+            return f"no Ascend IR converter for {target}, and TorchAir's auto converter would not make one: {why}"
+    return f"no Ascend IR converter for {target}"
 
 
 AUTO_FUNCTIONALIZED_V2 = getattr(torch.ops.higher_order, "auto_functionalized_v2", None)
@@ -183,10 +106,6 @@ class AscendIrConverter:
         self.gm = gm
         self.convert_refused = convert_refused
         self._refusals: dict[int, str] = {}  # by id(target): why TorchAir fails on it
-        # Imported here, not at module level: the converters package imports this module
-        # (to add auto-converter lookups), so a top-level import would be circular.
-        from fxlab.passes.converters.registry import CONVERTERS
-
         self.builder = GraphBuilder(name)
         self.registry = CONVERTERS if registry is None else registry  # an empty registry is falsy
         self.values: dict[fx.Node, Any] = {}
@@ -201,22 +120,12 @@ class AscendIrConverter:
 
     def run(self) -> ConversionResult:
         start = time.perf_counter()
-        # The pass allocates many small objects and frees none of them; with a large heap
-        # (a trace holds every stage's graph and fake tensors) the collections that
-        # triggers cost more than the conversion itself, and there is no garbage to find.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
-        try:
-            with building(self.builder):
-                for node in self.gm.graph.nodes:
-                    self._convert_node(node)
-        finally:
-            if gc_was_enabled:
-                heap.promote_to_old_generation()  # the IR lives as long as the trace
-                gc.enable()
+        with building(self.builder):
+            for node in self.gm.graph.nodes:
+                self._convert_node(node)
         if self.builder.scope_stack:
             self.warnings.append(f"{len(self.builder.scope_stack)} scope(s) entered and never exited")
-        return ConversionResult(self.builder.graph, self.records, time.perf_counter() - start, self.warnings)
+        return ConversionResult(self.builder.graph, self.records, self.gm, warnings=self.warnings, seconds=time.perf_counter() - start)
 
     def _convert_node(self, node: fx.Node) -> None:
         if node.op == "call_function":  # nearly every node: tested first
@@ -284,22 +193,38 @@ class AscendIrConverter:
         host, and a GE tensor returned twice is one output."""
         tensors: list[Tensor] = []
         index_of: dict[str, int] = {}
-        fx_outputs = [self._fx_output(item, tensors, index_of) for item in _flatten(node.args[0])]
+        items = flatten(node.args[0])
+        fx_outputs = [self._fx_output(item, tensors, index_of) for item in items]
         with self.builder.converting(node.name, None):
-            self.builder.add_op("NetOutput", {f"x{i}": t for i, t in enumerate(tensors)}, None, (), name="NetOutput")
+            inputs = {f"x{i}": t for i, t in enumerate(tensors)}
+            self.builder.add_op("NetOutput", inputs, None, (), name="NetOutput", dependencies=self.builder.must_keep)
         self.builder.graph.outputs.extend(t.tensor for t in tensors)
         record_fx_outputs(self.builder.graph, fx_outputs)
+        self._record_untyped_outputs(items, fx_outputs, tensors)
+
+    def _record_untyped_outputs(self, items: list[Any], fx_outputs: list[FxOutput], tensors: list[Tensor]) -> None:
+        """TorchAir types its graph outputs (``_output_dtypes``) from the FX values: an
+        output whose node has none (an op that returns nothing) is DT_UNDEFINED there,
+        whatever its desc says. Written only then; the GE passes write it otherwise."""
+        metas: list[Any] = [None] * len(tensors)
+        for item, out in zip(items, fx_outputs):
+            if out.kind == GE and out.ge_index is not None and isinstance(item, fx.Node):
+                metas[out.ge_index] = item.meta.get("val")
+        if all(m is not None for m in metas):
+            return
+        numbers = [TORCHAIR_DTYPE_NUMBER[DataType.DT_UNDEFINED if m is None else t.dtype] for m, t in zip(metas, tensors)]
+        self.builder.graph.attrs[OUTPUT_DTYPES_ATTR] = Attr(AttrKind.LIST_INT, tuple(numbers))
 
     def _fx_output(self, item: Any, tensors: list[Tensor], index_of: dict[str, int]) -> FxOutput:
         """Where one FX output comes from; a new GE output is appended to ``tensors``."""
         if not isinstance(item, fx.Node):
-            return FxOutput(VALUE, expr=repr(item), value=_json_value(item))
+            return FxOutput.plain("", item)
         value, meta = self.values.get(item), item.meta.get("val")
         if type(value) is _GraphConstant:  # a constant returned as it is
             with self.builder.converting(item.name, node_source(item)):
                 value = self._input_value(item)
         if not isinstance(value, Tensor):
-            return FxOutput(VALUE, item.name, expr=repr(value), value=_json_value(value))
+            return FxOutput.plain(item.name, value)
         if isinstance(meta, (torch.SymInt, torch.SymFloat, torch.SymBool)):
             return FxOutput(
                 SYM, item.name, expr=str(meta.node.expr), symbols=self._symbols_in(meta.node.expr.free_symbols), ge_value=value.tensor
@@ -332,9 +257,9 @@ class AscendIrConverter:
             name,
             input_index=index,
             view_fn=view_fn,
-            size=tuple(map(_dim, meta.shape)),
-            stride=tuple(map(_dim, meta.stride())),
-            offset=_dim(meta.storage_offset()),
+            size=tuple(map(dim_text, meta.shape)),
+            stride=tuple(map(dim_text, meta.stride())),
+            offset=dim_text(meta.storage_offset()),
             symbols=self._symbols_in(free),
             ge_value=ge_value,
         )
@@ -352,7 +277,8 @@ class AscendIrConverter:
         key = _storage_key(meta)
         if key is not None:
             return self._input_storages.get(key)
-        return next(((i, base) for i, base in self._tensor_inputs if torch._C._is_alias_of(base, meta)), None)
+        # torch._C._is_alias_of exists; torch's stubs (torch/_C/__init__.pyi) leave it out.
+        return next(((i, base) for i, base in self._tensor_inputs if torch._C._is_alias_of(base, meta)), None)  # type: ignore[attr-defined]
 
     def _symbols_in(self, free_symbols: Any) -> dict[str, int]:
         """Each symbol -> the ``Data`` index of the symbolic graph input that holds it."""
@@ -373,18 +299,22 @@ class AscendIrConverter:
             and target_name not in KEEPS_EMPTY_OUTPUTS
         ):
             self._convert_empty(node, target_name)
-        elif kind is _CONVERT:
-            self._run_converter(node, fn, status, target_name)
+        elif kind is _CONVERT and fn is not None:
+            refused = self._wrapped_refusal(node) if target is AUTO_FUNCTIONALIZED_V2 else None
+            if refused is None:
+                self._run_converter(node, fn, status, target_name)
+            else:
+                self._emit_placeholder(node, Status.REFUSED, refused)
         elif kind is _GETITEM:
             base, index = node.args
-            self.values[node] = self.values[base][index]
+            self.values[node] = self.values[cast(fx.Node, base)][index]
             self._record(node, Status.MARKER, [], source=node_source(node), target_name=target_name)
         elif kind is _SCOPE:
             self._convert_scope_marker(node)
         elif kind is _REFUSED:
             self._emit_placeholder(node, Status.REFUSED, self._refusals[id(target)])
         else:
-            self._emit_placeholder(node, Status.UNSUPPORTED, f"no Ascend IR converter for {target}")
+            self._emit_placeholder(node, Status.UNSUPPORTED, _no_converter_reason(target))
 
     def _convert_empty(self, node: fx.Node, target_name: str) -> None:
         """TorchAir runs no converter for a node whose every output is an empty tensor of
@@ -399,9 +329,10 @@ class AscendIrConverter:
     def _plan(self, target: Any) -> _Plan:
         """What to do with every node of ``target``, decided once per target and run."""
         target_name = str(target)
+        plan: _Plan
         if target is operator.getitem:
             plan = (_GETITEM, None, Status.MARKER, target_name)
-        elif target_name in (SCOPE_ENTER, SCOPE_EXIT):
+        elif is_scope_marker(target_name):
             plan = (_SCOPE, None, Status.MARKER, target_name)
         else:
             fn, status = self._lookup(target)
@@ -418,11 +349,10 @@ class AscendIrConverter:
         """Why TorchAir fails on ``target``, when it does and fxlab must say so: a user's
         converter replaces TorchAir's (as a plugin does on an NPU machine), and with
         ``convert_refused`` fxlab's own converter runs (with a warning)."""
-        from fxlab.passes.converters.registry import ORIGIN_FXLAB
-        from fxlab.passes.torchair_refusals import refusal
-
         converter = self.registry.get(target)
-        verdict = refusal(target) if converter is None or converter.origin == ORIGIN_FXLAB else None
+        if converter is not None and converter.origin != ORIGIN_FXLAB:
+            return None
+        verdict = refusal(target) or library_op_refusal(target)
         if verdict is None:
             return None
         if self.convert_refused and fn is not None:
@@ -430,10 +360,18 @@ class AscendIrConverter:
             return None
         return verdict.message() + (f"; {CONVERT_REFUSED_HINT}" if fn is not None else "")
 
+    def _wrapped_refusal(self, node: fx.Node) -> str | None:
+        """Why TorchAir fails on the custom op an ``auto_functionalized_v2`` node wraps,
+        when an installed library defines it and nothing converts it (see :meth:`_refusal`)."""
+        op = node.args[0] if node.args else None
+        if op is None or self.registry.get(op) is not None:
+            return None
+        verdict = library_op_refusal(op)
+        return verdict.message() if verdict is not None else None
+
     def _convert_scope_marker(self, node: fx.Node) -> None:
         if str(node.target) == SCOPE_ENTER:
-            keys, values = node.args[0], node.args[1]
-            self.builder.push_scope(list(keys), list(values))
+            self.builder.push_scope(*scope_enter_items(node.args, node.kwargs))
         elif not self.builder.pop_scope():
             self.warnings.append(f"{node.name}: scope_exit without a matching scope_enter")
         self._record(node, Status.MARKER, [])
@@ -467,6 +405,11 @@ class AscendIrConverter:
             if self._symbolic:
                 args, kwargs = pack_symbolic_lists(node.args, args), pack_symbolic_lists(node.kwargs, kwargs)
             result = self._call_converter(fn, args, kwargs, meta, node)
+        except RefusedLikeTorchAir as exc:
+            builder.end_node(token)
+            del ops[first_new:]
+            self._emit_placeholder(node, Status.REFUSED, exc.message(target_name))
+            return
         except Exception as exc:  # noqa: BLE001 - any converter failure becomes a placeholder
             builder.end_node(token)
             del ops[first_new:]
@@ -477,11 +420,10 @@ class AscendIrConverter:
             return
         builder.end_node(token)
         builder.unset_helper_dtypes(first_new)
-        if meta is None:
-            pass  # a node with no value (one a pass added for its ops): its ops keep their descs
-        elif type(result) is Tensor:
-            result.op.set_output_desc(result.index, desc_from_meta(meta, result.op.output_desc[result.index].name))
-            builder.fake_values[result.tensor] = meta
+        if type(result) is Tensor:
+            if meta is not None:  # an op that returns nothing keeps the desc its converter made, as in TorchAir
+                result.op.set_output_desc(result.index, _result_desc(result, meta))
+                builder.fake_values[result.tensor] = meta
         else:
             self._set_output_descs(result, meta)
         if node.target is not AUTO_FUNCTIONALIZED_V2:  # that converter attaches its op's rule itself
@@ -500,18 +442,18 @@ class AscendIrConverter:
         """Each result tensor's desc and FX value from the node's, as TorchAir's
         ``set_ge_outputs`` gives them."""
         if isinstance(result, Tensor):
-            result.op.set_output_desc(result.index, desc_from_meta(meta, result.desc.name))
+            result.op.set_output_desc(result.index, _result_desc(result, meta))
             self.builder.fake_values[result.tensor] = meta
         elif isinstance(result, (list, tuple)) and isinstance(meta, (list, tuple)):
             for out, val in zip(result, meta):
                 if isinstance(out, Tensor) and isinstance(val, torch.Tensor):
-                    out.op.set_output_desc(out.index, desc_from_meta(val, out.desc.name))
+                    out.op.set_output_desc(out.index, _result_desc(out, val))
                     self.builder.fake_values[out.tensor] = val
 
     def _emit_placeholder(self, node: fx.Node, status: Status, message: str) -> None:
         meta = node.meta.get("val")
         metas = list(meta) if isinstance(meta, (list, tuple)) else [meta]
-        attrs = {"_fxlab_unsupported": str(node.target), "_fxlab_reason": message}
+        attrs = placeholder_attrs(str(node.target), message)
         first_new = len(self.builder.graph.ops)
         with self.builder.converting(node.name, node_source(node)):
             inputs = [v for v in map(self._input_value, node.all_input_nodes) if isinstance(v, Tensor)]
@@ -545,7 +487,7 @@ KEEPS_EMPTY_OUTPUTS = frozenset(
 def _all_outputs_empty(meta: Any) -> bool:
     """Every output of the node is a tensor with no elements and no symbolic size,
     stride or offset (TorchAir's test, outputs of nested lists included)."""
-    flat = _flatten(meta)
+    flat = flatten(meta)
     return bool(flat) and all(isinstance(t, torch.Tensor) and _static_and_empty(t) for t in flat)
 
 
@@ -605,29 +547,12 @@ def _storage_key(t: torch.Tensor) -> int | None:
         return None
 
 
-def _dim(d: Any) -> int | str:
-    return d if isinstance(d, int) else str(d.node.expr)
-
-
-def _json_value(value: Any) -> Any:
-    """``value`` when a JSON dump can hold it as it is, else ``None`` (its repr is kept)."""
-    return value if value is None or isinstance(value, (bool, int, float, str)) else None
-
-
-def _flatten(value: Any) -> list[Any]:
-    if isinstance(value, (list, tuple)):
-        return [x for v in value for x in _flatten(v)]
-    return [value]
-
-
 def convert_to_ascend_ir(
     gm: fx.GraphModule, name: str = "graph", registry: ConverterRegistry | None = None, *, convert_refused: bool = False
 ) -> ConversionResult:
     """Convert ``gm`` (a functional ATen graph with fake ``val`` meta) to Ascend IR. Ops
     TorchAir fails on become placeholders (status ``refused``) unless ``convert_refused``
     lets fxlab's own converters run for them."""
-    from fxlab.passes import converters  # noqa: F401 - registers fxlab's converters
-
     result = AscendIrConverter(gm, name, registry, convert_refused=convert_refused).run()
     _ops_to_their_owners(gm, result.graph)
     return result
@@ -639,6 +564,6 @@ def _ops_to_their_owners(gm: fx.GraphModule, graph: IrGraph) -> None:
     owners = {n.name: n.meta["fxlab.ge_owner"] for n in gm.graph.nodes if "fxlab.ge_owner" in n.meta}
     if owners:
         for op in graph.ops:
-            owner = owners.get(op.fx_node)  # type: ignore[arg-type]
+            owner = owners.get(op.fx_node or "")
             if owner is not None:
                 op.fx_node = owner

@@ -175,11 +175,13 @@ def _output_known(op: IrOp, index: int, known: dict[str, Known]) -> Known:
 
 def _rule(op: IrOp, known: dict[str, Known]) -> str | None:
     outputs = [_output_known(op, i, known) for i in range(len(op.output_desc))]
-    if not all(o.defined for o in outputs):
+    shapes = [o.shape for o in outputs if o.shape is not None]
+    dtypes = [o.dtype for o in outputs if o.dtype is not None]
+    if len(shapes) < len(outputs) or len(dtypes) < len(outputs):  # some output is not known
         return None
     rule = {
         # static sizes name no symbol, so no input is needed to compute them
-        "shape": {"inputs": [None] * len(op.inputs), "outputs": [[str(d) for d in o.shape] for o in outputs]},
-        "dtype": [TORCHAIR_DTYPE_NUMBER[o.dtype] for o in outputs],
+        "shape": {"inputs": [None] * len(op.inputs), "outputs": [[str(d) for d in shape] for shape in shapes]},
+        "dtype": [TORCHAIR_DTYPE_NUMBER[dtype] for dtype in dtypes],
     }
     return json.dumps(rule, indent=2)

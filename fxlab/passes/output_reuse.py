@@ -25,34 +25,18 @@ named ``_fxlab_ge_option:<option>`` so dumps show them and the reference executo
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Mapping, Sequence
 
 import torch
 
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, IrGraph, IrOp, TensorDesc
+from fxlab.passes.infra import PassResult
 
 REUSE_INPUT_OPTION = "ge.exec.outputReuseInputMemIndexes"
 REUSE_OUTPUT_OPTION = "ge.exec.outputReuseMemIndexes"
 OPTION_ATTR_PREFIX = "_fxlab_ge_option:"
 OUTPUT_DTYPES_ATTR = "_output_dtypes"
-
-
-@dataclass
-class OutputReuse:
-    """What the pass did: graph output index -> graph input (``Data`` index) it writes,
-    the ``Assign`` ops removed or kept, and the GE options TorchAir would pass."""
-
-    output_ref_input: dict[int, int] = field(default_factory=dict)
-    removed_assigns: list[str] = field(default_factory=list)
-    kept_assigns: list[str] = field(default_factory=list)
-    ge_options: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.removed_assigns or self.kept_assigns)
 
 
 def _net_output(graph: IrGraph) -> IrOp:
@@ -113,32 +97,40 @@ def _initial_output_dtypes(graph: IrGraph, net_output: IrOp) -> list[int]:
     return [TORCHAIR_DTYPE_NUMBER[d.dtype] for d in net_output.input_desc]
 
 
-def map_assign_to_graph_output(graph: IrGraph) -> OutputReuse:
-    """Apply the rewrite to ``graph`` in place; see the module docstring."""
+def map_assign_to_graph_output(graph: IrGraph) -> PassResult[IrGraph]:
+    """Apply the rewrite to ``graph`` in place; see the module docstring. The GE options
+    go on the graph (:func:`ge_options` reads them back); the result's notes name a value
+    written into several inputs."""
     net_output = _net_output(graph)
     original_outputs = len(net_output.input_desc)
     output_dtypes = _initial_output_dtypes(graph, net_output)
     data_ops = _data_outputs(graph)
-    result = OutputReuse()
+    output_ref_input: dict[int, int] = {}  # graph output index -> the Data index it writes
+    removed: set[str] = set()
+    kept = False
     for op in [op for op in graph.ops if op.type == "Assign"]:
         ref = op.data_inputs[0]
         if ref in data_ops:
             data = data_ops[ref]
-            for index in _map_to_output(net_output, op, data, output_dtypes, result.output_ref_input):
-                result.output_ref_input[index] = data.attr_value("index")
-            result.removed_assigns.append(op.name)
+            for index in _map_to_output(net_output, op, data, output_dtypes, output_ref_input):
+                output_ref_input[index] = data.attr_value("index")
+            removed.add(op.name)
         else:
             net_output.inputs.append(f"{op.name}:-1")
-            result.kept_assigns.append(op.name)
-    result.notes.extend(_shared_value_notes(graph, result.output_ref_input))
-    removed = set(result.removed_assigns)
+            kept = True
+    notes = _shared_value_notes(graph, output_ref_input)
     graph.ops = [op for op in graph.ops if op.name not in removed]
     graph.outputs = list(net_output.data_inputs)
     graph.attrs[OUTPUT_DTYPES_ATTR] = Attr(AttrKind.LIST_INT, tuple(output_dtypes))
-    result.ge_options = reuse_options(result.output_ref_input, original_outputs)
-    for key, value in result.ge_options.items():
+    for key, value in reuse_options(output_ref_input, original_outputs).items():
         graph.attrs[OPTION_ATTR_PREFIX + key] = Attr(AttrKind.STR, value)
-    return result
+    changed = bool(removed or kept)
+    return PassResult(graph, changed, [net_output.name] if changed else [], notes)
+
+
+def ge_options(graph: IrGraph) -> dict[str, str]:
+    """The GE options recorded on ``graph`` (by this pass, or read from TorchAir's)."""
+    return {key[len(OPTION_ATTR_PREFIX) :]: str(attr.value) for key, attr in graph.attrs.items() if key.startswith(OPTION_ATTR_PREFIX)}
 
 
 def _shared_value_notes(graph: IrGraph, output_ref_input: dict[int, int]) -> list[str]:

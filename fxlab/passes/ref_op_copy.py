@@ -13,9 +13,8 @@ the output reuse pass, in TorchAir's order.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from fxlab.ir.model import IrGraph, IrOp
+from fxlab.passes.infra import PassResult
 
 # TorchAir's table (``_get_output_to_input_ref_idx``): ref output index -> the input it writes.
 REF_OUTPUT_INPUTS: dict[str, dict[int, int]] = {
@@ -27,14 +26,6 @@ REF_OUTPUT_INPUTS: dict[str, dict[int, int]] = {
     "RecurrentGatedDeltaRule": {1: 4},
     "QkvRmsNormRopeCache": {0: 6, 1: 7, 2: 8},
 }
-
-
-@dataclass
-class RefOpCopies:
-    """What the pass did: the ``TensorMove`` and ``Assign`` ops it removed."""
-
-    removed_moves: list[str] = field(default_factory=list)
-    removed_assigns: list[str] = field(default_factory=list)
 
 
 def _ref_outputs(graph: IrGraph) -> dict[str, tuple[IrOp, int]]:
@@ -59,14 +50,16 @@ def _reader_counts(graph: IrGraph) -> dict[str, int]:
     return counts
 
 
-def remove_ref_op_copies(graph: IrGraph) -> RefOpCopies:
-    """Apply the pass to ``graph`` in place; see the module docstring."""
+def remove_ref_op_copies(graph: IrGraph) -> PassResult[IrGraph]:
+    """Apply the pass to ``graph`` in place; see the module docstring. Its result names
+    the ref ops that now write the graph input themselves."""
     by_name = graph.op_by_name()
     refs = _ref_outputs(graph)
     readers = _reader_counts(graph)
     net_output = next((op for op in graph.ops if op.type == "NetOutput"), None)
     outputs = set(net_output.inputs) if net_output is not None else set()
-    result = RefOpCopies()
+    removed: list[str] = []  # TensorMove and Assign ops
+    repointed: list[str] = []
     for assign in [op for op in graph.ops if op.type == "Assign"]:
         target, value = assign.inputs[0], assign.inputs[1]
         data = by_name.get(target.rpartition(":")[0])
@@ -77,9 +70,10 @@ def remove_ref_op_copies(graph: IrGraph) -> RefOpCopies:
         if move is None or move.type != "TensorMove" or move.inputs[0] != target or readers.get(target, 0) != 2:
             continue
         ref_op.inputs[ref_input] = target
-        result.removed_moves.append(move.name)
+        repointed.append(ref_op.name)
+        removed.append(move.name)
         if value not in outputs and readers.get(value, 0) != 1:
-            result.removed_assigns.append(assign.name)
-    removed = set(result.removed_moves) | set(result.removed_assigns)
-    graph.ops = [op for op in graph.ops if op.name not in removed]
-    return result
+            removed.append(assign.name)
+    gone = set(removed)
+    graph.ops = [op for op in graph.ops if op.name not in gone]
+    return PassResult(graph, bool(repointed), repointed)

@@ -36,7 +36,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import torch
 import torch.fx as fx
@@ -168,7 +168,7 @@ def _storage(node: fx.Node) -> int | None:
 def _is_view_op(target: Any) -> bool:
     from torch.fx.passes.reinplace import _is_view_op as is_view
 
-    return is_view(target)
+    return bool(is_view(target))
 
 
 class _InplaceChecker:
@@ -239,7 +239,7 @@ def _apply(graph: fx.Graph, plan: _Plan) -> None:
     from torch._dispatch.python import enable_python_dispatcher
 
     for copy_node in plan.epilogues.values():
-        copy_node.replace_all_uses_with(copy_node.args[0])
+        copy_node.replace_all_uses_with(cast(fx.Node, copy_node.args[0]))
         graph.erase_node(copy_node)
     # New nodes' values are computed as Inductor's ``graph_call_function`` does.
     with enable_python_dispatcher(), plan.fake_mode:
@@ -250,9 +250,9 @@ def _apply(graph: fx.Graph, plan: _Plan) -> None:
             scatter.replace_all_uses_with(new)
             graph.erase_node(scatter)
         for scatter in [s for s in plan.scatters if s in plan.reinplace]:
-            inp, src, view_args = scatter.args[0], scatter.args[1], scatter.args[2:]
+            inp, src, view_args = cast(fx.Node, scatter.args[0]), scatter.args[1], scatter.args[2:]
             with graph.inserting_before(scatter):
-                view = _call(graph, SCATTER_TO_VIEW[scatter.target], (inp, *view_args), dict(scatter.kwargs))
+                view = _call(graph, SCATTER_TO_VIEW[cast(torch._ops.OpOverload, scatter.target)], (inp, *view_args), dict(scatter.kwargs))
                 _call(graph, aten.copy_.default, (view, src), {})
             scatter.replace_all_uses_with(inp)
             graph.erase_node(scatter)
@@ -289,9 +289,9 @@ def _is_mutation_op(node: fx.Node) -> bool:
     ):
         return target._schema.is_mutable
     if node.op == "call_function":
-        if _MUTATION_NAME.search(target.__name__):
+        if _MUTATION_NAME.search(getattr(target, "__name__", "")):
             return True
     elif node.op == "call_method":
-        if _MUTATION_NAME.search(target):
+        if _MUTATION_NAME.search(str(target)):
             return True
     return node.kwargs.get("out") is not None

@@ -13,26 +13,14 @@ names the renumbered indices.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from fxlab.ir.graph_inputs import graph_input_index, record_input_indices
 from fxlab.ir.model import IrGraph, attr_of
+from fxlab.passes.infra import PassResult
 
 
-@dataclass
-class DeadData:
-    """What the pass did: the ``Data`` ops removed (name -> the graph input it read) and
-    the graph input each remaining ``Data`` index reads."""
-
-    removed: dict[str, int] = field(default_factory=dict)
-    input_indices: list[int] = field(default_factory=list)
-
-    @property
-    def notes(self) -> list[str]:
-        if not self.removed:
-            return []
-        dropped = ", ".join(f"{name} (input {index})" for name, index in self.removed.items())
-        return [f"graph input(s) nothing reads dropped from the GE graph, as TorchAir drops them: {dropped}; the other Data ops renumbered"]
+def _note(removed: dict[str, int]) -> str:
+    dropped = ", ".join(f"{name} (input {index})" for name, index in removed.items())
+    return f"graph input(s) nothing reads dropped from the GE graph, as TorchAir drops them: {dropped}; the other Data ops renumbered"
 
 
 def _read_data(graph: IrGraph, data_names: set[str]) -> set[str]:
@@ -48,28 +36,32 @@ def _read_data(graph: IrGraph, data_names: set[str]) -> set[str]:
     return read
 
 
-def remove_dead_data(graph: IrGraph) -> DeadData:
-    """Apply the pass to ``graph`` in place; see the module docstring."""
+def remove_dead_data(graph: IrGraph) -> PassResult[IrGraph]:
+    """Apply the pass to ``graph`` in place; see the module docstring. Its result names
+    the ``Data`` ops renumbered and the ops that lost a control edge from a removed one."""
     data_ops = [op for op in graph.ops if op.type == "Data"]
     read = _read_data(graph, {op.name for op in data_ops})
-    result = DeadData()
+    removed: dict[str, int] = {}  # Data op -> the graph input it read
+    input_indices: list[int] = []  # the graph input each remaining Data index reads
+    renumbered: list[str] = []
     for op in data_ops:
         original = graph_input_index(graph, op.attr_value("index"))
         if op.name not in read:
-            result.removed[op.name] = original
+            removed[op.name] = original
             continue
-        new_index = len(result.input_indices)
-        result.input_indices.append(original)
+        new_index = len(input_indices)
+        input_indices.append(original)
         if op.attr_value("index") != new_index:
             op.set_attrs({"index": attr_of(new_index)})
-    if not result.removed:
-        return result
-    dead_controls = {f"{name}:-1" for name in result.removed}
-    graph.ops = [op for op in graph.ops if op.name not in result.removed]
-    for op in graph.ops:
-        if any(ref in dead_controls for ref in op.inputs):
-            op.inputs = [ref for ref in op.inputs if ref not in dead_controls]
+            renumbered.append(op.name)
+    if not removed:
+        return PassResult(graph, bool(renumbered), renumbered)
+    dead_controls = {f"{name}:-1" for name in removed}
+    graph.ops = [op for op in graph.ops if op.name not in removed]
+    cut = [op for op in graph.ops if any(ref in dead_controls for ref in op.inputs)]
+    for op in cut:
+        op.inputs = [ref for ref in op.inputs if ref not in dead_controls]
     by_name = graph.op_by_name()
-    graph.inputs = sorted((n for n in graph.inputs if n not in result.removed), key=lambda n: by_name[n].attr_value("index"))
-    record_input_indices(graph, result.input_indices)
-    return result
+    graph.inputs = sorted((n for n in graph.inputs if n not in removed), key=lambda n: by_name[n].attr_value("index"))
+    record_input_indices(graph, input_indices)
+    return PassResult(graph, True, renumbered + [op.name for op in cut], [_note(removed)])

@@ -3,8 +3,11 @@ sources (:mod:`fxlab.compat.torchair_converter_scan`): convert it, refuse it (th
 converter only raises), or have no converter at all.
 
 The conversion pass asks :func:`refusal` before running fxlab's converter of an op: an
-op TorchAir refuses, or an ATen/prims op TorchAir has no converter for, fails on an NPU
-machine, so fxlab does not say "ok" for it either (unless asked to convert such ops).
+op TorchAir refuses, or an op of torch's or torch_npu's own namespaces TorchAir has no
+converter for, fails on an NPU machine, so fxlab does not say "ok" for it either (unless
+asked to convert such ops). For those namespaces fxlab never assumes a GE op
+(:func:`is_protected`): an op without a built-in converter is reported with TorchAir's
+own verdict (:func:`not_converted_reason`).
 """
 
 from __future__ import annotations
@@ -17,12 +20,29 @@ from typing import Any
 
 TABLE_PATH = Path(__file__).with_name("torchair_converters.json")
 CONVERTS, REFUSES, NO_CONVERTER = "converts", "refuses", "no converter"
-# Namespaces whose ops TorchAir converts only with a registered converter; ops of other
-# namespaces go to its auto converter (custom ops).
-CONVERTER_NAMESPACES = ("aten", "prims")
+# torch's own operator namespaces. TorchAir converts their ops only with a registered
+# converter: its auto converter is for users' custom ops, and fxlab never makes up a GE
+# op for one of these (no GE op is named after an ATen or collective op).
+TORCH_NAMESPACES = frozenset(
+    {
+        "aten", "prims", "prim", "rngprims", "debugprims", "higher_order",
+        "_c10d_functional", "c10d_functional", "_c10d_functional_autograd", "c10d", "_dtensor", "symm_mem",
+        "quantized", "_quantized", "quantized_decomposed", "quantization",
+        "mkldnn", "mkldnn_prepacked", "onednn", "mkl", "sparse",
+        "inductor", "inductor_prims", "_inductor_test", "profiler", "export", "static_runtime", "debug_mode_ops", "_native", "_test",
+    }
+)  # fmt: skip
+# torch_npu's: every op of ``npu_define`` is TorchAir's own; ``npu`` holds torch_npu's
+# operators and, as TorchAir's documentation writes them, users' custom ops too.
+TORCH_NPU_NAMESPACES = ("npu", "npu_define")
+# Names of torch_npu's own ``npu`` operators (``npu_rms_norm``), added by whoever defines
+# them (fxlab.compat, from a torch_npu copy's schemas); those TorchAir registers a
+# converter for count too.
+TORCH_NPU_OPERATORS: set[str] = set()
 
 
-# The rewrite Ascend users apply for refused ops they commonly meet, by op (no overload).
+# The rewrite Ascend users apply for refused ops they commonly meet, by op (no overload):
+# TorchAir's refusals, and custom ops of libraries that have no GE op.
 REWRITES = {
     "aten.index_copy": (
         "on Ascend, write the KV cache with torch_npu.scatter_update_(cache, positions, new, axis), "
@@ -30,6 +50,10 @@ REWRITES = {
     ),
     "aten.index_put": "index with a slice assignment or torch.scatter / scatter_update_, which TorchAir converts",
     "aten.roll": "write the roll as torch.cat of two slices, which TorchAir converts",
+    "transformers.grouped_mm_fallback": (
+        'run the experts as batched matmuls (config._experts_implementation = "batched_mm", or '
+        'experts_implementation="batched_mm" in from_pretrained), which TorchAir converts'
+    ),
 }
 
 
@@ -49,10 +73,17 @@ class TorchAirVerdict:
     def message(self) -> str:
         if self.verdict == REFUSES:
             said = f"TorchAir refuses {self.op}: its converter only raises {self.reason} (ge_converter/{self.where})"
+        elif self.verdict == NO_CONVERTER and self.reason:  # why its auto converter finds no GE op for it
+            said = f"TorchAir has no converter for {self.op}: {self.reason}"
+        elif self.verdict == NO_CONVERTER and self.op.split(".")[0] in TORCH_NPU_NAMESPACES:
+            said = (
+                f"TorchAir has no converter for {self.op}: its auto converter would need CANN to register an Ascend IR "
+                "named after the operator, which fxlab does not assume"
+            )
         elif self.verdict == NO_CONVERTER:
             said = f"TorchAir has no converter for {self.op}, so its conversion fails on it"
         else:
-            return f"TorchAir converts {self.op}"
+            return f"TorchAir converts {self.op} (ge_converter/{self.where})"
         rewrite = REWRITES.get(self.op.rsplit(".", 1)[0])
         return f"{said}. Fix: {rewrite}" if rewrite else said
 
@@ -74,19 +105,32 @@ def op_name(target: Any) -> str:
     return str(target)
 
 
+def is_protected(name: str, table: dict[str, TorchAirVerdict] | None = None) -> bool:
+    """Whether op ``name`` (``ns.op.overload``, or an OpOverload's ``str``) is torch's or
+    torch_npu's own: an op TorchAir converts only with a registered converter, for which
+    no GE op may be assumed from its name."""
+    namespace, _, rest = name.partition(".")
+    if namespace in TORCH_NAMESPACES or namespace == "npu_define":
+        return True
+    if namespace != "npu":
+        return False
+    return rest.split(".")[0] in TORCH_NPU_OPERATORS or name in (registrations() if table is None else table)
+
+
 def verdict_of(target: Any, table: dict[str, TorchAirVerdict] | None = None) -> TorchAirVerdict | None:
-    """TorchAir's verdict on ``target``; ``None`` for ops outside ATen/prims that TorchAir
-    does not register (custom ops: its auto converter decides)."""
+    """TorchAir's verdict on ``target``; ``None`` for a user's custom op TorchAir does
+    not register (its auto converter decides)."""
     name = op_name(target)
     known = (registrations() if table is None else table).get(name)
     if known is not None:
         return known
-    return TorchAirVerdict(name, NO_CONVERTER) if name.split(".")[0] in CONVERTER_NAMESPACES else None
+    return TorchAirVerdict(name, NO_CONVERTER, NO_CONVERTER_REASONS.get(name, "")) if is_protected(name, table) else None
 
 
 # Ops whose TorchAir converter does more than raise (the scan counts it as converting),
 # yet fails when run on the machine fxlab's built-in conversion stands for (an Atlas
 # A2/A3 SoC): why, and where. Found by running them through the bridge.
+_OUTPUTS_SHORT = "AssertionError: The length of ge_outputs must be equal to meta_outputs"
 _BEFORE_ARCH35 = "on SoCs before arch35 (Atlas A2/A3; TorchAir builds BatchNormV3 only on arch35 SoCs)"
 FAILS_WHEN_RUN = {
     "aten._native_batch_norm_legit.default": (
@@ -99,6 +143,49 @@ FAILS_WHEN_RUN = {
         f"NotImplementedError: torch.ops.aten._native_batch_norm_legit.no_stats ge_converter is not implemented! {_BEFORE_ARCH35}",
         "aten/_native_batch_norm_legit.py:84",
     ),
+    # Its converter calls the MoeGatingTopKSoftmax builder with the v2 op's attrs, which
+    # that builder does not take.
+    "npu.npu_moe_gating_top_k_softmax_v2.default": (
+        "TypeError: got an unexpected keyword argument 'renorm' (MoeGatingTopKSoftmax's builder has no renorm or output_softmax)",
+        "custom/npu_moe_gating_top_k_softmax_v2.py:22",
+    ),
+    "npu.npu_fusion_attention_grad.default": (
+        f"{_OUTPUTS_SHORT} (its converter returns FlashAttentionScoreGrad's four outputs, dq, dk, dv and dpse, for the "
+        "schema's five, which end with dsink)",
+        "custom/npu_fusion_attention.py:76",
+    ),
+    # In-place ops whose converter returns every output of the GE op: on an NPU machine
+    # torch_npu's functionalization turns them into their functional forms, which convert.
+    "npu.npu_mla_prolog_v3.default": (
+        f"{_OUTPUTS_SHORT} (its converter returns MlaPrologV3's seven outputs, the caches too, for the schema's five); "
+        "functionalized, the op becomes npu_mla_prolog_v3_functional, which TorchAir converts",
+        "custom/flash_attention.py:282",
+    ),
+    "npu.npu_qkv_rms_norm_rope_cache.default": (
+        f"{_OUTPUTS_SHORT} (its converter returns QkvRmsNormRopeCache's six outputs, q_out and the caches too, for the "
+        "schema's three); functionalized, the op becomes npu_qkv_rms_norm_rope_cache_functional, which TorchAir converts",
+        "custom/npu_qkv_rms_norm_rope_cache.py:5",
+    ),
+    "npu.npu_recurrent_gated_delta_rule.default": (
+        "AssertionError: meta_outputs must be list or a tuple (its converter returns RecurrentGatedDeltaRule's two outputs, "
+        "the state too, for the schema's one); functionalized, the op becomes npu_recurrent_gated_delta_rule_functional, "
+        "which TorchAir converts",
+        "custom/recurrent_gated_delta_rule.py:6",
+    ),
+}
+
+
+# torch_npu operators TorchAir has no converter for, where more is known than that its
+# auto converter would need an Ascend IR named after the operator: why it fails.
+_NO_NPU_FORMAT_CAST = "its auto converter looks for the GE op NpuFormatCast, which GE does not register; cast formats outside the graph"
+NO_CONVERTER_REASONS = {
+    "npu.npu_format_cast.default": _NO_NPU_FORMAT_CAST,
+    "npu.npu_format_cast.Tensor": _NO_NPU_FORMAT_CAST,
+    "npu._npu_format_cast.default": _NO_NPU_FORMAT_CAST,
+    "npu._npu_format_cast.aclnn": _NO_NPU_FORMAT_CAST,
+    "npu._npu_format_cast.input_dtype": _NO_NPU_FORMAT_CAST,
+    # TorchAir's pattern fusion makes this op for the aclgraph path; its GE path has no converter for it.
+    "npu.npu_add_rms_norm_quant.default": "its auto converter looks for the GE op NpuAddRmsNormQuant, which GE does not register",
 }
 
 
@@ -111,7 +198,44 @@ WRONG_RESULTS = {
         "where ATen's are y, batch mean, batch rstd, running mean, running var, so the graph TorchAir builds writes the batch "
         "statistics into the running statistics (the layer's output is right)"
     ),
+    "npu.npu_group_norm_silu.default": (
+        "TorchAir's converter defaults eps to 1e-4 where torch_npu's schema defaults it to 1e-5, so a call that leaves eps out "
+        "gets eps=1e-4 in the graph TorchAir builds (pass eps explicitly)"
+    ),
+    "npu.npu_quant_scatter_.default": (
+        "TorchAir's converter of the in-place form defaults axis to 0 and quant_axis to 1 where torch_npu's schema defaults them "
+        "to -2 and -1, so a call that leaves them out writes along other axes in the graph TorchAir builds (pass them explicitly)"
+    ),
+    "npu.npu_fusion_attention.default": (
+        "TorchAir's converter does not pass the position bias on (FlashAttentionScore's real_shift is left empty), so with a "
+        "pse the graph it builds attends without it"
+    ),
+    "npu.npu_rotary_mul.default": (
+        "without a rotate matrix, TorchAir's converter builds RotaryMul, which rotates halves, whatever rotary_mode says: "
+        "with rotary_mode='interleave' the graph it builds rotates halves"
+    ),
+    "npu.npu_rope_quant_kvcache.default": (
+        "TorchAir's converter does not pass cache_mode on (DequantRopeQuantKvcache has no such attr), so with "
+        "cache_mode='page' the graph it builds writes the caches as contiguous"
+    ),
+    "npu.npu_dequant_rope_quant_kvcache.default": (
+        "TorchAir's converter does not pass cache_mode on (DequantRopeQuantKvcache has no such attr), so with "
+        "cache_mode='page' the graph it builds writes the caches as contiguous"
+    ),
 }
+
+
+class RefusedLikeTorchAir(NotImplementedError):
+    """Raised by a built-in converter for the arguments TorchAir's own converter raises
+    on (an option it does not support, a branch for other SoCs): the node is refused, as
+    on an NPU machine, with TorchAir's exception and where its converter raises it."""
+
+    def __init__(self, reason: str, where: str) -> None:
+        super().__init__(f"its converter raises {reason} (ge_converter/{where})")
+        self.reason, self.where = reason, where
+
+    def message(self, op: str) -> str:
+        return f"TorchAir refuses {op} with these arguments: {self}"
 
 
 def wrong_result(target: Any) -> str | None:
@@ -126,3 +250,14 @@ def refusal(target: Any) -> TorchAirVerdict | None:
         return TorchAirVerdict(op_name(target), REFUSES, *failure)
     verdict = verdict_of(target)
     return verdict if verdict is not None and verdict.fails else None
+
+
+def not_converted_reason(target: Any) -> str:
+    """Why a protected op without a built-in converter is not converted, with TorchAir's
+    verdict and where its converter is: what to do about it."""
+    verdict = verdict_of(target)
+    if verdict is not None and verdict.verdict == CONVERTS:
+        return f"not converted by the built-in conversion; TorchAir converts it (ge_converter/{verdict.where}); use --converter torchair"
+    if verdict is not None:
+        return verdict.message()
+    return f"no Ascend IR converter for {target}: TorchAir has none either, so graph mode fails on it on the NPU machine too"

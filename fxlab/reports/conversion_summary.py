@@ -18,7 +18,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from fxlab.passes.convert_to_ascend_ir import ConversionResult, Status
+from fxlab.passes.conversion_result import FAILED_STATUSES, ConversionResult, Status
 
 # When nodes of one target fared differently, the row shows the worst.
 _SEVERITY = {
@@ -109,14 +109,6 @@ def _node_status(node: fx.Node, status: str) -> str:
     return status
 
 
-def graph_summary(graph: Any) -> list[SummaryRow]:
-    """:func:`summarize_conversion` of a traced graph (a ``GraphTrace`` with its
-    converted module and conversion), made once: saving and printing both show it."""
-    if graph.conversion_rows is None:
-        graph.conversion_rows = summarize_conversion(graph.converted_module(), graph.conversion)
-    return graph.conversion_rows
-
-
 def summarize_conversion(gm: fx.GraphModule, result: ConversionResult) -> list[SummaryRow]:
     """One row per target, in order of first appearance in the graph."""
     nodes = {node.name: node for node in gm.graph.nodes}
@@ -179,3 +171,46 @@ def write_summary_json(rows: list[SummaryRow], path: str | Path) -> Path:
     path = Path(path)
     path.write_text(json.dumps({"ops": [row_as_dict(r) for r in rows]}, indent=2) + "\n", encoding="utf-8")
     return path
+
+
+def not_converted(result: ConversionResult) -> list[dict[str, Any]]:
+    """The targets some node of which was not converted, in graph order, each with its
+    node count and the first reason given: ``{"op", "nodes", "status", "reason"}``."""
+    found: dict[str, dict[str, Any]] = {}
+    for record in result.nodes:
+        if record.status in FAILED_STATUSES:
+            entry = found.setdefault(
+                record.target, {"op": record.target, "nodes": 0, "status": record.status.value, "reason": record.message}
+            )
+            entry["nodes"] += 1
+    return list(found.values())
+
+
+def auto_converted(gm: fx.GraphModule, result: ConversionResult) -> list[dict[str, Any]]:
+    """The custom ops converted by TorchAir's auto-converter rule (directly, or inside an
+    ``auto_functionalized_v2``): ``{"op", "nodes", "ge_type", "prototype", "defined_by",
+    "defined_at"}``, where ``ge_type`` is the GE op type assumed, ``prototype`` whether an
+    Ascend C prototype of it was found (without one, nothing says the GE op exists with
+    that signature), ``defined_by`` ``"user"`` or ``"library"`` (an installed library's op
+    is auto-converted only with its prototype found) and ``defined_at`` its ``file:line``."""
+    from fxlab.passes.converters.auto import find_prototype, ge_type_of
+
+    nodes = {node.name: node for node in gm.graph.nodes}
+    counts: dict[Any, int] = {}
+    for record in result.nodes:
+        node = nodes.get(record.node)
+        if node is None or _node_status(node, record.status.value) != Status.AUTO.value:
+            continue
+        op = node.args[0] if _is_auto_functionalized(node) else node.target
+        counts[op] = counts.get(op, 0) + 1
+    return [
+        {"op": str(op), "nodes": n, "ge_type": ge_type_of(op), "prototype": find_prototype(op) is not None, **_definition(op)}
+        for op, n in counts.items()
+    ]
+
+
+def _definition(op: Any) -> dict[str, Any]:
+    from fxlab.passes.converters.auto import op_definition
+
+    definition = op_definition(op)
+    return {"defined_by": "library" if definition.by_library else "user", "defined_at": definition.site}

@@ -1,5 +1,6 @@
-"""Which ATen ops TorchAir converts, refuses or has no converter for, and whether fxlab's
-built-in conversion agrees: the table users look for in TorchAir's "supported ATen API"
+"""Which ops of torch's and torch_npu's own namespaces (ATen, prims, torch_npu's ``npu``
+operators, the collectives ...) TorchAir converts, refuses or has no converter for, and
+whether fxlab's built-in conversion agrees: the table users look for in TorchAir's "supported ATen API"
 list, from TorchAir's converter verdicts (a fresh scan of its sources, or the table
 fxlab ships) and fxlab's converter registry.
 
@@ -15,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 from collections.abc import Iterable, Mapping
 
-from fxlab.passes.torchair_refusals import CONVERTER_NAMESPACES, CONVERTS, FAILS_WHEN_RUN, NO_CONVERTER, REFUSES, TorchAirVerdict
+from fxlab.passes.torchair_refusals import CONVERTS, FAILS_WHEN_RUN, NO_CONVERTER, REFUSES, TorchAirVerdict, is_protected
 
 FXLAB_CONVERTS, FXLAB_REFUSES, FXLAB_NONE = "converts", "refuses", "no converter"
 
@@ -55,20 +56,21 @@ def coverage(
     origin: str,
     model_ops: Mapping[str, int] | None = None,
 ) -> Coverage:
-    """One row per ATen/prims op TorchAir or fxlab knows (or per op of the model, with its
-    node count, when ``model_ops`` is given)."""
-    fxlab_set = set(fxlab_ops)
+    """One row per op of torch's and torch_npu's own namespaces (aten, prims, npu, the
+    collectives ...) TorchAir or fxlab knows (or per op of the model, with its node count,
+    when ``model_ops`` is given); a user's custom op has no row."""
+    fxlab_set, table = set(fxlab_ops), dict(verdicts)
     if model_ops is not None:
         names = sorted(model_ops)
     else:
-        names = sorted({op for op in (*verdicts, *fxlab_set) if op.split(".")[0] in CONVERTER_NAMESPACES})
+        names = sorted({op for op in (*verdicts, *fxlab_set) if is_protected(op, table)})
     rows = []
     for op in names:
         verdict = verdicts.get(op)
         failure = FAILS_WHEN_RUN.get(op)
         if failure is not None:  # its converter does more than raise, yet fails when run
             verdict = TorchAirVerdict(op, REFUSES, *failure)
-        if verdict is None and op.split(".")[0] not in CONVERTER_NAMESPACES:
+        if verdict is None and not is_protected(op, table):
             continue  # custom ops: TorchAir's auto converter decides, see `fxlab ops check`
         torchair = verdict.verdict if verdict is not None else NO_CONVERTER
         fxlab, own = fxlab_verdict(op, torchair, fxlab_set)

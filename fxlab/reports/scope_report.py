@@ -28,6 +28,8 @@ from fxlab.ir.model import IrGraph, IrOp
 from fxlab.passes.annotate_scopes import ScopeAnnotation, annotate_scopes, is_scope_enter
 from fxlab.scope import OP_AICORE_NUM, OP_VECTORCORE_NUM, SUPER_KERNEL_OPTIONS, SUPER_KERNEL_SCOPE, USER_STREAM_LABEL
 from fxlab.socs import SocInfo, check_core_count
+from fxlab.source_lines import node_source
+from fxlab.stage_names import DYNAMO, FUNCTIONAL
 
 
 # -- what SuperKernel cannot fuse (sources: docs/superkernel.md) ---------------------------
@@ -378,7 +380,7 @@ def report_for_trace(trace: Any, soc: SocInfo | None = None, global_limit: Globa
     inputs = []
     for graph in trace.graphs:
         modules = getattr(graph, "modules", {}) or {}
-        gm = modules.get("functional") or modules.get("dynamo")
+        gm = modules.get(FUNCTIONAL) or modules.get(DYNAMO)
         inputs.append(GraphInput(graph.index, gm, getattr(graph, "ir", None), getattr(graph, "break_reason", None)))
     return build_scope_report(inputs, soc, global_limit)
 
@@ -400,8 +402,6 @@ def global_limit_of(module: Any) -> tuple[str, str] | None:
 def _graph_scopes(graph: GraphInput) -> GraphScopes:
     if graph.gm is None:
         return GraphScopes(graph.index, False, ScopeAnnotation(), break_reason=graph.break_reason)
-    from fxlab.passes.convert_to_ascend_ir import node_source
-
     annotation = annotate_scopes(graph.gm)
     sources = {n.name: node_source(n) for n in graph.gm.graph.nodes if is_scope_enter(n)}
     return GraphScopes(graph.index, _is_dynamic(graph.gm), annotation, sources, graph.break_reason)

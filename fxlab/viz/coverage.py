@@ -12,7 +12,7 @@ VERDICT_STYLE = {"converts": "green", "refuses": "red", "no converter": "yellow"
 
 def coverage_table(cov: Coverage) -> Table:
     with_counts = any(r.count is not None for r in cov.rows)
-    table = Table(title=f"ATen ops: TorchAir ({cov.origin}) vs fxlab's built-in conversion")
+    table = Table(title=f"Ops of torch and torch_npu: TorchAir ({cov.origin}) vs fxlab's built-in conversion")
     for column in ("op", *(("nodes",) if with_counts else ()), "TorchAir", "fxlab", "agrees", "TorchAir's reason"):
         table.add_column(column, overflow="fold", justify="right" if column == "nodes" else "left")
     for row in cov.rows:

@@ -30,6 +30,7 @@ from fxlab.capture.trace import StageTrace, TensorMeta
 from fxlab.escape import visible
 from fxlab.ir.model import IrGraph, IrOp, TensorDesc
 from fxlab.viz.trace_views import KIND_STYLE
+from fxlab.stage_names import ASCEND_IR
 
 # (fill, border) for each console colour name used by KIND_STYLE, plus red for errors.
 PALETTE: dict[str, tuple[str, str]] = {
@@ -282,7 +283,7 @@ def core_limit_text(aicore: Any, vectorcore: Any) -> str:
 # ---------------------------------------------------------------- Ascend IR
 
 
-def ir_graph_dot(ir: IrGraph, name: str = "ascend_ir", title: str = "") -> str:
+def ir_graph_dot(ir: IrGraph, name: str = ASCEND_IR, title: str = "") -> str:
     """DOT text of an Ascend IR graph: ops clustered by FX node inside SuperKernel scopes."""
     lines = open_graph(name, title, len(ir.ops))
     known = {op.name for op in ir.ops}

@@ -71,7 +71,7 @@ class LinesPanel:
         return Panel(text, title=Text(self.title), title_align="left", border_style=self.border_style)
 
 
-class _StyleCache(dict):  # type: ignore[type-arg]
+class _StyleCache(dict):
     def __init__(self, console: Console) -> None:
         super().__init__()
         self.console = console

@@ -19,7 +19,8 @@ from fxlab.capture.trace import CheckResult, GraphTrace, StageTrace, Trace
 from fxlab.escape import BIDI_CONTROLS, LINE_SEPARATORS, visible
 from fxlab.ir.model import IrGraph, IrOp
 from fxlab.viz.dot import KIND_COLOURS, UNSUPPORTED_OP_TYPE, scope_attr_lines
-from fxlab.viz.trace_views import SCOPE_KEYS_SHOWN, STAGE_TITLES, relative_paths, scope_tag
+from fxlab.viz.trace_views import SCOPE_KEYS_SHOWN, STAGE_TITLES, conversion_lines, relative_paths, scope_tag
+from fxlab.stage_names import ASCEND_IR, ATEN, FUNCTIONAL
 
 MAX_NODES_LISTED = 12
 HERE = Path(__file__).resolve().parent
@@ -47,19 +48,6 @@ span.unsupported { color: #c62828; font-weight: bold; }
 details { margin: 0.4em 0; } summary { cursor: pointer; font-weight: 600; }
 span.swatch { display: inline-block; padding: 0 0.5em; margin-right: 0.6em; border-left: 4px solid; }
 """
-
-
-def write_html_report(trace: Trace, path: str | Path) -> Path:
-    """Write the report of ``trace`` to ``path``."""
-    from fxlab.heap import frozen_heap
-
-    out = Path(path)
-    if out.parent != Path(""):
-        out.parent.mkdir(parents=True, exist_ok=True)
-    with frozen_heap():  # the report only adds short-lived objects beside a capture's big heap
-        text = html_report(trace)
-    out.write_text(text, encoding="utf-8")
-    return out
 
 
 def html_report(trace: Trace) -> str:
@@ -127,7 +115,7 @@ def viewer_section(trace: Trace) -> str:
 
 
 def _header_line(trace: Trace) -> str:
-    status_class = {"ok": "ok", "partial": "partial"}.get(trace.status, "bad")
+    status_class = {"ok": "ok", "unverified": "partial", "partial": "partial"}.get(trace.status, "bad")
     items = [
         f"model <code>{_e(relative_paths(trace.model))}</code>",
         f"entry <code>{_e(trace.entry)}</code>",
@@ -139,7 +127,7 @@ def _header_line(trace: Trace) -> str:
 
 
 def _summary_table(trace: Trace) -> str:
-    heads = ["graph", *(f"{s} GE ops" if s == "ascend_ir" else f"{s} nodes" for s in trace.stages)]
+    heads = ["graph", *(f"{s} GE ops" if s == ASCEND_IR else f"{s} nodes" for s in trace.stages)]
     heads += ["in-place ops aten → functional", "mutated inputs", "graph break"]
     rows = []
     for graph in trace.graphs:
@@ -156,7 +144,7 @@ def _summary_table(trace: Trace) -> str:
 def _stage_counts(trace: Trace, graph: GraphTrace) -> list[str]:
     counts = []
     for stage in trace.stages:
-        if stage == "ascend_ir":
+        if stage == ASCEND_IR:
             partial = bool(graph.ir_summary and graph.ir_summary.get("partial"))
             counts.append(f"{len(graph.ir.ops)}{' (partial)' if partial else ''}" if graph.ir is not None else "-")
         else:
@@ -169,9 +157,9 @@ def _inplace_change(graph: GraphTrace) -> str:
         recorded = graph.stages.get(stage)
         return str(recorded.count(kind)) if recorded is not None else "-"
 
-    text = f"{count('aten', 'inplace')} → {count('functional', 'inplace')}"
+    text = f"{count(ATEN, 'inplace')} → {count(FUNCTIONAL, 'inplace')}"
     extras = [
-        f"{count('functional', kind)} {label}"
+        f"{count(FUNCTIONAL, kind)} {label}"
         for kind, label in (("auto_functionalized", "auto_functionalized"), ("copy_epilogue", "copy_ epilogue"))
     ]
     extras = [x for x in extras if not x.startswith(("0 ", "- "))]
@@ -190,7 +178,9 @@ def _checks(trace: Trace) -> str:
     for label, check in (("eager vs compiled", trace.check), ("Ascend IR on CPU vs compiled", trace.ir_check)):
         if check is not None:
             items.append(f"<li>{_e(label)}: {_verdict(check)}</li>")
+            items += [f'<li class="dim">note: {_e(note)}</li>' for note in check.notes]
     items += [f'<li class="partial">graph {g.index}: {_e(g.error)}</li>' for g in trace.graphs if g.error]
+    items += [f'<li class="partial">{_e(line.plain)}</li>' for g in trace.graphs for line in conversion_lines(g)]
     items += [f'<li class="dim">{_e(note)}</li>' for note in trace.notes]
     return "<h2>Checks</h2>\n<ul>" + ("".join(items) or '<li class="dim">no checks recorded</li>') + "</ul>"
 
@@ -217,7 +207,7 @@ def _contents(trace: Trace) -> str:
 
 
 def _stages_of(trace: Trace, graph: GraphTrace) -> list[str]:
-    return [s for s in trace.stages if s in graph.stages or (s == "ascend_ir" and graph.ir is not None)]
+    return [s for s in trace.stages if s in graph.stages or (s == ASCEND_IR and graph.ir is not None)]
 
 
 # ---------------------------------------------------------------- one graph
@@ -230,7 +220,7 @@ def _graph_section(trace: Trace, graph: GraphTrace) -> str:
     if graph.mutated_inputs:
         parts.append(f"<p>Inputs written in place: {_e(', '.join(graph.mutated_inputs))}</p>")
     for stage in _stages_of(trace, graph):
-        if stage == "ascend_ir":
+        if stage == ASCEND_IR:
             parts.append(_ir_section(graph))
         else:
             parts.append(_stage_section(graph, graph.stages[stage]))
@@ -266,7 +256,7 @@ def highlighted_code(stage: StageTrace) -> str:
             fill, border, label = KIND_COLOURS[node.kind]
             style = f' style="background:{fill};border-left:4px solid {border}"'
             tags.append(label)
-        tags += [t for t in (scope_tag(s.get("attrs", s)) for s in node.scopes) if t]
+        tags += [t for t in map(scope_tag, node.scopes) if t]
         tag = f'<span class="tag">   # &lt;- {_e("; ".join(tags))}</span>' if tags else ""
         lines.append(f'<span class="line"{style}>{_e(line)}{tag}</span>')
     return '<pre class="code">' + "".join(lines) + "</pre>"
@@ -279,7 +269,7 @@ def _ir_section(graph: GraphTrace) -> str:
     unsupported = len(ir.ops_of_type(UNSUPPORTED_OP_TYPE))
     counts = f"{len(ir.ops)} GE ops" + (f", {unsupported} unsupported" if unsupported else "")
     parts = [
-        f'<h3 id="{_anchor(graph, "ascend_ir")}">ascend_ir: the GE graph, per FX node <span class="dim">({_e(counts)})</span></h3>',
+        f'<h3 id="{_anchor(graph, ASCEND_IR)}">{ASCEND_IR}: the GE graph, per FX node <span class="dim">({_e(counts)})</span></h3>',
         ir_table(ir),
         _output_reuse_note(graph),
     ]
@@ -350,7 +340,7 @@ def _scope_section(graph: GraphTrace) -> str:
 
 
 def _stage_with_scopes(graph: GraphTrace) -> StageTrace | None:
-    ordered = [graph.stages[s] for s in ("functional", *graph.stages) if s in graph.stages]
+    ordered = [graph.stages[s] for s in (FUNCTIONAL, *graph.stages) if s in graph.stages]
     return next((s for s in ordered if any(n.scopes for n in s.nodes)), None)
 
 

@@ -1,15 +1,13 @@
-"""A trace's pictures: each stage folded by module (see ``fold``), as DOT text, and drawn
-with graphviz after the trace is saved. A ``dot`` that fails or runs too long leaves no
-half-written picture; the stage is drawn again more folded. Returns files and messages;
-the CLI prints them (and the progress it is handed).
+"""A trace's pictures: each stage folded by module (see ``fold``), as DOT text. The
+command line writes them and draws them with graphviz (:mod:`fxlab.cli.pictures`); a
+stage ``dot`` cannot draw is drawn again folded to :data:`FALLBACK_CAP` boxes.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
-from pathlib import Path
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from fxlab.capture.trace import GraphTrace, NodeRecord, Trace
 from fxlab.errors import UsageError
@@ -27,14 +25,14 @@ from fxlab.viz.dot import (
     scope_colour,
 )
 from fxlab.viz.fold import INDEXED, FoldOptions, FoldPlan, Group, GroupKey, Leaf, fold, folded_edges
+from fxlab.stage_names import ASCEND_IR, ATEN, FUNCTIONAL, PRE_GE, REINPLACED
 
 # The stage whose FX nodes the Ascend IR ops name, most specific first.
-IR_SOURCE_STAGES = ("pre_ge", "functional", "reinplaced", "aten")
+IR_SOURCE_STAGES = (PRE_GE, FUNCTIONAL, REINPLACED, ATEN)
 FALLBACK_CAP = 40
 FOLDED_STYLE = {"shape": "box", "style": "filled,rounded", "fillcolor": "#e8edf4", "color": "#5b6f8a"}
 REPEAT_STYLE = {"shape": "box3d", "style": "filled", "fillcolor": "#dce6f5", "color": "#3d5a80", "penwidth": "1.5"}
 MODULE_STYLE = ('style="dashed,rounded"', 'color="#8093ad"')
-Progress = Callable[[int, int, Path, float, "str | None"], None]
 
 
 @dataclass
@@ -279,7 +277,7 @@ def _missing_producer_lines(leaves: Sequence[Leaf], plan: FoldPlan) -> list[str]
 
 def stage_picture(graph: GraphTrace, stage: str, model: str = "", options: FoldOptions | None = None) -> Picture | None:
     """The folded picture of one stage of one graph (None when the trace lacks it)."""
-    if stage == "ascend_ir":
+    if stage == ASCEND_IR:
         if graph.ir is None:
             return None
         leaves = ir_leaves(graph, graph.ir)
@@ -316,61 +314,3 @@ def _check_names(options: FoldOptions, pictures: Sequence[Picture]) -> None:
         raise UsageError(
             f"--focus {options.focus}: no node or GE op of that name in any stage. Give a node name as the stage code shows it (e.g. add_3)."
         )
-
-
-def write_pictures(
-    trace: Trace, out_dir: str | Path, fmt: str, options: FoldOptions | None = None, progress: Progress | None = None
-) -> tuple[list[Path], list[str]]:
-    """Write ``graph_<k>/<stage>.dot`` and, with graphviz, ``graph_<k>/<stage>.<fmt>`` for
-    each stage, folded. A picture ``dot`` cannot draw is drawn again with everything
-    folded to ``FALLBACK_CAP`` boxes. Returns the files written and messages for the user;
-    ``progress(done, total, path, seconds, error)`` is called as each picture is drawn."""
-    from fxlab.viz.graphviz_probe import check_format, dot_binary, draw_all, missing_dot_message
-
-    from fxlab.heap import frozen_heap
-
-    check_format(fmt)
-    folder = Path(out_dir)
-    with frozen_heap():  # folding adds short-lived objects beside a capture's big heap
-        pictures = trace_pictures(trace, options)
-    messages = [f"graph {p.graph} {p.stage}: {note}" for p in pictures for note in p.notes]
-    jobs = [(folder / f"graph_{p.graph}" / f"{p.stage}.{fmt}", p) for p in pictures]
-    dot_files = [_write_text(path.with_suffix(".dot"), p.dot) for path, p in jobs]
-    if fmt == "dot" or not jobs:
-        return dot_files, messages
-    if dot_binary() is None:
-        return dot_files, messages + [missing_dot_message(dot_files)]
-    drawn = draw_all([(dot_file, path) for dot_file, (path, _) in zip(dot_files, jobs)], fmt, progress)
-    files = list(dot_files)
-    for (path, picture), error in zip(jobs, drawn):
-        if error is None:
-            files.append(path)
-            continue
-        retry = _fallback(trace, picture, path, fmt)
-        files += [path] if retry is None else []
-        messages.append(
-            error
-            + (
-                f" Drawn again with everything folded to {FALLBACK_CAP} boxes."
-                if retry is None
-                else f" The more folded picture failed too ({retry}); no picture."
-            )
-        )
-    return files, messages
-
-
-def _fallback(trace: Trace, picture: Picture, path: Path, fmt: str) -> str | None:
-    """Draw a stage again, more folded (its .dot file then holds the folded text)."""
-    from fxlab.viz.graphviz_probe import run_dot
-
-    graph = next(g for g in trace.graphs if g.index == picture.graph)
-    model = short_source(trace.model + ":").rstrip(":")
-    folded = stage_picture(graph, picture.stage, model, FoldOptions(cap=FALLBACK_CAP))
-    assert folded is not None
-    return run_dot(_write_text(path.with_suffix(".dot"), folded.dot), path, fmt)
-
-
-def _write_text(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    return path

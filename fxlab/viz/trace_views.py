@@ -20,6 +20,7 @@ from fxlab.capture.trace import GraphTrace, StageTrace, Trace
 from fxlab.viz.calls import calls_view
 from fxlab.viz.fast_lines import Cell, LinesPanel, LinesTable, StyledLine
 from fxlab.viz.safe_text import plain, visible
+from fxlab.stage_names import ASCEND_IR, ATEN, DYNAMO, FUNCTIONAL, PRE_GE, REINPLACED
 
 KIND_STYLE = {
     "inplace": ("bold yellow", "in-place"),
@@ -29,11 +30,11 @@ KIND_STYLE = {
 }
 SCOPE_KEYS_SHOWN = ("_super_kernel_scope", "_op_aicore_num", "_op_vectorcore_num", "_user_stream_label", "_op_exec_never_timeout")
 STAGE_TITLES = {
-    "dynamo": "Dynamo graph (torch level)",
-    "aten": "ATen graph before functionalization",
-    "functional": "ATen graph after functionalization (what TorchAir converts)",
-    "reinplaced": "after re-inplacing (the aclgraph path)",
-    "pre_ge": "after TorchAir's passes before conversion (what its converters walk)",
+    DYNAMO: "Dynamo graph (torch level)",
+    ATEN: "ATen graph before functionalization",
+    FUNCTIONAL: "ATen graph after functionalization (what TorchAir converts)",
+    REINPLACED: "after re-inplacing (the aclgraph path)",
+    PRE_GE: "after TorchAir's passes before conversion (what its converters walk)",
 }
 
 # Stages longer than this are shown without syntax colouring: highlighting costs about
@@ -164,11 +165,9 @@ def conversion_view(graph: GraphTrace) -> RenderableType:
     """Every ATen op of the functional graph: count, conversion status, signatures
     (TorchAir's ``fx_summary``, without compiling anything)."""
     functional = graph.converted_module()
-    if graph.conversion is None or functional is None or not hasattr(graph.conversion, "graph"):
+    if graph.conversion is None or functional is None:
         return Text("")
-    from fxlab.reports.conversion_summary import graph_summary
-
-    rows = [r for r in graph_summary(graph) if r.status != "marker"]
+    rows = [r for r in graph.conversion_summary() if r.status != "marker"]
     table = Table(title=f"graph {graph.index} · ATen ops and their conversion", title_justify="left")
     for column in ("ATen op", "count", "status", "input signatures", "output signatures"):
         table.add_column(column, justify="right" if column == "count" else "left")
@@ -207,7 +206,7 @@ def _short_source(source: str | None) -> str:
     return f"{path.rsplit('/', 1)[-1]}:{line}"
 
 
-SUMMARY_HEADERS = {"ascend_ir": "ascend_ir\nGE ops"}
+SUMMARY_HEADERS = {ASCEND_IR: f"{ASCEND_IR}\nGE ops"}
 
 
 def summary_view(trace: Trace) -> RenderableType:
@@ -232,7 +231,7 @@ def summary_view(trace: Trace) -> RenderableType:
 
 def _graph_details(graph: GraphTrace) -> list[Text]:
     lines = []
-    functional = graph.stages.get("functional")
+    functional = graph.stages.get(FUNCTIONAL)
     rewrites = [
         f"{functional.count(kind)} {label}"
         for kind, label in (("auto_functionalized", "auto_functionalized"), ("copy_epilogue", "copy_ epilogue(s)"))
@@ -244,13 +243,45 @@ def _graph_details(graph: GraphTrace) -> list[Text]:
     if graph.break_reason:
         where = f" at {_short_source(graph.break_location)}" if graph.break_location else ""
         lines.append(plain(f"graph {graph.index}: graph break{where}: {graph.break_reason.splitlines()[0]}", style="yellow"))
+    return lines + conversion_lines(graph)
+
+
+def conversion_lines(graph: GraphTrace) -> list[Text]:
+    """The ops the conversion left out, with why; the ops converted by TorchAir's
+    auto-converter rule, with the GE type assumed and whether its prototype was found."""
+    summary = graph.ir_summary or {}
+    lines = [
+        plain(f"graph {graph.index}: {entry['op']} ({_nodes(entry['nodes'])}): {entry['reason'] or entry['status']}", style="red")
+        for entry in summary.get("not_converted", [])
+    ]
+    for entry in summary.get("auto_converted", []):
+        found = "its Ascend C prototype found" if entry["prototype"] else "no Ascend C prototype found, so the GE op is assumed"
+        lines.append(
+            plain(
+                f"graph {graph.index}: {entry['op']} ({_nodes(entry['nodes'])}), {_definer(entry)}, auto-converted as TorchAir's "
+                f"auto converter would: GE op {entry['ge_type']}, {found}",
+                style="cyan" if entry["prototype"] else "yellow",
+            )
+        )
     return lines
+
+
+def _definer(entry: dict[str, Any]) -> str:
+    """Whose custom op it is: an installed library's keeps no assumed GE op (the
+    conversion refuses it without its prototype), the user's own does."""
+    who = "a custom op of an installed library" if entry.get("defined_by") == "library" else "the user's own custom op"
+    where = entry.get("defined_at")
+    return f"{who} ({_short_source(where)})" if where else who
+
+
+def _nodes(count: int) -> str:
+    return f"{count} node{'s' if count != 1 else ''}"
 
 
 def _stage_counts(trace: Trace, graph: GraphTrace) -> list[str | Text]:
     counts = []
     for stage in trace.stages:
-        if stage == "ascend_ir":
+        if stage == ASCEND_IR:
             partial = graph.ir_summary and graph.ir_summary.get("partial")
             counts.append(Text.assemble(str(len(graph.ir.ops)), (" (partial)" if partial else "", "red")) if graph.ir else "-")
         else:
@@ -263,21 +294,21 @@ def _inplace_change(graph: GraphTrace) -> str:
         s = graph.stages.get(stage)
         return str(s.count("inplace")) if s else "-"
 
-    return f"{count('aten')} → {count('functional')}"
+    return f"{count(ATEN)} → {count(FUNCTIONAL)}"
 
 
 def _check_lines(trace: Trace) -> list[RenderableType]:
     lines: list[RenderableType] = []
-    if trace.check is not None:
-        lines.append(_verdict_line("eager vs compiled", trace.check))
-    if trace.ir_check is not None:
-        lines.append(_verdict_line("Ascend IR on CPU vs compiled", trace.ir_check))
+    for label, check in (("eager vs compiled", trace.check), ("Ascend IR on CPU vs compiled", trace.ir_check)):
+        if check is not None:
+            lines.append(_verdict_line(label, check))
+            lines += [plain(f"  note: {note}", style="dim") for note in check.notes]
     for graph in trace.graphs:
         if graph.error:
             lines.append(plain(f"graph {graph.index}: {graph.error}", style="yellow"))
     for note in trace.notes:
         lines.append(plain(note, style="dim"))
-    status_style = {"ok": "bold green", "partial": "bold yellow"}.get(trace.status, "bold red")
+    status_style = {"ok": "bold green", "unverified": "bold cyan", "partial": "bold yellow"}.get(trace.status, "bold red")
     lines.append(Text.assemble(("status: ", ""), (trace.status, status_style)))
     return lines
 
@@ -307,7 +338,7 @@ def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:
                 "break_location": graph.break_location,
                 "stages": stages,
                 "mutated_inputs": graph.mutated_inputs,
-                "ascend_ir": {"ops": len(graph.ir.ops), "types": graph.ir.types, **(graph.ir_summary or {})} if graph.ir else None,
+                ASCEND_IR: {"ops": len(graph.ir.ops), "types": graph.ir.types, **(graph.ir_summary or {})} if graph.ir else None,
                 "error": graph.error,
             }
         )
@@ -338,4 +369,5 @@ def _check_json(check: Any) -> dict[str, Any] | None:
         "skipped": check.skipped,
         "not_run": check.not_run,
         "approximations": check.approximations,
+        "notes": check.notes,
     }

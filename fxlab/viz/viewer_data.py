@@ -15,6 +15,7 @@ from fxlab.viz.dot import KIND_COLOURS, UNSUPPORTED_OP_TYPE, desc_signature
 from fxlab.viz.fold import FoldOptions, FoldPlan, Leaf, fold
 from fxlab.viz.pictures import IR_SOURCE_STAGES, fx_leaves, ir_leaves
 from fxlab.viz.trace_views import relative_paths
+from fxlab.stage_names import ASCEND_IR, ATEN, FUNCTIONAL, PRE_GE, REINPLACED
 
 # The first view opens groups breadth first up to this many boxes (dagre lays out a few
 # hundred boxes in well under a second).
@@ -22,8 +23,8 @@ VIEW_CAP = 60
 # Stage pairs whose nodes are matched by ``diff_stages`` (what the before-functionalize
 # diff and "counterparts" show). The later stages are the functional graph rewritten in
 # place: their nodes keep the functional node's name, so they are matched by name.
-DIFFED_PAIRS = (("aten", "functional"),)
-SAME_NAME_PAIRS = (("functional", "reinplaced"), ("functional", "pre_ge"))
+DIFFED_PAIRS = ((ATEN, FUNCTIONAL),)
+SAME_NAME_PAIRS = ((FUNCTIONAL, REINPLACED), (FUNCTIONAL, PRE_GE))
 # node row: name, op text, output signature, kind, group, source, code line
 NODE_FIELDS = ("name", "text", "sig", "kind", "group", "source", "code")
 # group row: label, parent, fill, border, module name, node count, open at first, repeat box
@@ -45,7 +46,7 @@ def viewer_data(trace: Trace) -> dict[str, Any]:
 def _graph_data(trace: Trace, graph: GraphTrace) -> dict[str, Any]:
     stages = []
     for stage in trace.stages:
-        if stage == "ascend_ir" and graph.ir is not None:
+        if stage == ASCEND_IR and graph.ir is not None:
             stages.append(_ir_stage(graph))
         elif stage in graph.stages:
             stages.append(_fx_stage(graph, stage))
@@ -89,7 +90,7 @@ def _ir_stage(graph: GraphTrace) -> dict[str, Any]:
             if op.attr_value(k) is not None
         ]
         nodes.append([op.name, op.type, sig, kind, group_of[leaf.key], relative_paths(op.source or ""), "; ".join(notes)])
-    return _stage_dict("ascend_ir", nodes, groups, leaves, plan)
+    return _stage_dict(ASCEND_IR, nodes, groups, leaves, plan)
 
 
 def _stage_dict(name: str, nodes: list[list[Any]], groups: list[list[Any]], leaves: Sequence[Leaf], plan: FoldPlan) -> dict[str, Any]:
@@ -139,13 +140,13 @@ def _links(graph: GraphTrace, diffs: dict[tuple[str, str], Any]) -> list[list[st
                 links.append([left, entry.left.name, right, entry.right.name])
     source = next((s for s in IR_SOURCE_STAGES if s in graph.stages), None)
     if graph.ir is not None and source is not None:
-        links += [[source, op.fx_node, "ascend_ir", op.name] for op in graph.ir.ops if op.fx_node]
+        links += [[source, op.fx_node, ASCEND_IR, op.name] for op in graph.ir.ops if op.fx_node]
     return links
 
 
 def _before_functionalize(diffs: dict[tuple[str, str], Any]) -> dict[str, list[str]]:
     """ "aten/<node>" or "functional/<node>" -> what functionalization did to it, in words."""
-    diff = diffs.get(("aten", "functional"))
+    diff = diffs.get((ATEN, FUNCTIONAL))
     if diff is None:
         return {}
     marks: dict[str, list[str]] = {}
@@ -153,7 +154,7 @@ def _before_functionalize(diffs: dict[tuple[str, str], Any]) -> dict[str, list[s
         if entry.kind == "same":
             continue
         words = [f"{c.code}: {c.detail}" if c.detail else c.code for c in entry.changes] or [entry.kind]
-        for side, ref in (("aten", entry.left), ("functional", entry.right)):
+        for side, ref in ((ATEN, entry.left), (FUNCTIONAL, entry.right)):
             if ref is not None:
                 marks[f"{side}/{ref.name}"] = words
     return marks

@@ -1,7 +1,7 @@
 """The record of each call of the compiled model, as data that saves and loads back."""
 from __future__ import annotations
 
-from fxlab.capture.calls import CallRecord, Recompile
+from fxlab.capture.trace import CallRecord, Recompile
 from fxlab.capture.trace import CheckResult, Trace
 
 

@@ -9,8 +9,28 @@ from fxlab.capture.loader import load_model
 
 def test_a_list_of_tuples_is_several_input_sets_a_tuple_or_a_list_of_tensors_is_one():
     x = torch.randn(2)
-    assert is_input_sets([(x,), (x,)]) and is_input_sets([((x,), {"y": x})])
+    assert is_input_sets([(x,), (x,)]) and is_input_sets([((x,), {"y": x}), (x,)])
     assert not is_input_sets((x, x)) and not is_input_sets([x, x]) and not is_input_sets([])
+    # one tuple in a list is one call's argument (serving code passes tuples as arguments)
+    assert not is_input_sets([(x, x)]) and not is_input_sets([(x,), x])
+
+
+def test_input_sets_hold_serving_style_inputs(write_model):
+    path = write_model(
+        "import torch\n"
+        "def model(x, lens, cache=None, *, scale=1.0):\n"
+        "    return x * scale\n"
+        "example_inputs_list = [(torch.ones(2), [2], None), {'x': torch.ones(3), 'lens': [3], 'scale': 2.0}, ((torch.ones(4), (4,)), {'cache': [torch.ones(1)]})]\n"
+        "def one_call_of_tuples():\n"
+        "    return model, [((torch.ones(2),), (2,))]\n"
+    )
+    loaded = load_model(path)
+    assert loaded.args[1:] == ([2], None) and loaded.kwargs == {}
+    (args1, kwargs1), (args2, kwargs2) = loaded.more_inputs
+    assert args1 == () and set(kwargs1) == {"x", "lens", "scale"} and kwargs1["lens"] == [3]
+    assert args2[1] == (4,) and kwargs2["cache"][0].shape == (1,)
+    single = load_model(path, entry="one_call_of_tuples")
+    assert single.more_inputs == [] and len(single.args) == 1 and single.args[0][1] == (2,)
 
 
 def test_example_inputs_list_and_an_entry_returning_a_list_give_the_later_sets(write_model):

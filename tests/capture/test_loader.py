@@ -76,9 +76,18 @@ def test_entry_returning_wrong_kind(write_model):
         load_model(path)
 
 
-def test_non_tensor_inputs_rejected():
-    with pytest.raises(ModelLoadError, match=r"argument 1 \(a int\) is not"):
-        normalize_inputs((torch.ones(1), 3), "m.py:model")
+def test_inputs_as_serving_code_passes_them():
+    # ints, floats, bools, lists of ints (actual_seq_lengths), None, nested pytrees of tensors
+    t = torch.ones(2)
+    inputs = (t, [3, 5], (1, 2), 0.5, True, None, {"k": [t, {"v": t}]}, "BSH")
+    assert normalize_inputs(inputs, "m.py:model") == (inputs, {})
+    assert normalize_inputs({"x": t, "lens": [4]}, "m.py:model") == ((), {"x": t, "lens": [4]})
+    assert normalize_inputs(([t], {"lens": [4]}), "m.py:model") == ((t,), {"lens": [4]})
+
+
+def test_inputs_fxlab_cannot_pass_or_compare_are_rejected_with_the_argument_named():
+    with pytest.raises(ModelLoadError, match=r"but argument 1 is a object, keyword 'c' holds a object\. Pass the object's tensors"):
+        normalize_inputs(((torch.ones(1), object()), {"c": [1, object()]}), "m.py:model")
     with pytest.raises(ModelLoadError, match="example inputs are a str"):
         normalize_inputs("x", "m.py:model")
 

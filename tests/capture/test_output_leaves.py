@@ -7,7 +7,7 @@ import dataclasses
 
 import torch
 
-from fxlab.capture.check import _Comparison, compare_outputs
+from fxlab.capture.check import Comparison, compare_outputs
 from fxlab.capture.output_leaves import output_leaves
 
 
@@ -51,19 +51,19 @@ def test_leaves_are_named_by_their_path():
 
 def test_equal_objects_match_leaf_by_leaf():
     # Compared with != on the object, every cache output was a MISMATCH.
-    cmp = _Comparison()
+    cmp = Comparison()
     compare_outputs(cmp, _result(), _result())
     assert cmp.result().ok and cmp.compared == 5
 
 
 def test_the_differing_leaf_is_named():
-    cmp = _Comparison()
+    cmp = Comparison()
     compare_outputs(cmp, _result(), _result(shift=0.5))
     assert cmp.mismatches == ["output[0].cache.keys[1]: max |diff| 0.5"]
 
 
 def test_a_different_structure_is_a_mismatch():
-    cmp = _Comparison()
+    cmp = Comparison()
     other = _result()
     other[0].cache.keys.append(torch.ones(1))
     compare_outputs(cmp, _result(), other)
@@ -105,7 +105,7 @@ def test_a_model_returning_a_cache_object_matches(write_model):
 def test_leaves_without_a_truth_value_are_compared_not_assumed_equal():
     import numpy
 
-    cmp = _Comparison()
+    cmp = Comparison()
     compare_outputs(cmp, {"a": numpy.arange(3)}, {"a": numpy.arange(3) * 2})
     compare_outputs(cmp, {"b": numpy.arange(3)}, {"b": numpy.arange(3)})
     assert [m.split(":")[0] for m in cmp.mismatches] == ["output['a']"]

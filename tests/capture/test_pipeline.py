@@ -1,4 +1,4 @@
-"""Stage contents of the examples, exactly as DESIGN.md's pipeline specifies."""
+"""Stage contents of the examples, exactly as each stage of the pipeline makes them (docs/architecture.md, "The flow")."""
 from __future__ import annotations
 
 import pytest

@@ -33,3 +33,19 @@ def test_check_approximations_are_saved_only_when_there_are_some():
     assert "approximations" not in data["check"] and data["ir_check"]["approximations"] == [note]
     again = Trace.from_json(data)
     assert again.check.approximations == [] and again.ir_check.approximations == [note]
+
+
+def test_the_conversion_summary_is_that_of_the_converted_graph_made_once(example_trace):
+    from fxlab.reports.conversion_summary import summarize_conversion
+
+    for graph in example_trace("my_inplace").graphs:
+        rows = graph.conversion_summary()
+        assert rows == summarize_conversion(graph.modules["pre_ge"], graph.conversion)
+        assert graph.conversion_summary() is rows
+        assert [(r.target, r.count) for r in rows] == [
+            ("aten.mul.Tensor", 1),
+            ("auto_functionalized_v2(npu.my_inplace.default)", 3),
+            ("getitem", 5),
+            ("aten.add.Tensor", 2),
+            ("aten.copy_.default", 2),
+        ]

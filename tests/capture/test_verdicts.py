@@ -28,16 +28,16 @@ example_inputs = (torch.arange(4.0),)
 
 @pytest.fixture
 def wrong_mul_kernel(monkeypatch):
-    from fxlab.ir import execute, kernels  # noqa: F401 - registers the kernels
+    from fxlab.ir.kernels import registry  # the package registers every kernel
 
-    monkeypatch.setitem(execute.KERNELS, "Mul", lambda op, inputs, attrs: [inputs[0] + inputs[1]])
+    monkeypatch.setitem(registry.KERNELS, "Mul", lambda op, inputs, attrs: [inputs[0] + inputs[1]])
 
 
 @pytest.fixture
 def no_mul_kernel(monkeypatch):
-    from fxlab.ir import execute, kernels  # noqa: F401 - registers the kernels
+    from fxlab.ir.kernels import registry  # the package registers every kernel
 
-    monkeypatch.delitem(execute.KERNELS, "Mul")
+    monkeypatch.delitem(registry.KERNELS, "Mul")
 
 
 def test_ir_check_mismatch_makes_the_status_partial(write_model, wrong_mul_kernel):
@@ -60,7 +60,7 @@ def test_ir_check_without_a_kernel_says_not_run_not_mismatch(write_model, no_mul
     verdict = trace.ir_check.verdict
     assert verdict.startswith("not run: graph 0: no reference kernel for GE op type Mul"), verdict
     assert "MISMATCH" not in verdict and not trace.ir_check.failed
-    assert trace.status == "ok"
+    assert trace.status == "unverified"  # a check that could not run: neither ok nor partial
 
 
 def test_no_verify_says_the_ir_check_was_not_run(write_model):
@@ -77,10 +77,10 @@ def test_ir_check_of_an_unconverted_op_says_not_run(write_model, monkeypatch):
     assert trace.ir_check.verdict == "not run: graph 0: not every op converted (aten.mul.Tensor)"
 
 
-def test_ir_check_line_stays_under_converter_torchair():
-    from tests.conftest import EXAMPLES, torchair_path_or_skip
+def test_ir_check_line_stays_under_converter_torchair(torchair_path):
+    from tests.conftest import EXAMPLES
 
-    path = str(torchair_path_or_skip())
+    path = str(torchair_path)
     code, out, err = run_cli("trace", str(EXAMPLES / "inplace_ops.py"), "--summary", "--converter", "torchair", "--torchair-path", path)
     assert code == 0, err
     assert "Ascend IR on CPU vs compiled: match (5 tensors" in out
@@ -158,3 +158,173 @@ def test_ir_check_names_torchair_s_batch_norm_fault_beside_the_running_statistic
 def test_ir_check_of_batch_norm_in_eval_mode_matches_without_a_fault_note(write_model):
     trace = _trace(write_model, BATCH_NORM_TRAINING_MODEL.replace(".train()", ".eval()"))
     assert trace.ir_check.ok and not trace.ir_check.mismatches
+
+
+# -- Ascend-written models: a check that could not run is `unverified`, never `ok` ----------
+
+# An output that is a view of a graph input written in place: aot_autograd's runtime
+# re-makes it from the input, so the Ascend IR's own value for it (here a reshape of the
+# transposed scatter, which differs) is never used. Found by the random programs.
+ALIASED_OUTPUT_MODEL = """
+import torch
+def f(x):
+    x.transpose(0, 1)[0].mul_(0.5)
+    return x.view(40, -1)
+model = f
+example_inputs = (torch.randn(8, 10, generator=torch.Generator().manual_seed(0)),)
+"""
+
+
+def test_an_output_aot_re_makes_from_its_input_is_not_judged_by_the_ir_value(write_model):
+    trace = _trace(write_model, ALIASED_OUTPUT_MODEL)
+    check = trace.ir_check
+    assert trace.check.ok and check.ok and not check.not_run and trace.status == "ok", check.verdict
+    assert check.compared == 1  # x after the call, by value; the view's shape and dtype still count
+    (note,) = check.notes
+    assert note.startswith("graph 0 output 0 (view_1): the Ascend IR's value differs from the compiled run's (max |diff| ")
+    assert note.endswith(
+        "), but no one uses it: it is graph input 0 (arg0_1) or a view of it, which aot_autograd's runtime re-makes from the input the graph wrote back"
+    )
+
+
+# A custom op with a Meta function and no CPU kernel: neither eager nor the compiled run can
+# run it here, yet every stage is recorded and the trace is unverified, not ok.
+NO_KERNEL_MODEL = """
+import torch
+lib = torch.library.Library("fxlabnokernel", "DEF")
+lib.define("twice(Tensor x) -> Tensor")
+lib.impl("twice", lambda x: torch.empty_like(x), "Meta")
+def f(x):
+    return torch.ops.fxlabnokernel.twice(x + 1) * 3
+model = f
+example_inputs = (torch.randn(3),)
+"""
+
+
+def test_a_custom_op_without_a_cpu_kernel_leaves_the_trace_unverified_with_the_reason_once(write_model):
+    path = write_model(NO_KERNEL_MODEL)
+    trace = capture_trace(load_model(path))
+    (graph,) = trace.graphs
+    assert list(graph.stages) == ["dynamo", "aten", "functional", "reinplaced", "pre_ge"] and graph.ir is not None
+    assert [op.type for op in graph.ir.ops if op.type not in ("Data", "Const", "NetOutput", "Cast")] == ["Add", "Twice", "Mul"]
+    assert trace.check.verdict == "not run: fxlabnokernel.twice has no CPU kernel"
+    assert trace.ir_check.verdict == "not run: graph 0: the compiled run stopped in this graph: fxlabnokernel.twice has no CPU kernel"
+    assert graph.error is None and trace.status == "unverified"
+    assert graph.ir_summary["auto_converted"] == [
+        {"op": "fxlabnokernel.twice.default", "nodes": 1, "ge_type": "Twice", "prototype": False, "defined_by": "user", "defined_at": f"{path}:3"}
+    ]
+
+
+# A kernel that does not implement an option (fxlab's CPU reference kernels raise a
+# KernelGap naming it): the trace goes on, and both checks say which op and option.
+KERNEL_GAP_MODEL = """
+import torch
+from fxlab.ir.kernels.registry import KernelGap
+lib = torch.library.Library("fxlabgap", "DEF")
+lib.define("attend(Tensor q, Tensor? block_table=None) -> Tensor")
+def attend(q, block_table=None):
+    if block_table is not None:
+        raise KernelGap("fxlabgap.attend", "block_table has no CPU reference kernel")
+    return q * 2
+lib.impl("attend", attend, "CPU")
+lib.impl("attend", lambda q, block_table=None: torch.empty_like(q), "Meta")
+def f(q, table):
+    return torch.ops.fxlabgap.attend(q + 1, table) - 1
+model = f
+example_inputs = (torch.randn(2, 4), torch.tensor([[0, 1]], dtype=torch.int32))
+"""
+
+
+def test_a_kernel_that_does_not_implement_an_option_never_stops_the_trace(write_model):
+    trace = _trace(write_model, KERNEL_GAP_MODEL)
+    (graph,) = trace.graphs
+    assert set(graph.stages) == {"dynamo", "aten", "functional", "reinplaced", "pre_ge"} and graph.ir is not None
+    said = "fxlabgap.attend: fxlab's CPU reference kernel does not implement this call (block_table has no CPU reference kernel)"
+    assert trace.check.verdict == f"not run: {said}"
+    assert trace.ir_check.verdict == f"not run: graph 0: the compiled run stopped in this graph: {said}"
+    assert trace.status == "unverified"
+
+
+def test_an_op_of_torchs_namespace_without_a_converter_is_named_with_torchairs_verdict(write_model, monkeypatch):
+    from fxlab.passes.converters import registry
+
+    monkeypatch.delitem(registry.CONVERTERS._by_target, torch.ops.aten.mul.Tensor)
+    trace = _trace(write_model, MUL_MODEL)
+    (failed,) = trace.graphs[0].ir_summary["not_converted"]
+    assert failed["op"] == "aten.mul.Tensor" and failed["nodes"] == 1 and failed["status"] == "unsupported"
+    assert failed["reason"].startswith("not converted by the built-in conversion; TorchAir converts it (ge_converter/aten/mul.py:")
+    assert failed["reason"].endswith("); use --converter torchair")
+    assert [op.type for op in trace.graphs[0].ir.ops if op.fx_node == "mul"] == ["FxlabUnsupported"]  # no GE op made up
+    assert trace.status == "partial"
+
+
+# A collective: torch's _c10d_functional ops become TorchAir's Hcom ops, never a GE op made
+# up from their names; their source is the user's line, not torch.distributed's. Under the
+# fake process group nothing is executed, so the checks say they could not run.
+COLLECTIVE_MODEL = """
+import torch
+import torch.distributed as dist
+import torch.distributed._functional_collectives as fc
+from torch.testing._internal.distributed.fake_pg import FakeStore
+if not dist.is_initialized():
+    dist.init_process_group("fake", store=FakeStore(), rank=0, world_size=2)
+def f(x):
+    return fc.all_reduce(x * 2, "sum", dist.group.WORLD) + 1
+model = f
+example_inputs = (torch.randn(4),)
+"""
+
+
+@pytest.fixture
+def fake_process_group():
+    import torch.distributed as dist
+
+    yield
+    if dist.is_initialized():
+        dist.destroy_process_group()
+
+
+def test_a_collective_becomes_torchairs_hcom_op_and_points_at_the_users_line(write_model, fake_process_group):
+    trace = _trace(write_model, COLLECTIVE_MODEL)
+    (graph,) = trace.graphs
+    assert graph.ir.types == ["Data", "Const", "Mul", "Cast", "HcomAllReduce", "Identity", "Const", "Add", "NetOutput"]
+    assert "AllReduce" not in graph.ir.types and "not_converted" not in graph.ir_summary and "auto_converted" not in graph.ir_summary
+    sources = {op.fx_node: op.source for op in graph.ir.ops if op.fx_node in ("all_reduce", "wait_tensor")}
+    assert {node: source.rsplit("/", 1)[-1] for node, source in sources.items()} == {"all_reduce": "model.py:9", "wait_tensor": "model.py:9"}
+    node = next(n for n in graph.stages["functional"].nodes if n.name == "all_reduce")
+    assert node.provenance.line == 9 and node.provenance.library_location.endswith("torch/distributed/_functional_collectives.py:179")
+    assert trace.check.verdict == trace.ir_check.verdict == "not run: collectives not executed under the fake process group"
+    assert trace.status == "unverified"
+
+
+SERVING_INPUTS_MODEL = """
+import torch
+def f(x, seq_lens, scale, flag, nothing, cache, *, layout="BSH"):
+    y = x * scale
+    if flag and nothing is None and layout == "BSH":
+        y = y + 1
+    cache["k"][0].add_(1)
+    return y[: sum(seq_lens)] + cache["v"]
+model = f
+example_inputs = ((torch.randn(6, 4), [2, 3], 0.5, True, None, {"k": [torch.zeros(4)], "v": torch.randn(4)}), {"layout": "BSH"})
+"""
+
+
+def test_inputs_as_serving_code_passes_them_are_compared_leaf_by_leaf(write_model):
+    trace = _trace(write_model, SERVING_INPUTS_MODEL)
+    # the output, x, the cache's k (written in place) and v
+    assert trace.check.ok and trace.check.compared == 4, trace.check.verdict
+    assert trace.ir_check.ok and not trace.ir_check.not_run, trace.ir_check.verdict
+    assert trace.status == "ok"
+
+
+def test_a_model_in_train_mode_is_said_to_be_traced_for_inference(write_model):
+    source = "import torch\nmodel = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.0))\nexample_inputs = (torch.randn(2, 4),)\n"
+    trace = _trace(write_model, source)
+    assert trace.notes[0] == (
+        "the model is in train() mode (dropout and batch norm run as in training; model.eval() gives their inference form) "
+        "and 2 of its parameters require grad: fxlab traces inference, under torch.no_grad() as TorchAir's inference path runs, "
+        "so no backward graph is captured."
+    )
+    frozen = source.replace("torch.nn.Dropout(0.0))", "torch.nn.Dropout(0.0)).eval().requires_grad_(False)")
+    assert not any("traces inference" in note for note in _trace(write_model, frozen, stages=("dynamo",)).notes)

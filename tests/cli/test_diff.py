@@ -120,15 +120,6 @@ def test_an_edited_saved_trace_shows_the_edit(capsys, saved_runs, tmp_path) -> N
     assert "attr keep_dims: False → True" in out
 
 
-def _torchair_or_skip() -> None:
-    from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair
-
-    try:
-        find_torchair()
-    except TorchAirNotFoundError as exc:
-        pytest.skip(f"no TorchAir copy: {exc}")
-
-
 SMALL_MODEL = """
 import torch
 import torch.nn.functional as F
@@ -146,8 +137,8 @@ example_inputs = (torch.randn(2, 8),)
 """
 
 
+@pytest.mark.torchair
 def test_builtin_ir_against_torchair(capsys, write_model) -> None:
-    _torchair_or_skip()
     model = str(write_model(SMALL_MODEL))
     code, out, _ = run(capsys, "diff", model, "--from", "ascend_ir", "--to", "ascend_ir:torchair", "--json")
     data = json.loads(out)

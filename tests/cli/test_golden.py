@@ -1,5 +1,8 @@
 """Every file `fxlab trace --out` writes for the examples, compared byte for byte with the
-files saved before the last change to the writers (`tests/data/golden/`).
+files saved before the last change to the writers (`tests/data/golden/`), except the
+manifest's figures that depend on the machine: the checks' max |diff| (float rounding
+differs between CPUs) is compared with a tolerance, and the torch version by release (its
+local label, `+cpu` or none, says which wheel pip chose).
 
 The examples are copied to one fixed folder first, because the FX graphs carry the model
 file's absolute path in their source locations (and so do the dumps). A change that is
@@ -18,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from fxlab.compat.torchair_versions import release_of
 from tests.cli.cli_runner import run_cli
 from tests.conftest import EXAMPLES, ROOT
 
@@ -27,6 +31,9 @@ UPDATE = os.environ.get("FXLAB_UPDATE_GOLDEN") == "1"
 EXAMPLE_NAMES = sorted(p.stem for p in EXAMPLES.glob("*.py"))
 # Wall-clock figures are the one thing that differs from run to run.
 SECONDS = re.compile(rb'("seconds": )[0-9.eE+-]+')
+# A max |diff| this close to the saved one is the same result computed on another CPU
+# (the fp32 absolute tolerance of the checks themselves).
+MAX_DIFF_TOLERANCE = 1e-5
 
 
 @pytest.fixture(scope="module")
@@ -75,4 +82,41 @@ def test_saved_trace_is_unchanged(name, fixed_home, monkeypatch):
     expected = _files(expected_folder)
     assert sorted(written) == sorted(expected)
     for relative, data in written.items():
-        assert data == expected[relative], f"{name}/{relative} differs from the saved file"
+        if relative == "manifest.json":
+            assert_same_manifest(json.loads(data), json.loads(expected[relative]), f"{name}/{relative}")
+        else:
+            assert data == expected[relative], f"{name}/{relative} differs from the saved file"
+
+
+def assert_same_manifest(written: object, expected: object, where: str) -> None:
+    """Equal, but for the machine's figures: ``max_abs_diff`` within the tolerance and
+    ``torch_version`` by release."""
+    if isinstance(written, dict) and isinstance(expected, dict):
+        assert sorted(written) == sorted(expected), f"{where}: other keys"
+        for key, value in written.items():
+            if key == "max_abs_diff" and isinstance(value, float) and isinstance(expected[key], float):
+                assert abs(value - expected[key]) <= MAX_DIFF_TOLERANCE, f"{where}.{key}: {value} is not {expected[key]}"
+            elif key == "torch_version":
+                assert release_of(value) == release_of(expected[key]), f"{where}.{key}: {value} is not {expected[key]}"
+            else:
+                assert_same_manifest(value, expected[key], f"{where}.{key}")
+    elif isinstance(written, list) and isinstance(expected, list):
+        assert len(written) == len(expected), f"{where}: {len(written)} items, saved {len(expected)}"
+        for index, (value, saved) in enumerate(zip(written, expected)):
+            assert_same_manifest(value, saved, f"{where}[{index}]")
+    else:
+        assert written == expected and type(written) is type(expected), f"{where}: {written!r} is not {expected!r}"
+
+
+def test_the_manifests_machine_figures_are_compared_with_a_tolerance() -> None:
+    saved = {"torch_version": "2.13.0+cpu", "ir_check": {"max_abs_diff": 4.76837158203125e-07, "compared": 29}, "notes": ["a"]}
+    another_cpu = {"torch_version": "2.13.0", "ir_check": {"max_abs_diff": 9.5367431640625e-07, "compared": 29}, "notes": ["a"]}
+    assert_same_manifest(another_cpu, saved, "m")
+    for changed, message in [
+        ({**another_cpu, "torch_version": "2.14.0"}, "m.torch_version: 2.14.0 is not 2.13.0+cpu"),
+        ({**another_cpu, "ir_check": {"max_abs_diff": 0.01, "compared": 29}}, "m.ir_check.max_abs_diff: 0.01"),
+        ({**another_cpu, "ir_check": {"max_abs_diff": 4.76837158203125e-07, "compared": 28}}, "m.ir_check.compared: 28 is not 29"),
+        ({**another_cpu, "notes": ["a", "b"]}, "m.notes: 2 items, saved 1"),
+    ]:
+        with pytest.raises(AssertionError, match=re.escape(message)):
+            assert_same_manifest(changed, saved, "m")

@@ -8,14 +8,15 @@ from pathlib import Path
 import pytest
 
 from tests.cli.cli_runner import run_cli
-from tests.conftest import EXAMPLES, torchair_path_or_skip
+from tests.conftest import EXAMPLES
 
 SEED_PLUGINS = Path(__file__).resolve().parents[1] / "data" / "seed_plugins"
 
 
 @pytest.fixture(scope="module")
-def torchair_path() -> str:
-    return str(torchair_path_or_skip())
+def torchair_path(torchair_path) -> str:
+    """conftest's TorchAir copy, as a `--torchair-path` value."""
+    return str(torchair_path)
 
 
 def run(*args: str) -> tuple[int, str, str]:
@@ -131,3 +132,35 @@ def test_a_torchair_that_cannot_import_with_this_torch_exits_with_the_versions_t
     assert code == 2
     assert "could not be imported with torch" in message and "api_removed_since_2_2" in message
     assert "from torch_npu 2.1.0, built for torch 2.1.0, which is older than the installed torch" in message
+
+
+W8A8_LINEAR = """
+import torch
+import torch_npu
+class W8A8(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        g = torch.Generator().manual_seed(0)
+        self.register_buffer("weight", torch.randint(-128, 127, (32, 16), dtype=torch.int8, generator=g))
+        self.register_buffer("scale", torch.rand(16, generator=g) * 0.01)
+    def forward(self, x):
+        q, pertoken = torch_npu.npu_dynamic_quant(x)
+        return torch_npu.npu_quant_matmul(q, self.weight, self.scale, pertoken_scale=pertoken, output_dtype=torch.float16)
+model = W8A8().eval()
+example_inputs = (torch.randn(4, 32),)
+"""
+
+
+def test_torchairs_quant_matmul_converter_reads_torch_npus_dtypes_from_the_stand_in(torchair_path, write_model):
+    # It compares dtypes with torch_npu.float4_e2m1fn_x2 ..., which the stand-in lacked.
+    from fxlab.compat.torch_npu_ops import find_torch_npu_copy
+
+    copy = find_torch_npu_copy()
+    if copy is None or not copy.complete:
+        pytest.skip("no torch_npu copy")
+    code, out, err = run("trace", str(write_model(W8A8_LINEAR)), "--converter", "torchair", "--torchair-path", torchair_path, "--json")
+    summary = json.loads(out)
+    (graph,) = summary["graphs"]
+    assert "not_converted" not in graph["ascend_ir"] and not graph["ascend_ir"]["partial"], graph["ascend_ir"].get("not_converted")
+    assert {"DynamicQuant", "QuantBatchMatmulV3"} <= set(graph["ascend_ir"]["types"])
+    assert code == 0 and summary["status"] in ("ok", "unverified"), err

@@ -2,11 +2,10 @@
 converters on small functional graphs, and what it leaves behind (nothing)."""
 from __future__ import annotations
 
-from tests.conftest import torchair_session_or_skip
+from tests.conftest import torchair_session
 
 import signal
 import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -14,11 +13,14 @@ import torch.nn.functional as F
 from torch._C import DispatchKey
 
 from fxlab.capture.stages import functional_graph, functional_stage
-from fxlab.compat.bridge import TorchAirNotFoundError, find_torchair, open_torchair, run_torchair_conversion
+from fxlab.compat.bridge import open_torchair, run_torchair_conversion
 from fxlab.compat.native_standins.prototypes import IrPrototype, register_prototype, unregister_prototype
-from fxlab.compat.torchair_loader import NotTorchAirError, _GuardRegistrations, locate_torchair
+from fxlab.compat.torchair_loader import _GuardRegistrations
+from fxlab.compat.torchair_copies import TorchAirNotFoundError, find_torchair
 from fxlab.compat.torchair_versions import TorchAirVersion
-from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, Status, convert_to_ascend_ir
+from fxlab.ir.lint import lint_ir
+from fxlab.passes.conversion_result import UNSUPPORTED_OP_TYPE, ConversionResult, Status
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.diff.ir_diff import diff_ir
 from fxlab.ir.execute import execute
 
@@ -26,16 +28,9 @@ from fxlab.ir.execute import execute
 pytestmark = pytest.mark.filterwarnings("ignore:Failed to import torchair")
 
 
-def _torchair_path() -> Path | None:
-    try:
-        return find_torchair()
-    except TorchAirNotFoundError:
-        return None
-
-
 @pytest.fixture(scope="class")
-def torchair():
-    yield from torchair_session_or_skip()
+def torchair(torchair_path):
+    yield from torchair_session(torchair_path)
 
 
 def convert(torchair, fn, *inputs):
@@ -111,9 +106,13 @@ class TestTorchAirConversion:
         mul_result = [op for op in result.graph.ops if op.fx_node == "mul"][-1]
         assert ops_of(result, "mul") == ["Const", "Mul", "Cast"]
         assert result.graph.outputs[-1] == f"{mul_result.name}:0"
-        assert result.options["ge.exec.outputReuseInputMemIndexes"] == f"1,{len(result.graph.outputs) - 1}"
+        assert result.ge_options["ge.exec.outputReuseInputMemIndexes"] == f"1,{len(result.graph.outputs) - 1}"
         copy_record = next(n for n in result.nodes if n.node == "copy_")
         assert copy_record.ge_ops == ["Assign"]
+        # The same result type as the built-in conversion; TorchAir ran its own GE passes.
+        assert isinstance(result, ConversionResult) and result.ge_passes == [] and result.assigns_to_outputs == []
+        assert "copy_" in [n.name for n in result.fx_graph.graph.nodes]  # the graph its walk converted
+        lint_ir(result.graph)
 
 
     def test_custom_inplace_op_through_auto_functionalized_v2(self, torchair, custom_inplace_op):
@@ -128,7 +127,7 @@ class TestTorchAirConversion:
         assert op.inputs == [f"{move.name}:0", f"{result.graph.inputs[1]}:0"]
         add = next(o for o in result.graph.ops if o.fx_node == "add")
         assert add.inputs == [f"{op.name}:1", f"{op.name}:0"]  # z, then the ref output x
-        assert result.options["ge.exec.outputReuseInputMemIndexes"].startswith("0,")
+        assert result.ge_options["ge.exec.outputReuseInputMemIndexes"].startswith("0,")
 
 
     def test_raising_converter_becomes_a_placeholder_with_message_node_and_source_line(self, torchair):
@@ -245,7 +244,7 @@ class TestTorchAirConversion:
         result = convert(torchair, model, torch.randn(2, 4, 8, **half), torch.randn(2, 4, 8, **half), torch.randn(8, **half), torch.randn(8, **half))
         converted = [(n.node, n.ge_ops[:1]) for n in result.nodes if n.status is Status.CONVERTED]
         assert converted == [("npu_add_rms_norm_dynamic_quant_default", ["AddRmsNormDynamicQuant"])]
-        assert result.options["pattern_fusion_pass"] == "1"
+        assert result.ge_options["pattern_fusion_pass"] == "1"
 
     def test_notes_say_what_is_stood_in_and_where_the_run_stops(self, torchair):
         result = convert(torchair, lambda x: (x + 1,), torch.randn(2))
@@ -337,10 +336,8 @@ def test_guarding_keeps_good_registrations_when_one_names_a_missing_overload():
     assert "no_such_op_in_torch" in str(failures[0][3])
 
 
-def test_session_leaves_the_process_as_it_found_it():
-    path = _torchair_path()
-    if path is None:
-        pytest.skip("no TorchAir copy")
+def test_session_leaves_the_process_as_it_found_it(torchair_path):
+    path = torchair_path
     handler = signal.getsignal(signal.SIGINT)
     with open_torchair(path) as loaded:
         assert hasattr(torch.ops.aten.add.Tensor, "_ge_converter")
@@ -357,14 +354,6 @@ def test_session_leaves_the_process_as_it_found_it():
     # torch_npu's operators defined for the session, and get_npu_backend's torch patches, are gone.
     assert not hasattr(torch.ops.npu, "npu_add_rms_norm")
     assert DispatchKey.AutogradPrivateUse1 not in torch.ops.aten.to.other.py_kernels
-
-
-def test_a_directory_that_is_not_torchair_gets_a_clear_error(tmp_path):
-    (tmp_path / "__init__.py").write_text("")
-    with pytest.raises(NotTorchAirError) as err:
-        locate_torchair(tmp_path)
-    assert "is not a TorchAir source tree" in str(err.value)
-    assert "npu_fx_compiler.py" in str(err.value) and "fxlab torchair fetch" in str(err.value)
 
 
 # -- versions, prototypes, fetching -----------------------------------------------------------

@@ -44,7 +44,7 @@ hold at most 5% of the converters.
 """
 from __future__ import annotations
 
-from tests.conftest import torchair_path_or_skip, torchair_session_or_skip
+from tests.conftest import torchair_session
 
 from dataclasses import dataclass, field
 from typing import Any
@@ -55,11 +55,14 @@ from fxlab.compat.bridge import TorchAirConversionError, run_torchair_conversion
 from fxlab.compat.native_standins.torch_npu_runtime import DEFAULT_SOC
 from fxlab.diff.ir_diff import diff_ir
 from fxlab.passes import converters  # noqa: F401 - registers the shipped converters
-from fxlab.passes.convert_to_ascend_ir import Status, convert_to_ascend_ir
+from fxlab.passes.conversion_result import Status
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
+from fxlab.passes.converters.collectives import NPU_DEFINE_CONVERTERS
 from fxlab.passes.converters.npu import NPU_CONVERTERS
 from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB
 from fxlab.passes.ge_passes import ge_graph_passes
 from fxlab.passes.pre_ge import pre_ge_graph
+from fxlab.passes.torchair_refusals import REFUSES, refusal, registrations
 from tests.compat.test_bridge_examples import Classifier, listed_differences
 from fxlab.passes.optimize_views import view_reshape, view_sizes
 from tests.passes.converters.dynamic_graph import NotDynamic, dynamic_one_node_graph
@@ -92,7 +95,8 @@ def _names() -> list[str]:
     are registered only while the operators are defined (in the TorchAir session, from
     its torch_npu copy), so they are named from their table."""
     npu = {f"npu.{name}" for name, (_, samples) in NPU_CONVERTERS.items() if samples is not None}
-    return sorted({str(c.target) for c in _shipped()} | npu)
+    npu_define = {f"npu_define.{name}" for name in NPU_DEFINE_CONVERTERS}
+    return sorted({str(c.target) for c in _shipped()} | npu | npu_define)
 
 
 def _params(expected_failures: Any = None) -> list[Any]:
@@ -108,13 +112,21 @@ def _params(expected_failures: Any = None) -> list[Any]:
 def _live_converter(name: str) -> Any:
     found = [c for c in _shipped() if str(c.target) == name]
     if not found:
-        pytest.skip(f"{name} is not defined in this TorchAir session (torch_npu's operators come from a torch_npu copy)")
+        pytest.skip(f"{name} is not defined in this TorchAir session")
     return found[0]
 
 
 @pytest.fixture(scope="module")
-def torchair():
-    yield from torchair_session_or_skip()
+def torchair(torchair_path):
+    """The TorchAir session, with a process group for the collectives (the fake one, of
+    four ranks) and fxlab's collective layer opened inside it (TorchAir's npu_define
+    operators get fxlab's converters registered)."""
+    from fxlab.compat.collectives import torchair_collectives
+    from tests.conftest import process_group
+
+    for session in torchair_session(torchair_path):
+        with process_group("fake", world_size=4), torchair_collectives():
+            yield session
 
 
 def writes_out_argument(target: Any) -> bool:
@@ -130,6 +142,7 @@ class Outcome:
     differences: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     compared: int = 0
+    refused: int = 0  # of the compared: samples both conversions refuse
 
 
 def compare_samples(torchair: Any, converter: Any) -> Outcome:
@@ -162,23 +175,35 @@ def _compare_graph(torchair: Any, converter: Any, gm: Any, label: str, outcome: 
     soc = ARCH35_SOC if str(converter.target) in ARCH35_ONLY else DEFAULT_SOC
     # The built-in conversion refuses arch35-only ops (as TorchAir fails on them on
     # Atlas A2/A3); against an arch35 machine, fxlab's converter runs as asked.
-    builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "sample", convert_refused=soc == ARCH35_SOC).graph
-    ge_graph_passes(builtin)
+    converted = convert_to_ascend_ir(pre_ge_graph(gm)[0], "sample", convert_refused=soc == ARCH35_SOC)
     try:
         theirs = run_torchair_conversion(gm, "sample", torchair, soc=soc)
     except TorchAirConversionError as exc:
         outcome.skipped.append(f"{label}: the bridge cannot run TorchAir on it: {str(exc).splitlines()[0]}")
         return
     failed = [r for r in theirs.nodes if r.status in (Status.RAISED, Status.UNSUPPORTED)]
-    if failed:
+    if failed and not _refused_by_torchair(failed[0].message or ""):
         first_line = (failed[0].message or "").splitlines()[:1]
         outcome.skipped.append(f"{label}: TorchAir does not convert it here ({failed[0].status.value}: {first_line})")
         return
     outcome.compared += 1
+    if failed:  # TorchAir's converter refuses these arguments: so must the built-in one
+        outcome.refused += 1
+        if not any(r.status is Status.REFUSED for r in converted.nodes):
+            outcome.differences.append(f"{label}: TorchAir refuses it ({(failed[0].message or '').splitlines()[0]}), the built-in converts it")
+        return
+    builtin = converted.graph
+    ge_graph_passes(builtin)
     targets = {n.name: str(n.target) for g in (gm, theirs.fx_graph) for n in g.graph.nodes if n.op == "call_function"}
     issues = Classifier(builtin, theirs.graph, targets, views).issues(diff_ir(builtin, theirs.graph))
     rows = listed_differences()
     outcome.differences += [f"{label}: {i.kind} {i.op_type} [{i.detail}] at {i.where}" for i in issues if not any(r.explains(i) for r in rows)]
+
+
+def _refused_by_torchair(message: str) -> bool:
+    """Whether TorchAir's own converter refused a torch_npu operator's arguments (rather
+    than the bridge lacking something TorchAir reads: fxlab's stand-ins say so)."""
+    return "npu." in message.split(" raised at node")[0] and "fxlab's stand-in" not in message
 
 
 def _live_comparable(name: str) -> Any:
@@ -190,9 +215,16 @@ def _live_comparable(name: str) -> Any:
     return converter
 
 
+@pytest.fixture(scope="module")
+def outcomes() -> dict[str, Outcome]:
+    """Each converter's outcome as :func:`test_samples_convert_to_torchairs_graph` found
+    it, by target name (the coverage test below recomputes those it did not run)."""
+    return {}
+
+
 @pytest.mark.parametrize("name", _params())
-def test_samples_convert_to_torchairs_graph(torchair, name):
-    outcome = compare_samples(torchair, _live_comparable(name))
+def test_samples_convert_to_torchairs_graph(torchair, outcomes, name):
+    outcome = outcomes[name] = compare_samples(torchair, _live_comparable(name))
     if not outcome.compared:
         pytest.skip("; ".join(outcome.skipped))
     assert not outcome.differences, "\n".join(outcome.differences)
@@ -204,6 +236,49 @@ def test_dynamic_samples_convert_to_torchairs_graph(torchair, name):
     if not outcome.compared:
         pytest.skip("; ".join(outcome.skipped))
     assert not outcome.differences, "\n".join(outcome.differences)
+
+
+# What the built-in conversion does with one of TorchAir's torch_npu converters.
+IDENTICAL, REFUSED, NOT_DONE = "identical", "refused as TorchAir refuses", "not done"
+# The share of TorchAir's torch_npu converters the built-in one must match (issue 30).
+NPU_COVERAGE_GOAL = 0.95
+
+
+def npu_verdict(torchair: Any, name: str, outcomes: dict[str, Outcome]) -> str:
+    """:data:`IDENTICAL` when the built-in converter of ``name`` (``npu.x.overload``, a
+    TorchAir registration) gives TorchAir's graph on every sample compared (some of them
+    refused by both), :data:`REFUSED` when both conversions refuse it, else
+    :data:`NOT_DONE` (no built-in converter, no sample TorchAir converts here, or a
+    difference)."""
+    if name.split(".", 1)[1] not in NPU_CONVERTERS:
+        verdict = refusal(name)  # what the built-in conversion reports for an op it cannot convert
+        return REFUSED if verdict is not None and verdict.verdict == REFUSES else NOT_DONE
+    found = [c for c in _shipped() if str(c.target) == name]
+    if not found or writes_out_argument(found[0].target):
+        return NOT_DONE
+    outcome = outcomes[name] if name in outcomes else compare_samples(torchair, found[0])
+    if not outcome.compared or outcome.differences:
+        return NOT_DONE
+    return REFUSED if outcome.refused == outcome.compared else IDENTICAL
+
+
+def test_builtin_npu_converters_give_torchairs_graphs(torchair, outcomes):
+    """Issue 30's bar: of TorchAir's torch_npu (``npu``) converters, at least 95% have a
+    built-in converter whose samples give TorchAir's exact graph, or are refused as
+    TorchAir refuses them, judged from the per-converter comparisons above."""
+    registered = sorted(name for name in registrations() if name.startswith("npu."))
+    tally: dict[str, list[str]] = {IDENTICAL: [], REFUSED: [], NOT_DONE: []}
+    for name in registered:
+        tally[npu_verdict(torchair, name, outcomes)].append(name)
+    done = len(tally[IDENTICAL]) + len(tally[REFUSED])
+    figure = (
+        f"TorchAir's npu converters: {len(registered)}; built-in identical {len(tally[IDENTICAL])}, "
+        f"refused as TorchAir refuses {len(tally[REFUSED])}, not done {len(tally[NOT_DONE])} "
+        f"({done / len(registered):.1%} done); refused: {', '.join(tally[REFUSED]) or 'none'}; "
+        f"not done: {', '.join(tally[NOT_DONE]) or 'none'}"
+    )
+    print(figure)
+    assert len(registered) > 100 and done >= NPU_COVERAGE_GOAL * len(registered), figure
 
 
 def test_still_different_names_only_shipped_converters():
@@ -227,10 +302,10 @@ def still_different(torchair: Any, compare: Any = compare_samples) -> list[str]:
 if __name__ == "__main__":
     import warnings
 
-    from fxlab.compat.bridge import open_torchair
+    from fxlab.compat.bridge import find_torchair, open_torchair
 
     warnings.filterwarnings("ignore", "Failed to import torchair")
-    with open_torchair(torchair_path_or_skip()) as session:
+    with open_torchair(find_torchair()) as session:
         print("STILL_DIFFERENT = {\n" + "".join(f'    "{name}",\n' for name in still_different(session)) + "}")
         dynamic = still_different(session, compare_dynamic_samples)
         print("STILL_DIFFERENT_DYNAMIC (give each its reason):\n" + "".join(f"    {name}\n" for name in dynamic))

@@ -9,7 +9,7 @@ difference fails the test, and so does a row no example needs any more.
 """
 from __future__ import annotations
 
-from tests.conftest import torchair_session_or_skip
+from tests.conftest import torchair_session
 
 import re
 from dataclasses import dataclass
@@ -127,8 +127,8 @@ class Comparison:
 
 
 @pytest.fixture(scope="module")
-def torchair():
-    yield from torchair_session_or_skip()
+def torchair(torchair_path):
+    yield from torchair_session(torchair_path)
 
 
 def compare_example(torchair: Any, example: str, plugins: list[Path] | None = None, dynamic: bool = False) -> list[Comparison]:

@@ -15,7 +15,8 @@ from fxlab.compat.layer import ANNOUNCEMENTS, compat_layer
 from fxlab.compat.plugins import load_plugin
 from fxlab.errors import ModelLoadError
 from fxlab.ir.execute import execute
-from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, Status, convert_to_ascend_ir
+from fxlab.passes.conversion_result import UNSUPPORTED_OP_TYPE, Status
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB, ORIGIN_TORCHAIR
 
 DATA = Path(__file__).parents[1] / "data"
@@ -32,9 +33,9 @@ def test_standins_exist_only_inside_the_block_and_are_announced() -> None:
 
         assert torchair.ge.attr.Int(3).value == 3
         assert torch_npu.my_inplace is torch.ops.npu.my_inplace
-    # Importing the stand-in torch_npu defines torch_npu's operators (from a torch_npu copy,
-    # when one is found) and says how many.
-    operators = [n for n in heard if n.startswith("torch_npu operators:")]
+    # Importing the stand-in torch_npu defines torch_npu's operators (from the copy fxlab
+    # ships, or a preferred one) and says which copy and how many.
+    operators = [n for n in heard if n.startswith("torch_npu operators from ")]
     assert heard == [ANNOUNCEMENTS["torch_npu"], *operators, ANNOUNCEMENTS["torchair"]] and len(operators) == 1
     assert "torchair" not in sys.modules and "torch_npu" not in sys.modules
     with pytest.raises(ImportError):

@@ -1,8 +1,6 @@
 """The table of TorchAir's converter verdicts fxlab ships, against TorchAir's sources."""
 from __future__ import annotations
 
-from tests.conftest import torchair_path_or_skip
-
 from pathlib import Path
 
 import pytest
@@ -12,26 +10,26 @@ from fxlab.passes.inference_rule import GE_APIS_PATH
 from fxlab.passes.torchair_refusals import TABLE_PATH, load_table, registrations
 
 
-def test_the_shipped_table_is_a_fresh_scan_of_torchairs_sources():
-    where = torchair_path_or_skip()
+def test_the_shipped_table_is_a_fresh_scan_of_torchairs_sources(torchair_path):
+    where = torchair_path
     if where is None:
         pytest.skip("the installed TorchAir is used")
     fresh = scan_converters(Path(where))
     origin = load_table()["from"]
     assert TABLE_PATH.read_text(encoding="utf-8") == table_text(fresh, origin), (
-        "the table is stale: run `python -m fxlab.compat.torchair_converter_scan`"
+        "the table is stale: run `python scripts/scan_torchair_converters.py`"
     )
 
 
-def test_the_shipped_ge_apis_names_are_a_fresh_scan_of_torchairs_sources():
-    where = torchair_path_or_skip()
+def test_the_shipped_ge_apis_names_are_a_fresh_scan_of_torchairs_sources(torchair_path):
+    where = torchair_path
     if where is None:
         pytest.skip("the installed TorchAir is used")
     fresh = scan_ge_op_builders(Path(where))
     assert len(fresh) > 1500 and {"Cast", "Const", "Data", "NetOutput", "ForeachACos"} <= set(fresh)
     origin = load_table()["from"]
     assert GE_APIS_PATH.read_text(encoding="utf-8") == builders_text(fresh, origin), (
-        "the ge_apis names are stale: run `python -m fxlab.compat.torchair_converter_scan`"
+        "the ge_apis names are stale: run `python scripts/scan_torchair_converters.py`"
     )
 
 
@@ -85,3 +83,36 @@ def test_builtin_covers_torchairs_real_converters():
     }
     missing = sorted(real - ours)
     assert len(real) == 327 and len(real) - len(missing) >= COVERED_FLOOR, missing
+
+
+def test_a_registration_written_as_a_call_counts_and_lite_converters_do_not(tmp_path):
+    # TorchAir registers npu_grouped_matmul with register_fx_node_ge_converter(op)(fn); its
+    # lite/ converters are imported only for its lite export, and then replace the others.
+    root = tmp_path / "_ge_concrete_graph" / "ge_converter"
+    (root / "custom").mkdir(parents=True)
+    (root / "lite").mkdir()
+    (root / "custom" / "gmm.py").write_text(
+        "def convert_gmm(x, meta_outputs=None):\n"
+        "    return ge.GroupedMatmul(x)\n"
+        "gmm_reg = register_fx_node_ge_converter(torch.ops.npu.npu_grouped_matmul.default)(convert_gmm)\n"
+        "\n"
+        "@register_fx_node_ge_converter(torch.ops.npu.npu_quant_matmul.default)\n"
+        "def quant(x, meta_outputs=None):\n"
+        "    return ge.QuantBatchMatmulV3(x)\n"
+    )
+    (root / "lite" / "quant_lite.py").write_text(
+        "@register_fx_node_ge_converter(torch.ops.npu.npu_quant_matmul.default)\n"
+        "def quant(x, meta_outputs=None):\n"
+        "    raise NotImplementedError('lite')\n"
+    )
+    assert [(r.op, r.verdict, r.where) for r in scan_converters(tmp_path)] == [
+        ("npu.npu_grouped_matmul.default", CONVERTS, "custom/gmm.py:1"),
+        ("npu.npu_quant_matmul.default", CONVERTS, "custom/gmm.py:6"),  # the def line
+    ]
+
+
+def test_the_table_knows_torch_npus_grouped_matmul_and_quant_matmul():
+    table = registrations()
+    assert table["npu.npu_grouped_matmul.default"].where == "custom/grouped_matmul.py:256"
+    assert table["npu.npu_grouped_matmul.List"].verdict == CONVERTS
+    assert table["npu.npu_quant_matmul.default"].where == "custom/quantmatmul.py:64"

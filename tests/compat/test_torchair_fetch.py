@@ -37,7 +37,7 @@ def test_user_cache_folder(monkeypatch, tmp_path):
 
 
 def test_fetch_from_a_wheel_into_the_cache_where_the_bridge_finds_it(monkeypatch, tmp_path):
-    from fxlab.compat.bridge import cached_torchair
+    from fxlab.compat.torchair_copies import cached_torchair
 
     monkeypatch.setenv("FXLAB_CACHE_DIR", str(tmp_path / "cache"))
     code, out, err = run_main("torchair", "fetch", "--wheel", str(_wheel(tmp_path / "torch_npu-2.13.0-cp311.whl")))

@@ -3,7 +3,8 @@ built-in conversion and with TorchAir's own (``--converter torchair --verify``):
 status, eager against compiled, and the Ascend IR run on CPU against compiled.
 
 Skipped only when the ``models`` extra (transformers) is not installed, or, for the
-TorchAir side, when no TorchAir copy is found (CI installs and fetches both).
+TorchAir side (marked ``torchair`` through its fixture), when no TorchAir copy is found.
+torch_npu's operators, which the Ascend examples call, come from the files fxlab ships.
 """
 from __future__ import annotations
 
@@ -12,13 +13,13 @@ from typing import Any, Iterator
 
 import pytest
 
-from tests.conftest import torchair_session_or_skip
+from tests.conftest import torchair_session
 
 pytest.importorskip("transformers", reason="the models extra is not installed (pip install fxlab[models])")
 
 MODELS = Path(__file__).resolve().parents[2] / "examples" / "models"
 # (file, entry): each traces ok both ways.
-OK = [("gpt2", None), ("bert", None), ("qwen2", None), ("mixtral_moe", None), ("t5", None), ("vit", None), ("resnet18", None), ("ascend_decoder_layer", None),
+OK = [("gpt2", None), ("bert", None), ("qwen2", None), ("mixtral_moe", None), ("t5", None), ("vit", None), ("resnet18", None), ("ascend_decoder_layer", None), ("ascend_paged_attention", None),
       ("llama_static_cache", None), ("llama_static_cache", "decode_step"), ("llama_dynamic_prefill", None)]
 STOCK_STATIC_CACHE = ("llama_static_cache", "decode_step_stock")
 
@@ -28,13 +29,18 @@ def _capture(name: str, entry: str | None, converter: Any = None) -> Any:
     from fxlab.compat.layer import compat_layer
 
     with compat_layer():
+        # `fxlab trace` runs in a fresh process, where transformers imports torch_npu (fxlab's
+        # stand-in, which defines torch_npu's operators) when it first loads. It asks only
+        # once per process, so every capture after the first imports it here as that did.
+        import torch_npu  # noqa: F401
+
         loaded = load_model(MODELS / f"{name}.py", entry=entry)
         return capture_trace(loaded, stages=("dynamo", "aten", "functional", "ascend_ir"), converter=converter, verify=True)
 
 
 @pytest.fixture(scope="module")
-def torchair() -> Iterator[Any]:
-    yield from torchair_session_or_skip()
+def torchair(torchair_path: Any) -> Iterator[Any]:
+    yield from torchair_session(torchair_path)
 
 
 def _torchair_converter(torchair: Any) -> Any:
@@ -149,3 +155,104 @@ def test_compiled_with_dynamic_shapes_every_model_gives_torchairs_graph(torchair
     comparisons = compare_example(torchair, f"models/{name}", dynamic=True)
     unexplained = [f"graph {c.graph}: {i.kind} {i.op_type} [{i.detail}] at {i.where}" for c in comparisons for i in c.issues if not any(r.explains(i) for r in rows)]
     assert comparisons and not unexplained, "\n".join(unexplained[:20])
+
+
+def _op_types(trace: Any) -> list[str]:
+    return [op.type for op in trace.graphs[0].ir.ops]
+
+
+def test_paged_attention_writes_the_cache_through_its_functional_form_and_reads_it_by_block_table(torchair: Any) -> None:
+    builtin = _capture("ascend_paged_attention", None)
+    functional = builtin.graphs[0].stages["functional"].targets()
+    assert functional.count("npu.npu_scatter_pa_kv_cache_functional.default") == 1
+    assert "npu.npu_scatter_pa_kv_cache.default" not in functional
+    ops = {op.type: op for op in builtin.graphs[0].ir.ops}
+    attention = ops["FusedInferAttentionScore"]
+    names = [d.name for d, ref in zip(attention.input_desc, attention.inputs) if ref]
+    assert {"query", "key0", "value0", "actual_seq_lengths_kv", "block_table"} <= set(names)
+    assert attention.attr_value("block_size") == 4 and attention.attr_value("input_layout") == "BSH"
+    lengths = next(o for o in builtin.graphs[0].ir.ops if f"{o.name}:0" in attention.inputs and o.type == "Const" and o.attr_value("_readable_value") == "[6, 10]")
+    assert lengths.output_desc[0].dtype.name == "DT_INT64"
+    assert ops["ScatterPaKvCache"].attr_value("cache_mode") is None  # Norm, the prototype's default: left out
+    theirs = _capture("ascend_paged_attention", None, _torchair_converter(torchair))
+    assert _op_types(builtin) == _op_types(theirs)
+
+
+# Ascend-written layers: the built-in conversion builds TorchAir's GE op types, op for op.
+ASCEND_LAYERS = {
+    "ascend_moe_layer": [
+        "MoeGatingTopKSoftmax", "MoeInitRouting", "MoeComputeExpertTokens", "GroupedMatmul", "SwiGlu", "GroupedMatmul", "MoeFinalizeRoutingV2",
+    ],
+    "ascend_w8a8_linear": ["DynamicQuant", "QuantBatchMatmulV3"],
+}
+_HELPERS = {"Data", "NetOutput", "Const", "Cast", "Fill", "Transpose", "MatMul", "Add"}
+
+
+@pytest.mark.parametrize("name", sorted(ASCEND_LAYERS))
+def test_ascend_layer_traces_ok_with_the_builtin_conversion(name: str) -> None:
+    trace = _capture(name, None)
+    _ok(trace)
+    assert [op.type for op in trace.graphs[0].ir.ops if op.type not in _HELPERS] == ASCEND_LAYERS[name]
+
+
+@pytest.mark.parametrize("name", sorted(ASCEND_LAYERS))
+def test_ascend_layer_gets_torchairs_own_op_types(torchair: Any, name: str) -> None:
+    builtin, theirs = _capture(name, None), _capture(name, None, _torchair_converter(torchair))
+    _ok(theirs)
+    assert _op_types(builtin) == _op_types(theirs)
+
+
+def _grouped_mm_fallback_reason() -> str:
+    from transformers.integrations import moe
+
+    line = moe._grouped_mm_fallback.__code__.co_firstlineno
+    return (
+        "TorchAir has no converter for transformers.grouped_mm_fallback.default: it is a custom op defined by an installed "
+        f"library (transformers/integrations/moe.py:{line}), not by the user's code, and no Ascend C prototype of it is "
+        "known: TorchAir's auto converter would look for an Ascend IR op GroupedMmFallback registered in CANN, and a "
+        "library's Python op has none, so graph mode fails on it on the NPU machine; there is no GE op to convert it to. "
+        'Fix: run the experts as batched matmuls (config._experts_implementation = "batched_mm", or '
+        'experts_implementation="batched_mm" in from_pretrained), which TorchAir converts'
+    )
+
+
+# transformers' DeepSeek-V3 with its defaults: the experts run grouped_mm, which without the
+# fused kernel counts tokens with histc, calls transformers' own grouped_mm_fallback op and
+# restores the order with index_put: three ops graph mode cannot take on an NPU.
+DEFAULT_GAPS = ["aten.histc.default", "aten.index_put.default", "transformers.grouped_mm_fallback.default"]
+
+
+@pytest.fixture(scope="module")
+def deepseek_v3_defaults() -> Any:
+    return _capture("deepseek_v3", None)
+
+
+def test_deepseek_v3_with_its_defaults_is_partial_on_transformers_grouped_mm_fallback(deepseek_v3_defaults: Any) -> None:
+    trace = deepseek_v3_defaults
+    assert trace.status == "partial" and trace.check.ok and trace.check.compared > 0
+    assert trace.ir_check.verdict == f"not run: graph 0: not every op converted ({', '.join(DEFAULT_GAPS)})"
+    graph = trace.graphs[0]
+    assert sorted(entry["op"] for entry in graph.ir_summary["not_converted"]) == DEFAULT_GAPS
+    fallback = [n for n in graph.conversion.nodes if n.target == "transformers.grouped_mm_fallback.default"]
+    assert [n.status.value for n in fallback] == ["refused", "refused"]  # the up and down projections
+    assert {n.message for n in fallback} == {_grouped_mm_fallback_reason()}
+    assert "auto_converted" not in graph.ir_summary and "GroupedMmFallback" not in _op_types(trace)
+
+
+def test_deepseek_v3_with_its_defaults_has_only_ge_op_types_torchair_builds(deepseek_v3_defaults: Any, torchair: Any) -> None:
+    theirs = _capture("deepseek_v3", None, _torchair_converter(torchair))
+    assert theirs.status == "partial"
+    assert set(_op_types(deepseek_v3_defaults)) == set(_op_types(theirs))
+    assert sorted({n.target for n in theirs.graphs[0].conversion.nodes if n.status.value in ("unsupported", "raised")}) == DEFAULT_GAPS
+    (record, _) = [n for n in theirs.graphs[0].conversion.nodes if n.target == "transformers.grouped_mm_fallback.default"]
+    assert record.message.endswith("No AscendIR GroupedMmFallback was found to be registered.")
+
+
+def test_deepseek_v3_with_batched_mm_experts_traces_ok_with_the_same_ge_ops_both_ways(torchair: Any) -> None:
+    builtin = _capture("deepseek_v3", "batched_mm")
+    theirs = _capture("deepseek_v3", "batched_mm", _torchair_converter(torchair))
+    _ok(builtin)
+    _ok(theirs)
+    assert _op_types(builtin) == _op_types(theirs)
+    functional = builtin.graphs[0].stages["functional"].targets()
+    assert "transformers.grouped_mm_fallback.default" not in functional and "aten.histc.default" not in functional

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import functools
 import importlib.util
-import os
 from pathlib import Path
 from types import ModuleType
 
-import pytest
 import torch
 from hypothesis import strategies as st
 
@@ -135,18 +133,12 @@ def every_kind_graph() -> IrGraph:
     return IrGraph("graph_0", [data, add, out], ["arg0_1"], ["MatMulV2:0"], {"graph_attr": Attr(AttrKind.LIST_INT, (3,))})
 
 
-def torchair_pb2() -> ModuleType:
-    """TorchAir's ``ge_ir`` pb2 module, loaded by path from ``$FXLAB_TORCHAIR_PATH`` (the
-    ``torchair`` package directory, or the pb2 file itself) or the copy CI fetches into
-    ``.cache/torchair/``; skips when there is neither."""
-    from fxlab.compat.bridge import cached_torchair
-
-    root = os.environ.get("FXLAB_TORCHAIR_PATH") or cached_torchair()
-    if not root:
-        pytest.skip("no TorchAir copy: set FXLAB_TORCHAIR_PATH or run `fxlab torchair fetch`")
-    path = Path(root)
-    if path.is_dir():
-        path = path / "_ge_concrete_graph" / "ge_ir_by_protoc_3_19_pb2.py"
+def torchair_pb2(torchair_dir: Path | None) -> ModuleType:
+    """TorchAir's ``ge_ir`` pb2 module, loaded by path from the TorchAir copy at
+    ``torchair_dir`` (the ``torchair_path`` fixture's; None: the installed TorchAir)."""
+    if torchair_dir is None:
+        torchair_dir = Path(importlib.util.find_spec("torchair").origin).parent
+    path = Path(torchair_dir) / "_ge_concrete_graph" / "ge_ir_by_protoc_3_19_pb2.py"
     spec = importlib.util.spec_from_file_location("torchair_ge_ir_pb2", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

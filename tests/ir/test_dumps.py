@@ -120,21 +120,6 @@ def test_a_failing_write_leaves_no_half_file(tmp_path: Path, monkeypatch: pytest
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # old files whole, no temp file left
 
 
-def test_dumps_are_written_with_the_collector_paused_and_it_is_back_on_after(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    graph, _ = _converted()
-    enabled_while_writing = []
-    real_write = dumps.write_atomic
-
-    def spying_write(path: Path, data: bytes | str) -> Path:
-        enabled_while_writing.append(gc.isenabled())
-        return real_write(path, data)
-
-    monkeypatch.setattr(dumps, "write_atomic", spying_write)
-    write_ir_dumps(graph, tmp_path)
-    assert enabled_while_writing == [False] * 4
-    assert gc.isenabled()
-
-
 def test_read_ir_errors_name_the_file_and_the_fix(tmp_path: Path) -> None:
     with pytest.raises(IrFileError, match="cannot tell the IR format"):
         read_ir(tmp_path / "graph.txt")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import struct
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -13,6 +14,8 @@ from fxlab.ir.ge_proto import (
     GeProtoError,
     decode_model_def,
     encode_model_def,
+    UNREAD_SUFFIX,
+    graph_from_graph_def,
     graph_from_model_def,
     model_def_message,
     shortest_float32,
@@ -20,8 +23,10 @@ from fxlab.ir.ge_proto import (
 from fxlab.ir.ge_schema import file_descriptor_proto, schema
 from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp
 
-# (message, field name, number), from GE's ge.proto (DESIGN.md, "GE graph serialization").
-DESIGN_FIELD_NUMBERS = [
+GOLDEN = Path(__file__).resolve().parents[1] / "data" / "golden"
+
+# (message, field name, number), from GE's ge.proto.
+GE_FIELD_NUMBERS = [
     ("ModelDef", "name", 1), ("ModelDef", "version", 2), ("ModelDef", "custom_version", 3),
     ("ModelDef", "graph", 7), ("ModelDef", "attr", 11),
     ("GraphDef", "name", 1), ("GraphDef", "input", 4), ("GraphDef", "output", 5), ("GraphDef", "op", 6), ("GraphDef", "attr", 11),
@@ -39,7 +44,7 @@ DESIGN_FIELD_NUMBERS = [
 ]
 
 
-@pytest.mark.parametrize("message, field, number", DESIGN_FIELD_NUMBERS)
+@pytest.mark.parametrize("message, field, number", GE_FIELD_NUMBERS)
 def test_schema_field_numbers_match_ge_proto(message: str, field: str, number: int) -> None:
     top, *nested = message.split(".")
     descriptor = getattr(schema(), top).DESCRIPTOR
@@ -88,10 +93,22 @@ def test_encoding_equals_protobuf_deterministic_serialization() -> None:
     assert schema().ModelDef.FromString(data).SerializeToString(deterministic=True) == data
 
 
-def test_map_entries_in_lexicographic_key_order() -> None:
-    graph = IrGraph("g", [IrOp("op", "T", attrs={"li_x": Attr(AttrKind.INT, 2), "li": Attr(AttrKind.INT, 1), "a": Attr(AttrKind.INT, 0)})])
-    data = encode_model_def(graph)
-    assert data.index(b"\x0a\x01a") < data.index(b"\x0a\x02li\x12") < data.index(b"\x0a\x04li_x")
+def test_map_entries_are_written_in_one_order_whatever_order_they_were_set_in() -> None:
+    attrs = {"li_x": Attr(AttrKind.INT, 2), "li": Attr(AttrKind.INT, 1), "a": Attr(AttrKind.INT, 0)}
+    data = encode_model_def(IrGraph("g", [IrOp("op", "T", attrs=attrs)]))
+    again = encode_model_def(IrGraph("g", [IrOp("op", "T", attrs=dict(reversed(attrs.items())))]))
+    assert data == again  # protobuf's deterministic serialization: saved traces diff cleanly
+    assert decode_model_def(data).ops[0].attrs == attrs
+
+
+@pytest.mark.parametrize("saved", sorted(GOLDEN.rglob("ascend_ir.pb")), ids=lambda p: str(p.relative_to(GOLDEN)))
+def test_protobufs_serializer_writes_what_the_saved_traces_hold(saved: Path) -> None:
+    """The examples' ``.pb`` files in the saved traces, written before fxlab used
+    protobuf's own serializer: the same bytes again, from the graph they hold."""
+    old = saved.read_bytes()
+    new = encode_model_def(decode_model_def(old))
+    assert schema().ModelDef.FromString(new) == schema().ModelDef.FromString(old)  # wire-equal
+    assert new == old
 
 
 def test_round_trip_of_every_attr_kind() -> None:
@@ -148,8 +165,8 @@ def test_reading_rejects_what_the_model_cannot_hold() -> None:
     with pytest.raises(GeProtoError, match="holds no graph"):
         decode_model_def(schema().ModelDef(name="m").SerializeToString())
     model = schema().ModelDef()
-    model.graph.add().op.add(name="q").output_desc.add(dtype=28)  # DT_INT4
-    with pytest.raises(GeProtoError, match="DT_INT4"):
+    model.graph.add().op.add(name="q").output_desc.add(dtype=29)  # DT_UINT1
+    with pytest.raises(GeProtoError, match="DT_UINT1"):
         graph_from_model_def(model)
     model = schema().ModelDef()
     model.graph.add().op.add(name="q").attr["g"].g.name = "sub"
@@ -164,9 +181,39 @@ def test_string_lists_without_val_type_read_by_content() -> None:
     assert graph_from_model_def(model).ops[0].attrs["names"] == Attr(AttrKind.LIST_STR, ("a", "b"))
 
 
+def _torchair_like_graph():  # type: ignore[no-untyped-def]
+    """A GraphDef as TorchAir leaves it: no input or output lists, a sub-graph attr, a
+    tensor type fxlab's model lacks, a float attr as float32."""
+    graph = schema().GraphDef(name="g")
+    for index, name in ((1, "y"), (0, "x")):
+        data = graph.op.add(name=name, type="Data")
+        data.attr["index"].i = index
+        data.output_desc.add(name="y", dtype=1)
+    cast = graph.op.add(name="Cast", type="Cast", input=["x:0", "y:-1"])
+    cast.output_desc.add(name="y", dtype=29)  # DT_UINT1
+    cast.attr["sub"].g.name = "sub"
+    cast.attr["alpha"].f = 1e-5
+    graph.op.add(name="NetOutput", type="NetOutput", input=["Cast:0", "Cast:-1"])
+    return graph
+
+
+def test_a_lenient_read_keeps_what_the_model_cannot_hold_and_finds_inputs_and_outputs() -> None:
+    proto = _torchair_like_graph()
+    with pytest.raises(GeProtoError, match="no counterpart in fxlab's IR model"):
+        graph_from_graph_def(proto)  # strict: fxlab's own files
+    graph = graph_from_graph_def(proto, {"Cast": ("to_uint1", "model.py:3")}, strict=False)
+    assert graph.inputs == ["x", "y"]  # the Data ops by index
+    assert graph.outputs == ["Cast:0"]  # NetOutput's data inputs
+    cast = graph.op_by_name()["Cast"]
+    assert cast.output_desc[0].dtype is DataType.DT_UNDEFINED and cast.output_desc[0].layout == "ND"
+    assert cast.attrs["sub" + UNREAD_SUFFIX] == Attr(AttrKind.STR, 'g { name: "sub" }')
+    assert cast.attrs["alpha"] == Attr(AttrKind.FLOAT, 1e-5)
+    assert (cast.fx_node, cast.source) == ("to_uint1", "model.py:3")
+
+
 # -- TorchAir's own generated module ---------------------------------------------------
-def test_torchair_pb2_parses_fxlab_files() -> None:
-    pb2 = torchair_pb2()
+def test_torchair_pb2_parses_fxlab_files(torchair_path) -> None:
+    pb2 = torchair_pb2(torchair_path)
     graph = every_kind_graph()
     theirs = pb2.ModelDef.FromString(encode_model_def(graph))
     op = theirs.graph[0].op[1]
@@ -177,8 +224,8 @@ def test_torchair_pb2_parses_fxlab_files() -> None:
     assert decode_model_def(theirs.SerializeToString(deterministic=True)) == graph
 
 
-def test_torchair_schema_matches_fxlab_schema() -> None:
-    pb2 = torchair_pb2()
+def test_torchair_schema_matches_fxlab_schema(torchair_path) -> None:
+    pb2 = torchair_pb2(torchair_path)
     for name in ("ModelDef", "GraphDef", "OpDef", "AttrDef", "TensorDescriptor", "ShapeDef", "TensorDef", "NamedAttrs"):
         ours, theirs = getattr(schema(), name).DESCRIPTOR, getattr(pb2, name).DESCRIPTOR
         their_fields = {f.number: (f.name, f.type, f.is_repeated) for f in theirs.fields if f.name != "attr_groups"}

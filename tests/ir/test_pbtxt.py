@@ -119,8 +119,8 @@ def test_bad_text_is_a_clear_error() -> None:
         pbtxt_to_graph("graph { op { nme: 1 } }")
 
 
-def test_torchair_pb2_parses_fxlab_text() -> None:
-    pb2 = torchair_pb2()
+def test_torchair_pb2_parses_fxlab_text(torchair_path) -> None:
+    pb2 = torchair_pb2(torchair_path)
     graph = every_kind_graph()
     theirs = text_format.Parse(graph_to_pbtxt(graph), pb2.ModelDef())
     assert [op.type for op in theirs.graph[0].op] == ["Data", "MatMulV2", "NetOutput"]

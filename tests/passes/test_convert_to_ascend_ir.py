@@ -7,7 +7,8 @@ import torch
 from fxlab.capture.stages import functional_graph
 from fxlab.ir import ge
 from fxlab.ir.model import DataType
-from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, Status, convert_to_ascend_ir
+from fxlab.passes.conversion_result import UNSUPPORTED_OP_TYPE, Status
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.converters.registry import CONVERTERS, Converter, ConverterRegistry
 
 aten = torch.ops.aten

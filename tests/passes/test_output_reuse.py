@@ -17,6 +17,7 @@ from fxlab.passes.output_reuse import (
     REUSE_INPUT_OPTION,
     REUSE_OUTPUT_OPTION,
     execute_fx_outputs,
+    ge_options,
     map_assign_to_graph_output,
     parse_reuse_input_option,
 )
@@ -36,6 +37,11 @@ torch.library.register_fake("fxlabtest::reuse_accumulate", lambda x, y: torch.em
 
 def _graph(fn: Callable[..., Any], *inputs: torch.Tensor) -> IrGraph:
     return convert_to_ascend_ir(functional_graph(fn, *inputs), name="g").graph
+
+
+def _written(graph: IrGraph) -> dict[int, int]:
+    """Graph output index -> the graph input GE writes it into, from the recorded option."""
+    return parse_reuse_input_option(ge_options(graph).get(REUSE_INPUT_OPTION, ""))
 
 
 def _check(fn: Callable[..., Any], graph: IrGraph, outputs: int, *inputs: torch.Tensor) -> None:
@@ -60,15 +66,15 @@ def test_assign_into_input_becomes_an_extra_output_reusing_its_memory() -> None:
     graph = _graph(add_into_input, torch.randn(2, 3), torch.randn(2, 3))
     (assign,) = graph.ops_of_type("Assign")
     value = assign.inputs[1]
-    result = map_assign_to_graph_output(graph)
+    map_assign_to_graph_output(graph)
     assert "Assign" not in graph.types
     (net_output,) = graph.ops_of_type("NetOutput")
     assert net_output.inputs[-1] == value
     assert [d.name for d in net_output.input_desc][-1] == "input1"
     assert net_output.input_desc[-1].shape == (2, 3)
     assert graph.outputs == net_output.inputs
-    assert result.output_ref_input == {1: 0}
-    assert result.ge_options == {REUSE_OUTPUT_OPTION: "0", REUSE_INPUT_OPTION: "0,1"}
+    assert _written(graph) == {1: 0}
+    assert ge_options(graph) == {REUSE_OUTPUT_OPTION: "0", REUSE_INPUT_OPTION: "0,1"}
     assert graph.attrs[OPTION_ATTR_PREFIX + REUSE_INPUT_OPTION].value == "0,1"
     assert graph.attrs["_output_dtypes"].value == (0, 0)  # TorchAir's DT_FLOAT number
     _check(add_into_input, graph, 1, torch.randn(2, 3), torch.randn(2, 3))
@@ -86,10 +92,10 @@ def test_returned_mutated_input_is_remade_on_the_host_and_the_value_written_back
     # input after the run, so NetOutput carries only y + 1.
     assert graph.outputs == ["Add:0"]
     assert [o.kind for o in fx_outputs_of(graph)] == ["view", "ge"]
-    result = map_assign_to_graph_output(graph)
+    map_assign_to_graph_output(graph)
     assert graph.outputs == ["Add:0", assign.inputs[1]]
-    assert result.output_ref_input == {1: 0}
-    assert result.ge_options == {REUSE_OUTPUT_OPTION: "0", REUSE_INPUT_OPTION: "0,1"}
+    assert _written(graph) == {1: 0}
+    assert ge_options(graph) == {REUSE_OUTPUT_OPTION: "0", REUSE_INPUT_OPTION: "0,1"}
     _check(mutate_and_return, graph, 2, torch.randn(3), torch.randn(3))
 
 
@@ -99,10 +105,10 @@ def custom_inplace(state: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
 
 def test_custom_inplace_op_ref_output_is_written_back_into_the_input() -> None:
     graph = _graph(custom_inplace, torch.randn(4), torch.randn(4))
-    result = map_assign_to_graph_output(graph)
+    map_assign_to_graph_output(graph)
     (net_output,) = graph.ops_of_type("NetOutput")
     assert net_output.inputs == ["ReuseAccumulate:1", "ReuseAccumulate:0"]
-    assert result.output_ref_input == {1: 0}
+    assert _written(graph) == {1: 0}
     _check(custom_inplace, graph, 1, torch.randn(4), torch.randn(4))
 
 
@@ -115,9 +121,10 @@ def test_assign_into_a_non_input_is_kept_by_a_control_edge() -> None:
         builder.add_op("NetOutput", {"input0": x}, None, (), name="NetOutput")
     graph = builder.graph
     result = map_assign_to_graph_output(graph)
-    assert result.kept_assigns == ["Assign"] and result.output_ref_input == {}
+    assert result.changed and result.changed_nodes == ["NetOutput"] and _written(graph) == {}
+    assert graph.types == ["Data", "TensorMove", "Assign", "NetOutput"]
     assert graph.ops_of_type("NetOutput")[0].inputs == ["x:0", "Assign:-1"]
-    assert result.ge_options == {REUSE_OUTPUT_OPTION: "0"}
+    assert ge_options(graph) == {REUSE_OUTPUT_OPTION: "0"}
 
 
 def test_option_string_parses_back() -> None:
@@ -134,10 +141,10 @@ def test_assigned_value_already_an_output_is_reused_without_a_new_output() -> No
     graph = _graph(copy_and_return_value, torch.randn(3), torch.randn(3))
     (assign,) = graph.ops_of_type("Assign")
     assert graph.outputs == [assign.inputs[1]]
-    result = map_assign_to_graph_output(graph)
+    map_assign_to_graph_output(graph)
     assert graph.outputs == [assign.inputs[1]]
-    assert result.output_ref_input == {0: 0}
-    assert result.ge_options == {REUSE_INPUT_OPTION: "0,0"}
+    assert _written(graph) == {0: 0}
+    assert ge_options(graph) == {REUSE_INPUT_OPTION: "0,0"}
     _check(copy_and_return_value, graph, 1, torch.randn(3), torch.randn(3))
 
 
@@ -152,8 +159,8 @@ def test_one_value_assigned_into_two_inputs_gets_an_output_for_each() -> None:
     result = map_assign_to_graph_output(graph)
     (add,) = graph.ops_of_type("Add")
     assert graph.outputs == [f"{add.name}:0", f"{add.name}:0"]
-    assert result.output_ref_input == {0: 0, 1: 1}
-    assert result.ge_options == {REUSE_INPUT_OPTION: "0,0|1,1"}
+    assert _written(graph) == {0: 0, 1: 1}
+    assert ge_options(graph) == {REUSE_INPUT_OPTION: "0,0|1,1"}
     assert result.notes == [f"{add.name}:0 is written into graph inputs 0, 1: one graph output each (TorchAir's own mapping would write only input 1)"]
     _check(copy_one_value_into_two_inputs, graph, 0, torch.randn(3), torch.randn(3))
 

@@ -5,6 +5,8 @@ import torch
 
 from fxlab.ir.execute import execute
 from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc
+from fxlab.ir.lint import lint_ir
+from fxlab.passes.infra import NamedPass, PassManager
 from fxlab.passes.ref_op_copy import remove_ref_op_copies
 
 
@@ -35,8 +37,8 @@ def _inputs() -> list[torch.Tensor]:
 
 def test_the_ref_op_writes_the_input_itself_and_both_copies_go() -> None:
     graph = _write_back(["Relu:0"])
-    result = remove_ref_op_copies(graph)
-    assert (result.removed_moves, result.removed_assigns) == (["TensorMove"], ["Assign"])
+    (record,) = PassManager([NamedPass("ref_op_copy", remove_ref_op_copies)], lint=lint_ir).run(graph)[1]
+    assert (record.changed, record.removed, record.changed_nodes) == (True, ["TensorMove", "Assign"], ["Scatter"])
     assert graph.types == ["Data", "Data", "Data", "ScatterNdUpdate", "Relu", "NetOutput"]
     assert graph.op_by_name()["Scatter"].inputs == ["cache:0", "idx:0", "upd:0"]
     inputs = _inputs()
@@ -49,17 +51,18 @@ def test_the_ref_op_writes_the_input_itself_and_both_copies_go() -> None:
 
 def test_the_assign_stays_when_the_ref_output_is_a_graph_output_or_read_by_the_assign_only() -> None:
     returned = _write_back(["Relu:0", "Scatter:0"])
-    assert remove_ref_op_copies(returned).removed_assigns == []
+    assert remove_ref_op_copies(returned).changed_nodes == ["Scatter"]
     assert returned.types == ["Data", "Data", "Data", "ScatterNdUpdate", "Relu", "Assign", "NetOutput"]
     only_assign = _write_back(["upd:0"])
     only_assign.ops = [op for op in only_assign.ops if op.name != "Relu"]
     result = remove_ref_op_copies(only_assign)
-    assert (result.removed_moves, result.removed_assigns) == (["TensorMove"], [])
+    assert result.changed
+    assert only_assign.types == ["Data", "Data", "Data", "ScatterNdUpdate", "Assign", "NetOutput"]
 
 
 def test_an_input_read_elsewhere_keeps_its_copies() -> None:
     graph = _write_back(["Relu:0", "cache:0"])  # the input's old value is an output too
     before = graph.types
     result = remove_ref_op_copies(graph)
-    assert (result.removed_moves, result.removed_assigns) == ([], [])
+    assert (result.changed, result.changed_nodes) == (False, [])
     assert graph.types == before

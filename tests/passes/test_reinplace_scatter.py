@@ -64,12 +64,12 @@ def test_every_example_reinplaces_as_inductor_does(example_trace, name):
     assert any(taken) == (name in FAST), taken
 
 
-def test_superkernel_scopes_example_reinplaces_as_inductor_does():
+def test_superkernel_scopes_example_reinplaces_as_inductor_does(torchair_path):
     from fxlab.capture import capture_trace, load_model
     from fxlab.compat.bridge import open_torchair
-    from tests.conftest import EXAMPLES as EXAMPLE_DIR, torchair_path_or_skip
+    from tests.conftest import EXAMPLES as EXAMPLE_DIR
 
-    with open_torchair(torchair_path_or_skip()):  # the example imports torchair
+    with open_torchair(torchair_path):  # the example imports torchair
         trace = capture_trace(load_model(EXAMPLE_DIR / "superkernel_scopes.py"), stages=("functional",))
     assert not any(assert_same_as_inductor(g.modules["functional"]) for g in trace.graphs)
 

@@ -96,19 +96,3 @@ def test_csv_and_json_files(tmp_path: Path) -> None:
     assert by_target["aten.special_bessel_j0.default"]["statuses"] == {"refused": 2}
     assert by_target["aten.special_bessel_j0.default"]["status"] == "refused"
     assert [op["target"] for op in data["ops"]] == [r.target for r in rows]
-
-
-def test_graph_summary_is_the_summary_of_the_traced_graph_made_once(example_trace):
-    from fxlab.reports.conversion_summary import graph_summary
-
-    for graph in example_trace("my_inplace").graphs:
-        rows = graph_summary(graph)
-        assert rows == summarize_conversion(graph.modules["pre_ge"], graph.conversion)
-        assert graph_summary(graph) is rows
-        assert [(r.target, r.count) for r in rows] == [
-            ("aten.mul.Tensor", 1),
-            ("auto_functionalized_v2(npu.my_inplace.default)", 3),
-            ("getitem", 5),
-            ("aten.add.Tensor", 2),
-            ("aten.copy_.default", 2),
-        ]

@@ -11,7 +11,8 @@ VERDICTS = {
 }
 
 
-def test_every_aten_op_with_both_sides_verdicts():
+def test_every_op_of_torch_and_torch_npu_with_both_sides_verdicts():
+    # torch_npu's operators count as ATen's do: TorchAir converts npu_rms_norm, fxlab not here.
     cov = coverage(VERDICTS, ["aten.add.Tensor", "aten.roll.default", "aten._reshape_alias.default"], "test")
     rows = [(r.op, r.torchair, r.fxlab, r.agrees, r.own_converter) for r in cov.rows]
     assert rows == [
@@ -19,16 +20,31 @@ def test_every_aten_op_with_both_sides_verdicts():
         ("aten.add.Tensor", "converts", "converts", True, False),
         ("aten.glu.default", "converts", "no converter", False, False),
         ("aten.roll.default", "refuses", "refuses", True, True),
+        ("npu.npu_rms_norm.default", "converts", "no converter", False, False),
     ]
     assert cov.summary == {
-        "ops": 4,
-        "torchair_converts": 2,
+        "ops": 5,
+        "torchair_converts": 3,
         "torchair_refuses": 1,
         "torchair_no_converter": 1,
         "fxlab_converts_of_torchair_converts": 1,
         "fxlab_own_converter_of_torchair_failures": 2,
-        "disagree": 1,
+        "disagree": 2,
     }
+
+
+def test_collectives_and_torch_npu_ops_without_a_converter_are_counted_not_skipped():
+    model_ops = {"_c10d_functional.all_reduce.default": 2, "npu.npu_grouped_matmul.default": 1, "npu_define.broadcast.default": 1}
+    verdicts = {
+        "_c10d_functional.all_reduce.default": TorchAirVerdict("_c10d_functional.all_reduce.default", "converts", "", "c10d/c.py:108"),
+        "npu.npu_grouped_matmul.default": TorchAirVerdict("npu.npu_grouped_matmul.default", "converts", "", "custom/g.py:256"),
+    }
+    cov = coverage(verdicts, ["npu.npu_grouped_matmul.default"], "test", model_ops)
+    assert [(r.op, r.count, r.torchair, r.fxlab, r.agrees) for r in cov.rows] == [
+        ("_c10d_functional.all_reduce.default", 2, "converts", "no converter", False),
+        ("npu.npu_grouped_matmul.default", 1, "converts", "converts", True),
+        ("npu_define.broadcast.default", 1, "no converter", "refuses", True),
+    ]
 
 
 def test_a_models_ops_with_counts_custom_ops_left_to_ops_check():

@@ -6,7 +6,7 @@ import io
 
 from rich.console import Console
 
-from fxlab.capture.calls import CallRecord, Recompile
+from fxlab.capture.trace import CallRecord, Recompile
 from fxlab.capture.trace import CheckResult, Trace
 from fxlab.viz.calls import calls_view
 

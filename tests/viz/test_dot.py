@@ -1,17 +1,14 @@
 """DOT text of FX stages and Ascend IR graphs, exactly; rendering with and without dot."""
 from __future__ import annotations
 
-import shutil
-from pathlib import Path
 
-import pytest
 import torch
 
 from fxlab.capture.records import stage_from_module
 from fxlab.capture.stages import functional_graph
 from fxlab.capture.trace import NodeRecord, StageTrace, TensorMeta
 from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc
-from fxlab.viz import dot, graphviz_probe
+from fxlab.viz import dot
 from fxlab.viz.dot import fx_node_views, fx_stage_dot, ir_graph_dot
 
 SK_FRAME = {"index": 0, "enter": "scope_enter", "attrs": {"_super_kernel_scope": "s1", "_super_kernel_options": "stream-fusion=1"}}
@@ -168,28 +165,6 @@ def test_big_graphs_get_bounded_layout_passes() -> None:
     assert "  graph [nslimit=2, nslimit1=2];" in text.splitlines()[:6]
     assert text.count(" -> ") == dot.LARGE_GRAPH_NODES
     assert "nslimit" not in ir_graph_dot(small_ir())
-
-
-def test_a_failing_dot_is_reported_and_the_dot_file_kept(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    failing = tmp_path / "failing-dot"
-    failing.write_text("#!/bin/sh\necho 'syntax error in line 1' >&2\nexit 1\n")
-    failing.chmod(0o755)
-    monkeypatch.setattr(graphviz_probe, "dot_binary", lambda: str(failing))
-    files, message = graphviz_probe.render(ir_graph_dot(small_ir()), tmp_path / "ir.svg", "svg")
-    assert files == [tmp_path / "ir.dot"] and not (tmp_path / "ir.svg").exists()
-    assert message is not None and message.startswith(f"dot failed on {tmp_path / 'ir.dot'}")
-
-
-@pytest.mark.skipif(shutil.which("dot") is None, reason="graphviz `dot` is not installed")
-def test_renders_svg_and_png_with_dot(tmp_path: Path) -> None:
-    files, message = graphviz_probe.render(ir_graph_dot(small_ir()), tmp_path / "ir.svg", "svg")
-    assert message is None and files == [tmp_path / "ir.dot", tmp_path / "ir.svg"]
-    svg = (tmp_path / "ir.svg").read_text()
-    assert svg.lstrip().startswith("<?xml") and "<svg" in svg
-    for title in ("<title>cluster_sk_s1</title>", "<title>Split</title>", "<title>Split&#45;&gt;FxlabUnsupported</title>"):
-        assert title in svg
-    files, messages = graphviz_probe.render(fx_stage_dot(small_stage()), tmp_path / "stage.png", "png")
-    assert messages is None and (tmp_path / "stage.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
 def test_quote_shows_bidi_and_control_characters_escaped():

@@ -25,6 +25,7 @@ from typing import Any
 import torch
 
 from fxlab.compat.torchair_state import destroy_library
+from fxlab.passes.torchair_refusals import TORCH_NPU_OPERATORS
 
 NAMESPACE = "npu"
 
@@ -127,6 +128,7 @@ def _defined(namespace: Any, name: str) -> bool:
 def torch_npu_operators() -> Iterator[list[str]]:
     """Define the missing operators for the block (yields their names); they are removed
     again on exit, so nothing of them outlives a TorchAir session."""
+    TORCH_NPU_OPERATORS.update(SCHEMAS)  # torch_npu's operators, not custom ops
     names = missing_operators()
     if not names:
         yield []

@@ -110,13 +110,66 @@ class IrPrototype:
 REGISTERED: dict[str, IrPrototype] = {}
 
 
+def _cann_op(op_type: str, required: str, optional: str, outputs: str, attrs: str) -> IrPrototype:
+    """A prototype from space-separated names; attrs as ``name:Tag``."""
+    inputs = [(n, "required") for n in required.split()] + [(n, "optional") for n in optional.split()]
+    return IrPrototype(
+        op_type,
+        inputs,
+        [(n, "required") for n in outputs.split()],
+        [(a.split(":")[0], _REG_OP_ATTR_TAGS[a.split(":")[1]]) for a in attrs.split()],
+    )
+
+
+_SPARSE_BAND = "sparse_mode:Int pre_tokens:Int next_tokens:Int"
+# Ops of CANN's transformer op package (ops-transformer), which TorchAir makes with
+# ``torchair.ge.custom_op`` and finds registered on a machine with CANN installed; their
+# prototypes are not in TorchAir's generated ``ge`` functions.
+CANN_PROTOTYPES: dict[str, IrPrototype] = {
+    p.op_type: p
+    for p in (
+        _cann_op(
+            "LightningIndexer",
+            "query key weights",
+            "actual_seq_lengths_query actual_seq_lengths_key block_table",
+            "sparse_indices sparse_values",
+            f"layout_query:String layout_key:String sparse_count:Int {_SPARSE_BAND} return_values:Bool",
+        ),
+        _cann_op(
+            "QuantLightningIndexer",
+            "query key weights query_dequant_scale key_dequant_scale",
+            "actual_seq_lengths_query actual_seq_lengths_key block_table",
+            "sparse_indices",
+            f"query_quant_mode:Int key_quant_mode:Int layout_query:String layout_key:String sparse_count:Int {_SPARSE_BAND}",
+        ),
+        _cann_op(
+            "SparseFlashAttention",
+            "query key value sparse_indices",
+            "block_table actual_seq_lengths_query actual_seq_lengths_kv query_rope key_rope sinks",
+            "attention_out softmax_max softmax_sum",
+            f"scale_value:Float sparse_block_size:Int layout_query:String layout_kv:String {_SPARSE_BAND} attention_mode:Int return_softmax_lse:Bool",
+        ),
+        _cann_op(
+            "KvQuantSparseFlashAttention",
+            "query key value sparse_indices",
+            "key_dequant_scale value_dequant_scale block_table actual_seq_lengths_query actual_seq_lengths_kv sinks",
+            "attention_out",
+            "scale_value:Float key_quant_mode:Int value_quant_mode:Int sparse_block_size:Int layout_query:String layout_kv:String "
+            f"{_SPARSE_BAND} attention_mode:Int quant_scale_repo_mode:Int tile_size:Int rope_head_dim:Int",
+        ),
+    )
+}
+
+
 def custom_op_prototype(op_type: str) -> IrPrototype | None:
     """A custom op's prototype, as CANN's registry answers once the op package is installed:
-    one registered here first, else one the custom-op kit (``fxlab.ops``) holds — its seed
+    one registered here first, then CANN's own (:data:`CANN_PROTOTYPES`), else one the custom-op kit (``fxlab.ops``) holds — its seed
     ops' and any a user or plugin registered with it. The kit is asked only when it is
     already imported: importing it defines the seed ops, which a lookup must not do."""
     if op_type in REGISTERED:
         return REGISTERED[op_type]
+    if op_type in CANN_PROTOTYPES:
+        return CANN_PROTOTYPES[op_type]
     kit = sys.modules.get("fxlab.ops.prototype")
     found = kit.registered_prototype(op_type) if kit is not None else None
     return IrPrototype.from_kit(found) if found is not None else None

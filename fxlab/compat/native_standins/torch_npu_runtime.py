@@ -5,7 +5,9 @@ conversion time: with torch_npu its pattern fusion pass registers its torch_npu 
 the GE graph gets ``_executor_type`` NPU, and the GE options take the device id, the
 HF32 switches and the deterministic level from ``torch_npu.npu``. The bridge shows what an NPU machine
 gets, so while TorchAir converts, ``sys.modules['torch_npu']`` is the module built here
-(unless a real torch_npu is loaded): it answers exactly those calls, and the torch_npu
+(unless a real torch_npu is loaded): it answers exactly those calls, carries torch_npu's
+own dtypes (``torch_npu.hifloat8``, ``float4_e2m1fn_x2`` ..., which its converters compare
+against), and the torch_npu
 operators TorchAir's patterns name are defined meanwhile
 (:mod:`fxlab.compat.native_standins.npu_ops`). Anything else is looked up on the module
 it replaced (fxlab's compat-layer stand-in, while a model runs under the CLI), then among
@@ -35,6 +37,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
+
+from fxlab.ir.npu_dtypes import TORCH_NPU_DTYPES
 
 MODULE = "torch_npu"
 # The SoC an NPU machine would report when none is named: an Atlas A2 training part.
@@ -92,6 +96,8 @@ class _RuntimeModule(types.ModuleType):
         self.__fxlab_standin__ = __name__
         self._replaced = replaced
         self.npu = npu_namespace(soc, cann)
+        for name, value in TORCH_NPU_DTYPES.items():  # what TorchAir's converters compare dtypes with
+            setattr(self, name, value)
 
     def __getattr__(self, name: str) -> Any:
         replaced = self.__dict__.get("_replaced")
@@ -124,10 +130,11 @@ def torch_npu_present(soc: str = DEFAULT_SOC, cann: str = DEFAULT_CANN) -> Itera
     # ``from torch_npu.npu.utils import ...`` looks the submodules up in sys.modules.
     submodules = {MODULE: module, f"{MODULE}.npu": module.npu, f"{MODULE}.npu.utils": module.npu.utils}
     saved = {name: sys.modules.get(name) for name in submodules}
+    torch_module: Any = torch  # torch has no npu module of its own: the stand-in lends one
     had_torch_npu = hasattr(torch, "npu")
     saved_torch_npu = getattr(torch, "npu", None)
-    sys.modules.update(submodules)  # type: ignore[arg-type]
-    torch.npu = module.npu  # type: ignore[attr-defined]
+    sys.modules.update(submodules)
+    torch_module.npu = module.npu
     try:
         yield True
     finally:
@@ -137,6 +144,6 @@ def torch_npu_present(soc: str = DEFAULT_SOC, cann: str = DEFAULT_CANN) -> Itera
             else:
                 sys.modules[name] = previous
         if had_torch_npu:
-            torch.npu = saved_torch_npu  # type: ignore[attr-defined]
+            torch_module.npu = saved_torch_npu
         else:
-            del torch.npu
+            del torch_module.npu

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from fxlab.ir.execute import KERNELS, register_kernel
+from fxlab.ir.kernels.registry import KERNELS, register_kernel
 from fxlab.ir.kernels.elementwise import same_type
 from fxlab.ir.model import IrOp
 

@@ -7,7 +7,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from fxlab.ir.execute import register_kernel
+from fxlab.ir.kernels.registry import register_kernel
 from fxlab.ir.model import IrOp
 
 
@@ -47,7 +47,8 @@ def avg_pool_v2(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]
 
 @register_kernel("AdaptiveAvgPool2d")
 def adaptive_avg_pool2d(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
-    return [F.adaptive_avg_pool2d(inputs[0], list(attrs["output_size"]))]
+    height, width = attrs["output_size"]
+    return [F.adaptive_avg_pool2d(inputs[0], (height, width))]
 
 
 @register_kernel("ResizeNearestNeighborV2")

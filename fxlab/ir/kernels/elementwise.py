@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.execute import register_kernel
+from fxlab.ir.kernels.registry import register_kernel
 from fxlab.ir.model import IrOp
 
 FLOATS = frozenset({torch.float16, torch.bfloat16, torch.float32, torch.float64})

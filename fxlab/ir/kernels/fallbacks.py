@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.execute import KERNELS, Kernel, register_kernel
+from fxlab.ir.kernels.registry import KERNELS, Kernel, register_kernel
 from fxlab.ir.kernels.elementwise import require, same_type
 from fxlab.ir.model import DTYPE_FROM_TORCHAIR_NUMBER, IrOp, torch_dtype
 

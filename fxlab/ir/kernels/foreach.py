@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.execute import register_kernel
+from fxlab.ir.kernels.registry import register_kernel
 from fxlab.ir.model import IrOp
 
 Unary = Callable[[torch.Tensor], torch.Tensor]
@@ -93,10 +93,10 @@ def _with_list(fn: Binary, alpha: bool) -> Callable[..., list[Any]]:
 
 for _name, _fn in _UNARY.items():
     register_kernel(f"Foreach{_name}")(_unary(_fn))
-for _name, _fn in _BINARY.items():
-    register_kernel(f"Foreach{_name}Scalar")(_with_scalar(_fn))
-    register_kernel(f"Foreach{_name}ScalarList")(_with_scalar_list(_fn))
-    register_kernel(f"Foreach{_name}List")(_with_list(_fn, alpha=_name in ("Add", "Sub")))
+for _name, _binary in _BINARY.items():
+    register_kernel(f"Foreach{_name}Scalar")(_with_scalar(_binary))
+    register_kernel(f"Foreach{_name}ScalarList")(_with_scalar_list(_binary))
+    register_kernel(f"Foreach{_name}List")(_with_list(_binary, alpha=_name in ("Add", "Sub")))
 
 
 @register_kernel("ForeachRoundOffNumber")

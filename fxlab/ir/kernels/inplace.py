@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.execute import KERNEL_RESOLVERS, KERNELS, register_kernel
+from fxlab.ir.kernels.registry import KERNEL_RESOLVERS, KERNELS, register_kernel
 from fxlab.ir.model import DataType, IrOp, torch_dtype
 
 # Attr keys written by the auto converter (fxlab.passes.converters.auto).

@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.execute import KERNELS, register_kernel
+from fxlab.ir.kernels.registry import KERNELS, register_kernel
 from fxlab.ir.model import IrOp
 
 _INT32_MAX = 2147483647

@@ -9,7 +9,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
-from fxlab.ir.execute import register_kernel
+from fxlab.ir.kernels.registry import register_kernel
 from fxlab.ir.kernels.elementwise import FLOATS, _unary, require, same_type
 from fxlab.ir.model import IrOp
 

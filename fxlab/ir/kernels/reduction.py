@@ -12,7 +12,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.execute import register_kernel
+from fxlab.ir.kernels.registry import register_kernel
 from fxlab.ir.kernels.elementwise import BOOL, FLOATS, require
 from fxlab.ir.model import IrOp, torch_dtype
 
@@ -77,7 +77,8 @@ def reduce_all(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
 def _arg(op: IrOp, inputs: list[Any], attrs: dict[str, Any], fn: Any) -> list[Any]:
     x, dimension = inputs
     require(op, dimension, _INDEX_TYPES, "dimension")
-    out_type = torch_dtype(attrs.get("dtype")) if attrs.get("dtype") is not None else torch.int64
+    dtype = attrs.get("dtype")
+    out_type = torch_dtype(dtype) if dtype is not None else torch.int64
     return [fn(x, dim=int(dimension.reshape(-1)[0])).to(out_type)]
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.execute import register_kernel
+from fxlab.ir.kernels.registry import register_kernel
 from fxlab.ir.model import IrGraph, IrOp, torch_dtype
 
 RANDOM_OP_TYPES = frozenset(

@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.execute import register_kernel
+from fxlab.ir.kernels.registry import register_kernel
 from fxlab.ir.model import DataType, IrOp, torch_dtype
 
 aten = torch.ops.aten

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.execute import register_kernel
+from fxlab.ir.kernels.registry import register_kernel
 from fxlab.ir.model import DTYPE_FROM_TORCHAIR_NUMBER, IrOp, torch_dtype
 
 Inputs = list[Any]
@@ -69,7 +69,11 @@ def reverse_v2(op: IrOp, inputs: Inputs, attrs: Attrs) -> list[Any]:
 
 @register_kernel("Bitcast")
 def bitcast(op: IrOp, inputs: Inputs, attrs: Attrs) -> list[Any]:
-    return [_dense(inputs[0]).view(torch_dtype(attrs["type"]))]
+    try:
+        target = torch_dtype(attrs["type"])
+    except KeyError:
+        raise NotImplementedError(f"Bitcast to {attrs['type'].name}: torch has no such CPU type") from None
+    return [_dense(inputs[0]).view(target)]
 
 
 @register_kernel("AsStrided")
@@ -116,7 +120,9 @@ def scatter_elements(op: IrOp, inputs: Inputs, attrs: Attrs) -> list[Any]:
     if reduction == "none":
         return [torch.scatter(data, attrs.get("axis", 0), indices.long(), updates)]
     return [
-        torch.scatter_reduce(data, attrs.get("axis", 0), indices.long(), updates, {"add": "sum", "mul": "prod"}.get(reduction, reduction))
+        torch.scatter_reduce(
+            data, attrs.get("axis", 0), indices.long(), updates, {"add": "sum", "mul": "prod"}.get(reduction, str(reduction))
+        )
     ]
 
 

@@ -13,6 +13,13 @@ from fxlab.passes.converters import auto, inplace  # noqa: F401
 from fxlab.passes.converters import backward, batch_norm_training, complex_views, embedding, fft, foreach, loss  # noqa: F401
 from fxlab.passes.converters import pointwise, rng, sampling, slice_backward  # noqa: F401
 from fxlab.passes.converters import npu  # noqa: F401 - torch_npu operators, registered while defined
+from fxlab.passes.converters import collectives  # noqa: F401 - collectives; npu_define operators registered while defined
+
+# torch_npu operators by family, registered with npu while the operators are defined
+from fxlab.passes.converters import npu_afd, npu_attention, npu_flash_attention, npu_kv_cache, npu_linear_attention  # noqa: F401
+from fxlab.passes.converters import npu_comm_matmul, npu_mla, npu_moe_comm, npu_rope, npu_sparse_attention  # noqa: F401
+from fxlab.passes.converters import npu_activation, npu_block_quant, npu_cast, npu_grouped_matmul, npu_matmul  # noqa: F401
+from fxlab.passes.converters import npu_moe, npu_norm, npu_quant, npu_scatter  # noqa: F401
 from fxlab.passes.converters.registry import CONVERTERS, Sample, register_converter
 
 __all__ = ["CONVERTERS", "Sample", "register_converter"]

@@ -6,7 +6,19 @@ the CamelCase of the op name (namespace dropped, a trailing ``_functional`` stri
 schema order, its other arguments the GE attrs in order, and the GE outputs are one
 output per mutated input (a *ref* output, named like that input) before the op's own
 outputs. It refuses ops of the ``aten``/``prim`` namespaces, ops with ``Scalar``
-arguments, and ops whose counts do not match the registered Ascend IR prototype.
+arguments, and ops whose counts do not match the registered Ascend IR prototype. fxlab
+also refuses every op of torch's and torch_npu's own namespaces
+(:func:`fxlab.passes.torchair_refusals.is_protected`): TorchAir converts those with its
+registered converters, and a GE type made up from their name would not exist.
+
+Nor does fxlab assume a GE op for a custom op an installed library defines (transformers'
+``grouped_mm_fallback``, a Python function made an op so ``torch.compile`` does not trace
+into it) when no Ascend C prototype of it is known: TorchAir's auto converter would look
+for an Ascend IR op of its CamelCase name in CANN, and nobody built one, so graph mode
+fails on it on the NPU machine (:func:`library_op_refusal`). Who defined an op is read
+from its registration (:func:`op_definition`): the function behind
+``torch.library.custom_op``, else the code that made the ``torch.library.Library``
+defining it, else where its fake function was registered.
 
 TorchAir reads the prototype from CANN's operator registry. fxlab has no CANN, so the
 prototype comes from :data:`PROTOTYPE_LOOKUPS` (the custom-op kit registers the
@@ -19,7 +31,10 @@ the schema) so the reference executor can run the torch op's CPU kernel for it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import inspect
+import os
+import re
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,14 +42,21 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.builder import current_builder
+from fxlab.ir.ge import desc_from_meta
 from fxlab.ir.model import DataType, ge_dtype
-from fxlab.passes.convert_to_ascend_ir import AUTO_CONVERTER_LOOKUPS, desc_from_meta
+from fxlab.passes.converters.registry import AUTO_CONVERTER_LOOKUPS
+from fxlab.passes.torchair_refusals import NO_CONVERTER, TorchAirVerdict, is_protected
+from fxlab import source_lines
 
 TORCH_OP_ATTR = "_fxlab_torch_op"
 INPUT_GROUPS_ATTR = "_fxlab_input_groups"
 ATTR_NAMES_ATTR = "_fxlab_attr_names"
 TENSOR_TYPES = ("Tensor", "Optional[Tensor]", "List[Tensor]")
 _BUILTIN_MARKERS = ("prim", "prims", "aten")  # substring test, as TorchAir does it
+_REGISTERED_AT = re.compile(r"registered at (.+):(\d+)\s*$")  # the dispatcher's note on a schema
+# torch's registration API: a frame in it is not where an op was defined.
+_TORCH_DIR = os.path.realpath(os.path.dirname(torch.__file__))
+_REGISTRATION_CODE = (os.path.join(_TORCH_DIR, "library.py"), os.path.join(_TORCH_DIR, "_library") + os.sep)
 
 
 @dataclass(frozen=True)
@@ -118,6 +140,69 @@ def find_prototype(op: Any) -> GePrototype | None:
     return None
 
 
+@dataclass(frozen=True)
+class OpDefinition:
+    """Where a custom op was defined (``file:line``, ``None`` when its registration does
+    not say) and whether an installed library defined it rather than the user's code
+    (their model, plugin files, own project, or fxlab's kit defining it for them)."""
+
+    site: str | None
+    by_library: bool
+
+
+def op_definition(op: Any) -> OpDefinition:
+    """Who defined ``op``: the first of its registration sites outside torch's
+    registration API, told user from library by :func:`fxlab.source_lines.kind`."""
+    for file, line in _definition_sites(op):
+        if os.path.realpath(file).startswith(_REGISTRATION_CODE):
+            continue
+        if source_lines.is_fxlab_file(file) or source_lines.kind(file) == source_lines.USER:
+            return OpDefinition(f"{file}:{line}", False)
+        return OpDefinition(f"{source_lines.library_relative(file)}:{line}", True)
+    return OpDefinition(None, False)
+
+
+def _definition_sites(op: Any) -> Iterator[tuple[str, int]]:
+    """``(file, line)`` of ``op``'s registrations, the defining one first: the function
+    behind ``torch.library.custom_op``; the frame that made the defining ``Library`` (the
+    dispatcher notes it on the schema); where its fake function was registered."""
+    from torch._library.custom_ops import _maybe_get_opdef
+    from torch._library.simple_registry import singleton
+
+    opdef = _maybe_get_opdef(op)
+    code = getattr(inspect.unwrap(opdef._init_fn), "__code__", None) if opdef is not None else None
+    if code is not None:
+        yield code.co_filename, code.co_firstlineno
+    match = _REGISTERED_AT.search(op._handle.debug())
+    if match:
+        yield match.group(1), int(match.group(2))
+    fake = singleton.find(op._name).fake_impl.kernel
+    file, _, line = (getattr(fake, "source", "") or "").rpartition(":")
+    if file and line.isdigit():
+        yield file, int(line)
+
+
+def library_op_reason(op: Any, definition: OpDefinition) -> str:
+    """Why no GE op is assumed for a library's custom op, after "it is" / "<op> is"."""
+    return (
+        f"a custom op defined by an installed library ({definition.site}), not by the user's code, and no "
+        f"Ascend C prototype of it is known: TorchAir's auto converter would look for an Ascend IR op {ge_type_of(op)} "
+        "registered in CANN, and a library's Python op has none, so graph mode fails on it on the NPU machine; "
+        "there is no GE op to convert it to"
+    )
+
+
+def library_op_refusal(target: Any) -> TorchAirVerdict | None:
+    """TorchAir's verdict on ``target`` when it is a custom op an installed library
+    defines and no Ascend C prototype of it is known: no converter, with why."""
+    if not isinstance(target, torch._ops.OpOverload) or is_protected(str(target)) or find_prototype(target) is not None:
+        return None
+    definition = op_definition(target)
+    if not definition.by_library:
+        return None
+    return TorchAirVerdict(str(target), NO_CONVERTER, f"it is {library_op_reason(target, definition)}")
+
+
 def check_auto_convertible(op: Any, prototype: GePrototype | None = None) -> GePrototype:
     """TorchAir's checks, in its order; returns the prototype used, raises
     :class:`NotAutoConvertible` with the reason."""
@@ -128,6 +213,11 @@ def check_auto_convertible(op: Any, prototype: GePrototype | None = None) -> GeP
             f"{op} counts as a PyTorch built-in op (TorchAir refuses any op whose name contains "
             "'aten', 'prim' or 'prims'); register a converter for it"
         )
+    if is_protected(str(op)):
+        raise NotAutoConvertible(
+            f"{op} is an operator of torch or torch_npu, not a custom op: TorchAir converts it only with a registered "
+            "converter, and fxlab assumes no GE op for it"
+        )
     for arg in op._schema.arguments:
         if isinstance(arg.type, torch._C.NumberType):
             raise NotAutoConvertible(
@@ -135,7 +225,12 @@ def check_auto_convertible(op: Any, prototype: GePrototype | None = None) -> GeP
                 "arguments: declare it int or float, or register a converter"
             )
     ge_type = ge_type_of(op)
-    proto = prototype or find_prototype(op) or prototype_from_schema(op)
+    proto = prototype or find_prototype(op)
+    if proto is None:
+        definition = op_definition(op)
+        if definition.by_library:
+            raise NotAutoConvertible(f"{op} is {library_op_reason(op, definition)}")
+        proto = prototype_from_schema(op)
     if proto.op_type != ge_type:
         raise NotAutoConvertible(
             f"no Ascend IR {ge_type} is registered (the prototype is named {proto.op_type}); the GE op type "

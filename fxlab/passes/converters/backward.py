@@ -187,7 +187,11 @@ def convert_mse_loss(self: ge.Tensor, target: ge.Tensor, reduction: int = 1, met
 
 
 def _mse_backward_samples() -> list[Sample]:
-    return [Sample((_g(3, 4), _g(3, 4), _g(3, 4), 0)), Sample((_g(()), _g(3, 4), _g(3, 4), 1)), Sample((_g(()), _g(3, 4), _g(3, 4), 2))]
+    return [
+        Sample((_g(3, 4), _g(3, 4), _g(3, 4), 0)),
+        Sample((torch.randn(()), _g(3, 4), _g(3, 4), 1)),
+        Sample((torch.randn(()), _g(3, 4), _g(3, 4), 2)),
+    ]
 
 
 @register_converter(aten.mse_loss_backward.default, samples=_mse_backward_samples)

@@ -183,6 +183,8 @@ def convert_batch_norm_backward_elemt(
     """batch_norm_backward_elemt(Tensor grad_out, Tensor input, Tensor mean, Tensor invstd, Tensor? weight, Tensor sum_dy, Tensor sum_dy_xmu, Tensor count) -> Tensor"""
     if grad_out.rank != 4:
         raise NotImplementedError("batch_norm_backward_elemt is converted only for 4-D inputs (as in TorchAir)")
+    if weight is None:  # TorchAir's converter expands it as it does the others, and fails without one
+        raise NotImplementedError("batch_norm_backward_elemt is converted only with a weight (as in TorchAir)")
     divisor = ge.op1("ReduceSum", {"x": count, "axes": index_input(list(range(count.rank)))}, {"keep_dims": False})
     mean_dy = ge.op1("RealDiv", {"x1": sum_dy, "x2": divisor})
     mean_dy_xmu = ge.op1("RealDiv", {"x1": sum_dy_xmu, "x2": divisor})

@@ -83,8 +83,9 @@ def _higher_dtype_operands(self: ge.Tensor, other: Any) -> tuple[ge.Tensor, ge.T
     self_dtype = torch_dtype(self.dtype)
     if self.dtype not in _COMPARABLE or (isinstance(other, ge.Tensor) and other.dtype not in _COMPARABLE):
         raise TypeError(f"comparison of {self.dtype.name} with {other_dtype} is not supported by the GE converter")
-    if self_dtype != other_dtype:
-        return dtype_promote(get_higher_dtype(self_dtype, other_dtype), self, other)
+    higher = get_higher_dtype(self_dtype, other_dtype)
+    if self_dtype != other_dtype and higher is not None:
+        return dtype_promote(higher, self, other)
     if self.dtype == BOOL:
         return dtype_promote(DataType.DT_FLOAT, self, other)
     return self, dtype_promote(self_dtype, other)

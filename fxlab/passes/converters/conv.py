@@ -19,7 +19,8 @@ from fxlab.ir import ge
 from fxlab.ir.model import DataType, ge_dtype
 from fxlab.passes.converters.layouts import input_layout, output_layout
 from fxlab.passes.converters.registry import Sample, register_converter
-from fxlab.passes.converters.shape import index_input, scalar_input, squeeze, unsqueeze
+from fxlab.passes.converters.promotion import index_input, scalar_input
+from fxlab.passes.converters.shape import squeeze, unsqueeze
 
 aten = torch.ops.aten
 

@@ -16,9 +16,9 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.model import DataType
-from fxlab.passes.converters.promotion import dtype_promote, known_dtype
+from fxlab.passes.converters.promotion import dtype_promote, index_input, known_dtype, scalar_input
 from fxlab.passes.converters.registry import Sample, register_converter
-from fxlab.passes.converters.shape import gather_dim, index_input, scalar_input, shape_of
+from fxlab.passes.converters.shape import gather_dim, shape_of
 
 aten = torch.ops.aten
 _INT32_MAX = 2147483647

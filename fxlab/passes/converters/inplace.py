@@ -231,8 +231,8 @@ class _MutatedArg:
 
     base_index: int
     tensor: Tensor
-    view_size: list[int] | None = None
-    view_stride: list[int] | None = None
+    view_size: list[Any] | None = None
+    view_stride: list[Any] | None = None
     view_offset: Tensor | int | None = None
 
 
@@ -271,7 +271,8 @@ def _regenerate(info: Any, moved: list[Tensor], base_metas: list[Any]) -> _Mutat
     raise NotImplementedError(f"view kind {type(info).__name__} of a mutated input is not converted")
 
 
-def _as_strided_arg(index: int, base: Tensor, size: list[int], stride: list[int], offset: Tensor | int, fake: Any) -> _MutatedArg:
+def _as_strided_arg(index: int, base: Tensor, size: list[Any], stride: list[Any], offset: Tensor | int, fake: Any) -> _MutatedArg:
+    # sizes and strides: ints, or a symbolic graph's SymInts, passed on as TorchAir passes them
     operands = {"x": base, "size": _index_const(size), "stride": _index_const(stride), "storage_offset": _index_const(offset)}
     view = ge.set_dtype(ge.op1("AsStrided", operands, shapes=[tuple(size)]), base.dtype)
     current_builder().fake_values[view.tensor] = fake  # TorchAir gives the view the view's value

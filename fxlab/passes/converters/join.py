@@ -16,7 +16,7 @@ import torch
 from fxlab.ir import ge
 from fxlab.ir.model import DataType, ge_dtype
 from fxlab.passes.converters.registry import Sample, register_converter
-from fxlab.passes.converters.shape import index_input
+from fxlab.passes.converters.promotion import index_input
 
 aten = torch.ops.aten
 _INT32_MAX = 2147483647

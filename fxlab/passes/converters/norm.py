@@ -21,10 +21,10 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.ir.model import DataType, ge_dtype
-from fxlab.passes.converters.promotion import dtype_promote
 from fxlab.passes.converters.layouts import input_layout, output_layout
 from fxlab.passes.converters.registry import Sample, register_converter
-from fxlab.passes.converters.shape import fold_trailing_dims, gather_dim, index_input, shape_of, squeeze, unsqueeze
+from fxlab.passes.converters.promotion import dtype_promote, index_input
+from fxlab.passes.converters.shape import fold_trailing_dims, gather_dim, shape_of, squeeze, unsqueeze
 
 aten = torch.ops.aten
 _INT32_MAX = 2147483647

@@ -23,6 +23,7 @@ import torch
 from fxlab.ir import ge
 from fxlab.ir.builder import current_builder
 from fxlab.ir.model import DataType, ge_dtype, torch_dtype
+from fxlab.passes.symbolic_lists import pack_sizes
 
 FLOAT_TYPES = (DataType.DT_BF16, DataType.DT_FLOAT16, DataType.DT_FLOAT, DataType.DT_DOUBLE)
 INT_TYPES = (DataType.DT_INT8, DataType.DT_UINT8, DataType.DT_INT32, DataType.DT_UINT32, DataType.DT_INT64)
@@ -61,9 +62,25 @@ def cast_scalar(value: Any, target: DataType | torch.dtype) -> ge.Tensor:
     return ge.cast(source, as_ge_dtype(target))
 
 
-def index_input(value: Any) -> ge.Tensor:
-    """An index-typed input (axes, dims, shape): Python ints become a ``DT_INT64`` Const."""
-    return value if isinstance(value, ge.Tensor) else ge.const(value, DataType.DT_INT64)
+INDEX_TYPES = (DataType.DT_INT32, DataType.DT_INT64)
+
+
+def index_input(value: Any, dtype: DataType = DataType.DT_INT64, *, keep_int32: bool = False) -> ge.Tensor:
+    """An index-typed input (axes, dims, shapes, sizes) from an int, an int list (maybe
+    holding symbolic sizes: packed by
+    :func:`fxlab.passes.symbolic_lists.pack_sizes`) or a graph tensor.
+
+    Python values become a ``Const`` of ``dtype`` (a tuple as the list it stands for);
+    a graph tensor is cast to ``dtype`` when it has another type, unless ``keep_int32``
+    and it is int32 or int64 (what TorchAir's view converter does).
+    """
+    if isinstance(value, (list, tuple)) and any(isinstance(v, ge.Tensor) for v in value):
+        value = pack_sizes(value)
+    if isinstance(value, ge.Tensor):
+        if keep_int32 and value.dtype in INDEX_TYPES:
+            return value
+        return ge.cast_to(value, dtype)
+    return ge.const(list(value) if isinstance(value, tuple) else value, dtype)
 
 
 def scalar_input(value: Any, *tensors: ge.Tensor) -> ge.Tensor:

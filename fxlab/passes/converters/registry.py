@@ -95,6 +95,15 @@ class ConverterRegistry:
 
 CONVERTERS = ConverterRegistry()
 
+# Lookups for targets without a registered converter, each returning a converter function
+# or ``None``; the conversion tries the named ones, then the auto ones, in order.
+ConverterLookup = Callable[[Any], "ConverterFn | None"]
+# fxlab's own converters by operator name, for operators whose OpOverload objects torch
+# may re-create while they are defined (torch_npu's, defined by fxlab).
+NAMED_CONVERTER_LOOKUPS: list[ConverterLookup] = []
+# TorchAir's auto-converter rules for custom ops (the custom-op kit adds its own here).
+AUTO_CONVERTER_LOOKUPS: list[ConverterLookup] = []
+
 
 def _where(fn: ConverterFn) -> str:
     # The code object knows its file and first line (decorators included, as

@@ -20,47 +20,16 @@ from fxlab.ir import ge
 from fxlab.ir.builder import current_builder
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType, ge_dtype
 from fxlab.passes.converters import promotion
+from fxlab.passes.converters.promotion import index_input
 from fxlab.passes.converters.registry import Sample, register_converter
 from fxlab.passes.optimize_views import view_reshape, view_sizes
-from fxlab.passes.symbolic_lists import ALL_SYM_ATTR, is_host_size, pack_sizes
+from fxlab.passes.symbolic_lists import ALL_SYM_ATTR, is_host_size
 
 aten = torch.ops.aten
 VIEW_SIZES_STATE = "view_sizes"  # graph state: symbol -> the GE value rebuilt views use for it
-INDEX_TYPES = (DataType.DT_INT32, DataType.DT_INT64)
-_FLOAT_TYPES = (DataType.DT_BF16, DataType.DT_FLOAT16, DataType.DT_FLOAT, DataType.DT_DOUBLE)
-_INT_TYPES = (DataType.DT_INT8, DataType.DT_UINT8, DataType.DT_INT32, DataType.DT_UINT32, DataType.DT_INT64)
 
 
 # -- argument helpers shared by this family's converters ------------------------------
-def index_input(value: Any, dtype: DataType = DataType.DT_INT64, *, keep_int32: bool = False) -> ge.Tensor:
-    """An index-typed GE input from an int, an int list (maybe with symbols) or a tensor.
-
-    Python values become a ``Const`` of ``dtype``; tensors are cast to ``dtype`` unless
-    ``keep_int32`` and they already are int32/int64 (what TorchAir's view converter does).
-    """
-    if isinstance(value, (list, tuple)) and any(isinstance(v, ge.Tensor) for v in value):
-        value = pack_sizes(value)
-    if isinstance(value, ge.Tensor):
-        if keep_int32 and value.dtype in INDEX_TYPES:
-            return value
-        return ge.cast_to(value, dtype)
-    return ge.const(list(value) if isinstance(value, tuple) else value, dtype)
-
-
-def scalar_input(value: Any, *peers: ge.Tensor) -> ge.Tensor:
-    """A Python scalar as TorchAir's raw-op wrappers turn it into a ``Const``: a float
-    takes the float type of the tensor operands, an int their integer type, else the
-    numpy defaults (float32, int64)."""
-    if isinstance(value, ge.Tensor):
-        return value
-    types = {p.dtype for p in peers if isinstance(p, ge.Tensor)}
-    if isinstance(value, float):
-        floats = [t for t in types if t in _FLOAT_TYPES]
-        return ge.const(value, floats[0] if len(floats) == 1 else DataType.DT_FLOAT)
-    ints = [t for t in types if t in _INT_TYPES]
-    return ge.const(value, ints[0] if len(ints) == 1 else DataType.DT_INT64)
-
-
 def _reshape(x: ge.Tensor, shape: ge.Tensor) -> ge.Tensor:
     return ge.op1("Reshape", {"x": x, "shape": shape}, {"axis": 0, "num_axes": -1})
 

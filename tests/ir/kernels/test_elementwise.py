@@ -1,10 +1,11 @@
 """Element-wise reference kernels: the input typing of GE's prototypes."""
+
 from __future__ import annotations
 
 import pytest
 import torch
 
-from fxlab.ir.execute import KERNELS
+from fxlab.ir.kernels.registry import KERNELS
 from fxlab.ir.kernels import elementwise  # noqa: F401 - registers the kernels
 from fxlab.ir.model import IrOp
 

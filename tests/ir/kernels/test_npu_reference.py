@@ -1,83 +1,31 @@
-"""The CPU reference math of torch_npu's common operators, against torch's own ops."""
+"""The registry of torch_npu operators' eager CPU kernels, which every family fills."""
+
 from __future__ import annotations
 
+import pytest
 import torch
-import torch.nn.functional as F
 
+from fxlab.ir import kernels  # noqa: F401 - every family registers its kernels
 from fxlab.ir.kernels import npu_reference as ref
 
 
-def test_rms_norm_and_add_rms_norm():
-    x, x2, gamma = torch.randn(2, 3, 8), torch.randn(2, 3, 8), torch.randn(8)
-    y, rstd = ref.rms_norm(x, gamma, 1e-5)
-    torch.testing.assert_close(rstd, 1 / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5))
-    torch.testing.assert_close(y, F.rms_norm(x, (8,), gamma, 1e-5))
-    y2, _, total = ref.add_rms_norm(x, x2, gamma)
-    torch.testing.assert_close(total, x + x2)
-    torch.testing.assert_close(y2, F.rms_norm(x + x2, (8,), gamma, 1e-6))
+def test_families_register_their_kernels_once_each_overload_by_its_own_key():
+    from fxlab.ir.kernels import npu_grouped_matmul_reference, npu_norm_reference, npu_rope_reference
+
+    assert ref.CPU_KERNELS["npu_rms_norm"] is npu_norm_reference.rms_norm
+    assert ref.CPU_KERNELS["npu_rotary_mul"] is npu_rope_reference.rotary_mul
+    gmm = npu_grouped_matmul_reference.grouped_matmul
+    assert ref.CPU_KERNELS["npu_grouped_matmul"] is gmm and ref.CPU_KERNELS["npu_grouped_matmul.List"] is gmm
+    with pytest.raises(ValueError, match="two CPU kernels registered for npu::npu_rms_norm"):
+        ref.cpu_kernel("npu_rms_norm")(lambda *args: None)
+    assert "npu_format_cast.Tensor" in ref.META_KERNELS
 
 
-def test_rotary_half_and_interleave():
-    q, k, cos, sin = torch.randn(1, 3, 2, 4), torch.randn(1, 3, 2, 4), torch.randn(1, 3, 1, 4), torch.randn(1, 3, 1, 4)
-    rq, rk = ref.apply_rotary_pos_emb(q, k, cos, sin, "BSND")
-    half = torch.cat([-q[..., 2:], q[..., :2]], dim=-1)
-    torch.testing.assert_close(rq, q * cos + half * sin)
-    iq, _ = ref.apply_rotary_pos_emb(q, k, cos, sin, "BSND", "interleave")
-    pairs = torch.stack([-q[..., 1::2], q[..., 0::2]], dim=-1).flatten(-2)
-    torch.testing.assert_close(iq, q * cos + pairs * sin)
+def test_an_operator_without_a_kernel_says_why():
+    kernel = ref.CPU_KERNELS["npu_fused_causal_conv1d"]
+    with pytest.raises(NotImplementedError, match="npu_fused_causal_conv1d has no CPU reference kernel: its tensor layouts"):
+        kernel(torch.zeros(1))
 
 
-def test_swiglu_splits_along_dim():
-    x = torch.randn(4, 6)
-    torch.testing.assert_close(ref.swiglu(x, 0), F.silu(x[:2]) * x[2:])
-
-
-def test_attention_layouts_gqa_masks_and_lengths():
-    q, k, v = torch.randn(2, 4, 3, 8), torch.randn(2, 2, 5, 8), torch.randn(2, 2, 5, 8)
-    keep = torch.rand(2, 1, 3, 5) > 0.3
-    keep[..., 0] = True
-    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=keep, scale=0.3, enable_gqa=True)
-    out = ref.attention(q, k, v, "BNSD", 4, 2, ~keep, 0, 0.3)
-    torch.testing.assert_close(out, expected)
-    bsh = ref.attention(q.transpose(1, 2).flatten(-2), k.transpose(1, 2).flatten(-2), v.transpose(1, 2).flatten(-2), "BSH", 4, 2, ~keep, 0, 0.3)
-    torch.testing.assert_close(bsh, expected.transpose(1, 2).flatten(-2))
-    # sparse mode 2: the causal band; kv lengths: later keys of each batch masked.
-    causal = ref.attention(q, k[:, :, :3], v[:, :, :3], "BNSD", 4, 2, None, 2, 0.3)
-    torch.testing.assert_close(causal, F.scaled_dot_product_attention(q, k[:, :, :3], v[:, :, :3], is_causal=True, scale=0.3, enable_gqa=True))
-    short = ref.attention(q, k, v, "BNSD", 4, 2, None, 0, 0.3, kv_lengths=[2, 5])
-    torch.testing.assert_close(short[0], F.scaled_dot_product_attention(q[:1], k[:1, :, :2], v[:1, :, :2], scale=0.3, enable_gqa=True)[0])
-
-
-def test_scatter_nd_update_writes_in_place():
-    cache = torch.zeros(2, 4, 3)
-    updates = torch.randn(2, 1, 3)
-    out = ref.scatter_nd_update_(cache, torch.tensor([[[0, 1]], [[1, 3]]]), updates)
-    assert out is cache
-    torch.testing.assert_close(cache[0, 1], updates[0, 0])
-    torch.testing.assert_close(cache[1, 3], updates[1, 0])
-    assert int((cache != 0).sum()) == 6  # nothing else written
-
-
-def test_moe_gating_top_k_softmax():
-    x = torch.randn(5, 6)
-    y, experts, rows = ref.moe_gating_top_k_softmax(x, None, 2)
-    values, indices = torch.softmax(x, -1).topk(2)
-    torch.testing.assert_close(y, values)
-    assert experts.tolist() == indices.tolist() and experts.dtype == torch.int32
-    assert rows.tolist() == [[i, i + 5] for i in range(5)]
-
-
-def test_dynamic_quant_and_quant_matmul():
-    x = torch.randn(3, 16)
-    q, scale = ref.dynamic_quant(x)
-    assert q.dtype == torch.int8 and q.abs().max() == 127
-    torch.testing.assert_close(q.float() * scale.unsqueeze(-1), x, atol=scale.max().item(), rtol=0)
-    w = torch.randint(-5, 5, (16, 4), dtype=torch.int8)
-    out = ref.quant_matmul(q, w, torch.full((4,), 0.5), pertoken_scale=scale, output_dtype=6)
-    torch.testing.assert_close(out, (q.float() @ w.float()) * 0.5 * scale.unsqueeze(-1))
-
-
-def test_grouped_matmul_by_group_list():
-    x, w = torch.randn(5, 3), torch.randn(2, 3, 4)
-    out = ref.grouped_matmul([x], [w], group_list=torch.tensor([2, 5]), split_item=2, group_type=0)
-    torch.testing.assert_close(out[0], torch.cat([x[:2] @ w[0], x[2:] @ w[1]]))
+def test_scalar_types_are_torchs_numbers():
+    assert ref.SCALAR_TYPES == {1: torch.int8, 3: torch.int32, 5: torch.float16, 6: torch.float32, 15: torch.bfloat16}

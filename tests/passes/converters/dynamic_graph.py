@@ -135,7 +135,8 @@ def dynamic_one_node_graph(target: Any, sample: Sample) -> DynamicGraph:
         with b.mode, enable_python_dispatcher():
             val = target(*fake_args, **fake_kwargs)
     except Exception as exc:  # noqa: BLE001 - the op has no fake kernel for symbolic sizes
-        raise NotDynamic(f"the op's fake kernel fails on symbolic sizes: {type(exc).__name__}: {str(exc).splitlines()[0][:200]}") from exc
+        first_line = (str(exc).splitlines() or [""])[0][:200]
+        raise NotDynamic(f"the op's fake kernel fails on symbolic sizes: {type(exc).__name__}: {first_line}") from exc
     node_args, node_kwargs = pytree.tree_map(lambda v: _graph_value(b, v), (fake_args, fake_kwargs))
     call = b.graph.call_function(target, tuple(node_args), dict(node_kwargs))
     call.meta["val"] = val

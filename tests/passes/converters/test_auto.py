@@ -11,9 +11,11 @@ import torch
 from fxlab.capture.stages import functional_graph
 from fxlab.ir.execute import execute
 from fxlab.ir.model import IrGraph
-from fxlab.passes.convert_to_ascend_ir import Status, convert_to_ascend_ir
+from fxlab.passes.conversion_result import Status
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.converters import auto
 from fxlab.passes.converters.auto import GePrototype, auto_converter_verdict, ge_type_of, prototype_from_schema
+from tests.passes.converters import custom_ops
 from tests.passes.converters.custom_ops import define_test_op as _define
 
 
@@ -153,3 +155,107 @@ def test_auto_converted_inplace_op_mutates_like_eager_after_a_json_round_trip() 
     for got, want in zip(actual, expected):
         torch.testing.assert_close(got, want)
     torch.testing.assert_close(ir_x, eager_x)
+
+
+@pytest.mark.parametrize("op", ["_c10d_functional.all_reduce.default", "quantized.linear.default"])
+def test_verdict_refuses_ops_of_torchs_own_namespaces(op: str) -> None:
+    import torch.distributed._functional_collectives  # noqa: F401 - defines _c10d_functional
+
+    namespace, name, overload = op.split(".")
+    ok, _, reason = auto_converter_verdict(getattr(getattr(getattr(torch.ops, namespace), name), overload))
+    assert not ok and reason == f"{op} is an operator of torch or torch_npu, not a custom op: TorchAir converts it only with a registered converter, and fxlab assumes no GE op for it"
+
+
+# A custom op an installed library defines (as transformers defines grouped_mm_fallback)
+# against the same op defined by the user: the library's module lives in a folder that
+# counts as installed packages.
+LIBRARY_MODULE = '''
+import torch
+
+@torch.library.custom_op("fxlablib::gather_rows", mutates_args=())
+def gather_rows(x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    return x[index]
+
+@gather_rows.register_fake
+def _(x, index):
+    return x.new_empty((index.shape[0], *x.shape[1:]))
+
+def _halve(x):
+    x.mul_(0.5)
+
+LIB = torch.library.Library("fxlablib", "FRAGMENT")
+LIB.define("halve_(Tensor(a!) x) -> ()")
+LIB.impl("halve_", _halve, "CompositeExplicitAutograd")
+'''
+LIBRARY_REASON = (
+    "a custom op defined by an installed library (fxlabfakelib/__init__.py:{line}), not by the user's code, and no Ascend C "
+    "prototype of it is known: TorchAir's auto converter would look for an Ascend IR op {ge_type} registered in CANN, and a "
+    "library's Python op has none, so graph mode fails on it on the NPU machine; there is no GE op to convert it to"
+)
+USER_GATHER_ROWS = _define(
+    "user_gather_rows(Tensor x, Tensor index) -> Tensor", lambda x, i: x[i], lambda x, i: x.new_empty((i.shape[0], *x.shape[1:]))
+)
+
+
+@pytest.fixture(scope="module")
+def installed_library(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    import importlib
+    import sys
+
+    from fxlab import source_lines
+
+    packages = tmp_path_factory.mktemp("site-packages")
+    (packages / "fxlabfakelib").mkdir()
+    (packages / "fxlabfakelib" / "__init__.py").write_text(LIBRARY_MODULE)
+    roots = source_lines._library_roots()
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(source_lines, "_library_roots", lambda: (*roots, f"{packages}{'/'}"))
+        patch.syspath_prepend(str(packages))
+        if "fxlabfakelib" not in sys.modules:
+            importlib.import_module("fxlabfakelib")
+        yield torch.ops.fxlablib
+
+
+def _gather(op: Any) -> Any:
+    return lambda x, index: op(x, index) * 2
+
+
+def test_a_librarys_custom_op_without_a_prototype_is_refused_and_a_users_is_auto_converted(installed_library: Any) -> None:
+    x, index = torch.randn(4, 3), torch.tensor([2, 0])
+    library = convert_to_ascend_ir(functional_graph(_gather(installed_library.gather_rows), x, index), convert_refused=True)
+    (record,) = [r for r in library.nodes if r.target == "fxlablib.gather_rows.default"]
+    assert record.status is Status.REFUSED
+    reason = LIBRARY_REASON.format(line=4, ge_type="GatherRows")
+    assert record.message == f"TorchAir has no converter for fxlablib.gather_rows.default: it is {reason}"
+    assert "GatherRows" not in library.graph.types and library.partial
+    assert auto_converter_verdict(installed_library.gather_rows.default) == (False, "GatherRows", f"fxlablib.gather_rows.default is {reason}")
+    user = convert_to_ascend_ir(functional_graph(_gather(USER_GATHER_ROWS), x, index))
+    (record,) = [r for r in user.nodes if r.target == "fxlabtest.user_gather_rows.default"]
+    assert (record.status, record.message) == (Status.AUTO, "")
+    assert user.graph.types.count("UserGatherRows") == 1 and not user.partial
+    assert auto.op_definition(USER_GATHER_ROWS) == auto.OpDefinition(f"{custom_ops.__file__}:8", False)  # where its Library was made
+    torch.testing.assert_close(execute(user.graph, [x, index])[0], USER_GATHER_ROWS(x, index) * 2)
+
+
+def test_a_librarys_custom_op_with_its_prototype_is_auto_converted(installed_library: Any) -> None:
+    op = installed_library.gather_rows.default
+    proto = GePrototype("GatherRows", (("x", "required"), ("index", "required")), (("y", "required"),), ())
+    auto.PROTOTYPE_LOOKUPS.append(lambda target: proto if target is op else None)
+    try:
+        result = convert_to_ascend_ir(functional_graph(_gather(installed_library.gather_rows), torch.randn(4, 3), torch.tensor([1])))
+    finally:
+        auto.PROTOTYPE_LOOKUPS.pop()
+    assert {r.target: r.status for r in result.nodes}["fxlablib.gather_rows.default"] is Status.AUTO
+    assert result.graph.types.count("GatherRows") == 1
+
+
+def test_a_librarys_in_place_custom_op_is_refused_inside_auto_functionalized(installed_library: Any) -> None:
+    def halve_then_add(x: torch.Tensor) -> torch.Tensor:
+        installed_library.halve_(x)
+        return x + 1
+
+    result = convert_to_ascend_ir(functional_graph(halve_then_add, torch.randn(3)))
+    (record,) = [r for r in result.nodes if r.status is Status.REFUSED]
+    assert record.target == "auto_functionalized_v2"
+    assert record.message == f"TorchAir has no converter for fxlablib.halve_.default: it is {LIBRARY_REASON.format(line=15, ge_type='Halve')}"
+    assert auto.op_definition(installed_library.halve_.default) == auto.OpDefinition("fxlabfakelib/__init__.py:15", True)  # where its Library was made

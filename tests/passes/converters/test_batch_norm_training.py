@@ -76,7 +76,7 @@ def test_functional_batch_norm_above_5d_runs_folded_to_5d_as_in_torchair():
 
 def test_instance_norm_is_refused_as_torchair_fails_on_atlas_a2_and_converted_when_asked():
     from fxlab.capture.stages import functional_graph
-    from fxlab.passes.convert_to_ascend_ir import Status
+    from fxlab.passes.conversion_result import Status
 
     x = torch.randn(2, 3, 4, 4)
     gm = functional_graph(lambda t: torch.nn.functional.instance_norm(t), x)

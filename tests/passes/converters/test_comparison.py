@@ -15,7 +15,7 @@ from tests.passes.converters.lowering import lower, types, cast_targets
 
 
 
-from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE  # noqa: E402
+from fxlab.passes.conversion_result import UNSUPPORTED_OP_TYPE  # noqa: E402
 
 F32 = TORCHAIR_DTYPE_NUMBER[DataType.DT_FLOAT]
 F16 = TORCHAIR_DTYPE_NUMBER[DataType.DT_FLOAT16]

@@ -11,7 +11,8 @@ import torch
 from fxlab.capture.stages import functional_graph
 from fxlab.ir.execute import execute
 from fxlab.ir.model import DataType, IrGraph, IrOp
-from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, ConversionResult, Status, convert_to_ascend_ir
+from fxlab.passes.conversion_result import UNSUPPORTED_OP_TYPE, ConversionResult, Status
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from tests.passes.converters.custom_ops import define_test_op as _define
 
 

@@ -20,7 +20,7 @@ from tests.passes.converters.lowering import lower, types
 
 
 
-from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, Status  # noqa: E402
+from fxlab.passes.conversion_result import UNSUPPORTED_OP_TYPE, Status  # noqa: E402
 
 
 def axes_of(graph: IrGraph, op_type: str) -> str:

@@ -21,7 +21,8 @@ from torch.utils import _pytree as pytree
 from fxlab.ir.execute import execute
 from fxlab.ir.host_outputs import converter_fx_outputs
 from fxlab.passes import converters  # noqa: F401 - registers the shipped converters
-from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, convert_to_ascend_ir
+from fxlab.passes.conversion_result import UNSUPPORTED_OP_TYPE
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.converters.registry import CONVERTERS, Converter, Sample
 
 # Ops whose output values are undefined (uninitialised memory): only dtype and shape count.
@@ -60,6 +61,25 @@ REFERENCES = {
     "aten.batch_norm_backward_reduce.default": _batch_norm_backward_reduce,
     "aten.batch_norm_backward_elemt.default": _batch_norm_backward_elemt,
 }
+
+
+def _waited(name: str) -> Any:
+    """A functional collective run eagerly: its result is ready once waited on."""
+
+    def run(*args: Any, **kwargs: Any) -> Any:
+        target = getattr(getattr(torch.ops, name.split(".")[0]), name.split(".")[1]).default
+        return torch.ops._c10d_functional.wait_tensor(target(*args, **kwargs))
+
+    return run
+
+
+REFERENCES.update(
+    {
+        f"{ns}.{op}.default": _waited(f"{ns}.{op}")
+        for ns, ops in (("_c10d_functional", ("all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor", "broadcast")), ("c10d_functional", ("all_reduce", "all_gather_into_tensor", "reduce_scatter_tensor")))
+        for op in ops
+    }
+)
 # Converters whose outputs TorchAir returns in another order than ATen (graph output i is
 # eager output ORDER[i]): shown as TorchAir builds them, checked in that order.
 OUTPUT_ORDER = {"aten._native_batch_norm_legit_functional.default": [0, 3, 4, 1, 2]}
@@ -217,8 +237,22 @@ def _check_output(name: str, actual: Any, expected: Any, undefined_values: bool)
     torch.testing.assert_close(actual, expected, equal_nan=True, msg=lambda m: f"{name}: {m}")
 
 
+# Collectives run on a process group: one of one rank (gloo) for the walk.
+COLLECTIVE_NAMESPACES = ("_c10d_functional", "c10d_functional")
+
+
 @pytest.mark.parametrize("target,index", _cases())
 def test_converter_matches_eager(target: Any, index: int | None) -> None:
+    if getattr(target, "namespace", None) in COLLECTIVE_NAMESPACES:
+        from tests.conftest import process_group
+
+        with process_group("gloo"):
+            _check_converter(target, index)
+    else:
+        _check_converter(target, index)
+
+
+def _check_converter(target: Any, index: int | None) -> None:
     converter = CONVERTERS.get(target)
     if index is None:
         pytest.fail(f"converter of {target} ({converter.where}) has no samples")

@@ -15,11 +15,12 @@ import pytest
 import torch
 
 from fxlab.passes import converters  # noqa: F401 - registers the shipped converters
-from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, convert_to_ascend_ir
+from fxlab.passes.conversion_result import UNSUPPORTED_OP_TYPE
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.converters.registry import CONVERTERS
 from fxlab.passes.pre_ge import pre_ge_graph
 from tests.passes.converters.dynamic_graph import NotDynamic, dynamic_one_node_graph
-from tests.passes.converters.test_registry_walk import _cases, _clone, _samples_of, check_against_eager
+from tests.passes.converters.test_registry_walk import COLLECTIVE_NAMESPACES, _cases, _clone, _samples_of, check_against_eager
 
 # Converters whose dynamic samples cannot be converted, with why (TorchAir cannot either).
 NOT_CONVERTED = {
@@ -61,6 +62,16 @@ def _params() -> list[Any]:
 
 @pytest.mark.parametrize("target,index", _params())
 def test_dynamic_converter_matches_eager(target: Any, index: int) -> None:
+    if getattr(target, "namespace", None) in COLLECTIVE_NAMESPACES:
+        from tests.conftest import process_group
+
+        with process_group("gloo"):
+            _check_dynamic_converter(target, index)
+    else:
+        _check_dynamic_converter(target, index)
+
+
+def _check_dynamic_converter(target: Any, index: int) -> None:
     sample = _samples_of(CONVERTERS.get(target))[index]
     try:
         dynamic = dynamic_one_node_graph(target, sample)

@@ -9,7 +9,8 @@ import torch
 from fxlab.capture.stages import functional_graph
 from fxlab.ir.execute import execute_converted
 from fxlab.ir.model import DataType, IrGraph
-from fxlab.passes.convert_to_ascend_ir import UNSUPPORTED_OP_TYPE, convert_to_ascend_ir
+from fxlab.passes.conversion_result import UNSUPPORTED_OP_TYPE
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 
 
 def convert(fn: Callable[..., Any], *inputs: torch.Tensor) -> IrGraph:

@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 import fxlab.ops  # noqa: F401 - defines the npu seed ops
+from fxlab.ir.npu_dtypes import TORCH_NPU_DTYPES
 
 from . import meta, npu  # noqa: F401
 
@@ -17,6 +18,9 @@ from . import meta, npu  # noqa: F401
 from fxlab.compat.layer import define_torch_npu_operators
 
 define_torch_npu_operators()
+
+# torch_npu's own dtypes (torch_npu.hifloat8, torch_npu.float4_e2m1fn_x2, ...).
+globals().update(TORCH_NPU_DTYPES)
 
 __version__ = "0.0+fxlab.standin"
 

@@ -1,5 +1,6 @@
-"""Graphviz's ``dot`` binary: probed once, run as a subprocess to turn DOT text into
-SVG or PNG. Without it, callers keep the ``.dot`` text and say how to get graphviz."""
+"""Graphviz's ``dot`` binary: probed once, run as a subprocess to turn DOT text (made by
+:mod:`fxlab.viz`) into SVG or PNG. Without it, the ``.dot`` text is kept and the user is
+told how to get graphviz. Only the command line writes files and runs programs."""
 
 from __future__ import annotations
 
@@ -62,7 +63,7 @@ def render(dot_text: str, path: Path, fmt: str) -> tuple[list[Path], str | None]
 def render_many(jobs: Sequence[RenderJob], fmt: str) -> tuple[list[Path], list[str]]:
     """:func:`render` for several pictures; ``dot`` runs in parallel, one process each."""
     check_format(fmt)
-    dot_files = [_write_text(job.path.with_suffix(".dot"), job.dot_text) for job in jobs]
+    dot_files = [write_text(job.path.with_suffix(".dot"), job.dot_text) for job in jobs]
     if fmt == "dot" or not jobs:
         return dot_files, []
     if dot_binary() is None:
@@ -132,7 +133,8 @@ def draw_all(pairs: Sequence[tuple[Path, Path]], fmt: str, progress: DrawProgres
     return results
 
 
-def _write_text(path: Path, text: str) -> Path:
+def write_text(path: Path, text: str) -> Path:
+    """Write ``text`` to ``path`` (its folder made first)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     return path

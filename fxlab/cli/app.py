@@ -1,0 +1,49 @@
+"""The typer application every command module adds itself to (``fxlab.cli.main`` runs it)."""
+
+from __future__ import annotations
+
+import typer
+
+from fxlab import heap
+from fxlab.cli import console
+from fxlab.version import __version__
+
+app = typer.Typer(
+    name="fxlab",
+    help=(
+        "See how PyTorch graph mode on Ascend NPUs (TorchAir) turns your model into the "
+        "Ascend IR (GE graph): every Dynamo graph, each stage from the Dynamo graph through "
+        "functionalization and re-inplacing to the converted GE ops, with every op traced back "
+        "to its FX node and source line. Runs on CPU; uses the real TorchAir when importable."
+    ),
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode="rich",
+)
+
+
+@app.callback(invoke_without_command=True)
+def _root(
+    ctx: typer.Context,
+    version: bool = typer.Option(False, "--version", help="Print fxlab's and torch's versions and exit.", is_eager=True),
+) -> None:
+    if version:
+        console.out().print(version_line(), markup=False)
+        raise typer.Exit(0)
+    # The collector's settings for the whole command, undone when it ends (fxlab/heap.py).
+    ctx.with_resource(heap.long_lived_heap())
+    if ctx.invoked_subcommand is None:  # options but no command: say what to run
+        console.out().print(ctx.get_help(), markup=False)
+        raise typer.Exit(2)
+
+
+def version_line() -> str:
+    """``fxlab X (torch Y)``, read from the installed metadata so torch is not imported."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        torch_version = version("torch")
+    except PackageNotFoundError:
+        torch_version = "not installed"
+    return f"fxlab {__version__} (torch {torch_version})"

@@ -1,0 +1,158 @@
+"""The cross-rank check: every rank's collectives compared before any of them runs.
+
+When a rank's functional graph is compiled, before it first runs, the rank writes each
+of its collectives into the process group's store, at its position on its channel (the
+group; for a send or a receive, the pair of ranks), then reads the other members' calls at
+the same positions and compares them (:func:`fxlab.distributed.calls.disagreement`). A
+rank whose compiled run has ended writes how many calls it made on each channel, so a
+peer still waiting at a later position learns that none will come. Reads never block:
+the store is polled (``check``) until the call, the peer's end, or the timeout, so a
+mismatch is an error within moments on every rank, naming both ranks, the collective and
+their source lines, and a rank that never gets there is reported by the timeout.
+
+The same store exchange decides which graphs' Ascend IR runs on CPU (those every rank
+can run: their collectives meet), and, under ``torchrun``, gathers each rank's result on
+rank 0.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import torch.distributed as dist
+import torch.fx as fx
+
+from fxlab.capture.ranks import RankHooks
+from fxlab.distributed.calls import CollectiveCall, collective_calls, disagreement
+from fxlab.errors import FxlabError
+
+PREFIX = "fxlab/"
+POLL_SECONDS = 0.02
+
+
+class RankMismatchError(FxlabError):
+    """Two ranks would call different collectives at the same point: on a device the job
+    would hang there."""
+
+    exit_code = 1
+
+
+class RankTimeoutError(FxlabError):
+    """A rank did not reach a point its peers wait at within the timeout."""
+
+    exit_code = 1
+
+
+def default_store() -> Any:
+    return dist.distributed_c10d._get_default_store()
+
+
+class RankAgreement:
+    """One rank's side of the exchange (see the module docstring)."""
+
+    def __init__(
+        self, store: Callable[[], Any], rank: int, world_size: int, timeout: float, phase: Callable[[str], None] | None = None
+    ) -> None:
+        self.phase = phase or (lambda what: None)
+        self._store_of = store  # the store, asked for when first needed (the model file may make the group)
+        self._store: Any = None
+        self.rank = rank
+        self.world_size = world_size
+        self.timeout = timeout
+        self.positions: dict[str, int] = {}  # channel key -> calls written so far
+        self.calls: list[CollectiveCall] = []
+
+    @property
+    def store(self) -> Any:
+        if self._store is None:
+            self._store = self._store_of()
+        return self._store
+
+    def hooks(self) -> RankHooks:
+        return RankHooks(self.before_graph_runs, self.after_compiled_run, self.runnable_everywhere)
+
+    # -- collectives ------------------------------------------------------------------
+    def before_graph_runs(self, graph_index: int, gm: fx.GraphModule) -> None:
+        calls = collective_calls(gm, graph_index, self.rank)
+        placed = [(call, self._place(call)) for call in calls]
+        self.calls.extend(calls)
+        for call, position in placed:
+            for peer in call.members:
+                if peer != self.rank:
+                    self._compare(call, position, peer)
+        if placed:
+            self.phase(f"running graph {graph_index} under torch.compile (its collectives agree with the other ranks')")
+
+    def _place(self, call: CollectiveCall) -> int:
+        position = self.positions.get(call.channel_key, 0)
+        self.positions[call.channel_key] = position + 1
+        self.store.set(f"{PREFIX}call/{call.channel_key}/{position}/{self.rank}", json.dumps(call.to_json()))
+        return position
+
+    def _compare(self, call: CollectiveCall, position: int, peer: int) -> None:
+        key = f"{PREFIX}call/{call.channel_key}/{position}/{peer}"
+        done_key = f"{PREFIX}done/{peer}"
+        what = f"collective #{position + 1} on {_channel_words(call)}"
+        self.phase(f"waiting for rank {peer} to reach {what} ({call.describe()} at {call.source or call.node})")
+        found = self._poll(lambda: key if self.store.check([key]) else done_key if self.store.check([done_key]) else None)
+        if found is None:
+            raise RankTimeoutError(
+                f"rank {peer} did not reach {what} within {self.timeout:g} s, where rank {self.rank} calls {call.describe()} "
+                f"at {call.where()}. Rank {peer} is slow or stuck before it (see its log); raise --timeout if it is only slow."
+            )
+        if found == done_key:
+            made = json.loads(self.store.get(done_key)).get(call.channel_key, 0)
+            raise RankMismatchError(
+                f"ranks {self.rank} and {peer} disagree on {what}: rank {self.rank} calls {call.describe()} at {call.where()}; "
+                f"rank {peer} ended its compiled run after {made} collective(s) there and never calls it. "
+                "On the device this collective would hang. Make every rank of the group call the same collectives in the same order."
+            )
+        theirs = CollectiveCall.from_json(json.loads(self.store.get(key)))
+        why = disagreement(call, theirs)
+        if why is not None:
+            raise RankMismatchError(
+                f"ranks {self.rank} and {peer} disagree on {what}: {why}. Rank {self.rank} calls {call.describe()} at {call.where()}; "
+                f"rank {peer} calls {theirs.describe()} at {theirs.where()}. On the device this collective would hang or compute "
+                "garbage. Make every rank of the group call the same collectives, with the same shapes, in the same order."
+            )
+
+    def after_compiled_run(self) -> None:
+        self.store.set(f"{PREFIX}done/{self.rank}", json.dumps(self.positions))
+
+    # -- which graphs' IR runs ----------------------------------------------------------
+    def runnable_everywhere(self, indexes: list[int]) -> list[int]:
+        """The graphs among ``indexes`` every rank can run (each rank gives its own)."""
+        self.store.set(f"{PREFIX}ir/{self.rank}", json.dumps(sorted(indexes)))
+        everywhere = set(indexes)
+        for peer in range(self.world_size):
+            if peer != self.rank:
+                self.phase(f"waiting for rank {peer} to finish its capture")
+                everywhere &= set(json.loads(self.wait_for(f"{PREFIX}ir/{peer}", f"rank {peer} to finish its capture")))
+        return sorted(everywhere)
+
+    # -- plain exchange ------------------------------------------------------------------
+    def wait_for(self, key: str, what: str) -> str:
+        if self._poll(lambda: key if self.store.check([key]) else None) is None:
+            raise RankTimeoutError(
+                f"waited {self.timeout:g} s for {what} in vain. See that rank's log; raise --timeout if it is only slow."
+            )
+        value = self.store.get(key)
+        return value.decode() if isinstance(value, bytes) else str(value)
+
+    def _poll(self, probe: Callable[[], str | None]) -> str | None:
+        deadline = time.monotonic() + self.timeout
+        while True:
+            found = probe()
+            if found is not None or time.monotonic() >= deadline:
+                return found
+            time.sleep(POLL_SECONDS)
+
+
+def _channel_words(call: CollectiveCall) -> str:
+    if call.op in ("_send", "_recv"):
+        group, pair = call.channel.rsplit(" ", 1)
+        return f"the messages {pair.replace('->', ' to ')} of group {group}"
+    return f"group {call.channel}"

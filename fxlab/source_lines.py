@@ -1,0 +1,144 @@
+"""Where an FX node came from in the user's code.
+
+Dynamo stores, on every node it captures (and FX passes copy it on), the Python stack
+that made it as text in ``node.meta["stack_trace"]``, outermost frame first. When the op
+was made inside a library (a collective in ``torch.distributed``, a transformers helper),
+the innermost frame is the library's, while the user asks which of their lines it came
+from. So a node's source is the innermost frame in the user's code (not an installed
+package, not the standard library); failing that, the innermost frame outside torch (a
+transformers model's own line); failing that, the innermost frame. The innermost frame
+stays available beside it (:func:`library_location`).
+
+The stage records, the conversion to Ascend IR and the scope report all read it; parsing
+is done here, once per distinct trace (a model repeats the same few hundred traces over
+thousands of nodes), and a node's ``file:line`` is cached in its meta under
+:data:`SOURCE_KEY`.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import site
+import sysconfig
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+SOURCE_KEY = "fxlab.source"
+NO_FRAME: tuple[None, None, None] = (None, None, None)
+_FRAME = re.compile(r'^\s*File "([^"]*)", line (\d+)')
+USER, LIBRARY, TORCH = 0, 1, 2
+
+
+@dataclass(frozen=True)
+class Frame:
+    file: str
+    line: int
+    code: str | None = None
+
+    @property
+    def location(self) -> str:
+        return f"{self.file}:{self.line}"
+
+
+@functools.lru_cache(maxsize=4096)
+def frames(stack_trace: str) -> tuple[Frame, ...]:
+    """The frames of a ``stack_trace`` text, outermost first, each with its code line."""
+    lines = stack_trace.rstrip().splitlines()
+    found = []
+    for i, text in enumerate(lines):
+        match = _FRAME.match(text)
+        if match:
+            code = lines[i + 1].strip() if i + 1 < len(lines) and not _FRAME.match(lines[i + 1]) else None
+            found.append(Frame(match.group(1), int(match.group(2)), code or None))
+    return tuple(found)
+
+
+@functools.lru_cache(maxsize=4096)
+def source_frames(stack_trace: str) -> tuple[Frame | None, Frame | None]:
+    """``(the frame to show, the innermost frame when it is another one)``."""
+    found = frames(stack_trace)
+    if not found:
+        return None, None
+    best = min(kind(frame.file) for frame in found)
+    chosen = next(frame for frame in reversed(found) if kind(frame.file) == best)
+    return chosen, (found[-1] if found[-1] is not chosen else None)
+
+
+def source_frame(stack_trace: str) -> tuple[str | None, int | None, str | None]:
+    """(file, line, code) of the frame to show; :data:`NO_FRAME` when there is none."""
+    frame, _ = source_frames(stack_trace)
+    return (frame.file, frame.line, frame.code) if frame is not None else NO_FRAME
+
+
+def library_location(stack_trace: str | None) -> str | None:
+    """``file:line`` of the innermost frame, when the node's source is another frame."""
+    if not stack_trace:
+        return None
+    _, innermost = source_frames(stack_trace)
+    return innermost.location if innermost is not None else None
+
+
+@functools.lru_cache(maxsize=4096)
+def kind(path: str) -> int:
+    """``USER`` for the user's code, ``TORCH`` for torch's own files, ``LIBRARY`` for any
+    other installed package or the standard library (and fxlab itself)."""
+    real = os.path.realpath(path)
+    if real.startswith(_torch_root()):
+        return TORCH
+    return LIBRARY if real.startswith(_library_roots()) else USER
+
+
+def is_fxlab_file(path: str) -> bool:
+    """Whether ``path`` is one of fxlab's own files."""
+    return os.path.realpath(path).startswith(_fxlab_root())
+
+
+def library_relative(path: str) -> str:
+    """``path`` from the installed-packages folder (or standard library) holding it:
+    ``transformers/integrations/moe.py``; ``path`` itself when no such folder holds it."""
+    real = os.path.realpath(path)
+    torch_parent = os.path.dirname(_torch_root().rstrip(os.sep)) + os.sep  # torch's files show "torch/"
+    roots = [root for root in (*_library_roots(), torch_parent) if root != _fxlab_root() and real.startswith(root)]
+    return real[len(max(roots, key=len)) :] if roots else path
+
+
+@functools.cache
+def _fxlab_root() -> str:
+    return os.path.realpath(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+@functools.cache
+def _torch_root() -> str:
+    return os.path.realpath(os.path.dirname(torch.__file__)) + os.sep
+
+
+@functools.cache
+def _library_roots() -> tuple[str, ...]:
+    paths = {*site.getsitepackages(), site.getusersitepackages()}
+    paths |= {sysconfig.get_paths().get(key, "") for key in ("stdlib", "platstdlib", "purelib", "platlib")}
+    roots = {os.path.realpath(p) + os.sep for p in paths if p}
+    return (*roots, _fxlab_root())  # fxlab's own files (a scope marker's library)
+
+
+def location(file: str | None, line: int | None) -> str | None:
+    """``file:line``, or ``None`` when either is unknown."""
+    return f"{file}:{line}" if file and line else None
+
+
+def parse_source(node: Any) -> str | None:
+    """``file:line`` of the user code that produced the FX ``node``, parsed from its
+    stack trace (the cache is not read)."""
+    stack_trace = node.meta.get("stack_trace")
+    file, line, _ = source_frame(stack_trace) if stack_trace else NO_FRAME
+    return location(file, line)
+
+
+def node_source(node: Any) -> str | None:
+    """``file:line`` of the user code that produced the FX ``node``: its cached
+    :data:`SOURCE_KEY`, else parsed from its stack trace."""
+    cached = node.meta.get(SOURCE_KEY)
+    return cached if cached is not None else parse_source(node)
