@@ -99,12 +99,13 @@ def dynamic_dims(graphs: Sequence[Any]) -> list[DynamicDim]:
 
 
 def _source_path(source: Any) -> tuple[Any, ...] | None:
-    """``L['x']`` -> ("x",); ``L['args'][0]`` -> ("args", 0); a module's own tensor -> None."""
-    from torch._dynamo.source import GetItemSource, LocalSource
+    """``L['x']`` -> ("x",); ``L['args'][0]`` -> ("args", 0); ``L['kwargs']['mask']`` (a
+    wrapper's ``**kwargs``) -> ("kwargs", "mask"); a module's own tensor -> None."""
+    from torch._dynamo.source import DictGetItemSource, GetItemSource, LocalSource
 
     if isinstance(source, LocalSource):
         return (source.local_name,)
-    if isinstance(source, GetItemSource) and not isinstance(source.index, slice):
+    if isinstance(source, (GetItemSource, DictGetItemSource)) and isinstance(source.index, (int, str)):
         base = _source_path(source.base)
         return None if base is None else (*base, source.index)
     return None

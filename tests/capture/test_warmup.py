@@ -127,3 +127,35 @@ def test_mark_static_keeps_a_dim_fixed_under_dynamic_true_and_the_second_size_le
     second = trace.calls[1]
     assert second.origin == "derived (+1): dim 0 of x: 4 -> 5; dim 0 of cache: 16 -> 17" and second.graphs == [0]
     assert second.check.ok and second.ir_check.ok and second.ir_check.compared > 0
+
+
+WRAPPED_KWARGS = """
+import functools
+import torch
+
+def returns_tuple(forward):
+    @functools.wraps(forward)
+    def wrapper(*args, **kwargs):  # as transformers' decorators wrap a model's forward
+        return (forward(*args, **kwargs),)
+    return wrapper
+
+class Masked(torch.nn.Module):
+    @returns_tuple
+    def forward(self, ids, mask=None):
+        return (ids * mask).float().cumsum(1)
+
+def get_model_and_inputs():
+    ids, mask = torch.arange(10).reshape(2, 5), torch.ones(2, 5, dtype=torch.int64)
+    torch._dynamo.mark_dynamic(ids, 1)
+    torch._dynamo.mark_dynamic(mask, 1)
+    return Masked(), ((ids,), {"mask": mask})
+"""
+
+
+def test_the_second_size_grows_a_keyword_argument_a_wrapper_takes_as_kwargs_too(write_model):
+    # Dynamo names the mask L['kwargs']['mask'] (the wrapper's **kwargs): it grows with the ids.
+    trace = capture_trace(load_model(write_model(WRAPPED_KWARGS)), stages=STAGES)
+    assert trace.status == "ok" and len(trace.graphs) == 1, trace.notes
+    first, second = trace.calls
+    assert second.origin == "derived (+1): dim 1 of ids: 5 -> 6; dim 1 of mask: 5 -> 6"
+    assert second.inputs == "ids: i64[2, 6], mask: i64[2, 6]" and second.ir_check.ok and second.ir_check.compared > 0
