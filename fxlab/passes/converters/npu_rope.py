@@ -16,7 +16,7 @@ import torch
 
 from fxlab.ir import ge
 from fxlab.passes.converters.npu import npu_converter
-from fxlab.passes.converters.npu_builders import compact_op, tensor_move
+from fxlab.passes.converters.npu_builders import compact_op, refuse, tensor_move
 from fxlab.passes.converters.registry import Sample
 
 # ApplyRotaryPosEmb's layout attr: TorchAir's numbers for the layout strings.
@@ -128,11 +128,16 @@ def convert_rotary_mul_backward(
     """npu_rotary_mul_backward(Tensor grad, Tensor self, Tensor r1, Tensor r2, str rotary_mode="half") -> (Tensor, Tensor, Tensor)"""
     if self.rank != 4 or r1.rank != 4 or r2.rank != 4:
         raise RuntimeError("The dim of input tensor should equal to four")
-    if any(not isinstance(d, int) or d < 0 for t in (grad, self, r1, r2) for d in t.shape):
-        raise NotImplementedError("when there is a dynamic shape, torch.ops.npu.npu_rotary_mul_backward.default is not implemented")
+    where = "custom/npu_rotary_mul_backward.py"
+    if any(not isinstance(d, int) for t in (grad, self, r1, r2) for d in (t.symsize or t.shape)):  # TorchAir reads symsize
+        refuse(
+            "NotImplementedError: when there is a dynamic shape, torch.ops.npu.npu_rotary_mul_backward.default is not implemented", where
+        )
     if self.shape[3] % 64 != 0 or not _broadcast_fits(self, r1):
-        raise NotImplementedError(
-            "when the last dimension of x is not a multiple of 64, torch.ops.npu.npu_rotary_mul_backward.default is not implemented"
+        refuse(
+            "NotImplementedError: when the last dimension of x is not a multiple of 64, "
+            "torch.ops.npu.npu_rotary_mul_backward.default is not implemented",
+            where,
         )
     inputs = {"x": self, "r1": r1, "r2": r2, "dy": grad}
     return ge.op("RotaryMulGrad", inputs, {"need_backward": need_backward}, outputs=("dx", "dr1", "dr2"))
