@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from fxlab.ir import kernels  # noqa: F401 - registers the reference kernels
+from fxlab.ir.concrete_shapes import size_bindings, with_concrete_descs
 from fxlab.ir.graph_inputs import graph_input_index, sym_pack_value
 from fxlab.ir.host_outputs import converter_fx_outputs
 from fxlab.ir.kernels.registry import KERNEL_RESOLVERS, KERNELS, Kernel
@@ -68,6 +69,7 @@ def execute(
     for op in graph.ops:
         if op.type == "Data":
             values[f"{op.name}:0"] = _graph_input(graph, op, inputs)
+    sizes = size_bindings(graph, values)  # a graph with symbolic sizes: this run's
     for op in graph.ops:
         if op.type == "Data":
             continue
@@ -80,7 +82,7 @@ def execute(
         if kernel is None:
             raise ExecutionError(f"no reference kernel for GE op type {op.type} (op {op.name}, from FX node {op.fx_node})")
         try:
-            results = _own_buffers(op, args, kernel(op, args, plain_attrs(op)))
+            results = _own_buffers(op, args, kernel(with_concrete_descs(op, sizes), args, plain_attrs(op)))
         except Exception as exc:
             raise ExecutionError(f"{op.type} op {op.name} (from FX node {op.fx_node}) failed: {exc}") from exc
         for index, value in enumerate(results):
