@@ -159,3 +159,14 @@ def test_the_second_size_grows_a_keyword_argument_a_wrapper_takes_as_kwargs_too(
     first, second = trace.calls
     assert second.origin == "derived (+1): dim 1 of ids: 5 -> 6; dim 1 of mask: 5 -> 6"
     assert second.inputs == "ids: i64[2, 6], mask: i64[2, 6]" and second.ir_check.ok and second.ir_check.compared > 0
+
+
+def test_a_rank_of_a_multi_rank_trace_runs_the_first_input_set_only(write_model):
+    from fxlab.capture.ranks import RankHooks
+
+    shown: list[int] = []
+    hooks = RankHooks(lambda index, gm: shown.append(index), lambda: None, lambda indexes: indexes)
+    trace = capture_trace(load_model(EXAMPLES / "warmup_batches.py"), stages=STAGES, ranks=hooks)
+    assert [call.inputs for call in trace.calls] == ["x: f32[2, 4, 16]"] and shown == [0]
+    assert "2 later input set(s) not run: a multi-rank trace runs the first one only" in trace.notes
+    assert trace.ir_check.ok and trace.ir_check.compared > 0
