@@ -19,7 +19,7 @@ from typing import Any
 import torch.fx as fx
 
 from fxlab.capture.check import RunRecorder, compare_eager_compiled
-from fxlab.capture.input_sets import argument_names, describe_inputs, dynamic_dims, grown_inputs
+from fxlab.capture.input_sets import DynamicDim, argument_names, describe_inputs, dynamic_dims, grown_inputs
 from fxlab.capture.loader import LoadedModel
 from fxlab.capture.trace import CallRecord, CheckResult, Recompile
 from fxlab.errors import CaptureError
@@ -221,23 +221,66 @@ def run_later_calls(
         for number, (args, kwargs) in enumerate(loaded.more_inputs, start=1):
             _run_call(replace(loaded, args=args, kwargs=kwargs), log, compile_fn, draws_random, names, f"input set {number}")
         return []
+    return _second_size(loaded, log, compile_fn, draws_random)
+
+
+def _second_size(
+    loaded: LoadedModel, log: CallLog, compile_fn: Callable[[Any], Callable[..., Any]], draws_random: Callable[[], list[str]] | None
+) -> list[str]:
+    """With one input set, a call at a second size when a graph takes symbolic sizes from
+    the inputs; notes when there is none."""
     dims = dynamic_dims(log.graphs())
     if not dims:
         return []
-    failures = []
-    for grow, how in ((lambda n: n + 1, "+1"), (lambda n: 2 * n, "x2")):
-        grown = grown_inputs(loaded.fn, loaded.args, loaded.kwargs, dims, grow)
-        if grown is None:
-            return ["a graph has symbolic sizes, but none comes from the model's inputs: no second size was derived"]
-        args, kwargs, changes = grown
-        before = len(log.calls)
-        try:
-            _run_call(replace(loaded, args=args, kwargs=kwargs), log, compile_fn, draws_random, names, f"derived ({how}): {changes}")
-            return []
-        except CaptureError as exc:
-            del log.calls[before:]  # a size the model does not run at is no call
-            failures.append(f"{how}: {exc}")
-    return [f"the dynamic graph(s) were checked at the traced size only: the model does not run at a second size ({'; '.join(failures)})"]
+    if grown_inputs(loaded.fn, loaded.args, loaded.kwargs, dims, lambda n: n) is None:
+        return ["a graph has symbolic sizes, but none comes from the model's inputs: no second size was derived"]
+    # Every symbolic dim grown first; then, for a model that fixes some of them in ways
+    # Dynamo does not guard (a custom op's fake function, a size it never compares), one
+    # size symbol at a time.
+    symbols = list(dict.fromkeys(d.symbol for d in dims))
+    choices = [dims] + ([[d for d in dims if d.symbol == symbol] for symbol in symbols] if len(symbols) > 1 else [])
+    failures: list[str] = []
+    for chosen in choices:
+        for grow, how in ((lambda n: n + 1, "+1"), (lambda n: 2 * n, "x2")):
+            failure = _try_second_size(loaded, log, compile_fn, draws_random, chosen, grow, how)
+            if failure is None:
+                return []
+            if chosen is dims:
+                failures.append(failure)
+    alone = ", nor with one size symbol grown at a time" if len(choices) > 1 else ""
+    return [
+        f"the dynamic graph(s) were checked at the traced size only: the model does not run at a second size ({'; '.join(failures)}{alone})"
+    ]
+
+
+def _try_second_size(
+    loaded: LoadedModel,
+    log: CallLog,
+    compile_fn: Callable[[Any], Callable[..., Any]],
+    draws_random: Callable[[], list[str]] | None,
+    dims: Sequence[DynamicDim],
+    grow: Callable[[int], int],
+    how: str,
+) -> str | None:
+    """One call at ``dims`` grown by ``grow``; None when the model ran, else why not."""
+    grown = grown_inputs(loaded.fn, loaded.args, loaded.kwargs, dims, grow)
+    if grown is None:
+        return f"{how}: no such input"
+    args, kwargs, changes = grown
+    before = len(log.calls)
+    try:
+        _run_call(
+            replace(loaded, args=args, kwargs=kwargs),
+            log,
+            compile_fn,
+            draws_random,
+            argument_names(loaded.fn),
+            f"derived ({how}): {changes}",
+        )
+        return None
+    except CaptureError as exc:
+        del log.calls[before:]  # a size the model does not run at is no call
+        return f"{how}: {exc}"
 
 
 def _run_call(

@@ -170,3 +170,34 @@ def test_a_rank_of_a_multi_rank_trace_runs_the_first_input_set_only(write_model)
     assert [call.inputs for call in trace.calls] == ["x: f32[2, 4, 16]"] and shown == [0]
     assert "2 later input set(s) not run: a multi-rank trace runs the first one only" in trace.notes
     assert trace.ir_check.ok and trace.ir_check.compared > 0
+
+
+UNGUARDED_SIZE = """
+import torch
+
+lib = torch.library.Library("fxlabwarm", "DEF")
+lib.define("mix(Tensor x, Tensor m) -> Tensor")
+lib.impl("mix", lambda x, m: x @ m, "CPU")
+lib.impl("mix", lambda x, m: x.new_empty((x.shape[0], m.shape[1])), "Meta")  # never compares x's width with m's
+
+
+class Mix(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("m", torch.randn(4, 3))
+
+    def forward(self, x):
+        return torch.ops.fxlabwarm.mix(x, self.m) + 1
+
+model = Mix()
+example_inputs = (torch.randn(2, 4),)
+compile_options = {"dynamic": True}
+"""
+
+
+def test_a_second_size_grows_one_symbol_alone_when_the_model_fixes_another_without_a_guard(write_model):
+    # Both dims of x are symbolic, but the model only runs at width 4: the batch grows alone.
+    trace = capture_trace(load_model(write_model(UNGUARDED_SIZE)), stages=STAGES)
+    first, second = trace.calls
+    assert second.origin == "derived (+1): dim 0 of x: 2 -> 3" and second.inputs == "x: f32[3, 4]"
+    assert second.check.ok and second.ir_check.ok and second.ir_check.compared > 0  # unverified: the op has no GE prototype
