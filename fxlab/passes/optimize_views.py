@@ -20,8 +20,9 @@ With symbolic sizes (dynamic shapes) TorchAir does the same from the symbols it 
 (its ``mapsym``, shared by every view of one base), and is skipped only when each symbolic
 size of its result is one of them; a rebuilt ``Reshape`` then takes its symbolic sizes from
 those values, or from the base's own shape (``Gather(Shape(base))``), the first value found
-for a symbol serving the whole graph (a :func:`view_reshape` node); the skipped view's own
-size list still becomes a ``Pack`` (a :func:`view_sizes` node).
+for a symbol serving the rest of the graph — except those found by the graph's first
+rebuilt view, which TorchAir's map of them loses (a :func:`view_reshape` node); the skipped
+view's own size list still becomes a ``Pack`` (a :func:`view_sizes` node).
 Comparisons of sizes and strides use the traced values, as TorchAir's do.
 """
 
@@ -43,6 +44,7 @@ GE_OWNER_KEY = "fxlab.ge_owner"
 aten = torch.ops.aten
 VIEW_TARGETS = frozenset({aten.permute.default, aten.view.default, aten.transpose.int, aten.t.default, aten.reshape.default})
 SUPER_KERNEL_KEYS = frozenset({"_super_kernel_scope", "_super_kernel_options"})
+FIRST_REBUILD = " (first rebuilt view)"  # marks the keys of the graph's first rebuilt view
 # Meta keys a rebuilt node takes from its reader (where it came from, for every view).
 _PROVENANCE_KEYS = ("stack_trace", "nn_module_stack", "source_fn_stack", "from_node", "fxlab.source", SCOPES_KEY, "fxlab.scope_attrs")
 
@@ -64,9 +66,10 @@ class ViewOf:
 def view_reshape(x: torch.Tensor, base: torch.Tensor, dims: list[Any]) -> torch.Tensor:
     """``x`` reshaped to ``dims``: a rebuilt view with symbolic sizes. Each dim is an int,
     or ``(value, symbol, base_dim)``: the graph value a view named for the symbol (or
-    ``None``), the symbol, and the base's dim that has its size (or ``-1``). TorchAir
-    builds the ``Reshape``'s size ``Pack`` from the value it first found for each symbol
-    in the graph, else the value a view named, else ``Gather(Shape(base))``."""
+    ``None``), the key of the symbol's value in the graph, and the base's dim that has its
+    size (or ``-1``). TorchAir builds the ``Reshape``'s size ``Pack`` from the value it
+    first found for each symbol in the graph, else the value a view named, else
+    ``Gather(Shape(base))``."""
     sizes = [d if isinstance(d, int) else (d[0] if d[0] is not None else base.size(d[2])) for d in dims]
     return x.reshape(sizes)
 
@@ -154,6 +157,7 @@ class ViewOptimizer:
         self.views: dict[fx.Node, ViewOf] = {}
         self.bases: dict[fx.Node, ViewOf] = {}  # a base whose views were skipped: its sizes map
         self.rebuilt: dict[fx.Node, fx.Node] = {}
+        self.rebuilt_any = False  # whether a view was rebuilt yet (see _symbolic_dim)
 
     def run(self) -> bool:
         for node in list(self.graph.nodes):
@@ -249,13 +253,14 @@ class ViewOptimizer:
         view = self.views[view_node]
         out = view.base
         steps = rebuild_steps(list(view.meta.shape), list(view.meta.stride()), view.base_shape)
+        first, self.rebuilt_any = bool(steps) and not self.rebuilt_any, self.rebuilt_any or bool(steps)
         for i, (kind, values) in enumerate(steps):
             last = i == len(steps) - 1
             if kind == "permute":
                 args: tuple[Any, ...] = (out, values)
                 target: Any = aten.permute.default
             elif any(isinstance(size, torch.SymInt) for size in values):
-                args, target = (out, view.base, [self._symbolic_dim(size, view) for size in values]), view_reshape
+                args, target = (out, view.base, [self._symbolic_dim(size, view, first) for size in values]), view_reshape
             else:
                 args, target = (out, values), aten.reshape.default
             out = self._add(reader, target, args, view_node if last else None)
@@ -263,13 +268,17 @@ class ViewOptimizer:
         return out
 
     @staticmethod
-    def _symbolic_dim(size: Any, view: ViewOf) -> Any:
+    def _symbolic_dim(size: Any, view: ViewOf, first: bool) -> Any:
         """One dim of a :func:`view_reshape`: an int, or (the value a view named for the
-        symbol, the symbol, the base's dim of that size)."""
+        symbol, the key its value is kept under for the graph, the base's dim of that
+        size). The key is the symbol, except in the graph's first rebuilt view: TorchAir's
+        graph-wide map of the values it found is created only as that view's rebuild
+        ends, and replaces the one its ``Reshape`` s wrote to, so what they found serves
+        that view alone (:data:`FIRST_REBUILD`)."""
         if not isinstance(size, torch.SymInt):
             return size
         base_dim = next((d for d, b in enumerate(view.base_shape) if isinstance(b, torch.SymInt) and _hint(b) == _hint(size)), -1)
-        return (view.sizes.get(str(size)), str(size), base_dim)
+        return (view.sizes.get(str(size)), f"{str(size)}{FIRST_REBUILD if first else ''}", base_dim)
 
     def _add(self, reader: fx.Node, target: Any, args: tuple[Any, ...], view_node: fx.Node | None) -> fx.Node:
         """A rebuilt step before ``reader``; the last step of a chain takes the view's own

@@ -579,3 +579,20 @@ def test_torchairs_packed_sizes_input_runs_on_the_callers_inputs_as_the_builtins
     inputs = graph_inputs(gm, x, 5, 7)
     for graph in (builtin, theirs):
         torch.testing.assert_close(execute(graph, inputs)[0], zeros_of_sizes(x, 5, 7))
+
+
+def test_rebuilt_views_take_their_symbolic_sizes_as_torchairs_map_holds_them(torchair):
+    """The graph's first rebuilt view keeps the values it found for itself (TorchAir's map
+    of them is replaced as that rebuild ends); a later view's reader takes its own."""
+    from fxlab.diff.ir_diff import DEFAULT_IGNORED_ATTRS
+    from fxlab.passes.ge_passes import ge_graph_passes
+    from fxlab.passes.pre_ge import pre_ge_graph
+    from tests.passes.test_optimize_views import two_chains_graph
+
+    gm = two_chains_graph()
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm)[0], "graph").graph
+    ge_graph_passes(builtin)
+    theirs = run_torchair_conversion(gm, "graph", torchair).graph
+    assert diff_ir(builtin, theirs, ignore_attrs=DEFAULT_IGNORED_ATTRS).identical
+    (pack,) = [op for op in theirs.ops if op.type == "Pack" and op.fx_node == "mm_1"]
+    assert pack.inputs[0] == f"{theirs.ops_of_type('Mul')[1].name}:0"

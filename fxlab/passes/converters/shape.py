@@ -302,19 +302,20 @@ def _view_reshape_samples() -> list[Sample]:
 @register_converter(view_reshape, samples=_view_reshape_samples)
 def convert_view_reshape(x: ge.Tensor, base: ge.Tensor, dims: list[Any], *, meta_outputs: Any = None) -> ge.Tensor:
     """view_reshape(Tensor x, Tensor base, Any[] dims) -> Tensor"""
-    # The value first found for each symbol serves the whole graph, as in TorchAir.
+    # The value first found for each symbol serves the rest of the graph, as in TorchAir
+    # (the key says whether it serves only the graph's first rebuilt view).
     known: dict[str, Any] = current_builder().graph_state.setdefault(VIEW_SIZES_STATE, {})
     parts = []
     for dim in dims:
         if isinstance(dim, int):
             parts.append(ge.const(dim, DataType.DT_INT64))
             continue
-        given, symbol, base_dim = dim
-        if symbol not in known:
+        given, key, base_dim = dim
+        if key not in known:
             if given is None and base_dim < 0:
-                raise NotImplementedError(f"the rebuilt view's size {symbol} is named by no view and is no size of its base")
-            known[symbol] = given if given is not None else gather_dim(shape_of(base, DataType.DT_INT32), base_dim)
-        parts.append(known[symbol] if isinstance(known[symbol], ge.Tensor) else ge.const(int(known[symbol]), DataType.DT_INT64))
+                raise NotImplementedError(f"the rebuilt view's size {key} is named by no view and is no size of its base")
+            known[key] = given if given is not None else gather_dim(shape_of(base, DataType.DT_INT32), base_dim)
+        parts.append(known[key] if isinstance(known[key], ge.Tensor) else ge.const(int(known[key]), DataType.DT_INT64))
     attrs: dict[str, Any] = {"N": len(parts), "axis": 0}
     if all(is_host_size(p) for p in parts):
         attrs[ALL_SYM_ATTR] = True
