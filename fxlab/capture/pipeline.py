@@ -13,13 +13,13 @@ import torch.fx as fx
 
 from fxlab.capture.backend import CapturedGraph, CapturingBackend
 from fxlab.capture.check import RunRecorder, compare_eager_compiled
-from fxlab.capture.ir_check import verify_ir
 from fxlab.capture.compile_options import compile_options
-from fxlab.capture.warmup import CallLog, check_later_calls, run_later_calls
+from fxlab.capture.ir_check import verify_ir
 from fxlab.capture.loader import LoadedModel
 from fxlab.capture.ranks import RankHooks, after_call, collectives_not_executed, wrap_before_runs
 from fxlab.capture.records import KIND_COPY_EPILOGUE, cache_sources, stage_from_module
 from fxlab.capture.trace import CheckResult, GraphTrace, IrSummary, Trace
+from fxlab.capture.warmup import CallLog, check_later_calls, run_later_calls
 from fxlab.errors import UsageError
 from fxlab.stack import with_stack_room
 from fxlab.version import __version__ as FXLAB_VERSION
