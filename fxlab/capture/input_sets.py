@@ -181,10 +181,17 @@ def _resized(tensor: torch.Tensor, dim: int, size: int) -> torch.Tensor:
     # A fresh tensor: the strides of a contiguous one of its size (a narrowed view keeps
     # the wider strides on its size-1 dims, which Dynamo's guards compare).
     grown = torch.empty(values.shape, dtype=values.dtype, device=values.device).copy_(values)
-    for key, mark in vars(tensor).items():
+    return with_dynamo_marks(grown, tensor)
+
+
+def with_dynamo_marks(copy: torch.Tensor, original: torch.Tensor) -> torch.Tensor:
+    """``copy`` with the user's Dynamo marks of ``original`` (``mark_dynamic``,
+    ``mark_static`` ...: attributes ``_dynamo_*`` on the tensor), so a compiled run of the
+    copy sees what the user set."""
+    for key, mark in vars(original).items():
         if key.startswith("_dynamo"):
-            setattr(grown, key, mark.copy() if hasattr(mark, "copy") else mark)
-    return grown
+            setattr(copy, key, mark.copy() if hasattr(mark, "copy") else mark)
+    return copy
 
 
 def _label(tensor: torch.Tensor, args: tuple[Any, ...], kwargs: dict[str, Any], names: Sequence[str]) -> str:
