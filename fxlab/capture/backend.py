@@ -52,6 +52,15 @@ class CapturingBackend:
     def __call__(self, gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
         captured = CapturedGraph(index=len(self.graphs))
         self.graphs.append(captured)
+        try:
+            return self._capture(captured, gm, example_inputs)
+        except BaseException:
+            # Not compiled: Dynamo either gives up, or (its restart signals, e.g. a float it
+            # decides to treat as a tensor) traces the frame again and hands over a new graph.
+            self.graphs.remove(captured)
+            raise
+
+    def _capture(self, captured: CapturedGraph, gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
         captured.break_reason, captured.break_location = _break_reason(gm)
         point_scope_markers_at_user_code(gm)  # before any stage copies the stack traces
         # aot_autograd adds meta to Dynamo's graph as it traces: record a copy.

@@ -13,6 +13,7 @@ import torch.fx as fx
 
 from fxlab.capture.compile_error import summarize_compile_error
 from fxlab.capture.custom_op_check import has_custom_ops
+from fxlab.capture.input_sets import with_dynamo_marks
 from fxlab.capture.loader import LoadedModel
 from fxlab.capture.output_leaves import output_leaves
 from fxlab.capture.trace import CheckResult
@@ -172,11 +173,7 @@ def clone_tree(value: Any) -> Any:
 def _clone_tensor(t: torch.Tensor) -> torch.Tensor:
     """A copy that keeps the user's Dynamo marks (``mark_dynamic``, ``mark_static`` ...:
     attributes ``_dynamo_*`` on the tensor), so the compiled run sees what the user set."""
-    copy = t.detach().clone()
-    for key, mark in vars(t).items():
-        if key.startswith("_dynamo"):
-            setattr(copy, key, mark.copy() if hasattr(mark, "copy") else mark)
-    return copy
+    return with_dynamo_marks(t.detach().clone(), t)
 
 
 def _state(fn: Any) -> dict[str, torch.Tensor]:

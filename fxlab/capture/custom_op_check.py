@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import sympy
 import torch
 import torch.fx as fx
 from torch.utils._pytree import tree_leaves
@@ -46,16 +47,36 @@ class _FakeVsKernel(fx.Interpreter):
     def __init__(self, gm: fx.GraphModule) -> None:
         super().__init__(gm)
         self.problems: list[str] = []
+        self.sizes: dict[Any, int] = {}  # size symbol -> its value in this run
 
     def run_node(self, n: fx.Node) -> Any:
         result = super().run_node(n)
+        if n.op == "placeholder":
+            _bind_symbols(self.sizes, n.meta.get("val"), result)
         op = custom_op_of(n)
         if op is not None and op._schema.returns:
-            self.problems.extend(_differences(n, op, n.meta.get("val"), result))
+            self.problems.extend(_differences(n, op, n.meta.get("val"), result, self.sizes))
         return result
 
 
-def _differences(node: fx.Node, op: Any, fake: Any, real: Any) -> list[str]:
+def _bind_symbols(sizes: dict[Any, int], fake: Any, real: Any) -> None:
+    """The values this run gives the size symbols of a graph input (dynamic shapes)."""
+    pairs = zip(fake.shape, real.shape) if isinstance(fake, torch.Tensor) and isinstance(real, torch.Tensor) else [(fake, real)]
+    for symbolic, value in pairs:
+        if isinstance(symbolic, torch.SymInt) and symbolic.node.expr.is_Symbol:
+            sizes.setdefault(symbolic.node.expr, int(value))
+
+
+def _concrete(size: Any, sizes: dict[Any, int]) -> Any:
+    """A fake size at this run's values, read without guarding on it (comparing a symbolic
+    size with an int would fix the symbol in the graph's shape environment)."""
+    if not isinstance(size, torch.SymInt):
+        return size
+    value = sympy.sympify(size.node.expr.xreplace(sizes))
+    return int(value) if value.is_number else str(size)
+
+
+def _differences(node: fx.Node, op: Any, fake: Any, real: Any, sizes: dict[Any, int] | None = None) -> list[str]:
     fakes = [x for x in tree_leaves(fake) if isinstance(x, torch.Tensor)]
     reals = [x for x in tree_leaves(real) if isinstance(x, torch.Tensor)]
     where = node.meta.get("fxlab.source") or node.name
@@ -64,7 +85,7 @@ def _differences(node: fx.Node, op: Any, fake: Any, real: Any) -> list[str]:
         return [f"custom op {name} (node {node.name}, {where}): its fake function gives {len(fakes)} tensor(s), the kernel {len(reals)}"]
     out = []
     for i, (f, r) in enumerate(zip(fakes, reals)):
-        if tuple(f.shape) != tuple(r.shape) or f.dtype != r.dtype:
+        if tuple(_concrete(d, sizes or {}) for d in f.shape) != tuple(r.shape) or f.dtype != r.dtype:
             out.append(
                 f"custom op {name} (node {node.name}, {where}) output {i}: its fake (Meta) function gives "
                 f"{_signature(f)}, the kernel {_signature(r)} on the traced inputs, so every stage carries the wrong "

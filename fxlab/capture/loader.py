@@ -4,7 +4,9 @@ A model file defines ``model`` and ``example_inputs`` at module level, or a func
 ``get_model_and_inputs()`` returning ``(callable, inputs)``; ``entry`` names another such
 function. Inputs are a tuple/list of arguments, a dict of keyword arguments, or
 ``(args, kwargs)``; an argument is a tensor, a number, a bool, a string, None, or a list,
-tuple or dict of these (nested), as serving code passes them.
+tuple or dict of these (nested), as serving code passes them. Several input sets (a
+warm-up) are ``example_inputs_list``, or an entry's list of two or more tuples (see
+:mod:`fxlab.capture.input_sets`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 import torch
 
+from fxlab.capture.input_sets import INPUTS_LIST_NAME, is_input_sets
 from fxlab.errors import ModelLoadError
 
 DEFAULT_ENTRY = "get_model_and_inputs"
@@ -33,6 +36,9 @@ class LoadedModel:
     path: Path | None = None
     entry: str = ""
     module: types.ModuleType | None = None
+    # The input sets after the first (args, kwargs), run in order: a warm-up (see
+    # fxlab.capture.input_sets).
+    more_inputs: list[tuple[tuple[Any, ...], dict[str, Any]]] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -89,28 +95,48 @@ def load_model(path: str | Path, entry: str | None = None, plugins: list[str | P
     for plugin in plugins:
         load_python_file(plugin, role="plugin")
     module = load_python_file(path, role="model")
-    fn, inputs, entry_name = _find_model(module, Path(path), entry)
-    args, kwargs = normalize_inputs(inputs, f"{Path(path).name}:{entry_name}")
-    return LoadedModel(fn=fn, args=args, kwargs=kwargs, path=Path(path), entry=entry_name, module=module)
+    fn, sets, entry_name = _find_model(module, Path(path), entry)
+    where = f"{Path(path).name}:{entry_name}"
+    args, kwargs = normalize_inputs(sets[0], where)
+    more = [normalize_inputs(s, f"{where} input set {number}") for number, s in enumerate(sets[1:], start=1)]
+    return LoadedModel(fn=fn, args=args, kwargs=kwargs, path=Path(path), entry=entry_name, module=module, more_inputs=more)
 
 
-def _find_model(module: types.ModuleType, path: Path, entry: str | None) -> tuple[Any, Any, str]:
+def _find_model(module: types.ModuleType, path: Path, entry: str | None) -> tuple[Any, list[Any], str]:
+    """The model, its input sets (one, or a warm-up's several) and the name it was found by."""
     if entry is not None:
-        return (*_call_entry(module, path, entry), entry)
-    if hasattr(module, "model") and hasattr(module, "example_inputs"):
+        return (*_entry_input_sets(module, path, entry), entry)
+    if hasattr(module, "model") and (hasattr(module, "example_inputs") or hasattr(module, INPUTS_LIST_NAME)):
         if not callable(module.model):
             raise ModelLoadError(
                 f"{path}: `model` is {_describe(module.model)}, not something fxlab can call. "
                 "Set `model` to an nn.Module or a function taking the example inputs."
             )
-        return module.model, module.example_inputs, "model"
+        return module.model, _module_input_sets(module, path), "model"
     if hasattr(module, DEFAULT_ENTRY):
-        return (*_call_entry(module, path, DEFAULT_ENTRY), DEFAULT_ENTRY)
+        return (*_entry_input_sets(module, path, DEFAULT_ENTRY), DEFAULT_ENTRY)
     raise ModelLoadError(
         f"{path} defines no model to trace: fxlab looked for module-level `model` and "
         f"`example_inputs`, then for a function `{DEFAULT_ENTRY}()` returning (model, inputs). "
         "Define one of them, or name your function with --entry NAME."
     )
+
+
+def _module_input_sets(module: types.ModuleType, path: Path) -> list[Any]:
+    """``[example_inputs]``, or the input sets of ``example_inputs_list`` (a warm-up)."""
+    if not hasattr(module, INPUTS_LIST_NAME):
+        return [module.example_inputs]
+    sets = getattr(module, INPUTS_LIST_NAME)
+    if not isinstance(sets, list) or not sets:
+        raise ModelLoadError(
+            f"{path}: `{INPUTS_LIST_NAME}` is {_describe(sets)}; give a non-empty list of input sets, each as example_inputs would be."
+        )
+    return sets
+
+
+def _entry_input_sets(module: types.ModuleType, path: Path, entry: str) -> tuple[Any, list[Any]]:
+    fn, inputs = _call_entry(module, path, entry)
+    return fn, list(inputs) if is_input_sets(inputs) else [inputs]
 
 
 def _call_entry(module: types.ModuleType, path: Path, entry: str) -> tuple[Any, Any]:

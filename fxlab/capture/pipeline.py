@@ -15,12 +15,14 @@ import torch.fx as fx
 from fxlab.capture.aclgraph_compare import TorchAirAclGraph
 from fxlab.capture.backend import CapturedGraph, CapturingBackend
 from fxlab.capture.check import RunRecorder, compare_eager_compiled
+from fxlab.capture.compile_options import compile_options
 from fxlab.capture.ir_check import verify_ir
 from fxlab.capture.loader import LoadedModel
 from fxlab.capture.ranks import RankHooks, after_call, collectives_not_executed, wrap_before_runs
 from fxlab.capture.records import KIND_COPY_EPILOGUE, cache_sources, stage_from_module
 from fxlab.capture.torchair_config import resolve_options, stages_of_mode
 from fxlab.capture.trace import CheckResult, GraphTrace, IrSummary, Trace
+from fxlab.capture.warmup import CallLog, check_later_calls, run_later_calls
 from fxlab.errors import UsageError
 from fxlab.stack import with_stack_room
 from fxlab.version import __version__ as FXLAB_VERSION
@@ -77,6 +79,7 @@ def capture_trace(
     ranks: RankHooks | None = None,
     mode: str | None = None,
     soc: str | None = None,
+    dynamic: bool = False,
 ) -> Trace:
     """Run ``loaded`` eagerly and compiled, and record ``stages`` for each graph.
 
@@ -90,29 +93,36 @@ def capture_trace(
     TorchAir fails on (they are marked ``refused`` otherwise). ``ranks`` captures one rank
     of a multi-rank model (:mod:`fxlab.capture.ranks`). ``soc`` names the SoC whose core
     counts the aclgraph path's concurrent stream demands are checked against (default
-    Ascend910B2).
+    Ascend910B2). ``dynamic`` compiles with ``dynamic=True`` whatever the model file's
+    ``compile_options`` say. The model's other input sets (a warm-up), or a second size for
+    a dynamic graph, are run after the first (:mod:`fxlab.capture.warmup`).
     """
     options = resolve_options(loaded.module, mode)
     options = replace(options, soc=soc or options.soc)
     stages = validate_stages(stages, options.mode)
     say = progress or (lambda message: None)
+    compiling = compile_options(loaded.module, loaded.name, dynamic)
     # The compiled run's inputs and outputs are kept only for graphs whose IR (or aclgraph
     # graph) will run, or that a user's pass changes (it is checked on them).
     will_verify = (_checked_stage(stages) in stages and verify is not False) or options.has_user_passes
     recorder = RunRecorder(custom_ops_only=not will_verify)
+    log = CallLog(lambda: backend.graphs, recorder)
     wrap = recorder.wrap if ranks is None else wrap_before_runs(ranks, recorder.wrap, [0])
-    backend = CapturingBackend(want_aten=ATEN in stages, wrap_compiled=wrap)
-    compile_fn = (
-        (lambda fn: _compile(fn, backend)) if ranks is None else (lambda fn: after_call(_compile(fn, backend), ranks.after_compiled_run))
+    backend = CapturingBackend(want_aten=ATEN in stages, wrap_compiled=log.wrap_graph(wrap))
+    compile_fn = log.compile_with(
+        (lambda fn: _compile(fn, backend, compiling.dynamic))
+        if ranks is None
+        else (lambda fn: after_call(_compile(fn, backend, compiling.dynamic), ranks.after_compiled_run))
     )
+    draws_random = lambda: random_ops(backend.graphs)  # noqa: E731
+    log.first_call(loaded)
     say(f"running {loaded.name} eagerly and under torch.compile")
     # Dynamo recurses deeply: its frames get one large stack chunk (fxlab/stack.py).
-    check = with_stack_room(
-        compare_eager_compiled, loaded, compile_fn, lambda: random_ops(backend.graphs), compiled_first=ranks is not None
-    )
+    check = with_stack_room(compare_eager_compiled, loaded, compile_fn, draws_random, compiled_first=ranks is not None)
     not_executed = collectives_not_executed(g.modules.get(FUNCTIONAL) for g in backend.graphs)
     if not_executed:
         check = CheckResult(ok=True, skipped=not_executed)
+    call_notes = run_later_calls(loaded, log, compile_fn, draws_random, check, multi_rank=ranks is not None)
     trace = Trace(
         model=str(loaded.path) if loaded.path else loaded.name,
         entry=loaded.entry,
@@ -123,9 +133,11 @@ def capture_trace(
         mode=options.mode,
         options_set=list(options.set_by),
         options=options,
+        compile_options=compiling.to_json() if compiling.source else {},
+        calls=log.calls,
     )
     trace.notes.extend(options.notes)
-    trace.notes.extend(note for note in [inference_note(loaded.fn)] if note)
+    trace.notes.extend(note for note in [compiling.note, inference_note(loaded.fn), *call_notes] if note)
     for captured in backend.graphs:
         say(f"recording graph {captured.index} of {len(backend.graphs)}")
         trace.graphs.append(_build_graph_trace(captured, stages, converter, say, options, convert_refused))
@@ -133,7 +145,8 @@ def capture_trace(
         if captured.aten_retraced and ATEN in captured.modules:
             trace.notes.append(f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced}).")
     _check_custom_ops(trace, recorder)
-    _verify(trace, recorder, verify, say, not_executed, ranks)
+    _set_check(trace, _checked_stage(trace.stages), _verify(trace, recorder, verify, say, not_executed, ranks, log.first_call_graphs()))
+    check_later_calls(log, lambda graphs, runs: _verify(trace, runs, verify, say, not_executed, only=graphs))
     _check_user_passes(trace, recorder, say)
     trace.status = _status(trace)
     return trace
@@ -167,9 +180,9 @@ def random_ops(graphs: Sequence[CapturedGraph]) -> list[str]:
     return sorted(found)
 
 
-def _compile(fn: Callable[..., Any], backend: CapturingBackend) -> Callable[..., Any]:
+def _compile(fn: Callable[..., Any], backend: CapturingBackend, dynamic: bool | None = None) -> Callable[..., Any]:
     torch._dynamo.reset()
-    return torch.compile(fn, backend=backend, fullgraph=False)
+    return torch.compile(fn, backend=backend, fullgraph=False, dynamic=dynamic)
 
 
 def _checked_stage(stages: Sequence[str]) -> str:
@@ -370,18 +383,27 @@ def _check_custom_ops(trace: Trace, recorder: RunRecorder) -> None:
 
 
 def _verify(
-    trace: Trace, recorder: RunRecorder, verify: bool | None, say: Progress, not_executed: str | None = None, ranks: RankHooks | None = None
-) -> None:
-    """The Ascend IR (GE mode) or the aclgraph graph (reduce-overhead, npugraph_ex) of
-    every graph run on CPU against the compiled run: ``trace.ir_check`` or
-    ``trace.aclgraph_check``."""
+    trace: Trace,
+    recorder: RunRecorder,
+    verify: bool | None,
+    say: Progress,
+    not_executed: str | None = None,
+    ranks: RankHooks | None = None,
+    only: set[int] | None = None,
+) -> CheckResult | None:
+    """The Ascend IR (GE mode) or the aclgraph graph (reduce-overhead, npugraph_ex) of the
+    graphs (of those in ``only``: the graphs one call ran) run on CPU against the runs
+    ``recorder`` recorded."""
     checked = _checked_stage(trace.stages)
     if checked not in trace.stages:
-        return
+        return None
     if verify is False or not_executed:
-        _set_check(trace, checked, CheckResult(ok=True, skipped=not_executed or "--no-verify was given"))
-        return
-    graphs = [g for g in trace.graphs if (g.ir is not None if checked == ASCEND_IR else ACLGRAPH in g.modules)]
+        return CheckResult(ok=True, skipped=not_executed or "--no-verify was given")
+    graphs = [
+        g
+        for g in trace.graphs
+        if (g.ir is not None if checked == ASCEND_IR else ACLGRAPH in g.modules) and (only is None or g.index in only)
+    ]
     elsewhere: list[int] = []
     if ranks is not None:  # a graph's collectives meet only if every rank runs it
         everywhere = set(ranks.runnable_everywhere([g.index for g in graphs if _runnable(g, recorder)]))
@@ -389,10 +411,7 @@ def _verify(
         graphs = [g for g in graphs if g.index in everywhere]
     what = "the Ascend IR" if checked == ASCEND_IR else "the aclgraph graph"
     if not graphs:
-        _set_check(
-            trace, checked, CheckResult(ok=True, skipped=_not_on_every_rank(elsewhere, what) if elsewhere else f"no graph has {what}")
-        )
-        return
+        return CheckResult(ok=True, skipped=_not_on_every_rank(elsewhere, what) if elsewhere else f"no graph has {what}")
     say(f"running {what} on CPU against the compiled run")
     if checked == ASCEND_IR:
         result = verify_ir(graphs, recorder)
@@ -402,10 +421,10 @@ def _verify(
         result = verify_aclgraph(graphs, recorder)
     if elsewhere:
         result.not_run.append(_not_on_every_rank(elsewhere, what))
-    _set_check(trace, checked, result)
+    return result
 
 
-def _set_check(trace: Trace, checked: str, result: CheckResult) -> None:
+def _set_check(trace: Trace, checked: str, result: CheckResult | None) -> None:
     if checked == ASCEND_IR:
         trace.ir_check = result
     else:
@@ -440,7 +459,9 @@ def _status(trace: Trace) -> str:
     everything) or a GE op type was assumed without its prototype; else ``ok``."""
     if any(g.error for g in trace.graphs) or any(g.ir_summary and g.ir_summary["partial"] for g in trace.graphs):
         return "partial"
-    checks = [check for check in (trace.check, trace.ir_check, trace.aclgraph_check, trace.user_pass_check) if check is not None]
+    # the first call's checks, and those of each later call (a warm-up, a second size)
+    first = (trace.check, trace.ir_check, trace.aclgraph_check, trace.user_pass_check)
+    checks = [c for c in (*first, *(c for call in trace.calls for c in (call.check, call.ir_check))) if c is not None]
     if any(check.failed for check in checks):
         return "partial"
     if any(check.unverified for check in checks) or assumed_ge_types(trace):

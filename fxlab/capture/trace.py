@@ -1,7 +1,9 @@
 """The Trace: what fxlab recorded about one model, as plain data.
 
 trace -> graphs (one per Dynamo graph) -> stages (dynamo, aten, functional, then pre_ge in
-GE graph mode or aclgraph in the ACL graph modes) -> nodes (with provenance and mutation info). Everything here serializes to JSON and
+GE graph mode or aclgraph in the ACL graph modes) -> nodes (with provenance and mutation
+info); and the calls of the compiled model (which graphs each ran, which it compiled and
+why). Everything here serializes to JSON and
 loads back, so saved traces can be diffed later; the live ``GraphModule`` objects and
 the Ascend IR ride along on :class:`GraphTrace` but are not part of the JSON of a stage.
 No printing in this layer.
@@ -198,7 +200,7 @@ class CheckResult:
         return bool(self.skipped or self.not_run)
 
 
-def _check_to_json(check: CheckResult | None) -> dict[str, Any] | None:
+def check_to_json(check: CheckResult | None) -> dict[str, Any] | None:
     if check is None:
         return None
     data = asdict(check)
@@ -208,11 +210,86 @@ def _check_to_json(check: CheckResult | None) -> dict[str, Any] | None:
     return data
 
 
+def check_from_json(data: dict[str, Any] | None) -> CheckResult | None:
+    return CheckResult(**data) if data else None
+
+
 # A trace's status words: ``ok`` when every check ran and matched; ``unverified`` when
 # nothing disagreed but a check could not run (or not for everything); ``partial`` for a
 # real difference (a mismatch, an op not converted, a broken stage); ``failed`` for a run
 # that stopped (written only into a manifest).
 STATUSES = ("ok", "unverified", "partial", "failed")
+
+
+# -- the calls of the compiled model ----------------------------------------------------------
+# A model file may give several input sets (a serving warm-up over batch sizes; see
+# fxlab.capture.input_sets); a model with a dynamic graph and one input set gets a second
+# call at sizes derived from the first. The first call's checks are the trace's own
+# (Trace.check, Trace.ir_check); each later call carries its own.
+@dataclass
+class Recompile:
+    """One graph compiled on a call after the first: Dynamo's reasons (the guards of the
+    graphs it had that failed) and the same in plain words. No reason: Dynamo met code it
+    had not compiled before (a new frame or path), not a failed guard."""
+
+    graph: int
+    reasons: list[str] = field(default_factory=list)
+    words: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"graph": self.graph, "reasons": list(self.reasons), "words": list(self.words)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Recompile:
+        return cls(int(data["graph"]), list(data.get("reasons", [])), list(data.get("words", [])))
+
+
+@dataclass
+class CallRecord:
+    """One call of the compiled model."""
+
+    index: int
+    inputs: str  # the input set's shapes and dtypes, e.g. "x: f32[4, 8]"
+    origin: str = "given"  # "given", or how fxlab derived it ("dim 0 of x: 2 -> 4")
+    graphs: list[int] = field(default_factory=list)  # the graphs that ran, in order (each once)
+    compiled: list[int] = field(default_factory=list)  # those compiled on this call
+    recompiles: list[Recompile] = field(default_factory=list)
+    check: CheckResult | None = None  # eager vs compiled on this call's inputs
+    ir_check: CheckResult | None = None  # the Ascend IR of the graphs that ran, on this call's inputs
+
+    @property
+    def reused(self) -> list[int]:
+        return [g for g in self.graphs if g not in self.compiled]
+
+    @property
+    def failed(self) -> bool:
+        return any(c is not None and c.failed for c in (self.check, self.ir_check))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "inputs": self.inputs,
+            "origin": self.origin,
+            "graphs": list(self.graphs),
+            "compiled": list(self.compiled),
+            "reused": self.reused,
+            "recompiles": [r.to_json() for r in self.recompiles],
+            "check": check_to_json(self.check),
+            "ir_check": check_to_json(self.ir_check),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> CallRecord:
+        return cls(
+            index=int(data["index"]),
+            inputs=str(data.get("inputs", "")),
+            origin=str(data.get("origin", "given")),
+            graphs=list(data.get("graphs", [])),
+            compiled=list(data.get("compiled", [])),
+            recompiles=[Recompile.from_json(r) for r in data.get("recompiles", [])],
+            check=check_from_json(data.get("check")),
+            ir_check=check_from_json(data.get("ir_check")),
+        )
 
 
 @dataclass
@@ -232,6 +309,10 @@ class Trace:
     aclgraph_check: CheckResult | None = None  # the aclgraph graph on CPU vs the compiled run
     user_pass_check: CheckResult | None = None  # each user pass's graph before vs after
     options: TorchAirOptions | None = field(default=None, repr=False, compare=False)  # the options followed (live)
+    # torch.compile options the model asked for (fxlab.capture.compile_options), if any.
+    compile_options: dict[str, Any] = field(default_factory=dict)
+    # Each call of the compiled model, in order (one, unless a warm-up or a second size ran).
+    calls: list[CallRecord] = field(default_factory=list)
 
     def to_json(self, with_stages: bool = True) -> dict[str, Any]:
         return {
@@ -242,14 +323,25 @@ class Trace:
             "stages": list(self.stages),
             "status": self.status,
             "notes": list(self.notes),
-            "check": _check_to_json(self.check),
-            "ir_check": _check_to_json(self.ir_check),
+            "check": check_to_json(self.check),
+            "ir_check": check_to_json(self.ir_check),
             "mode": self.mode,
             "options_set": list(self.options_set),
-            "aclgraph_check": _check_to_json(self.aclgraph_check),
-            "user_pass_check": _check_to_json(self.user_pass_check),
+            "aclgraph_check": check_to_json(self.aclgraph_check),
+            "user_pass_check": check_to_json(self.user_pass_check),
             "graphs": [graph_to_json(g, with_stages) for g in self.graphs],
+            **self.calls_json(),
         }
+
+    def calls_json(self) -> dict[str, Any]:
+        """The compile options the model asked for, and the calls when there was more than
+        one (a warm-up, or a dynamic graph checked at a second size): only when there are."""
+        extra: dict[str, Any] = {}
+        if self.compile_options:
+            extra["compile_options"] = dict(self.compile_options)
+        if len(self.calls) > 1:
+            extra["calls"] = [call.to_json() for call in self.calls]
+        return extra
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Trace:
@@ -261,13 +353,15 @@ class Trace:
             stages=list(data.get("stages", [])),
             status=data.get("status", "ok"),
             notes=list(data.get("notes", [])),
-            check=CheckResult(**data["check"]) if data.get("check") else None,
-            ir_check=CheckResult(**data["ir_check"]) if data.get("ir_check") else None,
+            check=check_from_json(data.get("check")),
+            ir_check=check_from_json(data.get("ir_check")),
             mode=data.get("mode", "max-autotune"),
             options_set=list(data.get("options_set", [])),
-            aclgraph_check=CheckResult(**data["aclgraph_check"]) if data.get("aclgraph_check") else None,
-            user_pass_check=CheckResult(**data["user_pass_check"]) if data.get("user_pass_check") else None,
+            aclgraph_check=check_from_json(data.get("aclgraph_check")),
+            user_pass_check=check_from_json(data.get("user_pass_check")),
             graphs=[graph_from_json(g) for g in data.get("graphs", [])],
+            compile_options=dict(data.get("compile_options", {})),
+            calls=[CallRecord.from_json(item) for item in data.get("calls", [])],
         )
 
 

@@ -55,6 +55,7 @@ def capture_model(
     convert_refused: bool = False,
     mode: str | None = None,
     soc: str | None = None,
+    dynamic: bool = False,
     *,
     ranks: Any = None,
     after_load: Callable[[], None] | None = None,
@@ -84,6 +85,7 @@ def capture_model(
                 convert_refused=convert_refused,
                 mode=mode,
                 soc=soc,
+                dynamic=dynamic,
                 ranks=ranks,
             )
     except SystemExit as exc:  # only the user's code exits while fxlab runs it

@@ -186,6 +186,8 @@ def _ir_sides(trace: Any, indices: list[int], torchair: Any, notes: list[str]) -
     """(built-in IR, TorchAir's IR) of each graph; TorchAir's bridge notes go to ``notes``."""
     from fxlab.compat.bridge import run_torchair_conversion
 
+    if torchair is None:
+        return {index: (trace.graphs[index].ir, None) for index in indices}
     sides: dict[int, tuple[Any, Any]] = {}
     status = console.err().status("converting with TorchAir", spinner="dots")
     with status:

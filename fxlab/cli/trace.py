@@ -88,6 +88,11 @@ def trace_command(
         "--convert-refused",
         help="Let the built-in conversion convert ops TorchAir fails on (its converter only raises, or it has none) with fxlab's own converters; without it they are marked refused and the trace is partial.",
     ),
+    dynamic: bool = typer.Option(
+        False,
+        "--dynamic",
+        help="Compile with torch.compile(dynamic=True), whatever the model file's compile_options say; a graph with symbolic sizes is checked at a second size too.",
+    ),
     soc: str = typer.Option(
         "Ascend910B2",
         "--soc",
@@ -128,10 +133,22 @@ def trace_command(
             summary_only,
             html is not None,
             mode,
+            dynamic=dynamic,
         )
         raise typer.Exit(trace_ranks.trace_ranks(request, nproc, out, html, as_json, graphviz))
     trace = _capture_and_save(
-        model, entry, plugin, wanted, verify, converter, torchair_path, out, soc=soc, convert_refused=convert_refused, mode=mode
+        model,
+        entry,
+        plugin,
+        wanted,
+        verify,
+        converter,
+        torchair_path,
+        out,
+        soc=soc,
+        convert_refused=convert_refused,
+        mode=mode,
+        dynamic=dynamic,
     )
     _write_extras(trace, graphviz, html, out, picture_options(expand, focus, depth))  # after the trace is saved
     if as_json:
@@ -168,6 +185,7 @@ def _capture_and_save(
     soc: str,
     convert_refused: bool,
     mode: str | None = None,
+    dynamic: bool = False,
 ) -> Any:
     """Capture, and with ``--out`` save the trace beside the folder and move it in whole:
     a run that fails or is interrupted leaves the trace already there as it was."""
@@ -177,7 +195,16 @@ def _capture_and_save(
     try:
         with ascend_ir_converter(converter, torchair_path, soc, mode) as convert:
             _, trace = capture_model(
-                model, entry, plugin, wanted, verify=verify, converter=convert, convert_refused=convert_refused, mode=mode, soc=soc
+                model,
+                entry,
+                plugin,
+                wanted,
+                verify=verify,
+                converter=convert,
+                convert_refused=convert_refused,
+                mode=mode,
+                soc=soc,
+                dynamic=dynamic,
             )
         if staged is not None:
             save_trace(trace, staged.folder)

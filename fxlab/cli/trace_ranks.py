@@ -51,6 +51,7 @@ class RankRequest:
     summary_only: bool
     html: bool
     mode: str | None = None  # TorchAir's mode (--mode)
+    dynamic: bool = False  # --dynamic
     out_folder: Path | None = None  # where the ranks' folders go (the staged --out)
     width: int | None = None
     color_system: Any = None  # rich's colour system name
@@ -122,6 +123,7 @@ def trace_one_rank(
                 convert_refused=request.convert_refused,
                 mode=request.mode,
                 soc=request.soc,
+                dynamic=request.dynamic,
                 ranks=agreement.hooks(),
                 after_load=lambda: ensure_group(request.timeout),
                 progress=reporter.phase,

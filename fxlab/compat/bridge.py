@@ -39,7 +39,7 @@ from fxlab.compat.torchair_loader import LoadedTorchAir, LoadIssue, torchair_ses
 from fxlab.compat.torchair_nodes import recording_graph_class
 from fxlab.errors import FxlabError
 from fxlab.ir.ge_proto import graph_from_graph_def
-from fxlab.ir.graph_inputs import record_input_indices
+from fxlab.ir.graph_inputs import SYM_PACK_ATTR, record_input_indices
 from fxlab.ir.host_outputs import AS_STRIDED, GE, SYM, VIEW, VIEW_AS_COMPLEX, VIEW_AS_REAL, FxOutput, dim_text, record_fx_outputs
 from fxlab.ir.model import Attr, AttrKind, IrGraph
 from fxlab.passes.conversion_result import (
@@ -112,7 +112,7 @@ def run_torchair_conversion(
     with no_dispatch():
         mutable = copy.deepcopy(gm)
     inputs, fake_mode, placement_note = device_inputs([n.meta.get("val") for n in mutable.graph.nodes if n.op == "placeholder"])
-    on_device = all(getattr(v, "device", None) == DEVICE for v in inputs)
+    on_device = all(v.device == DEVICE for v in inputs if isinstance(v, torch.Tensor))
     if on_device:
         place_created_tensors_on_device(mutable)
     tracing_context = tracing(TracingContext(fake_mode)) if fake_mode is not None else contextlib.nullcontext()
@@ -156,11 +156,23 @@ def device_inputs(values: list[Any]) -> tuple[list[Any], Any, str]:
 
     original_mode = detect_fake_mode(values)
     tensors = [v for v in values if isinstance(v, torch.Tensor)]
-    if any(not isinstance(d, int) for t in tensors for d in (*t.shape, *t.stride())) or len(tensors) != len(values):
-        return values, original_mode, "graph inputs kept as host (CPU) tensors: symbolic shapes or non-tensor inputs"
+    symbolic = any(not isinstance(d, int) for t in tensors for d in (*t.shape, *t.stride()))
+    if symbolic or len(tensors) != len(values):
+        if original_mode is None or any(isinstance(v, torch.Tensor) and v.device.type != "cpu" for v in values):
+            return values, original_mode, "graph inputs kept as host (CPU) tensors: symbolic shapes or non-tensor inputs"
+        return [_on_device(v, original_mode) for v in values], original_mode, "graph inputs placed on the device, as on an NPU machine"
     fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
     remade = [fake_mode.from_tensor(torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=DEVICE)) for t in tensors]
     return remade, fake_mode, "graph inputs placed on the device, as on an NPU machine"
+
+
+def _on_device(value: Any, fake_mode: Any) -> Any:
+    """A fake CPU tensor re-made on the stand-in device in its own fake mode, so its
+    symbolic sizes and strides stay the graph's symbols; anything else as it is."""
+    if not isinstance(value, torch.Tensor):
+        return value
+    with fake_mode:
+        return torch.empty_strided(value.shape, value.stride(), dtype=value.dtype, device=DEVICE)
 
 
 def place_created_tensors_on_device(gm: fx.GraphModule) -> int:
@@ -231,10 +243,18 @@ def _record_input_indices(ir: IrGraph, graph: Any) -> None:
     dead-data pass records it (:mod:`fxlab.ir.graph_inputs`), so the IR check feeds
     TorchAir's graph the caller's inputs as it feeds fxlab's. Entries that are no graph
     input (the RNG state TorchAir feeds itself) leave the graph without a record."""
-    infos = getattr(graph, "_input_info_list", [])
-    indices = [index for info in infos if isinstance(index := getattr(info.func, "fx_input_idx", None), int)]
-    if len(indices) == len(infos) and indices != list(range(len(indices))):
-        record_input_indices(ir, indices)
+    infos = list(getattr(graph, "_input_info_list", []))
+    data_by_index = {op.attr_value("index"): op for op in ir.ops if op.type == "Data"}
+    packs = [getattr(info.func, "fx_input_idx_list", None) for info in infos]  # its optimize_sym_pack's host inputs
+    for position, packed in enumerate(packs):
+        if packed is not None and position in data_by_index:
+            data_by_index[position].set_attrs({SYM_PACK_ATTR: Attr(AttrKind.LIST_INT, tuple(packed))})
+    indices = [index if isinstance(index := getattr(info.func, "fx_input_idx", None), int) else None for info in infos]
+    unfed = any(index is None and packed is None for index, packed in zip(indices, packs))
+    if not unfed and indices != list(range(len(indices))):
+        # A Data the host fills from several inputs reads no one input: an index past them.
+        beyond = max((i for i in indices if i is not None), default=-1) + 1
+        record_input_indices(ir, [beyond + k if i is None else i for k, i in enumerate(indices)])
 
 
 def _record_fx_outputs(ir: IrGraph, graph: Any, gm: fx.GraphModule) -> None:

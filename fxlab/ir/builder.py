@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from typing import Any, cast
 from collections.abc import Iterator, Mapping, Sequence
 
+import torch
+
 from fxlab.ir.model import NO_ATTRS, Attr, AttrKind, DataType, FrozenAttrs, IrGraph, IrOp, TensorDesc, attr_of
 
 # Scope attrs stored as bools; every other scope attr is a string (TorchAir's choice).
@@ -31,6 +33,8 @@ SUPER_KERNEL_ATTRS = ("_super_kernel_scope", "_super_kernel_options")
 # input desc; ``_normalize_ge_graph`` writes ``DT_FLOAT`` into each unset desc before GE
 # infers the real types. :meth:`GraphBuilder.unset_helper_dtypes` does the same.
 UNSET_DTYPE = DataType.DT_FLOAT
+# On a desc with symbolic sizes: the sizes as the FX value prints them (``[s0, 4]``).
+SYMBOLIC_SHAPE_ATTR = "_fxlab_symbolic_shape"
 DTYPE_SET_AT_CREATION = frozenset({"Data", "RefData", "Const"})
 
 
@@ -67,6 +71,25 @@ class Tensor:
     def rank(self) -> int:
         return len(self.op.output_desc[self.index].shape)
 
+    @property
+    def fake(self) -> Any:
+        """The FX value (fake tensor or size) this tensor stands for, as TorchAir's
+        ``set_meta`` gives one to a graph input's and each node result's tensor; ``None``
+        for a tensor a converter made on its way."""
+        return current_builder().fake_values.get(self.tensor)
+
+    @property
+    def symsize(self) -> list[Any] | None:
+        """The sizes of :attr:`fake` (ints and ``SymInt`` s), TorchAir's ``symsize``."""
+        fake = self.fake
+        return list(fake.size()) if isinstance(fake, torch.Tensor) else None
+
+    @property
+    def symbolic_shape(self) -> str:
+        """The sizes as TorchAir prints them to compare two tensors' (``[s0, 4]``;
+        ``None`` for a tensor with no FX value)."""
+        return str(self.symsize)
+
     def __repr__(self) -> str:
         return f"Tensor({self.tensor}, {self.dtype.name}, {list(self.shape)})"
 
@@ -91,6 +114,8 @@ class GraphBuilder:
         self.explicit_names = 0  # ops named by their caller (Data, NetOutput)
         self.provenance = Provenance()
         self.scope_stack: list[dict[str, str]] = []
+        # Tensor name -> the FX value it stands for (graph inputs and node results).
+        self.fake_values: dict[str, Any] = {}
         # Attrs with the current scopes applied, by the id of the attrs they were made
         # from (with that object, to keep the id its own); emptied when scopes change.
         self._scoped_attrs: dict[int, tuple[FrozenAttrs, FrozenAttrs]] = {}
@@ -130,7 +155,7 @@ class GraphBuilder:
     def _free_names(self, op_type: str) -> Iterator[str]:
         """The names of ``op_type`` not taken when asked for, in order: the taken set is
         read lazily, at each ``next``."""
-        return itertools.filterfalse(self.taken_names.__contains__, _name_candidates(op_type))
+        return itertools.filterfalse(self.taken_names.__contains__, name_candidates(op_type))
 
     @property
     def names_taken(self) -> int:
@@ -298,7 +323,7 @@ def scoped_attrs(attrs: Mapping[str, Attr], stack: Sequence[Mapping[str, str]]) 
 _LARGEST_NAME_CHUNK = 256
 
 
-def _name_candidates(op_type: str) -> Iterator[str]:
+def name_candidates(op_type: str) -> Iterator[str]:
     """``Type``, ``Type_1``, ``Type_2``, ... made a chunk at a time (a name is taken per
     op: a list's iterator hands them out faster than a chain of maps makes them). Chunks
     double from one name up to 256, so a type makes at most 256 names it never uses,

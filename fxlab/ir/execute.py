@@ -23,7 +23,8 @@ from typing import Any
 import torch
 
 from fxlab.ir import kernels  # noqa: F401 - registers the reference kernels
-from fxlab.ir.graph_inputs import graph_input_index
+from fxlab.ir.concrete_shapes import size_bindings, with_concrete_descs
+from fxlab.ir.graph_inputs import graph_input_index, sym_pack_value
 from fxlab.ir.host_outputs import converter_fx_outputs
 from fxlab.ir.kernels.registry import KERNEL_RESOLVERS, KERNELS, Kernel
 from fxlab.ir.kernels.rng import rng_offsets
@@ -63,22 +64,27 @@ def execute(
     :class:`ExecutionError` naming the op that failed."""
     values = {} if values is None else values
     outputs: list[Any] = []
+    # Inputs first: a Data op may follow the ops reading it (TorchAir appends the one its
+    # optimize_sym_pack makes after the graph's other ops).
     for op in graph.ops:
-        args = [None if not ref else values[ref] for ref in op.data_inputs]
         if op.type == "Data":
-            results = [_graph_input(graph, op, inputs)]
-        elif op.type == "NetOutput":
+            values[f"{op.name}:0"] = _graph_input(graph, op, inputs)
+    sizes = size_bindings(graph, values)  # a graph with symbolic sizes: this run's
+    for op in graph.ops:
+        if op.type == "Data":
+            continue
+        args = [None if not ref else values[ref] for ref in op.data_inputs]
+        if op.type == "NetOutput":
             outputs = list(args)
             continue
-        else:
-            kernel = kernels_by_op.get(op.name) if kernels_by_op else None
-            kernel = kernel or _kernel_for(op)
-            if kernel is None:
-                raise ExecutionError(f"no reference kernel for GE op type {op.type} (op {op.name}, from FX node {op.fx_node})")
-            try:
-                results = _own_buffers(op, args, kernel(op, args, plain_attrs(op)))
-            except Exception as exc:
-                raise ExecutionError(f"{op.type} op {op.name} (from FX node {op.fx_node}) failed: {exc}") from exc
+        kernel = kernels_by_op.get(op.name) if kernels_by_op else None
+        kernel = kernel or _kernel_for(op)
+        if kernel is None:
+            raise ExecutionError(f"no reference kernel for GE op type {op.type} (op {op.name}, from FX node {op.fx_node})")
+        try:
+            results = _own_buffers(op, args, kernel(with_concrete_descs(op, sizes), args, plain_attrs(op)))
+        except Exception as exc:
+            raise ExecutionError(f"{op.type} op {op.name} (from FX node {op.fx_node}) failed: {exc}") from exc
         for index, value in enumerate(results):
             values[f"{op.name}:{index}"] = value
     return outputs
@@ -98,7 +104,10 @@ def _graph_input(graph: IrGraph, op: IrOp, inputs: Sequence[torch.Tensor]) -> to
     :func:`fxlab.ir.kernels.rng.rng_offsets`), or the graph input its index stands for
     (:mod:`fxlab.ir.graph_inputs`)."""
     offsets = rng_offsets(op, len(inputs))
-    return offsets if offsets is not None else inputs[graph_input_index(graph, op.attr_value("index"))]
+    if offsets is not None:
+        return offsets
+    packed = sym_pack_value(op, inputs)
+    return packed if packed is not None else inputs[graph_input_index(graph, op.attr_value("index"))]
 
 
 def _own_buffers(op: IrOp, inputs: list[Any], results: list[Any]) -> list[Any]:

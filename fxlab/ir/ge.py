@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import torch
 
-from fxlab.ir.builder import InputSpec, Tensor, current_builder
+from fxlab.ir.builder import SYMBOLIC_SHAPE_ATTR, InputSpec, Tensor, current_builder
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, DataType, TensorDesc, TensorValue, ge_dtype, torch_dtype
 
 __all__ = [
@@ -167,6 +167,17 @@ def promote(target: DataType, *values: Any) -> list[Tensor]:
 _ONLY_INT = frozenset({int})
 
 
+def static_dim(d: Any) -> int | None:
+    """A size as TorchAir's Data descs take it: an int, or a symbolic size that reads as
+    one (a symbol the shape environment has since fixed); ``None`` when it is symbolic."""
+    if isinstance(d, int):
+        return d
+    try:
+        return int(str(d))
+    except ValueError:
+        return None
+
+
 def desc_from_meta(val: Any, name: str = "y") -> TensorDesc:
     """A tensor desc from an FX node's fake value; symbolic dims become ``-1`` and the
     symbols are kept in ``_fxlab_symbolic_shape``."""
@@ -179,7 +190,8 @@ def desc_from_meta(val: Any, name: str = "y") -> TensorDesc:
     shape = tuple(val.shape)
     if _ONLY_INT.issuperset(map(type, shape)):  # static: the common case
         return TensorDesc(name, ge_dtype(val.dtype), shape)
-    dims = [d if isinstance(d, int) else -1 for d in shape]
-    desc = TensorDesc(name, ge_dtype(val.dtype), tuple(dims))
-    desc.attrs["_fxlab_symbolic_shape"] = Attr(AttrKind.STR, str(list(val.shape)))
+    dims = [static_dim(d) for d in shape]
+    desc = TensorDesc(name, ge_dtype(val.dtype), tuple(-1 if d is None else d for d in dims))
+    if None in dims:
+        desc.attrs[SYMBOLIC_SHAPE_ATTR] = Attr(AttrKind.STR, str(list(val.shape)))
     return desc

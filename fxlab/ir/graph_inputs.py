@@ -5,7 +5,9 @@ drops the ``Data`` ops nothing reads and renumbers the rest; it keeps, beside it
 graph, the list of inputs the remaining ones stand for, and feeds GE only those. fxlab
 keeps that list on the graph as the attr ``_fxlab_input_indices`` (``Data`` index ->
 graph input index), so whoever runs the graph (the reference executor, the IR check)
-passes the caller's inputs as they are and each ``Data`` still reads its own.
+passes the caller's inputs as they are and each ``Data`` still reads its own. A ``Data``
+that stands for several size inputs at once (TorchAir's ``optimize_sym_pack``) says which
+in ``_fxlab_sym_pack``.
 """
 
 from __future__ import annotations
@@ -13,9 +15,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from fxlab.ir.model import Attr, AttrKind, IrGraph
+import torch
+
+from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp
 
 INPUT_INDICES_ATTR = "_fxlab_input_indices"
+# On a ``Data`` TorchAir's ``optimize_sym_pack`` made: the graph inputs (sizes) the host
+# packs into it.
+SYM_PACK_ATTR = "_fxlab_sym_pack"
 
 
 def record_input_indices(graph: IrGraph, indices: Sequence[int]) -> None:
@@ -33,3 +40,12 @@ def ge_inputs(graph: IrGraph, inputs: Sequence[Any]) -> list[Any]:
     """The inputs GE receives, in ``Data`` index order, from the caller's ``inputs``."""
     attr = graph.attrs.get(INPUT_INDICES_ATTR)
     return list(inputs) if attr is None else [inputs[i] for i in attr.value]
+
+
+def sym_pack_value(op: IrOp, inputs: Sequence[Any]) -> torch.Tensor | None:
+    """What the host feeds a ``Data`` made of several size inputs (``None`` for any other
+    ``Data``): the sizes, as one int64 tensor."""
+    items = op.attr_value(SYM_PACK_ATTR)
+    if items is None:
+        return None
+    return torch.tensor([int(inputs[i]) for i in items], dtype=torch.int64)

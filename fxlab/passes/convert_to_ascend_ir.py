@@ -24,7 +24,7 @@ import sympy
 import torch
 import torch.fx as fx
 
-from fxlab.ir.builder import GraphBuilder, Tensor, building
+from fxlab.ir.builder import SYMBOLIC_SHAPE_ATTR, GraphBuilder, Tensor, building
 from fxlab.ir.ge import desc_from_meta
 from fxlab.ir.host_outputs import AS_STRIDED, GE, SYM, VIEW, VIEW_AS_COMPLEX, VIEW_AS_REAL, FxOutput, dim_text, record_fx_outputs
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc, attr_of
@@ -43,6 +43,7 @@ from fxlab.passes.conversion_result import (
 from fxlab.passes.converters.registry import AUTO_CONVERTER_LOOKUPS, CONVERTERS, NAMED_CONVERTER_LOOKUPS, ORIGIN_FXLAB, ConverterRegistry
 from fxlab.passes.inference_rule import attach_inference_rules
 from fxlab.passes.output_reuse import OUTPUT_DTYPES_ATTR
+from fxlab.passes.symbolic_lists import HOST_TENSOR_ATTR, pack_symbolic_lists
 from fxlab.passes.converters.auto import auto_converter_verdict, library_op_refusal
 from fxlab.passes.torchair_refusals import NotBuiltIn, RefusedLikeTorchAir, is_protected, not_converted_reason, refusal
 from fxlab.source_lines import node_source
@@ -115,6 +116,7 @@ class AscendIrConverter:
         self._symbol_inputs: dict[str, int] = {}  # symbol -> Data index of the SymInt input
         self._input_storages: dict[int, tuple[int, torch.Tensor]] | None = None  # built at the output node
         self._plans: dict[int, _Plan] = {}
+        self._symbolic = False  # a graph input has a symbolic size: lists of sizes are packed
 
     def run(self) -> ConversionResult:
         start = time.perf_counter()
@@ -149,16 +151,22 @@ class AscendIrConverter:
         builder = self.builder
         source = node_source(node)
         name = builder.unique_name("Data", node.name)
-        op = IrOp(name, "Data", [], {"index": attr_of(self._data_index)}, (), (desc_from_meta(val, "y"),), name, source)
+        attrs = {"index": attr_of(self._data_index)}
+        if not isinstance(val, torch.Tensor):
+            attrs[HOST_TENSOR_ATTR] = attr_of(True)  # a size is fed from the host, as in TorchAir
+        op = IrOp(name, "Data", [], attrs, (), (desc_from_meta(val, "y"),), name, source)
         builder.graph.ops.append(op)
         if builder.scope_stack:
             builder.apply_scopes((op,))
         if isinstance(val, torch.Tensor):
             self._tensor_inputs.append((self._data_index, val))
+            self._symbolic = self._symbolic or SYMBOLIC_SHAPE_ATTR in op.output_desc[0].attrs
         elif isinstance(val.node.expr, sympy.Symbol):
+            self._symbolic = True
             self._symbol_inputs.setdefault(str(val.node.expr), self._data_index)
         self._data_index += 1
         builder.graph.inputs.append(name)
+        builder.fake_values[f"{name}:0"] = val
         self.values[node] = Tensor(op, 0)
 
     def _convert_get_attr(self, node: fx.Node) -> None:
@@ -394,6 +402,8 @@ class AscendIrConverter:
             value_of = self._input_value
             args = fx.node.map_arg(node.args, value_of)
             kwargs = fx.node.map_arg(node.kwargs, value_of) if node.kwargs else {}
+            if self._symbolic:
+                args, kwargs = pack_symbolic_lists(node.args, args), pack_symbolic_lists(node.kwargs, kwargs)
             result = self._call_converter(fn, args, kwargs, meta, node)
         except (RefusedLikeTorchAir, NotBuiltIn) as exc:
             builder.end_node(token)
@@ -414,10 +424,11 @@ class AscendIrConverter:
         if type(result) is Tensor:
             if meta is not None:  # an op that returns nothing keeps the desc its converter made, as in TorchAir
                 result.op.set_output_desc(result.index, _result_desc(result, meta))
+                builder.fake_values[result.tensor] = meta
         else:
             self._set_output_descs(result, meta)
         if node.target is not AUTO_FUNCTIONALIZED_V2:  # that converter attaches its op's rule itself
-            attach_inference_rules(ops[first_new:], (args, kwargs), result, meta, node.name)
+            attach_inference_rules(ops[first_new:], (args, kwargs), result, meta, node.name, node.target)
         self.values[node] = result
         ge_ops = [op.name for op in ops[first_new:]]
         self.records.append(NodeConversion(node.name, target_name, status, ge_ops, "", source))
@@ -429,12 +440,16 @@ class AscendIrConverter:
         return result
 
     def _set_output_descs(self, result: Any, meta: Any) -> None:
+        """Each result tensor's desc and FX value from the node's, as TorchAir's
+        ``set_ge_outputs`` gives them."""
         if isinstance(result, Tensor):
             result.op.set_output_desc(result.index, _result_desc(result, meta))
+            self.builder.fake_values[result.tensor] = meta
         elif isinstance(result, (list, tuple)) and isinstance(meta, (list, tuple)):
             for out, val in zip(result, meta):
                 if isinstance(out, Tensor) and isinstance(val, torch.Tensor):
                     out.op.set_output_desc(out.index, _result_desc(out, val))
+                    self.builder.fake_values[out.tensor] = val
 
     def _emit_placeholder(self, node: fx.Node, status: Status, message: str) -> None:
         meta = node.meta.get("val")

@@ -13,9 +13,8 @@ attr::
 
 ``inputs`` has one entry per op input (``null`` unless its sizes name a symbol an
 output needs), ``outputs`` the output sizes as expressions, ``dtype`` TorchAir's dtype
-numbers. :func:`attach_inference_rules` does the same for static shapes; a graph with
-symbolic sizes gets no rule (TorchAir's translation of sympy expressions to GE's C++
-rule language is not reproduced).
+numbers. :func:`attach_inference_rules` does the same for static shapes, and with
+symbolic sizes as :mod:`fxlab.passes.inference_rule_symbolic` describes.
 """
 
 from __future__ import annotations
@@ -29,11 +28,13 @@ from collections.abc import Iterable, Sequence
 
 import torch
 
-from fxlab.ir.builder import Tensor, current_builder
+from fxlab.ir.builder import SYMBOLIC_SHAPE_ATTR, Tensor, current_builder
+from fxlab.passes.inference_rule_symbolic import attach_symbolic_rules, has_symbolic_sizes
 from fxlab.ir.model import DTYPE_FROM_TORCHAIR_NUMBER, TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, DataType, IrOp, ge_dtype
 
 GE_APIS_PATH = Path(__file__).with_name("torchair_ge_apis.json")
 RULE_ATTR = "_inference_rule"
+Call = tuple[Any, dict[str, Any]]  # a converter's (args, kwargs)
 
 
 @functools.lru_cache(maxsize=1)
@@ -83,6 +84,10 @@ def _flat_pairs(outputs: Any, metas: Any) -> Iterable[tuple[Any, Any]]:
     yield outputs, metas
 
 
+def _flat_pairs_metas(outputs: Any, metas: Any) -> list[Any]:
+    return [meta for _, meta in _flat_pairs(outputs, metas)]
+
+
 def _inputs_of(args: Any) -> Iterable[Tensor]:
     if isinstance(args, Tensor):
         yield args
@@ -94,20 +99,28 @@ def _inputs_of(args: Any) -> Iterable[Tensor]:
             yield from _inputs_of(value)
 
 
-def attach_inference_rules(ops: Sequence[IrOp], args: Any, outputs: Any, meta_outputs: Any, fx_node: str | None) -> None:
-    """Give each op of ``ops`` (made by one converter for FX node ``fx_node``) that
-    TorchAir takes for a custom op its ``_inference_rule``, from the converter's tensor
-    ``args`` (their descs carry their fake values) and its ``outputs`` with their
-    ``meta_outputs``."""
+def attach_inference_rules(
+    ops: Sequence[IrOp], call: Call, outputs: Any, meta_outputs: Any, fx_node: str | None, target: Any = None
+) -> None:
+    """Give each op of ``ops`` (made by one converter for FX node ``fx_node``, calling
+    ``target``) that TorchAir takes for a custom op its ``_inference_rule``, from the
+    converter's arguments ``call`` (args, kwargs; their descs carry their fake values) and
+    its ``outputs`` with their ``meta_outputs``. With symbolic sizes the rule comes from
+    running ``target`` on fresh symbols (:mod:`fxlab.passes.inference_rule_symbolic`)."""
     builtin = _BUILTIN or _load_builtin()
     for op in ops:  # the common case, every op a built-in one, costs one look-up an op
         if op.type not in builtin:
             break
     else:
         return
+    args, kwargs = call
+    fakes = [t.fake for t in _inputs_of(call)]
+    if target is not None and has_symbolic_sizes([*fakes, *_flat_pairs_metas(outputs, meta_outputs)]):
+        attach_symbolic_rules(ops, target, args, kwargs, outputs, lambda op: op.type in builtin)
+        return
     by_hand = current_builder().dtype_set_by_hand
     known: dict[str, Known] = {}
-    for tensor in _inputs_of(args):
+    for tensor in _inputs_of(call):
         known[tensor.tensor] = _known_input(tensor, fx_node, by_hand)
     for out, meta in _flat_pairs(outputs, meta_outputs):
         if isinstance(out, Tensor):
@@ -130,7 +143,7 @@ def _known_input(tensor: Tensor, fx_node: str | None, by_hand: set[str]) -> Know
     if op.type != "Data" and op.fx_node == fx_node and tensor.tensor not in by_hand:
         return UNKNOWN
     desc = tensor.desc
-    if any(d < 0 for d in desc.shape) or "_fxlab_symbolic_shape" in desc.attrs:
+    if any(d < 0 for d in desc.shape) or SYMBOLIC_SHAPE_ATTR in desc.attrs:
         return UNKNOWN
     return Known(tuple(desc.shape), desc.dtype)
 

@@ -17,6 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from fxlab.capture.trace import GraphTrace, StageTrace, Trace
+from fxlab.viz.calls import calls_view
 from fxlab.viz.fast_lines import Cell, LinesPanel, LinesTable, StyledLine
 from fxlab.viz.safe_text import plain, visible
 from fxlab.stage_names import ACLGRAPH, ASCEND_IR, ATEN, DYNAMO, FUNCTIONAL, PRE_GE
@@ -209,7 +210,7 @@ def summary_view(trace: Trace) -> RenderableType:
     for graph in trace.graphs:
         table.add_row(str(graph.index), *_stage_counts(trace, graph), _inplace_change(graph, acl))
     details = [line for graph in trace.graphs for line in _graph_details(graph)]
-    return Group(table, *_mode_lines(trace), *details, *_check_lines(trace))
+    return Group(table, *_mode_lines(trace), *details, *calls_view(trace), *_check_lines(trace))
 
 
 def _mode_lines(trace: Trace) -> list[Text]:
@@ -375,6 +376,7 @@ def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:
         "user_pass_check": _check_json(trace.user_pass_check),
         "notes": trace.notes,
         "graphs": graphs,
+        **trace.calls_json(),
         "out": out_dir,
     }
 

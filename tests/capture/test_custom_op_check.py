@@ -72,3 +72,33 @@ def test_right_meta_of_an_inplace_op_passes(write_model):
 def test_graph_break_of_an_aten_op_is_not_blamed_on_a_custom_op():
     assert op_left_out_of_graph("Developer debug context: unsupported operator: aten.nonzero.default") is None
     assert op_left_out_of_graph(None) is None
+
+
+DYNAMIC_RIGHT_AND_WRONG = """
+import torch
+lib = torch.library.Library("fxlabdynmeta", "DEF")
+lib.define("rows(Tensor x) -> Tensor")
+lib.define("short(Tensor x) -> Tensor")
+lib.impl("rows", lambda x: x.sum(-1), "CPU")
+lib.impl("rows", lambda x: x.new_empty(x.shape[:-1]), "Meta")
+lib.impl("short", lambda x: x.sum(-1), "CPU")
+lib.impl("short", lambda x: x.new_empty((x.shape[0] - 1,)), "Meta")
+def f(x):
+    return torch.ops.fxlabdynmeta.rows(x) * 2, torch.ops.fxlabdynmeta.short(x)
+model = f
+example_inputs = (torch.randn(4, 3),)
+compile_options = {"dynamic": True}
+"""
+
+
+def test_with_symbolic_sizes_the_fake_sizes_are_compared_at_the_runs_values_without_fixing_them(write_model):
+    from torch._guards import detect_fake_mode
+
+    trace = capture_trace(load_model(write_model(DYNAMIC_RIGHT_AND_WRONG)), stages=("functional",))
+    (graph,) = trace.graphs
+    # rows is right at every size; short's fake is one row short: s0 - 1 is 3, the kernel 4.
+    assert "fxlabdynmeta::rows" not in graph.error
+    assert "custom op fxlabdynmeta::short (node short, " in graph.error and "gives float32[s" in graph.error
+    functional = graph.modules["functional"]
+    shape_env = detect_fake_mode([n.meta.get("val") for n in functional.graph.nodes if n.op == "placeholder"]).shape_env
+    assert not {s: v for s, v in shape_env.replacements.items() if v.is_number}  # no size symbol was fixed by the check

@@ -149,6 +149,29 @@ def test_the_ascend_ir_view_says_which_outputs_are_made_on_the_host(write_model)
     assert payload["graphs"][0]["ascend_ir"]["host_outputs"][0].startswith("output 0 (permute_default): a view of graph input 0")
 
 
+def test_a_warm_up_shows_each_call_and_why_dynamo_recompiled(tmp_path):
+    code, out, _ = run("trace", str(EXAMPLES / "warmup_batches.py"), "--summary", "--out", str(tmp_path / "out"))
+    assert code == 0, out
+    assert "calls of the compiled model (3, in order):" in out
+    assert "call 1: x: f32[4, 4, 16] [input set 1]\n  ran graph 1 (compiled on this call)\n" in out
+    assert "  graph 1 compiled because input x: dim 0 is 4, graph 0 has it fixed at 2\n" in out
+    assert "    Dynamo's reason: 0/0: tensor 'x' size mismatch at index 0. expected 2, actual 4\n" in out
+    assert "call 2: x: f32[8, 4, 16] [input set 2]\n  ran graph 1 (reused)\n" in out
+    manifest = json.loads((tmp_path / "out" / "manifest.json").read_text())
+    assert [c["compiled"] for c in manifest["calls"]] == [[0], [1], []]
+    assert manifest["calls"][1]["recompiles"][0]["words"] == ["input x: dim 0 is 4, graph 0 has it fixed at 2"]
+
+
+def test_dynamic_flag_compiles_one_dynamic_graph_and_checks_it_at_a_second_size():
+    code, out, _ = run("trace", str(EXAMPLES / "warmup_batches.py"), "--dynamic", "--json", "--stages", "functional,ascend_ir")
+    data = json.loads(out)
+    assert code == 0 and data["status"] == "ok"
+    assert data["compile_options"] == {"dynamic": True, "source": "--dynamic"}
+    assert [c["graphs"] for c in data["calls"]] == [[0], [0], [0]] and len(data["graphs"]) == 1  # one dynamic graph serves all
+    assert all(c["ir_check"]["ok"] and c["ir_check"]["compared"] > 0 for c in data["calls"][1:])
+    assert "compiled with torch.compile(dynamic=True) (--dynamic)" in data["notes"]
+
+
 # -- verdicts of Ascend-written models (exit codes, --strict, the summary's lists) ----------
 
 def _torch_npu_copy_or_skip() -> None:

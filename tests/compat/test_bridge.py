@@ -534,8 +534,65 @@ def test_both_read_a_symbolic_size_from_its_tensor_and_draw_with_it(torchair):
     builtin = convert_to_ascend_ir(pre_ge_graph(gm).gm, "graph").graph
     ge_graph_passes(builtin)
     theirs = run_torchair_conversion(gm, "graph", torchair).graph
-    # The bridge keeps inputs with symbolic shapes on the host (its stand-in device has no
-    # symbolic fake tensors), which marks their Data `_host_tensor`; nothing else differs.
-    diff = diff_ir(builtin, theirs, ignore_attrs={*DEFAULT_IGNORED_ATTRS, "_host_tensor"})
+    # As on an NPU machine: the tensor input on the device, the size symbol fed from the host.
+    diff = diff_ir(builtin, theirs, ignore_attrs=DEFAULT_IGNORED_ATTRS)
     assert diff.identical, diff.summary()
+    data = {op.name: op.attr_value("_host_tensor") for op in theirs.ops if op.type == "Data" and op.name != "offset_list"}
+    assert list(data.values()) == [None]  # the Sym input's Data is read by nothing and dropped
     assert [op.type for op in builtin.ops if op.type in ("Data", "Shape", "Gather", "Pack")] == ["Data", "Shape", "Gather", "Pack", "Data", "Pack"]
+
+
+def test_inputs_with_symbolic_sizes_go_to_the_device_with_their_symbols():
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, StatelessSymbolicContext
+
+    from fxlab.compat.bridge import DEVICE, device_inputs
+
+    mode = FakeTensorMode(shape_env=ShapeEnv())
+    x = mode.from_tensor(torch.randn(4, 3), symbolic_context=StatelessSymbolicContext(dynamic_sizes=[DimDynamic.DUCK] * 2))
+    size = x.shape[0]
+    inputs, fake_mode, note = device_inputs([size, x])
+    assert inputs[0] is size and fake_mode is mode and note == "graph inputs placed on the device, as on an NPU machine"
+    assert inputs[1].device == DEVICE and str(inputs[1].shape) == str(x.shape) and inputs[1].stride() == x.stride()
+
+
+def test_torchairs_packed_sizes_input_runs_on_the_callers_inputs_as_the_builtins_does(torchair):
+    """TorchAir's optimize_sym_pack feeds a list of host sizes as one new input; the bridge
+    records which inputs it packs, so both graphs run on the caller's inputs."""
+    from fxlab.diff.ir_diff import DEFAULT_IGNORED_ATTRS
+    from fxlab.ir.execute import execute
+    from fxlab.ir.graph_inputs import SYM_PACK_ATTR
+    from fxlab.passes.ge_passes import ge_graph_passes
+    from fxlab.passes.pre_ge import pre_ge_graph
+    from tests.passes.dynamic_functional import dynamic_functional, graph_inputs
+    from tests.passes.test_optimize_sym_pack import zeros_of_sizes
+
+    x = torch.randn(3, 2)
+    gm = dynamic_functional(zeros_of_sizes, x, 5, 7)
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm).gm, "graph").graph
+    ge_graph_passes(builtin)
+    theirs = run_torchair_conversion(gm, "graph", torchair).graph
+    assert diff_ir(builtin, theirs, ignore_attrs=DEFAULT_IGNORED_ATTRS).identical
+    (their_pack,) = [op.attr_value(SYM_PACK_ATTR) for op in theirs.ops if op.attr_value(SYM_PACK_ATTR) is not None]
+    (our_pack,) = [op.attr_value(SYM_PACK_ATTR) for op in builtin.ops if op.attr_value(SYM_PACK_ATTR) is not None]
+    assert their_pack == our_pack
+    inputs = graph_inputs(gm, x, 5, 7)
+    for graph in (builtin, theirs):
+        torch.testing.assert_close(execute(graph, inputs)[0], zeros_of_sizes(x, 5, 7))
+
+
+def test_rebuilt_views_take_their_symbolic_sizes_as_torchairs_map_holds_them(torchair):
+    """The graph's first rebuilt view keeps the values it found for itself (TorchAir's map
+    of them is replaced as that rebuild ends); a later view's reader takes its own."""
+    from fxlab.diff.ir_diff import DEFAULT_IGNORED_ATTRS
+    from fxlab.passes.ge_passes import ge_graph_passes
+    from fxlab.passes.pre_ge import pre_ge_graph
+    from tests.passes.test_optimize_views import two_chains_graph
+
+    gm = two_chains_graph()
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm).gm, "graph").graph
+    ge_graph_passes(builtin)
+    theirs = run_torchair_conversion(gm, "graph", torchair).graph
+    assert diff_ir(builtin, theirs, ignore_attrs=DEFAULT_IGNORED_ATTRS).identical
+    (pack,) = [op for op in theirs.ops if op.type == "Pack" and op.fx_node == "mm_1"]
+    assert pack.inputs[0] == f"{theirs.ops_of_type('Mul')[1].name}:0"

@@ -132,14 +132,17 @@ def torchair(torchair_path):
     yield from torchair_session(torchair_path)
 
 
-def compare_example(torchair: Any, example: str, plugins: list[Path] | None = None) -> list[Comparison]:
+def compare_example(torchair: Any, example: str, plugins: list[Path] | None = None, dynamic: bool = False) -> list[Comparison]:
+    """Capture ``example`` (under ``examples/``; with ``dynamic``, compiled with
+    ``dynamic=True``) and convert each graph both ways, the built-in first (TorchAir's
+    walk may settle size symbols the graphs share)."""
     from fxlab.capture import capture_trace, load_model
     from fxlab.compat.layer import compat_layer
 
     views = set(torchair.module("_ge_concrete_graph.continguous_utils").view_white_list)
     with compat_layer():
         loaded = load_model(ROOT / "examples" / f"{example}.py", plugins=plugins or [])
-        trace = capture_trace(loaded, stages=("functional", "pre_ge"), verify=False)
+        trace = capture_trace(loaded, stages=("functional", "pre_ge"), verify=False, dynamic=dynamic)
         out = []
         for graph in trace.graphs:
             gm = graph.modules["functional"]
@@ -206,3 +209,37 @@ def test_with_the_seed_plugin_torchair_converts_npu_add_custom_as_fxlab_does(tor
     without = comparisons["npu_add_custom"][0]
     assert without.statuses["npu_add_custom"] == "unsupported"
     assert "No AscendIR NpuAddCustom" in without.messages["npu_add_custom"]
+
+
+# -- with dynamic shapes -----------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def dynamic_comparisons(torchair) -> dict[str, list[Comparison]]:
+    return {example: compare_example(torchair, example, dynamic=True) for example in EXAMPLES}
+
+
+@pytest.mark.parametrize("example", EXAMPLES)
+def test_compiled_with_dynamic_shapes_every_example_gives_torchairs_graph(dynamic_comparisons, example):
+    """``dynamic=True``: symbolic sizes in every graph (a second size checked too), and the
+    built-in conversion builds TorchAir's graph, up to the listed differences."""
+    rows = listed_differences()
+    comparisons = dynamic_comparisons[example]
+    assert comparisons
+    unexplained = [
+        f"graph {c.graph}: {i.kind} {i.op_type} [{i.detail}] at {i.where}" for c in comparisons for i in c.issues if not any(row.explains(i) for row in rows)
+    ]
+    assert not unexplained, "\n".join(unexplained)
+    unconverted = {"FxlabUnsupported", "AddCustom"}
+    for c in comparisons:
+        assert [t for t in c.builtin.types if t not in unconverted] == [t for t in c.torchair.types if t not in unconverted]
+
+
+# Examples Dynamo compiles with fixed sizes whatever dynamic=True asks, and why.
+STAYS_STATIC = {"inplace_ops": "its input is written into a slice of fixed size (cache[:, :4] = h), so Dynamo fixes its sizes"}
+
+
+def test_with_dynamic_shapes_the_graphs_take_symbolic_sizes(dynamic_comparisons):
+    symbolic = {
+        example for example, graphs in dynamic_comparisons.items() for c in graphs
+        if any(-1 in op.output_desc[0].shape for op in c.builtin.ops if op.type == "Data")
+    }
+    assert symbolic == set(EXAMPLES) - set(STAYS_STATIC)

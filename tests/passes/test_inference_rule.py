@@ -59,7 +59,7 @@ def test_symbolic_sizes_or_an_unknown_output_give_no_rule():
         ref = ge.op("Custom", {"x": Tensor(data, 0)}, outputs=("x", "z"))
         fresh = ge.op("Custom", {"x": ge.op1("Relu", {"x": Tensor(data, 0)})}, outputs=("y",))
         ops = builder.graph.ops[first:]
-        attach_inference_rules(ops, [Tensor(data, 0)], [ref[1], fresh[0]], [torch.empty(2, 3), torch.empty(2, 3)], "node")
+        attach_inference_rules(ops, ((Tensor(data, 0),), {}), [ref[1], fresh[0]], [torch.empty(2, 3), torch.empty(2, 3)], "node")
     # the ref output x stands for the input, whose size is symbolic; the other op's
     # output is known, its Relu input is not needed for static sizes
     assert _rule(ops[0]) is None

@@ -6,7 +6,7 @@ import torch
 from fxlab import scope
 from fxlab.capture.stages import functional_graph
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
-from fxlab.passes.optimize_views import GE_OWNER_KEY, optimize_views, rebuild_steps
+from fxlab.passes.optimize_views import FIRST_REBUILD, GE_OWNER_KEY, optimize_views, rebuild_steps
 from fxlab.passes.view_to_reshape import view_to_reshape
 
 
@@ -105,3 +105,91 @@ def test_views_in_a_core_limit_scope_stay_and_in_a_super_kernel_scope_are_rebuil
 def test_a_graph_without_views_is_left_alone():
     gm = _prepared(lambda x: (x.relu() + 1,), torch.randn(3))
     assert optimize_views(gm).changed is False
+
+
+# -- symbolic sizes ----------------------------------------------------------------------------
+def _heads(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    """Split the last dim into heads and move them first, as attention does."""
+    seq = x.shape[0]
+    q = (x @ w).view(seq, 2, 4).transpose(0, 1)
+    return q * 2
+
+
+def _dynamic_pre_views(fn, *inputs):
+    from tests.passes.dynamic_functional import dynamic_functional
+
+    gm = dynamic_functional(fn, *inputs)
+    view_to_reshape(gm)
+    return gm
+
+
+def test_a_view_naming_a_symbolic_size_is_skipped_and_rebuilt_from_that_size():
+    from fxlab.passes.optimize_views import view_reshape, view_sizes
+
+    x, w = torch.randn(5, 8), torch.randn(8, 8)
+    gm = _dynamic_pre_views(_heads, x, w)
+    assert optimize_views(gm).changed is True
+    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert torch.ops.aten.reshape.default not in targets and torch.ops.aten.transpose.int not in targets
+    (sizes,) = [n for n in gm.graph.nodes if n.target is view_sizes]  # the skipped view's own list
+    (rebuilt,) = [n for n in gm.graph.nodes if n.target is view_reshape]
+    size_node = next(item for item in sizes.args[0] if isinstance(item, torch.fx.Node))
+    given, symbol, base_dim = rebuilt.args[2][0]
+    # The rebuilt Reshape's symbolic size is the graph value the view named for it.
+    # (the graph's first rebuilt view: its values serve it alone, see the next test)
+    assert given is size_node and symbol == str(size_node.meta["val"]) + FIRST_REBUILD and base_dim == 0
+    (mul,) = [n for n in gm.graph.nodes if n.target is torch.ops.aten.mul.Tensor]
+    assert rebuilt.meta[GE_OWNER_KEY] == mul.name and sizes.meta[GE_OWNER_KEY] == "view"
+    assert rebuilt.args[2][1:] == [2, 4] and [n.target for n in rebuilt.users] == [torch.ops.aten.permute.default]
+    torch.testing.assert_close(gm(x.shape[0], x, w)[0], _heads(x, w))
+
+
+def test_a_symbolic_view_converts_as_a_pack_of_its_sizes_and_a_reshape():
+    from fxlab.passes.pre_ge import pre_ge_graph
+    from tests.passes.dynamic_functional import dynamic_functional
+
+    gm = dynamic_functional(_heads, torch.randn(5, 8), torch.randn(8, 8))
+    graph = convert_to_ascend_ir(pre_ge_graph(gm).gm, "g").graph
+    (mul,) = graph.ops_of_type("Mul")
+    reader = [op for op in graph.ops if op.fx_node == mul.fx_node]
+    # At the reader: the Pack of the sizes (the symbolic one read by the view's sym_size),
+    # the Reshape, then the Transpose, as TorchAir rebuilds the view there.
+    assert [op.type for op in reader] == ["Const", "Const", "Pack", "Reshape", "Const", "Transpose", "Const", "Mul", "Cast"]
+    (gather,) = graph.ops_of_type("Gather")
+    assert reader[2].inputs == [f"{gather.name}:0", f"{reader[0].name}:0", f"{reader[1].name}:0"]
+    (view_pack,) = [op for op in graph.ops if op.type == "Pack" and op.fx_node == "view"]  # the skipped view's list, read by nothing
+    assert view_pack.inputs[0] == f"{gather.name}:0" and not any(f"{view_pack.name}:0" in op.inputs for op in graph.ops)
+
+
+def _two_chains(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+    h = torch.relu(x.reshape(x.shape[0] * x.shape[1], 4) @ w).reshape(x.shape[0], x.shape[1], 4)
+    return torch.sigmoid(h).reshape(x.shape[0] * x.shape[1], 4) @ w
+
+
+def two_chains_graph() -> torch.fx.GraphModule:
+    """Two views of different bases, each naming the symbolic size ``s0*s1`` by its own
+    graph value (Dynamo computes such a size again where a model does: here by hand)."""
+    import operator
+
+    from tests.passes.dynamic_functional import dynamic_functional
+
+    gm = dynamic_functional(_two_chains, torch.randn(2, 3, 4), torch.randn(4, 4))
+    nodes = {n.name: n for n in gm.graph.nodes}
+    with gm.graph.inserting_before(nodes["view_2"]):
+        again = gm.graph.call_function(operator.mul, nodes["mul"].args)
+    again.meta["val"] = nodes["mul"].meta["val"]
+    nodes["view_2"].update_arg(1, [again, 4])
+    gm.recompile()
+    return gm
+
+
+def test_the_first_rebuilt_views_sizes_serve_it_alone_later_ones_the_rest_of_the_graph():
+    # TorchAir's graph-wide map of the values found for symbols is created as the first
+    # rebuild ends, replacing the map that rebuild wrote to: the second view's reader takes
+    # the value its own view named.
+    from fxlab.passes.pre_ge import pre_ge_graph
+
+    graph = convert_to_ascend_ir(pre_ge_graph(two_chains_graph()).gm, "g").graph
+    first, second = graph.ops_of_type("Mul")
+    packs = {op.fx_node: op for op in graph.ops if op.type == "Pack"}
+    assert packs["mm"].inputs[0] == f"{first.name}:0" and packs["mm_1"].inputs[0] == f"{second.name}:0"

@@ -86,7 +86,7 @@ def scale_last(x: torch.Tensor, shape_only: torch.Tensor, y: torch.Tensor) -> to
 def test_the_reuse_option_names_the_renumbered_input_and_the_run_writes_the_callers() -> None:
     inputs = (torch.randn(3), torch.randn(4), torch.randn(3))
     graph = convert_to_ascend_ir(functional_graph(scale_last, *inputs), name="g").graph
-    dead, _, reuse, _ = ge_graph_passes(graph)
+    _, dead, _, reuse, _ = ge_graph_passes(graph)
     assert graph.types == ["Data", "Data", "Const", "Mul", "Cast", "Const", "Add", "NetOutput"]
     assert ge_options(graph)[REUSE_INPUT_OPTION] == "1,1"  # y is Data 1 now, written by output 1
     assert graph.attrs[OPTION_ATTR_PREFIX + REUSE_INPUT_OPTION].value == "1,1"

@@ -10,7 +10,8 @@ from fxlab.passes.converters import activation, comparison, creation, elementwis
 from fxlab.passes.converters import conv, matmul, norm  # noqa: F401
 from fxlab.passes.converters import index, join, shape, symbolic  # noqa: F401
 from fxlab.passes.converters import auto, inplace  # noqa: F401
-from fxlab.passes.converters import backward, batch_norm_training, complex_views, embedding, fft, foreach, loss, pointwise, rng, sampling  # noqa: F401
+from fxlab.passes.converters import backward, batch_norm_training, complex_views, embedding, fft, foreach, loss  # noqa: F401
+from fxlab.passes.converters import pointwise, rng, sampling, slice_backward  # noqa: F401
 from fxlab.passes.converters import npu  # noqa: F401 - torch_npu operators, registered while defined
 from fxlab.passes.converters import collectives  # noqa: F401 - collectives; npu_define operators registered while defined
 

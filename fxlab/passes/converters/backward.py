@@ -13,9 +13,10 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+from torch.fx.experimental.symbolic_shapes import optimization_hint
 
 from fxlab.ir import ge
-from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType, ge_dtype
+from fxlab.ir.model import DataType, ge_dtype
 from fxlab.passes.converters.promotion import cast_scalar, dtype_promote, index_input, output_dtype, scalar_input
 from fxlab.passes.converters.shape import identity, shape_of, squeeze, unsqueeze
 from fxlab.passes.converters.layouts import input_layout, output_layout
@@ -293,61 +294,13 @@ def convert_native_layer_norm_backward(
     return ge.op("LayerNormGradV3", inputs, outputs=("pd_x", "pd_gamma", "pd_beta"))
 
 
-# -- select, slice, pooling -----------------------------------------------------------
-@register_converter(aten.select_backward.default, samples=lambda: [Sample((_g(3, 5), [3, 4, 5], 1, 2)), Sample((_g(4), [2, 4], 0, 1))])
-def convert_select_backward(grad_output: ge.Tensor, input_sizes: Any, dim: int, index: Any, meta_outputs: Any = None) -> ge.Tensor:
-    """select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt index) -> Tensor"""
-    sizes = cast_scalar(list(input_sizes), DataType.DT_INT32)
-    attrs = {"dtype": TORCHAIR_DTYPE_NUMBER[grad_output.dtype], "init": False}
-    zeros = ge.op1("Empty", {"shape": sizes}, attrs, dtypes=grad_output.dtype)
-    shape = index_input(list(input_sizes))  # TorchAir's builder makes the index-typed Const first
-    index_full = ge.op1("BroadcastTo", {"x": scalar_input(index), "shape": shape}, dtypes=DataType.DT_INT64)
-    expanded = ge.op1("ExpandDims", {"x": grad_output, "axis": scalar_input(dim)})
-    grad_full = ge.op1("BroadcastTo", {"x": expanded, "shape": index_input(list(input_sizes))})
-    inputs = {"data": zeros, "indices": index_full, "updates": grad_full}
-    return ge.op1("ScatterElements", inputs, {"axis": dim, "reduction": "none"})
-
-
-def _zeros_block(sizes: list[int], dim: int, length: int, dtype: DataType) -> ge.Tensor:
-    value = cast_scalar(0.0, dtype)
-    block = list(sizes)
-    block[dim] = max(length, 0)
-    return ge.op1("Fill", {"dims": index_input(block), "value": value}, dtypes=dtype)
-
-
-_SYS_MAXSIZE = 9223372036854775807
-
-
-@register_converter(
-    aten.slice_backward.default, samples=lambda: [Sample((_g(3, 2), [3, 5], 1, 1, 3, 1)), Sample((_g(2, 4), [5, 4], 0, 3, _SYS_MAXSIZE, 1))]
-)
-def convert_slice_backward(
-    grad_output: ge.Tensor, input_sizes: Any, dim: int, start: Any, end: Any, step: Any, meta_outputs: Any = None
-) -> ge.Tensor:
-    """slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt start, SymInt end, SymInt step) -> Tensor"""
-    static = all(not isinstance(v, ge.Tensor) for v in (start, end, step, *input_sizes))
-    if static and start == 0 and end == _SYS_MAXSIZE and step == 1:
-        return grad_output
-    if not static or step != 1:
-        raise NotImplementedError("slice_backward is converted for static sizes and step 1 (fxlab does not build TorchAir's scatter form)")
-    # Zeros before and after the slice, joined around the gradient.
-    length = input_sizes[dim]
-    first = length if start >= length else start % length
-    last = length if end >= length else end % length
-    first = min(first, last)
-    dtype = ge_dtype(meta_outputs.dtype)
-    pieces = [_zeros_block(list(input_sizes), dim, first, dtype), grad_output, _zeros_block(list(input_sizes), dim, length - last, dtype)]
-    inputs = {f"x{i}": t for i, t in enumerate(pieces)}
-    inputs["concat_dim"] = scalar_input(dim)
-    return ge.op1("ConcatV2", inputs, {"N": len(pieces)}, dtypes=dtype)
-
-
+# -- pooling ------------------------------------------------------------------------
 @register_converter(aten._adaptive_avg_pool2d_backward.default, samples=lambda: [Sample((_g(2, 3, 2, 2), _g(2, 3, 6, 6)))])
 def convert_adaptive_avg_pool2d_backward(grad_output: ge.Tensor, self: ge.Tensor, meta_outputs: Any = None) -> ge.Tensor:
     """_adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor"""
-    if any(d < 0 for d in self.shape):
-        raise NotImplementedError("_adaptive_avg_pool2d_backward is converted only for static input shapes")
-    return ge.op("AdaptiveAvgPool2dGrad", {"input_grad": grad_output}, {"orig_input_shape": list(self.shape)}, outputs=("output_grad",))[0]
+    # TorchAir writes the input's sizes into an attr: symbolic ones at their traced values.
+    sizes = [optimization_hint(d) for d in self.symsize] if self.symsize is not None else list(self.shape)
+    return ge.op("AdaptiveAvgPool2dGrad", {"input_grad": grad_output}, {"orig_input_shape": sizes}, outputs=("output_grad",))[0]
 
 
 def _avg_pool_backward_samples() -> list[Sample]:

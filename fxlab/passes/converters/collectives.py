@@ -33,6 +33,7 @@ import torch.distributed._functional_collectives  # noqa: F401 - defines the old
 from fxlab.ir import ge
 from fxlab.ir.hcom_groups import group_name, group_name_of
 from fxlab.ir.model import DataType
+from fxlab.passes.converters.promotion import index_input
 from fxlab.passes.converters.registry import NAMED_CONVERTER_LOOKUPS
 from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB, Converter, Sample, overload, register_converter
 
@@ -266,7 +267,8 @@ def convert_allgather_in_tensor_shape(
 ) -> ge.Tensor:
     """_allgather_in_tensor_shape(Tensor input, SymInt[] output_shape, str tag, int[] ranks, int group_size) -> Tensor"""
     gathered = hcom_all_gather(input, group_size, group_name(tag, ranks, group_size))
-    return ge.op1("Reshape", {"x": gathered, "shape": ge.const(list(output_shape), DataType.DT_INT64)}, {"axis": 0, "num_axes": -1})
+    # a size list with symbols arrives packed (TorchAir's walk packs it before the converter)
+    return ge.op1("Reshape", {"x": gathered, "shape": index_input(output_shape)}, {"axis": 0, "num_axes": -1})
 
 
 def _in_tensor_gather_samples() -> list[Sample]:

@@ -6,7 +6,8 @@ their ``_like``/``new_`` forms (``Fill``, ``ZerosLike``, ``OnesLike``, ``Empty``
 Sizes arrive as ``DT_INT64`` ``Const`` inputs (``Empty`` wants ``DT_INT32``); fill values
 follow TorchAir's typing: a ``Const`` of the target dtype, or a default-typed ``Const``
 followed by a ``Cast`` where TorchAir writes ``ge.Cast(<number>, dst_type=...)``. ``Cast``
-attrs carry TorchAir's dtype numbers (``dst_type``). Only static sizes are handled.
+attrs carry TorchAir's dtype numbers (``dst_type``). A symbolic size list arrives as the
+``Pack`` the conversion made of it (:mod:`fxlab.passes.symbolic_lists`) and is taken as it is.
 """
 
 from __future__ import annotations
@@ -23,15 +24,18 @@ from fxlab.passes.converters.registry import Sample, overload, register_converte
 aten = torch.ops.aten
 
 
-def _static_size(size: Any) -> list[int]:
-    if isinstance(size, ge.Tensor) or any(not isinstance(d, int) for d in size):
-        raise NotImplementedError(f"symbolic sizes are not converted yet (size {size!r})")
-    return list(size)
+def _size_input(size: Any) -> tuple[ge.Tensor, tuple[int, ...] | None]:
+    """A ``SymInt[]`` size as ``Fill``/``Empty`` take it: an int64 ``Const`` of a static
+    list, or the ``Pack`` the conversion made of a symbolic one (its value known only at
+    run time); with the static shape when there is one."""
+    if isinstance(size, ge.Tensor):
+        return size, None
+    return index_input(list(size)), tuple(size)
 
 
 def _fill(size: Any, value: ge.Tensor) -> ge.Tensor:
-    size = _static_size(size)
-    return ge.op1("Fill", {"dims": index_input(size), "value": value}, dtypes=value.dtype, shapes=[tuple(size)])
+    dims, shape = _size_input(size)
+    return ge.op1("Fill", {"dims": dims, "value": value}, dtypes=value.dtype, shapes=None if shape is None else [shape])
 
 
 def _shape_of(x: ge.Tensor) -> ge.Tensor:
@@ -230,8 +234,10 @@ def convert_zeros(
 ) -> ge.Tensor:
     """zeros(SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     if dtype is None:
-        dims = index_input(_static_size(size))
-        return ge.op1("Fill", {"dims": dims, "value": ge.const(0.0)}, shapes=[tuple(size)], dtypes=DataType.DT_FLOAT)
+        # TorchAir's Fill wrapper makes the size's Const before the value's.
+        dims, shape = _size_input(size)
+        value = ge.const(0.0)
+        return ge.op1("Fill", {"dims": dims, "value": value}, dtypes=DataType.DT_FLOAT, shapes=None if shape is None else [shape])
     return _fill(size, cast_scalar(0.0, dtype))
 
 
@@ -374,11 +380,11 @@ def convert_new_empty(
 ) -> ge.Tensor:
     """new_empty(Tensor self, SymInt[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     target = ge_dtype(dtype) if dtype is not None else self.dtype
-    shape = dtype_promote(DataType.DT_INT32, _static_size(size))
+    shape = dtype_promote(DataType.DT_INT32, size if isinstance(size, ge.Tensor) else list(size))
     if layout is not None and layout != torch.strided:
         raise NotImplementedError("new_empty is only converted for dense (strided) tensors")
     attrs = {"dtype": TORCHAIR_DTYPE_NUMBER[target], "init": False}
-    return ge.op1("Empty", {"shape": shape}, attrs, dtypes=target, shapes=[tuple(size)])
+    return ge.op1("Empty", {"shape": shape}, attrs, dtypes=target, shapes=None if isinstance(size, ge.Tensor) else [tuple(size)])
 
 
 def _new_empty_strided_samples() -> list[Sample]:
@@ -399,12 +405,12 @@ def convert_new_empty_strided(
 ) -> ge.Tensor:
     """new_empty_strided(Tensor self, SymInt[] size, SymInt[] stride, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor"""
     target = self.dtype if dtype is None else ge_dtype(dtype)
-    sizes = dtype_promote(DataType.DT_INT32, list(size))
+    sizes = dtype_promote(DataType.DT_INT32, size if isinstance(size, ge.Tensor) else list(size))
     if layout is not None and layout != torch.strided:
         raise NotImplementedError("new_empty_strided is converted only for dense (strided) tensors")
     empty = ge.op1("Empty", {"shape": sizes}, {"dtype": TORCHAIR_DTYPE_NUMBER[target], "init": False}, dtypes=target)
     # TorchAir views the fresh buffer with the requested strides.
-    inputs = {"x": empty, "size": sizes, "stride": index_input(list(stride)), "storage_offset": index_input(0)}
+    inputs = {"x": empty, "size": sizes, "stride": index_input(stride), "storage_offset": index_input(0)}
     return ge.op1("AsStrided", inputs)
 
 

@@ -25,6 +25,7 @@ from fxlab.ir import ge
 from fxlab.ir.builder import Tensor, current_builder
 from fxlab.ir.model import DataType, IrOp
 from fxlab.passes.inference_rule import attach_inference_rules
+from fxlab.passes.converters.promotion import dtype_promote
 from fxlab.passes.converters.registry import CONVERTERS, Sample, register_converter
 
 aten = torch.ops.aten
@@ -64,9 +65,12 @@ def convert_copy(self: Tensor, src: Tensor, non_blocking: bool = False, *, meta_
     """copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor"""
     if self is src:
         return ge.op1("Identity", {"x": src}, shapes=[src.shape])
-    src = ge.cast_to(src, self.dtype)
-    if tuple(src.shape) == tuple(self.shape) and all(d >= 0 for d in self.shape):
-        return src  # same shape: no broadcast needed, the value is src itself
+    cast = ge.cast_to(src, self.dtype)
+    # TorchAir compares the sizes as the FX values print them; a fresh Cast has none, so
+    # a copy that changes the dtype is always broadcast.
+    if cast is src and src.symbolic_shape == self.symbolic_shape:
+        return src  # same sizes: no broadcast needed, the value is src itself
+    src = cast
     return ge.op1("BroadcastTo", {"x": src, "shape": _shape_of(self)}, shapes=[self.shape])
 
 
@@ -103,7 +107,9 @@ def _slice_scatter_step1(self: Tensor, src: Tensor, dim: int, start: int, end: i
     if end != sys.maxsize and end > _INT32_MAX:
         raise NotImplementedError("StridedSliceV2 does not support bounds beyond INT32_MAX")
     dim %= len(self.shape)
-    limit = self.shape[dim]
+    # TorchAir reads the size from the FX value: with a symbolic size a negative bound
+    # becomes a symbolic expression, which its Const then holds at the traced value.
+    limit = (self.symsize or list(self.shape))[dim]
     end = end % limit if end < 0 else min(end, _INT32_MAX)
     start = start % limit if start < 0 else min(start, _INT32_MAX)
     start = min(start, end)
@@ -116,7 +122,8 @@ def _strided_slice(x: Tensor, begin: int, end: int, dim: int) -> Tensor:
     operands = {"x": x, "begin": _index_const(begin), "end": _index_const(end), "axes": _index_const(dim), "strides": _index_const(1)}
     masks = {"begin_mask": 0, "end_mask": 0, "ellipsis_mask": 0, "new_axis_mask": 0, "shrink_axis_mask": 0}
     shape = list(x.shape)
-    shape[dim] = max(0, min(end, shape[dim]) - min(begin, shape[dim])) if shape[dim] >= 0 else -1
+    static = shape[dim] >= 0 and type(begin) is int and type(end) is int
+    shape[dim] = max(0, min(end, shape[dim]) - min(begin, shape[dim])) if static else -1
     return ge.op1("StridedSliceV2", operands, masks, shapes=[tuple(shape)])
 
 
@@ -125,7 +132,8 @@ def _slice_scatter_by_index(self: Tensor, src: Tensor, dim: int, start: Any, end
     sizes = _shape_of(self)
     if not isinstance(end, Tensor) and end == sys.maxsize:
         end = _gather(sizes, dim)
-    start, end, step = (v if isinstance(v, Tensor) else ge.const(v, DataType.DT_INT32) for v in (start, end, step))
+    # As TorchAir: every bound int32, a symbolic (int64) one and the fresh Shape cast.
+    sizes, start, end, step = dtype_promote(DataType.DT_INT32, sizes, start, end, step)
     limit = ge.op1("Minimum", {"x1": _gather(sizes, dim), "x2": end})
     index = ge.op1("Range", {"start": start, "limit": limit, "delta": step})
     others = [d for d in range(len(src.shape)) if d != dim]
@@ -177,7 +185,16 @@ def convert_as_strided_scatter(
     storage_offset = 0 if storage_offset is None else storage_offset
     target = ge_dtype(meta_outputs.dtype) if meta_outputs is not None else self.dtype
     self, src = ge.cast_to(self, target), ge.cast_to(src, target)
-    return _view_copy(self, list(size), list(stride), storage_offset, src, list(size), ())
+    if isinstance(size, Tensor):
+        # TorchAir's form for a symbolic size: it takes the rank of the size's Pack (1) for
+        # the rank of the view, so the source strides are a Pack of one 1 whatever the rank.
+        src_stride = ge.op1("Pack", {"x0": ge.const(1, DataType.DT_INT64)}, {"N": 1, "axis": 0})
+        return _view_copy(self, size, _sizes(stride), storage_offset, src, size, (), src_stride)
+    return _view_copy(self, list(size), _sizes(stride), storage_offset, src, list(size), ())
+
+
+def _sizes(value: Any) -> Any:
+    return value if isinstance(value, Tensor) else list(value)
 
 
 def _contiguous_strides(size: Sequence[int]) -> list[int]:
@@ -187,9 +204,12 @@ def _contiguous_strides(size: Sequence[int]) -> list[int]:
     return strides
 
 
-def _view_copy(dst: Tensor, size: Any, stride: Any, offset: Any, src: Tensor, src_size: Any, dependencies: Sequence[Tensor]) -> Tensor:
-    """``ViewCopy``: ``src`` (dense, shaped ``src_size``) written into ``dst`` seen through
-    (size, stride, offset); operands in TorchAir's creation order."""
+def _view_copy(
+    dst: Tensor, size: Any, stride: Any, offset: Any, src: Tensor, src_size: Any, dependencies: Sequence[Tensor], src_stride: Any = None
+) -> Tensor:
+    """``ViewCopy``: ``src`` (dense, shaped ``src_size``; its strides ``src_stride``, by
+    default the contiguous ones) written into ``dst`` seen through (size, stride, offset);
+    operands in TorchAir's creation order."""
     operands = {
         "dst": dst,
         "dst_size": _index_const(size),
@@ -197,7 +217,7 @@ def _view_copy(dst: Tensor, size: Any, stride: Any, offset: Any, src: Tensor, sr
         "dst_storage_offset": _index_const(offset),
         "src": src,
         "src_size": _index_const(src_size),
-        "src_stride": _index_const(_contiguous_strides(src_size)),
+        "src_stride": _index_const(_contiguous_strides(src_size) if src_stride is None else src_stride),
         "src_storage_offset": _index_const(0),
     }
     return ge.op("ViewCopy", operands, None, ("dst",), shapes=[dst.shape], dependencies=list(dependencies))[0]
@@ -242,19 +262,20 @@ def _regenerate(info: Any, moved: list[Tensor], base_metas: list[Any]) -> _Mutat
         if _same_layout(base, view):
             return _MutatedArg(index, moved[index])
         offset = ge.const(view.storage_offset(), DataType.DT_INT64)
-        return _as_strided_arg(index, moved[index], list(view.size()), list(view.stride()), offset)
+        return _as_strided_arg(index, moved[index], list(view.size()), list(view.stride()), offset, view)
     if isinstance(info, af.AsStridedViewInfo):
         view = torch.as_strided(base, info.size, info.stride, info.storage_offset)
         if _same_layout(base, view):
             return _MutatedArg(index, moved[index])
-        return _as_strided_arg(index, moved[index], list(info.size), list(info.stride), info.storage_offset)
+        return _as_strided_arg(index, moved[index], list(info.size), list(info.stride), info.storage_offset, view)
     raise NotImplementedError(f"view kind {type(info).__name__} of a mutated input is not converted")
 
 
-def _as_strided_arg(index: int, base: Tensor, size: list[Any], stride: list[Any], offset: Tensor | int) -> _MutatedArg:
+def _as_strided_arg(index: int, base: Tensor, size: list[Any], stride: list[Any], offset: Tensor | int, fake: Any) -> _MutatedArg:
     # sizes and strides: ints, or a symbolic graph's SymInts, passed on as TorchAir passes them
     operands = {"x": base, "size": _index_const(size), "stride": _index_const(stride), "storage_offset": _index_const(offset)}
     view = ge.set_dtype(ge.op1("AsStrided", operands, shapes=[tuple(size)]), base.dtype)
+    current_builder().fake_values[view.tensor] = fake  # TorchAir gives the view the view's value
     return _MutatedArg(index, view, size, stride, offset)
 
 
@@ -332,10 +353,13 @@ def convert_auto_functionalized_v2(mutable_op: Any, *, meta_outputs: Any = None,
     bases = list(kwargs.pop("_all_bases", []))
     names, types = get_mutable_args(mutable_op)
     view_info = read_view_information_from_args(names, types, kwargs, bases)
+    builder = current_builder()
     returns = len(mutable_op._schema.returns)
     metas = list(meta_outputs) if isinstance(meta_outputs, (list, tuple)) else []
     # TorchAir gives each moved base its base's meta, and each AsStrided view its view's.
     moved = [ge.set_dtype(ge.op1("TensorMove", {"x": b}, shapes=[b.shape]), b.dtype) for b in bases]
+    for base, copy in zip(bases, moved):
+        builder.fake_values[copy.tensor] = base.fake
     mutated: list[_MutatedArg] = []
     for name in names:
         info = view_info[name]
@@ -347,11 +371,10 @@ def convert_auto_functionalized_v2(mutable_op: Any, *, meta_outputs: Any = None,
         mutated.append(_regenerate(info, moved, metas[returns:]))
         kwargs[name] = mutated[-1].tensor
     own_meta = None if returns == 0 else metas[0] if returns == 1 else tuple(metas[:returns])
-    builder = current_builder()
     first_new = len(builder.graph.ops)
     out = _mutable_op_converter(mutable_op)(**kwargs, meta_outputs=own_meta)
     # TorchAir gives the op's own ops their rule here, from the moved bases and views.
-    attach_inference_rules(builder.graph.ops[first_new:], kwargs, out, own_meta, builder.provenance.fx_node)
+    attach_inference_rules(builder.graph.ops[first_new:], ((), kwargs), out, own_meta, builder.provenance.fx_node, mutable_op)
     last_op = builder.graph.ops[-1]
     updates = [_updated_base(arg, moved, last_op) for arg in mutated]
     return (*out, *updates) if isinstance(out, tuple) else (out, *updates)

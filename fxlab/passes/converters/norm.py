@@ -23,7 +23,7 @@ from fxlab.ir import ge
 from fxlab.ir.model import DataType, ge_dtype
 from fxlab.passes.converters.layouts import input_layout, output_layout
 from fxlab.passes.converters.registry import Sample, register_converter
-from fxlab.passes.converters.promotion import index_input, pack_symbols
+from fxlab.passes.converters.promotion import dtype_promote, index_input
 from fxlab.passes.converters.shape import fold_trailing_dims, gather_dim, shape_of, squeeze, unsqueeze
 
 aten = torch.ops.aten
@@ -77,6 +77,7 @@ def _layer_norm_default(param: ge.Tensor | None, normalized_shape: Any, value: f
     if param is not None:
         return param
     if isinstance(normalized_shape, ge.Tensor):
+        dtype_promote(DataType.DT_INT32, normalized_shape)  # TorchAir casts here and never uses the result
         dims = normalized_shape
     else:
         dims = ge.const(list(normalized_shape), DataType.DT_INT32)
@@ -95,8 +96,6 @@ def convert_native_layer_norm(
     input: ge.Tensor, normalized_shape: Any, weight: ge.Tensor | None, bias: ge.Tensor | None, eps: float, *, meta_outputs: Any = None
 ) -> list[ge.Tensor]:
     """native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor)"""
-    if isinstance(normalized_shape, (list, tuple)) and any(isinstance(v, ge.Tensor) for v in normalized_shape):
-        normalized_shape = pack_symbols(normalized_shape)
     gamma = _layer_norm_default(weight, normalized_shape, 1.0, input.dtype)
     beta = _layer_norm_default(bias, normalized_shape, 0.0, input.dtype)
     shape = normalized_shape if isinstance(normalized_shape, ge.Tensor) else index_input(list(normalized_shape))

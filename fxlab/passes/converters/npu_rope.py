@@ -128,7 +128,7 @@ def convert_rotary_mul_backward(
     """npu_rotary_mul_backward(Tensor grad, Tensor self, Tensor r1, Tensor r2, str rotary_mode="half") -> (Tensor, Tensor, Tensor)"""
     if self.rank != 4 or r1.rank != 4 or r2.rank != 4:
         refuse("RuntimeError: inputs that are not 4-D")
-    if any(not isinstance(d, int) or d < 0 for t in (grad, self, r1, r2) for d in t.shape):
+    if any(not isinstance(d, int) for t in (grad, self, r1, r2) for d in (t.symsize or t.shape)):  # TorchAir reads symsize
         refuse("NotImplementedError: symbolic sizes")
     if self.shape[3] % 64 != 0 or not _broadcast_fits(self, r1):
         refuse("NotImplementedError: a last dimension that is not a multiple of 64, or r1 not broadcasting to x")

@@ -22,6 +22,7 @@ from fxlab.ir.model import DataType
 from fxlab.ir.npu_dtypes import HIFLOAT8
 from fxlab.passes.converters.npu import npu_converter
 from fxlab.passes.converters.npu_builders import bitcast, npu_dtype, refuse
+from fxlab.passes.converters.promotion import index_input
 from fxlab.passes.converters.registry import Sample
 
 
@@ -194,6 +195,7 @@ def convert_gather_backward(
 ) -> ge.Tensor:
     """npu_gather_backward(Tensor grad, SymInt[] self_size, int dim, Tensor index, bool sparse_grad) -> Tensor"""
     zero = ge.cast(ge.const(0), grad.dtype)
-    zeros = ge.op1("Fill", {"dims": ge.const([int(s) for s in self_size]), "value": zero})
+    # a size list with symbols arrives packed; an int list becomes its Const after the Cast
+    zeros = ge.op1("Fill", {"dims": index_input(self_size), "value": zero})
     inputs = {"data": zeros, "indices": index, "updates": grad}
     return ge.op1("ScatterElements", inputs, {"axis": int(dim), "reduction": "add"})

@@ -16,7 +16,6 @@ them so its IR shows the same ops:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -24,6 +23,7 @@ import torch
 from fxlab.ir import ge
 from fxlab.ir.builder import current_builder
 from fxlab.ir.model import DataType, ge_dtype, torch_dtype
+from fxlab.passes.symbolic_lists import pack_sizes
 
 FLOAT_TYPES = (DataType.DT_BF16, DataType.DT_FLOAT16, DataType.DT_FLOAT, DataType.DT_DOUBLE)
 INT_TYPES = (DataType.DT_INT8, DataType.DT_UINT8, DataType.DT_INT32, DataType.DT_UINT32, DataType.DT_INT64)
@@ -65,26 +65,17 @@ def cast_scalar(value: Any, target: DataType | torch.dtype) -> ge.Tensor:
 INDEX_TYPES = (DataType.DT_INT32, DataType.DT_INT64)
 
 
-def pack_symbols(values: Sequence[Any]) -> ge.Tensor:
-    """A list mixing symbolic sizes (graph tensors) and ints as one int64 ``Pack``, as
-    TorchAir's ``parse_symlist`` makes it; marked ``_force_unknown_shape`` since its value
-    is known only at run time."""
-    items = [v if isinstance(v, ge.Tensor) else ge.const(int(v), DataType.DT_INT64) for v in values]
-    attrs = {"N": len(items), "axis": 0, "_force_unknown_shape": True}
-    packed = ge.op1("Pack", {f"x{i}": t for i, t in enumerate(items)}, attrs, dtypes=DataType.DT_INT64, shapes=[(len(items),)])
-    return ge.set_dtype(packed, DataType.DT_INT64)  # TorchAir gives the Pack the symbols' meta
-
-
 def index_input(value: Any, dtype: DataType = DataType.DT_INT64, *, keep_int32: bool = False) -> ge.Tensor:
     """An index-typed input (axes, dims, shapes, sizes) from an int, an int list (maybe
-    holding symbolic sizes: a :func:`pack_symbols`) or a graph tensor.
+    holding symbolic sizes: packed by
+    :func:`fxlab.passes.symbolic_lists.pack_sizes`) or a graph tensor.
 
     Python values become a ``Const`` of ``dtype`` (a tuple as the list it stands for);
     a graph tensor is cast to ``dtype`` when it has another type, unless ``keep_int32``
     and it is int32 or int64 (what TorchAir's view converter does).
     """
     if isinstance(value, (list, tuple)) and any(isinstance(v, ge.Tensor) for v in value):
-        value = pack_symbols(value)
+        value = pack_sizes(value)
     if isinstance(value, ge.Tensor):
         if keep_int32 and value.dtype in INDEX_TYPES:
             return value

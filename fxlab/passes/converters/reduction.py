@@ -189,16 +189,20 @@ def convert_std(
 
 
 def _std_of_few_elements(self: ge.Tensor, dims: list[int], correction: Any, keepdim: bool, dtype: DataType) -> ge.Tensor | None:
-    """TorchAir's check of the element count each std reduces (static shapes): none gives
-    NaN, as does one with a correction of at least 1; at most ``correction`` (> 1) gives
-    inf, both as a ``Fill`` of the output shape. The output shape is built (``Shape``,
-    ``Gather`` per dim, ``Pack``) whatever the count, as TorchAir does."""
-    if any(d < 0 for d in self.shape):
+    """TorchAir's check of the element count each std reduces (when the reduced sizes are
+    static, whatever the others): none gives NaN, as does one with a correction of at
+    least 1; at most ``correction`` (> 1) gives inf, both as a ``Fill`` of the output
+    shape. The output shape is built (``Shape``, ``Gather`` per dim, ``Pack``) whatever
+    the count, as TorchAir does."""
+    sizes_in = self.symsize
+    if sizes_in is None:
         return None
     rank = self.rank
     count = 1
     for d in dims if dims else range(rank):
-        count *= self.shape[d]
+        count *= sizes_in[d]
+    if isinstance(count, torch.SymInt):
+        return None
     shape = ge.op1("Shape", {"x": self}, {"dtype": 3}, dtypes=DataType.DT_INT32, shapes=[(rank,)])
     gather_attrs = {"validate_indices": True, "batch_dims": 0, "is_preprocessed": False, "negative_index_support": False}
     sizes: list[Any] = [

@@ -25,7 +25,8 @@ import torch
 from fxlab.ir import ge
 from fxlab.ir.builder import current_builder
 from fxlab.ir.model import DataType, IrOp, TensorDesc, attr_of, ge_dtype
-from fxlab.passes.converters.promotion import cast_scalar, dtype_promote, pack_symbols, scalar_input
+from fxlab.passes.converters.promotion import cast_scalar, dtype_promote, scalar_input
+from fxlab.passes.symbolic_lists import pack_sizes
 from fxlab.passes.converters.registry import Sample, register_converter
 
 aten = torch.ops.aten
@@ -119,7 +120,7 @@ def _draw(op_type: str, size: Any, dtype: DataType, generator: Any = None) -> ge
     if not isinstance(size, ge.Tensor) and any(isinstance(d, ge.Tensor) for d in size):
         # Symbolic sizes: TorchAir packs the list when it reads the node's arguments,
         # before the converter draws its Philox inputs.
-        size = pack_symbols(size)
+        size = pack_sizes(size)
     key, counter, alg = _philox_inputs(generator)
     # A size list becomes its Const when the op is called, after the Philox inputs.
     shape = size if isinstance(size, ge.Tensor) else ge.const(list(size), DataType.DT_INT64)
@@ -323,6 +324,10 @@ def convert_multinomial(
     """multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor"""
     if self.rank not in (1, 2):
         raise ValueError(f"multinomial takes a 1-D or 2-D tensor of weights, got {self.rank}-D")
+    if isinstance(num_samples, ge.Tensor):
+        raise NotImplementedError(
+            "multinomial with a symbolic num_samples is not converted (TorchAir writes it into an attr, which cannot hold one)"
+        )
     seed, offset = rng_state(generator)
     # TorchAir passes neither ``replacement`` nor a dtype: the op's defaults (false, int64).
     return ge.op1(

@@ -17,12 +17,16 @@ from typing import Any
 import torch
 
 from fxlab.ir import ge
+from fxlab.ir.builder import current_builder
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, DataType, ge_dtype
 from fxlab.passes.converters import promotion
 from fxlab.passes.converters.promotion import index_input
 from fxlab.passes.converters.registry import Sample, register_converter
+from fxlab.passes.optimize_views import view_reshape, view_sizes
+from fxlab.passes.symbolic_lists import ALL_SYM_ATTR, is_host_size
 
 aten = torch.ops.aten
+VIEW_SIZES_STATE = "view_sizes"  # graph state: symbol -> the GE value rebuilt views use for it
 
 
 # -- argument helpers shared by this family's converters ------------------------------
@@ -159,8 +163,8 @@ def convert_expand(self: ge.Tensor, size: Any, *, implicit: bool = False, meta_o
     """expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)"""
     if implicit:
         raise NotImplementedError("expand with implicit=True has no GE mapping (TorchAir rejects it too)")
-    if meta_outputs is not None and tuple(self.shape) == tuple(_dims(meta_outputs)) and all(d >= 0 for d in self.shape):
-        return self  # TorchAir returns the input itself when nothing is broadcast
+    if meta_outputs is not None and self.symbolic_shape == str(list(meta_outputs.shape)):
+        return self  # TorchAir returns the input itself when its sizes print as the output's
     return ge.op1("BroadcastTo", {"x": self, "shape": index_input(size)})
 
 
@@ -289,3 +293,38 @@ def convert_sym_numel(self: ge.Tensor, *, meta_outputs: Any = None) -> ge.Tensor
     shape = shape_of(self)
     count = ge.op1("ReduceProdD", {"x": shape}, {"axes": [0], "keep_dims": False}, dtypes=shape.dtype, shapes=[()])
     return ge.cast(count, DataType.DT_INT64)
+
+
+def _view_reshape_samples() -> list[Sample]:
+    return [Sample((torch.randn(2, 6), torch.randn(2, 6), [2, 3, 2])), Sample((torch.randn(4, 3), torch.randn(3, 4), [(None, "s0", 1), 3]))]
+
+
+@register_converter(view_reshape, samples=_view_reshape_samples)
+def convert_view_reshape(x: ge.Tensor, base: ge.Tensor, dims: list[Any], *, meta_outputs: Any = None) -> ge.Tensor:
+    """view_reshape(Tensor x, Tensor base, Any[] dims) -> Tensor"""
+    # The value first found for each symbol serves the rest of the graph, as in TorchAir
+    # (the key says whether it serves only the graph's first rebuilt view).
+    known: dict[str, Any] = current_builder().graph_state.setdefault(VIEW_SIZES_STATE, {})
+    parts = []
+    for dim in dims:
+        if isinstance(dim, int):
+            parts.append(ge.const(dim, DataType.DT_INT64))
+            continue
+        given, key, base_dim = dim
+        if key not in known:
+            if given is None and base_dim < 0:
+                raise NotImplementedError(f"the rebuilt view's size {key} is named by no view and is no size of its base")
+            known[key] = given if given is not None else gather_dim(shape_of(base, DataType.DT_INT32), base_dim)
+        parts.append(known[key] if isinstance(known[key], ge.Tensor) else ge.const(int(known[key]), DataType.DT_INT64))
+    attrs: dict[str, Any] = {"N": len(parts), "axis": 0}
+    if all(is_host_size(p) for p in parts):
+        attrs[ALL_SYM_ATTR] = True
+    attrs["_force_unknown_shape"] = True
+    packed = ge.op1("Pack", {f"x{i}": p for i, p in enumerate(parts)}, attrs)
+    return ge.op1("Reshape", {"x": x, "shape": packed}, {"axis": 0, "num_axes": -1})
+
+
+@register_converter(view_sizes, samples=lambda: [Sample(([2, 3],))])
+def convert_view_sizes(sizes: Any, *, meta_outputs: Any = None) -> Any:
+    """view_sizes(SymInt[] sizes) -> ()"""
+    return sizes  # the conversion packed a symbolic list before this runs; nothing else is made

@@ -200,6 +200,12 @@ def one_node_graph(target: Any, sample: Sample) -> tuple[fx.GraphModule, list[to
         val = pytree.tree_map(lambda t: fake_mode.from_tensor(t, static_shapes=True) if isinstance(t, torch.Tensor) else t, eager)
     call = graph.call_function(target, tuple(args), dict(kwargs))
     call.meta["val"] = val
+    add_outputs(graph, call, val)
+    return fx.GraphModule(torch.nn.Module(), graph), tensors
+
+
+def add_outputs(graph: fx.Graph, call: fx.Node, val: Any) -> None:
+    """The graph's output: the call's value, a tuple read through ``getitem`` nodes."""
     if isinstance(val, (tuple, list)):
         outs = []
         for i, item in enumerate(val):
@@ -209,7 +215,6 @@ def one_node_graph(target: Any, sample: Sample) -> tuple[fx.GraphModule, list[to
         graph.output(tuple(outs))
     else:
         graph.output((call,))
-    return fx.GraphModule(torch.nn.Module(), graph), tensors
 
 
 def _bind(sample: Sample, tensors: list[torch.Tensor]) -> tuple[tuple[Any, ...], dict[str, Any]]:
@@ -257,18 +262,24 @@ def _check_converter(target: Any, index: int | None) -> None:
     placeholders = result.graph.ops_of_type(UNSUPPORTED_OP_TYPE)
     assert not placeholders, [op.attr_value("_fxlab_reason") for op in placeholders]
 
+    check_against_eager(target, sample, result.graph, _clone(tensors), list(range(len(tensors))))
+
+
+def check_against_eager(target: Any, sample: Sample, graph: Any, ir_inputs: list[Any], positions: list[int]) -> None:
+    """Run ``graph`` on ``ir_inputs`` (the sample's tensors at ``positions`` among them)
+    and compare its outputs, and the tensors it writes, with the op run eagerly."""
+    tensors = [ir_inputs[i] for i in positions]
     eager_tensors = _clone(tensors)
     eager_args, eager_kwargs = _bind(sample, eager_tensors)
     # Outputs an output mask turned off are None in ATen and absent from the graph.
     expected = [e for e in _flat_outputs(REFERENCES.get(str(target), target)(*eager_args, **eager_kwargs)) if e is not None]
     if str(target) in OUTPUT_ORDER:
         expected = [expected[i] for i in OUTPUT_ORDER[str(target)]]
-    ir_tensors = _clone(tensors)
     values: dict[str, Any] = {}
-    ge_outputs = execute(result.graph, ir_tensors, values)
+    ge_outputs = execute(graph, ir_inputs, values)
     # What the converter computed for each output, those TorchAir makes on the host too
     # (a view of an input: its GE op is in the graph, read by nothing); no None outputs.
-    actual = [a for a in converter_fx_outputs(result.graph, ir_tensors, ge_outputs, values) if a is not None]
+    actual = [a for a in converter_fx_outputs(graph, ir_inputs, ge_outputs, values) if a is not None]
 
     assert len(actual) == len(expected), f"{len(actual)} graph outputs, eager gave {len(expected)}"
     if str(target) in RANDOM_DRAWS:
@@ -285,7 +296,7 @@ def _check_converter(target: Any, index: int | None) -> None:
     out_tensors = _out_argument_positions(target, sample, len(tensors))
     if str(target) in NOT_WRITTEN_BACK:
         out_tensors.add(0)
-    for i, (got, want) in enumerate(zip(ir_tensors, eager_tensors)):
+    for i, (got, want) in enumerate(zip(tensors, eager_tensors)):
         if i in out_tensors:
             continue
         torch.testing.assert_close(got, want, equal_nan=True, msg=lambda m: f"{target} input {i} after the op: {m}")
