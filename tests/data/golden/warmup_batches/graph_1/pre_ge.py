@@ -8,7 +8,7 @@ class GraphModule(torch.nn.Module):
         getitem: "f32[s77, 4, 16]" = native_layer_norm[0];  native_layer_norm = None
         mul_10: "Sym(4*s77)" = sym_size * 4
         view_sizes = fxlab_passes_optimize_views_view_sizes([mul_10, 16]);  view_sizes = None
-        view_reshape: "f32[4*s77, 16]" = fxlab_passes_optimize_views_view_reshape(getitem, getitem, [(mul_10, '4*s77', -1), 16]);  getitem = None
+        view_reshape: "f32[4*s77, 16]" = fxlab_passes_optimize_views_view_reshape(getitem, getitem, [(mul_10, '4*s77 (first rebuilt view)', -1), 16]);  getitem = None
         permute_default: "f32[16, 32]" = torch.ops.aten.permute.default(arg4_1, [1, 0]);  arg4_1 = None
         addmm: "f32[4*s77, 32]" = torch.ops.aten.addmm.default(arg5_1, view_reshape, permute_default);  arg5_1 = view_reshape = permute_default = None
         view_sizes_1 = fxlab_passes_optimize_views_view_sizes([sym_size, 4, 32]);  view_sizes_1 = None
