@@ -58,7 +58,9 @@ class CallLog:
             index = len(self.graphs()) - 1
             self.compile_ids[index] = _compile_id()
             first = inner(fw)
-            by_call: dict[int, Callable[..., Any]] = {}
+            # Each later call's recorder wraps the graph once; a call that failed and was
+            # tried again (a second size the model does not run at) has a new recorder.
+            by_recorder: dict[int, Callable[..., Any]] = {}
 
             def run(*args: Any) -> Any:
                 call = self._current
@@ -66,9 +68,10 @@ class CallLog:
                     call.graphs.append(index)
                 if call is None or call.index == 0:
                     return first(*args)
-                if call.index not in by_call:
-                    by_call[call.index] = self.recorders[call.index].wrap(fw)
-                return by_call[call.index](*args)
+                recorder = self.recorders[call.index]
+                if id(recorder) not in by_recorder:
+                    by_recorder[id(recorder)] = recorder.wrap(fw)
+                return by_recorder[id(recorder)](*args)
 
             return run
 

@@ -201,3 +201,40 @@ def test_a_second_size_grows_one_symbol_alone_when_the_model_fixes_another_witho
     first, second = trace.calls
     assert second.origin == "derived (+1): dim 0 of x: 2 -> 3" and second.inputs == "x: f32[3, 4]"
     assert second.check.ok and second.ir_check.ok and second.ir_check.compared > 0  # unverified: the op has no GE prototype
+
+
+FAILS_AFTER_THE_FIRST_GRAPH = """
+import torch
+
+lib = torch.library.Library("fxlabretry", "DEF")
+lib.define("width4(Tensor x) -> Tensor")
+lib.impl("width4", lambda x: x + 1, "CPU")
+
+
+def _meta(x):
+    if x.shape[1] != 4:  # the compiled model fails at another width, eager does not
+        raise RuntimeError("width4 takes a width of 4")
+    return torch.empty_like(x)
+
+
+lib.impl("width4", _meta, "Meta")
+
+
+def model(x):
+    h = x * 2
+    torch._dynamo.graph_break()
+    return torch.ops.fxlabretry.width4(h)
+
+
+example_inputs = (torch.randn(2, 4),)
+compile_options = {"dynamic": True}
+"""
+
+
+def test_a_second_size_tried_again_records_the_graphs_it_runs(write_model):
+    # Growing both dims runs graph 0 and then fails in graph 1; the retry with the batch
+    # alone runs graph 0 again: its IR is checked on the retry's inputs.
+    trace = capture_trace(load_model(write_model(FAILS_AFTER_THE_FIRST_GRAPH)), stages=STAGES)
+    first, second = trace.calls
+    assert second.origin == "derived (+1): dim 0 of x: 2 -> 3" and 0 in second.graphs
+    assert second.ir_check is not None and second.ir_check.ok and not second.ir_check.not_run, second.ir_check
