@@ -242,9 +242,9 @@ def check_user_passes(runs: Sequence[tuple[GraphTrace, Any]], recorder: RunRecor
 
 def torchair_faults(graph: GraphTrace) -> list[str]:
     """What TorchAir's passes are known to get wrong in this graph (their notes)."""
-    from fxlab.passes.aclgraph.reinplace_inplaceable_ops import SCATTER_READ_FAULT
+    from fxlab.passes.torchair_refusals import TORCHAIR_FAULT
 
-    return [note for record in graph.aclgraph_passes for note in record.get("notes", []) if note.startswith(SCATTER_READ_FAULT)]
+    return [note for record in graph.aclgraph_passes for note in record.get("notes", []) if note.startswith(TORCHAIR_FAULT)]
 
 
 def _result(cmp: Comparison, not_run: list[str]) -> CheckResult:

@@ -93,7 +93,8 @@ def optimize_fx_passes(options: TorchAirOptions) -> FxPassPlan:
     if options.custom_pre_pass is not None:
         add(user_pass("post_grad_custom_pre_pass", options.custom_pre_pass))
     if options.remove_noop_ops:
-        add(NamedPass("remove_noop_ops", remove_noop_ops))
+        in_order = options.aclgraph  # the aclgraph path runs the graph node by node
+        add(NamedPass("remove_noop_ops", lambda gm: remove_noop_ops(gm, in_order)))
     cann = options.cann_supports_view_inplace
     add(NamedPass("recover_view_inplace_pattern", lambda gm: recover_view_inplace_pattern(gm, cann_supported=cann)))
     if options.mode == MAX_AUTOTUNE:

@@ -10,6 +10,12 @@ inputs and outputs.
 The rules are Inductor's (torch/_inductor/fx_passes/post_grad.py), held here so that a
 trace need not import Inductor (most of a second, more than the pass itself); the tests
 run both on the same graphs and require the same result.
+
+Neither looks at writes of the source after the no-op: ``copy(x)`` read after a ``copy_``
+epilogue wrote ``x`` held ``x``'s value before the write, and ``x`` itself holds the one
+after. On the aclgraph path, which runs the graph in order, such a reader then gets the
+written value; with ``in_order`` the pass notes it as a TorchAir fault (the numeric check
+names it beside the mismatch).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import torch
 import torch.fx as fx
 
 from fxlab.passes.infra import PassResult
+from fxlab.passes.torchair_refusals import TORCHAIR_FAULT
 from torch._prims_common import is_integer_dtype
 from torch.fx.experimental.symbolic_shapes import statically_known_true, sym_eq
 from torch.utils import _pytree as pytree
@@ -97,11 +104,13 @@ def _rules() -> dict[Any, NoopRule]:
 NOOP_RULES = _rules()
 
 
-def remove_noop_ops(gm: fx.GraphModule) -> PassResult[fx.GraphModule]:
-    """Remove the no-op calls of ``gm`` in place."""
+def remove_noop_ops(gm: fx.GraphModule, in_order: bool = False) -> PassResult[fx.GraphModule]:
+    """Remove the no-op calls of ``gm`` in place; with ``in_order`` (the graph runs node by
+    node, as on the aclgraph path), note readers that then read a value written since."""
     graph = gm.graph
     removed = False
     guard = _AliasGuard(graph)
+    stale = _StaleReads(graph) if in_order else None
     for node in list(graph.nodes):
         rule = NOOP_RULES.get(node.target) if node.op == "call_function" else None
         if rule is None:
@@ -113,12 +122,39 @@ def remove_noop_ops(gm: fx.GraphModule) -> PassResult[fx.GraphModule]:
             continue
         fake = _fake_arguments(node)
         if fake is not None and rule.is_noop(*fake[0], **fake[1]):
+            if stale is not None:
+                stale.check(node, source)
             node.replace_all_uses_with(source)
             graph.erase_node(node)
             removed = True
     if removed:
         gm.recompile()
-    return PassResult(gm, removed)
+    return PassResult(gm, removed, notes=stale.notes if stale is not None else [])
+
+
+class _StaleReads:
+    """Readers of a removed no-op that, reading its source instead, come after an in-place
+    write of the source's memory (a ``copy_`` epilogue into a graph input)."""
+
+    def __init__(self, graph: fx.Graph) -> None:
+        self.order = {node: i for i, node in enumerate(graph.nodes)}
+        self.writes = [n for n in graph.nodes if n.op == "call_function" and n.target is aten.copy_.default]
+        self.notes: list[str] = []
+
+    def check(self, node: fx.Node, source: fx.Node) -> None:
+        storage = _storage(source)
+        if storage is None:
+            return
+        at = self.order[node]
+        writes = [w for w in self.writes if isinstance(w.args[0], fx.Node) and _storage(w.args[0]) == storage and self.order[w] > at]
+        for write in writes:
+            readers = [u.name for u in node.users if self.order[u] > self.order[write]]
+            if readers:
+                self.notes.append(
+                    f"{TORCHAIR_FAULT}: {', '.join(readers)} read {source.name} after {write.name} writes it in place, where they read "
+                    f"{node.name} ({node.target}), its value before the write: TorchAir's remove_noop_ops (Inductor's rule) replaces "
+                    "a no-op by its input without looking at later writes of it"
+                )
 
 
 class _AliasGuard:

@@ -19,6 +19,10 @@ from pathlib import Path
 from typing import Any
 
 TABLE_PATH = Path(__file__).with_name("torchair_converters.json")
+# How a pass's note begins when it names something TorchAir's own pass gets wrong (fxlab's
+# pass does the same, to give TorchAir's graph): the checks quote these notes beside the
+# mismatch they cause.
+TORCHAIR_FAULT = "TorchAir fault"
 CONVERTS, REFUSES, NO_CONVERTER = "converts", "refuses", "no converter"
 # torch's own operator namespaces. TorchAir converts their ops only with a registered
 # converter: its auto converter is for users' custom ops, and fxlab never makes up a GE

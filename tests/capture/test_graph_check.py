@@ -118,6 +118,30 @@ def test_a_graph_torchairs_reinplace_breaks_fails_with_its_fault_named():
     assert all(f.startswith("graph 0: TorchAir fault: ") and "by the re-inplaced op's input, torch's own pass by the scatter's base" in f for f in faults)
 
 
+def test_a_copy_torchairs_noop_removal_reads_after_its_write_is_named():
+    # Found by the property test: TorchAir's remove_noop_ops replaces copy(x1) by x1,
+    # which the graph's epilogue writes before x0's copy_ reads it (the buffer is the
+    # graph's first input, and epilogues go in input order).
+    class CopyThenWrite(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("x1", torch.randn(4, 4))
+
+        def forward(self, x0):
+            x1 = self.x1  # read first: Dynamo makes it the first graph input
+            x0.copy_(x1)
+            x1.add_(1.5)
+            return ()
+
+    trace = _trace(CopyThenWrite(), torch.randn(4, 4))
+    check = trace.aclgraph_check
+    assert check.failed and trace.status == "partial"
+    mismatch, fault = check.mismatches
+    assert mismatch.startswith("graph 0 input ") and mismatch.endswith("after the call: max |diff| 1.5")
+    assert fault.startswith("graph 0: TorchAir fault: copy__1 read ") and "TorchAir's remove_noop_ops (Inductor's rule)" in fault
+    assert _trace(CopyThenWrite(), torch.randn(4, 4), mode="max-autotune").status == "ok"
+
+
 def test_out_given_as_a_list_reaches_the_named_out_arguments():
     # TorchAir's replace_dynamic_workspace_ops calls npu_fused_infer_attention_score.out
     # with out=[attention_out, softmax_lse]; the CPU run passes them by their schema names.

@@ -104,3 +104,25 @@ def test_the_rules_cover_what_inductor_registers():
     from torch._inductor.fx_passes.post_grad import noop_registry
 
     assert set(NOOP_RULES) == set(noop_registry)
+
+
+def _copy_then_write(x1, x0):
+    # The epilogues write the inputs in order: x1 first, then x0 from x1.
+    x0.copy_(x1)  # x0 gets x1's value before the write below
+    x1.add_(1.5)
+    return ()
+
+
+def test_a_reader_left_after_a_write_of_the_no_ops_input_is_noted_when_the_graph_runs_in_order():
+    x1, x0 = torch.randn(4, 4), torch.randn(4, 4)
+    gm = functional_graph(_copy_then_write, x1.clone(), x0.clone())
+    assert not remove_noop_ops(gm).notes  # the GE graph is dataflow: no order to go wrong
+    gm = functional_graph(_copy_then_write, x1.clone(), x0.clone())
+    (note,) = remove_noop_ops(gm, in_order=True).notes
+    assert note == (
+        "TorchAir fault: copy__1 read arg0_1 after copy_ writes it in place, where they read copy (aten.copy.default), its value "
+        "before the write: TorchAir's remove_noop_ops (Inductor's rule) replaces a no-op by its input without looking at later writes of it"
+    )
+    got1, got0 = x1.clone(), x0.clone()
+    gm(got1, got0)  # run in order, x0 gets the written value: what the note says
+    torch.testing.assert_close(got0, x1 + 1.5)

@@ -51,9 +51,10 @@ from fxlab.passes.fx_args import arg_node
 from fxlab.passes.aclgraph.stream_users import MultiInplaceOp, multi_inplace_ops, writes_are_stream_safe
 from fxlab.passes.infra import PassResult
 from fxlab.passes.stream_labels import annotate_stream_scopes
+from fxlab.passes.torchair_refusals import TORCHAIR_FAULT
 
 
-SCATTER_READ_FAULT = "TorchAir fault"
+SCATTER_READ_FAULT = TORCHAIR_FAULT
 OVERLAP_FAULT = f"{SCATTER_READ_FAULT} (overlapping in-place op)"
 
 
