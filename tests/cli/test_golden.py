@@ -1,8 +1,10 @@
 """Every file `fxlab trace --out` writes for the examples, compared byte for byte with the
 files saved before the last change to the writers (`tests/data/golden/`), except the
-manifest's figures that depend on the machine: the checks' max |diff| (float rounding
-differs between CPUs) is compared with a tolerance, and the torch version by release (its
-local label, `+cpu` or none, says which wheel pip chose).
+numbers a CPU computes: every floating-point number is compared within the checks' own
+fp32 tolerance (float rounding differs between CPUs: a Python float a model computes
+before a graph break becomes a constant of the next graph, in its code, its node records
+and its GE `Const`), the binary `.pb` by the graph it decodes to, and the manifest's torch
+version by release (its local label, `+cpu` or none, says which wheel pip chose).
 
 The examples are copied to one fixed folder first, because the FX graphs carry the model
 file's absolute path in their source locations (and so do the dumps). A change that is
@@ -31,9 +33,11 @@ UPDATE = os.environ.get("FXLAB_UPDATE_GOLDEN") == "1"
 EXAMPLE_NAMES = sorted(p.stem for p in EXAMPLES.glob("*.py"))
 # Wall-clock figures are the one thing that differs from run to run.
 SECONDS = re.compile(rb'("seconds": )[0-9.eE+-]+')
-# A max |diff| this close to the saved one is the same result computed on another CPU
-# (the fp32 absolute tolerance of the checks themselves).
+# A number this close to the saved one is the same result computed on another CPU (the
+# fp32 tolerances of the checks themselves).
 MAX_DIFF_TOLERANCE = 1e-5
+FLOAT_RTOL = 1e-5
+FLOAT = re.compile(r"[-+]?(?:\d+\.\d*|\.\d+)(?:[eE][-+]?\d+)?|[-+]?\d+[eE][-+]?\d+")
 
 
 @pytest.fixture(scope="module")
@@ -92,7 +96,35 @@ def test_saved_trace_is_unchanged(name, mode, fixed_home, monkeypatch):
         if relative == "manifest.json":
             assert_same_manifest(json.loads(data), json.loads(expected[relative]), f"{name}/{relative}")
         else:
-            assert data == expected[relative], f"{name}/{relative} differs from the saved file"
+            assert_same_file(relative, data, expected[relative], f"{name}/{relative}")
+
+
+def assert_same_file(relative: str, data: bytes, saved: bytes, where: str) -> None:
+    """The same bytes, or the same text but for floats that agree within
+    :data:`FLOAT_RTOL`; a GE protobuf file (``.pb``, and ``.pbtxt``, whose tensor data is
+    raw bytes) as the graph it decodes to."""
+    if data == saved:
+        return
+    if relative.endswith((".pb", ".pbtxt")):
+        data, saved = (_decoded_graph(relative, d) for d in (data, saved))
+    assert_same_text(data.decode(), saved.decode(), where)
+
+
+def _decoded_graph(relative: str, data: bytes) -> bytes:
+    from fxlab.ir.dumps import graph_to_json_text
+    from fxlab.ir.ge_proto import decode_model_def
+    from fxlab.ir.pbtxt import pbtxt_to_graph
+
+    graph = decode_model_def(data) if relative.endswith(".pb") else pbtxt_to_graph(data.decode())
+    return graph_to_json_text(graph).encode()
+
+
+def assert_same_text(text: str, saved: str, where: str) -> None:
+    """Equal text between the floats, and each float within the tolerance of the saved one."""
+    assert FLOAT.split(text) == FLOAT.split(saved), f"{where} differs from the saved file"
+    for value, expected in zip(FLOAT.findall(text), FLOAT.findall(saved)):
+        close = abs(float(value) - float(expected)) <= MAX_DIFF_TOLERANCE * 0.1 + FLOAT_RTOL * abs(float(expected))
+        assert close, f"{where}: {value} is not {expected}"
 
 
 def assert_same_manifest(written: object, expected: object, where: str) -> None:
@@ -113,6 +145,18 @@ def assert_same_manifest(written: object, expected: object, where: str) -> None:
             assert_same_manifest(value, saved, f"{where}[{index}]")
     else:
         assert written == expected and type(written) is type(expected), f"{where}: {written!r} is not {expected!r}"
+
+
+def test_floats_a_cpu_computes_are_compared_with_a_tolerance() -> None:
+    saved = "RealDiv(x, ge.Const(2.475034236907959, dtype=0))  # 3 ops"
+    assert_same_text("RealDiv(x, ge.Const(2.475034475326538, dtype=0))  # 3 ops", saved, "f")
+    for changed, message in [
+        ("RealDiv(x, ge.Const(2.4751, dtype=0))  # 3 ops", "f: 2.4751 is not 2.475034236907959"),
+        ("RealDiv(x, ge.Const(2.475034236907959, dtype=0))  # 4 ops", "f differs from the saved file"),
+        ("Mul(x, ge.Const(2.475034236907959, dtype=0))  # 3 ops", "f differs from the saved file"),
+    ]:
+        with pytest.raises(AssertionError, match=re.escape(message)):
+            assert_same_text(changed, saved, "f")
 
 
 def test_the_manifests_machine_figures_are_compared_with_a_tolerance() -> None:
