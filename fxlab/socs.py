@@ -70,6 +70,10 @@ KNOWN_SOCS: dict[str, SocInfo] = {
 }
 
 
+# The SoC every command stands in when none is named: an Atlas A2 part.
+DEFAULT_SOC = "Ascend910B2"
+
+
 def soc_by_name(name: str) -> SocInfo:
     """Look a SoC up by name (case-insensitive); an unknown name lists the known ones."""
     for known, soc in KNOWN_SOCS.items():

@@ -18,3 +18,9 @@ ASCEND_IR = "ascend_ir"  # the GE graph (not an FX graph)
 FX_STAGES: tuple[str, ...] = (DYNAMO, ATEN, FUNCTIONAL, PRE_GE, ACLGRAPH)
 # Every stage a trace may record.
 ALL_STAGES: tuple[str, ...] = (*FX_STAGES, ASCEND_IR)
+
+# The pass lists a graph records, each named for what it makes: the ``pre_ge`` and
+# ``aclgraph`` stages (TorchAir's FX passes, the user's among them), and the GE graph
+# after conversion (TorchAir's GE-graph passes), in the order they run.
+GE_GRAPH_PASSES = "ge_graph"
+PASS_LISTS: tuple[str, ...] = (PRE_GE, GE_GRAPH_PASSES, ACLGRAPH)

@@ -20,6 +20,7 @@ import torch.fx as fx
 
 from fxlab.capture.check import Comparison, GraphRun, RunRecorder, clone_tree, missing_cpu_kernel
 from fxlab.capture.ir_check import uninitialised_outputs, unused_outputs, unused_value_note
+from fxlab.capture.record_graph import LiveGraph
 from fxlab.capture.trace import CheckResult, GraphTrace
 from fxlab.stage_names import ACLGRAPH, FUNCTIONAL
 
@@ -136,19 +137,19 @@ def _compare_run(
         cmp.add(f"{label} input {i} after the call", e, a)
 
 
-def verify_aclgraph(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> CheckResult:
+def verify_aclgraph(graphs: Sequence[tuple[GraphTrace, LiveGraph]], recorder: RunRecorder) -> CheckResult:
     """Each graph's ``aclgraph`` module on the inputs its functional graph got in the
     compiled run, against that run's outputs and written inputs."""
     cmp = Comparison()
     not_run: list[str] = []
     approximations: list[str] = []
-    for graph in graphs:
-        run = recorder.run_of(graph.modules[FUNCTIONAL])
+    for graph, live in graphs:
+        run = recorder.run_of(live.modules[FUNCTIONAL])
         unrecorded = _why_not_recorded(run, recorder)
         if unrecorded is not None or run is None:
             not_run.append(f"graph {graph.index}: {unrecorded}")
             continue
-        gm = graph.modules[ACLGRAPH]
+        gm = live.modules[ACLGRAPH]
         inputs = clone_tree(run.inputs_before)
         emulated: list[str] = []
         ran = run_on_cpu(gm, inputs, emulated)
@@ -165,7 +166,7 @@ def verify_aclgraph(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> Chec
             not_run.append(f"graph {graph.index}: the aclgraph graph was not run: {ran.reason}")
             continue
         graph_cmp = Comparison(values=not _draws_random(gm))
-        _compare_outputs(graph, graph_cmp, run.outputs or [], ran.outputs or [])
+        _compare_outputs(graph.index, live, graph_cmp, run.outputs or [], ran.outputs or [])
         _compare_run(graph_cmp, f"graph {graph.index}", [], run.inputs_after or [], [], inputs)
         if graph_cmp.mismatches:
             graph_cmp.mismatches += faults
@@ -190,15 +191,15 @@ def _why_not_recorded(run: GraphRun | None, recorder: RunRecorder) -> str | None
     return None
 
 
-def _compare_outputs(graph: GraphTrace, cmp: Comparison, expected: Sequence[Any], outputs: Sequence[Any]) -> None:
+def _compare_outputs(index: int, graph: LiveGraph, cmp: Comparison, expected: Sequence[Any], outputs: Sequence[Any]) -> None:
     """The aclgraph graph's outputs against the compiled run's. Only values the runtime
     uses are judged (as in the IR check): an output aot_autograd re-makes from an input,
     and a fresh buffer nothing wrote, are compared by shape and dtype."""
     if len(outputs) != len(expected):
-        cmp.mismatches.append(f"graph {graph.index}: {len(outputs)} output(s) for {len(expected)}")
+        cmp.mismatches.append(f"graph {index}: {len(outputs)} output(s) for {len(expected)}")
     unused, undefined = unused_outputs(graph), uninitialised_outputs(graph)
     for i, (e, a) in enumerate(zip(expected, outputs)):
-        label = f"graph {graph.index} output {i}"
+        label = f"graph {index} output {i}"
         if i in unused or i in undefined:
             if isinstance(e, torch.Tensor):
                 cmp.add_form(label, e, a)
@@ -208,13 +209,13 @@ def _compare_outputs(graph: GraphTrace, cmp: Comparison, expected: Sequence[Any]
             cmp.add(label, e, a)
 
 
-def check_user_passes(runs: Sequence[tuple[GraphTrace, Any]], recorder: RunRecorder) -> CheckResult:
+def check_user_passes(runs: Sequence[tuple[GraphTrace, LiveGraph, Any]], recorder: RunRecorder) -> CheckResult:
     """Each user pass's graph before and after it, on the traced inputs."""
     cmp = Comparison()
     not_run: list[str] = []
-    for graph, user_run in runs:
+    for graph, live, user_run in runs:
         label = f"graph {graph.index}: after the user's {user_run.name} ({user_run.function})"
-        functional = graph.modules.get(FUNCTIONAL)
+        functional = live.modules.get(FUNCTIONAL)
         recorded = recorder.run_of(functional) if functional is not None else None
         if recorded is None or user_run.after is None:
             not_run.append(f"{label}: the compiled run did not record this graph's inputs")
@@ -244,7 +245,7 @@ def torchair_faults(graph: GraphTrace) -> list[str]:
     """What TorchAir's passes are known to get wrong in this graph (their notes)."""
     from fxlab.passes.torchair_refusals import TORCHAIR_FAULT
 
-    return [note for record in graph.aclgraph_passes for note in record.get("notes", []) if note.startswith(TORCHAIR_FAULT)]
+    return [note for record in graph.passes.get(ACLGRAPH, []) for note in record.notes if note.startswith(TORCHAIR_FAULT)]
 
 
 def _result(cmp: Comparison, not_run: list[str]) -> CheckResult:

@@ -17,6 +17,7 @@ import torch
 import torch.fx as fx
 
 from fxlab.capture.check import Comparison, GraphRun, RunRecorder, clone_tree
+from fxlab.capture.record_graph import LiveGraph
 from fxlab.capture.stages import REGENERATED_OUTPUTS
 from fxlab.capture.trace import CheckResult, GraphTrace
 from fxlab.ir.model import IrGraph
@@ -24,7 +25,7 @@ from fxlab.passes.conversion_result import FAILED_STATUSES
 from fxlab.stage_names import FUNCTIONAL
 
 
-def verify_ir(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> CheckResult:
+def verify_ir(graphs: Sequence[tuple[GraphTrace, LiveGraph]], recorder: RunRecorder) -> CheckResult:
     """Execute each graph's Ascend IR on the inputs its functional graph got in the
     compiled run; compare outputs and the graph inputs it mutates. A graph whose IR
     cannot run (an op not converted, no reference kernel, a kernel that raises) is
@@ -36,8 +37,8 @@ def verify_ir(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> CheckResul
     cmp = Comparison()
     not_run: list[str] = []
     approximations: list[str] = []
-    for graph in graphs:
-        reason = _verify_graph(graph, recorder, cmp, approximations)
+    for graph, live in graphs:
+        reason = _verify_graph(graph, live, recorder, cmp, approximations)
         if reason:
             not_run.append(f"graph {graph.index}: {reason}")
     if cmp.compared == 0 and not cmp.mismatches and not_run:
@@ -48,33 +49,33 @@ def verify_ir(graphs: Sequence[GraphTrace], recorder: RunRecorder) -> CheckResul
     return result
 
 
-def _verify_graph(graph: GraphTrace, recorder: RunRecorder, cmp: Comparison, approximations: list[str]) -> str | None:
+def _verify_graph(graph: GraphTrace, live: LiveGraph, recorder: RunRecorder, cmp: Comparison, approximations: list[str]) -> str | None:
     """Run one graph's IR and add its comparisons to ``cmp`` (and a note to
     ``approximations`` when only GE's known approximations differ); the reason it could
     not run, or which values it could not compare (random draws)."""
     from fxlab.ir.approximations import exact_kernels
 
-    unconverted = _unconverted_targets(graph)
+    unconverted = _unconverted_targets(live)
     if unconverted:
         return f"not every op converted ({', '.join(unconverted)})"
-    run = recorder.run_of(graph.modules[FUNCTIONAL])
+    run = recorder.run_of(live.modules[FUNCTIONAL])
     if run is not None and run.stopped:
         return f"the compiled run stopped in this graph: {run.stopped}"
     if run is None or run.outputs is None:
         if recorder.stopped:
             return f"the compiled run stopped before this graph ran: {recorder.stopped}"
         return "the compiled run did not record this graph's inputs"
-    as_ge, reason = _run_ir(graph, run)
+    as_ge, reason = _run_ir(graph, live, run)
     if reason:
         return reason
     if as_ge.mismatches:
-        exact = exact_kernels(_ir_of(graph).ops, _fx_nodes(graph))
-        as_exact, _ = _run_ir(graph, run, exact) if exact else (None, None)
+        exact = exact_kernels(_ir_of(graph).ops, _fx_nodes(live))
+        as_exact, _ = _run_ir(graph, live, run, exact) if exact else (None, None)
         if as_exact is not None and as_exact.compared and not as_exact.mismatches:
             approximations.append(_approximation_note(graph, exact, as_ge.max_abs_diff))
             as_ge = as_exact
     if as_ge.mismatches:
-        as_ge.mismatches += _torchair_faults(graph)
+        as_ge.mismatches += _torchair_faults(graph, live)
     cmp.merge(as_ge)
     return _drawn_note(graph, run)
 
@@ -121,7 +122,7 @@ def _drawn_note(graph: GraphTrace, run: GraphRun) -> str | None:
     return f"values of {drawn} output(s) not compared, only their shapes and dtypes: {', '.join(drawing)} draw(s) random numbers on the device, which the CPU reference cannot reproduce"
 
 
-def _run_ir(graph: GraphTrace, run: GraphRun, kernels_by_op: Any = None) -> tuple[Comparison, str | None]:
+def _run_ir(graph: GraphTrace, live: LiveGraph, run: GraphRun, kernels_by_op: Any = None) -> tuple[Comparison, str | None]:
     """One reference run of the graph's IR on the recorded inputs, compared with the
     compiled run; or the reason it could not run. Values that depend on a random draw
     are compared by shape and dtype only."""
@@ -141,7 +142,7 @@ def _run_ir(graph: GraphTrace, run: GraphRun, kernels_by_op: Any = None) -> tupl
         return cmp, str(exc)
     except Exception as exc:  # noqa: BLE001 - reported as a check that could not run
         return cmp, f"the reference run failed: {type(exc).__name__}: {exc}"
-    drawing = _compare_outputs(graph, run, cmp, outputs, values)
+    drawing = _compare_outputs(graph, live, run, cmp, outputs, values)
     for i, (e, a) in enumerate(zip(run.inputs_after or [], inputs)):
         if drawing and isinstance(e, torch.Tensor):  # an input written from a draw
             cmp.add_form(f"graph {graph.index} input {i} after the call", e, a)
@@ -150,7 +151,7 @@ def _run_ir(graph: GraphTrace, run: GraphRun, kernels_by_op: Any = None) -> tupl
     return cmp, None
 
 
-def _compare_outputs(graph: GraphTrace, run: GraphRun, cmp: Comparison, outputs: list[Any], values: dict[str, Any]) -> list[str]:
+def _compare_outputs(graph: GraphTrace, live: LiveGraph, run: GraphRun, cmp: Comparison, outputs: list[Any], values: dict[str, Any]) -> list[str]:
     """Add the IR run's outputs (and the values converters computed for outputs made on
     the host) to ``cmp``; returns the GE ops that draw random numbers."""
     from fxlab.ir.host_outputs import converted_values
@@ -159,12 +160,12 @@ def _compare_outputs(graph: GraphTrace, run: GraphRun, cmp: Comparison, outputs:
     if len(outputs) < len(expected):  # the IR may have more: the outputs written into inputs
         cmp.mismatches.append(f"graph {graph.index}: {len(outputs)} IR output(s) for {len(expected)} compiled output(s)")
     from_draws, drawing = _drawn_outputs(graph, expected, recorded)
-    positions, unused, undefined = _output_positions(graph, run), unused_outputs(graph), uninitialised_outputs(graph)
+    positions, unused, undefined = _output_positions(graph, run), unused_outputs(live), uninitialised_outputs(live)
     for i, (e, a) in enumerate(zip(expected, outputs)):
         if positions[i] in unused:  # its shape still counts: aot checks it as it re-makes the output
             if isinstance(e, torch.Tensor):
                 cmp.add_form(f"graph {graph.index} output {i}", e, a)
-            cmp.notes.extend(unused_value_note(graph, positions[i], unused[positions[i]], e, a))
+            cmp.notes.extend(unused_value_note(live, positions[i], unused[positions[i]], e, a))
         elif (i < len(from_draws) and from_draws[i] or positions[i] in undefined) and isinstance(e, torch.Tensor):
             cmp.add_form(f"graph {graph.index} output {i}", e, a)
         else:
@@ -175,7 +176,7 @@ def _compare_outputs(graph: GraphTrace, run: GraphRun, cmp: Comparison, outputs:
         if i in undefined:
             continue
         if i < len(expected) and i in unused:
-            cmp.notes.extend(unused_value_note(graph, i, unused[i], expected[i], a, " as its converter computed it (in GE)"))
+            cmp.notes.extend(unused_value_note(live, i, unused[i], expected[i], a, " as its converter computed it (in GE)"))
         elif i < len(expected):
             label = f"graph {graph.index} output {i} as its converter computed it (in GE, not returned)"
             if drawing and isinstance(expected[i], torch.Tensor):
@@ -198,7 +199,7 @@ _UNINITIALISED = frozenset(
 )
 
 
-def uninitialised_outputs(graph: GraphTrace) -> set[int]:
+def uninitialised_outputs(graph: LiveGraph) -> set[int]:
     """The functional graph's outputs (by index) that are a freshly allocated buffer
     nothing in the graph wrote."""
     functional = graph.modules.get(FUNCTIONAL)
@@ -208,14 +209,14 @@ def uninitialised_outputs(graph: GraphTrace) -> set[int]:
     return {i for i, r in enumerate(returned) if isinstance(r, fx.Node) and str(r.target) in _UNINITIALISED}
 
 
-def unused_outputs(graph: GraphTrace) -> dict[int, int | None]:
+def unused_outputs(graph: LiveGraph) -> dict[int, int | None]:
     """The graph outputs whose value the runtime does not take from the graph: ``{output
     index: the graph input it aliases (None: another output)}``."""
     return graph.modules[FUNCTIONAL].meta.get(REGENERATED_OUTPUTS, {})
 
 
 def unused_value_note(
-    graph: GraphTrace, index: int, base: int | None, expected: Any, actual: Any, what: str = "", whose: str = "the Ascend IR's"
+    graph: LiveGraph, index: int, base: int | None, expected: Any, actual: Any, what: str = "", whose: str = "the Ascend IR's"
 ) -> list[str]:
     """Nothing when the checked graph's value (``whose``) of an output the runtime re-makes
     agrees anyway; else one sentence saying it differs, and why that does not count."""
@@ -251,7 +252,7 @@ def _ir_of(graph: GraphTrace) -> IrGraph:
     return graph.ir
 
 
-def _fx_nodes(graph: GraphTrace) -> dict[str, fx.Node]:
+def _fx_nodes(graph: LiveGraph) -> dict[str, fx.Node]:
     module = graph.converted_module()
     return {} if module is None else {n.name: n for n in module.graph.nodes}
 
@@ -279,20 +280,20 @@ def _as_python_scalar(value: Any, like: Any) -> Any:
     return value
 
 
-def _torchair_faults(graph: GraphTrace) -> list[str]:
+def _torchair_faults(graph: GraphTrace, live: LiveGraph) -> list[str]:
     """For a graph whose IR disagrees: the nodes of ops TorchAir is known to convert into
     a wrong result, each with what goes wrong."""
     from fxlab.passes.torchair_refusals import wrong_result
 
     faults: dict[str, list[str]] = {}
-    for node in _fx_nodes(graph).values():
+    for node in _fx_nodes(live).values():
         why = wrong_result(node.target) if node.op == "call_function" else None
         if why:
             faults.setdefault(why, []).append(node.name)
     return [f"graph {graph.index}: {', '.join(names)}: {why}" for why, names in faults.items()]
 
 
-def _unconverted_targets(graph: GraphTrace) -> list[str]:
-    if graph.conversion is None:  # a trace loaded from disk keeps only the summary
-        return ["the conversion is partial"] if graph.ir_summary and graph.ir_summary.get("partial") else []
+def _unconverted_targets(graph: LiveGraph) -> list[str]:
+    if graph.conversion is None:
+        return []
     return sorted({n.target for n in graph.conversion.nodes if n.status in FAILED_STATUSES})

@@ -102,6 +102,22 @@ def load_model(path: str | Path, entry: str | None = None, plugins: list[str | P
     return LoadedModel(fn=fn, args=args, kwargs=kwargs, path=Path(path), entry=entry_name, module=module, more_inputs=more)
 
 
+def load_object(fn: Any, inputs: Any, plugins: list[str | Path] | tuple = ()) -> LoadedModel:
+    """Import plugins, then take ``fn`` (an ``nn.Module`` or a function) and its inputs as
+    a model file's ``model`` and ``example_inputs`` (a list of input sets: a warm-up)."""
+    for plugin in plugins:
+        load_python_file(plugin, role="plugin")
+    name = getattr(fn, "__name__", type(fn).__name__)
+    if not callable(fn):
+        raise ModelLoadError(f"the model is {_describe(fn)}, not something fxlab can call. Pass an nn.Module or a function.")
+    if inputs is None:
+        raise ModelLoadError(f"{name}: no inputs were given. Pass the example inputs the model is called with.")
+    sets = list(inputs) if is_input_sets(inputs) else [inputs]
+    args, kwargs = normalize_inputs(sets[0], name)
+    more = [normalize_inputs(s, f"{name} input set {number}") for number, s in enumerate(sets[1:], start=1)]
+    return LoadedModel(fn=fn, args=args, kwargs=kwargs, entry="model", more_inputs=more)
+
+
 def _find_model(module: types.ModuleType, path: Path, entry: str | None) -> tuple[Any, list[Any], str]:
     """The model, its input sets (one, or a warm-up's several) and the name it was found by."""
     if entry is not None:

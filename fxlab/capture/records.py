@@ -265,6 +265,7 @@ def _record(node: fx.Node, ge_ops: Iterable[str]) -> NodeRecord:
         op=op,
         target=target,
         args=format_args(node),
+        inputs=[n.name for n in node.all_input_nodes],
         outputs=[_one_tensor_meta(value)] if isinstance(value, torch.Tensor) else tensor_meta(value),
         provenance=prov,
         mutates=mutates,

@@ -1,27 +1,26 @@
 """The Trace: what fxlab recorded about one model, as plain data.
 
 trace -> graphs (one per Dynamo graph) -> stages (dynamo, aten, functional, then pre_ge in
-GE graph mode or aclgraph in the ACL graph modes) -> nodes (with provenance and mutation
-info); and the calls of the compiled model (which graphs each ran, which it compiled and
-why). Everything here serializes to JSON and
-loads back, so saved traces can be diffed later; the live ``GraphModule`` objects and
-the Ascend IR ride along on :class:`GraphTrace` but are not part of the JSON of a stage.
-No printing in this layer.
+GE graph mode or aclgraph in the ACL graph modes) -> nodes (with their inputs, provenance
+and mutation info); per graph every pass list's records, the conversion to Ascend IR and
+the IR itself; the checks; and the calls of the compiled model (which graphs each ran,
+which it compiled and why).
+
+Nothing here is live: no ``GraphModule``, no tensor, no function. What the checks need
+while a model is being captured (the graph modules, the conversion's per-node results)
+is held beside the trace by the capture (:class:`fxlab.capture.pipeline.LiveGraph`).
+A trace is saved and loaded by one serializer (:mod:`fxlab.capture.serialize`), and
+loading gives back an equal trace. No printing in this layer.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
-from typing import Any, TypedDict
-
-import torch.fx as fx
+from dataclasses import dataclass, field
+from typing import Any
 
 from fxlab.ir.model import IrGraph
-from fxlab.passes.conversion_result import ConversionResult
-from fxlab.passes.pattern_fusion import UserPassRun
-from fxlab.passes.torchair_options import TorchAirOptions
-from fxlab.reports.conversion_summary import SummaryRow, summarize_conversion
-from fxlab.stage_names import FUNCTIONAL, PRE_GE
+from fxlab.passes.infra import PassRecord
+from fxlab.reports.conversion_summary import SummaryRow
 
 
 @dataclass
@@ -58,12 +57,14 @@ class Provenance:
 
 @dataclass
 class NodeRecord:
-    """One FX node: what it is, what it produces, where it came from, what it mutates."""
+    """One FX node: what it is, what it reads, what it produces, where it came from, what
+    it mutates."""
 
     name: str
     op: str  # placeholder | call_function | call_method | call_module | get_attr | output
     target: str
-    args: str
+    args: str  # the arguments as readable text
+    inputs: list[str] = field(default_factory=list)  # the nodes it reads, in order (its graph edges)
     outputs: list[TensorMeta] = field(default_factory=list)
     provenance: Provenance = field(default_factory=Provenance)
     mutates: list[str] = field(default_factory=list)  # schema argument names written in place
@@ -94,19 +95,23 @@ class StageTrace:
         return sum(1 for n in self.nodes if n.kind == kind)
 
 
-class IrSummary(TypedDict, total=False):
-    """What the ``ascend_ir`` stage says about its conversion (saved as it is)."""
+@dataclass
+class ConversionRecord:
+    """What the conversion of one graph to Ascend IR gave: how many GE ops, whether every
+    node converted, what it said, the GE options the graph needs, and the per-target
+    summary (TorchAir's ``fx_summary``)."""
 
     ops: int
     partial: bool
-    seconds: float
-    warnings: list[str]
-    notes: list[str]
-    assigns_to_outputs: list[str]  # Assign ops made graph outputs (fxlab's output-reuse pass)
-    ge_options: dict[str, str]  # the GE compile options the graph needs
-    host_outputs: list[str]  # FX outputs TorchAir makes on the host, one sentence each
-    not_converted: list[dict[str, Any]]  # ops not converted, with why (and TorchAir's verdict)
-    auto_converted: list[dict[str, Any]]  # custom ops converted by TorchAir's auto-converter rule
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    assigns_to_outputs: list[str] = field(default_factory=list)  # Assign ops made graph outputs (output reuse)
+    ge_options: dict[str, str] = field(default_factory=dict)
+    host_outputs: list[str] = field(default_factory=list)  # FX outputs TorchAir makes on the host, one sentence each
+    not_converted: list[dict[str, Any]] = field(default_factory=list)  # {"op", "nodes", "status", "reason"}
+    auto_converted: list[dict[str, Any]] = field(default_factory=list)  # custom ops converted by TorchAir's auto rule
+    summary: list[SummaryRow] = field(default_factory=list)  # one row per target, saved as conversion_summary.*
 
 
 @dataclass
@@ -116,44 +121,33 @@ class GraphTrace:
     index: int
     break_reason: str | None = None
     break_location: str | None = None
+    error: str | None = None
     stages: dict[str, StageTrace] = field(default_factory=dict)
     mutated_inputs: list[str] = field(default_factory=list)
-    ir_summary: IrSummary | None = None
-    error: str | None = None
-    # TorchAir's passes before conversion, in order: {"pass", "changed", "removed", "added"}.
-    pre_ge_passes: list[dict[str, Any]] = field(default_factory=list)
-    # TorchAir's aclgraph passes (_optimize_fx, then optimize_graph_without_runtime), in order.
-    aclgraph_passes: list[dict[str, Any]] = field(default_factory=list)
-    # Users' register_replacement patterns and their matches (PatternReport.to_json()).
+    # Every pass list that ran (:data:`fxlab.stage_names.PASS_LISTS`), each pass with what
+    # it did, in order; the user's own passes are records of the list they ran in.
+    passes: dict[str, list[PassRecord]] = field(default_factory=dict)
+    # Users' register_replacement patterns and their matches (PatternReport's data).
     patterns: list[dict[str, Any]] = field(default_factory=list)
+    conversion: ConversionRecord | None = None
+    ir: IrGraph | None = None
+    # TorchAir's "py" dump of the IR, grouped by FX node and source line (ascend_ir.py).
+    ir_py: str | None = None
+    capture_code: str | None = None  # the ACL graph capture module (aclgraph_capture.py)
     # With --converter torchair on the aclgraph path: whose graph the stage is, and how
     # TorchAir's own passes' graph compares with fxlab's ({"same": bool, "differences": [...]}).
     torchair_aclgraph: dict[str, Any] | None = None
     # Streams, events and stream core limits on the aclgraph path (aclgraph_streams.GraphStreams).
     streams: dict[str, Any] | None = None
-    capture_code: str | None = field(default=None, repr=False, compare=False)  # saved as aclgraph_capture.py
-    # Live objects, not serialized with the stages.
-    modules: dict[str, fx.GraphModule] = field(default_factory=dict, repr=False, compare=False)
-    ir: IrGraph | None = field(default=None, repr=False, compare=False)
-    conversion: ConversionResult | None = field(default=None, repr=False, compare=False)
-    conversion_rows: list[SummaryRow] | None = field(default=None, repr=False, compare=False)  # see conversion_summary()
-    user_pass_runs: list[UserPassRun] = field(default_factory=list, repr=False, compare=False)
 
-    def converted_module(self) -> fx.GraphModule | None:
-        """The FX graph the Ascend IR was converted from: TorchAir's own after its passes
-        (``--converter torchair``), else the ``pre_ge`` stage, else ``functional``."""
-        converted = self.conversion.fx_graph if self.conversion is not None else None
-        return converted or self.modules.get(PRE_GE) or self.modules.get(FUNCTIONAL)
+    @property
+    def partial(self) -> bool:
+        """Not every node of the graph converted to Ascend IR."""
+        return self.conversion is not None and self.conversion.partial
 
-    def conversion_summary(self) -> list[SummaryRow]:
-        """The conversion summary of this graph (:func:`summarize_conversion`), made once:
-        saving and printing both show it. Empty without a live conversion."""
-        if self.conversion_rows is None:
-            converted = self.converted_module()
-            if self.conversion is None or converted is None:
-                return []
-            self.conversion_rows = summarize_conversion(converted, self.conversion)
-        return self.conversion_rows
+    def pass_records(self, pass_list: str) -> list[PassRecord]:
+        """The records of one pass list (``pre_ge``, ``ge_graph``, ``aclgraph``)."""
+        return self.passes.get(pass_list, [])
 
 
 @dataclass
@@ -200,20 +194,6 @@ class CheckResult:
         return bool(self.skipped or self.not_run)
 
 
-def check_to_json(check: CheckResult | None) -> dict[str, Any] | None:
-    if check is None:
-        return None
-    data = asdict(check)
-    for key in ("approximations", "notes"):
-        if not data[key]:
-            del data[key]  # written only where there is something to say
-    return data
-
-
-def check_from_json(data: dict[str, Any] | None) -> CheckResult | None:
-    return CheckResult(**data) if data else None
-
-
 # A trace's status words: ``ok`` when every check ran and matched; ``unverified`` when
 # nothing disagreed but a check could not run (or not for everything); ``partial`` for a
 # real difference (a mismatch, an op not converted, a broken stage); ``failed`` for a run
@@ -236,13 +216,6 @@ class Recompile:
     reasons: list[str] = field(default_factory=list)
     words: list[str] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
-        return {"graph": self.graph, "reasons": list(self.reasons), "words": list(self.words)}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Recompile:
-        return cls(int(data["graph"]), list(data.get("reasons", [])), list(data.get("words", [])))
-
 
 @dataclass
 class CallRecord:
@@ -255,7 +228,7 @@ class CallRecord:
     compiled: list[int] = field(default_factory=list)  # those compiled on this call
     recompiles: list[Recompile] = field(default_factory=list)
     check: CheckResult | None = None  # eager vs compiled on this call's inputs
-    ir_check: CheckResult | None = None  # the Ascend IR of the graphs that ran, on this call's inputs
+    ir_check: CheckResult | None = None  # the mode's graph (Ascend IR or aclgraph) of the graphs that ran, on this call's inputs
 
     @property
     def reused(self) -> list[int]:
@@ -265,181 +238,36 @@ class CallRecord:
     def failed(self) -> bool:
         return any(c is not None and c.failed for c in (self.check, self.ir_check))
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "index": self.index,
-            "inputs": self.inputs,
-            "origin": self.origin,
-            "graphs": list(self.graphs),
-            "compiled": list(self.compiled),
-            "reused": self.reused,
-            "recompiles": [r.to_json() for r in self.recompiles],
-            "check": check_to_json(self.check),
-            "ir_check": check_to_json(self.ir_check),
-        }
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> CallRecord:
-        return cls(
-            index=int(data["index"]),
-            inputs=str(data.get("inputs", "")),
-            origin=str(data.get("origin", "given")),
-            graphs=list(data.get("graphs", [])),
-            compiled=list(data.get("compiled", [])),
-            recompiles=[Recompile.from_json(r) for r in data.get("recompiles", [])],
-            check=check_from_json(data.get("check")),
-            ir_check=check_from_json(data.get("ir_check")),
-        )
-
 
 @dataclass
 class Trace:
+    """One model's trace (see the module docstring)."""
+
     model: str
     entry: str
     fxlab_version: str
     torch_version: str
     graphs: list[GraphTrace] = field(default_factory=list)
     stages: list[str] = field(default_factory=list)
-    check: CheckResult | None = None
-    ir_check: CheckResult | None = None
-    status: str = "ok"  # ok | unverified | partial | failed (see STATUSES)
-    notes: list[str] = field(default_factory=list)
     mode: str = "max-autotune"  # TorchAir's config.mode the trace followed
     options_set: list[str] = field(default_factory=list)  # "option=value (where)" the user set
-    aclgraph_check: CheckResult | None = None  # the aclgraph graph on CPU vs the compiled run
-    user_pass_check: CheckResult | None = None  # each user pass's graph before vs after
-    options: TorchAirOptions | None = field(default=None, repr=False, compare=False)  # the options followed (live)
     # torch.compile options the model asked for (fxlab.capture.compile_options), if any.
     compile_options: dict[str, Any] = field(default_factory=dict)
+    status: str = "ok"  # ok | unverified | partial | failed (see STATUSES)
+    notes: list[str] = field(default_factory=list)
+    check: CheckResult | None = None  # eager vs compiled
+    ir_check: CheckResult | None = None  # the Ascend IR on CPU vs the compiled run
+    aclgraph_check: CheckResult | None = None  # the aclgraph graph on CPU vs the compiled run
+    user_pass_check: CheckResult | None = None  # each user pass's graph before vs after
     # Each call of the compiled model, in order (one, unless a warm-up or a second size ran).
     calls: list[CallRecord] = field(default_factory=list)
 
-    def to_json(self, with_stages: bool = True) -> dict[str, Any]:
-        return {
-            "model": self.model,
-            "entry": self.entry,
-            "fxlab_version": self.fxlab_version,
-            "torch_version": self.torch_version,
-            "stages": list(self.stages),
-            "status": self.status,
-            "notes": list(self.notes),
-            "check": check_to_json(self.check),
-            "ir_check": check_to_json(self.ir_check),
-            "mode": self.mode,
-            "options_set": list(self.options_set),
-            "aclgraph_check": check_to_json(self.aclgraph_check),
-            "user_pass_check": check_to_json(self.user_pass_check),
-            "graphs": [graph_to_json(g, with_stages) for g in self.graphs],
-            **self.calls_json(),
-        }
-
-    def calls_json(self) -> dict[str, Any]:
-        """The compile options the model asked for, and the calls when there was more than
-        one (a warm-up, or a dynamic graph checked at a second size): only when there are."""
-        extra: dict[str, Any] = {}
-        if self.compile_options:
-            extra["compile_options"] = dict(self.compile_options)
-        if len(self.calls) > 1:
-            extra["calls"] = [call.to_json() for call in self.calls]
-        return extra
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Trace:
-        return cls(
-            model=data["model"],
-            entry=data["entry"],
-            fxlab_version=data["fxlab_version"],
-            torch_version=data["torch_version"],
-            stages=list(data.get("stages", [])),
-            status=data.get("status", "ok"),
-            notes=list(data.get("notes", [])),
-            check=check_from_json(data.get("check")),
-            ir_check=check_from_json(data.get("ir_check")),
-            mode=data.get("mode", "max-autotune"),
-            options_set=list(data.get("options_set", [])),
-            aclgraph_check=check_from_json(data.get("aclgraph_check")),
-            user_pass_check=check_from_json(data.get("user_pass_check")),
-            graphs=[graph_from_json(g) for g in data.get("graphs", [])],
-            compile_options=dict(data.get("compile_options", {})),
-            calls=[CallRecord.from_json(item) for item in data.get("calls", [])],
+    def checks(self) -> list[tuple[str, CheckResult]]:
+        """The first call's checks that ran, with their labels, in the order shown."""
+        named = (
+            ("eager vs compiled", self.check),
+            ("Ascend IR on CPU vs compiled", self.ir_check),
+            ("aclgraph graph on CPU vs compiled", self.aclgraph_check),
+            ("user passes (graph before vs after)", self.user_pass_check),
         )
-
-
-def graph_to_json(graph: GraphTrace, with_stages: bool = True) -> dict[str, Any]:
-    return {
-        "index": graph.index,
-        "break_reason": graph.break_reason,
-        "break_location": graph.break_location,
-        "mutated_inputs": list(graph.mutated_inputs),
-        "ir_summary": graph.ir_summary,
-        "error": graph.error,
-        "pre_ge_passes": list(graph.pre_ge_passes),
-        "aclgraph_passes": list(graph.aclgraph_passes),
-        "patterns": list(graph.patterns),
-        "torchair_aclgraph": graph.torchair_aclgraph,
-        "streams": graph.streams,
-        "stages": {name: stage_to_json(stage) for name, stage in graph.stages.items()} if with_stages else sorted(graph.stages),
-        "ir": (graph.ir.to_json() if with_stages else True) if graph.ir is not None else None,
-    }
-
-
-def graph_from_json(data: dict[str, Any]) -> GraphTrace:
-    graph = GraphTrace(
-        index=data["index"],
-        break_reason=data.get("break_reason"),
-        break_location=data.get("break_location"),
-        mutated_inputs=list(data.get("mutated_inputs", [])),
-        ir_summary=data.get("ir_summary"),
-        error=data.get("error"),
-        pre_ge_passes=list(data.get("pre_ge_passes", [])),
-        aclgraph_passes=list(data.get("aclgraph_passes", [])),
-        patterns=list(data.get("patterns", [])),
-        torchair_aclgraph=data.get("torchair_aclgraph"),
-        streams=data.get("streams"),
-        capture_code=data.get("capture_code"),
-        stages={name: stage_from_json(s) for name, s in data.get("stages", {}).items()},
-    )
-    if data.get("ir"):
-        graph.ir = IrGraph.from_json(data["ir"])
-    return graph
-
-
-def stage_to_json(stage: StageTrace) -> dict[str, Any]:
-    return {"name": stage.name, "code": stage.code, "nodes": [node_to_json(n) for n in stage.nodes]}
-
-
-def node_to_json(node: NodeRecord) -> dict[str, Any]:
-    # Written out by hand: dataclasses.asdict deep-copies every value and is the slowest
-    # part of saving a large trace.
-    prov = node.provenance
-    return {
-        "name": node.name,
-        "op": node.op,
-        "target": node.target,
-        "args": node.args,
-        "outputs": [{"shape": m.shape, "dtype": m.dtype, "stride": m.stride} for m in node.outputs],
-        "provenance": {
-            "file": prov.file,
-            "line": prov.line,
-            "code": prov.code,
-            "module_path": prov.module_path,
-            "from_node": prov.from_node,
-            "original_aten": prov.original_aten,
-            **({"library_location": prov.library_location} if prov.library_location else {}),
-        },
-        "mutates": node.mutates,
-        "kind": node.kind,
-        "scopes": node.scopes,
-        "ge_ops": node.ge_ops,
-    }
-
-
-def stage_from_json(data: dict[str, Any]) -> StageTrace:
-    return StageTrace(name=data["name"], code=data["code"], nodes=[node_from_json(n) for n in data["nodes"]])
-
-
-def node_from_json(data: dict[str, Any]) -> NodeRecord:
-    data = dict(data)
-    data["outputs"] = [TensorMeta(**m) for m in data.get("outputs", [])]
-    data["provenance"] = Provenance(**data.get("provenance", {}))
-    return NodeRecord(**data)
+        return [(label, check) for label, check in named if check is not None]

@@ -3,15 +3,13 @@ TorchAir's, or two saved traces, node by node."""
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from fxlab.cli import console
-from fxlab.cli.common import EntryOpt, ModeOpt, PluginOpt, capture_model
+from fxlab.cli.common import EntryOpt, ModeOpt, PluginOpt, open_session, request_of
 from fxlab.cli.app import app
 from fxlab.errors import FxlabError, UsageError
 from fxlab.ir.json_values import dumps_strict
@@ -103,7 +101,7 @@ def mode_for(left: str, right: str, mode: str | None) -> str | None:
     """The mode a pair of stages needs: ``pre_ge`` and the Ascend IR are the GE graph's
     (max-autotune), ``aclgraph`` the aclgraph path's (reduce-overhead unless --mode
     npugraph_ex); other stages follow --mode or the model file."""
-    from fxlab.capture.torchair_config import check_mode
+    from fxlab.passes.torchair_options import check_mode
 
     check_mode(mode)
     ge = [s for s in (left, right) if s == PRE_GE or s in IR_STAGES]
@@ -140,19 +138,27 @@ def _model_diff(
     torchair_path: Path | None,
     mode: str | None = None,
 ) -> Any:
+    # The capture and TorchAir's loader import torch: imported when the command runs.
+    from fxlab.compat.torchair_copies import find_torchair
     from fxlab.diff.trace_diff import TraceDiff, diff_graph, select_graphs
+    from fxlab.viz.safe_text import plain
 
-    torchair_dir = _find_torchair(torchair_path) if TORCHAIR_STAGE in (left, right) else None
     stages = (FUNCTIONAL, ASCEND_IR) if left in IR_STAGES else tuple(s for s in FX_STAGES if s in (left, right))
+    request = request_of(model=model, entry=entry, plugins=tuple(plugins or ()), stages=stages, mode=mode, verify=False, torchair_path=torchair_path)
+    with_torchair = TORCHAIR_STAGE in (left, right)
+    if with_torchair:
+        find_torchair(torchair_path)  # found before the slow capture, so a bad path fails fast
     # TorchAir is open for the capture too, as for `fxlab trace --converter torchair`: its
     # session defines torch_npu's operators, and the captured graph's npu ops must still be
     # defined when TorchAir converts it.
-    with _torchair_session(torchair_dir) as torchair:
-        _, trace = capture_model(model, entry, plugins, stages, verify=False, mode=mode)
+    status = console.err().status("loading model", spinner="dots")
+    with status, open_session(request, lambda message: status.update(plain(message)), with_torchair=with_torchair) as session:
+        captured = session.capture()
+        trace = captured.trace
         indices = select_graphs(len(trace.graphs), graph)
         diff = TraceDiff(left, right, notes=[f"graph {g.index}: {g.error}" for g in trace.graphs if g.error and g.index in indices])
         if left in IR_STAGES:
-            sides = _ir_sides(trace, indices, torchair, diff.notes)
+            sides = _ir_sides(captured, indices, session.torchair, diff.notes, status)
         else:
             sides = {i: (trace.graphs[i].stages.get(left), trace.graphs[i].stages.get(right)) for i in indices}
     for index in indices:
@@ -161,47 +167,22 @@ def _model_diff(
     return diff
 
 
-def _find_torchair(explicit: Path | None) -> Any:
-    """Where TorchAir is (found before the slow capture, so a bad path fails fast)."""
-    from fxlab.compat.torchair_copies import find_torchair
-
-    return find_torchair(explicit)
-
-
-@contextlib.contextmanager
-def _torchair_session(torchair_dir: Any) -> Iterator[Any]:
-    """TorchAir loaded from ``torchair_dir`` for the block (None: nothing loaded)."""
-    if torchair_dir is None:
-        yield None
-        return
-    from fxlab.compat.bridge import open_torchair
-
-    with contextlib.ExitStack() as session:
-        with console.err().status("loading TorchAir", spinner="dots"):  # the capture has its own spinner
-            torchair = session.enter_context(open_torchair(torchair_dir))
-        yield torchair
-
-
-def _ir_sides(trace: Any, indices: list[int], torchair: Any, notes: list[str]) -> dict[int, tuple[Any, Any]]:
+def _ir_sides(captured: Any, indices: list[int], torchair: Any, notes: list[str], status: Any) -> dict[int, tuple[Any, Any]]:
     """(built-in IR, TorchAir's IR) of each graph; TorchAir's bridge notes go to ``notes``."""
-    from fxlab.compat.bridge import run_torchair_conversion
-
+    trace = captured.trace
     if torchair is None:
         return {index: (trace.graphs[index].ir, None) for index in indices}
     sides: dict[int, tuple[Any, Any]] = {}
-    status = console.err().status("converting with TorchAir", spinner="dots")
-    with status:
-        for index in indices:
-            graph = trace.graphs[index]
-            functional = graph.modules.get(FUNCTIONAL)
-            if functional is None:
-                sides[index] = (graph.ir, None)
-                continue
-            status.update(f"converting graph {index} with TorchAir")
-            converted = run_torchair_conversion(functional, f"graph_{index}", torchair)
-            sides[index] = (graph.ir, converted.graph)
-            notes += [n for n in converted.notes if n and n not in notes]
-        notes += _load_notes(torchair.report)
+    for index in indices:
+        functional = captured.graphs[index].modules.get(FUNCTIONAL)
+        if functional is None:
+            sides[index] = (trace.graphs[index].ir, None)
+            continue
+        status.update(f"converting graph {index} with TorchAir")
+        converted = torchair.convert(functional, f"graph_{index}", captured.options)
+        sides[index] = (trace.graphs[index].ir, converted.graph)
+        notes += [n for n in converted.notes if n and n not in notes]
+    notes += _load_notes(torchair.torchair.report)
     return sides
 
 
@@ -231,7 +212,7 @@ def _labels(left: Path, right: Path) -> tuple[str, str]:
 
 
 def _load(path: Path) -> Any:
-    from fxlab.capture.save import load_trace
+    from fxlab.capture.serialize import load_trace
 
     if not path.is_dir():
         what = "does not exist" if not path.exists() else "is not a directory"

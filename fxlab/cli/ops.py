@@ -201,11 +201,11 @@ def _model_ops(model: Path, entry: str | None, plugin: list[Path] | None) -> dic
     """The ops the model's graphs call after TorchAir's passes, with node counts."""
     import torch
 
-    from fxlab.cli.common import capture_model
+    from fxlab.cli.common import capture_request, request_of
 
-    _, trace = capture_model(model, entry, plugin, (FUNCTIONAL, PRE_GE), verify=False)
+    captured = capture_request(request_of(model=model, entry=entry, plugins=tuple(plugin or ()), stages=(FUNCTIONAL, PRE_GE), verify=False))
     counts: dict[str, int] = {}
-    for graph in trace.graphs:
+    for graph in captured.graphs:
         for node in graph.modules[PRE_GE].graph.nodes:
             if node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
                 counts[str(node.target)] = counts.get(str(node.target), 0) + 1

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from fxlab.capture.trace import Trace
 from fxlab.cli import graphviz  # by module: tests stand in for its dot
+from fxlab.cli.files import write_atomic
 from fxlab.cli.graphviz import DrawProgress, write_text
 from fxlab.viz.dot import short_source
 from fxlab.viz.fold import FoldOptions
@@ -67,5 +68,4 @@ def write_html_report(trace: Trace, path: str | Path) -> Path:
     out = Path(path)
     if out.parent != Path(""):
         out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(html_report(trace), encoding="utf-8")
-    return out
+    return write_atomic(out, html_report(trace))

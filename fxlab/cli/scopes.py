@@ -8,11 +8,11 @@ from typing import Any
 import typer
 
 from fxlab.cli import console
-from fxlab.cli.common import EntryOpt, ModeOpt, ModelArg, PluginOpt, capture_model
+from fxlab.cli.common import EntryOpt, ModeOpt, ModelArg, PluginOpt, capture_request, request_of
 from fxlab.cli.app import app
 from fxlab.ir.json_values import dumps_strict
-from fxlab.passes.torchair_options import MAX_AUTOTUNE
-from fxlab.stage_names import ACLGRAPH, ASCEND_IR, DYNAMO, FUNCTIONAL
+from fxlab.passes.torchair_options import MAX_AUTOTUNE, check_mode
+from fxlab.stage_names import ACLGRAPH, ALL_STAGES, ASCEND_IR, DYNAMO, FUNCTIONAL
 
 
 @app.command(
@@ -53,11 +53,14 @@ def scopes_command(
     soc_info = _soc(soc, soc_ini)
     if aicore_num is not None:
         _parse_global(aicore_num, "--aicore-num")  # fail before the (slow) capture
-    loaded, trace = capture_model(model, entry, plugin, _stages(mode), verify=False, mode=mode, soc=soc_info.name if soc_info else None)
-    if trace.mode != MAX_AUTOTUNE:
-        _aclgraph_report(trace, as_json)
+    request = request_of(
+        model=model, entry=entry, plugins=tuple(plugin or ()), stages=_stages(mode), mode=mode, verify=False, soc=soc_info.name if soc_info else None
+    )
+    captured = capture_request(request)
+    if captured.trace.mode != MAX_AUTOTUNE:
+        _aclgraph_report(captured.trace, as_json)
         return
-    report = report_for_trace(trace, soc_info, _global_limit(aicore_num, loaded))
+    report = report_for_trace(captured, soc_info, _global_limit(aicore_num, captured.loaded))
     if as_json:
         console.out().print_json(dumps_strict(report.to_json()))
     else:
@@ -70,9 +73,6 @@ def scopes_command(
 def _stages(mode: str | None) -> tuple[str, ...]:
     """The stages the report reads: the GE graph's, or the aclgraph path's; without
     --mode, every stage of the mode the model file's config picks."""
-    from fxlab.capture import ALL_STAGES
-    from fxlab.capture.torchair_config import check_mode
-
     if check_mode(mode) is None:
         return tuple(ALL_STAGES)
     return (DYNAMO, FUNCTIONAL, ASCEND_IR) if mode == MAX_AUTOTUNE else (DYNAMO, FUNCTIONAL, ACLGRAPH)

@@ -7,11 +7,14 @@ from __future__ import annotations
 from typing import Any
 
 from fxlab.cli import console
-from fxlab.stage_names import ACLGRAPH, PRE_GE
+from fxlab.stage_names import ACLGRAPH, GE_GRAPH_PASSES, PRE_GE
 
 
-def print_views(trace: Any, trace_views: Any, summary_only: bool, out: Any = None, with_summary: bool = True) -> None:
-    from fxlab.viz.pass_views import passes_of, passes_view, patterns_view, torchair_aclgraph_line
+def print_views(trace: Any, summary_only: bool = False, out: Any = None, with_summary: bool = True) -> None:
+    # The views import torch (through the trace's types): imported when a command prints,
+    # not when the command line starts.
+    from fxlab.viz import trace_views
+    from fxlab.viz.pass_views import passes_view, patterns_view, torchair_aclgraph_line
 
     out = out or console.out()
     # Every view lays its lines out within the console's width (panels and tables do), so
@@ -21,7 +24,7 @@ def print_views(trace: Any, trace_views: Any, summary_only: bool, out: Any = Non
         for graph in trace.graphs:
             for stage in graph.stages.values():
                 out.print(trace_views.stage_view(graph, stage), crop=False)
-                if passes_of(graph, stage.name):
+                if graph.pass_records(stage.name):
                     out.print(passes_view(graph, stage.name), crop=False)
                 if stage.name in (PRE_GE, ACLGRAPH) and graph.patterns:
                     out.print(patterns_view(graph), crop=False)
@@ -30,6 +33,8 @@ def print_views(trace: Any, trace_views: Any, summary_only: bool, out: Any = Non
                     out.print(line, crop=False)
             if graph.ir is not None:
                 out.print(trace_views.ir_view(graph), crop=False)
+                if graph.pass_records(GE_GRAPH_PASSES):
+                    out.print(passes_view(graph, GE_GRAPH_PASSES), crop=False)
                 out.print(trace_views.conversion_view(graph), crop=False)
     if with_summary:
         out.print(trace_views.summary_view(trace), crop=False)

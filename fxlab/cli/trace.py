@@ -3,16 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from fxlab.cli import console
-from fxlab.cli.common import EntryOpt, ModeOpt, ModelArg, PluginOpt, capture_model, parse_stages
-from fxlab.cli.converter_choice import ascend_ir_converter, check_converter
-from fxlab.cli.stage_printing import print_views
 from fxlab.cli.app import app
+from fxlab.cli.common import EntryOpt, ModeOpt, ModelArg, PluginOpt, capture_request, parse_stages, request_of
+from fxlab.cli.files import StagedTrace, prepare_out_dir, save_trace
+from fxlab.cli.graphviz import check_format
+from fxlab.cli.stage_printing import print_views
+from fxlab.errors import FxlabError, OutputError
 from fxlab.ir.json_values import dumps_strict
+from fxlab.socs import DEFAULT_SOC
+
+if TYPE_CHECKING:
+    from fxlab.capture.request import TraceRequest
+    from fxlab.capture.trace import Trace
 
 
 @app.command(
@@ -43,7 +50,7 @@ def trace_command(
     out: Path | None = typer.Option(
         None,
         "--out",
-        help="Directory to save the trace in (manifest.json, graph_<k>/<stage>.py|.json, ascend_ir.pb|.pbtxt|.py|.json, aclgraph_capture.py).",
+        help="Directory to save the trace in: manifest.json, and per graph graph_<k>/<stage>.py|.json, ascend_ir.json|.pb|.pbtxt|.py, conversion_summary.csv|.json, aclgraph_capture.py.",
     ),
     plugin: list[Path] | None = PluginOpt,
     entry: str | None = EntryOpt,
@@ -94,7 +101,7 @@ def trace_command(
         help="Compile with torch.compile(dynamic=True), whatever the model file's compile_options say; a graph with symbolic sizes is checked at a second size too.",
     ),
     soc: str = typer.Option(
-        "Ascend910B2",
+        DEFAULT_SOC,
         "--soc",
         help="The SoC stood in: what the NPU machine reports to TorchAir's converters for --converter torchair (some converters branch on it), and whose core counts the aclgraph path's concurrent stream core demands are checked against (default: Ascend910B2, an Atlas A2 part).",
     ),
@@ -108,53 +115,35 @@ def trace_command(
         300.0, "--timeout", min=1.0, help="With several ranks: stop them all and report the ranks still running after this many seconds."
     ),
 ) -> None:
-    from fxlab.viz import trace_views
-
-    wanted = parse_stages(stages, mode)
-    check_converter(converter)  # bad options fail before --out is touched
-    if graphviz is not None:
-        from fxlab.cli.graphviz import check_format
-
-        check_format(graphviz)
-    if nproc is not None or _under_launcher():
-        from fxlab.cli import trace_ranks
-
-        request = trace_ranks.RankRequest(
-            model,
-            entry,
-            list(plugin or []),
-            wanted,
-            verify,
-            converter,
-            torchair_path,
-            soc,
-            convert_refused,
-            timeout,
-            summary_only,
-            html is not None,
-            mode,
-            dynamic=dynamic,
-        )
-        raise typer.Exit(trace_ranks.trace_ranks(request, nproc, out, html, as_json, graphviz))
-    trace = _capture_and_save(
-        model,
-        entry,
-        plugin,
-        wanted,
-        verify,
-        converter,
-        torchair_path,
-        out,
-        soc=soc,
-        convert_refused=convert_refused,
+    request = request_of(
+        model=model,
+        entry=entry,
+        plugins=tuple(plugin or ()),
+        stages=parse_stages(stages),
         mode=mode,
+        converter=converter,
+        torchair_path=torchair_path,
+        soc=soc,
         dynamic=dynamic,
+        convert_refused=convert_refused,
+        verify=verify,
+        nproc=nproc,
+        timeout=timeout,
     )
-    _write_extras(trace, graphviz, html, out, picture_options(expand, focus, depth))  # after the trace is saved
+    if graphviz is not None:
+        check_format(graphviz)
+    if nproc is not None or under_launcher():
+        from fxlab.cli.trace_ranks import RankOutput, trace_ranks  # the ranks' machinery: only for a multi-rank trace
+
+        raise typer.Exit(trace_ranks(request, RankOutput(out, html, as_json, graphviz, summary_only)))
+    trace = capture_and_save(request, out)
+    write_extras(trace, graphviz, html, out, picture_options(expand, focus, depth))  # after the trace is saved
     if as_json:
-        console.out().print_json(dumps_strict(trace_views.json_summary(trace, str(out) if out else None)))
+        from fxlab.viz.trace_views import json_summary
+
+        console.out().print_json(dumps_strict(json_summary(trace, str(out) if out else None)))
     else:
-        print_views(trace, trace_views, summary_only)
+        print_views(trace, summary_only)
         if out is not None:
             console.note(f"trace saved to {out}/ (manifest.json, {len(trace.graphs)} graph folder(s))")
     raise typer.Exit(exit_code(trace.status, strict))
@@ -165,52 +154,24 @@ def exit_code(status: str, strict: bool = False) -> int:
     return 0 if status == "ok" or (status == "unverified" and not strict) else 1
 
 
-def _under_launcher() -> bool:
+def under_launcher() -> bool:
     """This process is one rank of a job a launcher (torchrun) started."""
     from fxlab.distributed.environment import launched_rank
 
     return launched_rank() is not None
 
 
-def _capture_and_save(
-    model: Path,
-    entry: str | None,
-    plugin: Any,
-    wanted: Any,
-    verify: bool | None,
-    converter: str,
-    torchair_path: Path | None,
-    out: Path | None,
-    *,
-    soc: str,
-    convert_refused: bool,
-    mode: str | None = None,
-    dynamic: bool = False,
-) -> Any:
+def capture_and_save(request: TraceRequest, out: Path | None) -> Trace:
     """Capture, and with ``--out`` save the trace beside the folder and move it in whole:
     a run that fails or is interrupted leaves the trace already there as it was."""
-    from fxlab.capture.save import StagedTrace, save_trace
-
     staged = StagedTrace(out) if out is not None else None
     try:
-        with ascend_ir_converter(converter, torchair_path, soc, mode) as convert:
-            _, trace = capture_model(
-                model,
-                entry,
-                plugin,
-                wanted,
-                verify=verify,
-                converter=convert,
-                convert_refused=convert_refused,
-                mode=mode,
-                soc=soc,
-                dynamic=dynamic,
-            )
+        trace = capture_request(request).trace
         if staged is not None:
             save_trace(trace, staged.folder)
             staged.publish()
     except BaseException as exc:
-        held = staged.abandon(str(model), _failure(exc)) if staged is not None else None
+        held = staged.abandon(str(request.model_name), failure_text(exc)) if staged is not None else None
         if held in _HELD:
             console.note(_HELD[held].format(out=out))
         raise
@@ -220,11 +181,10 @@ def _capture_and_save(
 _HELD = {"kept": "the trace already in {out}/ is left as it was", "new": "the new trace was saved to {out}/ before this"}
 
 
-def _failure(exc: BaseException) -> str:
+def failure_text(exc: BaseException) -> str:
+    """Why a run failed, as a failed manifest says it."""
     if isinstance(exc, KeyboardInterrupt):
         return "interrupted"
-    from fxlab.errors import FxlabError
-
     return str(exc) if isinstance(exc, FxlabError) else f"{type(exc).__name__}: {exc}"
 
 
@@ -238,11 +198,10 @@ def _picture_progress(done: int, total: int, path: Path, seconds: float, error: 
     console.note(f"picture {done}/{total}: {path} ({seconds:.1f} s{', failed' if error else ''})")
 
 
-def _write_extras(trace: Any, graphviz: str | None, html: Path | None, out_dir: Path | None, options: Any) -> None:
+def write_extras(trace: Trace, graphviz: str | None, html: Path | None, out_dir: Path | None, options: Any) -> None:
     """Pictures and the HTML report, when asked for (after the trace is saved, so a slow
     `dot` or Ctrl-C never costs the trace)."""
     if graphviz is not None:
-        from fxlab.capture.save import prepare_out_dir
         from fxlab.cli.pictures import write_pictures
 
         folder = out_dir if out_dir is not None else prepare_out_dir(Path("fxlab-out"))
@@ -256,6 +215,4 @@ def _write_extras(trace: Any, graphviz: str | None, html: Path | None, out_dir: 
         try:
             console.note(f"HTML report written to {write_html_report(trace, html)}")
         except OSError as exc:
-            from fxlab.errors import OutputError
-
             raise OutputError(f"--html {html} cannot be written ({exc.strerror or exc}). Choose a writable path.") from exc

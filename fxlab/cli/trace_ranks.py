@@ -7,6 +7,9 @@ its views. With ``--nproc`` fxlab starts the ranks itself
 (:mod:`fxlab.distributed.launch`) and prints their results here; under ``torchrun`` each
 process is one rank, and rank 0 gathers the others' results through the process group's
 store and prints them. The views of ranks alike in structure are printed once.
+
+Everything a rank needs is imported with this module (only a multi-rank trace imports
+it), before the ranks are forked: each rank starts with it.
 """
 
 from __future__ import annotations
@@ -22,8 +25,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+from rich.console import Console
+
+from fxlab.capture.request import TraceRequest
+from fxlab.capture.serialize import json_text
+from fxlab.capture.trace import Trace
 from fxlab.cli import console
-from fxlab.errors import FxlabError
+from fxlab.cli.common import open_session
+from fxlab.cli.files import MANIFEST, StagedTrace, save_trace, write_atomic
+from fxlab.cli.stage_printing import print_views
+from fxlab.distributed.agreement import RankAgreement, RankMismatchError, RankTimeoutError, default_store
+from fxlab.distributed.environment import REQUIRED_VARIABLES, default_group, ensure_group, launched_rank, this_rank
+from fxlab.distributed.launch import launch_ranks, log_of
+from fxlab.distributed.layout import exact_key, rank_folder, rank_groups, structure_key, top_manifest
+from fxlab.errors import FxlabError, OutputError, UsageError
+from fxlab.viz import rank_views, trace_views
+from fxlab.viz.html_report import html_report
+from fxlab.viz.rank_report import rank_report
 
 
 class RanksFailedError(FxlabError):
@@ -34,33 +53,34 @@ class RanksFailedError(FxlabError):
         self.exit_code = exit_code
 
 
-@dataclass
-class RankRequest:
-    """What every rank is asked to do (plain data: it is handed to the rank processes)."""
+@dataclass(frozen=True)
+class RankOutput:
+    """What the command asked to be shown and written of a multi-rank trace."""
 
-    model: Path
-    entry: str | None
-    plugins: list[Path]
-    stages: tuple[str, ...]
-    verify: bool | None
-    converter: str
-    torchair_path: Path | None
-    soc: str
-    convert_refused: bool
-    timeout: float
-    summary_only: bool
-    html: bool
-    mode: str | None = None  # TorchAir's mode (--mode)
-    dynamic: bool = False  # --dynamic
+    out: Path | None = None
+    html: Path | None = None
+    as_json: bool = False
+    graphviz: str | None = None
+    summary_only: bool = False
+
+
+@dataclass
+class RankJob:
+    """What every rank is asked to do (plain data: it is handed to the rank processes):
+    the request, and how to render its views as this process's console would print them."""
+
+    request: TraceRequest
+    summary_only: bool = False
+    html: bool = False
     out_folder: Path | None = None  # where the ranks' folders go (the staged --out)
-    width: int | None = None
+    width: int = 100
     color_system: Any = None  # rich's colour system name
     terminal: bool = False
 
-    def __post_init__(self) -> None:
-        # The ranks render their views as this process's console would print them.
+    @classmethod
+    def of(cls, request: TraceRequest, output: RankOutput) -> RankJob:
         out = console.out()
-        self.width, self.color_system, self.terminal = self.width or out.width, self.color_system or out.color_system, out.is_terminal
+        return cls(request, output.summary_only, output.html is not None, None, out.width, out.color_system, out.is_terminal)
 
 
 class _NoReporter:
@@ -70,22 +90,19 @@ class _NoReporter:
         pass
 
 
-def trace_ranks(request: RankRequest, nproc: int | None, out: Path | None, html: Path | None, as_json: bool, graphviz: str | None) -> int:
-    """The exit code of a multi-rank trace: fxlab starts ``nproc`` ranks, or this process
-    is one rank of a job torchrun started (``nproc`` is None)."""
-    from fxlab.errors import UsageError
-
-    if graphviz is not None:
+def trace_ranks(request: TraceRequest, output: RankOutput) -> int:
+    """The exit code of a multi-rank trace: fxlab starts ``request.nproc`` ranks, or this
+    process is one rank of a job torchrun started (``nproc`` is None)."""
+    if output.graphviz is not None:
         raise UsageError("--graphviz draws one trace: save the ranks with --out DIR and draw one rank from a single-rank run.")
-    if nproc is None:
-        return trace_under_torchrun(request, out, html, as_json)
-    from fxlab.distributed.environment import REQUIRED_VARIABLES, launched_rank
-
+    job = RankJob.of(request, output)
+    if request.nproc is None:
+        return trace_under_torchrun(job, output)
     if launched_rank() is not None:
         raise UsageError(
-            f"--nproc {nproc} under a launcher ({', '.join(REQUIRED_VARIABLES)} are set): run `fxlab trace` without --nproc; each process is one rank."
+            f"--nproc {request.nproc} under a launcher ({', '.join(REQUIRED_VARIABLES)} are set): run `fxlab trace` without --nproc; each process is one rank."
         )
-    return trace_with_ranks(request, nproc, out, html, as_json)
+    return trace_with_ranks(job, request.nproc, output)
 
 
 # -- one rank ----------------------------------------------------------------------------------
@@ -93,45 +110,20 @@ OutFolder = Callable[[Any], "Path | None"]  # the rank's agreement -> the folder
 Finish = Callable[[Any, dict[str, Any]], None]  # what the rank does with its result, its group still up
 
 
-def trace_one_rank(
-    reporter: Any, request: RankRequest, out_folder: OutFolder | None = None, finish: Finish | None = None
-) -> dict[str, Any]:
+def trace_one_rank(reporter: Any, job: RankJob, out_folder: OutFolder | None = None, finish: Finish | None = None) -> dict[str, Any]:
     """Trace this process's rank; the result the launcher gets back (plain data)."""
-    import torch
-
-    from fxlab.cli.common import capture_model
-    from fxlab.cli.converter_choice import ascend_ir_converter
-    from fxlab.distributed.agreement import RankAgreement, default_store
-    from fxlab.distributed.environment import default_group, ensure_group, this_rank
-
+    request = job.request
     env = this_rank()
     torch.set_num_threads(max(1, (os.cpu_count() or 1) // max(env.local_world_size, 1)))
     agreement = RankAgreement(default_store, env.rank, env.world_size, request.timeout, reporter.phase)
     group_notes: list[str] = []
-    with default_group(request.model, request.timeout, group_notes):
-        with (
-            ascend_ir_converter(request.converter, request.torchair_path, request.soc, request.mode) as convert,
-            _cross_rank_errors_first(),
-        ):
-            _, trace = capture_model(
-                request.model,
-                request.entry,
-                request.plugins,
-                request.stages,
-                verify=request.verify,
-                converter=convert,
-                convert_refused=request.convert_refused,
-                mode=request.mode,
-                soc=request.soc,
-                dynamic=request.dynamic,
-                ranks=agreement.hooks(),
-                after_load=lambda: ensure_group(request.timeout),
-                progress=reporter.phase,
-            )
+    with default_group(request.model_file, request.timeout, group_notes):
+        with open_session(request, reporter.phase) as session, _cross_rank_errors_first():
+            trace = session.capture(ranks=agreement.hooks(), after_load=lambda: ensure_group(request.timeout)).trace
         trace.notes.extend(group_notes)
         reporter.phase("saving and rendering its trace")
-        folder = out_folder(agreement) if out_folder is not None else request.out_folder
-        result = _rank_result(trace, request, env.rank, agreement.calls, folder)
+        folder = out_folder(agreement) if out_folder is not None else job.out_folder
+        result = _rank_result(trace, job, env.rank, agreement.calls, folder)
         if finish is not None:
             finish(agreement, result)
     reporter.phase("done")
@@ -142,8 +134,6 @@ def trace_one_rank(
 def _cross_rank_errors_first() -> Iterator[None]:
     """A disagreement between ranks found while Dynamo compiles reaches the user as it
     is, not as the compile failure Dynamo wraps it in."""
-    from fxlab.distributed.agreement import RankMismatchError, RankTimeoutError
-
     try:
         yield
     except Exception as exc:
@@ -157,25 +147,15 @@ def _cross_rank_errors_first() -> Iterator[None]:
         raise
 
 
-def _rank_result(trace: Any, request: RankRequest, rank: int, calls: list[Any], out_folder: Path | None) -> dict[str, Any]:
-    from fxlab.capture.save import save_trace
-    from fxlab.distributed.layout import exact_key, rank_folder, structure_key
-    from fxlab.viz import trace_views
-
+def _rank_result(trace: Trace, job: RankJob, rank: int, calls: list[Any], out_folder: Path | None) -> dict[str, Any]:
     folder = out_folder / rank_folder(rank) if out_folder is not None else None
     if folder is not None:
-        folder.mkdir(parents=True, exist_ok=True)
         save_trace(trace, folder)
-    html = None
-    if request.html:
-        from fxlab.viz.html_report import html_report
-
-        html = html_report(trace)
     return {
         "rank": rank,
         "status": trace.status,
-        "views": "" if request.summary_only else _render(request, lambda out: _views(trace, out)),
-        "summary": _render(request, lambda out: out.print(trace_views.summary_view(trace), crop=False)),
+        "views": "" if job.summary_only else _render(job, lambda out: print_views(trace, out=out, with_summary=False)),
+        "summary": _render(job, lambda out: out.print(trace_views.summary_view(trace), crop=False)),
         "json": trace_views.json_summary(trace, str(folder) if folder else None),
         "collectives": [c.to_json() for c in calls],
         "graphs": len(trace.graphs),
@@ -185,29 +165,20 @@ def _rank_result(trace: Any, request: RankRequest, rank: int, calls: list[Any], 
         "aclgraph_check": trace.aclgraph_check.verdict if trace.aclgraph_check else None,
         "structure": structure_key(trace),
         "exact": exact_key(trace),
-        "html": html,
+        "html": html_report(trace) if job.html else None,
         "model": trace.model,
         "entry": trace.entry,
         "versions": {"fxlab_version": trace.fxlab_version, "torch_version": trace.torch_version},
     }
 
 
-def _views(trace: Any, out: Any) -> None:
-    from fxlab.cli.stage_printing import print_views
-    from fxlab.viz import trace_views
-
-    print_views(trace, trace_views, False, out=out, with_summary=False)
-
-
-def _render(request: RankRequest, draw: Callable[[Any], None]) -> str:
-    from rich.console import Console
-
+def _render(job: RankJob, draw: Callable[[Any], None]) -> str:
     buffer = io.StringIO()
     out = Console(
         file=buffer,
-        width=request.width or 100,
-        force_terminal=request.terminal,
-        color_system=request.color_system,
+        width=job.width,
+        force_terminal=job.terminal,
+        color_system=job.color_system,
         highlight=False,
         soft_wrap=False,
     )
@@ -216,58 +187,41 @@ def _render(request: RankRequest, draw: Callable[[Any], None]) -> str:
 
 
 # -- fxlab starts the ranks -----------------------------------------------------------------------
-def trace_with_ranks(request: RankRequest, nproc: int, out: Path | None, html: Path | None, as_json: bool) -> int:
+def trace_with_ranks(job: RankJob, nproc: int, output: RankOutput) -> int:
     """``--nproc N``: start the ranks, print their results; the exit code."""
-    from fxlab.capture.save import StagedTrace
-    from fxlab.distributed.launch import launch_ranks
-
-    staged = StagedTrace(out) if out is not None else None
+    request = job.request
+    staged = StagedTrace(output.out) if output.out is not None else None
     run_dir = Path(tempfile.mkdtemp(prefix="fxlab-ranks-"))
     try:
-        request.out_folder = staged.folder if staged is not None else None
-        _preload()
+        job.out_folder = staged.folder if staged is not None else None
         with console.err().status(f"tracing {nproc} ranks", spinner="dots"):
-            launched = launch_ranks(nproc, _rank_entry, (request,), timeout=request.timeout, run_dir=run_dir)
+            launched = launch_ranks(nproc, _rank_entry, (job,), timeout=request.timeout, run_dir=run_dir)
         _print_rank_notes(run_dir, nproc)
         if launched.failures:
             raise _failure_error(launched, nproc)
         results = [launched.results[r] for r in sorted(launched.results)]
-        code = report_ranks(results, request, out, html, as_json)
+        code = report_ranks(results, request, output)
         if staged is not None:
             _write_top_manifest(staged.folder, results)
             staged.publish()
         return code
     except BaseException as exc:
         if staged is not None:
-            staged.abandon(str(request.model), str(exc) if isinstance(exc, FxlabError) else type(exc).__name__)
+            staged.abandon(request.model_name, str(exc) if isinstance(exc, FxlabError) else type(exc).__name__)
         raise
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
 
 
-def _rank_entry(reporter: Any, request: RankRequest) -> dict[str, Any]:
+def _rank_entry(reporter: Any, job: RankJob) -> dict[str, Any]:
     # Notes go to the rank's log, one line each (fxlab prints them from there).
     os.environ["FXLAB_WIDTH"] = "100000"
     console.err.cache_clear()
-    return trace_one_rank(reporter, request)
-
-
-def _preload() -> None:
-    """Import what every rank needs before the ranks are forked: each then starts with it."""
-    import torch._dynamo  # noqa: F401
-    import torch._functorch.aot_autograd  # noqa: F401
-
-    import fxlab.capture.pipeline  # noqa: F401
-    import fxlab.compat.collectives  # noqa: F401
-    import fxlab.ir.kernels  # noqa: F401
-    import fxlab.passes.converters  # noqa: F401
-    import fxlab.viz.trace_views  # noqa: F401
+    return trace_one_rank(reporter, job)
 
 
 def _print_rank_notes(run_dir: Path, nproc: int) -> None:
     """The notes and warnings the ranks printed, each once."""
-    from fxlab.distributed.launch import log_of
-
     seen: set[str] = set()
     for rank in range(nproc):
         path = log_of(run_dir, rank)
@@ -309,11 +263,9 @@ def _timeout_text(first: Any, failures: dict[int, Any]) -> str:
 
 
 # -- the report ------------------------------------------------------------------------------------
-def report_ranks(results: list[dict[str, Any]], request: RankRequest, out: Path | None, html: Path | None, as_json: bool) -> int:
+def report_ranks(results: list[dict[str, Any]], request: TraceRequest, output: RankOutput) -> int:
     """Print every rank's result (views of alike ranks once) and return the exit code."""
-    from fxlab.distributed.layout import rank_groups
-    from fxlab.viz import rank_views
-
+    out, html, as_json = output.out, output.html, output.as_json
     groups = rank_groups({r["rank"]: r["structure"] for r in results})
     by_rank = {r["rank"]: r for r in results}
     if html is not None:
@@ -327,7 +279,7 @@ def report_ranks(results: list[dict[str, Any]], request: RankRequest, out: Path 
         first = by_rank[group[0]]
         stdout.print(rank_views.group_rule(group, by_rank), crop=False)
         stdout.file.write(first["views"] + first["summary"])
-    stdout.print(rank_views.ranks_table(results, groups, request.model), crop=False)
+    stdout.print(rank_views.ranks_table(results, groups, request.model_name), crop=False)
     for line in rank_views.rank_lines(results, groups, status):
         stdout.print(line, crop=False)
     if out is not None:
@@ -341,33 +293,25 @@ def overall_status(results: list[dict[str, Any]]) -> str:
 
 
 def _write_html(results: list[dict[str, Any]], groups: list[list[int]], path: Path) -> None:
-    from fxlab.errors import OutputError
-    from fxlab.viz.rank_report import rank_report
-
     try:
-        path.write_text(rank_report({r["rank"]: r["html"] for r in results}, groups), encoding="utf-8")
+        write_atomic(path, rank_report({r["rank"]: r["html"] for r in results}, groups))
     except OSError as exc:
         raise OutputError(f"--html {path} cannot be written ({exc.strerror or exc}). Choose a writable path.") from exc
     console.note(f"HTML report written to {path}")
 
 
 def _write_top_manifest(folder: Path, results: list[dict[str, Any]]) -> None:
-    from fxlab.capture.save import MANIFEST, write_json
-    from fxlab.distributed.layout import rank_folder, rank_groups, top_manifest
-
     first = results[0]
     ranks = [{"rank": r["rank"], "folder": rank_folder(r["rank"]), "status": r["status"]} for r in results]
     groups = rank_groups({r["rank"]: r["structure"] for r in results})
-    write_json(folder / MANIFEST, top_manifest(first["model"], first["entry"], first["versions"], ranks, groups, overall_status(results)))
+    write_atomic(folder / MANIFEST, json_text(top_manifest(first["model"], first["entry"], first["versions"], ranks, groups, overall_status(results))))
 
 
 # -- torchrun starts the ranks -----------------------------------------------------------------------
-def trace_under_torchrun(request: RankRequest, out: Path | None, html: Path | None, as_json: bool) -> int:
+def trace_under_torchrun(job: RankJob, output: RankOutput) -> int:
     """This process is one rank of a torchrun job: trace it; rank 0 gathers every rank's
     result through the store, prints them and publishes the --out folder it staged."""
-    from fxlab.capture.save import StagedTrace
-    from fxlab.distributed.environment import this_rank
-
+    out = output.out
     rank = this_rank().rank
     staged = StagedTrace(out) if out is not None and rank == 0 else None
     gathered: dict[str, Any] = {}
@@ -387,15 +331,15 @@ def trace_under_torchrun(request: RankRequest, out: Path | None, html: Path | No
             ]
 
     try:
-        mine = trace_one_rank(_NoReporter(), request, out_folder, finish)
+        mine = trace_one_rank(_NoReporter(), job, out_folder, finish)
         if rank != 0:
             return 0 if mine["status"] == "ok" else 1
-        code = report_ranks(gathered["all"], request, out, html, as_json)
+        code = report_ranks(gathered["all"], job.request, output)
         if staged is not None:
             _write_top_manifest(staged.folder, gathered["all"])
             staged.publish()
         return code
     except BaseException as exc:
         if staged is not None:
-            staged.abandon(str(request.model), str(exc) if isinstance(exc, FxlabError) else type(exc).__name__)
+            staged.abandon(job.request.model_name, str(exc) if isinstance(exc, FxlabError) else type(exc).__name__)
         raise

@@ -28,34 +28,13 @@ from fxlab.compat.native_standins.torch_npu_runtime import DEFAULT_SOC, torch_np
 from fxlab.compat.torchair_loader import LoadedTorchAir
 from fxlab.errors import FxlabError
 from fxlab.passes.aclgraph.pipeline import graph_name
-from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions
+from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions, to_torchair_config
 
 
 class TorchAirAclGraphError(FxlabError):
     """TorchAir's aclgraph passes failed on a graph."""
 
     exit_code = 3
-
-
-def torchair_config(compiler: Any, options: TorchAirOptions, flat: bool) -> Any:
-    """A config of TorchAir's (or npugraph_ex's) own class set as ``options`` say."""
-    config = compiler.CompilerConfig()
-    if flat:  # npugraph_ex's flat config
-        for name in ("remove_noop_ops", "pattern_fusion_pass", "remove_cat_ops", "inplace_pass", "input_inplace_pass"):
-            setattr(config, name, getattr(options, name))
-    else:
-        config.mode = options.mode
-        config.experimental_config.remove_noop_ops = options.remove_noop_ops
-        config.experimental_config.pattern_fusion_pass = options.pattern_fusion_pass
-        config.experimental_config.enable_view_optimize = options.enable_view_optimize
-        config.debug.aclgraph.remove_cat_ops = options.remove_cat_ops
-        config.debug.aclgraph.disable_reinplace_inplaceable_ops_pass = not options.inplace_pass
-        config.debug.aclgraph.disable_reinplace_input_mutated_ops_pass = not options.input_inplace_pass
-    if options.custom_pre_pass is not None:
-        config.post_grad_custom_pre_pass = options.custom_pre_pass
-    if options.custom_post_pass is not None:
-        config.post_grad_custom_post_pass = options.custom_post_pass
-    return config
 
 
 _REGISTERED: dict[int, set[int]] = {}
@@ -142,7 +121,7 @@ def run_torchair_aclgraph(
         package = npugraph_ex if standalone else torchair.package
         module = _modules(package.__name__)
         register_patterns(package, options)
-        config = torchair_config(package, options, flat=standalone)
+        config = to_torchair_config(package, options, flat=standalone)
         graph, code = _run(module, mutable, inputs, config, gm, graph_name(index))
     notes = [torchair.report.native_note, "stopped before capture: no NPU runs the ACL graph"]
     return TorchAirAclGraph(graph.fx_graph, code, [n for n in notes if n], time.perf_counter() - start)

@@ -69,8 +69,11 @@ def this_rank() -> RankEnvironment:
     return env
 
 
-def calls_init_process_group(model: Path) -> bool:
-    """Whether the model file calls ``init_process_group`` itself (read, not run)."""
+def calls_init_process_group(model: Path | None) -> bool:
+    """Whether the model file calls ``init_process_group`` itself (read, not run; a model
+    object given without a file does not)."""
+    if model is None:
+        return False
     try:
         return bool(_INIT_CALL.search(model.read_text(encoding="utf-8", errors="replace")))
     except OSError:
@@ -86,7 +89,7 @@ def init_default_group(timeout: float) -> None:
 
 
 @contextlib.contextmanager
-def default_group(model: Path, timeout: float, notes: list[str] | None = None) -> Iterator[None]:
+def default_group(model: Path | None, timeout: float, notes: list[str] | None = None) -> Iterator[None]:
     """The default process group for one rank's trace (see the module docstring); a
     group the file asks HCCL for is made with gloo, noted in ``notes``."""
     if not dist.is_initialized() and not calls_init_process_group(model):

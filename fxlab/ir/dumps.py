@@ -2,31 +2,21 @@
 
 ``ascend_ir.json`` (:meth:`IrGraph.to_json`), ``ascend_ir.pb`` (GE ``ModelDef``, binary),
 ``ascend_ir.pbtxt`` (the same as protobuf text) and ``ascend_ir.py`` (TorchAir-style
-``py`` dump). Each file is written under a temporary name and renamed into place, so a
-failure never leaves a complete-looking half file.
+``py`` dump), as data (the command line writes them), and the one reader of the first
+three.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
-import torch.fx as fx
-
 from fxlab.errors import FxlabError
-from fxlab.ir.dump_py import graph_to_py
 from fxlab.ir.ge_proto import GeProtoError, decode_model_def, encode_model_def
 from fxlab.ir.json_values import encode_strict
 from fxlab.ir.model import IrGraph
 from fxlab.ir.pbtxt import graph_to_pbtxt, pbtxt_to_graph
-
-JSON_FILE = "ascend_ir.json"
-PB_FILE = "ascend_ir.pb"
-PBTXT_FILE = "ascend_ir.pbtxt"
-PY_FILE = "ascend_ir.py"
+from fxlab.saved_layout import IR_JSON_FILE, IR_PB_FILE, IR_PBTXT_FILE, IR_PY_FILE
 
 
 class IrFileError(FxlabError):
@@ -52,60 +42,16 @@ def graph_to_json_text(graph: IrGraph) -> str:
     return f'{head}, "ops": [\n{lines}\n]}}\n' if lines else f'{head}, "ops": []}}\n'
 
 
-def _umask() -> int:
-    """The process umask: from /proc where there is one (reading it through os.umask
-    means setting it for a moment, which another thread's new file could catch)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as status:
-            for line in status:
-                if line.startswith("Umask:"):
-                    return int(line.split()[1], 8)
-    except (OSError, ValueError, IndexError):
-        pass
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-def new_file_mode() -> int:
-    """The mode ``open()`` gives a new file (0644 under the usual umask 022)."""
-    return 0o666 & ~_umask()
-
-
-def new_dir_mode() -> int:
-    """The mode ``mkdir`` gives a new folder (0755 under the usual umask 022)."""
-    return 0o777 & ~_umask()
-
-
-def write_atomic(path: Path, data: bytes | str) -> Path:
-    """Write ``data`` to a temporary file beside ``path``, then rename it to ``path``.
-    The file gets the umask's mode, as ``open()`` would give it (mkstemp makes 0600)."""
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        os.fchmod(fd, new_file_mode())
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(raw)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
-
-
-def write_ir_dumps(graph: IrGraph, directory: str | Path, *, fx_graph: fx.Graph | fx.GraphModule | None = None) -> list[Path]:
-    """Write the four dumps of ``graph`` into ``directory`` (created if missing) and
-    return their paths. ``fx_graph`` (the graph it was converted from) makes the ``py``
-    dump show each FX node's call, types and source code line, as TorchAir's does."""
-    folder = Path(directory)
-    folder.mkdir(parents=True, exist_ok=True)
-    renderers: list[tuple[str, Callable[[], bytes | str]]] = [
-        (JSON_FILE, lambda: graph_to_json_text(graph)),
-        (PB_FILE, lambda: encode_model_def(graph)),
-        (PBTXT_FILE, lambda: graph_to_pbtxt(graph)),
-        (PY_FILE, lambda: graph_to_py(graph, fx_graph)),
-    ]
-    return [write_atomic(folder / name, render()) for name, render in renderers]
+def ir_dump_files(graph: IrGraph, py_text: str) -> dict[str, bytes | str]:
+    """The four dumps of ``graph`` by file name: the JSON, the GE protobuf (binary and
+    text) and ``py_text``, TorchAir's ``py`` dump of it (:func:`fxlab.ir.dump_py.graph_to_py`,
+    rendered where the FX graph it was converted from is at hand)."""
+    return {
+        IR_JSON_FILE: graph_to_json_text(graph),
+        IR_PB_FILE: encode_model_def(graph),
+        IR_PBTXT_FILE: graph_to_pbtxt(graph),
+        IR_PY_FILE: py_text,
+    }
 
 
 def read_ir(path: str | Path) -> IrGraph:

@@ -29,9 +29,9 @@ from typing import Any
 import torch.fx as fx
 
 from fxlab.passes.graph_copy import copy_graph_module
-from fxlab.passes.infra import NamedPass, PassError, PassResult
+from fxlab.passes.infra import NamedPass, PassError, PassRecord, PassResult
 from fxlab.passes.optimize_sym_input import optimize_sym_input
-from fxlab.passes.pattern_fusion import PatternFusion, UserPassRun
+from fxlab.passes.pattern_fusion import PatternFusion, PatternReport, UserPassRun
 from fxlab.passes.recover_view_inplace_pattern import recover_view_inplace_pattern
 from fxlab.passes.remove_noop_ops import remove_noop_ops
 from fxlab.passes.torchair_options import MAX_AUTOTUNE, TorchAirOptions, describe_callable
@@ -47,6 +47,25 @@ class FxPassPlan:
     passes: list[FxPass]
     user_runs: list[UserPassRun] = field(default_factory=list)
     pattern_fusion: PatternFusion | None = None
+
+
+@dataclass
+class FxStageResult:
+    """An FX stage made by a list of TorchAir's passes (``pre_ge``, ``aclgraph``): its
+    graph, what each pass did, the runs of the user's passes, the user's patterns and
+    their matches, and on the aclgraph path the capture code and what its passes learnt."""
+
+    gm: fx.GraphModule
+    records: list[PassRecord]
+    user_runs: list[UserPassRun] = field(default_factory=list)
+    patterns: PatternReport | None = None
+    capture_code: str | None = None
+    info: Any = None  # the aclgraph path's CaptureInfo
+
+    @property
+    def pattern_matches(self) -> list[dict[str, Any]]:
+        """The user's patterns with their matches, as data (none when no pattern is registered)."""
+        return self.patterns.to_json() if self.patterns and self.patterns.patterns else []
 
 
 class _UserPass:

@@ -16,27 +16,16 @@ The passes run on a copy (the functional graph is left as it was) through
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import torch.fx as fx
 
 from fxlab.passes.aclgraph.scope_pairs import check_scope_pairs
 from fxlab.passes.graph_copy import copy_graph_module
-from fxlab.passes.infra import NamedPass, PassManager, PassRecord
-from fxlab.passes.optimize_fx import FxPassPlan, optimize_fx_passes
+from fxlab.passes.infra import NamedPass, PassManager
+from fxlab.passes.optimize_fx import FxPassPlan, FxStageResult, optimize_fx_passes
 from fxlab.passes.optimize_views import optimize_views
-from fxlab.passes.pattern_fusion import PatternReport, UserPassRun
 from fxlab.passes.torchair_options import MAX_AUTOTUNE, TorchAirOptions
-
-
-@dataclass
-class PreGeResult:
-    """The stage's graph, each pass's record, and what the user's passes did."""
-
-    gm: fx.GraphModule
-    records: list[PassRecord]
-    user_runs: list[UserPassRun] = field(default_factory=list)
-    patterns: PatternReport | None = None
 
 
 def _plan(options: TorchAirOptions) -> tuple[FxPassPlan, list[NamedPass[fx.GraphModule]]]:
@@ -52,8 +41,8 @@ def planned_passes(options: TorchAirOptions) -> list[NamedPass[fx.GraphModule]]:
     return _plan(options)[1]
 
 
-def pre_ge_graph(functional: fx.GraphModule, options: TorchAirOptions | None = None) -> PreGeResult:
+def pre_ge_graph(functional: fx.GraphModule, options: TorchAirOptions | None = None) -> FxStageResult:
     """A copy of ``functional`` after TorchAir's pre-conversion passes, and what each did."""
     plan, passes = _plan(options or TorchAirOptions())
     gm, records = PassManager(passes).run(copy_graph_module(functional))
-    return PreGeResult(gm, records, plan.user_runs, plan.pattern_fusion.report if plan.pattern_fusion else None)
+    return FxStageResult(gm, records, plan.user_runs, plan.pattern_fusion.report if plan.pattern_fusion else None)

@@ -1,4 +1,6 @@
-"""The TorchAir settings fxlab's passes follow, read from a ``CompilerConfig``.
+"""The one home of TorchAir's settings: what fxlab's passes follow, read from a
+``CompilerConfig``; the mode and its stages; and a config of TorchAir's own class set
+as those options say (for TorchAir's own code, run through the bridge).
 
 TorchAir's ``CompilerConfig`` (and the standalone ``npugraph_ex`` backend's flat one)
 decides which FX passes run and how: the mode (``max-autotune`` builds a GE graph,
@@ -19,6 +21,10 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
+
+from fxlab.errors import UsageError
+from fxlab.socs import DEFAULT_SOC
+from fxlab.stage_names import ACLGRAPH, ASCEND_IR, ATEN, DYNAMO, FUNCTIONAL, PRE_GE
 
 MAX_AUTOTUNE = "max-autotune"
 REDUCE_OVERHEAD = "reduce-overhead"
@@ -48,7 +54,7 @@ class TorchAirOptions:
     config: Any = None  # the user's config object, handed to their passes as TorchAir hands it
     set_by: tuple[str, ...] = ()  # "option=value (where)" for every option the user set
     notes: tuple[str, ...] = ()
-    soc: str = "Ascend910B2"  # the SoC stood in (core counts for the stream checks)
+    soc: str = DEFAULT_SOC  # the SoC stood in (core counts for the stream checks)
 
     @property
     def aclgraph(self) -> bool:
@@ -183,3 +189,68 @@ def config_of_module(module: Any) -> tuple[Any, str] | None:
     if _OBSERVED.configs:
         return _OBSERVED.configs[-1], "the config the model file gave get_npu_backend"
     return None
+
+
+# -- the mode, and what the trace follows ---------------------------------------------------
+# The FX stages of each mode, in order (``ascend_ir`` follows ``pre_ge`` in GE mode).
+GE_STAGES = (DYNAMO, ATEN, FUNCTIONAL, PRE_GE, ASCEND_IR)
+ACLGRAPH_STAGES = (DYNAMO, ATEN, FUNCTIONAL, ACLGRAPH)
+
+
+def check_mode(mode: str | None) -> str | None:
+    if mode is not None and mode not in MODES:
+        raise UsageError(f"--mode {mode!r}: choose {', '.join(MODES)} (max-autotune is the default).")
+    return mode
+
+
+def stages_of_mode(mode: str) -> tuple[str, ...]:
+    return ACLGRAPH_STAGES if mode in ACLGRAPH_MODES else GE_STAGES
+
+
+def resolve_options(module: Any, mode: str | None = None, patterns: tuple[Any, ...] = ()) -> TorchAirOptions:
+    """The options a trace follows: the model file's config (``module``'s), the
+    ``patterns`` registered with ``register_replacement``
+    (:func:`fxlab.passes.pattern_fusion.registered_patterns`), and ``mode`` (``--mode``
+    wins over the file's mode)."""
+    found = config_of_module(module)
+    options = options_from_config(*found) if found is not None else TorchAirOptions()
+    file_mode = options.mode
+    if options.mode == NPUGRAPH_EX and found is not None and not is_npugraph_ex_config(found[0]):
+        # TorchAir's own config with mode "npugraph_ex" runs TorchAir's aclgraph passes.
+        options = replace(
+            options,
+            mode=REDUCE_OVERHEAD,
+            notes=(*options.notes, "TorchAir's CompilerConfig mode 'npugraph_ex' runs TorchAir's aclgraph passes, as reduce-overhead"),
+        )
+    if mode is not None and mode != file_mode:
+        options = options.with_mode(mode)
+        if found is not None:
+            options = replace(options, notes=(*options.notes, f"--mode {mode} overrides the model file's mode {file_mode}"))
+    if patterns:
+        options = replace(
+            options, patterns=patterns, set_by=(*options.set_by, *(f"pattern {p.name} ({p.registrar} at {p.where})" for p in patterns))
+        )
+    return options
+
+
+def to_torchair_config(compiler: Any, options: TorchAirOptions, flat: bool) -> Any:
+    """A config of TorchAir's own class (``compiler.CompilerConfig``; npugraph_ex's flat
+    one with ``flat``) set as ``options`` say: the inverse of :func:`options_from_config`."""
+    config = compiler.CompilerConfig()
+    if not flat:
+        config.mode = options.mode
+    for name, nested, flat_name, inverted in _BOOL_OPTIONS:
+        value = getattr(options, name)
+        if flat and flat_name is not None:
+            setattr(config, flat_name, value)
+        elif not flat:
+            *sections, leaf = nested.split(".")
+            section = config
+            for part in sections:
+                section = getattr(section, part)
+            setattr(section, leaf, (not value) if inverted else value)
+    if options.custom_pre_pass is not None:
+        config.post_grad_custom_pre_pass = options.custom_pre_pass
+    if options.custom_post_pass is not None:
+        config.post_grad_custom_post_pass = options.custom_post_pass
+    return config

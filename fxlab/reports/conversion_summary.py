@@ -2,17 +2,17 @@
 English, no compile needed): how often each target appears, how it was converted, and
 the signatures it was called with.
 
-Built from a :class:`ConversionResult` and the FX graph it came from; returns data only.
-Writers save it as CSV (the columns of ``fx_summary``, plus the messages) or JSON.
+Built from a :class:`ConversionResult` and the FX graph it came from; returns data only,
+and its text as CSV (the columns of ``fx_summary``, plus the messages) or JSON.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -109,24 +109,47 @@ def _node_status(node: fx.Node, status: str) -> str:
     return status
 
 
-def summarize_conversion(gm: fx.GraphModule, result: ConversionResult) -> list[SummaryRow]:
-    """One row per target, in order of first appearance in the graph."""
+@dataclass
+class ConversionSummary:
+    """What a summary of one conversion says: one row per target (TorchAir's
+    ``fx_summary``), the targets not converted and the custom ops auto-converted."""
+
+    rows: list[SummaryRow]
+    not_converted: list[dict[str, Any]]  # {"op", "nodes", "status", "reason"}, in graph order
+    auto_converted: list[dict[str, Any]]  # see :func:`_auto_entry`
+
+
+def summarize_conversion(gm: fx.GraphModule, result: ConversionResult) -> ConversionSummary:
+    """The summary of ``result``, the conversion of ``gm``, in one walk over its nodes:
+    rows in order of first appearance in the graph."""
     nodes = {node.name: node for node in gm.graph.nodes}
     rows: dict[str, SummaryRow] = {}
+    failed: dict[str, dict[str, Any]] = {}
+    auto: dict[Any, int] = {}
     for record in result.nodes:
+        if record.status in FAILED_STATUSES:
+            entry = failed.setdefault(record.target, {"op": record.target, "nodes": 0, "status": record.status.value, "reason": record.message})
+            entry["nodes"] += 1
         node = nodes.get(record.node)
         if node is None:
             continue
-        key = _target_key(node)
-        row = rows.setdefault(key, SummaryRow(key, target_kind(node)))
-        row.count += 1
         status = _node_status(node, record.status.value)
-        row.statuses[status] = row.statuses.get(status, 0) + 1
-        _bump(row.inputs, _input_signature(node))
-        _bump(row.outputs, value_signature(node.meta.get("val")))
-        if record.message and record.message not in row.messages:
-            row.messages.append(record.message)
-    return list(rows.values())
+        _count(rows, node, status, record.message)
+        if status == Status.AUTO.value:
+            op = node.args[0] if _is_auto_functionalized(node) else node.target
+            auto[op] = auto.get(op, 0) + 1
+    return ConversionSummary(list(rows.values()), list(failed.values()), [_auto_entry(op, n) for op, n in auto.items()])
+
+
+def _count(rows: dict[str, SummaryRow], node: fx.Node, status: str, message: str) -> None:
+    key = _target_key(node)
+    row = rows.setdefault(key, SummaryRow(key, target_kind(node)))
+    row.count += 1
+    row.statuses[status] = row.statuses.get(status, 0) + 1
+    _bump(row.inputs, _input_signature(node))
+    _bump(row.outputs, value_signature(node.meta.get("val")))
+    if message and message not in row.messages:
+        row.messages.append(message)
 
 
 def _bump(counts: dict[str, int], key: str) -> None:
@@ -145,49 +168,40 @@ def row_as_dict(row: SummaryRow) -> dict[str, Any]:
     return data
 
 
-def write_summary_csv(rows: list[SummaryRow], path: str | Path) -> Path:
+def summary_csv_text(rows: list[SummaryRow]) -> str:
     """CSV with columns :data:`CSV_COLUMNS`; signature cells hold one line per signature."""
-    path = Path(path)
-    with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(CSV_COLUMNS)
-        for row in rows:
-            writer.writerow(
-                [
-                    row.target,
-                    row.kind,
-                    row.status,
-                    row.count,
-                    _counted_lines(row.inputs),
-                    _counted_lines(row.outputs),
-                    "\n".join(row.messages),
-                ]
-            )
-    return path
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(CSV_COLUMNS)
+    for row in rows:
+        cells = (row.target, row.kind, row.status, row.count, _counted_lines(row.inputs), _counted_lines(row.outputs), "\n".join(row.messages))
+        writer.writerow(cells)
+    return buffer.getvalue()
 
 
-def write_summary_json(rows: list[SummaryRow], path: str | Path) -> Path:
+def summary_json_text(rows: list[SummaryRow]) -> str:
     """JSON: ``{"ops": [row, ...]}`` with every field of :class:`SummaryRow` and ``status``."""
-    path = Path(path)
-    path.write_text(json.dumps({"ops": [row_as_dict(r) for r in rows]}, indent=2) + "\n", encoding="utf-8")
-    return path
+    return json.dumps({"ops": [row_as_dict(r) for r in rows]}, indent=2) + "\n"
 
 
-def not_converted(result: ConversionResult) -> list[dict[str, Any]]:
-    """The targets some node of which was not converted, in graph order, each with its
-    node count and the first reason given: ``{"op", "nodes", "status", "reason"}``."""
-    found: dict[str, dict[str, Any]] = {}
-    for record in result.nodes:
-        if record.status in FAILED_STATUSES:
-            entry = found.setdefault(
-                record.target, {"op": record.target, "nodes": 0, "status": record.status.value, "reason": record.message}
-            )
-            entry["nodes"] += 1
-    return list(found.values())
+def summary_rows_from_json(data: dict[str, Any]) -> list[SummaryRow]:
+    """The rows :func:`summary_json_text` wrote."""
+    return [
+        SummaryRow(
+            target=str(row["target"]),
+            kind=str(row["kind"]),
+            count=int(row["count"]),
+            statuses=dict(row["statuses"]),
+            inputs=dict(row["inputs"]),
+            outputs=dict(row["outputs"]),
+            messages=list(row["messages"]),
+        )
+        for row in data["ops"]
+    ]
 
 
-def auto_converted(gm: fx.GraphModule, result: ConversionResult) -> list[dict[str, Any]]:
-    """The custom ops converted by TorchAir's auto-converter rule (directly, or inside an
+def _auto_entry(op: Any, nodes: int) -> dict[str, Any]:
+    """A custom op converted by TorchAir's auto-converter rule (directly, or inside an
     ``auto_functionalized_v2``): ``{"op", "nodes", "ge_type", "prototype", "defined_by",
     "defined_at"}``, where ``ge_type`` is the GE op type assumed, ``prototype`` whether an
     Ascend C prototype of it was found (without one, nothing says the GE op exists with
@@ -195,18 +209,7 @@ def auto_converted(gm: fx.GraphModule, result: ConversionResult) -> list[dict[st
     is auto-converted only with its prototype found) and ``defined_at`` its ``file:line``."""
     from fxlab.passes.converters.auto import find_prototype, ge_type_of
 
-    nodes = {node.name: node for node in gm.graph.nodes}
-    counts: dict[Any, int] = {}
-    for record in result.nodes:
-        node = nodes.get(record.node)
-        if node is None or _node_status(node, record.status.value) != Status.AUTO.value:
-            continue
-        op = node.args[0] if _is_auto_functionalized(node) else node.target
-        counts[op] = counts.get(op, 0) + 1
-    return [
-        {"op": str(op), "nodes": n, "ge_type": ge_type_of(op), "prototype": find_prototype(op) is not None, **_definition(op)}
-        for op, n in counts.items()
-    ]
+    return {"op": str(op), "nodes": nodes, "ge_type": ge_type_of(op), "prototype": find_prototype(op) is not None, **_definition(op)}
 
 
 def _definition(op: Any) -> dict[str, Any]:

@@ -375,13 +375,12 @@ def build_scope_report(
     return report
 
 
-def report_for_trace(trace: Any, soc: SocInfo | None = None, global_limit: GlobalCoreLimit | None = None) -> ScopeReport:
-    """:func:`build_scope_report` over a capture ``Trace`` (its live graph modules and IR)."""
+def report_for_trace(captured: Any, soc: SocInfo | None = None, global_limit: GlobalCoreLimit | None = None) -> ScopeReport:
+    """:func:`build_scope_report` over a capture (its trace's IR, its live graph modules)."""
     inputs = []
-    for graph in trace.graphs:
-        modules = getattr(graph, "modules", {}) or {}
-        gm = modules.get(FUNCTIONAL) or modules.get(DYNAMO)
-        inputs.append(GraphInput(graph.index, gm, getattr(graph, "ir", None), getattr(graph, "break_reason", None)))
+    for graph, live in zip(captured.trace.graphs, captured.graphs):
+        gm = live.modules.get(FUNCTIONAL) or live.modules.get(DYNAMO)
+        inputs.append(GraphInput(graph.index, gm, graph.ir, graph.break_reason))
     return build_scope_report(inputs, soc, global_limit)
 
 

@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import functools
 import itertools
-import re
 from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
-import torch.fx as fx
 
 from fxlab.capture.trace import StageTrace, TensorMeta
 from fxlab.escape import visible
@@ -101,55 +99,13 @@ class FxNodeView:
     inputs: list[str] = field(default_factory=list)
 
 
-def fx_node_views(stage: fx.GraphModule | StageTrace) -> list[FxNodeView]:
-    if isinstance(stage, StageTrace):
-        return _views_from_records(stage)
-    return _views_from_module(stage)
+def fx_node_views(stage: StageTrace) -> list[FxNodeView]:
+    """One view per recorded node, its edges from the node's inputs."""
+    return [FxNodeView(r.name, r.op, r.target, r.outputs, r.kind, r.scopes, list(r.inputs)) for r in stage.nodes]
 
 
-def _views_from_module(gm: fx.GraphModule) -> list[FxNodeView]:
-    from fxlab.capture.records import classify, mutated_arguments, target_name, tensor_meta
-
-    views = []
-    for node in gm.graph.nodes:
-        kind = classify(node, mutated_arguments(node)) if node.op == "call_function" else ""
-        value = node.meta.get("val", node.meta.get("example_value"))
-        views.append(
-            FxNodeView(
-                name=node.name,
-                op=node.op,
-                target=target_name(node),
-                outputs=tensor_meta(value),
-                kind=kind,
-                scopes=list(node.meta.get("fxlab.scopes", [])),
-                inputs=[n.name for n in node.all_input_nodes],
-            )
-        )
-    return views
-
-
-_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
-_NAME_TOKEN = re.compile(r"(?<![\w.])([A-Za-z_]\w*)(?!\s*=)(?![\w.])")
-
-
-def _views_from_records(stage: StageTrace) -> list[FxNodeView]:
-    """Saved traces keep a node's arguments as text: its inputs are the earlier nodes
-    named there (not inside quotes, not keyword names, not parts of dotted names)."""
-    seen: set[str] = set()
-    views = []
-    for record in stage.nodes:
-        args = record.args
-        tokens = _NAME_TOKEN.findall(_QUOTED.sub("", args) if "'" in args or '"' in args else args)
-        inputs = [t for t in tokens if t in seen]
-        if len(inputs) > 1:
-            inputs = list(dict.fromkeys(inputs))
-        views.append(FxNodeView(record.name, record.op, record.target, record.outputs, record.kind, record.scopes, inputs))
-        seen.add(record.name)
-    return views
-
-
-def fx_stage_dot(stage: fx.GraphModule | StageTrace, name: str = "fx", title: str = "") -> str:
-    """DOT text of one FX stage (a live GraphModule or its recorded StageTrace)."""
+def fx_stage_dot(stage: StageTrace, name: str = "fx", title: str = "") -> str:
+    """DOT text of one recorded FX stage."""
     views = fx_node_views(stage)
     lines = open_graph(name, title, len(views))
     layout_edges: list[str] = []

@@ -145,7 +145,7 @@ def _stage_counts(trace: Trace, graph: GraphTrace) -> list[str]:
     counts = []
     for stage in trace.stages:
         if stage == ASCEND_IR:
-            partial = bool(graph.ir_summary and graph.ir_summary.get("partial"))
+            partial = graph.partial
             counts.append(f"{len(graph.ir.ops)}{' (partial)' if partial else ''}" if graph.ir is not None else "-")
         else:
             counts.append(str(len(graph.stages[stage].call_nodes())) if stage in graph.stages else "-")
@@ -304,12 +304,14 @@ def _op_label(op: IrOp) -> str:
 
 
 def _output_reuse_note(graph: GraphTrace) -> str:
-    summary = graph.ir_summary or {}
-    assigns = summary.get("assigns_to_outputs") or []
-    host = "".join(f"<p>Host output: {_e(note)}.</p>" for note in summary.get("host_outputs") or [])
+    conversion = graph.conversion
+    if conversion is None:
+        return ""
+    assigns = conversion.assigns_to_outputs
+    host = "".join(f"<p>Host output: {_e(note)}.</p>" for note in conversion.host_outputs)
     if not assigns:
         return host
-    options = "; ".join(f"{k}={v!r}" for k, v in (summary.get("ge_options") or {}).items())
+    options = "; ".join(f"{k}={v!r}" for k, v in conversion.ge_options.items())
     return (
         f"<p>{len(assigns)} Assign(s) into graph inputs became graph outputs that GE writes into the inputs' memory ({_e(options)}).</p>"
         + host

@@ -13,37 +13,35 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from fxlab.capture.trace import GraphTrace
-from fxlab.stage_names import ACLGRAPH, PRE_GE
+from fxlab.passes.infra import PassRecord
+from fxlab.stage_names import ACLGRAPH, GE_GRAPH_PASSES, PRE_GE
 from fxlab.viz.safe_text import plain, visible
 
 PASS_LIST_TITLES = {
     PRE_GE: "TorchAir's passes before conversion, in its order",
+    GE_GRAPH_PASSES: "TorchAir's GE-graph passes after conversion, in its order (what each did to the GE ops)",
     ACLGRAPH: "TorchAir's aclgraph passes (_optimize_fx, then optimize_graph_without_runtime), in its order",
 }
 
 
-def passes_of(graph: GraphTrace, stage: str) -> list[dict[str, Any]]:
-    return graph.aclgraph_passes if stage == ACLGRAPH else graph.pre_ge_passes if stage == PRE_GE else []
-
-
-def passes_view(graph: GraphTrace, stage: str, shown_names: int = 6) -> Text:
-    """What each pass of ``stage`` did to ``graph``, in order."""
-    out = Text(f"graph {graph.index} · {PASS_LIST_TITLES.get(stage, stage)}:\n")
-    for record in passes_of(graph, stage):
-        user = record.get("origin") == "user"
-        out.append(f"  {record['pass']}{' (user)' if user else ''}: ", style="bold magenta" if user else "bold")
+def passes_view(graph: GraphTrace, pass_list: str, shown_names: int = 6) -> Text:
+    """What each pass of ``pass_list`` did to ``graph``, in order."""
+    out = Text(f"graph {graph.index} · {PASS_LIST_TITLES.get(pass_list, pass_list)}:\n")
+    for record in graph.pass_records(pass_list):
+        user = record.origin == "user"
+        out.append(f"  {visible(record.name)}{' (user)' if user else ''}: ", style="bold magenta" if user else "bold")
         out.append_text(_what_changed(record, shown_names))
-        for note in record.get("notes", [])[:shown_names]:
+        for note in record.notes[:shown_names]:
             out.append(f"      {visible(str(note))}\n", style="dim")
     return out
 
 
-def _what_changed(record: dict[str, Any], shown_names: int) -> Text:
-    if not record["changed"]:
+def _what_changed(record: PassRecord, shown_names: int) -> Text:
+    if not record.changed:
         return Text("no change\n", style="dim")
     parts = []
     for sign, key in (("-", "removed"), ("+", "added"), ("~", "changed_nodes")):
-        names = record.get(key, [])
+        names = getattr(record, key)
         if names:
             more = f", ... ({len(names)})" if len(names) > shown_names else ""
             parts.append(f"{sign}{len(names)} node(s) ({', '.join(visible(n) for n in names[:shown_names])}{more})")

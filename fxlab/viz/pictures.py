@@ -85,9 +85,8 @@ def _scope_keys(frames: Sequence[dict]) -> tuple[GroupKey, ...]:
 def fx_leaves(graph: GraphTrace, stage: str, lines: bool = True) -> list[Leaf]:
     """One leaf per FX node of ``stage``: scopes, then modules, then the node (its DOT
     statement only with ``lines``)."""
-    # a live GraphModule gives exact edges for the DOT text; the viewer reads the records
-    source = graph.stages[stage] if not lines and stage in graph.stages else (graph.modules.get(stage) or graph.stages[stage])
-    records: dict[str, NodeRecord] = {r.name: r for r in graph.stages[stage].nodes} if stage in graph.stages else {}
+    source = graph.stages[stage]
+    records: dict[str, NodeRecord] = {r.name: r for r in source.nodes}
     leaves = []
     cache: dict[tuple[str, tuple[str, ...]], tuple[GroupKey, ...]] = {}
     for view in fx_node_views(source):
@@ -281,7 +280,7 @@ def stage_picture(graph: GraphTrace, stage: str, model: str = "", options: FoldO
         if graph.ir is None:
             return None
         leaves = ir_leaves(graph, graph.ir)
-    elif stage in graph.stages or stage in graph.modules:
+    elif stage in graph.stages:
         leaves = fx_leaves(graph, stage)
     else:
         return None

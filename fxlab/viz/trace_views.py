@@ -114,19 +114,19 @@ def ir_view(graph: GraphTrace) -> RenderableType:
             ]
         )
     table = LinesTable(f"graph {graph.index} · ascend_ir: {len(ir.ops)} GE ops", IR_HEADERS, rows, IR_COLUMN_STYLES, wrap_column=1)
-    summary = graph.ir_summary or {}
+    conversion = graph.conversion
     notes = []
-    if summary.get("assigns_to_outputs"):
-        options = "; ".join(f"{k}={v!r}" for k, v in summary.get("ge_options", {}).items())
+    if conversion is not None and conversion.assigns_to_outputs:
+        options = "; ".join(f"{k}={v!r}" for k, v in conversion.ge_options.items())
         notes.append(
             plain(
-                f"{len(summary['assigns_to_outputs'])} Assign(s) into graph inputs became graph outputs "
+                f"{len(conversion.assigns_to_outputs)} Assign(s) into graph inputs became graph outputs "
                 f"that GE writes into the inputs' memory ({options})",
                 style="magenta",
             )
         )
     # Graph outputs TorchAir makes on the host (views of inputs, sizes): not in NetOutput.
-    notes += [plain(f"host output: {note}", style="magenta") for note in summary.get("host_outputs", [])]
+    notes += [plain(f"host output: {note}", style="magenta") for note in (conversion.host_outputs if conversion else [])]
     return Group(table, *notes) if notes else table
 
 
@@ -147,10 +147,9 @@ STATUS_STYLE = {
 def conversion_view(graph: GraphTrace) -> RenderableType:
     """Every ATen op of the functional graph: count, conversion status, signatures
     (TorchAir's ``fx_summary``, without compiling anything)."""
-    functional = graph.converted_module()
-    if graph.conversion is None or functional is None:
+    if graph.conversion is None:
         return Text("")
-    rows = [r for r in graph.conversion_summary() if r.status != "marker"]
+    rows = [r for r in graph.conversion.summary if r.status != "marker"]
     table = Table(title=f"graph {graph.index} · ATen ops and their conversion", title_justify="left")
     for column in ("ATen op", "count", "status", "input signatures", "output signatures"):
         table.add_column(column, justify="right" if column == "count" else "left")
@@ -256,12 +255,14 @@ def _graph_details(graph: GraphTrace) -> list[Text]:
 def conversion_lines(graph: GraphTrace) -> list[Text]:
     """The ops the conversion left out, with why; the ops converted by TorchAir's
     auto-converter rule, with the GE type assumed and whether its prototype was found."""
-    summary = graph.ir_summary or {}
+    conversion = graph.conversion
+    if conversion is None:
+        return []
     lines = [
         plain(f"graph {graph.index}: {entry['op']} ({_nodes(entry['nodes'])}): {entry['reason'] or entry['status']}", style="red")
-        for entry in summary.get("not_converted", [])
+        for entry in conversion.not_converted
     ]
-    for entry in summary.get("auto_converted", []):
+    for entry in conversion.auto_converted:
         found = "its Ascend C prototype found" if entry["prototype"] else "no Ascend C prototype found, so the GE op is assumed"
         lines.append(
             plain(
@@ -289,7 +290,7 @@ def _stage_counts(trace: Trace, graph: GraphTrace) -> list[str | Text]:
     counts = []
     for stage in trace.stages:
         if stage == ASCEND_IR:
-            partial = graph.ir_summary and graph.ir_summary.get("partial")
+            partial = graph.partial
             counts.append(Text.assemble(str(len(graph.ir.ops)), (" (partial)" if partial else "", "red")) if graph.ir else "-")
         else:
             counts.append(str(len(graph.stages[stage].call_nodes())) if stage in graph.stages else "-")
@@ -306,16 +307,9 @@ def _inplace_change(graph: GraphTrace, aclgraph: bool = False) -> str:
 
 def _check_lines(trace: Trace) -> list[RenderableType]:
     lines: list[RenderableType] = []
-    checks = (
-        ("eager vs compiled", trace.check),
-        ("Ascend IR on CPU vs compiled", trace.ir_check),
-        ("aclgraph graph on CPU vs compiled", trace.aclgraph_check),
-        ("user passes (graph before vs after)", trace.user_pass_check),
-    )
-    for label, check in checks:
-        if check is not None:
-            lines.append(_verdict_line(label, check))
-            lines += [plain(f"  note: {note}", style="dim") for note in check.notes]
+    for label, check in trace.checks():
+        lines.append(_verdict_line(label, check))
+        lines += [plain(f"  note: {note}", style="dim") for note in check.notes]
     for graph in trace.graphs:
         if graph.error:
             lines.append(plain(f"graph {graph.index}: {graph.error}", style="yellow"))
@@ -351,11 +345,11 @@ def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:
                 "break_location": graph.break_location,
                 "stages": stages,
                 "mutated_inputs": graph.mutated_inputs,
-                ASCEND_IR: {"ops": len(graph.ir.ops), "types": graph.ir.types, **(graph.ir_summary or {})} if graph.ir else None,
-                "passes": [
-                    {"pass": r["pass"], "changed": r["changed"], "origin": r.get("origin", "torchair")}
-                    for r in graph.aclgraph_passes or graph.pre_ge_passes
-                ],
+                ASCEND_IR: _ir_json(graph) if graph.ir else None,
+                "passes": {
+                    name: [{"pass": r.name, "changed": r.changed, "origin": r.origin} for r in records]
+                    for name, records in graph.passes.items()
+                },
                 "patterns": [{"pattern": p["pattern"], "matches": len(p.get("matches", []))} for p in graph.patterns],
                 "torchair_aclgraph": graph.torchair_aclgraph,
                 "streams": graph.streams,
@@ -376,9 +370,30 @@ def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:
         "user_pass_check": _check_json(trace.user_pass_check),
         "notes": trace.notes,
         "graphs": graphs,
-        **trace.calls_json(),
+        **_calls_json(trace),
         "out": out_dir,
     }
+
+
+def _ir_json(graph: GraphTrace) -> dict[str, Any]:
+    """The GE graph's size and types, and what its conversion said (its summary aside)."""
+    assert graph.ir is not None
+    conversion = graph.conversion
+    said = {k: v for k, v in vars(conversion).items() if k != "summary"} if conversion is not None else {}
+    return {"types": graph.ir.types, **said, "ops": len(graph.ir.ops)}
+
+
+def _calls_json(trace: Trace) -> dict[str, Any]:
+    """The compile options the model asked for, and the calls when there was more than
+    one (a warm-up, or a dynamic graph checked at a second size)."""
+    from fxlab.capture.serialize import call_to_json
+
+    extra: dict[str, Any] = {}
+    if trace.compile_options:
+        extra["compile_options"] = dict(trace.compile_options)
+    if len(trace.calls) > 1:
+        extra["calls"] = [call_to_json(call) for call in trace.calls]
+    return extra
 
 
 def _check_json(check: Any) -> dict[str, Any] | None:

@@ -23,7 +23,6 @@ on CPU makes none, and it is listed as such.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -46,25 +45,12 @@ from fxlab.passes.aclgraph.scope_pairs import check_scope_pairs
 from fxlab.passes.aclgraph.sym_shapes import SymShapeBuilder, symbol_inputs
 from fxlab.passes.graph_copy import copy_graph_module
 from fxlab.passes.infra import NamedPass, PassManager, PassRecord
-from fxlab.passes.optimize_fx import example_inputs, optimize_fx_passes
-from fxlab.passes.pattern_fusion import PatternReport, UserPassRun
+from fxlab.passes.optimize_fx import FxStageResult, example_inputs, optimize_fx_passes
 from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions
 
 STREAM_EVENT_NOTE = (
     "runs on the Dynamo graph before aot_autograd: rewrites torch.npu.Stream / Event calls, which a graph traced on CPU cannot make"
 )
-
-
-@dataclass
-class AclGraphResult:
-    """The stage's graph, each pass's record, the capture code and what the passes learnt."""
-
-    gm: fx.GraphModule
-    records: list[PassRecord]
-    capture_code: str
-    info: CaptureInfo
-    user_runs: list[UserPassRun] = field(default_factory=list)
-    patterns: PatternReport | None = None
 
 
 def graph_name(index: int) -> str:
@@ -109,7 +95,7 @@ def _builder(gm: fx.GraphModule, shapes: list[SymShapeBuilder]) -> SymShapeBuild
     return shapes[0]
 
 
-def aclgraph_graph(functional: fx.GraphModule, options: TorchAirOptions, index: int = 0) -> AclGraphResult:
+def aclgraph_graph(functional: fx.GraphModule, options: TorchAirOptions, index: int = 0) -> FxStageResult:
     """A copy of ``functional`` through TorchAir's aclgraph passes; the functional graph is
     left as it was."""
     from fxlab.passes.aclgraph.capture_code import capture_code, read_inputs
@@ -129,9 +115,8 @@ def aclgraph_graph(functional: fx.GraphModule, options: TorchAirOptions, index: 
     read_inputs(gm, info)
     gm.recompile()
     records.insert(0, PassRecord("replace_stream_event_pass", False, notes=[STREAM_EVENT_NOTE]))
-    return AclGraphResult(
-        gm, records, capture_code(gm, info, options), info, plan.user_runs, plan.pattern_fusion.report if plan.pattern_fusion else None
-    )
+    patterns = plan.pattern_fusion.report if plan.pattern_fusion else None
+    return FxStageResult(gm, records, plan.user_runs, patterns, capture_code(gm, info, options), info)
 
 
 def mutated_user_inputs(gm: fx.GraphModule) -> list[str]:
