@@ -24,11 +24,15 @@ _hypothesis_settings.load_profile(os.environ.get("FXLAB_HYPOTHESIS_PROFILE", "ci
 
 
 @functools.lru_cache(maxsize=None)
-def _trace(name: str, entry: str | None = None, stages: tuple[str, ...] | None = None, mode: str | None = None):
-    from fxlab.capture import ALL_STAGES, capture_trace, load_model
+def _capture(name: str, entry: str | None = None, stages: tuple[str, ...] | None = None, mode: str | None = None):
+    from fxlab.stage_names import ALL_STAGES
+    from tests.sessions import capture_of
 
-    loaded = load_model(EXAMPLES / f"{name}.py", entry=entry)
-    return capture_trace(loaded, stages=stages or ALL_STAGES, mode=mode)
+    return capture_of(EXAMPLES / f"{name}.py", entry=entry, stages=stages or ALL_STAGES, mode=mode)
+
+
+def _trace(name: str, entry: str | None = None, stages: tuple[str, ...] | None = None, mode: str | None = None):
+    return _capture(name, entry, stages, mode).trace
 
 
 @pytest.fixture(scope="session")
@@ -36,6 +40,13 @@ def example_trace():
     """``example_trace("inplace_ops")``: the full trace of an example, captured once
     (``mode="reduce-overhead"`` for the aclgraph path)."""
     return _trace
+
+
+@pytest.fixture(scope="session")
+def example_capture():
+    """``example_capture("inplace_ops")``: the capture behind :func:`example_trace` (the
+    trace, and the live graph modules its checks ran on: ``.graphs[k].modules``)."""
+    return _capture
 
 
 @pytest.fixture
