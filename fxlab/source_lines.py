@@ -22,6 +22,7 @@ import os
 import re
 import site
 import sysconfig
+import traceback
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,6 +91,17 @@ def kind(path: str) -> int:
     if real.startswith(_torch_root()):
         return TORCH
     return LIBRARY if real.startswith(_library_roots()) else USER
+
+
+def raise_location(exc: BaseException) -> str | None:
+    """``file:line`` of the innermost frame of ``exc``'s traceback in the user's code
+    (else outside torch, else the innermost): where a model's own code raised."""
+    found = [(f.filename, f.lineno) for f in traceback.extract_tb(exc.__traceback__) if f.lineno is not None]
+    for wanted in (USER, LIBRARY):
+        mine = [(file, line) for file, line in found if kind(file) == wanted and not is_fxlab_file(file)]
+        if mine:
+            return location(*mine[-1])
+    return location(*found[-1]) if found else None
 
 
 def is_fxlab_file(path: str) -> bool:

@@ -18,6 +18,7 @@ from fxlab.capture.loader import LoadedModel
 from fxlab.capture.output_leaves import output_leaves
 from fxlab.capture.trace import CheckResult
 from fxlab.errors import CaptureError
+from fxlab.source_lines import raise_location
 
 
 COMPARISON_SEED = 0
@@ -284,8 +285,9 @@ def _run_eager(
         if missing is not None:
             _restore(state, saved)
             return _capture_without_running(loaded, compile_fn, state, saved, missing)
+        where = raise_location(exc)
         raise CaptureError(
-            f"the model raised {type(exc).__name__} when run eagerly on its example inputs: {exc}. "
+            f"the model raised {type(exc).__name__} when run eagerly on its example inputs{f' (at {where})' if where else ''}: {exc}. "
             "fxlab compares compiled with eager, so the model must first run eagerly."
         ) from exc
     after = clone_tree(state)

@@ -151,7 +151,9 @@ def _run_ir(graph: GraphTrace, live: LiveGraph, run: GraphRun, kernels_by_op: An
     return cmp, None
 
 
-def _compare_outputs(graph: GraphTrace, live: LiveGraph, run: GraphRun, cmp: Comparison, outputs: list[Any], values: dict[str, Any]) -> list[str]:
+def _compare_outputs(
+    graph: GraphTrace, live: LiveGraph, run: GraphRun, cmp: Comparison, outputs: list[Any], values: dict[str, Any]
+) -> list[str]:
     """Add the IR run's outputs (and the values converters computed for outputs made on
     the host) to ``cmp``; returns the GE ops that draw random numbers."""
     from fxlab.ir.host_outputs import converted_values

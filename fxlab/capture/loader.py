@@ -71,12 +71,30 @@ def load_python_file(path: str | Path, role: str = "model") -> types.ModuleType:
         sys.modules.pop(module_name, None)
         if isinstance(exc, KeyboardInterrupt):
             raise
-        where = _where_in(exc, path)
-        raise ModelLoadError(
-            f"importing the {role} file {path} raised {type(exc).__name__}: {exc} ({where}). "
-            f"Fix the {role} file so that `python {path.name}` imports cleanly, then run again."
-        ) from exc
+        raise _import_failure(exc, path, role) from exc
     return module
+
+
+# Packages the examples need that fxlab installs as an extra: the extra to ask for.
+EXTRAS = {"transformers": "models"}
+
+
+def _import_failure(exc: BaseException, path: Path, role: str) -> ModelLoadError:
+    """Why importing ``path`` failed, with the fix: a package to install when one is
+    missing, else the file and line to fix."""
+    where = _where_in(exc, path)
+    missing = exc.name if isinstance(exc, ModuleNotFoundError) and exc.name else None
+    if missing is not None:
+        top = missing.split(".")[0]
+        extra = EXTRAS.get(top)
+        how = f"pip install 'fxlab[{extra}]' (or pip install {top})" if extra else f"pip install {top}"
+        return ModelLoadError(
+            f"the {role} file {path} imports {missing}, which is not installed in this Python ({where}). Install it ({how}) and run again."
+        )
+    return ModelLoadError(
+        f"importing the {role} file {path} raised {type(exc).__name__}: {exc} ({where}). "
+        f"Fix the {role} file so that `python {path.name}` imports cleanly, then run again."
+    )
 
 
 def _where_in(exc: BaseException, path: Path) -> str:
@@ -131,6 +149,12 @@ def _find_model(module: types.ModuleType, path: Path, entry: str | None) -> tupl
         return module.model, _module_input_sets(module, path), "model"
     if hasattr(module, DEFAULT_ENTRY):
         return (*_entry_input_sets(module, path, DEFAULT_ENTRY), DEFAULT_ENTRY)
+    if hasattr(module, "model"):
+        raise ModelLoadError(
+            f"{path} defines `model` but no inputs to call it with: fxlab looked for module-level `example_inputs` "
+            f"(or `{INPUTS_LIST_NAME}`). Define `example_inputs = (...)` beside `model`, or a function "
+            f"`{DEFAULT_ENTRY}()` returning (model, inputs)."
+        )
     raise ModelLoadError(
         f"{path} defines no model to trace: fxlab looked for module-level `model` and "
         f"`example_inputs`, then for a function `{DEFAULT_ENTRY}()` returning (model, inputs). "

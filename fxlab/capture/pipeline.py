@@ -137,19 +137,29 @@ def _record_graphs(
 
 
 def inference_note(fn: Any) -> str | None:
-    """For a model in ``train()`` mode or with parameters requiring grad: that fxlab traces
-    it for inference, as TorchAir's inference path compiles it (None otherwise)."""
+    """For a model whose graph depends on its ``train()`` mode (dropout, batch norm with
+    batch statistics in training mode): that fxlab traces it as it is, under
+    ``torch.no_grad()`` as TorchAir's inference path runs, and how to get its inference
+    form. None when the mode changes nothing in the graph."""
     if not isinstance(fn, torch.nn.Module):
         return None
-    said = []
-    if any(module.training for module in fn.modules()):
-        said.append("the model is in train() mode (dropout and batch norm run as in training; model.eval() gives their inference form)")
-    grads = sum(1 for parameter in fn.parameters() if parameter.requires_grad)
-    if grads:
-        said.append(f"{grads} of its parameters require grad")
-    if not said:
+    kinds = sorted({type(module).__name__ for module in fn.modules() if module.training and _depends_on_mode(module)})
+    if not kinds:
         return None
-    return f"{' and '.join(said)}: fxlab traces inference, under torch.no_grad() as TorchAir's inference path runs, so no backward graph is captured."
+    return (
+        f"the model is in train() mode, and its {', '.join(kinds)} run as in training (dropout drawing, batch norm using batch "
+        "statistics): fxlab traces it so, under torch.no_grad() as TorchAir's inference path runs; model.eval() gives their inference form."
+    )
+
+
+def _depends_on_mode(module: torch.nn.Module) -> bool:
+    """Whether the module computes something else in training mode than in eval mode."""
+    nn = torch.nn
+    if isinstance(module, (nn.modules.dropout._DropoutNd, nn.RReLU)):
+        return True
+    if isinstance(module, (nn.modules.batchnorm._BatchNorm, nn.modules.instancenorm._InstanceNorm)):
+        return bool(module.track_running_stats)  # without running statistics both modes use the batch's
+    return isinstance(module, nn.MultiheadAttention) and module.dropout > 0
 
 
 def random_ops(graphs: Sequence[CapturedGraph]) -> list[str]:

@@ -26,7 +26,7 @@ app = typer.Typer(
 @app.callback(invoke_without_command=True)
 def _root(
     ctx: typer.Context,
-    version: bool = typer.Option(False, "--version", help="Print fxlab's and torch's versions and exit.", is_eager=True),
+    version: bool = typer.Option(False, "--version", metavar="", help="Print fxlab's and torch's versions and exit.", is_eager=True),
 ) -> None:
     if version:
         console.out().print(version_line(), markup=False)

@@ -21,16 +21,20 @@ if TYPE_CHECKING:
     from fxlab.capture.request import TraceRequest
     from fxlab.session import CaptureSession
 
-ModelArg = typer.Argument(..., help="Python file defining `model` + `example_inputs`, or `get_model_and_inputs()`.", show_default=False)
-EntryOpt = typer.Option(None, "--entry", help="Name of a function in the model file returning (model, inputs).")
+ModelArg = typer.Argument(
+    ..., metavar="MODEL.py", help="Python file defining `model` + `example_inputs`, or `get_model_and_inputs()`.", show_default=False
+)
+EntryOpt = typer.Option(None, "--entry", metavar="NAME", help="Name of a function in the model file returning (model, inputs).")
 PluginOpt = typer.Option(
     None,
     "--plugin",
+    metavar="FILE",
     help="Python file imported before the model (custom-op registrations, Meta functions, converters, register_replacement patterns). Repeatable.",
 )
 ModeOpt = typer.Option(
     None,
     "--mode",
+    metavar="MODE",
     help="TorchAir's mode: max-autotune (GE graph: pre_ge, ascend_ir), reduce-overhead (aclgraph: TorchAir's capture path) or npugraph_ex (torch_npu's standalone aclgraph backend). Default: the model file's compiler_config, else max-autotune.",
 )
 

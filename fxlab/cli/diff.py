@@ -44,19 +44,20 @@ def diff_command(
         metavar="MODEL.py | TRACE_A TRACE_B",
     ),
     before_functionalize: bool = typer.Option(
-        False, "--before-functionalize", help="aten (before functionalization) -> functional; the default for MODEL.py."
+        False, "--before-functionalize", metavar="", help="aten (before functionalization) -> functional; the default for MODEL.py."
     ),
-    from_stage: str | None = typer.Option(None, "--from", help=f"Left stage: {', '.join(FX_STAGES + IR_STAGES)}."),
-    to_stage: str | None = typer.Option(None, "--to", help="Right stage (same choices as --from)."),
+    from_stage: str | None = typer.Option(None, "--from", metavar="STAGE", help=f"Left stage: {', '.join(FX_STAGES + IR_STAGES)}."),
+    to_stage: str | None = typer.Option(None, "--to", metavar="STAGE", help="Right stage (same choices as --from)."),
     torchair_path: Path | None = typer.Option(
         None,
         "--torchair-path",
+        metavar="DIR",
         help="TorchAir sources for ascend_ir:torchair (default: FXLAB_TORCHAIR_PATH, an importable TorchAir, or the copy `fxlab torchair fetch` made).",
     ),
     plugin: list[Path] | None = PluginOpt,
     entry: str | None = EntryOpt,
-    graph: int | None = typer.Option(None, "--graph", help="Diff only Dynamo graph K (default: every graph)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the diff as JSON."),
+    graph: int | None = typer.Option(None, "--graph", metavar="K", help="Diff only Dynamo graph K (default: every graph)."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="Print the diff as JSON."),
     mode: str | None = ModeOpt,
 ) -> None:
     if len(paths) == 2:
@@ -144,7 +145,9 @@ def _model_diff(
     from fxlab.viz.safe_text import plain
 
     stages = (FUNCTIONAL, ASCEND_IR) if left in IR_STAGES else tuple(s for s in FX_STAGES if s in (left, right))
-    request = request_of(model=model, entry=entry, plugins=tuple(plugins or ()), stages=stages, mode=mode, verify=False, torchair_path=torchair_path)
+    request = request_of(
+        model=model, entry=entry, plugins=tuple(plugins or ()), stages=stages, mode=mode, verify=False, torchair_path=torchair_path
+    )
     with_torchair = TORCHAIR_STAGE in (left, right)
     if with_torchair:
         find_torchair(torchair_path)  # found before the slow capture, so a bad path fails fast

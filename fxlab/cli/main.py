@@ -21,16 +21,17 @@ def main(argv: list[str] | None = None) -> None:
     from fxlab.errors import FxlabError
 
     _register_commands()
+    args = sys.argv[1:] if argv is None else argv
     try:
         app(args=argv, standalone_mode=True)
     except FxlabError as exc:
         console.error(str(exc))
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
-        _interrupted()
+        _interrupted(args)
     except SystemExit as exc:
         if _from_interrupt(exc):  # typer turns Ctrl-C into a silent exit 130
-            _interrupted()
+            _interrupted(args)
         raise
     except Exception as exc:  # a bug in fxlab itself: one paragraph, the traceback on request
         if os.environ.get("FXLAB_DEBUG"):
@@ -52,10 +53,10 @@ def _last_frame(exc: BaseException) -> str:
     return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "an unknown place"
 
 
-def _interrupted() -> None:
-    console.error(
-        "interrupted (Ctrl-C). Run the command again to finish; a --out folder holds a whole trace, the new one or the one it held before."
-    )
+def _interrupted(args: list[str]) -> None:
+    saving = any(arg == "--out" or arg.startswith("--out=") for arg in args)
+    held = " The --out folder holds a whole trace: the new one, or the one it held before." if saving else ""
+    console.error(f"interrupted (Ctrl-C). Run the command again to finish.{held}")
     sys.exit(130)
 
 

@@ -19,8 +19,8 @@ ops_app = typer.Typer(
 )
 app.add_typer(ops_app, name="ops")
 
-PluginOpt = typer.Option(None, "--plugin", help="Python file to import first (defines or adapts custom ops). Repeatable.")
-JsonOpt = typer.Option(False, "--json", help="Print JSON instead of a table.")
+PluginOpt = typer.Option(None, "--plugin", metavar="FILE", help="Python file to import first (defines or adapts custom ops). Repeatable.")
+JsonOpt = typer.Option(False, "--json", metavar="", help="Print JSON instead of a table.")
 STATUS_STYLE = {"pass": ("PASS", "green"), "fail": ("FAIL", "bold red"), "warn": ("WARN", "yellow"), "skip": ("SKIP", "dim")}
 
 
@@ -90,8 +90,12 @@ def _short(site: str) -> str:
     ),
 )
 def check_command(
-    op: str = typer.Argument(..., help="The op: npu::my_inplace, npu.my_inplace, torch.ops.npu.my_inplace.default or my_inplace."),
-    prototype: Path | None = typer.Option(None, "--prototype", help="The op's msOpGen prototype JSON (default: the registered one)."),
+    op: str = typer.Argument(
+        ..., metavar="OP", help="The op: npu::my_inplace, npu.my_inplace, torch.ops.npu.my_inplace.default or my_inplace."
+    ),
+    prototype: Path | None = typer.Option(
+        None, "--prototype", metavar="FILE", help="The op's msOpGen prototype JSON (default: the registered one)."
+    ),
     plugin: list[Path] | None = PluginOpt,
     as_json: bool = JsonOpt,
 ) -> None:
@@ -140,13 +144,18 @@ def _print_report(report: Any) -> None:
     ),
 )
 def coverage_command(
-    model: Path | None = typer.Argument(None, help="Model file: show only the ops its graphs call, with node counts.", show_default=False),
-    entry: str | None = typer.Option(None, "--entry", help="Name of a function in the model file returning (model, inputs)."),
+    model: Path | None = typer.Argument(
+        None, metavar="MODEL.py", help="Model file: show only the ops its graphs call, with node counts.", show_default=False
+    ),
+    entry: str | None = typer.Option(
+        None, "--entry", metavar="NAME", help="Name of a function in the model file returning (model, inputs)."
+    ),
     plugin: list[Path] | None = PluginOpt,
     torchair_path: Path | None = typer.Option(
         None,
         "--torchair-path",
-        help="TorchAir sources to scan (default: $FXLAB_TORCHAIR_PATH, the installed torchair, or .cache/torchair/).",
+        metavar="DIR",
+        help="TorchAir sources to scan (default: $FXLAB_TORCHAIR_PATH, the installed torchair, or the copy `fxlab torchair fetch` made in fxlab's cache, ~/.cache/fxlab/torchair/ by default).",
     ),
     as_json: bool = JsonOpt,
 ) -> None:

@@ -27,8 +27,14 @@ def write_pictures(
     ``progress(done, total, path, seconds, error)`` is called as each picture is drawn."""
     graphviz.check_format(fmt)
     folder = Path(out_dir)
-    pictures = trace_pictures(trace, options)
+    every = trace_pictures(trace, options)
+    pictures = [p for p in every if p.dot]
     messages = [f"graph {p.graph} {p.stage}: {note}" for p in pictures for note in p.notes]
+    if len(pictures) < len(every):  # --focus names a node some stages do not have
+        left = ", ".join(f"graph {p.graph} {p.stage}" for p in every if not p.dot)
+        messages.append(
+            f"--focus {options.focus if options else ''}: drawn in {len(pictures)} of {len(every)} stage pictures; not in {left}"
+        )
     jobs = [(folder / f"graph_{p.graph}" / f"{p.stage}.{fmt}", p) for p in pictures]
     dot_files = [write_text(path.with_suffix(".dot"), p.dot) for path, p in jobs]
     if fmt == "dot" or not jobs:

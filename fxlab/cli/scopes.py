@@ -28,21 +28,24 @@ from fxlab.stage_names import ACLGRAPH, ALL_STAGES, ASCEND_IR, DYNAMO, FUNCTIONA
         "Examples:\n\n"
         "  fxlab scopes examples/superkernel_scopes.py --soc Ascend910B1\n\n"
         "  fxlab scopes examples/multi_stream.py --mode reduce-overhead\n\n"
-        "  fxlab scopes model.py --soc-ini $ASCEND_HOME_PATH/<arch>-linux/data/platform_config/Ascend910B2.ini --aicore-num 20|40 --json"
+        "  fxlab scopes model.py --soc-ini $ASCEND_HOME_PATH/<arch>-linux/data/platform_config/Ascend910B2.ini --aicore-num '20|40' --json"
     ),
 )
 def scopes_command(
     model: Path = ModelArg,
     soc: str | None = typer.Option(
-        None, "--soc", help="SoC to check core counts against (e.g. Ascend910B1); see the error for the known names."
+        None, "--soc", metavar="SOC", help="SoC to check core counts against (e.g. Ascend910B1); see the error for the known names."
     ),
     soc_ini: Path | None = typer.Option(
-        None, "--soc-ini", help="CANN platform ini of the SoC (<arch>-linux/data/platform_config/<SoC>.ini)."
+        None, "--soc-ini", metavar="FILE", help="CANN platform ini of the SoC (<arch>-linux/data/platform_config/<SoC>.ini)."
     ),
     aicore_num: str | None = typer.Option(
-        None, "--aicore-num", help='Global core limit "A|V" (as ge_config.aicore_num); overrides the model\'s CompilerConfig.'
+        None,
+        "--aicore-num",
+        metavar="'A|V'",
+        help='Global core limit "A|V" (as ge_config.aicore_num); overrides the model\'s CompilerConfig.',
     ),
-    as_json: bool = typer.Option(False, "--json", help="Print the report as JSON."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="Print the report as JSON."),
     plugin: list[Path] | None = PluginOpt,
     entry: str | None = EntryOpt,
     mode: str | None = ModeOpt,
@@ -54,7 +57,13 @@ def scopes_command(
     if aicore_num is not None:
         _parse_global(aicore_num, "--aicore-num")  # fail before the (slow) capture
     request = request_of(
-        model=model, entry=entry, plugins=tuple(plugin or ()), stages=_stages(mode), mode=mode, verify=False, soc=soc_info.name if soc_info else None
+        model=model,
+        entry=entry,
+        plugins=tuple(plugin or ()),
+        stages=_stages(mode),
+        mode=mode,
+        verify=False,
+        soc=soc_info.name if soc_info else None,
     )
     captured = capture_request(request)
     if captured.trace.mode != MAX_AUTOTUNE:

@@ -27,9 +27,18 @@ app.add_typer(torchair_app, name="torchair")
     ),
 )
 def fetch_command(
-    torch_version: str | None = typer.Option(None, "--torch-version", help="torch version to match (default: the installed one)."),
-    cache_dir: Path | None = typer.Option(None, "--cache-dir", help="Folder to extract into (default: the user's cache, torchair/ in it)."),
-    wheel: Path | None = typer.Option(None, "--wheel", help="Extract from this torch_npu wheel instead of downloading one."),
+    torch_version: str | None = typer.Option(
+        None, "--torch-version", metavar="VERSION", help="torch version to match (default: the installed one)."
+    ),
+    cache_dir: Path | None = typer.Option(
+        None,
+        "--cache-dir",
+        metavar="DIR",
+        help="Folder to extract into (default: torchair/ in fxlab's cache: $FXLAB_CACHE_DIR, else $XDG_CACHE_HOME/fxlab, else ~/.cache/fxlab).",
+    ),
+    wheel: Path | None = typer.Option(
+        None, "--wheel", metavar="FILE", help="Extract from this torch_npu wheel instead of downloading one."
+    ),
 ) -> None:
     from importlib.metadata import version
 

@@ -44,29 +44,33 @@ def trace_command(
     stages: str | None = typer.Option(
         None,
         "--stages",
+        metavar="STAGES",
         help="Comma-separated stages to record and show (default: all of the mode's): dynamo,aten,functional,pre_ge,ascend_ir (max-autotune) or dynamo,aten,functional,aclgraph (reduce-overhead, npugraph_ex).",
     ),
     mode: str | None = ModeOpt,
     out: Path | None = typer.Option(
         None,
         "--out",
+        metavar="DIR",
         help="Directory to save the trace in: manifest.json, and per graph graph_<k>/<stage>.py|.json, ascend_ir.json|.pb|.pbtxt|.py, conversion_summary.csv|.json, aclgraph_capture.py.",
     ),
     plugin: list[Path] | None = PluginOpt,
     entry: str | None = EntryOpt,
-    as_json: bool = typer.Option(False, "--json", help="Print a machine-readable summary instead of the views."),
+    as_json: bool = typer.Option(False, "--json", metavar="", help="Print a machine-readable summary instead of the views."),
     verify: bool | None = typer.Option(
         None,
         "--verify/--no-verify",
+        metavar="",
         help="Run the Ascend IR (or the aclgraph graph) on CPU and compare with the compiled run (default: on, for every graph).",
     ),
     strict: bool = typer.Option(
-        False, "--strict", help="Exit 1 when the trace is unverified (a check could not run), not only when it is partial."
+        False, "--strict", metavar="", help="Exit 1 when the trace is unverified (a check could not run), not only when it is partial."
     ),
-    summary_only: bool = typer.Option(False, "--summary", help="Print only the one-screen summary, not the stages."),
+    summary_only: bool = typer.Option(False, "--summary", metavar="", help="Print only the one-screen summary, not the stages."),
     graphviz: str | None = typer.Option(
         None,
         "--graphviz",
+        metavar="svg|png|dot",
         help="Also draw each stage and the Ascend IR with graphviz: svg, png or dot (pictures go to --out DIR, else ./fxlab-out; without the `dot` binary only .dot files are written).",
     ),
     expand: list[str] | None = typer.Option(
@@ -79,40 +83,52 @@ def trace_command(
         None, "--focus", metavar="NODE", help="In the --graphviz pictures, draw only the nodes within --depth edges of this node or GE op."
     ),
     depth: int = typer.Option(2, "--depth", min=0, metavar="K", help="How many edges around --focus to draw."),
-    html: Path | None = typer.Option(None, "--html", help="Also write a self-contained HTML report of the trace to this file."),
+    html: Path | None = typer.Option(
+        None, "--html", metavar="FILE", help="Also write a self-contained HTML report of the trace to this file."
+    ),
     converter: str = typer.Option(
         "builtin",
         "--converter",
+        metavar="builtin|torchair",
         help="Who builds the ascend_ir stage: builtin (fxlab's converters) or torchair (TorchAir's own code path: the real torchair when importable, else a copy of its sources, see --torchair-path).",
     ),
     torchair_path: Path | None = typer.Option(
         None,
         "--torchair-path",
+        metavar="DIR",
         help="TorchAir sources to load for --converter torchair: a torch_npu wheel's torch_npu/dynamo/torchair folder or a TorchAir checkout's python/ folder (default: $FXLAB_TORCHAIR_PATH, the installed torchair, or the copy `fxlab torchair fetch` made).",
     ),
     convert_refused: bool = typer.Option(
         False,
         "--convert-refused",
+        metavar="",
         help="Let the built-in conversion convert ops TorchAir fails on (its converter only raises, or it has none) with fxlab's own converters; without it they are marked refused and the trace is partial.",
     ),
     dynamic: bool = typer.Option(
         False,
         "--dynamic",
+        metavar="",
         help="Compile with torch.compile(dynamic=True), whatever the model file's compile_options say; a graph with symbolic sizes is checked at a second size too.",
     ),
     soc: str = typer.Option(
         DEFAULT_SOC,
         "--soc",
+        metavar="SOC",
         help="The SoC stood in: what the NPU machine reports to TorchAir's converters for --converter torchair (some converters branch on it), and whose core counts the aclgraph path's concurrent stream core demands are checked against (default: Ascend910B2, an Atlas A2 part).",
     ),
     nproc: int | None = typer.Option(
         None,
         "--nproc",
+        metavar="N",
         min=1,
         help="Trace N ranks, one process each, with torchrun's environment and gloo on CPU: the model file may call dist.init_process_group() itself. Each rank's collectives are checked against its peers' before any runs. Under torchrun, each process is one rank without --nproc.",
     ),
     timeout: float = typer.Option(
-        300.0, "--timeout", min=1.0, help="With several ranks: stop them all and report the ranks still running after this many seconds."
+        300.0,
+        "--timeout",
+        metavar="SECONDS",
+        min=1.0,
+        help="With several ranks: stop them all and report the ranks still running after this many seconds.",
     ),
 ) -> None:
     request = request_of(

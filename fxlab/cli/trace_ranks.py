@@ -304,7 +304,10 @@ def _write_top_manifest(folder: Path, results: list[dict[str, Any]]) -> None:
     first = results[0]
     ranks = [{"rank": r["rank"], "folder": rank_folder(r["rank"]), "status": r["status"]} for r in results]
     groups = rank_groups({r["rank"]: r["structure"] for r in results})
-    write_atomic(folder / MANIFEST, json_text(top_manifest(first["model"], first["entry"], first["versions"], ranks, groups, overall_status(results))))
+    write_atomic(
+        folder / MANIFEST,
+        json_text(top_manifest(first["model"], first["entry"], first["versions"], ranks, groups, overall_status(results))),
+    )
 
 
 # -- torchrun starts the ranks -----------------------------------------------------------------------

@@ -17,6 +17,7 @@ import torch
 from fxlab.errors import FxlabError
 from fxlab.ops.define import CUSTOM_OPS, CustomOp, existing_overload, has_fake, plugin_defined_ops
 from fxlab.ops.prototype import Prototype, camel_case, registered_prototype
+from fxlab.passes.torchair_refusals import TORCH_NAMESPACES
 from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB, ORIGIN_TORCHAIR, Sample
 
 DEFINE_MODULE = str(Path(__file__).with_name("define.py"))
@@ -34,13 +35,15 @@ def known_op_names() -> list[str]:
     names.update(plugin_defined_ops())
     for converter in CONVERTERS:
         qualname = getattr(converter.target, "name", lambda: "")()
-        if "::" in qualname and qualname.split("::")[0] not in ("aten", "prims", "air"):
+        if "::" in qualname and qualname.split("::")[0] not in NOT_CUSTOM_NAMESPACES:
             names.add(qualname.split(".")[0])
     return sorted(names)
 
 
-# PyTorch's own namespaces: their ops are not custom ops (and their kernels are keyed by overload).
-BUILTIN_NAMESPACES = frozenset({"aten", "prims", "prim", "higher_order", "quantized", "_c10d_functional", "c10d"})
+# Namespaces whose ops are not custom ops: PyTorch's own (its collectives among them) and
+# TorchAir's (its scope markers, its npu_define collectives).
+BUILTIN_NAMESPACES = TORCH_NAMESPACES
+NOT_CUSTOM_NAMESPACES = TORCH_NAMESPACES | {"air", "npu_define"}
 
 
 def resolve_op(name: str) -> Any:

@@ -128,7 +128,9 @@ def summarize_conversion(gm: fx.GraphModule, result: ConversionResult) -> Conver
     auto: dict[Any, int] = {}
     for record in result.nodes:
         if record.status in FAILED_STATUSES:
-            entry = failed.setdefault(record.target, {"op": record.target, "nodes": 0, "status": record.status.value, "reason": record.message})
+            entry = failed.setdefault(
+                record.target, {"op": record.target, "nodes": 0, "status": record.status.value, "reason": record.message}
+            )
             entry["nodes"] += 1
         node = nodes.get(record.node)
         if node is None:
@@ -174,7 +176,15 @@ def summary_csv_text(rows: list[SummaryRow]) -> str:
     writer = csv.writer(buffer)
     writer.writerow(CSV_COLUMNS)
     for row in rows:
-        cells = (row.target, row.kind, row.status, row.count, _counted_lines(row.inputs), _counted_lines(row.outputs), "\n".join(row.messages))
+        cells = (
+            row.target,
+            row.kind,
+            row.status,
+            row.count,
+            _counted_lines(row.inputs),
+            _counted_lines(row.outputs),
+            "\n".join(row.messages),
+        )
         writer.writerow(cells)
     return buffer.getvalue()
 

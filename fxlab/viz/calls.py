@@ -11,6 +11,7 @@ from rich.console import RenderableType
 from rich.text import Text
 
 from fxlab.capture.trace import Trace
+from fxlab.stage_names import ACLGRAPH
 from fxlab.viz.safe_text import plain, visible
 
 
@@ -19,12 +20,13 @@ def calls_view(trace: Trace) -> list[RenderableType]:
     if len(trace.calls) < 2:
         return []
     lines: list[RenderableType] = [plain(f"calls of the compiled model ({len(trace.calls)}, in order):", style="bold")]
+    graph_check = "aclgraph graph on CPU vs compiled" if ACLGRAPH in trace.stages else "Ascend IR on CPU vs compiled"
     for call in trace.calls:
-        lines.extend(_call_lines(call))
+        lines.extend(_call_lines(call, graph_check))
     return lines
 
 
-def _call_lines(call: Any) -> list[RenderableType]:
+def _call_lines(call: Any, graph_check: str) -> list[RenderableType]:
     origin = "" if call.origin in ("given", "") else f" [{call.origin}]"
     lines: list[RenderableType] = [plain(f"call {call.index}: {call.inputs}{origin}")]
     ran = [f"graph {g} ({'compiled on this call' if g in call.compiled else 'reused'})" for g in call.graphs]
@@ -35,7 +37,9 @@ def _call_lines(call: Any) -> list[RenderableType]:
         for words, reason in zip(recompile.words, recompile.reasons):
             lines.append(plain(f"  graph {recompile.graph} compiled because {words}", style="yellow"))
             lines.append(plain(f"    Dynamo's reason: {reason.splitlines()[0]}", style="dim"))
-    for label, check in (("eager vs compiled", call.check), ("Ascend IR on CPU vs compiled", call.ir_check)):
+    if call.index == 0:
+        lines.append(plain("  its checks: the lines below marked (call 0)", style="dim"))
+    for label, check in (("eager vs compiled", call.check), (graph_check, call.ir_check)):
         if check is not None and call.index > 0:
             style = "bold red" if check.failed else ("yellow" if check.skipped or check.not_run else "green")
             lines.append(Text.assemble((f"  {label}: ", ""), (visible(check.verdict), style)))

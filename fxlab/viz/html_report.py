@@ -19,8 +19,9 @@ from fxlab.capture.trace import CheckResult, GraphTrace, StageTrace, Trace
 from fxlab.escape import BIDI_CONTROLS, LINE_SEPARATORS, visible
 from fxlab.ir.model import IrGraph, IrOp
 from fxlab.viz.dot import KIND_COLOURS, UNSUPPORTED_OP_TYPE, scope_attr_lines
+from fxlab.viz.pass_views import PASS_LIST_TITLES
 from fxlab.viz.trace_views import SCOPE_KEYS_SHOWN, STAGE_TITLES, conversion_lines, relative_paths, scope_tag
-from fxlab.stage_names import ASCEND_IR, ATEN, FUNCTIONAL
+from fxlab.stage_names import ASCEND_IR, ATEN, FUNCTIONAL, GE_GRAPH_PASSES
 
 MAX_NODES_LISTED = 12
 HERE = Path(__file__).resolve().parent
@@ -127,7 +128,7 @@ def _header_line(trace: Trace) -> str:
 
 
 def _summary_table(trace: Trace) -> str:
-    heads = ["graph", *(f"{s} GE ops" if s == ASCEND_IR else f"{s} nodes" for s in trace.stages)]
+    heads = ["graph", *(f"{s} GE ops" if s == ASCEND_IR else f"{s} ops" for s in trace.stages)]
     heads += ["in-place ops aten → functional", "mutated inputs", "graph break"]
     rows = []
     for graph in trace.graphs:
@@ -221,16 +222,32 @@ def _graph_section(trace: Trace, graph: GraphTrace) -> str:
         parts.append(f"<p>Inputs written in place: {_e(', '.join(graph.mutated_inputs))}</p>")
     for stage in _stages_of(trace, graph):
         if stage == ASCEND_IR:
-            parts.append(_ir_section(graph))
+            parts += [_ir_section(graph), _passes_section(graph, GE_GRAPH_PASSES)]
         else:
-            parts.append(_stage_section(graph, graph.stages[stage]))
+            parts += [_stage_section(graph, graph.stages[stage]), _passes_section(graph, stage)]
     parts.append(_scope_section(graph))
     parts.append("</section>")
     return "\n".join(p for p in parts if p)
 
 
+def _passes_section(graph: GraphTrace, pass_list: str) -> str:
+    """What each pass of one list did, in order (nothing when the list did not run)."""
+    records = graph.pass_records(pass_list)
+    if not records:
+        return ""
+    rows = []
+    for record in records:
+        who = " (user)" if record.origin == "user" else ""
+        changes = [f"{sign}{_listed(getattr(record, key))}" for sign, key in (("-", "removed"), ("+", "added"), ("~", "changed_nodes"))]
+        what = "; ".join(c for c in changes if not c.endswith("0")) if record.changed else "no change"
+        notes = "".join(f'<br><span class="dim">{_e(note)}</span>' for note in record.notes)
+        rows.append(f"<tr><td>{_e(record.name + who)}</td><td>{what or 'changed nodes in place'}{notes}</td></tr>")
+    title = PASS_LIST_TITLES.get(pass_list, pass_list)
+    return f"<h4>{_e(title)}</h4>\n<table><tr><th>pass</th><th>what it did</th></tr>" + "".join(rows) + "</table>"
+
+
 def _stage_section(graph: GraphTrace, stage: StageTrace) -> str:
-    counts = [f"{len(stage.call_nodes())} nodes"]
+    counts = [f"{len(stage.nodes)} nodes, {len(stage.call_nodes())} ops"]
     counts += [f"{label}: {stage.count(kind)}" for kind, (_, _, label) in KIND_COLOURS.items() if stage.count(kind)]
     title = f"{stage.name}: {STAGE_TITLES.get(stage.name, stage.name)}"
     return (

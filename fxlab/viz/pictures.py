@@ -294,13 +294,14 @@ def stage_picture(graph: GraphTrace, stage: str, model: str = "", options: FoldO
 
 
 def trace_pictures(trace: Trace, options: FoldOptions | None = None) -> list[Picture]:
-    """Every recorded stage of every graph, in stage order; a ``--expand`` or ``--focus``
-    that names nothing in any of them is refused."""
+    """Every recorded stage of every graph, in stage order (a stage without the
+    ``--focus`` node has no DOT text); a ``--expand`` or ``--focus`` that names nothing
+    in any of them is refused."""
     model = short_source(trace.model + ":").rstrip(":")
     pictures = [p for graph in trace.graphs for stage in trace.stages if (p := stage_picture(graph, stage, model, options)) is not None]
     if options is not None:
         _check_names(options, pictures)
-    return [p for p in pictures if p.dot]
+    return pictures
 
 
 def _check_names(options: FoldOptions, pictures: Sequence[Picture]) -> None:

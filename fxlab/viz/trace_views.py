@@ -192,7 +192,7 @@ SUMMARY_HEADERS = {ASCEND_IR: f"{ASCEND_IR}\nGE ops"}
 
 
 def summary_view(trace: Trace) -> RenderableType:
-    """One screen: nodes per stage and in-place ops before vs after functionalization per
+    """One screen: ops (call nodes, inputs and outputs aside) per stage and in-place ops before vs after functionalization per
     graph in a table of numbers only (it fits 80 columns with every stage), then each
     graph's mutated inputs, rewrites and graph break as lines, and the eager checks."""
     table = Table(
@@ -203,7 +203,7 @@ def summary_view(trace: Trace) -> RenderableType:
     )
     table.add_column("graph", justify="right")
     for stage in trace.stages:
-        table.add_column(SUMMARY_HEADERS.get(stage, f"{stage}\nnodes"), justify="right", no_wrap=True)
+        table.add_column(SUMMARY_HEADERS.get(stage, f"{stage}\nops"), justify="right", no_wrap=True)
     acl = ACLGRAPH in trace.stages
     table.add_column("in-place ops\naten → func." + (" → acl" if acl else ""), justify="center", no_wrap=True)
     for graph in trace.graphs:
@@ -307,8 +307,10 @@ def _inplace_change(graph: GraphTrace, aclgraph: bool = False) -> str:
 
 def _check_lines(trace: Trace) -> list[RenderableType]:
     lines: list[RenderableType] = []
+    # With several calls these are the first call's checks; each later call's are in its block.
+    first = " (call 0)" if len(trace.calls) > 1 else ""
     for label, check in trace.checks():
-        lines.append(_verdict_line(label, check))
+        lines.append(_verdict_line(label + (first if check is not trace.user_pass_check else ""), check))
         lines += [plain(f"  note: {note}", style="dim") for note in check.notes]
     for graph in trace.graphs:
         if graph.error:
@@ -331,7 +333,8 @@ def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:
     for graph in trace.graphs:
         stages = {
             name: {
-                "nodes": len(stage.call_nodes()),
+                "nodes": len(stage.nodes),
+                "ops": len(stage.call_nodes()),
                 "inplace": stage.count("inplace"),
                 "auto_functionalized": stage.count("auto_functionalized"),
                 "copy_epilogue": stage.count("copy_epilogue"),

@@ -229,7 +229,9 @@
     if (!view.transform) fit(view);
     applyTransform(view);
     view.renderMs = performance.now() - start;
-    $(".status").textContent = `${view.st.nodes.length} nodes, ${countUnits(view, 0)} boxes drawn; laid out and drawn in ${view.renderMs.toFixed(0)} ms`;
+    const ops = view.st.nodes.filter((n) => n[F.text] !== "placeholder" && n[F.text] !== "output").length;
+    const counted = view.st.name === "ascend_ir" ? `${ops} GE ops` : `${view.st.nodes.length} nodes (${ops} ops)`;
+    $(".status").textContent = `${counted}, ${countUnits(view, 0)} boxes drawn; laid out and drawn in ${view.renderMs.toFixed(0)} ms`;
     renderTree(view);
   }
 
