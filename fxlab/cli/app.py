@@ -11,10 +11,11 @@ from fxlab.version import __version__
 app = typer.Typer(
     name="fxlab",
     help=(
-        "See how PyTorch graph mode on Ascend NPUs (TorchAir) turns your model into the "
-        "Ascend IR (GE graph): every Dynamo graph, each stage from the Dynamo graph through "
-        "functionalization and re-inplacing to the converted GE ops, with every op traced back "
-        "to its FX node and source line. Runs on CPU; uses the real TorchAir when importable."
+        "See how PyTorch graph mode on Ascend NPUs (TorchAir) turns your model into what the NPU "
+        "runs: for every Dynamo graph, each stage from the Dynamo graph through functionalization "
+        "and TorchAir's own passes to the Ascend IR (GE graph, max-autotune) or the graph it "
+        "captures as an ACL graph (reduce-overhead, npugraph_ex), with every op traced back to its "
+        "FX node and source line. Runs on CPU; uses the real TorchAir when importable."
     ),
     no_args_is_help=True,
     add_completion=False,
