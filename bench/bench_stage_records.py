@@ -38,14 +38,14 @@ def best_of(repeat: int, fn: Callable[[], Any]) -> float:
 
 
 def capture(layers: int) -> Any:
-    from fxlab.capture import capture_trace
-    from fxlab.capture.loader import LoadedModel
+    """The decoder's capture: its trace, and the live graph modules the records are made from."""
+    from fxlab.session import TraceRequest, capture
 
     sys.path.insert(0, str(ROOT / "examples"))
     from llama_decoder import build
 
     model, inputs = build(layers)
-    return capture_trace(LoadedModel(fn=model, args=inputs, path=None, entry=f"build({layers})"))
+    return capture(TraceRequest(model, inputs))
 
 
 def main() -> None:
@@ -54,17 +54,18 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=7)
     args = parser.parse_args()
 
-    from fxlab.capture.pipeline import STAGE_ANALYSES, _mutated_inputs
     from fxlab.capture.readable import clear_readable_cache, readable_code
+    from fxlab.capture.record_graph import STAGE_ANALYSES, mutated_inputs
     from fxlab.capture.records import stage_from_module
-    from fxlab.capture.save import prepare_out_dir, save_trace
+    from fxlab.cli.files import save_trace
 
-    trace = capture(args.layers)
-    modules = trace.graphs[0].modules
+    captured = capture(args.layers)
+    trace = captured.trace
+    modules = captured.graphs[0].modules
     without_ir = copy.copy(trace)
     without_ir.graphs = [copy.copy(g) for g in trace.graphs]
     for graph in without_ir.graphs:
-        graph.ir = None
+        graph.ir, graph.ir_py = None, None
 
     def analyses() -> None:
         for module in modules.values():
@@ -87,8 +88,8 @@ def main() -> None:
             "analyses": best_of(args.repeat, analyses),
             "stage records (5)": best_of(args.repeat, records),
             "  of which code": best_of(args.repeat, code),
-            "mutated inputs": best_of(args.repeat, lambda: _mutated_inputs(modules)),
-            "save without IR": best_of(args.repeat, lambda: save_trace(without_ir, prepare_out_dir(Path(tmp) / "t"))),
+            "mutated inputs": best_of(args.repeat, lambda: mutated_inputs(modules)),
+            "save without IR": best_of(args.repeat, lambda: save_trace(without_ir, Path(tmp) / "t")),
         }
     nodes = {name: len(modules[name].graph.nodes) for name in STAGES}
     print(f"{args.layers} layers, FX nodes per stage: {nodes}")

@@ -24,21 +24,25 @@ _hypothesis_settings.load_profile(os.environ.get("FXLAB_HYPOTHESIS_PROFILE", "ci
 
 
 @functools.lru_cache(maxsize=None)
-def _capture(name: str, entry: str | None = None, stages: tuple[str, ...] | None = None, mode: str | None = None):
+def _capture(
+    name: str, entry: str | None = None, stages: tuple[str, ...] | None = None, mode: str | None = None, dynamic: bool = False
+):
     from fxlab.stage_names import ALL_STAGES
     from tests.sessions import capture_of
 
-    return capture_of(EXAMPLES / f"{name}.py", entry=entry, stages=stages or ALL_STAGES, mode=mode)
+    return capture_of(EXAMPLES / f"{name}.py", entry=entry, stages=stages or ALL_STAGES, mode=mode, dynamic=dynamic)
 
 
-def _trace(name: str, entry: str | None = None, stages: tuple[str, ...] | None = None, mode: str | None = None):
-    return _capture(name, entry, stages, mode).trace
+def _trace(
+    name: str, entry: str | None = None, stages: tuple[str, ...] | None = None, mode: str | None = None, dynamic: bool = False
+):
+    return _capture(name, entry, stages, mode, dynamic).trace
 
 
 @pytest.fixture(scope="session")
 def example_trace():
     """``example_trace("inplace_ops")``: the full trace of an example, captured once
-    (``mode="reduce-overhead"`` for the aclgraph path)."""
+    (``mode="reduce-overhead"`` for the aclgraph path, ``dynamic=True`` as ``--dynamic``)."""
     return _trace
 
 

@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 from fxlab.capture.pipeline import Capture
 from fxlab.capture.request import TraceRequest
 from fxlab.capture.trace import Trace
-from fxlab.session import capture
+from fxlab.session import CaptureSession, capture
 
 
 def capture_of(model: Any, inputs: Any = None, **fields: Any) -> Capture:
@@ -21,3 +23,12 @@ def capture_of(model: Any, inputs: Any = None, **fields: Any) -> Capture:
 def trace_of(model: Any, inputs: Any = None, **fields: Any) -> Trace:
     """The trace :func:`capture_of` makes."""
     return capture_of(model, inputs, **fields).trace
+
+
+@contextlib.contextmanager
+def open_capture(model: Any, inputs: Any = None, **fields: Any) -> Iterator[Capture]:
+    """:func:`capture_of` with its session still open in the block: code run on the live
+    graphs afterwards (TorchAir's own passes or conversion, from a TorchAir session the
+    caller opened) sees the same stand-ins and collectives the capture saw."""
+    with CaptureSession(TraceRequest(model, inputs, **fields)) as session:
+        yield session.capture()

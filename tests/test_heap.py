@@ -56,13 +56,13 @@ def test_everything_is_undone_after_an_error():
 
 
 def test_capturing_through_the_library_leaves_the_callers_collector_alone(write_model):
-    from fxlab.capture import capture_trace, load_model
+    import fxlab
 
     path = write_model("import torch\nmodel = torch.nn.Linear(4, 2)\nexample_inputs = (torch.randn(3, 4),)\n")
     before = gc.get_threshold()
     gc.set_threshold(123, 4, 5)
     try:
-        trace = capture_trace(load_model(path))  # as a program calls it
+        trace = fxlab.trace(path)  # as a program calls it
         assert trace.status == "ok"
         assert gc.get_threshold() == (123, 4, 5) and gc.get_freeze_count() == 0 and gc.isenabled()
     finally:

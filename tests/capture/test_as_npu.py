@@ -3,7 +3,10 @@ from __future__ import annotations
 
 import torch
 
-from fxlab.capture import capture_trace, load_model
+from fxlab.capture.loader import load_model
+from fxlab.capture.pipeline import capture_trace
+from fxlab.capture.request import TraceRequest
+from tests.sessions import trace_of
 
 MODEL = '''
 import torch
@@ -35,7 +38,7 @@ def test_sdpa_becomes_npu_fusion_attention_or_math(write_model):
     from fxlab.compat.torch_npu_ops import torch_npu_definitions
 
     with torch_npu_definitions():
-        trace = capture_trace(load_model(write_model(MODEL)), stages=("dynamo", "functional", "ascend_ir"))
+        trace = trace_of(write_model(MODEL), stages=("dynamo", "functional", "ascend_ir"))
     targets = _functional_targets(trace)
     assert targets.count("npu.npu_fusion_attention.default") == 2  # causal and the boolean mask
     assert "aten._scaled_dot_product_flash_attention_for_cpu.default" not in targets
@@ -50,7 +53,11 @@ def test_sdpa_becomes_npu_fusion_attention_or_math(write_model):
 
 
 def test_without_torch_npu_operators_every_call_takes_the_math_form(write_model):
-    trace = capture_trace(load_model(write_model(MODEL)), stages=("dynamo", "functional"))
+    # A capture session always defines torch_npu's operators (the compat layer): the
+    # pipeline alone, without them, is a machine where they are missing.
+    path = write_model(MODEL)
+    stages = ("dynamo", "functional")
+    trace = capture_trace(load_model(path), TraceRequest(path, stages=stages)).trace
     targets = _functional_targets(trace)
     assert "npu.npu_fusion_attention.default" not in targets and targets.count("aten._safe_softmax.default") == 3
     assert trace.check.ok

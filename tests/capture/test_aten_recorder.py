@@ -16,6 +16,7 @@ from fxlab.capture.stages import aten_stage
 from fxlab.capture.scope_frames import point_scope_markers_at_user_code
 from fxlab.compat.layer import compat_layer
 from tests.conftest import EXAMPLES
+from tests.sessions import capture_of
 
 
 class _WithReference(CapturingBackend):
@@ -145,14 +146,12 @@ def test_a_failing_aot_trace_leaves_no_recording_mode_behind():
 
 
 def test_a_retraced_aten_stage_is_noted_in_the_trace(monkeypatch):
-    from fxlab.capture import aten_recorder, capture_trace
-    from fxlab.capture.loader import LoadedModel
+    from fxlab.capture import aten_recorder
 
     def refuse(self, func, args, kwargs, out):  # type: ignore[no-untyped-def]
         raise aten_recorder.RecordingAborted("an op it cannot map")
 
     monkeypatch.setattr(aten_recorder._Recording, "op", refuse)
-    loaded = LoadedModel(fn=lambda t: t.mul_(2) + 1, args=(torch.randn(4, 3),), path=None, entry="fn")
-    trace = capture_trace(loaded, stages=("dynamo", "aten", "functional"))
-    assert "graph 0: the aten stage was traced separately with make_fx (an op it cannot map)." in trace.notes
-    assert "aten.mul_.Tensor" in [str(n.target) for n in trace.graphs[0].modules["aten"].graph.nodes]
+    captured = capture_of(lambda t: t.mul_(2) + 1, (torch.randn(4, 3),), stages=("dynamo", "aten", "functional"))
+    assert "graph 0: the aten stage was traced separately with make_fx (an op it cannot map)." in captured.trace.notes
+    assert "aten.mul_.Tensor" in [str(n.target) for n in captured.graphs[0].modules["aten"].graph.nodes]

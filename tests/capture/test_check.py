@@ -6,6 +6,8 @@ import torch
 import torch.fx as fx
 
 from fxlab.capture.check import RunRecorder
+from fxlab.capture.ir_check import uninitialised_outputs
+from tests.sessions import capture_of, trace_of
 
 
 def _graph_module(nodes: int) -> fx.GraphModule:
@@ -64,10 +66,8 @@ example_inputs = (torch.ones(2),)
 
 def test_buffer_whose_shape_changes_in_place_is_restored_with_its_shape(write_model):
     # _restore copied values only: the transposed buffer no longer took them (a crash).
-    from fxlab.capture import capture_trace, load_model
-
-    loaded = load_model(write_model(BUFFER_SHAPE_CHANGES_IN_PLACE))
-    trace = capture_trace(loaded, stages=("dynamo",))
+    captured = capture_of(write_model(BUFFER_SHAPE_CHANGES_IN_PLACE), stages=("dynamo",))
+    trace, loaded = captured.trace, captured.loaded
     assert trace.check.ok and trace.check.compared == 5, trace.check.verdict
     square, row = loaded.fn.square, loaded.fn.row
     assert square.shape == (2, 3) and square.stride() == (3, 1)
@@ -89,12 +89,13 @@ example_inputs = (torch.randn(4, 8),)
 
 
 def test_a_model_drawing_random_numbers_is_compared_from_one_seed_and_its_ir_by_shape(write_model):
-    from fxlab.capture import capture_trace, load_model
+    from fxlab.capture.request import TraceRequest
+    from fxlab.session import CaptureSession
 
-    loaded = load_model(write_model(RANDOM_AND_PLAIN))
-    before = torch.random.get_rng_state()
-    trace = capture_trace(loaded)
-    assert torch.equal(torch.random.get_rng_state(), before)  # the caller's random state is kept
+    before = []  # the random state once the model file ran (its inputs drew from it)
+    with CaptureSession(TraceRequest(write_model(RANDOM_AND_PLAIN))) as session:
+        trace = session.capture(after_load=lambda: before.append(torch.random.get_rng_state())).trace
+    assert torch.equal(torch.random.get_rng_state(), before[0])  # the caller's random state is kept
     # Eager and the compiled run draw the same numbers from one seed: a real match.
     assert trace.check.ok and not trace.check.skipped and trace.check.compared == 3, trace.check.verdict
     ir = trace.ir_check
@@ -147,9 +148,7 @@ example_inputs = (x, torch.randn(4, 6))
 
 
 def _host_outputs_trace(write_model):
-    from fxlab.capture import capture_trace, load_model
-
-    return capture_trace(load_model(write_model(HOST_OUTPUTS_MODEL)), stages=("functional", "ascend_ir"))
+    return trace_of(write_model(HOST_OUTPUTS_MODEL), stages=("functional", "ascend_ir"))
 
 
 def test_outputs_made_on_the_host_are_checked_against_the_compiled_run(write_model):
@@ -213,9 +212,7 @@ def _gelu_forms_diff() -> float:
 
 
 def test_a_graph_differing_only_by_ges_gelu_matches_with_a_note_of_the_difference(write_model):
-    from fxlab.capture import capture_trace, load_model
-
-    trace = capture_trace(load_model(write_model(GELU_MODEL)))
+    trace = trace_of(write_model(GELU_MODEL))
     types = [op.type for op in trace.graphs[0].ir.ops]
     assert types.count("Gelu") == 1 and types.count("Mul") == 1
     check = trace.ir_check
@@ -230,12 +227,11 @@ def test_a_graph_differing_only_by_ges_gelu_matches_with_a_note_of_the_differenc
 
 
 def test_gelu_beside_a_wrong_conversion_stays_a_mismatch(write_model, monkeypatch):
-    from fxlab.capture import capture_trace, load_model
     from fxlab.ir.kernels import registry  # the package registers every kernel
 
     # Mul's kernel adds instead: a wrong conversion the exact Gelu cannot explain away.
     monkeypatch.setitem(registry.KERNELS, "Mul", lambda op, inputs, attrs: [inputs[0] + inputs[1]])
-    trace = capture_trace(load_model(write_model(GELU_MODEL)))
+    trace = trace_of(write_model(GELU_MODEL))
     check = trace.ir_check
     assert check.failed and check.approximations == []
     assert check.mismatches == [f"graph 0 output 0: max |diff| {check.max_abs_diff:.3g}"] and check.max_abs_diff > 1
@@ -243,9 +239,7 @@ def test_gelu_beside_a_wrong_conversion_stays_a_mismatch(write_model, monkeypatc
 
 
 def test_tanh_gelu_matches_ges_gelu_without_a_note(write_model):
-    from fxlab.capture import capture_trace, load_model
-
-    trace = capture_trace(load_model(write_model(GELU_MODEL.replace("gelu(x)", "gelu(x, approximate='tanh')"))))
+    trace = trace_of(write_model(GELU_MODEL.replace("gelu(x)", "gelu(x, approximate='tanh')")))
     assert trace.ir_check.ok and trace.ir_check.approximations == [] and trace.ir_check.max_abs_diff < 1e-6
 
 
@@ -265,16 +259,13 @@ example_inputs = (torch.randn(4, 3),)
 
 
 def test_a_buffer_a_graph_returns_unwritten_is_compared_by_shape_only(write_model):
-    from fxlab.capture import capture_trace, load_model
-
-    trace = capture_trace(load_model(write_model(BUFFER_FILLED_AFTER_A_BREAK)), stages=("functional", "ascend_ir"))
-    assert [str(n.target) for n in trace.graphs[0].modules["functional"].graph.output_node().args[0]][:1] == ["aten.empty_like.default"]
-    from fxlab.capture.ir_check import uninitialised_outputs
-
+    captured = capture_of(write_model(BUFFER_FILLED_AFTER_A_BREAK), stages=("functional", "ascend_ir"))
+    trace = captured.trace
+    assert [str(n.target) for n in captured.graphs[0].modules["functional"].graph.output_node().args[0]][:1] == ["aten.empty_like.default"]
     # Whatever the uninitialised memory held, in the compiled run and in the IR run:
     # output 0 of graph 0 is compared by shape and dtype only.
-    assert uninitialised_outputs(trace.graphs[0]) == {0}
-    assert uninitialised_outputs(trace.graphs[1]) == set()
+    assert uninitialised_outputs(captured.graphs[0]) == {0}
+    assert uninitialised_outputs(captured.graphs[1]) == set()
     assert trace.status == "ok" and trace.ir_check.ok and not trace.ir_check.mismatches
     assert trace.ir_check.compared >= 2  # the second graph's values, the first's y
 

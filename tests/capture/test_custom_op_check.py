@@ -2,7 +2,7 @@
 the trace partial, with the op named."""
 from __future__ import annotations
 
-from fxlab.capture import capture_trace, load_model
+from tests.sessions import capture_of, trace_of
 from fxlab.capture.custom_op_check import op_left_out_of_graph
 
 WRONG_META = """
@@ -46,7 +46,7 @@ example_inputs = (torch.randn(3), torch.randn(3))
 
 def test_wrong_meta_shape_and_dtype_make_the_trace_partial(write_model):
     # The compiled run calls the real kernel, so eager matched and the trace said ok.
-    trace = capture_trace(load_model(write_model(WRONG_META)), stages=("functional",))
+    trace = trace_of(write_model(WRONG_META), stages=("functional",))
     assert trace.check.ok and trace.status == "partial"
     (graph,) = trace.graphs
     assert "custom op fxlabwrongmeta::twice (node twice, " in graph.error
@@ -54,7 +54,7 @@ def test_wrong_meta_shape_and_dtype_make_the_trace_partial(write_model):
 
 
 def test_custom_op_without_meta_is_named_with_reason_and_fix(write_model):
-    trace = capture_trace(load_model(write_model(NO_META)), stages=("dynamo",))
+    trace = trace_of(write_model(NO_META), stages=("dynamo",))
     assert trace.status == "partial"
     assert trace.graphs[0].error.startswith("custom op fxlabnometa::twice ran outside the graph: Dynamo could not run it on fake tensors")
     assert '@torch.library.register_fake("fxlabnometa::twice")' in trace.graphs[0].error
@@ -63,7 +63,7 @@ def test_custom_op_without_meta_is_named_with_reason_and_fix(write_model):
 def test_right_meta_of_an_inplace_op_passes(write_model):
     from fxlab.capture.pipeline import assumed_ge_types
 
-    trace = capture_trace(load_model(write_model(RIGHT_META_INPLACE)))
+    trace = trace_of(write_model(RIGHT_META_INPLACE))
     assert [g.error for g in trace.graphs] == [None] and trace.check.ok and trace.ir_check.ok
     # Only the GE op is unverified: no Ascend C prototype says a GE op Bump exists.
     assert trace.status == "unverified" and assumed_ge_types(trace) == ["graph 0: fxlabrightmeta.bump.default -> Bump"]
@@ -94,11 +94,11 @@ compile_options = {"dynamic": True}
 def test_with_symbolic_sizes_the_fake_sizes_are_compared_at_the_runs_values_without_fixing_them(write_model):
     from torch._guards import detect_fake_mode
 
-    trace = capture_trace(load_model(write_model(DYNAMIC_RIGHT_AND_WRONG)), stages=("functional",))
-    (graph,) = trace.graphs
+    captured = capture_of(write_model(DYNAMIC_RIGHT_AND_WRONG), stages=("functional",))
+    (graph,) = captured.trace.graphs
     # rows is right at every size; short's fake is one row short: s0 - 1 is 3, the kernel 4.
     assert "fxlabdynmeta::rows" not in graph.error
     assert "custom op fxlabdynmeta::short (node short, " in graph.error and "gives float32[s" in graph.error
-    functional = graph.modules["functional"]
+    functional = captured.graphs[0].modules["functional"]
     shape_env = detect_fake_mode([n.meta.get("val") for n in functional.graph.nodes if n.op == "placeholder"]).shape_env
     assert not {s: v for s, v in shape_env.replacements.items() if v.is_number}  # no size symbol was fixed by the check

@@ -5,13 +5,22 @@ import types
 import pytest
 import torch
 
-from fxlab.capture import capture_trace
 from fxlab.capture.graph_check import run_on_cpu
 from fxlab.capture.loader import LoadedModel
+from fxlab.capture.pipeline import capture_trace
+from fxlab.capture.request import TraceRequest
+from tests.sessions import trace_of
 
 
 def _trace(fn, *inputs, mode="reduce-overhead"):
-    return capture_trace(LoadedModel(fn=fn, args=inputs), mode=mode)
+    return trace_of(fn, inputs, mode=mode)
+
+
+def _trace_with_config(fn, module):
+    """``fn`` traced as a model file whose ``module`` carries a compiler config (no file:
+    the pipeline gets the loaded model by hand)."""
+    inputs = (torch.randn(4),)
+    return capture_trace(LoadedModel(fn=fn, args=inputs, module=module), TraceRequest(fn, inputs)).trace
 
 
 def test_the_aclgraph_graph_runs_on_cpu_against_the_compiled_run():
@@ -72,7 +81,7 @@ def test_a_user_pass_is_run_before_and_after_on_the_traced_inputs(mode, fn, ok):
     def f(x):
         return (x * 2,)
 
-    trace = capture_trace(LoadedModel(fn=f, args=(torch.randn(4),), module=_with_post_pass(fn, mode)))
+    trace = _trace_with_config(f, _with_post_pass(fn, mode))
     assert trace.user_pass_check.ok is ok and trace.user_pass_check.compared == 2, trace.user_pass_check.verdict
     assert (trace.status == "ok") is ok
     if not ok:
@@ -92,7 +101,7 @@ def test_a_user_pass_that_breaks_the_graph_is_named_and_the_trace_partial(mode):
     def f(x):
         return (x * 2,)
 
-    trace = capture_trace(LoadedModel(fn=f, args=(torch.randn(4),), module=_with_post_pass(break_it, mode)))
+    trace = _trace_with_config(f, _with_post_pass(break_it, mode))
     (mismatch,) = trace.user_pass_check.mismatches
     assert mismatch.startswith("graph 0: the user's post_grad_custom_post_pass (break_it (test_graph_check.py:")
     assert "breaks the graph: it ran before the pass and fails after it: IndexError: Dimension out of range" in mismatch

@@ -9,6 +9,7 @@ import torch
 
 from fxlab.capture.check import Comparison, compare_outputs
 from fxlab.capture.output_leaves import output_leaves
+from tests.sessions import trace_of
 
 
 class LayerCache:
@@ -96,9 +97,7 @@ example_inputs = (torch.ones(3),)
 
 
 def test_a_model_returning_a_cache_object_matches(write_model):
-    from fxlab.capture import capture_trace, load_model
-
-    trace = capture_trace(load_model(write_model(MODEL_RETURNING_A_CACHE)), stages=("dynamo",))
+    trace = trace_of(write_model(MODEL_RETURNING_A_CACHE), stages=("dynamo",))
     assert trace.check.verdict == "match (3 tensors, max |diff| 0)"
 
 

@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from fxlab.capture.pipeline import readable_input_name, validate_stages
+from fxlab.capture.record_graph import readable_input_name
+from fxlab.capture.request import validate_stages
 from fxlab.errors import UsageError
+from tests.sessions import trace_of
 
 
 def _targets(trace, stage, graph=0):
@@ -89,13 +91,14 @@ def test_readable_input_names():
     assert readable_input_name("L_x_") == "x"
 
 
-def test_functional_stage_records_the_ge_ops_each_node_became(example_trace):
+def test_functional_stage_records_the_ge_ops_each_node_became(example_capture):
     """From the final IR: the ops an FX node's conversion made, without the Assigns that
     became graph outputs (see output_reuse); no other stage has GE ops."""
-    graph = example_trace("my_inplace").graphs[0]
+    captured = example_capture("my_inplace")
+    graph = captured.trace.graphs[0]
     nodes = {n.name: n for n in graph.stages["functional"].nodes}
     in_ir = {op.name for op in graph.ir.ops}
-    for record in graph.conversion.nodes:
+    for record in captured.graphs[0].conversion.nodes:
         assert nodes[record.node].ge_ops == [name for name in record.ge_ops if name in in_ir]
     assert nodes["arg0_1"].ge_ops == ["arg0_1"]  # a graph input's Data op
     assert nodes["output"].ge_ops == ["NetOutput"]
@@ -108,22 +111,18 @@ def test_functional_stage_records_the_ge_ops_each_node_became(example_trace):
     assert all(not n.ge_ops for stage in ("dynamo", "aten") for n in graph.stages[stage].nodes)
 
 
-def test_the_ir_summary_says_which_outputs_are_made_on_the_host(write_model):
-    from fxlab.capture import capture_trace, load_model
-
+def test_the_conversion_record_says_which_outputs_are_made_on_the_host(write_model):
     # TorchAir's view_to_reshape (pre_ge) made the view a reshape, still a view of x.
     source = "import torch\ndef f(x):\n    return x + x, x.view(-1)\nmodel = f\nexample_inputs = (torch.randn(2, 3),)\n"
-    trace = capture_trace(load_model(write_model(source)), stages=("functional", "ascend_ir"))
-    summary = trace.graphs[0].ir_summary
-    assert summary["host_outputs"] == [
+    trace = trace_of(write_model(source), stages=("functional", "ascend_ir"))
+    assert trace.graphs[0].conversion.host_outputs == [
         "output 1 (reshape_default): a view of graph input 0, not a GE output; re-made on the host after the run as torch.as_strided(input 0, [6], [1], 0)"
     ]
-    plain = capture_trace(load_model(write_model(source.replace(", x.view(-1)", ""))), stages=("functional", "ascend_ir"))
-    assert "host_outputs" not in plain.graphs[0].ir_summary
+    plain = trace_of(write_model(source.replace(", x.view(-1)", "")), stages=("functional", "ascend_ir"))
+    assert plain.graphs[0].conversion.host_outputs == []
 
 
 def test_an_input_nothing_reads_is_dropped_noted_and_the_ir_check_still_feeds_each_data_its_input(write_model):
-    from fxlab.capture import capture_trace, load_model
     from fxlab.ir.graph_inputs import INPUT_INDICES_ATTR
 
     # `shape_only` only lends its size: its Data is read by nothing, as TorchAir drops it;
@@ -139,13 +138,13 @@ def test_an_input_nothing_reads_is_dropped_noted_and_the_ir_check_still_feeds_ea
         "model = f\n"
         "example_inputs = (torch.randn(2, 3), torch.randn(4), torch.randn(2, 3))\n"
     )
-    trace = capture_trace(load_model(write_model(source)), stages=("functional", "ascend_ir"))
+    trace = trace_of(write_model(source), stages=("functional", "ascend_ir"))
     graph = trace.graphs[0]
     data = {op.name: op.attr_value("index") for op in graph.ir.ops if op.type == "Data"}
     assert graph.ir.attrs[INPUT_INDICES_ATTR].value == (1, 2)
     assert data == {"arg1_1": 0, "arg2_1": 1}
-    assert graph.ir_summary["notes"][0] == (
+    assert graph.conversion.notes[0] == (
         "graph input(s) nothing reads dropped from the GE graph, as TorchAir drops them: arg0_1 (input 0); the other Data ops renumbered"
     )
-    assert graph.ir_summary["ge_options"]["ge.exec.outputReuseInputMemIndexes"] == "1,2"
+    assert graph.conversion.ge_options["ge.exec.outputReuseInputMemIndexes"] == "1,2"
     assert trace.ir_check.ok and trace.ir_check.compared == 5 and not trace.ir_check.not_run

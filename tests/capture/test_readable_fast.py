@@ -23,8 +23,8 @@ def _same_as_torch(gm: fx.GraphModule) -> bool:
 
 
 @pytest.mark.parametrize("example", EXAMPLES)
-def test_every_recorded_stage_prints_as_torch_prints_it(example_trace, example):
-    used = [_same_as_torch(gm) for graph in example_trace(example).graphs for gm in graph.modules.values()]
+def test_every_recorded_stage_prints_as_torch_prints_it(example_capture, example):
+    used = [_same_as_torch(gm) for graph in example_capture(example).graphs for gm in graph.modules.values()]
     assert used and all(used)  # the examples need no fallback
 
 

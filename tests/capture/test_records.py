@@ -8,8 +8,8 @@ import torch.fx as fx
 
 from fxlab.capture import readable
 from fxlab.capture.records import cache_sources, stage_from_module
-from fxlab.capture.save import stage_json_text
-from fxlab.capture.trace import StageTrace, stage_from_json, stage_to_json
+from fxlab.capture.serialize import node_from_json, stage_json_text
+from fxlab.capture.trace import StageTrace
 
 STACK = 'File "/m/model.py", line 3, in forward\n    h = x.add(1)\n  File "/m/model.py", line 7, in forward\n    y = self.blk(h)  # ok\n'
 
@@ -36,31 +36,31 @@ def _small_module() -> fx.GraphModule:
 
 EXPECTED_NODES = [
     (
-        '{"name": "x", "op": "placeholder", "target": "x", "args": "", "outputs": [{"shape": [2, 3], "dtype": "float32", "stride": [3, 1]}], '
+        '{"name": "x", "op": "placeholder", "target": "x", "args": "", "inputs": [], "outputs": [{"shape": [2, 3], "dtype": "float32", "stride": [3, 1]}], '
         '"provenance": {"file": null, "line": null, "code": null, "module_path": [], "from_node": [], "original_aten": null}, '
         '"mutates": [], "kind": "", "scopes": [], "ge_ops": []}'
     ),
     (
-        '{"name": "buf", "op": "placeholder", "target": "buf", "args": "", "outputs": [{"shape": [2, 3], "dtype": "float32", "stride": [3, 1]}], '
+        '{"name": "buf", "op": "placeholder", "target": "buf", "args": "", "inputs": [], "outputs": [{"shape": [2, 3], "dtype": "float32", "stride": [3, 1]}], '
         '"provenance": {"file": null, "line": null, "code": null, "module_path": [], "from_node": [], "original_aten": null}, '
         '"mutates": [], "kind": "", "scopes": [], "ge_ops": []}'
     ),
     (
-        '{"name": "add", "op": "call_function", "target": "aten.add.Tensor", "args": "x, 1, alpha=2", '
+        '{"name": "add", "op": "call_function", "target": "aten.add.Tensor", "args": "x, 1, alpha=2", "inputs": ["x"], '
         '"outputs": [{"shape": [2, 3], "dtype": "float32", "stride": [3, 1]}], '
         '"provenance": {"file": "/m/model.py", "line": 7, "code": "y = self.blk(h)  # ok", "module_path": ["layers.0 (Linear)"], '
         '"from_node": ["orig_add"], "original_aten": "aten.add.Tensor"}, '
         '"mutates": [], "kind": "", "scopes": [{"index": 0, "enter": "scope_enter", "attrs": {"k": "v"}}], "ge_ops": []}'
     ),
     (
-        '{"name": "copy_", "op": "call_function", "target": "aten.copy_.default", "args": "buf, add", '
+        '{"name": "copy_", "op": "call_function", "target": "aten.copy_.default", "args": "buf, add", "inputs": ["buf", "add"], '
         '"outputs": [{"shape": [2, 3], "dtype": "float32", "stride": [3, 1]}], '
         '"provenance": {"file": "/m/model.py", "line": 7, "code": "y = self.blk(h)  # ok", "module_path": ["layers.0 (Linear)"], '
         '"from_node": [], "original_aten": "aten.copy_.default"}, '
         '"mutates": ["self"], "kind": "copy_epilogue", "scopes": [], "ge_ops": ["Assign_0"]}'
     ),
     (
-        '{"name": "output", "op": "output", "target": "output", "args": "[add]", "outputs": [], '
+        '{"name": "output", "op": "output", "target": "output", "args": "[add]", "inputs": ["add"], "outputs": [], '
         '"provenance": {"file": null, "line": null, "code": null, "module_path": [], "from_node": [], "original_aten": null}, '
         '"mutates": [], "kind": "", "scopes": [], "ge_ops": []}'
     ),
@@ -70,7 +70,7 @@ EXPECTED_NODES = [
 GE_OPS = {"copy_": ["Assign_0"]}
 
 
-def test_stage_json_of_a_small_graph_is_exactly_as_saved_before():
+def test_stage_json_of_a_small_graph_is_exactly_the_saved_format():
     gm = _small_module()
     stage = stage_from_module("functional", gm, GE_OPS)
     head = json.dumps({"name": "functional", "code": stage.code})[:-1]
@@ -85,8 +85,8 @@ def test_cache_sources_stores_what_the_records_store():
 
 
 @pytest.mark.parametrize("example", ["my_inplace", "llama_decoder"])
-def test_cache_sources_matches_the_records_on_the_examples(example_trace, example):
-    for graph in example_trace(example).graphs:
+def test_cache_sources_matches_the_records_on_the_examples(example_capture, example):
+    for graph in example_capture(example).graphs:
         gm = graph.modules["functional"]
         stage_from_module("functional", gm)
         recorded = [n.meta["fxlab.source"] for n in gm.graph.nodes]
@@ -100,8 +100,9 @@ def test_cache_sources_matches_the_records_on_the_examples(example_trace, exampl
 def test_stage_json_text_loads_back_to_the_same_stage():
     stage = stage_from_module("functional", _small_module(), GE_OPS)
     assert stage.nodes[3].ge_ops == ["Assign_0"]
-    assert stage_from_json(json.loads(stage_json_text(stage))) == stage
-    assert json.loads(stage_json_text(stage)) == stage_to_json(stage)
+    data = json.loads(stage_json_text(stage))
+    assert list(data) == ["name", "code", "nodes"] and (data["name"], data["code"]) == ("functional", stage.code)
+    assert StageTrace(data["name"], data["code"], [node_from_json(n) for n in data["nodes"]]) == stage
 
 
 def _uncached(name: str, gm: fx.GraphModule, ge_ops: dict[str, list[str]] | None = None) -> StageTrace:
@@ -110,9 +111,10 @@ def _uncached(name: str, gm: fx.GraphModule, ge_ops: dict[str, list[str]] | None
 
 
 @pytest.mark.parametrize("example", ["inplace_ops", "my_inplace", "graph_break", "llama_decoder", "my_op"])
-def test_cached_records_equal_fresh_ones_on_the_examples(example_trace, example):
-    for graph in example_trace(example).graphs:
-        for name, gm in graph.modules.items():
+def test_cached_records_equal_fresh_ones_on_the_examples(example_capture, example):
+    captured = example_capture(example)
+    for graph, live in zip(captured.trace.graphs, captured.graphs):
+        for name, gm in live.modules.items():
             ge_ops = graph.ir.ops_by_fx_node() if name in ("functional", "pre_ge") and graph.ir is not None else None
             fresh = _uncached(name, gm, ge_ops)
             assert fresh.code == readable._print_readable(gm)

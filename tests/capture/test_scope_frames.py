@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import fxlab.scope
 from fxlab.capture.scope_frames import trimmed_stack_trace
+from tests.sessions import trace_of
 
 USER = '  File "/models/u/model.py", line 27, in forward\n    with torchair.scope.super_kernel("mlp"):\n'
 
@@ -33,9 +34,7 @@ example_inputs = (torch.randn(2, 3),)
 
 
 def test_every_stage_names_the_with_line(write_model):
-    from fxlab.capture import capture_trace, load_model
-
-    trace = capture_trace(load_model(write_model(SCOPED_MODEL)))
+    trace = trace_of(write_model(SCOPED_MODEL))
     for stage in trace.graphs[0].stages.values():
         markers = [n for n in stage.nodes if "scope_enter" in n.target or "scope_exit" in n.target]
         assert [(n.provenance.line, n.provenance.code) for n in markers] == [

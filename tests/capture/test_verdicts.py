@@ -7,12 +7,12 @@ import json
 import pytest
 import torch
 
-from fxlab.capture import capture_trace, load_model
+from tests.sessions import capture_of, trace_of
 from tests.cli.cli_runner import run_cli
 
 
 def _trace(write_model, source: str, **kwargs):
-    return capture_trace(load_model(write_model(source)), **kwargs)
+    return trace_of(write_model(source), **kwargs)
 
 
 # An IR that disagrees with the compiled run: Mul's reference kernel is swapped for one
@@ -102,11 +102,12 @@ example_inputs = (x, torch.randn(8))
 def test_dynamic_marks_are_kept_and_the_ir_check_runs_with_the_real_sizes(write_model):
     # The inputs were cloned without the mark (static graph); with it, the IR check
     # failed inside ("list index out of range") and the trace still said ok.
-    trace = _trace(write_model, DYNAMIC_MODEL)
-    functional = trace.graphs[0].modules["functional"]
+    captured = capture_of(write_model(DYNAMIC_MODEL))
+    trace = captured.trace
+    functional = captured.graphs[0].modules["functional"]
     symbols = [n for n in functional.graph.nodes if n.op == "placeholder" and isinstance(n.meta.get("val"), torch.SymInt)]
     assert len(symbols) == 1, "the user's mark_dynamic made dim 0 a symbol"
-    assert not trace.graphs[0].ir_summary["partial"]
+    assert not trace.graphs[0].conversion.partial and not trace.graphs[0].partial
     assert trace.ir_check.verdict.startswith("match (4 tensors"), trace.ir_check.verdict
     assert trace.status == "ok"
 
@@ -203,14 +204,14 @@ example_inputs = (torch.randn(3),)
 
 def test_a_custom_op_without_a_cpu_kernel_leaves_the_trace_unverified_with_the_reason_once(write_model):
     path = write_model(NO_KERNEL_MODEL)
-    trace = capture_trace(load_model(path))
+    trace = trace_of(path)
     (graph,) = trace.graphs
     assert list(graph.stages) == ["dynamo", "aten", "functional", "pre_ge"] and graph.ir is not None
     assert [op.type for op in graph.ir.ops if op.type not in ("Data", "Const", "NetOutput", "Cast")] == ["Add", "Twice", "Mul"]
     assert trace.check.verdict == "not run: fxlabnokernel.twice has no CPU kernel"
     assert trace.ir_check.verdict == "not run: graph 0: the compiled run stopped in this graph: fxlabnokernel.twice has no CPU kernel"
     assert graph.error is None and trace.status == "unverified"
-    assert graph.ir_summary["auto_converted"] == [
+    assert graph.conversion.auto_converted == [
         {"op": "fxlabnokernel.twice.default", "nodes": 1, "ge_type": "Twice", "prototype": False, "defined_by": "user", "defined_at": f"{path}:3"}
     ]
 
@@ -250,7 +251,7 @@ def test_an_op_of_torchs_namespace_without_a_converter_is_named_with_torchairs_v
 
     monkeypatch.delitem(registry.CONVERTERS._by_target, torch.ops.aten.mul.Tensor)
     trace = _trace(write_model, MUL_MODEL)
-    (failed,) = trace.graphs[0].ir_summary["not_converted"]
+    (failed,) = trace.graphs[0].conversion.not_converted
     assert failed["op"] == "aten.mul.Tensor" and failed["nodes"] == 1 and failed["status"] == "unsupported"
     assert failed["reason"].startswith("not converted by the built-in conversion; TorchAir converts it (ge_converter/aten/mul.py:")
     assert failed["reason"].endswith("); use --converter torchair")
@@ -288,7 +289,7 @@ def test_a_collective_becomes_torchairs_hcom_op_and_points_at_the_users_line(wri
     trace = _trace(write_model, COLLECTIVE_MODEL)
     (graph,) = trace.graphs
     assert graph.ir.types == ["Data", "Const", "Mul", "Cast", "HcomAllReduce", "Identity", "Const", "Add", "NetOutput"]
-    assert "AllReduce" not in graph.ir.types and "not_converted" not in graph.ir_summary and "auto_converted" not in graph.ir_summary
+    assert "AllReduce" not in graph.ir.types and graph.conversion.not_converted == graph.conversion.auto_converted == []
     sources = {op.fx_node: op.source for op in graph.ir.ops if op.fx_node in ("all_reduce", "wait_tensor")}
     assert {node: source.rsplit("/", 1)[-1] for node, source in sources.items()} == {"all_reduce": "model.py:9", "wait_tensor": "model.py:9"}
     node = next(n for n in graph.stages["functional"].nodes if n.name == "all_reduce")
@@ -322,9 +323,11 @@ def test_a_model_in_train_mode_is_said_to_be_traced_for_inference(write_model):
     source = "import torch\nmodel = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Dropout(0.0))\nexample_inputs = (torch.randn(2, 4),)\n"
     trace = _trace(write_model, source)
     assert trace.notes[0] == (
-        "the model is in train() mode (dropout and batch norm run as in training; model.eval() gives their inference form) "
-        "and 2 of its parameters require grad: fxlab traces inference, under torch.no_grad() as TorchAir's inference path runs, "
-        "so no backward graph is captured."
+        "the model is in train() mode, and its Dropout run as in training (dropout drawing, batch norm using batch statistics): "
+        "fxlab traces it so, under torch.no_grad() as TorchAir's inference path runs; model.eval() gives their inference form."
     )
-    frozen = source.replace("torch.nn.Dropout(0.0))", "torch.nn.Dropout(0.0)).eval().requires_grad_(False)")
-    assert not any("traces inference" in note for note in _trace(write_model, frozen, stages=("dynamo",)).notes)
+    frozen = source.replace("torch.nn.Dropout(0.0))", "torch.nn.Dropout(0.0)).eval()")
+    assert not any("train() mode" in note for note in _trace(write_model, frozen, stages=("dynamo",)).notes)
+    # A model whose graph is the same in both modes is not told about them.
+    plain = source.replace(", torch.nn.Dropout(0.0))", ")")
+    assert not any("train() mode" in note for note in _trace(write_model, plain, stages=("dynamo",)).notes)

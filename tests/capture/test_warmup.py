@@ -8,18 +8,20 @@ import pytest
 import torch
 from torch.fx.experimental.symbolic_shapes import optimization_hint
 
-from fxlab.capture import capture_trace, load_model
-from fxlab.capture.trace import Trace
+from fxlab.capture.request import TraceRequest
+from fxlab.capture.serialize import call_from_json, call_to_json, manifest
+from fxlab.session import CaptureSession
 from fxlab.capture.warmup import reason_in_words
 from fxlab.ir import ge
 from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_USER, register_converter
+from tests.sessions import trace_of
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 STAGES = ("dynamo", "functional", "ascend_ir")
 
 
 def test_the_warm_up_example_reuses_the_dynamic_graph_and_says_why_it_recompiled():
-    trace = capture_trace(load_model(EXAMPLES / "warmup_batches.py"), stages=STAGES)
+    trace = trace_of(EXAMPLES / "warmup_batches.py", stages=STAGES)
     assert trace.status == "ok" and len(trace.graphs) == 2
     first, second, third = trace.calls
     assert [(c.graphs, c.compiled, c.reused) for c in trace.calls] == [([0], [0], []), ([1], [1], []), ([1], [], [1])]
@@ -35,12 +37,12 @@ def test_the_warm_up_example_reuses_the_dynamic_graph_and_says_why_it_recompiled
 
 
 def test_calls_are_saved_with_the_trace_and_read_back():
-    trace = capture_trace(load_model(EXAMPLES / "warmup_batches.py"), stages=("functional",), verify=False)
-    data = trace.to_json()
+    trace = trace_of(EXAMPLES / "warmup_batches.py", stages=("functional",), verify=False)
+    data = manifest(trace)
     assert [c["graphs"] for c in data["calls"]] == [[0], [1], [1]] and data["calls"][2]["reused"] == [1]
     assert "compile_options" not in data  # the file asks for nothing
-    again = Trace.from_json(data)
-    assert [c.to_json() for c in again.calls] == data["calls"]
+    again = [call_from_json(c) for c in data["calls"]]
+    assert again == trace.calls and [call_to_json(c) for c in again] == data["calls"]
 
 
 DYNAMIC_MEAN = """
@@ -57,7 +59,7 @@ compile_options = {"dynamic": True}
 
 
 def test_a_dynamic_graph_is_checked_at_a_second_size_derived_from_the_first(write_model):
-    trace = capture_trace(load_model(write_model(DYNAMIC_MEAN)), stages=STAGES)
+    trace = trace_of(write_model(DYNAMIC_MEAN), stages=STAGES)
     assert trace.compile_options == {"dynamic": True, "source": "the model file's compile_options"}
     assert "compiled with torch.compile(dynamic=True) (the model file's compile_options)" in trace.notes
     assert trace.status == "ok" and len(trace.graphs) == 1
@@ -78,7 +80,7 @@ def test_a_converter_that_bakes_the_traced_size_fails_only_at_the_second_size(wr
 
     register_converter(torch.ops.aten.mean.dim, origin=ORIGIN_USER)(baked_mean)
     try:
-        trace = capture_trace(load_model(write_model(DYNAMIC_MEAN)), stages=STAGES)
+        trace = trace_of(write_model(DYNAMIC_MEAN), stages=STAGES)
     finally:
         CONVERTERS.unregister(torch.ops.aten.mean.dim)
     assert trace.ir_check.ok and trace.ir_check.compared > 0  # at the traced size the IR matches
@@ -120,7 +122,7 @@ compile_options = {"dynamic": True}
 
 
 def test_mark_static_keeps_a_dim_fixed_under_dynamic_true_and_the_second_size_leaves_it(write_model):
-    trace = capture_trace(load_model(write_model(MARKED)), stages=STAGES)
+    trace = trace_of(write_model(MARKED), stages=STAGES)
     assert trace.status == "ok"
     data = [op for op in trace.graphs[0].ir.ops if op.type == "Data"]
     assert [op.output_desc[0].shape for op in data][:2] == [(-1, 6), (-1, 6)]  # x's rows and the cache's are symbols
@@ -154,7 +156,7 @@ def get_model_and_inputs():
 
 def test_the_second_size_grows_a_keyword_argument_a_wrapper_takes_as_kwargs_too(write_model):
     # Dynamo names the mask L['kwargs']['mask'] (the wrapper's **kwargs): it grows with the ids.
-    trace = capture_trace(load_model(write_model(WRAPPED_KWARGS)), stages=STAGES)
+    trace = trace_of(write_model(WRAPPED_KWARGS), stages=STAGES)
     assert trace.status == "ok" and len(trace.graphs) == 1, trace.notes
     first, second = trace.calls
     assert second.origin == "derived (+1): dim 1 of ids: 5 -> 6; dim 1 of mask: 5 -> 6"
@@ -166,7 +168,8 @@ def test_a_rank_of_a_multi_rank_trace_runs_the_first_input_set_only(write_model)
 
     shown: list[int] = []
     hooks = RankHooks(lambda index, gm: shown.append(index), lambda: None, lambda indexes: indexes)
-    trace = capture_trace(load_model(EXAMPLES / "warmup_batches.py"), stages=STAGES, ranks=hooks)
+    with CaptureSession(TraceRequest(EXAMPLES / "warmup_batches.py", stages=STAGES)) as session:
+        trace = session.capture(ranks=hooks).trace
     assert [call.inputs for call in trace.calls] == ["x: f32[2, 4, 16]"] and shown == [0]
     assert "2 later input set(s) not run: a multi-rank trace runs the first one only" in trace.notes
     assert trace.ir_check.ok and trace.ir_check.compared > 0
@@ -197,7 +200,7 @@ compile_options = {"dynamic": True}
 
 def test_a_second_size_grows_one_symbol_alone_when_the_model_fixes_another_without_a_guard(write_model):
     # Both dims of x are symbolic, but the model only runs at width 4: the batch grows alone.
-    trace = capture_trace(load_model(write_model(UNGUARDED_SIZE)), stages=STAGES)
+    trace = trace_of(write_model(UNGUARDED_SIZE), stages=STAGES)
     first, second = trace.calls
     assert second.origin == "derived (+1): dim 0 of x: 2 -> 3" and second.inputs == "x: f32[3, 4]"
     assert second.check.ok and second.ir_check.ok and second.ir_check.compared > 0  # unverified: the op has no GE prototype
@@ -234,7 +237,7 @@ compile_options = {"dynamic": True}
 def test_a_second_size_tried_again_records_the_graphs_it_runs(write_model):
     # Growing both dims runs graph 0 and then fails in graph 1; the retry with the batch
     # alone runs graph 0 again: its IR is checked on the retry's inputs.
-    trace = capture_trace(load_model(write_model(FAILS_AFTER_THE_FIRST_GRAPH)), stages=STAGES)
+    trace = trace_of(write_model(FAILS_AFTER_THE_FIRST_GRAPH), stages=STAGES)
     first, second = trace.calls
     assert second.origin == "derived (+1): dim 0 of x: 2 -> 3" and 0 in second.graphs
     assert second.ir_check is not None and second.ir_check.ok and not second.ir_check.not_run, second.ir_check

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from fxlab.capture.save import write_failed_manifest
+from fxlab.capture.serialize import failed_manifest_text
 from fxlab.cli.diff import stage_pair
 from fxlab.cli.main import main
 from tests.conftest import EXAMPLES
@@ -225,7 +225,7 @@ def test_bad_saved_traces(capsys, tmp_path, saved_runs) -> None:
     empty, failed, corrupt = (tmp_path / name for name in ("empty", "failed", "corrupt"))
     for folder in (empty, failed, corrupt):
         folder.mkdir()
-    write_failed_manifest(failed, "m.py", "the model raised")
+    (failed / "manifest.json").write_text(failed_manifest_text("m.py", "the model raised"))
     (corrupt / "manifest.json").write_text("{not json")
     hostile = {"null": "null", "list": "[1]", "index": '{"graphs": [{"index": "../x", "stages": []}]}', "graphs": '{"graphs": 3}',
                "binary": b"\xff\xfe\x00"}

@@ -273,7 +273,7 @@ def test_every_auto_converted_op_is_listed_with_its_assumed_type_and_prototype(w
     assert out.rstrip().endswith("status: unverified")
     entry = {"op": "fxlabnoproto.scale.default", "nodes": 1, "ge_type": "Scale", "prototype": False, "defined_by": "user", "defined_at": f"{path}:3"}
     manifest = json.loads((tmp_path / "o" / "manifest.json").read_text())
-    assert manifest["status"] == "unverified" and manifest["graphs"][0]["ir_summary"]["auto_converted"] == [entry]
+    assert manifest["status"] == "unverified" and manifest["graphs"][0]["conversion"]["auto_converted"] == [entry]
     # the same in --json (another library: this process defined the first one already)
     again = str(write_model(CUSTOM_OP_WITHOUT_PROTOTYPE.replace("fxlabnoproto", "fxlabnoproto2"), "again.py"))
     _, out, _ = run("trace", again, "--json", "--stages", "functional,ascend_ir")

@@ -69,7 +69,7 @@ def trace(*args: str) -> tuple[int, dict, str]:
 
 
 def _passes(graph: dict) -> list[str]:
-    return [p["pass"] for p in graph["passes"]]
+    return [p["pass"] for p in graph["passes"]["aclgraph"]]
 
 
 def test_an_aten_inplace_mix_is_saved_with_torchairs_passes_named(write_model, tmp_path):
@@ -87,7 +87,7 @@ def test_an_aten_inplace_mix_is_saved_with_torchairs_passes_named(write_model, t
     for op in ("aten.relu_.default", "aten.add_.Tensor", "aten.mul_.Tensor", "aten.sigmoid_.default"):
         assert op in code_text
     manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["mode"] == "reduce-overhead" and manifest["graphs"][0]["aclgraph_passes"][0]["pass"] == "replace_stream_event_pass"
+    assert manifest["mode"] == "reduce-overhead" and manifest["graphs"][0]["passes"]["aclgraph"][0]["pass"] == "replace_stream_event_pass"
 
 
 def test_stages_of_the_other_mode_are_refused_before_anything_runs(tmp_path):
@@ -103,7 +103,7 @@ def test_a_users_pattern_fuses_where_it_should_in_both_modes(mode):
     assert code == 0, err
     (graph,) = summary["graphs"]
     assert graph["patterns"] == [{"pattern": "swish_by_hand (swish_fusion.py:31)", "matches": 1}]
-    assert [p["origin"] for p in graph["passes"] if p["pass"] in ("apply_pattern_passes", "post_grad_custom_post_pass")] == ["user", "user"]
+    assert [p["origin"] for p in graph["passes"]["aclgraph"] if p["pass"] in ("apply_pattern_passes", "post_grad_custom_post_pass")] == ["user", "user"]
     assert summary["user_pass_check"]["ok"] and summary["user_pass_check"]["compared"] > 0
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from fxlab.capture.request import TraceRequest
 from tests.cli.cli_runner import run_cli
 from tests.conftest import EXAMPLES, ROOT
 
@@ -77,7 +78,7 @@ def test_the_mode_reaches_every_rank_and_the_aclgraph_graph_runs_with_its_collec
 
 
 def test_the_saved_trace_holds_a_folder_per_rank_and_a_manifest_naming_them(tp_run):
-    from fxlab.capture.save import load_trace
+    from fxlab.capture.serialize import load_trace
     from fxlab.errors import OutputError
 
     _, out, _ = tp_run
@@ -215,8 +216,8 @@ def test_alike_ranks_views_are_printed_once(capsys, monkeypatch):
             "ir_check": "match (1 tensors, max |diff| 0)", "structure": structure, "exact": str(rank), "html": None,
         }
 
-    request = trace_ranks.RankRequest(Path("m.py"), None, [], ("ascend_ir",), None, "builtin", None, "Ascend910B2", False, 60.0, False, False)
-    code = trace_ranks.report_ranks([result(0, "a"), result(1, "a"), result(2, "b"), result(3, "a")], request, None, None, False)
+    request = TraceRequest(Path("m.py"), stages=("ascend_ir",), timeout=60.0)
+    code = trace_ranks.report_ranks([result(0, "a"), result(1, "a"), result(2, "b"), result(3, "a")], request, trace_ranks.RankOutput())
     out = capsys.readouterr().out
     trace_ranks.console.out.cache_clear()
     assert code == 0

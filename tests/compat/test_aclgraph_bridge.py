@@ -18,6 +18,7 @@ from fxlab.capture.aclgraph_compare import graph_differences
 from fxlab.compat.aclgraph_bridge import run_torchair_aclgraph
 from fxlab.compat.npugraph_ex_loader import locate_npugraph_ex, npugraph_ex_session
 from fxlab.passes.aclgraph.pipeline import aclgraph_graph
+from tests.sessions import open_capture
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("*.py"))
@@ -35,17 +36,13 @@ def sides(torchair_path: Any) -> Any:
 
 def compare(sides: Any, path: Path, mode: str, plugins: list[Path] | None = None) -> list[tuple[int, list[str], Any]]:
     """(graph, differences, fxlab's result) of each graph of the model at ``path``."""
-    from fxlab.capture import capture_trace, load_model
-    from fxlab.compat.layer import compat_layer
-
     torchair, npugraph_ex = sides
     out = []
-    with compat_layer():
-        trace = capture_trace(load_model(path, plugins=plugins or []), stages=("functional",), verify=False, mode=mode)
-        for graph in trace.graphs:
+    with open_capture(path, plugins=plugins or (), stages=("functional",), verify=False, mode=mode) as captured:
+        for graph in captured.graphs:
             functional = graph.modules["functional"]
-            ours = aclgraph_graph(functional, trace.options, graph.index)
-            theirs = run_torchair_aclgraph(functional, graph.index, torchair, trace.options, npugraph_ex)
+            ours = aclgraph_graph(functional, captured.options, graph.index)
+            theirs = run_torchair_aclgraph(functional, graph.index, torchair, captured.options, npugraph_ex)
             out.append((graph.index, graph_differences(ours.gm, theirs.fx_graph), ours))
     return out
 

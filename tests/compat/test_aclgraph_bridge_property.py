@@ -9,6 +9,7 @@ both sides): ``--hypothesis-profile thorough`` draws hundreds.
 
 from __future__ import annotations
 
+import contextlib
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from fxlab.compat.aclgraph_bridge import run_torchair_aclgraph
 from fxlab.compat.npugraph_ex_loader import locate_npugraph_ex, npugraph_ex_session
 from fxlab.errors import FxlabError
 from tests.capture.programs import Program, programs
+from tests.sessions import open_capture
 
 EXAMPLES = max(20, settings.default.max_examples // 4)
 
@@ -34,19 +36,23 @@ def sides(torchair_path: Any) -> Any:
 
 
 def check_program(sides: Any, program: Program, mode: str) -> None:
-    from fxlab.capture import capture_trace, load_model
-
-    torchair, npugraph_ex = sides
     source = program.source()
     note(source)
     with tempfile.TemporaryDirectory(prefix="fxlab-program-") as folder:
         path = Path(folder) / "program.py"
         path.write_text(source)
-        try:
-            trace = capture_trace(load_model(path), mode=mode)
-        except FxlabError as exc:
-            event(f"refused: {type(exc).__name__}")
-            return
+        with contextlib.ExitStack() as session:
+            try:
+                captured = session.enter_context(open_capture(path, mode=mode))
+            except FxlabError as exc:
+                event(f"refused: {type(exc).__name__}")
+                return  # a clean refusal, with its message
+            check_capture(sides, captured, mode)
+
+
+def check_capture(sides: Any, captured: Any, mode: str) -> None:
+    torchair, npugraph_ex = sides
+    trace = captured.trace
     assert all(g.error is None for g in trace.graphs), [g.error for g in trace.graphs]
     assert trace.check.ok, trace.check.verdict
     check = trace.aclgraph_check
@@ -56,9 +62,9 @@ def check_program(sides: Any, program: Program, mode: str) -> None:
         event("TorchAir's reinplace fault, named by the check")
     elif trace.graphs:
         assert not check.not_run, check.verdict
-    for graph in trace.graphs:
+    for graph in captured.graphs:
         ours = graph.modules["aclgraph"]
-        theirs = run_torchair_aclgraph(graph.modules["functional"], graph.index, torchair, trace.options, npugraph_ex).fx_graph
+        theirs = run_torchair_aclgraph(graph.modules["functional"], graph.index, torchair, captured.options, npugraph_ex).fx_graph
         differences = graph_differences(ours, theirs)
         assert differences == [], "\n".join(differences)
         event(f"{mode}: {sum(1 for n in ours.graph.nodes if str(n.target).endswith('_.Tensor') or str(n.target).endswith('_.default'))} in-place op(s)")

@@ -18,12 +18,13 @@ from typing import Any
 
 import pytest
 
-from fxlab.compat.aclgraph_bridge import torchair_config
 from fxlab.compat.bridge import run_torchair_conversion
 from fxlab.ir.model import IrGraph
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.diff.ir_diff import IrDiff, diff_ir
 from fxlab.passes.ge_passes import ge_graph_passes
+from fxlab.passes.torchair_options import to_torchair_config
+from tests.sessions import open_capture
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p.stem for p in (ROOT / "examples").glob("*.py"))
@@ -135,21 +136,18 @@ def torchair(torchair_path):
 def compare_example(torchair: Any, example: str, plugins: list[Path] | None = None, dynamic: bool = False) -> list[Comparison]:
     """Capture ``example`` (under ``examples/``; with ``dynamic``, compiled with
     ``dynamic=True``) and convert each graph both ways, the built-in first (TorchAir's
-    walk may settle size symbols the graphs share)."""
-    from fxlab.capture import capture_trace, load_model
-    from fxlab.compat.layer import compat_layer
-
+    walk may settle size symbols the graphs share). The capture is fxlab's own (its
+    session, without TorchAir: the module's TorchAir session is already open)."""
     views = set(torchair.module("_ge_concrete_graph.continguous_utils").view_white_list)
-    with compat_layer():
-        loaded = load_model(ROOT / "examples" / f"{example}.py", plugins=plugins or [])
-        trace = capture_trace(loaded, stages=("functional", "pre_ge"), verify=False, dynamic=dynamic)
+    path = ROOT / "examples" / f"{example}.py"
+    with open_capture(path, plugins=plugins or (), stages=("functional", "pre_ge"), verify=False, dynamic=dynamic) as captured:
         out = []
-        for graph in trace.graphs:
+        for graph in captured.graphs:
             gm = graph.modules["functional"]
             builtin = convert_to_ascend_ir(graph.modules["pre_ge"], f"graph_{graph.index}").graph
             ge_graph_passes(builtin)
             # The model file's config (its custom passes) drives TorchAir as it drives fxlab.
-            config = torchair_config(torchair.package, trace.options, flat=False)
+            config = to_torchair_config(torchair.package, captured.options, flat=False)
             theirs = run_torchair_conversion(gm, f"graph_{graph.index}", torchair, config=config)
             diff = diff_ir(builtin, theirs.graph, left_label="ascend_ir", right_label="ascend_ir:torchair")
             targets = {n.name: str(n.target) for g in (gm, theirs.fx_graph) for n in g.graph.nodes if n.op == "call_function"}

@@ -20,6 +20,7 @@ from fxlab.compat.torch_npu_ops import (
     torch_npu_definitions,
 )
 from fxlab.compat.torchair_versions import SOURCE_FILE, release_of
+from tests.sessions import trace_of
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -243,17 +244,13 @@ def get_model_and_inputs():
 
 
 def test_an_operator_without_cpu_kernel_is_named_and_every_stage_recorded(copy: TorchNpuCopy, write_model):
-    from fxlab.capture import capture_trace, load_model
-    from fxlab.compat.layer import compat_layer
-
-    with compat_layer():
-        trace = capture_trace(load_model(write_model(IOU_MODEL)))
+    trace = trace_of(write_model(IOU_MODEL))
     assert trace.check.verdict == "not run: npu.npu_iou has no CPU kernel"
     assert set(trace.graphs[0].stages) == {"dynamo", "aten", "functional", "pre_ge"}
     assert "npu.npu_iou.default" in trace.graphs[0].stages["functional"].targets()
     # No converter, fxlab's or TorchAir's: no GE op is made up from the operator's name.
     assert [op.type for op in trace.graphs[0].ir.ops if op.fx_node == "npu_iou"] == ["FxlabUnsupported"]
-    (failed,) = trace.graphs[0].ir_summary["not_converted"]
+    (failed,) = trace.graphs[0].conversion.not_converted
     assert failed["reason"].startswith("TorchAir has no converter for npu.npu_iou.default")
     assert trace.status == "partial"
 
@@ -276,18 +273,15 @@ def get_model_and_inputs():
 def test_an_operator_torchair_converts_and_fxlab_does_not_is_never_given_a_made_up_ge_op(
     copy: TorchNpuCopy, write_model, monkeypatch: pytest.MonkeyPatch
 ):
-    from fxlab.capture import capture_trace, load_model
-    from fxlab.compat.layer import compat_layer
     from fxlab.ir.kernels.npu_reference import CPU_KERNELS
     from fxlab.passes.converters.npu import NPU_CONVERTERS
 
     monkeypatch.delitem(NPU_CONVERTERS, "npu_rotary_mul.default")  # as if fxlab had no converter of it
     monkeypatch.delitem(CPU_KERNELS, "npu_rotary_mul")
-    with compat_layer():
-        trace = capture_trace(load_model(write_model(ROTARY_MUL_MODEL)))
+    trace = trace_of(write_model(ROTARY_MUL_MODEL))
     assert trace.check.verdict == "not run: npu.npu_rotary_mul has no CPU kernel"
     assert [op.type for op in trace.graphs[0].ir.ops if op.fx_node == "npu_rotary_mul"] == ["FxlabUnsupported"]
-    (failed,) = trace.graphs[0].ir_summary["not_converted"]
+    (failed,) = trace.graphs[0].conversion.not_converted
     assert failed["reason"].startswith("not converted by the built-in conversion; TorchAir converts it (ge_converter/custom/")
     assert trace.status == "partial"
 

@@ -7,8 +7,10 @@ import json
 
 import pytest
 
-from fxlab.capture.trace import NodeRecord, Provenance, StageTrace, TensorMeta, stage_from_json, stage_to_json
+from fxlab.capture.serialize import node_from_json, stage_json_text
+from fxlab.capture.trace import NodeRecord, Provenance, StageTrace, TensorMeta
 from fxlab.diff.fx_diff import diff_stages
+from tests.sessions import trace_of
 
 
 def rows(diff) -> list[tuple[str | None, str | None, list[str]]]:
@@ -114,7 +116,8 @@ def test_dynamo_to_aten_lowers_targets_without_claiming_rewrites(example_trace) 
 @pytest.mark.parametrize("stage", ["dynamo", "aten", "functional", "pre_ge"])
 def test_a_stage_and_its_json_round_trip_have_no_differences(example_trace, example: str, stage: str) -> None:
     original = example_trace(example).graphs[0].stages[stage]
-    reloaded = stage_from_json(json.loads(json.dumps(stage_to_json(original))))
+    data = json.loads(stage_json_text(original))
+    reloaded = StageTrace(data["name"], data["code"], [node_from_json(n) for n in data["nodes"]])
     diff = diff_stages(original, reloaded)
     assert diff.identical and diff.summary()["same"] == len(diff.entries) > 0
 
@@ -195,9 +198,7 @@ example_inputs = (torch.randn(2, 4),)
 def test_reads_of_a_written_back_buffer_pair_with_reads_of_the_mutated_input(write_model) -> None:
     """Layer by layer, as in a decoder's KV caches: functional reads the scattered value
     where aten reads the buffer it mutated; those reads pair, nothing is removed."""
-    from fxlab.capture import capture_trace, load_model
-
-    trace = capture_trace(load_model(write_model(TWO_CACHES)), stages=("aten", "functional"), verify=False)
+    trace = trace_of(write_model(TWO_CACHES), stages=("aten", "functional"), verify=False)
     graph = trace.graphs[0]
     diff = diff_stages(graph.stages["aten"], graph.stages["functional"])
     assert rows(diff) == [

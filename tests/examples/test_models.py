@@ -13,7 +13,11 @@ from typing import Any, Iterator
 
 import pytest
 
+from fxlab.capture.request import TraceRequest
+from fxlab.session import CaptureSession
 from tests.conftest import torchair_session
+
+NO_TORCHAIR = object()  # the built-in conversion (None is a torchair_path: the importable TorchAir)
 
 pytest.importorskip("transformers", reason="the models extra is not installed (pip install fxlab[models])")
 
@@ -24,29 +28,28 @@ OK = [("gpt2", None), ("bert", None), ("qwen2", None), ("mixtral_moe", None), ("
 STOCK_STATIC_CACHE = ("llama_static_cache", "decode_step_stock")
 
 
-def _capture(name: str, entry: str | None, converter: Any = None) -> Any:
-    from fxlab.capture import capture_trace, load_model
-    from fxlab.compat.layer import compat_layer
-
-    with compat_layer():
+def _capture_of(name: str, entry: str | None, torchair_path: Any = NO_TORCHAIR) -> Any:
+    """The capture of a model as ``fxlab trace --verify`` makes it; with ``torchair_path``,
+    as ``--converter torchair`` (TorchAir's own conversion, from that copy) makes it."""
+    converter = {} if torchair_path is NO_TORCHAIR else {"converter": "torchair", "torchair_path": torchair_path}
+    request = TraceRequest(MODELS / f"{name}.py", entry=entry, stages=("dynamo", "aten", "functional", "ascend_ir"), verify=True, **converter)
+    with CaptureSession(request) as session:
         # `fxlab trace` runs in a fresh process, where transformers imports torch_npu (fxlab's
         # stand-in, which defines torch_npu's operators) when it first loads. It asks only
         # once per process, so every capture after the first imports it here as that did.
         import torch_npu  # noqa: F401
 
-        loaded = load_model(MODELS / f"{name}.py", entry=entry)
-        return capture_trace(loaded, stages=("dynamo", "aten", "functional", "ascend_ir"), converter=converter, verify=True)
+        return session.capture()
 
 
-@pytest.fixture(scope="module")
+def _capture(name: str, entry: str | None, torchair_path: Any = NO_TORCHAIR) -> Any:
+    return _capture_of(name, entry, torchair_path).trace
+
+
+@pytest.fixture
 def torchair(torchair_path: Any) -> Iterator[Any]:
+    """TorchAir's session for one test (a capture with ``--converter torchair`` opens its own)."""
     yield from torchair_session(torchair_path)
-
-
-def _torchair_converter(torchair: Any) -> Any:
-    from fxlab.compat.bridge import run_torchair_conversion
-
-    return lambda gm, graph_name: run_torchair_conversion(gm, graph_name, torchair)
 
 
 def _ok(trace: Any) -> None:
@@ -65,8 +68,8 @@ def test_traces_ok_with_the_builtin_conversion(name: str, entry: str | None) -> 
 
 
 @pytest.mark.parametrize("name,entry", OK, ids=IDS)
-def test_traces_ok_with_torchairs_conversion(torchair: Any, name: str, entry: str | None) -> None:
-    _ok(_capture(name, entry, _torchair_converter(torchair)))
+def test_traces_ok_with_torchairs_conversion(torchair_path: Any, name: str, entry: str | None) -> None:
+    _ok(_capture(name, entry, torchair_path))
 
 
 def test_vits_exact_gelu_matches_with_the_note_of_ges_tanh_form() -> None:
@@ -99,7 +102,8 @@ def test_the_static_cache_writes_as_on_ascend_through_scatter_nd_update(entry: s
 
 
 def test_transformers_static_cache_writes_with_index_copy_which_torchair_does_not_convert() -> None:
-    trace = _capture(*STOCK_STATIC_CACHE)
+    captured = _capture_of(*STOCK_STATIC_CACHE)
+    trace = captured.trace
     assert trace.status == "partial"
     assert trace.check.ok and trace.check.compared > 0
     graph = trace.graphs[0]
@@ -107,16 +111,17 @@ def test_transformers_static_cache_writes_with_index_copy_which_torchair_does_no
     assert graph.stages["functional"].targets().count("aten.index_copy.default") == 4
     unsupported = [op for op in graph.ir.ops if op.type == "FxlabUnsupported"]
     assert {op.attr_value("_fxlab_unsupported") for op in unsupported} == {"aten.index_copy.default"}
-    (record,) = {n.message for n in graph.conversion.nodes if n.target == "aten.index_copy.default"}
+    (record,) = {n.message for n in captured.graphs[0].conversion.nodes if n.target == "aten.index_copy.default"}
     assert record.startswith("TorchAir refuses aten.index_copy.default: its converter only raises NotImplementedError")
     assert "Fix: on Ascend, write the KV cache with torch_npu.scatter_update_" in record
 
 
-def test_transformers_static_cache_is_refused_by_torchair_itself(torchair: Any) -> None:
-    trace = _capture(*STOCK_STATIC_CACHE, _torchair_converter(torchair))
+def test_transformers_static_cache_is_refused_by_torchair_itself(torchair_path: Any) -> None:
+    captured = _capture_of(*STOCK_STATIC_CACHE, torchair_path)
+    trace = captured.trace
     assert trace.status == "partial" and trace.check.ok
     assert trace.ir_check.verdict == "not run: graph 0: not every op converted (aten.index_copy.default)"
-    records = [n.message for n in trace.graphs[0].conversion.nodes if n.target == "aten.index_copy.default"]
+    records = [n.message for n in captured.graphs[0].conversion.nodes if n.target == "aten.index_copy.default"]
     assert len(records) == 4
     for record in records:
         assert "NotImplementedError: torch.ops.aten.index_copy.default ge_converter is not implemented!" in record
@@ -161,7 +166,7 @@ def _op_types(trace: Any) -> list[str]:
     return [op.type for op in trace.graphs[0].ir.ops]
 
 
-def test_paged_attention_writes_the_cache_through_its_functional_form_and_reads_it_by_block_table(torchair: Any) -> None:
+def test_paged_attention_writes_the_cache_through_its_functional_form_and_reads_it_by_block_table(torchair_path: Any) -> None:
     builtin = _capture("ascend_paged_attention", None)
     functional = builtin.graphs[0].stages["functional"].targets()
     assert functional.count("npu.npu_scatter_pa_kv_cache_functional.default") == 1
@@ -174,7 +179,7 @@ def test_paged_attention_writes_the_cache_through_its_functional_form_and_reads_
     lengths = next(o for o in builtin.graphs[0].ir.ops if f"{o.name}:0" in attention.inputs and o.type == "Const" and o.attr_value("_readable_value") == "[6, 10]")
     assert lengths.output_desc[0].dtype.name == "DT_INT64"
     assert ops["ScatterPaKvCache"].attr_value("cache_mode") is None  # Norm, the prototype's default: left out
-    theirs = _capture("ascend_paged_attention", None, _torchair_converter(torchair))
+    theirs = _capture("ascend_paged_attention", None, torchair_path)
     assert _op_types(builtin) == _op_types(theirs)
 
 
@@ -196,8 +201,8 @@ def test_ascend_layer_traces_ok_with_the_builtin_conversion(name: str) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(ASCEND_LAYERS))
-def test_ascend_layer_gets_torchairs_own_op_types(torchair: Any, name: str) -> None:
-    builtin, theirs = _capture(name, None), _capture(name, None, _torchair_converter(torchair))
+def test_ascend_layer_gets_torchairs_own_op_types(torchair_path: Any, name: str) -> None:
+    builtin, theirs = _capture(name, None), _capture(name, None, torchair_path)
     _ok(theirs)
     assert _op_types(builtin) == _op_types(theirs)
 
@@ -224,33 +229,34 @@ DEFAULT_GAPS = ["aten.histc.default", "aten.index_put.default", "transformers.gr
 
 @pytest.fixture(scope="module")
 def deepseek_v3_defaults() -> Any:
-    return _capture("deepseek_v3", None)
+    return _capture_of("deepseek_v3", None)
 
 
 def test_deepseek_v3_with_its_defaults_is_partial_on_transformers_grouped_mm_fallback(deepseek_v3_defaults: Any) -> None:
-    trace = deepseek_v3_defaults
+    trace = deepseek_v3_defaults.trace
     assert trace.status == "partial" and trace.check.ok and trace.check.compared > 0
     assert trace.ir_check.verdict == f"not run: graph 0: not every op converted ({', '.join(DEFAULT_GAPS)})"
     graph = trace.graphs[0]
-    assert sorted(entry["op"] for entry in graph.ir_summary["not_converted"]) == DEFAULT_GAPS
-    fallback = [n for n in graph.conversion.nodes if n.target == "transformers.grouped_mm_fallback.default"]
+    assert sorted(entry["op"] for entry in graph.conversion.not_converted) == DEFAULT_GAPS
+    fallback = [n for n in deepseek_v3_defaults.graphs[0].conversion.nodes if n.target == "transformers.grouped_mm_fallback.default"]
     assert [n.status.value for n in fallback] == ["refused", "refused"]  # the up and down projections
     assert {n.message for n in fallback} == {_grouped_mm_fallback_reason()}
-    assert "auto_converted" not in graph.ir_summary and "GroupedMmFallback" not in _op_types(trace)
+    assert graph.conversion.auto_converted == [] and "GroupedMmFallback" not in _op_types(trace)
 
 
-def test_deepseek_v3_with_its_defaults_has_only_ge_op_types_torchair_builds(deepseek_v3_defaults: Any, torchair: Any) -> None:
-    theirs = _capture("deepseek_v3", None, _torchair_converter(torchair))
+def test_deepseek_v3_with_its_defaults_has_only_ge_op_types_torchair_builds(deepseek_v3_defaults: Any, torchair_path: Any) -> None:
+    captured = _capture_of("deepseek_v3", None, torchair_path)
+    theirs = captured.trace
     assert theirs.status == "partial"
-    assert set(_op_types(deepseek_v3_defaults)) == set(_op_types(theirs))
-    assert sorted({n.target for n in theirs.graphs[0].conversion.nodes if n.status.value in ("unsupported", "raised")}) == DEFAULT_GAPS
-    (record, _) = [n for n in theirs.graphs[0].conversion.nodes if n.target == "transformers.grouped_mm_fallback.default"]
+    assert set(_op_types(deepseek_v3_defaults.trace)) == set(_op_types(theirs))
+    assert sorted({n.target for n in captured.graphs[0].conversion.nodes if n.status.value in ("unsupported", "raised")}) == DEFAULT_GAPS
+    (record, _) = [n for n in captured.graphs[0].conversion.nodes if n.target == "transformers.grouped_mm_fallback.default"]
     assert record.message.endswith("No AscendIR GroupedMmFallback was found to be registered.")
 
 
-def test_deepseek_v3_with_batched_mm_experts_traces_ok_with_the_same_ge_ops_both_ways(torchair: Any) -> None:
+def test_deepseek_v3_with_batched_mm_experts_traces_ok_with_the_same_ge_ops_both_ways(torchair_path: Any) -> None:
     builtin = _capture("deepseek_v3", "batched_mm")
-    theirs = _capture("deepseek_v3", "batched_mm", _torchair_converter(torchair))
+    theirs = _capture("deepseek_v3", "batched_mm", torchair_path)
     _ok(builtin)
     _ok(theirs)
     assert _op_types(builtin) == _op_types(theirs)

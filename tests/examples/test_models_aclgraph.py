@@ -11,10 +11,11 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
-from collections.abc import Iterator
 
 import pytest
 
+from fxlab.passes.torchair_options import ACLGRAPH_STAGES
+from tests.sessions import trace_of
 
 pytest.importorskip("transformers", reason="the models extra is not installed (pip install fxlab[models])")
 
@@ -22,25 +23,14 @@ MODELS = Path(__file__).resolve().parents[2] / "examples" / "models"
 OK = [("gpt2", None), ("bert", None), ("qwen2", None), ("mixtral_moe", None), ("t5", None), ("vit", None), ("resnet18", None), ("ascend_decoder_layer", None),
       ("llama_static_cache", None), ("llama_static_cache", "decode_step")]
 IDS = [n if e is None else f"{n}-{e}" for n, e in OK]
+NO_TORCHAIR = object()  # fxlab's passes alone (None is a torchair_path: the importable TorchAir)
 
 
-def _capture(name: str, entry: str | None, mode: str, verify: bool) -> Any:
-    from fxlab.capture import capture_trace, load_model
-    from fxlab.capture.torchair_config import ACLGRAPH_STAGES
-    from fxlab.compat.layer import compat_layer
-
-    with compat_layer():
-        loaded = load_model(MODELS / f"{name}.py", entry=entry)
-        return capture_trace(loaded, stages=ACLGRAPH_STAGES, verify=verify, mode=mode)
-
-
-@pytest.fixture(scope="module")
-def sides(torchair_path: Any) -> Iterator[Any]:
-    from fxlab.compat.bridge import open_torchair
-    from fxlab.compat.npugraph_ex_loader import locate_npugraph_ex, npugraph_ex_session
-
-    with open_torchair(torchair_path) as torchair, npugraph_ex_session(locate_npugraph_ex(torchair.report.path)) as npugraph_ex:
-        yield torchair, npugraph_ex
+def _capture(name: str, entry: str | None, mode: str, verify: bool, torchair_path: Any = NO_TORCHAIR) -> Any:
+    """The trace ``fxlab trace --mode MODE`` makes; with ``torchair_path``, with
+    ``--converter torchair`` (TorchAir's, or npugraph_ex's, own aclgraph passes beside fxlab's)."""
+    converter = {} if torchair_path is NO_TORCHAIR else {"converter": "torchair", "torchair_path": torchair_path}
+    return trace_of(MODELS / f"{name}.py", entry=entry, stages=ACLGRAPH_STAGES, verify=verify, mode=mode, **converter)
 
 
 @pytest.mark.parametrize("name,entry", OK, ids=IDS)
@@ -50,23 +40,15 @@ def test_traces_ok_in_reduce_overhead_mode(name: str, entry: str | None) -> None
     check = trace.aclgraph_check
     assert check is not None and check.ok and not check.skipped and check.compared > 0
     assert all("aclgraph" in g.stages and g.capture_code for g in trace.graphs)
-    assert trace.graphs[0].aclgraph_passes[0]["pass"] == "replace_stream_event_pass"
+    assert trace.graphs[0].pass_records("aclgraph")[0].name == "replace_stream_event_pass"
 
 
 @pytest.mark.parametrize("mode", ["reduce-overhead", "npugraph_ex"])
 @pytest.mark.parametrize("name,entry", OK, ids=IDS)
-def test_torchairs_own_passes_give_fxlabs_graph(sides: Any, name: str, entry: str | None, mode: str) -> None:
-    from fxlab.capture.aclgraph_compare import graph_differences
-    from fxlab.compat.aclgraph_bridge import run_torchair_aclgraph
-    from fxlab.compat.layer import compat_layer
-    from fxlab.passes.aclgraph.pipeline import aclgraph_graph
-
-    torchair, npugraph_ex = sides
-    trace = _capture(name, entry, mode, verify=False)
-    with compat_layer():
-        for graph in trace.graphs:
-            functional = graph.modules["functional"]
-            ours = aclgraph_graph(functional, trace.options, graph.index)
-            theirs = run_torchair_aclgraph(functional, graph.index, torchair, trace.options, npugraph_ex)
-            differences = graph_differences(ours.gm, theirs.fx_graph)
-            assert differences == [], f"{name} graph {graph.index} ({mode}):\n" + "\n".join(differences)
+def test_torchairs_own_passes_give_fxlabs_graph(torchair_path: Any, name: str, entry: str | None, mode: str) -> None:
+    trace = _capture(name, entry, mode, verify=False, torchair_path=torchair_path)
+    assert trace.graphs
+    for graph in trace.graphs:
+        compared = graph.torchair_aclgraph
+        assert compared is not None and compared["source"] == "torchair"
+        assert compared["same"] and compared["differences"] == [], f"{name} graph {graph.index} ({mode}):\n" + "\n".join(compared["differences"])

@@ -151,7 +151,7 @@ def two_layer_decoder() -> tuple[object, IrGraph]:
     ops sharing attrs and descs, the case the shape-based writers are made for."""
     import sys
 
-    from fxlab.capture import LoadedModel, capture_trace
+    from tests.sessions import capture_of
 
     example = Path(__file__).resolve().parents[2] / "examples" / "llama_decoder.py"
     sys.path.insert(0, str(example.parent))
@@ -160,6 +160,6 @@ def two_layer_decoder() -> tuple[object, IrGraph]:
     finally:
         sys.path.remove(str(example.parent))
     model, inputs = build(2)
-    trace = capture_trace(LoadedModel(fn=model, args=inputs, path=example, entry="build(2)"), stages=("functional", "ascend_ir"), verify=False)
-    (graph,) = trace.graphs
-    return graph.converted_module(), graph.ir
+    captured = capture_of(model, inputs, stages=("functional", "ascend_ir"), verify=False)
+    (graph,) = captured.graphs
+    return graph.converted_module(), captured.trace.graphs[0].ir

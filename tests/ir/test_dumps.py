@@ -1,7 +1,6 @@
-"""The four Ascend IR dumps of a graph, written atomically, and read back."""
+"""The four Ascend IR dumps of a graph, as files by name, and read back."""
 from __future__ import annotations
 
-import gc
 import json
 import math
 from pathlib import Path
@@ -10,8 +9,9 @@ import pytest
 import torch
 
 from fxlab.capture.stages import functional_graph
-from fxlab.ir import dumps
-from fxlab.ir.dumps import IrFileError, graph_to_json_text, read_ir, write_ir_dumps
+from fxlab.cli.files import write_files
+from fxlab.ir.dump_py import graph_to_py
+from fxlab.ir.dumps import IrFileError, graph_to_json_text, ir_dump_files, read_ir
 from fxlab.ir.json_values import finite_json
 from fxlab.ir.model import Attr, AttrKind, IrGraph
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
@@ -25,11 +25,19 @@ def _converted():
     return convert_to_ascend_ir(gm, "graph_0").graph, gm
 
 
-def test_writes_the_four_files_of_the_saved_trace_layout(tmp_path: Path) -> None:
+def write_ir_dumps(graph: IrGraph, folder: Path, fx_graph=None) -> list[Path]:
+    """The dumps written as the saved trace writes them."""
+    return write_files(folder, ir_dump_files(graph, graph_to_py(graph, fx_graph)))
+
+
+def test_the_four_files_of_the_saved_trace_layout(tmp_path: Path) -> None:
     graph, gm = _converted()
+    files = ir_dump_files(graph, graph_to_py(graph, gm))
+    assert list(files) == NAMES
+    assert isinstance(files["ascend_ir.pb"], bytes) and all(isinstance(files[name], str) for name in NAMES if name != "ascend_ir.pb")
+    assert files["ascend_ir.py"] == graph_to_py(graph, gm) and files["ascend_ir.json"] == graph_to_json_text(graph)
     paths = write_ir_dumps(graph, tmp_path / "graph_0", fx_graph=gm)
     assert [p.name for p in paths] == NAMES and all(p.parent == tmp_path / "graph_0" for p in paths)
-    assert sorted(p.name for p in (tmp_path / "graph_0").iterdir()) == sorted(NAMES)  # no temp files left
     data = json.loads(paths[0].read_text(encoding="utf-8"))
     assert list(data) == ["name", "inputs", "outputs", "attrs", "ops"]
     assert [op["type"] for op in data["ops"]] == ["Data", "Data", "Add", "Const", "Add", "NetOutput"]
@@ -84,40 +92,9 @@ def test_json_keeps_negative_zero_apart_from_zero() -> None:
     assert str(ops[0]["attrs"]["a"]) == "0.0" and str(ops[1]["attrs"]["a"]) == "-0.0"
 
 
-def test_dumps_are_deterministic(tmp_path: Path) -> None:
-    graph, gm = _converted()
-    first = [p.read_bytes() for p in write_ir_dumps(graph, tmp_path / "a", fx_graph=gm)]
-    second = [p.read_bytes() for p in write_ir_dumps(graph, tmp_path / "b", fx_graph=gm)]
-    assert first == second
-
-
-class _HalfWriter:
-    """A file handle that writes half of the data, then fails like a full disk."""
-
-    def __init__(self, handle) -> None:
-        self.handle = handle
-
-    def __enter__(self) -> "_HalfWriter":
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.handle.close()
-
-    def write(self, data: bytes) -> None:
-        self.handle.write(data[: len(data) // 2])
-        raise OSError("No space left on device")
-
-
-def test_a_failing_write_leaves_no_half_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    graph, _ = _converted()
-    write_ir_dumps(graph, tmp_path)
-    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
-    graph.ops[2].set_attrs({"changed": Attr(AttrKind.INT, 1)})
-    real_fdopen = dumps.os.fdopen
-    monkeypatch.setattr(dumps.os, "fdopen", lambda fd, mode: _HalfWriter(real_fdopen(fd, mode)))
-    with pytest.raises(OSError, match="No space left"):
-        write_ir_dumps(graph, tmp_path)
-    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before  # old files whole, no temp file left
+def test_dumps_are_deterministic() -> None:
+    (first, first_gm), (second, second_gm) = _converted(), _converted()
+    assert ir_dump_files(first, graph_to_py(first, first_gm)) == ir_dump_files(second, graph_to_py(second, second_gm))
 
 
 def test_read_ir_errors_name_the_file_and_the_fix(tmp_path: Path) -> None:

@@ -2,17 +2,14 @@ from __future__ import annotations
 
 import torch
 
-from fxlab.capture import capture_trace, load_model
-from fxlab.compat.layer import compat_layer
 from fxlab.reports.aclgraph_streams import graph_streams
-from fxlab.socs import soc_by_name
+from fxlab.socs import SocInfo, soc_by_name
 from tests.conftest import EXAMPLES
+from tests.sessions import capture_of
 
 
 def _graphs(name: str):
-    with compat_layer():
-        trace = capture_trace(load_model(EXAMPLES / f"{name}.py"), stages=("functional", "aclgraph"), mode="reduce-overhead", verify=False)
-    return trace.graphs[0]
+    return capture_of(EXAMPLES / f"{name}.py", stages=("functional", "aclgraph"), mode="reduce-overhead", verify=False).graphs[0]
 
 
 def test_two_limited_streams_asking_for_more_cores_than_the_soc_has_are_warned_about():
@@ -27,8 +24,6 @@ def test_two_limited_streams_asking_for_more_cores_than_the_soc_has_are_warned_a
     assert warning.startswith("[stream-cores] mm on the default stream (limit 16|32) and mm_1 on the side stream (limit 16|32) may run at once")
     assert "(16 + 16 AI cores > 24; 32 + 32 vector cores > 48)" in warning
     # A SoC with room for both: no warning.
-    from fxlab.socs import SocInfo
-
     assert graph_streams(0, graph.modules["functional"], graph.modules["aclgraph"], SocInfo("Big", 40, 80)).warnings == []
 
 
@@ -45,10 +40,8 @@ def test_a_wait_orders_the_side_stream_after_the_tensors_it_names():
                 c = x - 1
             return b, c
 
-    from fxlab.capture.loader import LoadedModel
-
-    trace = capture_trace(LoadedModel(fn=Ordered(), args=(torch.randn(3),)), stages=("functional", "aclgraph"), mode="reduce-overhead", verify=False)
-    graph = trace.graphs[0]
+    captured = capture_of(Ordered(), (torch.randn(3),), stages=("functional", "aclgraph"), mode="reduce-overhead", verify=False)
+    graph = captured.graphs[0]
     found = graph_streams(0, graph.modules["functional"], graph.modules["aclgraph"], soc_by_name("Ascend910B2"))
     # add waits for mul; sub (default, 16|32) and add (side, 16|32) may still run at once.
     assert len(found.warnings) == 1 and "add on the side stream" in found.warnings[0] and "sub on the default stream" in found.warnings[0]

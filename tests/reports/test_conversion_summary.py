@@ -3,15 +3,24 @@ signatures and messages; CSV and JSON files."""
 from __future__ import annotations
 
 import csv
+import io
 import json
 from pathlib import Path
 from typing import Any
 
 import torch
-import torch.fx as fx
 
 from fxlab.capture.stages import functional_graph
-from fxlab.reports.conversion_summary import CSV_COLUMNS, SummaryRow, summarize_conversion, value_signature, write_summary_csv, write_summary_json
+from fxlab.reports.conversion_summary import (
+    CSV_COLUMNS,
+    ConversionSummary,
+    SummaryRow,
+    summarize_conversion,
+    summary_csv_text,
+    summary_json_text,
+    summary_rows_from_json,
+    value_signature,
+)
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.converters.registry import ConverterRegistry, register_converter
 
@@ -34,9 +43,14 @@ def model(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
     return b
 
 
-def _rows(registry: ConverterRegistry | None = None) -> tuple[fx.GraphModule, list[SummaryRow]]:
+def _summary(registry: ConverterRegistry | None = None) -> ConversionSummary:
     gm = functional_graph(model, torch.randn(2, 3), torch.randn(3))
-    return gm, summarize_conversion(gm, convert_to_ascend_ir(gm, registry=registry))
+    return summarize_conversion(gm, convert_to_ascend_ir(gm, registry=registry))
+
+
+def _rows(registry: ConverterRegistry | None = None) -> tuple[ConversionSummary, list[SummaryRow]]:
+    summary = _summary(registry)
+    return summary, summary.rows
 
 
 def _by_target(rows: list[SummaryRow]) -> dict[str, SummaryRow]:
@@ -80,19 +94,30 @@ def test_signature_of_values() -> None:
     assert value_signature((torch.zeros(()),)) == "(float32(),)"
 
 
-def test_csv_and_json_files(tmp_path: Path) -> None:
+def test_csv_and_json_text() -> None:
     _, rows = _rows()
-    csv_path = write_summary_csv(rows, tmp_path / "summary.csv")
-    with csv_path.open(newline="", encoding="utf-8") as handle:
-        table = list(csv.reader(handle))
+    table = list(csv.reader(io.StringIO(summary_csv_text(rows), newline="")))
     assert tuple(table[0]) == CSV_COLUMNS
     bessel = next(r for r in table[1:] if r[0] == "aten.special_bessel_j0.default")
     assert bessel[:6] == ["aten.special_bessel_j0.default", "aten", "refused", "2", "2x: (float32(3,),)", "2x: float32(3,)"]
     assert bessel[6].startswith("TorchAir refuses aten.special_bessel_j0.default: its converter only raises NotImplementedError")
     assert len(table) == len(rows) + 1
 
-    data = json.loads(write_summary_json(rows, tmp_path / "summary.json").read_text(encoding="utf-8"))
+    data = json.loads(summary_json_text(rows))
     by_target = {op["target"]: op for op in data["ops"]}
     assert by_target["aten.special_bessel_j0.default"]["statuses"] == {"refused": 2}
     assert by_target["aten.special_bessel_j0.default"]["status"] == "refused"
     assert [op["target"] for op in data["ops"]] == [r.target for r in rows]
+    assert summary_rows_from_json(data) == rows  # the saved rows read back equal
+
+
+def test_the_summary_names_the_ops_not_converted_and_the_custom_ops_auto_converted() -> None:
+    summary = _summary()
+    assert [(e["op"], e["nodes"], e["status"]) for e in summary.not_converted] == [("aten.special_bessel_j0.default", 2, "refused")]
+    assert summary.not_converted[0]["reason"].startswith("TorchAir refuses aten.special_bessel_j0.default")
+    (auto,) = summary.auto_converted
+    assert (auto["op"], auto["nodes"], auto["ge_type"], auto["prototype"], auto["defined_by"]) == (
+        "fxlabtest.summary_scale.default", 1, "SummaryScale", False, "user"
+    )
+    define_line = Path(__file__).read_text().splitlines().index('LIB.define("summary_scale(Tensor(a!) x, float s) -> ()")') + 1
+    assert auto["defined_at"] == f"{__file__}:{define_line}"

@@ -23,16 +23,16 @@ def small_stage() -> StageTrace:
     """x.add_(y) inside SuperKernel scope s1, a core limit nested in it, and a copy_
     epilogue writing the result back into the input (names as the functional stage has them)."""
     nodes = [
-        NodeRecord("x", "placeholder", "x", "", _f32(2)),
-        NodeRecord("y", "placeholder", "y", "", _f32(2)),
+        NodeRecord("x", "placeholder", "x", "", outputs=_f32(2)),
+        NodeRecord("y", "placeholder", "y", "", outputs=_f32(2)),
         NodeRecord("scope_enter", "call_function", "air.scope_enter.default", "['_super_kernel_scope'], ['s1']", kind="scope", scopes=[SK_FRAME]),
-        NodeRecord("add_", "call_function", "aten.add_.Tensor", "x, y", _f32(2), mutates=["self"], kind="inplace", scopes=[SK_FRAME]),
+        NodeRecord("add_", "call_function", "aten.add_.Tensor", "x, y", ["x", "y"], _f32(2), mutates=["self"], kind="inplace", scopes=[SK_FRAME]),
         NodeRecord("scope_enter_1", "call_function", "air.scope_enter.default", "['_op_aicore_num'], ['8']", kind="scope", scopes=[SK_FRAME, CORE_FRAME]),
-        NodeRecord("relu", "call_function", "aten.relu.default", "add_", _f32(2), scopes=[SK_FRAME, CORE_FRAME]),
+        NodeRecord("relu", "call_function", "aten.relu.default", "add_", ["add_"], _f32(2), scopes=[SK_FRAME, CORE_FRAME]),
         NodeRecord("scope_exit", "call_function", "air.scope_exit.default", "", kind="scope", scopes=[SK_FRAME, CORE_FRAME]),
         NodeRecord("scope_exit_1", "call_function", "air.scope_exit.default", "", kind="scope", scopes=[SK_FRAME]),
-        NodeRecord("copy_", "call_function", "aten.copy_.default", "x, relu", _f32(2), mutates=["self"], kind="copy_epilogue"),
-        NodeRecord("output", "output", "output", "[relu]"),
+        NodeRecord("copy_", "call_function", "aten.copy_.default", "x, relu", ["x", "relu"], _f32(2), mutates=["self"], kind="copy_epilogue"),
+        NodeRecord("output", "output", "output", "[relu]", ["relu"]),
     ]
     return StageTrace(name="functional", code="", nodes=nodes)
 
@@ -81,28 +81,31 @@ def test_fx_stage_dot_exact() -> None:
     assert fx_stage_dot(small_stage(), "g", "graph 0 · functional") == EXPECTED_STAGE_DOT
 
 
-def test_saved_node_args_give_edges_only_to_earlier_node_names() -> None:
+def test_edges_are_the_recorded_inputs_not_names_in_the_argument_text() -> None:
     nodes = [
         NodeRecord("x", "placeholder", "x", ""),
         NodeRecord("h", "placeholder", "h", ""),
-        NodeRecord("auto", "call_function", "higher_order.auto_functionalized_v2", "npu.my_inplace.default, _x_base_index=0, x=h, y='x', h=[x, auto]"),
+        NodeRecord("auto", "call_function", "higher_order.auto_functionalized_v2", "npu.my_inplace.default, x=h, y='x', h=[x, auto]", ["h", "x"]),
     ]
     views = fx_node_views(StageTrace("functional", "", nodes))
-    assert views[2].inputs == ["h", "x"]
+    assert [v.inputs for v in views] == [[], [], ["h", "x"]]
+    text = fx_stage_dot(StageTrace("functional", "", nodes), "g")
+    assert [line.strip() for line in text.splitlines() if "->" in line] == ['"h" -> "auto";', '"x" -> "auto";']
 
 
-def test_live_module_and_saved_stage_draw_the_same_picture() -> None:
+def test_a_recorded_stage_draws_the_edges_of_its_graph_module() -> None:
     def fn(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
         x.add_(y)
         return x * 2
 
     gm = functional_graph(fn, torch.randn(3), torch.randn(3))
-    from_module = fx_stage_dot(gm, "g")
-    assert from_module == fx_stage_dot(stage_from_module("functional", gm), "g")
+    drawn = fx_stage_dot(stage_from_module("functional", gm), "g")
+    edges = [line.strip() for line in drawn.splitlines() if "->" in line]
+    assert edges == [f'"{i.name}" -> "{n.name}";' for n in gm.graph.nodes for i in n.all_input_nodes]
     # the functional graph writes x back with a copy_ epilogue, drawn magenta
-    epilogue = next(line for line in from_module.splitlines() if "aten.copy_.default" in line)
+    epilogue = next(line for line in drawn.splitlines() if "aten.copy_.default" in line)
     assert 'fillcolor="#f9d0f3", color="#a3229a"' in epilogue and "copy_ epilogue" in epilogue
-    assert '  "arg0_1" -> "copy_";' in from_module and '  "mul" -> "output";' in from_module
+    assert '  "arg0_1" -> "copy_";' in drawn and '  "mul" -> "output";' in drawn
 
 
 def _desc(dtype: DataType, *shape: int) -> TensorDesc:

@@ -8,7 +8,9 @@ import re
 from pathlib import Path
 
 
-from fxlab.capture.trace import GraphTrace, Trace
+from fxlab.capture.serialize import load_trace
+from fxlab.capture.trace import ConversionRecord, GraphTrace, Trace
+from fxlab.cli.files import save_trace
 from fxlab.viz.html_report import HERE
 from fxlab.viz.html_report import html_report
 from fxlab.viz.trace_views import relative_paths
@@ -33,7 +35,7 @@ def viewer_json(page: str) -> dict:
     return json.loads(page[start : page.index("</script>", start)])
 
 
-def test_my_inplace_report_has_every_stage_and_ir_op(example_trace) -> None:
+def test_my_inplace_report_has_every_stage_and_ir_op(example_trace, tmp_path) -> None:
     trace = example_trace("my_inplace")
     page = html_report(trace)
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
@@ -64,8 +66,9 @@ def test_my_inplace_report_has_every_stage_and_ir_op(example_trace) -> None:
     assert ["pre_ge", my_inplace.fx_node, "ascend_ir", my_inplace.name] in graph_data["links"]
     assert any(key.startswith("functional/") and "auto_functionalized" in " ".join(words) for key, words in graph_data["diff"].items())
     assert _dagre() in page and "fxlab graph viewer" in page
-    # a trace read back from its JSON gives the same page
-    assert html_report(Trace.from_json(trace.to_json())) == html_report(trace)
+    # a trace read back from its saved folder gives the same page
+    save_trace(trace, tmp_path)
+    assert html_report(load_trace(tmp_path)) == html_report(trace)
 
 
 def test_viewer_data_survives_script_breaking_text() -> None:
@@ -105,8 +108,9 @@ def test_bidi_controls_in_names_are_shown_escaped() -> None:
 
 
 def test_outputs_made_on_the_host_are_listed_escaped() -> None:
-    graph = GraphTrace(index=0, stages={"functional": small_stage()}, ir=small_ir())
-    graph.ir_summary = {"host_outputs": ["output 0 (<t>): a view of graph input 0, not a GE output; re-made on the host after the run as torch.as_strided(input 0, [3], [1], 0)"]}
+    note = "output 0 (<t>): a view of graph input 0, not a GE output; re-made on the host after the run as torch.as_strided(input 0, [3], [1], 0)"
+    conversion = ConversionRecord(ops=len(small_ir().ops), partial=True, host_outputs=[note])
+    graph = GraphTrace(index=0, stages={"functional": small_stage()}, conversion=conversion, ir=small_ir())
     trace = Trace(model="m.py", entry="model", fxlab_version="0", torch_version="0", stages=["functional", "ascend_ir"], graphs=[graph])
     page = html_report(trace)
     assert "<p>Host output: output 0 (&lt;t&gt;): a view of graph input 0, not a GE output; re-made on the host after the run as torch.as_strided(input 0, [3], [1], 0).</p>" in page

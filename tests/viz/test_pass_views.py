@@ -3,6 +3,7 @@ from __future__ import annotations
 from rich.console import Console
 
 from fxlab.capture.trace import GraphTrace
+from fxlab.passes.infra import PassRecord
 from fxlab.viz.pass_views import aclgraph_scopes_view, passes_view, patterns_view, streams_lines, torchair_aclgraph_line
 
 
@@ -14,10 +15,10 @@ def _text(renderable) -> str:
 
 def _graph() -> GraphTrace:
     graph = GraphTrace(index=0)
-    graph.aclgraph_passes = [
-        {"pass": "remove_noop_ops", "changed": False, "removed": [], "added": []},
-        {"pass": "post_grad_custom_post_pass", "changed": True, "removed": ["a"], "added": ["b", "c"], "origin": "user", "notes": ["the user's f (m.py:3)"]},
-        {"pass": "view_to_reshape", "changed": True, "removed": [], "added": [], "changed_nodes": ["view"]},
+    graph.passes["aclgraph"] = [
+        PassRecord("remove_noop_ops", False),
+        PassRecord("post_grad_custom_post_pass", True, removed=["a"], added=["b", "c"], origin="user", notes=["the user's f (m.py:3)"]),
+        PassRecord("view_to_reshape", True, changed_nodes=["view"]),
     ]
     graph.patterns = [
         {"pattern": "p (x.py:1)", "replacement": "r (x.py:4)", "registered_at": "x.py:9", "registrar": "torchair.register_replacement",

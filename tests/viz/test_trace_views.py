@@ -17,10 +17,10 @@ from rich.style import Style
 from rich.table import Table
 from rich.text import Text
 
-from fxlab.capture import LoadedModel, capture_trace
 from fxlab.capture.trace import GraphTrace, StageTrace, Trace
 from fxlab.viz import trace_views
 from fxlab.viz.fast_lines import Cell, LinesPanel, LinesTable
+from tests.sessions import trace_of
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -32,8 +32,7 @@ def decoder_trace() -> Trace:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     model, inputs = module.build(2)
-    loaded = LoadedModel(fn=model, args=inputs, path=ROOT / "examples" / "llama_decoder.py", entry="build(2)")
-    return capture_trace(loaded, verify=False)
+    return trace_of(model, inputs, verify=False)
 
 
 def render(renderable: RenderableType, width: int = 160, color: bool = True, no_color: bool = False) -> str:

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from fxlab.capture.save import load_trace
+from fxlab.capture.serialize import load_trace
 from fxlab.cli.pictures import write_html_report
+from tests.sessions import trace_of
 from tests.conftest import EXAMPLES, ROOT
 from tests.viz.headless import chromium, screenshot, selftest
 
@@ -59,16 +60,13 @@ def test_examples_open_in_chromium(tmp_path: Path, example: str) -> None:
 
 
 def test_the_32_layer_decoder_opens_with_its_layers_folded(tmp_path: Path) -> None:
-    from fxlab.capture import capture_trace
-    from fxlab.capture.loader import LoadedModel
-
     sys.path.insert(0, str(EXAMPLES))
     try:
         from llama_decoder import build
     finally:
         sys.path.remove(str(EXAMPLES))
     model, inputs = build(32)
-    trace = capture_trace(LoadedModel(fn=model, args=inputs, path=None, entry="build(32)"), verify=False)
+    trace = trace_of(model, inputs, verify=False)
     report = write_html_report(trace, tmp_path / "decoder32.html")
     result = selftest(report)
     _check(result, trace, 5)

@@ -5,6 +5,7 @@ import operator
 import torch
 
 from fxlab.passes.aclgraph.sym_shapes import SymShapeBuilder, has_symbolic_size, symbol_inputs
+from tests.sessions import capture_of
 
 
 def _dynamic_graph():
@@ -13,11 +14,7 @@ def _dynamic_graph():
 
     x = torch.randn(4, 3)
     torch._dynamo.mark_dynamic(x, 0)
-    from fxlab.capture import capture_trace
-    from fxlab.capture.loader import LoadedModel
-
-    trace = capture_trace(LoadedModel(fn=f, args=(x,)), stages=("functional",), verify=False)
-    return trace.graphs[0].modules["functional"]
+    return capture_of(f, (x,), stages=("functional",), verify=False).graphs[0].modules["functional"]
 
 
 def test_symbols_become_their_inputs_and_expressions_nodes_made_once():

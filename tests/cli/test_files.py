@@ -1,3 +1,6 @@
+"""fxlab.cli.files: every file written atomically, and a saved trace moved into place
+whole (``StagedTrace``): the old trace is replaced only by a complete new one, never a
+user's own files."""
 from __future__ import annotations
 
 import json
@@ -7,43 +10,60 @@ from pathlib import Path
 
 import pytest
 
-from fxlab.capture.save import MANIFEST, StagedTrace, load_trace, prepare_out_dir, save_trace, write_failed_manifest
+from fxlab.capture.serialize import load_trace
+from fxlab.cli import files
+from fxlab.cli.files import StagedTrace, prepare_out_dir, save_trace, write_atomic, write_files
 from fxlab.errors import OutputError
+from fxlab.saved_layout import MANIFEST
 
 
-def test_saved_layout_and_reload(example_trace, tmp_path):
+def test_save_trace_writes_every_file_and_returns_them(example_trace, tmp_path):
     trace = example_trace("inplace_ops")
-    out = prepare_out_dir(tmp_path / "t")
-    save_trace(trace, out)
-    names = sorted(p.name for p in (out / "graph_0").iterdir())
-    for stage in ("dynamo", "aten", "functional", "pre_ge"):
-        assert f"{stage}.py" in names and f"{stage}.json" in names
-    assert {"ascend_ir.json", "ascend_ir.pb", "ascend_ir.pbtxt", "ascend_ir.py"} <= set(names)
-    manifest = json.loads((out / MANIFEST).read_text())
-    assert manifest["status"] == trace.status and manifest["graphs"][0]["stages"] == sorted(trace.graphs[0].stages)
-    assert (out / "graph_0" / "functional.py").read_text() == trace.graphs[0].stages["functional"].code
-    back = load_trace(out)
-    assert back.graphs[0].stages["aten"].nodes == trace.graphs[0].stages["aten"].nodes
-    assert back.graphs[0].ir.types == trace.graphs[0].ir.types
+    written = save_trace(trace, tmp_path / "t")
+    assert sorted(written) == sorted(p for p in (tmp_path / "t").rglob("*") if p.is_file())
+    assert load_trace(tmp_path / "t") == trace
 
 
-def test_names_are_deterministic(example_trace, tmp_path):
-    trace = example_trace("graph_break")
-    a, b = prepare_out_dir(tmp_path / "a"), prepare_out_dir(tmp_path / "b")
-    save_trace(trace, a)
-    save_trace(trace, b)
-    files = lambda d: sorted(str(p.relative_to(d)) for p in d.rglob("*"))  # noqa: E731
-    assert files(a) == files(b)
-    assert (a / "graph_1" / "aten.json").read_bytes() == (b / "graph_1" / "aten.json").read_bytes()
+class _HalfWriter:
+    """A file handle that writes half of the data, then fails like a full disk."""
+
+    def __init__(self, handle) -> None:
+        self.handle = handle
+
+    def __enter__(self) -> "_HalfWriter":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.handle.close()
+
+    def write(self, data: bytes) -> None:
+        self.handle.write(data[: len(data) // 2])
+        raise OSError("No space left on device")
 
 
-def test_failed_manifest_never_claims_success(tmp_path):
-    out = tmp_path / "t"
-    out.mkdir()
-    write_failed_manifest(out, "m.py", "boom")
-    assert json.loads((out / MANIFEST).read_text())["status"] == "failed"
-    with pytest.raises(OutputError, match="failed run: boom"):
-        load_trace(out)
+def test_a_failing_write_leaves_the_old_files_whole_and_no_half_file(example_trace, tmp_path, monkeypatch):
+    trace = example_trace("inplace_ops")
+    save_trace(trace, tmp_path)
+    before = _tree(tmp_path)
+    real_fdopen = files.os.fdopen
+    monkeypatch.setattr(files.os, "fdopen", lambda fd, mode: _HalfWriter(real_fdopen(fd, mode)))
+    with pytest.raises(OutputError, match="No space left on device"):
+        save_trace(example_trace("graph_break"), tmp_path)
+    with pytest.raises(OSError, match="No space left"):
+        write_atomic(tmp_path / MANIFEST, "{}")
+    assert _tree(tmp_path) == before  # old files whole, no temporary file left
+
+
+def test_write_files_makes_the_subfolders(tmp_path):
+    written = write_files(tmp_path, {"graph_0/aten.py": "code", "manifest.json": b"{}"})
+    assert written == [tmp_path / "graph_0" / "aten.py", tmp_path / "manifest.json"]
+    assert (tmp_path / "graph_0" / "aten.py").read_text() == "code"
+
+
+def test_a_failed_write_is_said_with_the_folder(example_trace, tmp_path):
+    (tmp_path / "blocker").write_text("x")
+    with pytest.raises(OutputError, match="writing the trace to .*blocker/t failed: .* Check free space and permissions."):
+        save_trace(example_trace("inplace_ops"), tmp_path / "blocker" / "t")
 
 
 def _tree(folder):
@@ -130,20 +150,6 @@ def test_modes_follow_the_umask(example_trace, tmp_path, umask, file_mode, dir_m
         assert stat.S_IMODE(path.stat().st_mode) == (dir_mode if path.is_dir() else file_mode), path
 
 
-def test_json_files_are_strict(tmp_path):
-    import math
-
-    from fxlab.capture.save import write_json
-
-    write_json(tmp_path / "m.json", {"diff": math.nan, "hi": math.inf, "lo": -math.inf, "c": 1 + 2j})
-
-    def refuse(constant):
-        raise ValueError(f"not JSON: {constant}")
-
-    data = json.loads((tmp_path / "m.json").read_text(), parse_constant=refuse)
-    assert data == {"diff": "NaN", "hi": "Infinity", "lo": "-Infinity", "c": [1.0, 2.0]}
-
-
 def test_out_pointing_at_a_file(tmp_path):
     target = tmp_path / "file"
     target.write_text("x")
@@ -151,56 +157,23 @@ def test_out_pointing_at_a_file(tmp_path):
         prepare_out_dir(target)
 
 
-def test_out_not_writable(tmp_path):
+def test_out_under_a_file_names_the_file_in_the_way(tmp_path):
     # A directory cannot be created under a file, even by root.
     blocker = tmp_path / "blocker"
     blocker.write_text("x")
-    with pytest.raises(OutputError, match="not writable"):
+    with pytest.raises(OutputError, match=f"{blocker} is a file, so no folder can be made under it"):
         prepare_out_dir(blocker / "sub")
+    with pytest.raises(OutputError, match=f"{blocker} is a file, so no folder can be made under it"):
+        StagedTrace(blocker / "sub")
 
 
-def _generic_json(node) -> str:
-    from fxlab.capture.trace import node_to_json
+def test_out_not_writable(tmp_path, monkeypatch):
+    def refused(self, *args, **kwargs):  # root writes anywhere: the refusal a user meets, made here
+        raise PermissionError(13, "Permission denied", str(self))
 
-    return json.dumps(node_to_json(node), default=str)
-
-
-@pytest.mark.parametrize("example", ["inplace_ops", "my_inplace", "graph_break", "llama_decoder"])
-def test_node_json_text_is_json_dumps_of_the_node(example_trace, example):
-    from fxlab.capture.save import node_json_text
-
-    nodes = [n for g in example_trace(example).graphs for s in g.stages.values() for n in s.nodes]
-    assert nodes and all(node_json_text(n) == _generic_json(n) for n in nodes)
-
-
-class _Name(str):
-    pass
-
-
-def test_node_json_text_of_unusual_field_values_is_json_dumps_too():
-    from pathlib import PurePosixPath
-
-    from fxlab.capture.save import node_json_text
-    from fxlab.capture.trace import NodeRecord, Provenance, TensorMeta
-
-    odd = [
-        NodeRecord(name="n", op="call_function", target="t", args="a"),
-        NodeRecord(
-            name=_Name("ünï \"q\" \\ \n"),
-            op="call_function",
-            target="aten.x",
-            args="",
-            outputs=[TensorMeta(shape=[2, "s0", True, 1.5], dtype="float32", stride=None), TensorMeta(shape=[], dtype=None)],
-            provenance=Provenance(file=PurePosixPath("/m.py"), line=True, code="x = 1  # é", module_path=("a", "b"), from_node=[1, "x"], original_aten=3),
-            mutates=["self", _Name("out")],
-            kind="inplace",
-            scopes=[{"index": 0, "enter": "e", "attrs": {"k": "v"}}],
-            ge_ops=[None],
-        ),
-        NodeRecord(name="o", op="output", target="output", args="", outputs=(TensorMeta(shape=(1, 2), dtype="i64", stride=(2, 1)),), provenance=Provenance(line=7)),
-    ]
-    for node in odd:
-        assert node_json_text(node) == _generic_json(node)
+    monkeypatch.setattr(Path, "write_text", refused)
+    with pytest.raises(OutputError, match=r"--out .*/t is not writable \(Permission denied\)\. Choose a directory you can write to\."):
+        prepare_out_dir(tmp_path / "t")
 
 
 def test_a_symlinked_out_folder_is_written_through(example_trace, tmp_path):
