@@ -23,7 +23,7 @@ _hypothesis_settings.register_profile("thorough", max_examples=2000, deadline=No
 _hypothesis_settings.load_profile(os.environ.get("FXLAB_HYPOTHESIS_PROFILE", "ci"))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _capture(
     name: str, entry: str | None = None, stages: tuple[str, ...] | None = None, mode: str | None = None, dynamic: bool = False
 ):

@@ -1,7 +1,6 @@
 """SDPA captured as on an NPU machine: torch_npu's fused attention or the math form."""
 from __future__ import annotations
 
-import torch
 
 from fxlab.capture.loader import load_model
 from fxlab.capture.pipeline import capture_trace

@@ -227,8 +227,9 @@ def test_bad_saved_traces(capsys, tmp_path, saved_runs) -> None:
         folder.mkdir()
     (failed / "manifest.json").write_text(failed_manifest_text("m.py", "the model raised"))
     (corrupt / "manifest.json").write_text("{not json")
-    hostile = {"null": "null", "list": "[1]", "index": '{"graphs": [{"index": "../x", "stages": []}]}', "graphs": '{"graphs": 3}',
-               "binary": b"\xff\xfe\x00"}
+    whole = {"model": "m.py", "entry": "model", "fxlab_version": "0", "torch_version": "0"}  # all but what is hostile
+    hostile = {"null": "null", "list": "[1]", "index": json.dumps({**whole, "graphs": [{"index": "../x", "stages": []}]}),
+               "graphs": json.dumps({**whole, "graphs": 3}), "binary": b"\xff\xfe\x00"}
     for name, text in hostile.items():
         (tmp_path / name).mkdir()
         manifest = tmp_path / name / "manifest.json"

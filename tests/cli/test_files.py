@@ -30,7 +30,7 @@ class _HalfWriter:
     def __init__(self, handle) -> None:
         self.handle = handle
 
-    def __enter__(self) -> "_HalfWriter":
+    def __enter__(self) -> _HalfWriter:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -9,7 +9,8 @@ torch_npu's operators, which the Ascend examples call, come from the files fxlab
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 import pytest
 

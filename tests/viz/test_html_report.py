@@ -5,7 +5,6 @@ from __future__ import annotations
 import html
 import json
 import re
-from pathlib import Path
 
 
 from fxlab.capture.serialize import load_trace
