@@ -43,6 +43,7 @@ def test_each_call_shows_its_graphs_its_recompile_reason_and_its_checks():
         "calls of the compiled model (3, in order):\n"
         "call 0: x: f32[2, 8]\n"
         "  ran graph 0 (compiled on this call)\n"
+        "  its checks: the lines below marked (call 0)\n"
         "call 1: x: f32[4, 8] [input set 1]\n"
         "  ran graph 1 (compiled on this call)\n"
         "  graph 1 compiled because input x: dim 0 is 4, graph 0 has it fixed at 2\n"
