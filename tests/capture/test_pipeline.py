@@ -1,11 +1,7 @@
 """Stage contents of the examples, exactly as each stage of the pipeline makes them (docs/architecture.md, "The flow")."""
 from __future__ import annotations
 
-import pytest
-
 from fxlab.capture.record_graph import readable_input_name
-from fxlab.capture.request import validate_stages
-from fxlab.errors import UsageError
 from tests.sessions import trace_of
 
 
@@ -79,11 +75,6 @@ def test_provenance_of_nodes(example_trace):
     aten_node = next(n for n in trace.graphs[0].stages["aten"].nodes if n.target == "aten.mul_.Tensor")
     assert aten_node.provenance.line == 22 and aten_node.outputs[0].shape == [2, 4, 8]
     assert aten_node.outputs[0].dtype == "float32" and aten_node.outputs[0].stride == [32, 8, 1]
-
-
-def test_unknown_stage_is_a_usage_error():
-    with pytest.raises(UsageError, match="unknown stage 'atem'"):
-        validate_stages(["atem"])
 
 
 def test_readable_input_names():

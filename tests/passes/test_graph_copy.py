@@ -24,8 +24,8 @@ def _facts(graph: fx.Graph) -> list[tuple]:
 
 
 @pytest.mark.parametrize("example", ["inplace_ops", "my_inplace", "graph_break", "llama_decoder", "my_op"])
-def test_copy_equals_fx_graph_copy_on_every_stage(example_trace, example):
-    for graph in example_trace(example).graphs:
+def test_copy_equals_fx_graph_copy_on_every_stage(example_capture, example):
+    for graph in example_capture(example).graphs:
         for gm in graph.modules.values():
             copy = copy_graph(gm.graph)
             assert _facts(copy) == _facts(_graph_copy(gm.graph))
