@@ -180,8 +180,9 @@ def test_json_files_are_strict():
 def test_check_approximations_and_notes_are_saved_only_when_there_are_some():
     note = "graph 0: GE's Gelu (1 op) is the tanh approximation of gelu(approximate='none'), the erf form: ..."
     plain, approximate = CheckResult(ok=True, compared=1), CheckResult(ok=True, compared=1, approximations=[note])
-    assert "approximations" not in check_to_json(plain) and "notes" not in check_to_json(plain)
-    assert check_to_json(approximate)["approximations"] == [note]
+    plain_json, approximate_json = check_to_json(plain), check_to_json(approximate)
+    assert plain_json is not None and approximate_json is not None
+    assert "approximations" not in plain_json and "notes" not in plain_json and approximate_json["approximations"] == [note]
     assert check_from_json(check_to_json(approximate)) == approximate and check_from_json(check_to_json(plain)) == plain
     trace = Trace("m.py", "f", "0", "2", check=plain, ir_check=approximate)
     assert manifest(trace)["ir_check"]["approximations"] == [note] and manifest(trace)["aclgraph_check"] is None

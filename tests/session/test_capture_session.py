@@ -28,7 +28,7 @@ def test_a_session_opens_the_stand_ins_for_the_capture_only_and_says_what_it_doe
     assert "torchair" not in sys.modules and "torch_npu" not in sys.modules  # nothing left behind
     assert heard[0] == "loading model" and "running _double eagerly and under torch.compile" in heard
     trace = captured.trace
-    assert trace.model == "_double" and trace.stages == ["dynamo", "functional"] and trace.check.ok
+    assert trace.model == "_double" and trace.stages == ["dynamo", "functional"] and trace.check is not None and trace.check.ok
     assert [g.index for g in captured.graphs] == [0] and set(captured.graphs[0].modules) == {"dynamo", "functional"}
     assert captured.loaded is not None and captured.loaded.fn is _double
 
