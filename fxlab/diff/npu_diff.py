@@ -71,9 +71,9 @@ def diff_ir_with_phase(index: int, ir: IrGraph, phase: DumpGraph) -> NpuPhaseDif
         entry = _entry(op, ir_ops)
         covered.update(op.torchair_ops)
         line(INSERTED_LINE if entry.kind == INSERTED else (op.source[0] if op.source else "")).entries.append(entry)
-    for op in ir.ops:
-        if op.name not in covered:
-            line(op.source or "").entries.append(NpuEntry(REMOVED, [op.name], None, f"{op.type}: in no op of {phase.phase}"))
+    for ir_op in ir.ops:
+        if ir_op.name not in covered:
+            line(ir_op.source or "").entries.append(NpuEntry(REMOVED, [ir_op.name], None, f"{ir_op.type}: in no op of {phase.phase}"))
     diff.lines = sorted(lines.values(), key=lambda ln: (ln.source == INSERTED_LINE, order.get(ln.source, len(order)), ln.source))
     return diff
 
@@ -83,7 +83,11 @@ def _entry(op: DumpOp, ir_ops: dict[str, Any]) -> NpuEntry:
         return NpuEntry(INSERTED, [], op.name, "; ".join([op.type, *op.changes()]))
     also = f"; also lines {', '.join(op.source[1:])}" if len(op.source) > 1 else ""
     if op.super_kernel_members or len(op.torchair_ops) > 1 or op.fused:
-        what = f"SuperKernel of {', '.join(op.super_kernel_members)}" if op.super_kernel_members else f"{op.type} fused from {', '.join(op.originals)}"
+        what = (
+            f"SuperKernel of {', '.join(op.super_kernel_members)}"
+            if op.super_kernel_members
+            else f"{op.type} fused from {', '.join(op.originals)}"
+        )
         passes = f" by {', '.join(op.passes)}" if op.passes else ""
         return NpuEntry(FUSED, list(op.torchair_ops), op.name, what + passes + also)
     known = ir_ops.get(op.name)

@@ -30,7 +30,8 @@ def read_fusion_result(path: str, text: str) -> list[FusionResult]:
 def _json_values(path: str, text: str) -> list[Any]:
     """Every JSON value in ``text``: GE appends one object per graph to the same file."""
     decoder = json.JSONDecoder()
-    values, pos = [], 0
+    values: list[Any] = []
+    pos = 0
     while True:
         while pos < len(text) and text[pos].isspace():
             pos += 1

@@ -20,7 +20,9 @@ def read_ge_proto(path: str, text: str, name: DumpName | None, progress: Progres
     reader = TextReader(path, text, progress)
     model = read_text(reader, ge_model_def(), lambda r, m: r.read_model(m))
     if not model.graph:
-        raise DumpReadError(f"{path}: holds no graph (an empty ModelDef). Copy the dump again from the NPU machine, or leave this file out.")
+        raise DumpReadError(
+            f"{path}: holds no graph (an empty ModelDef). Copy the dump again from the NPU machine, or leave this file out."
+        )
     graphs = []
     parents = _parents(model.graph)
     for graph in model.graph:
@@ -67,7 +69,7 @@ def read_om_json(path: str, data: Any, name: DumpName | None) -> list[DumpGraph]
 
 
 def _json_parents(raw: list[Any], graphs: list[DumpGraph]) -> None:
-    names = {}
+    names: dict[str, str] = {}
     for data, graph in zip(raw, graphs):
         for op in data.get("op", []) or []:
             if isinstance(op, Mapping):

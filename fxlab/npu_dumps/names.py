@@ -23,7 +23,9 @@ from pathlib import Path
 from fxlab.npu_dumps.model import GE_ONNX, GE_PROTO, TORCHAIR_PBTXT, TORCHAIR_PY, TORCHAIR_TXT
 
 _GE_DUMP = re.compile(r"^ge_(?P<kind>proto|onnx)_(?P<index>\d+)_(?:(?:aclop_)?graph_(?P<graph>\d+)_)?(?P<phase>.+)\.(?P<ext>txt|pbtxt)$")
-_TORCHAIR_DUMP = re.compile(r"^dynamo_(?P<stage>original|optimized)_graph_(?P<n>\d+)(?:_rank_\d+)?(?:_pid_\d+)?(?:_ts_\d+)?\.(?P<ext>txt|pbtxt|py)$")
+_TORCHAIR_DUMP = re.compile(
+    r"^dynamo_(?P<stage>original|optimized)_graph_(?P<n>\d+)(?:_rank_\d+)?(?:_pid_\d+)?(?:_ts_\d+)?\.(?P<ext>txt|pbtxt|py)$"
+)
 _TORCHAIR_EXT = {"txt": TORCHAIR_TXT, "pbtxt": TORCHAIR_PBTXT, "py": TORCHAIR_PY}
 _SK_NAME = re.compile(r"^sk_(?P<scope>.+?)_start_(?P<first>.+)_end_(?P<last>.+)$")
 _SPLIT_SCOPE = re.compile(r"^(?P<base>.+?)_split_(?P<begin>-?\d+)_(?P<end>-?\d+)$")
@@ -92,7 +94,9 @@ def super_kernel_name(name: str) -> SuperKernelName | None:
     split = _SPLIT_SCOPE.match(scope)
     if split is None:
         return SuperKernelName(scope, scope, None, match.group("first"), match.group("last"))
-    return SuperKernelName(scope, split.group("base"), (int(split.group("begin")), int(split.group("end"))), match.group("first"), match.group("last"))
+    return SuperKernelName(
+        scope, split.group("base"), (int(split.group("begin")), int(split.group("end"))), match.group("first"), match.group("last")
+    )
 
 
 def fx_node_of_tensor_name(value: str) -> str | None:

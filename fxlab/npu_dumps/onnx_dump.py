@@ -34,7 +34,9 @@ def read_ge_onnx(path: str, text: str, name: DumpName | None, progress: Progress
 
 
 def _add_graph(graphs: list[DumpGraph], proto: Any, path: str, name: DumpName | None, parent: str | None) -> None:
-    graph = DumpGraph(path, GE_ONNX, name.graph_id if name else None, name.phase if name else "", proto.name, name.index if name else None, parent=parent)
+    graph = DumpGraph(
+        path, GE_ONNX, name.graph_id if name else None, name.phase if name else "", proto.name, name.index if name else None, parent=parent
+    )
     graphs.append(graph)
     for node in proto.node:
         if node.op_type == "subgraph":

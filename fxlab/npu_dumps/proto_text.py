@@ -77,13 +77,19 @@ class TextReader:
         if start is not None:  # an unclosed graph block: cut short
             return self.parse_whole(type(model)())
         self._merge("\n".join(outside), model, 0)
+        self._finished()
         return model
 
     def read_graph(self, graph: Any, op_line: str = "op {") -> Any:
         """``graph`` (a GraphDef-like message) from text whose ops are top-level
         ``op { ... }`` blocks."""
         self._read_ops(graph, 0, len(self.lines), op_line)
+        self._finished()
         return graph
+
+    def _finished(self) -> None:
+        self.done = len(self.text)
+        self.progress(self.path, self.done, self.done)
 
     def _read_ops(self, graph: Any, begin: int, end: int, op_line: str) -> None:
         batch_start, size = begin, 0

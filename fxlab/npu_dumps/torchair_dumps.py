@@ -33,7 +33,9 @@ def read_torchair_txt(path: str, text: str, progress: Progress | None = None) ->
     graph = read_text(reader, ge_graph_def(), lambda r, m: r.read_graph(m))
     out = TorchAirGraph(path, TORCHAIR_TXT, graph.name)
     for op in graph.op:
-        nodes = _fx_nodes(desc.attr[FX_TENSOR_NAME].s.decode("utf-8", "surrogateescape") for desc in op.output_desc if FX_TENSOR_NAME in desc.attr)
+        nodes = _fx_nodes(
+            desc.attr[FX_TENSOR_NAME].s.decode("utf-8", "surrogateescape") for desc in op.output_desc if FX_TENSOR_NAME in desc.attr
+        )
         out.ops[op.name] = TorchAirOp(op.name, op.type, nodes)
     return out
 
@@ -62,7 +64,9 @@ def read_torchair_pbtxt(path: str, text: str, progress: Progress | None = None) 
             try:
                 text_format.Parse(node.attr[key].s.decode("utf-8", "surrogateescape"), desc)
             except text_format.ParseError as exc:
-                raise DumpReadError(f"{path}: node {node.name!r}, desc {key!r} is not TensorDescriptor text ({exc}). The file is not what TorchAir's pbtxt dump writes.") from exc
+                raise DumpReadError(
+                    f"{path}: node {node.name!r}, desc {key!r} is not TensorDescriptor text ({exc}). The file is not what TorchAir's pbtxt dump writes."
+                ) from exc
             if FX_TENSOR_NAME in desc.attr:
                 tensor_names.append(desc.attr[FX_TENSOR_NAME].s.decode("utf-8", "surrogateescape"))
         out.ops[node.name] = TorchAirOp(node.name, node.op, _fx_nodes(tensor_names))

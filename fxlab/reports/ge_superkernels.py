@@ -59,7 +59,9 @@ def members_by_super_kernel(graphs: Sequence[DumpGraph]) -> dict[str, list[DumpO
     return members
 
 
-def compare_super_kernels(report: ScopeReport, graph_index: int, ge_graph: DumpGraph, every_graph: Sequence[DumpGraph]) -> list[SegmentVerdict]:
+def compare_super_kernels(
+    report: ScopeReport, graph_index: int, ge_graph: DumpGraph, every_graph: Sequence[DumpGraph]
+) -> list[SegmentVerdict]:
     """Each predicted segment of graph ``graph_index``'s scopes against the SuperKernel
     ops of ``ge_graph`` (members read from ``every_graph``'s sub-graph dumps)."""
     members = members_by_super_kernel(every_graph)
@@ -81,7 +83,13 @@ def compare_super_kernels(report: ScopeReport, graph_index: int, ge_graph: DumpG
 
 
 def _verdict(
-    graph: int, scope: str, number: int, predicted: list[str], holder: dict[str, str], members: dict[str, list[DumpOp]], by_name: dict[str, DumpOp]
+    graph: int,
+    scope: str,
+    number: int,
+    predicted: list[str],
+    holder: dict[str, str],
+    members: dict[str, list[DumpOp]],
+    by_name: dict[str, DumpOp],
 ) -> SegmentVerdict:
     verdict = SegmentVerdict(graph, scope, number, predicted)
     for name in predicted:

@@ -122,14 +122,25 @@ def super_kernel_lines(verdicts: Sequence[SegmentVerdict]) -> RenderableType:
         if verdict.as_predicted:
             line.append("one SuperKernel, as predicted: ", style="green")
         else:
-            line.append(f"GE made {len(verdict.super_kernels)} SuperKernel(s)" + (f", {len(verdict.outside)} op(s) in none" if verdict.outside else "") + ": ", style="yellow")
+            line.append(
+                f"GE made {len(verdict.super_kernels)} SuperKernel(s)"
+                + (f", {len(verdict.outside)} op(s) in none" if verdict.outside else "")
+                + ": ",
+                style="yellow",
+            )
         line.append_text(plain(", ".join(verdict.super_kernels) or "-"))
         lines.append(line)
         lines += [Text.assemble("      ", plain(cut, "dim")) for cut in verdict.cuts]
     return Group(*lines)
 
 
-_KIND_MARKS = {"same": ("=", "dim"), "fused": ("~", "yellow"), "changed": ("~", "cyan"), "inserted": ("+", "green"), "removed": ("-", "red")}
+_KIND_MARKS = {
+    "same": ("=", "dim"),
+    "fused": ("~", "yellow"),
+    "changed": ("~", "cyan"),
+    "inserted": ("+", "green"),
+    "removed": ("-", "red"),
+}
 
 
 def npu_diff_view(diffs: Sequence[NpuPhaseDiff]) -> RenderableType:
@@ -137,7 +148,9 @@ def npu_diff_view(diffs: Sequence[NpuPhaseDiff]) -> RenderableType:
     parts: list[RenderableType] = []
     for diff in diffs:
         counts = ", ".join(f"{diff.count(k)} {k}" for k in ("fused", "changed", "inserted", "removed", "same"))
-        parts.append(Text.assemble((f"graph {diff.graph} · ascend_ir → ", "bold"), plain(f"{diff.ge_graph} {diff.phase}", "bold"), f": {counts}"))
+        parts.append(
+            Text.assemble((f"graph {diff.graph} · ascend_ir → ", "bold"), plain(f"{diff.ge_graph} {diff.phase}", "bold"), f": {counts}")
+        )
         for line in diff.lines:
             if all(e.kind == "same" for e in line.entries):
                 continue

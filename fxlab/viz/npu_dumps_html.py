@@ -34,7 +34,9 @@ def ge_leaves(graph: DumpGraph) -> list[Leaf]:
     for op in graph.ops:
         scopes: tuple[GroupKey, ...] = ()
         if op.super_kernel_scope:
-            scopes = (GroupKey(f"/sk:{op.super_kernel_scope}", op.super_kernel_scope, f"SuperKernel scope {op.super_kernel_scope}", SK_STYLE),)
+            scopes = (
+                GroupKey(f"/sk:{op.super_kernel_scope}", op.super_kernel_scope, f"SuperKernel scope {op.super_kernel_scope}", SK_STYLE),
+            )
         elif op.fusion_scope is not None:
             scopes = (GroupKey(f"/ub:{op.fusion_scope}", f"ub{op.fusion_scope}", f"UB fusion scope {op.fusion_scope}", UB_STYLE),)
         inputs = [(text.rpartition(":")[0], "") for text in op.inputs if text and not text.endswith(":-1")]
@@ -63,8 +65,12 @@ def dumps_viewer_data(dumps: DumpSet, trace: Any, joined: dict[int, int | None])
     """The trace's viewer data with each GE phase added to the graph it was joined with
     (and linked to its Ascend IR ops); phases joined with no trace graph get a graph of
     their own."""
-    data = viewer_data(trace) if trace is not None else {"model": "", "node_fields": NODE_FIELDS, "group_fields": GROUP_FIELDS, "graphs": []}
-    data["kinds"] = dict(data.get("kinds", {}), inserted=["#e8f5e9", "#2e7d32", "inserted by GE"], fused=["#fff3e0", "#ef6c00", "fused by GE"])
+    data: dict[str, Any] = (
+        viewer_data(trace) if trace is not None else {"model": "", "node_fields": NODE_FIELDS, "group_fields": GROUP_FIELDS, "graphs": []}
+    )
+    data["kinds"] = dict(
+        data.get("kinds", {}), inserted=["#e8f5e9", "#2e7d32", "inserted by GE"], fused=["#fff3e0", "#ef6c00", "fused by GE"]
+    )
     by_index = {g["index"]: g for g in data["graphs"]}
     own: dict[str, dict[str, Any]] = {}
     for graph in _phases(dumps):
@@ -97,4 +103,3 @@ def _phase_table(graph: DumpGraph) -> str:
     head = "<tr><th>GE op</th><th>type</th><th>what GE did</th><th>FX node(s)</th><th>source</th></tr>"
     summary = f"{_e(graph.key)} · {_e(graph.phase)} ({len(graph.ops)} ops, {_e(graph.file)})"
     return f"<details><summary>{summary}</summary><table>{head}{rows}</table></details>"
-

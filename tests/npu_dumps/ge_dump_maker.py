@@ -275,7 +275,7 @@ def _make_super_kernel(graph: Any, scope_name: str, members: list[str], number: 
         sk.output_desc.add().CopyFrom(_desc_of(graph, tensor))
         _rewire(graph, tensor, f"{sk.name}:{k}")
     sub = type(graph)(name=sub_name)
-    for k, tensor in enumerate(sk.input):
+    for k in range(len(sk.input)):
         data = sub.op.add(name=f"{sub_name}_innerdata_{k}", type="Data")
         data.attr["_parent_node_index"].i = k
     for m in members:
