@@ -71,6 +71,7 @@ def compare_super_kernels(
             for name in op.originals:
                 holder.setdefault(name, op.name)
     by_name = {op.name: op for g in every_graph for op in g.ops if not op.super_kernel_members}
+    by_name.update((op.name, op) for op in ge_graph.ops)  # the phase compared says last
     verdicts = []
     for scope in report.super_kernels:
         if scope.graph != graph_index:

@@ -1,0 +1,95 @@
+"""``fxlab dumps`` and ``fxlab diff TRACE NPU_DUMP`` as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from tests.cli.cli_runner import run_cli, run_main
+from tests.npu_dumps.made_dumps import GOLDEN_TRACE, line, made_dumps
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return made_dumps(tmp_path_factory.mktemp("ge"))
+
+
+def test_console_view_lists_what_ge_did_with_lines(folder):
+    code, out, _ = run_cli("dumps", str(folder), "--trace", str(GOLDEN_TRACE), width=400)
+    assert code == 0
+    assert "graph 1 (ge_proto): 4 phase(s) in order" in out
+    assert "PreRunAfterOptimizeOriginalGraph (25 ops): 2 fused, 0 inserted, 2 removed" in out
+    row = next(r for r in out.splitlines() if r.startswith("│ sk_norm_start_Mul_3Cast_1_end_Add_3"))
+    assert re.split(r"\s*│\s*", row.strip("│ ")) == [
+        "sk_norm_start_Mul_3Cast_1_end_Add_3",
+        "SuperKernel",
+        "SuperKernel of Mul_3Cast_1, Add_3",
+        "add_1, mul_1",
+        f"{line(39)}, {line(40)}",
+    ]
+    assert "graph 0 scope mlp segment 2 (4 op(s)): one SuperKernel, as predicted" in out
+    assert "trans_TransData_1 has core limit (none), Swish 8|16" in out
+
+
+def test_json_has_the_documented_shape_and_the_mapping(folder):
+    code, out, _ = run_cli("dumps", str(folder), "--trace", str(GOLDEN_TRACE), "--json")
+    assert code == 0
+    data = json.loads(out)
+    last = next(g for g in data["graphs"] if g["phase"] == "AfterSkGraph")
+    assert (last["file"], last["format"], last["graph"]) == (str(folder / "ge_proto_00000007_graph_1_AfterSkGraph.txt"), "ge_proto", 1)
+    sk = next(op for op in last["ops"] if op["name"] == "sk_mlp_split_7_13_start_Transpose_end_trans_TransData_1")
+    assert {k: sk[k] for k in ("type", "originals", "passes", "fusion_scope", "inserted", "fx_nodes", "source")} == {
+        "type": "SuperKernel",
+        "originals": ["Transpose", "MatMulV2", "Mul", "Add"],
+        "passes": [],
+        "fusion_scope": None,
+        "inserted": False,
+        "fx_nodes": ["addmm"],
+        "source": [line(28)],
+    }
+    assert [v["as_predicted"] for v in data["super_kernels"]] == [False, True, True]
+
+
+def test_out_and_html_write_a_page_with_ge_phases_beside_the_trace(folder, tmp_path):
+    code, _, err = run_cli("dumps", str(folder), "--trace", str(GOLDEN_TRACE), "--out", str(tmp_path / "o"), "--html", str(tmp_path / "p.html"))
+    assert code == 0 and "written" in err
+    assert json.loads((tmp_path / "o" / "dumps.json").read_text())["graphs"]
+    page = (tmp_path / "p.html").read_text()
+    assert page == (tmp_path / "o" / "dumps.html").read_text()
+    data = json.loads(re.search(r'<script type="application/json" id="fxlab-data">(.*?)</script>', page, re.S).group(1))
+    stages = [s["name"] for s in data["graphs"][0]["stages"]]
+    assert stages[:5] == ["dynamo", "aten", "functional", "pre_ge", "ascend_ir"]
+    assert stages[5:] == ["ge:PreRunBegin", "ge:PreRunAfterOptimizeOriginalGraph", "ge:PreRunAfterOptimizeSubgraph", "ge:AfterSkGraph"]
+    assert ["ascend_ir", "Swish", "ge:AfterSkGraph", "sk_mlp_split_9_11_start_Swish_end_Swish"] in data["graphs"][0]["links"]
+
+
+def test_a_cut_short_dump_is_exit_2_with_file_and_line(folder, tmp_path):
+    text = (folder / "ge_proto_00000007_graph_1_AfterSkGraph.txt").read_text()
+    cut = tmp_path / "ge_proto_00000007_graph_1_AfterSkGraph.txt"
+    cut.write_text(text[: len(text) // 2])
+    code, out, err = run_main("dumps", str(cut))
+    assert code == 2 and out == ""
+    assert err.startswith(f"error: {cut}, line ") and "Traceback" not in err
+
+
+def test_hostile_op_names_are_shown_as_text(tmp_path):
+    name = "[/]op[link=http://x]\u202eevil"
+    text = f'graph {{\n  name: "g"\n  op {{\n    name: "{name}"\n    type: "Add"\n    attr {{\n      key: "_datadump_original_op_names"\n      value {{\n        list {{\n          val_type: VT_LIST_STRING\n        }}\n      }}\n    }}\n  }}\n}}\n'
+    path = tmp_path / "ge_proto_00000001_graph_1_Build.txt"
+    path.write_text(text)
+    code, out, err = run_main("dumps", str(path), "--html", str(tmp_path / "h.html"))
+    assert code == 0, err
+    assert "[/]op[link=http://x]\\u202eevil" in out and "\u202e" not in out
+    page = (tmp_path / "h.html").read_text()
+    assert "\u202e" not in page and "<code>[/]op[link=http://x]\\u202eevil</code>" in page
+
+
+def test_diff_trace_against_npu_dump(folder):
+    code, out, _ = run_cli("diff", str(GOLDEN_TRACE), str(folder), width=300)
+    assert code == 1  # as diff(1): differences
+    assert "graph 0 · ascend_ir → graph 1 AfterSkGraph: 4 fused, 0 changed, 8 inserted, 9 removed" in out
+    assert "~ fused    Transpose, MatMulV2, Mul, Add → sk_mlp_split_7_13_start_Transpose_end_trans_TransData_1" in out
+    code, out, _ = run_cli("diff", str(GOLDEN_TRACE), str(folder), "--json")
+    assert json.loads(out)["graphs"][0]["counts"] == {"same": 10, "fused": 4, "changed": 0, "inserted": 8, "removed": 9}
