@@ -4,8 +4,9 @@ rules, so that the right mapping back to FX nodes and source lines is known.
 From a saved trace's graph (the ``superkernel_scopes`` example's, by default), it writes
 what GE would dump for it on an NPU machine, as GE writes it (protobuf's text printer):
 
-- ``ge_proto_00000000_graph_1_PreRunBegin.txt``: TorchAir's graph as GE receives it, each
-  converter output carrying ``_fx_tensor_name = "<fx node>-<target>.OUTPUT.0"``;
+- ``ge_proto_00000000_graph_1_PreRunBegin.txt``: TorchAir's graph as GE receives it, the
+  output a converter returns (each FX node's last op) carrying
+  ``_fx_tensor_name = "<fx node>-<target>.OUTPUT.0"``;
 - ``..._PreRunAfterOptimizeOriginalGraph.txt``: graph fusion of each Linear's
   ``MatMulV2 -> Mul(1) -> Add(bias)`` into one ``MatMulV2`` (``_datadump_original_op_names``,
   ``_datadump_original_op_types``, ``pass_name``, output ``_datadump_origin_name``; its
@@ -86,8 +87,11 @@ def phase_begin(ir: IrGraph, targets: dict[str, str]) -> Any:
         plain.ops.append(copy)
     model = model_def_message(plain)
     model.name = model.graph[0].name = f"graph_{GRAPH_ID}"
+    # TorchAir stamps the outputs its converter returns (the node's last op), not the
+    # helper ops made on the way (tests/npu_dumps/test_torchair_dumps.py shows it).
+    last_of_node = {op.fx_node: op.name for op in ir.ops if op.fx_node}
     for proto, op in zip(model.graph[0].op, ir.ops):
-        if op.fx_node and op.type not in ("Data", "NetOutput"):
+        if op.fx_node and op.type not in ("Data", "NetOutput") and last_of_node[op.fx_node] == op.name:
             for desc in proto.output_desc:
                 desc.attr["_fx_tensor_name"].s = f"{op.fx_node}-{targets.get(op.fx_node, '')}.OUTPUT.0".encode()
     return model
@@ -108,7 +112,7 @@ def phase_graph_fusion(model: Any) -> Any:
         _set_list(matmul, "pass_name", ["MatMulBiasAddFusionPass"])
         matmul.input[2] = add.input[1]  # the bias
         desc = matmul.output_desc[0]
-        del desc.attr["_fx_tensor_name"]
+        desc.attr.pop("_fx_tensor_name", None)
         desc.attr["_datadump_origin_name"].s = add.name.encode()
         desc.attr["_datadump_origin_output_index"].i = 0
         _rewire(graph, f"{add.name}:0", f"{matmul.name}:0")
@@ -128,7 +132,7 @@ def phase_optimize_subgraph(model: Any) -> Any:
     net_output = next(op for op in graph.op if op.type == "NetOutput")
     end = graph.op.add(name="End0", type="End", input=list(net_output.input))
     end.output_desc.add().CopyFrom(_desc_of(graph, net_output.input[0]))
-    del end.output_desc[0].attr["_fx_tensor_name"]
+    end.output_desc[0].attr.pop("_fx_tensor_name", None)
     del net_output.input[:]
     net_output.input.append("End0:0")
     _move_before(graph, "End0", net_output.name)

@@ -72,7 +72,8 @@ def test_swish_keeps_its_core_limit_and_first_phase_ops_map_by_fx_tensor_name(fo
     swish = _phase(dumps, "super_kernel_sub_graph1").op("Swish")
     assert (swish.core_limit, swish.super_kernel_scope) == ("8|16", "mlp")
     begin = _phase(dumps, "PreRunBegin")
-    assert begin.op("Mul").outputs[0].fx_tensor_name == "addmm-aten.addmm.default.OUTPUT.0"
+    assert begin.op("Add").outputs[0].fx_tensor_name == "addmm-aten.addmm.default.OUTPUT.0"
+    assert begin.op("Mul").outputs[0].fx_tensor_name is None  # a helper op of the converter
 
 
 def test_torchair_py_dump_alone_gives_fx_nodes_and_lines(folder):
