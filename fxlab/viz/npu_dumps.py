@@ -107,7 +107,7 @@ def dumps_view(dumps: DumpSet, phase: str | None = None, every_op: bool = False)
             )
         )
     if dumps.torchair:
-        parts.append(plain(f"TorchAir graph dumps: {', '.join(g.file for g in dumps.torchair)}", "dim"))
+        parts.append(plain(relative_paths(f"TorchAir graph dumps: {', '.join(g.file for g in dumps.torchair)}"), "dim"))
     parts += [Text.assemble(("note: ", "dim"), plain(note)) for note in dumps.notes]
     return Group(*parts)
 

@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
 from tests.cli.cli_runner import run_cli, run_main
+from tests.conftest import ROOT
 from tests.npu_dumps.made_dumps import GOLDEN_TRACE, line, made_dumps
 
 
@@ -93,3 +100,49 @@ def test_diff_trace_against_npu_dump(folder):
     assert "~ fused    Transpose, MatMulV2, Mul, Add → sk_mlp_split_7_13_start_Transpose_end_trans_TransData_1" in out
     code, out, _ = run_cli("diff", str(GOLDEN_TRACE), str(folder), "--json")
     assert json.loads(out)["graphs"][0]["counts"] == {"same": 10, "fused": 4, "changed": 0, "inserted": 8, "removed": 9}
+
+
+# -- the docs show what the command prints ------------------------------------------------------
+DOCS = ROOT / "docs" / "dumps.md"
+GOLDEN_HOME = Path("/tmp/fxlab-golden")  # where the golden trace's sources say the example was
+
+
+def _doc_block(command: str) -> list[str]:
+    text = DOCS.read_text(encoding="utf-8")
+    start = text.index(f"$ {command}\n") + len(command) + 3
+    return text[start : text.index("```", start)].rstrip("\n").split("\n")
+
+
+@pytest.fixture
+def docs_home(monkeypatch):
+    """The golden trace's example folder as the working directory, the dumps in npu_run/."""
+    GOLDEN_HOME.mkdir(parents=True, exist_ok=True)
+    with open(f"{GOLDEN_HOME}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        shutil.rmtree(GOLDEN_HOME / "npu_run", ignore_errors=True)
+        made_dumps(GOLDEN_HOME / "npu_run")
+        monkeypatch.chdir(GOLDEN_HOME)
+        yield
+        shutil.rmtree(GOLDEN_HOME / "npu_run", ignore_errors=True)
+
+
+def _run(*args: str, width: int) -> tuple[int, str]:
+    """``fxlab ARGS`` in its own process, as a user runs it (the console's width is fixed per process)."""
+    env = dict(os.environ, FXLAB_WIDTH=str(width), NO_COLOR="1", PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-m", "fxlab", *args], capture_output=True, text=True, env=env, timeout=300)
+    return done.returncode, done.stdout
+
+
+def test_docs_show_the_dumps_command_as_it_prints(docs_home):
+    code, out = _run("dumps", "npu_run", "--trace", str(GOLDEN_TRACE), width=120)
+    assert code == 0
+    assert out.rstrip("\n").split("\n") == _doc_block("fxlab dumps npu_run --trace trace_sk")
+
+
+def test_docs_show_the_npu_diff_as_it_prints(docs_home):
+    code, out = _run("diff", str(GOLDEN_TRACE), "npu_run", width=200)
+    assert code == 1
+    lines = out.split("\n")
+    shown = [ln for ln in _doc_block("fxlab diff trace_sk npu_run") if ln.strip() != "..."]
+    positions = [lines.index(ln) for ln in shown]
+    assert positions == sorted(positions)
