@@ -107,8 +107,8 @@ DOCS = ROOT / "docs" / "dumps.md"
 GOLDEN_HOME = Path("/tmp/fxlab-golden")  # where the golden trace's sources say the example was
 
 
-def _doc_block(command: str) -> list[str]:
-    text = DOCS.read_text(encoding="utf-8")
+def _doc_block(command: str, doc: Path = DOCS) -> list[str]:
+    text = doc.read_text(encoding="utf-8")
     start = text.index(f"$ {command}\n") + len(command) + 3
     return text[start : text.index("```", start)].rstrip("\n").split("\n")
 
@@ -137,6 +137,10 @@ def test_docs_show_the_dumps_command_as_it_prints(docs_home):
     code, out = _run("dumps", "npu_run", "--trace", str(GOLDEN_TRACE), width=120)
     assert code == 0
     assert out.rstrip("\n").split("\n") == _doc_block("fxlab dumps npu_run --trace trace_sk")
+    shown = [ln for ln in _doc_block("fxlab dumps npu_run --trace trace_sk", ROOT / "README.md") if ln != "..."]
+    lines = out.split("\n")
+    positions = [lines.index(ln) for ln in shown]  # the README shows some of the lines, in order
+    assert positions == sorted(positions)
 
 
 def test_docs_show_the_npu_diff_as_it_prints(docs_home):
