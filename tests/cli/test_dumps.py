@@ -60,7 +60,9 @@ def test_json_has_the_documented_shape_and_the_mapping(folder):
 
 
 def test_out_and_html_write_a_page_with_ge_phases_beside_the_trace(folder, tmp_path):
-    code, _, err = run_cli("dumps", str(folder), "--trace", str(GOLDEN_TRACE), "--out", str(tmp_path / "o"), "--html", str(tmp_path / "p.html"))
+    code, _, err = run_cli(
+        "dumps", str(folder), "--trace", str(GOLDEN_TRACE), "--out", str(tmp_path / "o"), "--html", str(tmp_path / "p.html")
+    )
     assert code == 0 and "written" in err
     assert json.loads((tmp_path / "o" / "dumps.json").read_text())["graphs"]
     page = (tmp_path / "p.html").read_text()

@@ -32,7 +32,11 @@ def _phase(dumps, phase):
 EXPECTED_LAST = {
     "sk_mlp_split_7_13_start_Transpose_end_trans_TransData_1": (["Transpose", "MatMulV2", "Mul", "Add"], ["addmm"], [line(28)]),
     "sk_mlp_split_9_11_start_Swish_end_Swish": (["Swish"], ["silu"], [line(31)]),
-    "sk_mlp_split_14_20_start_Transpose_1_end_trans_TransData_3": (["Transpose_1", "MatMulV2_1", "Mul_2", "Add_1"], ["addmm_1"], [line(35)]),
+    "sk_mlp_split_14_20_start_Transpose_1_end_trans_TransData_3": (
+        ["Transpose_1", "MatMulV2_1", "Mul_2", "Add_1"],
+        ["addmm_1"],
+        [line(35)],
+    ),
     "sk_norm_start_Mul_3Cast_1_end_Add_3": (["Mul_3", "Cast_1", "Add_3"], ["add_1", "mul_1"], [line(39), line(40)]),
     "Mul_1": (["Mul_1"], ["mul"], [line(34)]),
     "Cast": (["Cast"], ["mul"], [line(34)]),
@@ -57,12 +61,21 @@ def test_fused_members_in_super_kernel_sub_graphs_map_through_their_originals(fo
     sub = _phase(dumps, "super_kernel_sub_graph0")
     by_name = {op.name: op for op in sub.ops}
     matmul = by_name["MatMulV2"]
-    assert (matmul.originals, matmul.original_types, matmul.passes) == (["MatMulV2", "Mul", "Add"], ["MatMulV2", "Mul", "Add"], ["MatMulBiasAddFusionPass"])
+    assert (matmul.originals, matmul.original_types, matmul.passes) == (
+        ["MatMulV2", "Mul", "Add"],
+        ["MatMulV2", "Mul", "Add"],
+        ["MatMulBiasAddFusionPass"],
+    )
     assert (matmul.fx_nodes, matmul.source) == (["addmm"], [line(28)])
     assert matmul.outputs[0].fx_tensor_name is None  # dropped by fusion: the map goes through the originals
     assert matmul.super_kernel_parent == "sk_mlp_split_7_13_start_Transpose_end_trans_TransData_1"
     cast = by_name["trans_Cast_0"]
-    assert (cast.inserted, cast.originals, cast.super_kernel_scope, cast.changes()) == (True, [], "mlp", ["output 0 dtype DT_FLOAT -> DT_FLOAT16"])
+    assert (cast.inserted, cast.originals, cast.super_kernel_scope, cast.changes()) == (
+        True,
+        [],
+        "mlp",
+        ["output 0 dtype DT_FLOAT -> DT_FLOAT16"],
+    )
     ub = {op.name: op for op in _phase(dumps, "super_kernel_sub_graph3").ops}["Mul_3Cast_1"]
     assert (ub.fusion_scope, ub.originals, ub.fx_nodes, ub.source) == (1, ["Mul_3", "Cast_1"], ["mul_1"], [line(39)])
 

@@ -71,5 +71,10 @@ def test_onnx_dump_ops_descs_and_subgraphs(tmp_path):
     out = matmul.outputs[0]
     assert (out.origin_name, out.fx_tensor_name) == ("Add", "addmm-aten.addmm.default.OUTPUT.0")
     assert matmul.changes() == ["output 0 format ND -> FRACTAL_NZ", "output 0 dtype DT_FLOAT -> DT_FLOAT16"]
-    assert (cast.inserted, cast.originals, cast.outputs[0].origin_name, cast.changes()) == (True, [], "Add", ["output 0 dtype DT_FLOAT -> DT_FLOAT16"])
+    assert (cast.inserted, cast.originals, cast.outputs[0].origin_name, cast.changes()) == (
+        True,
+        [],
+        "Add",
+        ["output 0 dtype DT_FLOAT -> DT_FLOAT16"],
+    )
     assert (branch.name, branch.parent, [op.name for op in branch.ops]) == ("branch", "graph_1", ["Relu"])

@@ -27,13 +27,27 @@ def test_phases_are_chained_by_graph_id_in_index_order(dumps):
 
 def test_each_phase_says_what_it_fused_inserted_and_removed(dumps):
     steps = [s.to_json() for s in phase_steps(dumps.graphs)]
-    assert steps[0] == {"graph": "graph 1", "format": "ge_proto", "from": None, "to": "PreRunBegin", "fused": [], "inserted": [], "removed": []}
+    assert steps[0] == {
+        "graph": "graph 1",
+        "format": "ge_proto",
+        "from": None,
+        "to": "PreRunBegin",
+        "fused": [],
+        "inserted": [],
+        "removed": [],
+    }
     assert steps[1]["fused"] == [
         {"op": "MatMulV2", "originals": ["MatMulV2", "Mul", "Add"]},
         {"op": "MatMulV2_1", "originals": ["MatMulV2_1", "Mul_2", "Add_1"]},
     ]
     assert (steps[1]["inserted"], steps[1]["removed"]) == ([], ["Const_1", "Const_5"])
-    assert steps[2]["inserted"] == [f"PlaceHolder{i}" for i in range(7)] + ["trans_Cast_0", "trans_TransData_1", "trans_Cast_2", "trans_TransData_3", "End0"]
+    assert steps[2]["inserted"] == [f"PlaceHolder{i}" for i in range(7)] + [
+        "trans_Cast_0",
+        "trans_TransData_1",
+        "trans_Cast_2",
+        "trans_TransData_3",
+        "End0",
+    ]
     assert steps[2]["removed"] == [f"arg{i}_1" for i in range(7)]
     assert [f["op"] for f in steps[3]["fused"]] == [
         "sk_mlp_split_7_13_start_Transpose_end_trans_TransData_1",

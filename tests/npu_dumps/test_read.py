@@ -32,7 +32,10 @@ def test_names():
     torchair = dump_name(Path("dynamo_optimized_graph_3_rank_0_pid_99_ts_20250101.py"))
     assert (torchair.format, torchair.index) == ("torchair_py", 3)
     assert dump_name(Path("notes.txt")) is None
-    assert [inserted_by_name(n, t) for n, t in [("trans_Cast_10", "Cast"), ("PlaceHolder3", "PlaceHolder"), ("End0", "End"), ("Cast_10", "Cast")]] == [True, True, True, False]
+    assert [
+        inserted_by_name(n, t)
+        for n, t in [("trans_Cast_10", "Cast"), ("PlaceHolder3", "PlaceHolder"), ("End0", "End"), ("Cast_10", "Cast")]
+    ] == [True, True, True, False]
     sk = super_kernel_name("sk_mlp_split_7_13_start_Transpose_end_trans_TransData_1")
     assert (sk.base_scope, sk.split, sk.first, sk.last) == ("mlp", (7, 13), "Transpose", "trans_TransData_1")
     assert fx_node_of_tensor_name("add_1-aten.add.Tensor.OUTPUT.0") == "add_1"
@@ -45,7 +48,12 @@ def test_a_folder_is_searched_and_other_files_skipped(folder, tmp_path):
         (mixed / "deep" / path.name).write_bytes(path.read_bytes())
     (mixed / "notes.txt").write_text("not a dump")
     dumps = read_dumps([mixed])
-    assert [g.phase for g in dumps.graphs if g.parent is None][:4] == ["PreRunBegin", "PreRunAfterOptimizeOriginalGraph", "PreRunAfterOptimizeSubgraph", "super_kernel_sub_graph0"]
+    assert [g.phase for g in dumps.graphs if g.parent is None][:4] == [
+        "PreRunBegin",
+        "PreRunAfterOptimizeOriginalGraph",
+        "PreRunAfterOptimizeSubgraph",
+        "super_kernel_sub_graph0",
+    ]
     assert dumps.notes == ["1 file(s) in the folders given are not dumps fxlab reads and were skipped"]
 
 
@@ -55,10 +63,10 @@ def test_a_folder_is_searched_and_other_files_skipped(folder, tmp_path):
         ("missing.txt", None, "does not exist"),
         ("notes.md", "hello", "not a dump fxlab reads"),
         ("ge_proto_00000001_graph_1_Build.txt", b"\xff\xfe\x00", "not UTF-8 text"),
-        ("ge_proto_00000001_graph_1_Build.txt", "graph {\n  op {\n    name: \"a\"\n", "line "),
-        ("model.json", "{\"graph\": [", "not JSON"),
-        ("model.json", "{\"op\": []}", "not an OM model as JSON"),
-        ("fusion_result.json", "[{\"graph_fusion\": {}}]", "no 'session_and_graph_id'"),
+        ("ge_proto_00000001_graph_1_Build.txt", 'graph {\n  op {\n    name: "a"\n', "line "),
+        ("model.json", '{"graph": [', "not JSON"),
+        ("model.json", '{"op": []}', "not an OM model as JSON"),
+        ("fusion_result.json", '[{"graph_fusion": {}}]', "no 'session_and_graph_id'"),
         ("ge_proto_00000001_graph_1_Build.txt", "", "holds no graph"),
     ],
 )
@@ -119,13 +127,29 @@ def test_om_json_reads_as_the_same_ops_as_the_text_dump(folder, tmp_path):
 
 def test_fusion_result_in_both_shapes(tmp_path):
     keyed = tmp_path / "fusion_result.json"
-    keyed.write_text(json.dumps({"session_and_graph_id_0_1": {"graph_fusion": {"MatMulBiasAddFusionPass": {"match_times": "2", "effect_times": "2"}}, "ub_fusion": {"TbeEltwiseFusionPass": {"match_times": "1", "effect_times": "0"}}}}))
+    keyed.write_text(
+        json.dumps(
+            {
+                "session_and_graph_id_0_1": {
+                    "graph_fusion": {"MatMulBiasAddFusionPass": {"match_times": "2", "effect_times": "2"}},
+                    "ub_fusion": {"TbeEltwiseFusionPass": {"match_times": "1", "effect_times": "0"}},
+                }
+            }
+        )
+    )
     appended = tmp_path / "fusion_result_appended.json"
     one = {"session_and_graph_id": "0_2", "graph_fusion": {"ConvBatchnormFusionPass": {"match_times": "3", "effect_times": "1"}}}
     appended.write_text(json.dumps(one, indent=4) + json.dumps([dict(one, session_and_graph_id="1_3")], indent=4))
     results = read_dumps([keyed, appended]).fusion_results
     assert [(r.session, r.graph_id, [p.to_json() for p in r.passes]) for r in results] == [
-        ("0", 1, [{"name": "MatMulBiasAddFusionPass", "kind": "graph_fusion", "match_times": 2, "effect_times": 2}, {"name": "TbeEltwiseFusionPass", "kind": "ub_fusion", "match_times": 1, "effect_times": 0}]),
+        (
+            "0",
+            1,
+            [
+                {"name": "MatMulBiasAddFusionPass", "kind": "graph_fusion", "match_times": 2, "effect_times": 2},
+                {"name": "TbeEltwiseFusionPass", "kind": "ub_fusion", "match_times": 1, "effect_times": 0},
+            ],
+        ),
         ("0", 2, [{"name": "ConvBatchnormFusionPass", "kind": "graph_fusion", "match_times": 3, "effect_times": 1}]),
         ("1", 3, [{"name": "ConvBatchnormFusionPass", "kind": "graph_fusion", "match_times": 3, "effect_times": 1}]),
     ]

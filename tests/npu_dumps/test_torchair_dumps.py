@@ -5,6 +5,8 @@ on the way: Consts, Casts), and the one fxlab's record of TorchAir's conversion 
 
 from __future__ import annotations
 
+from unittest import mock
+
 import pytest
 import torch
 
@@ -26,22 +28,13 @@ def converted(torchair_path, tmp_path_factory):
     """TorchAir's GE graph (its own proto, as its converters left it) and fxlab's IR of it."""
     folder = tmp_path_factory.mktemp("torchair_dump")
     for loaded in torchair_session(torchair_path):
-        protos = []
-        real = bridge.graph_from_graph_def
-
-        def capture(proto, *args, **kwargs):
-            protos.append(proto)
-            return real(proto, *args, **kwargs)
-
-        bridge.graph_from_graph_def = capture
-        try:
+        with mock.patch.object(bridge, "graph_from_graph_def", wraps=bridge.graph_from_graph_def) as spy:
             gm = functional_graph(_model, torch.randn(2, 4), torch.randn(3, 4), torch.randn(3))
             result = bridge.run_torchair_conversion(gm, "graph_1", loaded)
-        finally:
-            bridge.graph_from_graph_def = real
+        proto = spy.call_args_list[0].args[0]  # TorchAir's own GraphDef, as its converters left it
         dump_graph = loaded.module("_ge_concrete_graph.utils").dump_graph
         for ext in ("txt", "pbtxt"):
-            dump_graph(str(folder / f"dynamo_optimized_graph_1_rank_0_pid_1.{ext}"), protos[0])
+            dump_graph(str(folder / f"dynamo_optimized_graph_1_rank_0_pid_1.{ext}"), proto)
         yield folder, result
 
 
