@@ -14,6 +14,7 @@ from fxlab.cli import console
 from fxlab.cli.common import EntryOpt, ModeOpt, PluginOpt, capture_model
 from fxlab.cli.app import app
 from fxlab.cli.saved_trace import is_saved_trace, load_saved_trace
+from fxlab.npu_dumps.read import holds_dumps
 from fxlab.errors import UsageError
 from fxlab.ir.json_values import dumps_strict
 from fxlab.stage_names import ACLGRAPH, ASCEND_IR, ATEN, FUNCTIONAL, FX_STAGES, PRE_GE
@@ -63,7 +64,7 @@ def diff_command(
     as_json: bool = typer.Option(False, "--json", help="Print the diff as JSON."),
     mode: str | None = ModeOpt,
 ) -> None:
-    if len(paths) == 2 and is_saved_trace(paths[0]) and not is_saved_trace(paths[1]):  # a trace vs dumps off an NPU machine
+    if len(paths) == 2 and is_saved_trace(paths[0]) and holds_dumps(paths[1]):  # a trace vs dumps off an NPU machine
         from fxlab.cli.dumps import npu_phase_diff
 
         _reject_model_options(before_functionalize, from_stage, to_stage, torchair_path, plugin, entry, mode)

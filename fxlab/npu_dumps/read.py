@@ -45,6 +45,16 @@ def read_dumps(paths: Sequence[Path], progress: Progress | None = None) -> DumpS
     return dumps
 
 
+def holds_dumps(path: Path) -> bool:
+    """Whether ``path`` is a dump GE or TorchAir names so, or a folder holding one (not a
+    saved fxlab trace, which is read as one)."""
+    if path.is_file():
+        return dump_name(path) is not None
+    if not path.is_dir() or (path / "manifest.json").is_file():
+        return False
+    return any(dump_name(p) is not None for p in path.rglob("*") if p.is_file())
+
+
 def _files(paths: Sequence[Path]) -> list[tuple[Path, str | None, DumpName | None]]:
     found = []
     for path in paths:

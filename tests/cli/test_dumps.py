@@ -18,6 +18,16 @@ from tests.conftest import ROOT
 from tests.npu_dumps.made_dumps import GOLDEN_TRACE, line, made_dumps
 
 
+@pytest.fixture(autouse=True)
+def fresh_console():
+    """Each command's console with the width it asks for (the console is made once per process)."""
+    from fxlab.cli import console
+
+    console.out.cache_clear()
+    yield
+    console.out.cache_clear()
+
+
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
     return made_dumps(tmp_path_factory.mktemp("ge"))
