@@ -51,6 +51,7 @@ def dumps_command(
     every_op: bool = typer.Option(False, "--all-ops", help="List every op, not only those GE fused, inserted, cut or changed."),
 ) -> None:
     dumps, loaded, joined = read_and_join(paths, trace)
+    _check_phase(phase, dumps)
     verdicts = _super_kernel_verdicts(loaded, dumps, joined) if loaded is not None else []
     data = _json(dumps, verdicts)
     if out is not None:
@@ -66,6 +67,14 @@ def dumps_command(
     console.out().print(dumps_view(dumps, phase, every_op))
     if verdicts:
         console.out().print(super_kernel_lines(verdicts))
+
+
+def _check_phase(phase: str | None, dumps: Any) -> None:
+    phases = list(dict.fromkeys(g.phase for g in dumps.graphs))
+    if phase is not None and phase not in phases:
+        from fxlab.errors import UsageError
+
+        raise UsageError(f"--phase {phase!r} is in none of the dumps read: their phases are {', '.join(phases) or 'none'}.")
 
 
 def read_and_join(paths: list[Path], trace_dir: Path | None) -> tuple[Any, Any, dict[int, int | None]]:

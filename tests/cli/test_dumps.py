@@ -162,3 +162,13 @@ def test_docs_show_the_npu_diff_as_it_prints(docs_home):
     shown = [ln for ln in _doc_block("fxlab diff trace_sk npu_run") if ln.strip() != "..."]
     positions = [lines.index(ln) for ln in shown]
     assert positions == sorted(positions)
+
+
+def test_phase_picks_the_table_and_an_unknown_phase_is_an_error(folder):
+    code, out, _ = run_cli("dumps", str(folder), "--phase", "PreRunAfterOptimizeOriginalGraph", "--all-ops", width=300)
+    assert code == 0
+    assert "PreRunAfterOptimizeOriginalGraph · graph_1" in out
+    assert re.search(r"│ MatMulV2 +│ MatMulV2 +│ fused from MatMulV2, Mul, Add; by MatMulBiasAddFusionPass", out)
+    assert re.search(r"│ Mul_1 +│ Mul +│ +│ mul ", out)  # --all-ops: an op GE left alone, its FX node from TorchAir's py dump
+    code, _, err = run_cli("dumps", str(folder), "--phase", "Nope")
+    assert code == 2 and "--phase 'Nope' is in none of the dumps read: their phases are PreRunBegin, " in err
