@@ -10,8 +10,8 @@ protobuf's text parser against fxlab's ``ge_ir.proto`` with no field skipped, an
 - every original name, and every op that survived unfused, of a later phase is found in
   an earlier phase of the same graph (its names or originals). Phases are joined as the
   tool joins them (graph id, else graph name); ``FXLAB_GE_DUMPS_SEQUENCE`` may list the
-  files of one graph's phases in order (comma-separated names) when their names carry no
-  graph id.
+  files of one graph's phases in order (comma-separated, each a part of a file's name)
+  when their names carry no graph id.
 """
 
 from __future__ import annotations
@@ -35,9 +35,9 @@ def _dumps():
 
 def _sequences(graphs: list[DumpGraph]) -> list[list[DumpGraph]]:
     listed = [n.strip() for n in os.environ.get("FXLAB_GE_DUMPS_SEQUENCE", "").split(",") if n.strip()]
-    if listed:
-        roots = {Path(g.file).name: g for g in graphs if g.parent is None}
-        return [[roots[name] for name in listed]]
+    if listed:  # each item names one file, in full or by a part of its name ("00017")
+        roots = [g for g in graphs if g.parent is None]
+        return [[next(g for g in roots if item in Path(g.file).name) for item in listed]]
     return list(phase_chains(graphs).values())
 
 
