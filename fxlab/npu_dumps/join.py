@@ -87,7 +87,8 @@ def best_torchair_graph(graph: DumpGraph, torchair: Sequence[TorchAirGraph]) -> 
 
 
 def _score(graph: DumpGraph, candidate: TorchAirGraph) -> int:
-    """How many of ``graph``'s original names ``candidate`` holds with the same type."""
+    """How many of ``graph``'s original names (with the same type, where GE wrote it) and
+    outputs' origin names ``candidate`` holds."""
     score = 0
     for op in graph.ops:
         types = op.original_types if len(op.original_types) == len(op.originals) else [None] * len(op.originals)
@@ -95,6 +96,7 @@ def _score(graph: DumpGraph, candidate: TorchAirGraph) -> int:
             known = candidate.ops.get(name)
             if known is not None and (op_type is None or op_type == known.type):
                 score += 1
+        score += sum(1 for output in op.outputs if output.origin_name in candidate.ops)
     return score
 
 

@@ -98,3 +98,15 @@ def test_torchair_py_dump_alone_gives_fx_nodes_and_lines(folder):
     sk = last.op("sk_mlp_split_14_20_start_Transpose_1_end_trans_TransData_3")
     assert (sk.torchair_ops, sk.fx_nodes, sk.source) == (["Transpose_1", "MatMulV2_1", "Mul_2", "Add_1"], ["addmm_1"], [line(35)])
     assert (last.op("Add_2").fx_nodes, last.op("Add_2").source) == (["add"], [line(37)])
+
+
+def test_an_op_renamed_by_ge_maps_through_its_outputs_origin_name():
+    from fxlab.npu_dumps.model import DumpGraph, DumpOp, DumpSet, OutputInfo, TorchAirGraph, TorchAirOp
+
+    renamed = DumpOp(
+        "Add_fused_out", "Add", originals=["Add_fused_out"], outputs=[OutputInfo(0, origin_name="Add_2", origin_output_index=0)]
+    )
+    dumps = DumpSet(graphs=[DumpGraph("f.txt", "ge_proto", 1, "Build", "graph_1", 0, [renamed])])
+    torchair = TorchAirGraph("t", "fxlab_trace", "graph_0", {"Add_2": TorchAirOp("Add_2", "Add", ["add"], ["m.py:37"])})
+    assert join(dumps, [torchair]) == {0: torchair} and dumps.notes == []
+    assert (renamed.torchair_ops, renamed.fx_nodes, renamed.source) == (["Add_2"], ["add"], ["m.py:37"])
