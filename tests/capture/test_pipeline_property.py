@@ -19,7 +19,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, event, given, note, settings
 
 from fxlab.capture import capture_trace, load_model
-from fxlab.capture.save import load_trace, prepare_out_dir, save_trace
+from fxlab.capture.serialize import load_trace, prepare_out_dir, save_trace
 from fxlab.diff.fx_diff import diff_stages
 from fxlab.errors import FxlabError
 from tests.capture.programs import Program, programs

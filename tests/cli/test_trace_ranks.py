@@ -77,7 +77,7 @@ def test_the_mode_reaches_every_rank_and_the_aclgraph_graph_runs_with_its_collec
 
 
 def test_the_saved_trace_holds_a_folder_per_rank_and_a_manifest_naming_them(tp_run):
-    from fxlab.capture.save import load_trace
+    from fxlab.capture.serialize import load_trace
     from fxlab.errors import OutputError
 
     _, out, _ = tp_run

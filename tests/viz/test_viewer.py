@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fxlab.capture.save import load_trace
+from fxlab.capture.serialize import load_trace
 from fxlab.cli.pictures import write_html_report
 from tests.conftest import EXAMPLES, ROOT
 from tests.viz.headless import chromium, screenshot, selftest

@@ -2,7 +2,7 @@
 the first folding, and the links between stages (diff pairing, provenance)."""
 from __future__ import annotations
 
-from fxlab.capture.save import load_trace
+from fxlab.capture.serialize import load_trace
 from fxlab.viz.viewer_data import GROUP_FIELDS, NODE_FIELDS, viewer_data
 from tests.conftest import ROOT
 
