@@ -22,8 +22,11 @@ from typing import Any
 import torch.fx as fx
 
 from fxlab.passes.conversion_result import SCOPE_ENTER, NodeConversion, Status, is_scope_marker, scope_enter_items
-from fxlab.passes.torchair_refusals import REWRITES
+from fxlab.passes.torchair_refusals import REWRITES, mutated_views_of_one_base
 from fxlab.source_lines import node_source
+
+# What TorchAir raises when a converter returns more values than the node has outputs.
+_SHARED_BASE_FAILURE = "The length of ge_outputs must be equal to meta_outputs"
 
 
 def _has_converter(fx2ge: Any, target: Any) -> bool:
@@ -97,13 +100,16 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
             try:
                 result = super().parse_node(target, args, kwargs, meta_outputs)
             except Exception as exc:  # noqa: BLE001 - one converter's failure is recorded, not fatal
-                del self.graph.op[before:]
-                result = self._mock(target, args, kwargs, meta_outputs)
-                self._record(node, Status.RAISED, first, _raised_message(node, exc))
+                self._forget_ops(before)
+                result = self._mock_after_failure(target, args, kwargs, meta_outputs, before)
+                status, message = _failure(node, exc)
+                self._record(node, status, first, message)
                 return result
             entry = self.get_ascend_ir_map().get(node.name)
             if entry is not None and entry.source == "":
-                self._record(node, Status.UNSUPPORTED, first, _no_converter_reason(fx2ge, target))
+                # For auto_functionalized_v2 the converter missing is the wrapped op's.
+                wrapped = args[0] if str(target) == "auto_functionalized_v2" and args else target
+                self._record(node, Status.UNSUPPORTED, first, _no_converter_reason(fx2ge, wrapped))
             else:
                 self._record(node, Status.CONVERTED if had_converter else Status.AUTO, first, "")
             return result
@@ -115,6 +121,40 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
                 scope_attr.scope_exit()
             self._record(node, Status.MARKER, len(self.graph.op), "")
             return None
+
+        def _forget_ops(self, before: int) -> None:
+            """Drop the ops a failed converter made, and their names from the names
+            TorchAir's graph has handed out, so the op standing in for the node may take them."""
+            names = {op.name for op in self.graph.op[before:]}
+            del self.graph.op[before:]
+            used = getattr(self.graph, "op_name_list", None)
+            if isinstance(used, list):
+                used[:] = [name for name in used if name not in names]
+
+        def _mock_after_failure(self, target: Any, args: Any, kwargs: Any, meta_outputs: Any, before: int) -> Any:
+            """TorchAir's mock op for the node; where TorchAir's mock fails too (its
+            ``auto_functionalized_v2`` mock returns one value per mutated argument), a plain
+            op with one output per FX output."""
+            try:
+                return self._mock(target, args, kwargs, meta_outputs)
+            except Exception:  # noqa: BLE001 - the node is recorded as failed either way
+                self._forget_ops(before)
+                return self._placeholder(target, args, kwargs, meta_outputs)
+
+        def _placeholder(self, target: Any, args: Any, kwargs: Any, meta_outputs: Any) -> Any:
+            from torch.utils._pytree import tree_leaves
+
+            # TorchAir's modules: importable only inside the session this class is made in.
+            from torchair._ge_concrete_graph.compat_ir import ge_op
+            from torchair.ge._ge_graph import Tensor as GeTensor
+
+            tensors = [leaf for leaf in tree_leaves((args, kwargs)) if isinstance(leaf, GeTensor)]
+            metas = list(meta_outputs) if isinstance(meta_outputs, (list, tuple)) else [meta_outputs]
+            outputs = [f"y{i}" for i in range(len(metas))]
+            result = ge_op(op_type=str(target), inputs={f"x{i}": t for i, t in enumerate(tensors)}, outputs=outputs)
+            if meta_outputs is not None:
+                fx2ge.set_ge_outputs(result, meta_outputs)
+            return result
 
         def _mock(self, target: Any, args: Any, kwargs: Any, meta_outputs: Any) -> Any:
             if str(target) == "auto_functionalized_v2":
@@ -141,6 +181,17 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
             self.fxlab_records.append(NodeConversion(node.name, str(node.target), status, ge_ops, message, node_source(node)))
 
     return RecordingGeConcreteGraph
+
+
+def _failure(node: fx.Node, exc: BaseException) -> tuple[Status, str]:
+    """How a node TorchAir's converter failed on is recorded: refused, with the cause and
+    the fix, where the failure is one fxlab knows TorchAir makes (the built-in conversion
+    refuses the node alike); else raised, with TorchAir's message."""
+    if str(node.target) == "auto_functionalized_v2" and node.args and _SHARED_BASE_FAILURE in str(exc):
+        refused = mutated_views_of_one_base(node.args[0], node.kwargs)
+        if refused is not None:
+            return Status.REFUSED, refused.message()
+    return Status.RAISED, _raised_message(node, exc)
 
 
 def _raised_message(node: fx.Node, exc: BaseException) -> str:

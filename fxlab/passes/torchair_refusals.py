@@ -253,6 +253,51 @@ class NotBuiltIn(NotImplementedError):
         return f"{op_name(target)} with {self}: {not_converted_reason(target)}"
 
 
+# TorchAir's converter of auto_functionalized_v2 (not under ge_converter/): one copy-back
+# per mutated argument, where the graph node has one output per base.
+AUTO_FUNCTIONALIZED_V2_CONVERTER = "_ge_concrete_graph/auto_functionalized_v2.py:242"
+_SHARED_BASE_ERROR = "AssertionError: The length of ge_outputs must be equal to meta_outputs"
+
+
+class MutatedViewsOfOneBase(RefusedLikeTorchAir):
+    """A custom in-place op whose mutated arguments include two views of one tensor:
+    TorchAir's ``auto_functionalized_v2`` converter returns one output too many and its
+    walk raises. ``views`` names the arguments, by base."""
+
+    def __init__(self, op: str, views: list[list[str]]) -> None:
+        super().__init__(_SHARED_BASE_ERROR, AUTO_FUNCTIONALIZED_V2_CONVERTER)
+        self.op, self.views = op, views
+
+    def message(self, target: Any = None) -> str:
+        groups = "; ".join(" and ".join(names) for names in self.views)
+        first = self.views[0]
+        copies = "; ".join(f"{name} = {name}.clone()" for name in first)
+        return (
+            f"TorchAir fails on {self.op} here: its mutated arguments {groups} are views of one tensor. TorchAir's "
+            f"auto_functionalized_v2 converter ({AUTO_FUNCTIONALIZED_V2_CONVERTER}) copies each mutated argument back into "
+            "its base and returns one value per mutated argument, where the graph has one per base, so it returns one "
+            f"output too many and raises {_SHARED_BASE_ERROR}. Fix: pass the op the tensor they are views of and let it "
+            f"write both parts, or pass the op copies ({copies}) and read the results from them"
+        )
+
+
+def mutated_views_of_one_base(mutable_op: Any, kwargs: Any) -> MutatedViewsOfOneBase | None:
+    """The refusal of an ``auto_functionalized_v2`` call (its ``kwargs``, FX nodes or
+    values) whose mutated arguments include two views of one base, else ``None``."""
+    from torch._higher_order_ops.auto_functionalize import get_mutable_args, read_view_information_from_args
+
+    names, types = get_mutable_args(mutable_op)
+    bases = list(kwargs.get("_all_bases", []))
+    views = read_view_information_from_args(names, types, dict(kwargs), bases)
+    by_base: dict[int, list[str]] = {}
+    for name in names:
+        info = views.get(name)
+        if info is not None and not isinstance(info, list):
+            by_base.setdefault(info.base_index, []).append(name)
+    shared = [group for group in by_base.values() if len(group) > 1]
+    return MutatedViewsOfOneBase(str(mutable_op), shared) if shared else None
+
+
 def _converter_file(target: Any) -> str:
     verdict = verdict_of(target)
     return verdict.where.split(":", 1)[0] if verdict is not None and verdict.where else "custom/"
