@@ -21,8 +21,8 @@ from typing import Any
 
 import torch.fx as fx
 
-from fxlab.passes.conversion_result import SCOPE_ENTER, NodeConversion, Status, is_scope_marker, scope_enter_items
-from fxlab.passes.torchair_refusals import REWRITES, mutated_views_of_one_base
+from fxlab.passes.conversion_result import SCOPE_ENTER, NodeConversion, Status, is_scope_marker, scope_enter_items, target_text
+from fxlab.passes.torchair_refusals import REWRITES, mutated_views_of_one_base, symbolic_comparison_refusal
 from fxlab.source_lines import node_source
 
 # What TorchAir raises when a converter returns more values than the node has outputs.
@@ -122,6 +122,23 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
             self._record(node, Status.MARKER, len(self.graph.op), "")
             return None
 
+        def stand_in(self, node: fx.Node, exc: BaseException, env: dict[fx.Node, Any], value_pack: type) -> Any:
+            """The value of a node TorchAir's walk failed on outside a converter: the node
+            recorded as failed, a placeholder op standing in for it, and the walk goes on."""
+            from torchair.ge._ge_graph import Tensor as GeTensor  # TorchAir's: inside its session only
+
+            with self.converter_context(node=node):
+                before = len(self.graph.op)
+                packs = [env.get(n) for n in node.all_input_nodes]
+                tensors = [p.npu for p in packs if isinstance(p, value_pack) and isinstance(p.npu, GeTensor)]
+                meta = node.meta.get("val")
+                result = self._placeholder(node.target, tensors, {}, None, count=len(meta) if isinstance(meta, (list, tuple)) else 1)
+                status, message = _failure(node, exc, in_converter=False)
+                self._record(node, status, before, message)
+            if isinstance(meta, (list, tuple)):
+                return [value_pack(m, t) for m, t in zip(meta, result)]
+            return value_pack(meta, result)
+
         def _forget_ops(self, before: int) -> None:
             """Drop the ops a failed converter made, and their names from the names
             TorchAir's graph has handed out, so the op standing in for the node may take them."""
@@ -141,7 +158,7 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
                 self._forget_ops(before)
                 return self._placeholder(target, args, kwargs, meta_outputs)
 
-        def _placeholder(self, target: Any, args: Any, kwargs: Any, meta_outputs: Any) -> Any:
+        def _placeholder(self, target: Any, args: Any, kwargs: Any, meta_outputs: Any, count: int | None = None) -> Any:
             from torch.utils._pytree import tree_leaves
 
             # TorchAir's modules: importable only inside the session this class is made in.
@@ -150,8 +167,8 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
 
             tensors = [leaf for leaf in tree_leaves((args, kwargs)) if isinstance(leaf, GeTensor)]
             metas = list(meta_outputs) if isinstance(meta_outputs, (list, tuple)) else [meta_outputs]
-            outputs = [f"y{i}" for i in range(len(metas))]
-            result = ge_op(op_type=str(target), inputs={f"x{i}": t for i, t in enumerate(tensors)}, outputs=outputs)
+            outputs = [f"y{i}" for i in range(len(metas) if count is None else count)]
+            result = ge_op(op_type=target_text(target), inputs={f"x{i}": t for i, t in enumerate(tensors)}, outputs=outputs)
             if meta_outputs is not None:
                 fx2ge.set_ge_outputs(result, meta_outputs)
             return result
@@ -178,30 +195,33 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
 
         def _record(self, node: fx.Node, status: Status, before: int, message: str) -> None:
             ge_ops = self._stamp(before)
-            self.fxlab_records.append(NodeConversion(node.name, str(node.target), status, ge_ops, message, node_source(node)))
+            self.fxlab_records.append(NodeConversion(node.name, target_text(node.target), status, ge_ops, message, node_source(node)))
 
     return RecordingGeConcreteGraph
 
 
-def _failure(node: fx.Node, exc: BaseException) -> tuple[Status, str]:
-    """How a node TorchAir's converter failed on is recorded: refused, with the cause and
-    the fix, where the failure is one fxlab knows TorchAir makes (the built-in conversion
-    refuses the node alike); else raised, with TorchAir's message."""
+def _failure(node: fx.Node, exc: BaseException, in_converter: bool = True) -> tuple[Status, str]:
+    """How a node TorchAir failed on is recorded: refused, with the cause and the fix,
+    where the failure is one fxlab knows TorchAir makes (the built-in conversion refuses
+    the node alike); else raised, with TorchAir's message."""
     if str(node.target) == "auto_functionalized_v2" and node.args and _SHARED_BASE_FAILURE in str(exc):
         refused = mutated_views_of_one_base(node.args[0], node.kwargs)
         if refused is not None:
             return Status.REFUSED, refused.message()
-    return Status.RAISED, _raised_message(node, exc)
+    comparison = symbolic_comparison_refusal(node)
+    if comparison is not None and isinstance(exc, TypeError) and "ValuePack" in str(exc):
+        return Status.REFUSED, comparison
+    return Status.RAISED, _raised_message(node, exc, "converter" if in_converter else "walk over the graph")
 
 
-def _raised_message(node: fx.Node, exc: BaseException) -> str:
+def _raised_message(node: fx.Node, exc: BaseException, what: str = "converter") -> str:
     where = node_source(node)
     at = f" ({where})" if where else ""
     text = str(exc).strip().splitlines()
     message = f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
     raised_in = _torchair_frame(exc)
     inside = f" [in TorchAir's {raised_in}]" if raised_in else ""
-    return f"TorchAir's converter for {node.target} raised at node {node.name}{at}: {message}{inside}{_rewrite_hint(node, exc)}"
+    return f"TorchAir's {what} for {target_text(node.target)} raised at node {node.name}{at}: {message}{inside}{_rewrite_hint(node, exc)}"
 
 
 def _rewrite_hint(node: fx.Node, exc: BaseException) -> str:
@@ -219,3 +239,21 @@ def _torchair_frame(exc: BaseException) -> str | None:
         if "torchair" in parts:
             found = f"{'/'.join(parts[len(parts) - parts[::-1].index('torchair') :])}:{frame.lineno}"
     return found
+
+
+def guard_walk(walker: Any, graph: Any, value_pack: type) -> None:
+    """TorchAir's walk stops at the first node it fails on outside a converter (a Python
+    builtin it evaluates itself, the fake run of a node): with this, such a node is
+    recorded as failed with TorchAir's error and a placeholder stands in for it, as for a
+    converter's failure, so the rest of the graph is still converted."""
+    run_node = walker.run_node
+
+    def run(node: fx.Node) -> Any:
+        try:
+            return run_node(node)
+        except Exception as exc:  # noqa: BLE001 - recorded on the node, as a converter's failure is
+            if node.op != "call_function":
+                raise
+            return graph.stand_in(node, exc, walker.env, value_pack)
+
+    vars(walker)["run_node"] = run  # this walker's own, in place of its class's

@@ -89,3 +89,36 @@ def test_bridge_refuses_the_node_as_the_builtin_conversion_does_and_walks_on(tor
     assert record.message == builtin.message
     assert record.message.startswith("TorchAir fails on fxlab_nodes_test.scale_pair.default here: its mutated arguments q and k")
     assert [r.status for r in theirs.nodes if r.node in ("mul", "sub")] == [Status.CONVERTED, Status.CONVERTED]
+
+
+# -- a comparison of sizes: TorchAir's walk fails on it; the node is recorded, the walk goes on ---
+def _checked_rows(x: torch.Tensor) -> torch.Tensor:
+    torch._check(x.shape[0] >= 4)
+    return x * 2
+
+
+def _rows_unbacked() -> torch.Tensor:
+    x = torch.randn(6, 3)
+    torch._dynamo.decorators.mark_unbacked(x, 0)
+    return x
+
+
+def test_torchairs_own_backend_fails_on_a_size_comparison(torchair):
+    error = torchair_compile_error(torchair, _checked_rows, _rows_unbacked())
+    assert isinstance(error, TypeError)
+    assert str(error).startswith("'>=' not supported between instances of 'ValuePack' and 'int'")
+    assert "While executing %ge : " in str(error) and "target=operator.ge" in str(error)
+
+
+def test_bridge_records_the_comparison_as_the_builtin_conversion_does_and_walks_on(torchair):
+    from tests.passes.test_torchair_refusals import _functional_with_unbacked_rows
+
+    gm = _functional_with_unbacked_rows()
+    theirs = run_torchair_conversion(gm, "g", torchair)
+    ours = convert_to_ascend_ir(_functional_with_unbacked_rows(), "g")
+    (record,) = [r for r in theirs.nodes if r.node == "ge"]
+    (builtin,) = [r for r in ours.nodes if r.node == "ge"]
+    assert (record.target, record.status, record.message) == (builtin.target, builtin.status, builtin.message)
+    assert record.target == "operator.ge" and record.status is Status.REFUSED
+    assert [r.status for r in theirs.nodes if r.node == "mul"] == [Status.CONVERTED]
+    assert theirs.partial and ours.partial
