@@ -179,11 +179,11 @@ example_inputs = (torch.randn(3, 4), torch.tensor([1, 2, 3]))
 """
 
 
-def test_an_op_with_a_data_dependent_size_is_partial_with_either_converter(torchair_path, write_model, monkeypatch):
-    monkeypatch.setattr(torch._dynamo.config, "capture_dynamic_output_shape_ops", True)
+def test_an_op_with_a_data_dependent_size_is_partial_with_either_converter(torchair_path, write_model):
     path = str(write_model(REPEAT_ROWS))
-    builtin = run("trace", path, "--summary")
-    theirs = run("trace", path, "--summary", "--converter", "torchair", "--torchair-path", torchair_path)
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        builtin = run("trace", path, "--summary")
+        theirs = run("trace", path, "--summary", "--converter", "torchair", "--torchair-path", torchair_path)
     assert builtin[0] == theirs[0] == 1, (builtin, theirs)
     for _, out, _ in (builtin, theirs):
         assert "status: partial" in out and "graph 0: operator.ge (1 node): TorchAir does not convert a symbolic size comparison" in out

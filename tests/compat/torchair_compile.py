@@ -17,6 +17,7 @@ def torchair_compile_error(torchair: Any, fn: Callable[..., Any], *inputs: Any, 
     compiler = torchair.module("npu_fx_compiler")._NpuFxCompiler
     compile_graph = compiler._get_compiled_gm
     raised: list[BaseException] = []
+    after_compile: BaseException | None = None
     compiled: list[bool] = []
 
     def recording(self: Any, gm: Any, example_inputs: Any) -> Any:
@@ -35,12 +36,12 @@ def torchair_compile_error(torchair: Any, fn: Callable[..., Any], *inputs: Any, 
             torch._dynamo.reset()
             try:
                 torch.compile(fn, backend=backend)(*inputs)
-            except Exception:  # noqa: BLE001 - the compile's own exception is recorded; running needs an NPU
-                pass
+            except Exception as exc:  # noqa: BLE001 - the compile's own exception is recorded; running needs an NPU
+                after_compile = exc
     finally:
         compiler._get_compiled_gm = compile_graph
         torch._dynamo.reset()
     if raised:
         return raised[0]
-    assert compiled, "TorchAir's compiler was never called"
+    assert compiled, f"TorchAir's compiler was never called: {after_compile!r}"
     return None
