@@ -327,7 +327,7 @@ def missing_cpu_kernel(exc: BaseException | None) -> str | None:
     while exc is not None and id(exc) not in seen:
         seen.add(id(exc))
         if isinstance(exc, KernelGap):
-            return f"{exc.op}: fxlab's CPU reference kernel does not implement this call ({exc.detail})"
+            return exc.reason()
         found = _NO_CPU_KERNEL.search(str(exc))
         if isinstance(exc, NotImplementedError) and found:
             return f"{found.group(1).replace('::', '.')} has no CPU kernel"

@@ -328,3 +328,37 @@ def test_a_model_in_train_mode_is_said_to_be_traced_for_inference(write_model):
     )
     frozen = source.replace("torch.nn.Dropout(0.0))", "torch.nn.Dropout(0.0)).eval().requires_grad_(False)")
     assert not any("traces inference" in note for note in _trace(write_model, frozen, stages=("dynamo",)).notes)
+
+
+# A fault of fxlab's CPU reference kernel of a torch_npu operator (it raises on a call it
+# should compute): the trace goes on, the checks say whose fault it is, the model is not blamed.
+RMS_NORM_MODEL = """
+import torch
+import torch_npu
+def f(x, gamma):
+    y, _ = torch_npu.npu_rms_norm(x + 1, gamma, 1e-6)
+    return y * 2
+model = f
+example_inputs = (torch.randn(2, 8), torch.ones(8))
+"""
+
+
+def test_a_fault_of_fxlabs_cpu_reference_kernel_never_blames_the_model(write_model, monkeypatch):
+    from fxlab.compat.layer import compat_layer
+    from fxlab.ir.kernels import npu_norm_reference
+
+    def broken(x, gamma, epsilon):
+        raise RuntimeError("The size of tensor a (8) must match the size of tensor b (0)")
+
+    monkeypatch.setattr(npu_norm_reference, "normalised", broken)
+    with compat_layer():
+        import torch_npu  # noqa: F401 - fxlab's stand-in, which defines torch_npu's operators
+
+        trace = _trace(write_model, RMS_NORM_MODEL)
+    assert trace.status == "unverified" and trace.graphs[0].ir is not None
+    verdict = trace.check.verdict
+    assert verdict.startswith(
+        "not run: npu.npu_rms_norm: fxlab's CPU reference kernel failed on this call (RuntimeError: The size of tensor a (8) "
+        "must match the size of tensor b (0) (at fxlab/ir/kernels/npu_norm_reference.py:"
+    )
+    assert verdict.endswith("this is fxlab's fault, not the model's (torch_npu's own kernel computes the call on an NPU): please report it")
