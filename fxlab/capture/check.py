@@ -23,10 +23,20 @@ from fxlab.errors import CaptureError
 COMPARISON_SEED = 0
 
 
+# (rtol, atol) per dtype, as torch.testing.assert_close sets them.
+_TOLERANCES = {
+    torch.float16: (1e-3, 1e-5),
+    torch.bfloat16: (1.6e-2, 1e-5),
+    torch.float32: (1.3e-6, 1e-5),
+    torch.float64: (1e-7, 1e-7),
+    torch.complex32: (1e-3, 1e-5),
+    torch.complex64: (1.3e-6, 1e-5),
+    torch.complex128: (1e-7, 1e-7),
+}
+
+
 def _tolerance(dtype: torch.dtype) -> tuple[float, float]:
-    if dtype in (torch.float16, torch.bfloat16):
-        return 1e-2, 1e-2
-    return 1e-4, 1e-5
+    return _TOLERANCES.get(dtype, (0.0, 0.0))  # assert_close compares other dtypes exactly
 
 
 def _same_value(expected: Any, actual: Any) -> bool:

@@ -362,3 +362,40 @@ def test_a_fault_of_fxlabs_cpu_reference_kernel_never_blames_the_model(write_mod
         "must match the size of tensor b (0) (at fxlab/ir/kernels/npu_norm_reference.py:"
     )
     assert verdict.endswith("this is fxlab's fault, not the model's (torch_npu's own kernel computes the call on an NPU): please report it")
+
+
+# float16 npu_add_rms_norm + npu_dynamic_quant, which TorchAir's pattern pass fuses into
+# AddRmsNormDynamicQuant: the fused operator keeps the float32 RMSNorm result where the
+# unfused ones round it first, a documented difference: a note, never a mismatch.
+NORM_QUANT_MODEL = """
+import torch
+import torch_npu
+class ResidualQuant(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gamma = torch.nn.Parameter(torch.rand(64).half() + 0.5, requires_grad=False)
+    def forward(self, hidden, residual):
+        normed, _, summed = torch_npu.npu_add_rms_norm(hidden, residual, self.gamma, 1e-6)
+        quantised, scale = torch_npu.npu_dynamic_quant(normed)
+        return quantised, scale, summed
+torch.manual_seed(0)
+model = ResidualQuant().eval()
+example_inputs = (torch.randn(8, 64).half(), torch.randn(8, 64).half())
+"""
+
+
+def test_a_fused_operators_documented_precision_is_a_note_not_a_mismatch(write_model):
+    from fxlab.compat.layer import compat_layer
+
+    with compat_layer():
+        import torch_npu  # noqa: F401 - fxlab's stand-in, which defines torch_npu's operators
+
+        trace = _trace(write_model, NORM_QUANT_MODEL)
+    assert "AddRmsNormDynamicQuant" in trace.graphs[0].ir.types
+    assert trace.ir_check.ok and trace.status == "ok"
+    (note,) = trace.ir_check.notes
+    assert note.startswith(
+        "graph 0: AddRmsNormDynamicQuant (1 op), which TorchAir's pattern pass fused from npu_add_rms_norm and "
+        "npu_dynamic_quant, quantises RMSNorm's float32 result as its documentation states"
+    )
+    assert "graph 0 output 0: values differ" in note and note.endswith("a documented difference in precision, not a mismatch")

@@ -39,9 +39,10 @@ def add_rms_norm_cast(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> lis
 
 
 @register_kernel("AddRmsNormDynamicQuant")
-def add_rms_norm_dynamic_quant(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+def add_rms_norm_dynamic_quant(op: IrOp, inputs: list[Any], attrs: dict[str, Any], unfused: bool = False) -> list[Any]:
     """Outputs not asked for are computed anyway (the graph replaces them by empty
-    ``Const`` ops), as the device computes every output."""
+    ``Const`` ops), as the device computes every output. ``unfused``: with the unfused
+    operators' rounding (:mod:`fxlab.ir.approximations`)."""
     n = named_inputs(op, inputs)
     mask = attrs.get("output_mask") or None
     return list(
@@ -55,6 +56,7 @@ def add_rms_norm_dynamic_quant(op: IrOp, inputs: list[Any], attrs: dict[str, Any
             epsilon=attrs.get("epsilon", 1e-6),
             output_mask=mask,
             y_dtype=_quant_code(attrs.get("dst_type", 1)),
+            unfused=unfused,
         )
     )
 
