@@ -89,20 +89,11 @@ def _checked_rows(x: torch.Tensor) -> torch.Tensor:
 
 
 def _functional_with_unbacked_rows():
-    from fxlab.capture.stages import functional_stage
-
-    graphs = []
-
-    def backend(gm, example_inputs):
-        functional, compiled = functional_stage(gm, example_inputs)
-        graphs.append(functional)
-        return compiled
+    from tests.passes.dynamic_functional import captured_functional
 
     x = torch.randn(6, 3)
     torch._dynamo.decorators.mark_unbacked(x, 0)
-    torch._dynamo.reset()
-    torch.compile(_checked_rows, backend=backend)(x)
-    return graphs[0]
+    return captured_functional(_checked_rows, x)
 
 
 def test_a_size_comparison_is_named_as_written_and_refused_as_torchairs_walk_fails_on_it():
