@@ -130,7 +130,8 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
             with self.converter_context(node=node):
                 before = len(self.graph.op)
                 packs = [env.get(n) for n in node.all_input_nodes]
-                tensors = [p.npu for p in packs if isinstance(p, value_pack) and isinstance(p.npu, GeTensor)]
+                npu_values = [getattr(p, "npu", None) for p in packs if isinstance(p, value_pack)]
+                tensors = [v for v in npu_values if isinstance(v, GeTensor)]
                 meta = node.meta.get("val")
                 result = self._placeholder(node.target, tensors, {}, None, count=len(meta) if isinstance(meta, (list, tuple)) else 1)
                 status, message = _failure(node, exc, in_converter=False)

@@ -16,7 +16,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.kernels.npu_norm import add_rms_norm_dynamic_quant
+from fxlab.ir.kernels.npu_norm import add_rms_norm_dynamic_quant_unfused
 from fxlab.ir.model import IrOp
 
 Kernel = Callable[[IrOp, list[Any], dict[str, Any]], list[Any]]
@@ -77,10 +77,6 @@ def _is_fused_add_rms_norm_quant(node: Any) -> bool:
     return str(getattr(node, "target", "")).startswith("npu.npu_add_rms_norm_dynamic_quant")
 
 
-def _unfused_add_rms_norm_dynamic_quant(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
-    return add_rms_norm_dynamic_quant(op, inputs, attrs, unfused=True)
-
-
 register_approximation(
     GeApproximation(
         ge_type="AddRmsNormDynamicQuant",
@@ -90,7 +86,7 @@ register_approximation(
         ),
         exact_form="npu_add_rms_norm and npu_dynamic_quant",
         asks_exact=_is_fused_add_rms_norm_quant,
-        exact_kernel=_unfused_add_rms_norm_dynamic_quant,
+        exact_kernel=add_rms_norm_dynamic_quant_unfused,
         kind=FUSED_PRECISION,
     )
 )

@@ -39,10 +39,19 @@ def add_rms_norm_cast(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> lis
 
 
 @register_kernel("AddRmsNormDynamicQuant")
-def add_rms_norm_dynamic_quant(op: IrOp, inputs: list[Any], attrs: dict[str, Any], unfused: bool = False) -> list[Any]:
+def add_rms_norm_dynamic_quant(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     """Outputs not asked for are computed anyway (the graph replaces them by empty
-    ``Const`` ops), as the device computes every output. ``unfused``: with the unfused
-    operators' rounding (:mod:`fxlab.ir.approximations`)."""
+    ``Const`` ops), as the device computes every output."""
+    return _add_rms_norm_dynamic_quant(op, inputs, attrs, unfused=False)
+
+
+def add_rms_norm_dynamic_quant_unfused(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    """The same op with the rounding of the unfused operators TorchAir's pattern pass
+    replaced by it (:mod:`fxlab.ir.approximations`)."""
+    return _add_rms_norm_dynamic_quant(op, inputs, attrs, unfused=True)
+
+
+def _add_rms_norm_dynamic_quant(op: IrOp, inputs: list[Any], attrs: dict[str, Any], unfused: bool) -> list[Any]:
     n = named_inputs(op, inputs)
     mask = attrs.get("output_mask") or None
     return list(
