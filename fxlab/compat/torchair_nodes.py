@@ -21,6 +21,7 @@ from typing import Any
 
 import torch.fx as fx
 
+from fxlab.errors import FxlabError
 from fxlab.passes.conversion_result import SCOPE_ENTER, NodeConversion, Status, is_scope_marker, scope_enter_items, target_text
 from fxlab.passes.torchair_refusals import REWRITES, mutated_views_of_one_base, symbolic_comparison_refusal
 from fxlab.source_lines import node_source
@@ -252,6 +253,8 @@ def guard_walk(walker: Any, graph: Any, value_pack: type) -> None:
     def run(node: fx.Node) -> Any:
         try:
             return run_node(node)
+        except FxlabError:
+            raise  # fxlab's own verdict on the model (a scope without its exit ...), said as it is
         except Exception as exc:  # noqa: BLE001 - recorded on the node, as a converter's failure is
             if node.op != "call_function":
                 raise
