@@ -39,19 +39,29 @@ from fxlab.passes.conversion_result import (
     is_scope_marker,
     placeholder_attrs,
     scope_enter_items,
+    target_text,
 )
 from fxlab.passes.converters.registry import AUTO_CONVERTER_LOOKUPS, CONVERTERS, NAMED_CONVERTER_LOOKUPS, ORIGIN_FXLAB, ConverterRegistry
 from fxlab.passes.inference_rule import attach_inference_rules
 from fxlab.passes.output_reuse import OUTPUT_DTYPES_ATTR
 from fxlab.passes.symbolic_lists import HOST_TENSOR_ATTR, pack_symbolic_lists
 from fxlab.passes.converters.auto import auto_converter_verdict, library_op_refusal
-from fxlab.passes.torchair_refusals import NotBuiltIn, RefusedLikeTorchAir, is_protected, not_converted_reason, refusal
+from fxlab.passes.torchair_refusals import (
+    SYMBOLIC_COMPARISONS,
+    NotBuiltIn,
+    RefusedLikeTorchAir,
+    is_protected,
+    not_converted_reason,
+    refusal,
+    symbolic_comparison_refusal,
+)
 from fxlab.source_lines import node_source
 
 CONVERT_REFUSED_HINT = "fxlab converts it only when asked (--convert-refused), since TorchAir would not"
 
 # What the pass does with a call_function target (see AscendIrConverter._plan).
 _CONVERT, _GETITEM, _SCOPE, _UNSUPPORTED, _REFUSED = "convert", "getitem", "scope", "unsupported", "refused"
+_COMPARISON = "comparison"  # Python's comparison of sizes, which TorchAir's walk fails on
 _UNKNOWN: Any = object()  # "not computed yet", where None is a valid value
 
 # (kind, converter, status, target name)
@@ -313,6 +323,8 @@ class AscendIrConverter:
             self._convert_scope_marker(node)
         elif kind is _REFUSED:
             self._emit_placeholder(node, Status.REFUSED, self._refusals[id(target)])
+        elif kind is _COMPARISON:
+            self._emit_placeholder(node, Status.REFUSED, symbolic_comparison_refusal(node) or target_name)
         else:
             self._emit_placeholder(node, Status.UNSUPPORTED, _no_converter_reason(target))
 
@@ -328,10 +340,12 @@ class AscendIrConverter:
 
     def _plan(self, target: Any) -> _Plan:
         """What to do with every node of ``target``, decided once per target and run."""
-        target_name = str(target)
+        target_name = target_text(target)
         plan: _Plan
         if target is operator.getitem:
             plan = (_GETITEM, None, Status.MARKER, target_name)
+        elif target_name in SYMBOLIC_COMPARISONS:
+            plan = (_COMPARISON, None, Status.REFUSED, target_name)
         elif is_scope_marker(target_name):
             plan = (_SCOPE, None, Status.MARKER, target_name)
         else:
@@ -454,7 +468,7 @@ class AscendIrConverter:
     def _emit_placeholder(self, node: fx.Node, status: Status, message: str) -> None:
         meta = node.meta.get("val")
         metas = list(meta) if isinstance(meta, (list, tuple)) else [meta]
-        attrs = placeholder_attrs(str(node.target), message)
+        attrs = placeholder_attrs(target_text(node.target), message)
         first_new = len(self.builder.graph.ops)
         with self.builder.converting(node.name, node_source(node)):
             inputs = [v for v in map(self._input_value, node.all_input_nodes) if isinstance(v, Tensor)]
@@ -469,7 +483,7 @@ class AscendIrConverter:
     ) -> None:
         if source is _UNKNOWN:
             source = node_source(node)
-        name = str(node.target) if target_name is None else target_name
+        name = target_text(node.target) if target_name is None else target_name
         self.records.append(NodeConversion(node.name, name, status, ge_ops, message, source))
 
 

@@ -27,6 +27,7 @@ from fxlab.ir.model import DataType, IrOp
 from fxlab.passes.inference_rule import attach_inference_rules
 from fxlab.passes.converters.promotion import dtype_promote
 from fxlab.passes.converters.registry import CONVERTERS, Sample, register_converter
+from fxlab.passes.torchair_refusals import mutated_views_of_one_base
 
 aten = torch.ops.aten
 AUTO_FUNCTIONALIZED_V2 = getattr(torch.ops.higher_order, "auto_functionalized_v2", None)
@@ -349,6 +350,9 @@ def convert_auto_functionalized_v2(mutable_op: Any, *, meta_outputs: Any = None,
     """auto_functionalized_v2(OpOverload op, *, Tensor[] _all_bases, <op arguments>, <view info>) -> (*op outputs, *updated bases)"""
     from torch._higher_order_ops.auto_functionalize import get_mutable_args, read_view_information_from_args
 
+    refused = mutated_views_of_one_base(mutable_op, kwargs)
+    if refused is not None:
+        raise refused
     kwargs = dict(kwargs)
     bases = list(kwargs.pop("_all_bases", []))
     names, types = get_mutable_args(mutable_op)
