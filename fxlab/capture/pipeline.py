@@ -24,6 +24,7 @@ from fxlab.capture.torchair_config import resolve_options, stages_of_mode
 from fxlab.capture.trace import CheckResult, GraphTrace, IrSummary, Trace
 from fxlab.capture.warmup import CallLog, check_later_calls, run_later_calls
 from fxlab.errors import UsageError
+from fxlab.socs import SocInfo, choose_soc
 from fxlab.stack import with_stack_room
 from fxlab.version import __version__ as FXLAB_VERSION
 from fxlab.ir.host_outputs import host_output_notes
@@ -78,7 +79,7 @@ def capture_trace(
     convert_refused: bool = False,
     ranks: RankHooks | None = None,
     mode: str | None = None,
-    soc: str | None = None,
+    soc: str | SocInfo | None = None,
     dynamic: bool = False,
 ) -> Trace:
     """Run ``loaded`` eagerly and compiled, and record ``stages`` for each graph.
@@ -91,14 +92,14 @@ def capture_trace(
     (or the aclgraph graph) on CPU against the compiled run (default: on, for every graph;
     ``False`` turns it off). ``convert_refused`` lets the built-in conversion convert ops
     TorchAir fails on (they are marked ``refused`` otherwise). ``ranks`` captures one rank
-    of a multi-rank model (:mod:`fxlab.capture.ranks`). ``soc`` names the SoC whose core
-    counts the aclgraph path's concurrent stream demands are checked against (default
-    Ascend910B2). ``dynamic`` compiles with ``dynamic=True`` whatever the model file's
+    of a multi-rank model (:mod:`fxlab.capture.ranks`). ``soc`` (a known SoC's name, or
+    its :class:`~fxlab.socs.SocInfo`) is the SoC whose core counts the aclgraph path's
+    concurrent stream demands are checked against (default :data:`fxlab.socs.DEFAULT_SOC`). ``dynamic`` compiles with ``dynamic=True`` whatever the model file's
     ``compile_options`` say. The model's other input sets (a warm-up), or a second size for
     a dynamic graph, are run after the first (:mod:`fxlab.capture.warmup`).
     """
     options = resolve_options(loaded.module, mode)
-    options = replace(options, soc=soc or options.soc)
+    options = replace(options, soc=soc if isinstance(soc, SocInfo) else choose_soc(soc))  # an unknown name fails here
     stages = validate_stages(stages, options.mode)
     say = progress or (lambda message: None)
     compiling = compile_options(loaded.module, loaded.name, dynamic)
@@ -269,13 +270,8 @@ def _aclgraph(graph: GraphTrace, modules: dict[str, fx.GraphModule], options: To
 def _streams(graph: GraphTrace, modules: dict[str, fx.GraphModule], options: TorchAirOptions) -> None:
     """Streams, events and stream core limits of the graph, and concurrent core demands."""
     from fxlab.reports.aclgraph_streams import graph_streams
-    from fxlab.socs import soc_by_name
 
-    try:
-        soc = soc_by_name(options.soc)
-    except UsageError:  # a SoC fxlab has no core counts for: the streams are shown unchecked
-        soc = None
-    found = graph_streams(graph.index, modules[FUNCTIONAL], modules.get(ACLGRAPH), soc)
+    found = graph_streams(graph.index, modules[FUNCTIONAL], modules.get(ACLGRAPH), options.soc)
     if len(found.streams) > 1 or found.calls or found.events:
         graph.streams = found.to_json()
 

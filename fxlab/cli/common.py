@@ -12,6 +12,7 @@ import typer
 
 from fxlab.cli import console
 from fxlab.errors import FxlabError
+from fxlab.socs import SocInfo
 
 if TYPE_CHECKING:  # the capture package is imported only when a command captures
     from fxlab.capture.pipeline import Converter, TorchAirCode
@@ -54,7 +55,7 @@ def capture_model(
     converter: Converter | TorchAirCode | None = None,
     convert_refused: bool = False,
     mode: str | None = None,
-    soc: str | None = None,
+    soc: str | SocInfo | None = None,
     dynamic: bool = False,
     *,
     ranks: Any = None,

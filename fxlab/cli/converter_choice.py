@@ -13,6 +13,7 @@ import torch.fx as fx
 
 from fxlab.cli import console
 from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions
+from fxlab.socs import DEFAULT_SOC
 
 
 def check_converter(name: str) -> str:
@@ -25,7 +26,7 @@ def check_converter(name: str) -> str:
 
 @contextlib.contextmanager
 def ascend_ir_converter(
-    name: str, torchair_path: Path | None, soc: str = "Ascend910B2", mode: str | None = None
+    name: str, torchair_path: Path | None, soc: str = DEFAULT_SOC, mode: str | None = None
 ) -> Iterator[TorchAirSide | None]:
     """``None`` for fxlab's built-in conversion; for ``torchair``, TorchAir's own code
     (:class:`TorchAirSide`: its GE conversion, and its aclgraph passes) with its session

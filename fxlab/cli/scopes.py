@@ -10,8 +10,10 @@ import typer
 from fxlab.cli import console
 from fxlab.cli.common import EntryOpt, ModeOpt, ModelArg, PluginOpt, capture_model
 from fxlab.cli.app import app
+from fxlab.cli.soc_options import SocIniOpt, SocOpt
 from fxlab.ir.json_values import dumps_strict
 from fxlab.passes.torchair_options import MAX_AUTOTUNE
+from fxlab.socs import choose_soc
 from fxlab.stage_names import ACLGRAPH, ASCEND_IR, DYNAMO, FUNCTIONAL
 
 
@@ -33,12 +35,8 @@ from fxlab.stage_names import ACLGRAPH, ASCEND_IR, DYNAMO, FUNCTIONAL
 )
 def scopes_command(
     model: Path = ModelArg,
-    soc: str | None = typer.Option(
-        None, "--soc", help="SoC to check core counts against (e.g. Ascend910B1); see the error for the known names."
-    ),
-    soc_ini: Path | None = typer.Option(
-        None, "--soc-ini", help="CANN platform ini of the SoC (<arch>-linux/data/platform_config/<SoC>.ini)."
-    ),
+    soc: str | None = SocOpt,
+    soc_ini: Path | None = SocIniOpt,
     aicore_num: str | None = typer.Option(
         None, "--aicore-num", help='Global core limit "A|V" (as ge_config.aicore_num); overrides the model\'s CompilerConfig.'
     ),
@@ -50,10 +48,10 @@ def scopes_command(
     import fxlab.passes.annotate_scopes  # noqa: F401 - registers the annotation with the capture
     from fxlab.reports.scope_report import report_for_trace
 
-    soc_info = _soc(soc, soc_ini)
+    soc_info = choose_soc(soc, soc_ini)
     if aicore_num is not None:
         _parse_global(aicore_num, "--aicore-num")  # fail before the (slow) capture
-    loaded, trace = capture_model(model, entry, plugin, _stages(mode), verify=False, mode=mode, soc=soc_info.name if soc_info else None)
+    loaded, trace = capture_model(model, entry, plugin, _stages(mode), verify=False, mode=mode, soc=soc_info)
     if trace.mode != MAX_AUTOTUNE:
         _aclgraph_report(trace, as_json)
         return
@@ -88,17 +86,6 @@ def _aclgraph_report(trace: Any, as_json: bool) -> None:
 
     console.out().print(aclgraph_scopes_view(trace))
     raise typer.Exit(0)
-
-
-def _soc(name: str | None, ini: Path | None) -> Any:
-    from fxlab.errors import UsageError
-    from fxlab.socs import read_platform_ini, soc_by_name
-
-    if name is not None and ini is not None:
-        raise UsageError("Give either --soc NAME or --soc-ini FILE, not both.")
-    if ini is not None:
-        return read_platform_ini(ini)
-    return soc_by_name(name) if name is not None else None
 
 
 def _parse_global(text: str, origin: str) -> Any:

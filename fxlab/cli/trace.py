@@ -10,9 +10,11 @@ import typer
 from fxlab.cli import console
 from fxlab.cli.common import EntryOpt, ModeOpt, ModelArg, PluginOpt, capture_model, parse_stages
 from fxlab.cli.converter_choice import ascend_ir_converter, check_converter
+from fxlab.cli.soc_options import SocIniOpt, SocOpt
 from fxlab.cli.stage_printing import print_views
 from fxlab.cli.app import app
 from fxlab.ir.json_values import dumps_strict
+from fxlab.socs import SocInfo, choose_soc
 
 
 @app.command(
@@ -93,11 +95,8 @@ def trace_command(
         "--dynamic",
         help="Compile with torch.compile(dynamic=True), whatever the model file's compile_options say; a graph with symbolic sizes is checked at a second size too.",
     ),
-    soc: str = typer.Option(
-        "Ascend910B2",
-        "--soc",
-        help="The SoC stood in: what the NPU machine reports to TorchAir's converters for --converter torchair (some converters branch on it), and whose core counts the aclgraph path's concurrent stream core demands are checked against (default: Ascend910B2, an Atlas A2 part).",
-    ),
+    soc: str | None = SocOpt,
+    soc_ini: Path | None = SocIniOpt,
     nproc: int | None = typer.Option(
         None,
         "--nproc",
@@ -112,6 +111,7 @@ def trace_command(
 
     wanted = parse_stages(stages, mode)
     check_converter(converter)  # bad options fail before --out is touched
+    soc_info = choose_soc(soc, soc_ini)
     if graphviz is not None:
         from fxlab.cli.graphviz import check_format
 
@@ -127,7 +127,7 @@ def trace_command(
             verify,
             converter,
             torchair_path,
-            soc,
+            soc_info,
             convert_refused,
             timeout,
             summary_only,
@@ -145,7 +145,7 @@ def trace_command(
         converter,
         torchair_path,
         out,
-        soc=soc,
+        soc=soc_info,
         convert_refused=convert_refused,
         mode=mode,
         dynamic=dynamic,
@@ -182,7 +182,7 @@ def _capture_and_save(
     torchair_path: Path | None,
     out: Path | None,
     *,
-    soc: str,
+    soc: SocInfo,
     convert_refused: bool,
     mode: str | None = None,
     dynamic: bool = False,
@@ -193,7 +193,7 @@ def _capture_and_save(
 
     staged = StagedTrace(out) if out is not None else None
     try:
-        with ascend_ir_converter(converter, torchair_path, soc, mode) as convert:
+        with ascend_ir_converter(converter, torchair_path, soc.name, mode) as convert:
             _, trace = capture_model(
                 model,
                 entry,

@@ -24,6 +24,7 @@ from typing import Any
 
 from fxlab.cli import console
 from fxlab.errors import FxlabError
+from fxlab.socs import SocInfo
 
 
 class RanksFailedError(FxlabError):
@@ -45,7 +46,7 @@ class RankRequest:
     verify: bool | None
     converter: str
     torchair_path: Path | None
-    soc: str
+    soc: SocInfo
     convert_refused: bool
     timeout: float
     summary_only: bool
@@ -110,7 +111,7 @@ def trace_one_rank(
     group_notes: list[str] = []
     with default_group(request.model, request.timeout, group_notes):
         with (
-            ascend_ir_converter(request.converter, request.torchair_path, request.soc, request.mode) as convert,
+            ascend_ir_converter(request.converter, request.torchair_path, request.soc.name, request.mode) as convert,
             _cross_rank_errors_first(),
         ):
             _, trace = capture_model(

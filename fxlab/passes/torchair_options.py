@@ -20,6 +20,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from fxlab.socs import SocInfo, default_soc
+
 MAX_AUTOTUNE = "max-autotune"
 REDUCE_OVERHEAD = "reduce-overhead"
 NPUGRAPH_EX = "npugraph_ex"
@@ -48,7 +50,7 @@ class TorchAirOptions:
     config: Any = None  # the user's config object, handed to their passes as TorchAir hands it
     set_by: tuple[str, ...] = ()  # "option=value (where)" for every option the user set
     notes: tuple[str, ...] = ()
-    soc: str = "Ascend910B2"  # the SoC stood in (core counts for the stream checks)
+    soc: SocInfo = field(default_factory=default_soc)  # the SoC stood in (core counts for the stream checks)
 
     @property
     def aclgraph(self) -> bool:
