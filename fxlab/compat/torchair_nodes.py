@@ -23,7 +23,7 @@ import torch.fx as fx
 
 from fxlab.passes.conversion_result import SCOPE_ENTER, NodeConversion, Status, is_scope_marker, scope_enter_items
 from fxlab.passes.torchair_refusals import REWRITES
-from fxlab.source_lines import node_source
+from fxlab.source_lines import describe_user_frame, node_source
 
 
 def _has_converter(fx2ge: Any, target: Any) -> bool:
@@ -150,7 +150,8 @@ def _raised_message(node: fx.Node, exc: BaseException) -> str:
     message = f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
     raised_in = _torchair_frame(exc)
     inside = f" [in TorchAir's {raised_in}]" if raised_in else ""
-    return f"TorchAir's converter for {node.target} raised at node {node.name}{at}: {message}{inside}{_rewrite_hint(node, exc)}"
+    user = describe_user_frame(exc, _in_torchair)  # a plugin's own converter, called by TorchAir's walk
+    return f"TorchAir's converter for {node.target} raised at node {node.name}{at}{user}: {message}{inside}{_rewrite_hint(node, exc)}"
 
 
 def _rewrite_hint(node: fx.Node, exc: BaseException) -> str:
@@ -158,6 +159,10 @@ def _rewrite_hint(node: fx.Node, exc: BaseException) -> str:
     NotImplementedError), as the built-in conversion says it."""
     rewrite = REWRITES.get(str(node.target).rsplit(".", 1)[0]) if isinstance(exc, NotImplementedError) else None
     return f". Fix: {rewrite}" if rewrite else ""
+
+
+def _in_torchair(path: str) -> bool:
+    return "torchair" in Path(path).parts
 
 
 def _torchair_frame(exc: BaseException) -> str | None:
