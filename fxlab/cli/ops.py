@@ -124,10 +124,9 @@ def _print_report(report: Any) -> None:
     for item in report.items:
         label, style = STATUS_STYLE[item.status]
         out.print(Text.assemble("  ", (label, style), f" {visible(item.name)}: {visible(item.detail)}"), highlight=False)
-        if item.status == "fail" and item.fix:
+        if item.status in ("fail", "warn") and item.fix:
             out.print(Text.assemble("       ", ("fix:", "cyan"), f" {visible(item.fix)}"), highlight=False)
-    failed = sum(item.status == "fail" for item in report.items)
-    out.print(Text("all checks passed" if not failed else f"{failed} check(s) failed", style="bold"))
+    out.print(Text(report.verdict, style="bold"))
 
 
 @ops_app.command(

@@ -47,6 +47,7 @@ from fxlab.passes.symbolic_lists import HOST_TENSOR_ATTR, pack_symbolic_lists
 from fxlab.passes.converters.auto import auto_converter_verdict, library_op_refusal
 from fxlab.passes.torchair_refusals import NotBuiltIn, RefusedLikeTorchAir, is_protected, not_converted_reason, refusal
 from fxlab.source_lines import describe_user_frame, node_source
+from fxlab.passes.converters.custom_reference import ascribe_torch_call
 
 CONVERT_REFUSED_HINT = "fxlab converts it only when asked (--convert-refused), since TorchAir would not"
 
@@ -424,8 +425,9 @@ class AscendIrConverter:
                 builder.fake_values[result.tensor] = meta
         else:
             self._set_output_descs(result, meta)
-        if node.target is not AUTO_FUNCTIONALIZED_V2:  # that converter attaches its op's rule itself
+        if node.target is not AUTO_FUNCTIONALIZED_V2:  # that converter attaches its op's rule (and reference) itself
             attach_inference_rules(ops[first_new:], (args, kwargs), result, meta, node.name, node.target)
+            ascribe_torch_call(node.target, args, kwargs, result, ops[first_new:])
         self.values[node] = result
         ge_ops = [op.name for op in ops[first_new:]]
         self.records.append(NodeConversion(node.name, target_name, status, ge_ops, "", source))
