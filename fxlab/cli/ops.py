@@ -217,7 +217,9 @@ def _model_ops(model: Path, entry: str | None, plugin: list[Path] | None) -> dic
     else:  # a multi-rank model builds itself from its rank and world size: run it as one rank
         notes: list[str] = []
         with one_rank(model, ONE_RANK_TIMEOUT, notes):
-            _, trace = capture_model(model, entry, plugin, (FUNCTIONAL, PRE_GE), verify=False, after_load=lambda: ensure_group(ONE_RANK_TIMEOUT))
+            _, trace = capture_model(
+                model, entry, plugin, (FUNCTIONAL, PRE_GE), verify=False, after_load=lambda: ensure_group(ONE_RANK_TIMEOUT)
+            )
         for note in [ONE_RANK_NOTE.format(model=model), *notes]:
             console.note(note)
     counts: dict[str, int] = {}

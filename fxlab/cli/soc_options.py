@@ -25,4 +25,3 @@ SocIniOpt = typer.Option(
     help="CANN platform ini of the SoC (<arch>-linux/data/platform_config/<SoC>.ini), for a SoC --soc does not know.",
     show_default=False,
 )
-

@@ -47,9 +47,7 @@ def reference_kernel(*op_types: str) -> Callable[[UserKernel], UserKernel]:
 def _register(op_type: str, fn: Callable[..., Any]) -> None:
     mine = _REGISTERED.get(op_type)
     if mine is not None and _where(mine[0]) != _where(fn):
-        raise UsageError(
-            f"two reference kernels for GE op type {op_type}: at {_where(mine[0])} and at {_where(fn)}. Keep one of them."
-        )
+        raise UsageError(f"two reference kernels for GE op type {op_type}: at {_where(mine[0])} and at {_where(fn)}. Keep one of them.")
     if mine is None and op_type in KERNELS:
         raise UsageError(f"fxlab already has a reference kernel for GE op type {op_type}; register yours only for the types it lacks.")
 

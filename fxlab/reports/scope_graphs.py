@@ -34,7 +34,6 @@ from fxlab.socs import SocInfo, check_core_count
 from fxlab.source_lines import node_source
 
 
-
 @dataclass
 class Finding:
     """One problem or remark. ``severity``: ``error`` (GE/TorchAir will fail or ignore
@@ -196,7 +195,9 @@ def _span_findings(span: ScopeSpan, index: int, where: str, soc: SocInfo | None)
     if attrs.get(SUPER_KERNEL_SCOPE):
         options = parse_super_kernel_options(attrs.get(SUPER_KERNEL_OPTIONS, ""), soc)
         name = attrs[SUPER_KERNEL_SCOPE]
-        findings += [Finding("error", "bad-option", f"SuperKernel scope {name!r} (opened at {where}): {e}", index, name) for e in options.errors]
+        findings += [
+            Finding("error", "bad-option", f"SuperKernel scope {name!r} (opened at {where}): {e}", index, name) for e in options.errors
+        ]
     for key, kind in ((OP_AICORE_NUM, "aicore"), (OP_VECTORCORE_NUM, "vectorcore")):
         problem = check_core_count(attrs[key], kind, soc) if key in attrs else None
         if problem is not None:
