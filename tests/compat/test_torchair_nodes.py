@@ -31,10 +31,12 @@ def test_another_error_of_that_op_gets_no_rewrite():
 def test_a_plugin_converter_that_raised_inside_torchair_is_named_not_torchairs_frame(tmp_path):
     from fxlab.capture.loader import load_python_file
 
-    torchair_file = tmp_path / "torchair" / "ge" / "ge_custom.py"  # where TorchAir's custom_op raises
+    # Apart from the plugin's folder, which loading the plugin makes importable for good.
+    torchair_file = tmp_path / "site" / "torchair" / "ge" / "ge_custom.py"  # where TorchAir's custom_op raises
     torchair_file.parent.mkdir(parents=True)
     torchair_file.write_text("def custom_op(op_type):\n    raise RuntimeError(f'No AscendIR {op_type} was found to be registered.')\n")
-    plugin = tmp_path / "my_plugin.py"
+    plugin = tmp_path / "plugins" / "my_plugin.py"
+    plugin.parent.mkdir()
     plugin.write_text("import ge_custom\n\n\ndef convert_mine(x):\n    return ge_custom.custom_op('Mine')\n")
     sys.path.insert(0, str(torchair_file.parent))
     try:
