@@ -78,8 +78,29 @@ def _verify_graph(graph: GraphTrace, live: LiveGraph, recorder: RunRecorder, cmp
             as_ge = as_exact
     if as_ge.mismatches:
         as_ge.mismatches += _torchair_faults(graph, live)
+    as_ge.notes.extend(_custom_op_kernel_notes(graph))
     cmp.merge(as_ge)
     return _drawn_note(graph, run)
+
+
+def _custom_op_kernel_notes(graph: GraphTrace) -> list[str]:
+    """Which GE ops the run computed with their custom op's own CPU kernel (the one op a
+    converter emits for a custom op, with no reference kernel of its type)."""
+    from fxlab.ir.kernels.inplace import ops_run_by_their_torch_op
+
+    notes = []
+    for op, call in ops_run_by_their_torch_op(_ir_of(graph).ops):
+        inputs = (
+            "its inputs taken by name as the op's arguments"
+            if call.get("by_name")
+            else "its inputs taken as the converter fed them (they are not named as the schema's arguments, so which is which is not checked)"
+        )
+        notes.append(
+            f"graph {graph.index}: GE op {op.type} ({op.name}, from FX node {op.fx_node}) has no reference kernel of its own: the IR "
+            f"ran {call['op']}'s own CPU kernel in its place, {inputs}, its outputs as the converter returned them; this checks "
+            "the converter's wiring, not the Ascend C kernel"
+        )
+    return notes
 
 
 def _expected_outputs(graph: GraphTrace, run: GraphRun) -> tuple[list[Any], bool]:

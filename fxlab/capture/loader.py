@@ -93,8 +93,19 @@ def _import_failure(exc: BaseException, path: Path, role: str) -> ModelLoadError
         )
     return ModelLoadError(
         f"importing the {role} file {path} raised {type(exc).__name__}: {exc} ({where}). "
-        f"Fix the {role} file so that `python {path.name}` imports cleanly, then run again."
+        + (_cause_outside_the_file(exc) or f"Fix the {role} file so that `python {path.name}` imports cleanly, then run again.")
     )
+
+
+def _cause_outside_the_file(exc: BaseException) -> str | None:
+    """The fix when the file is right and its run lacks something fxlab makes only when
+    asked: a process group (a multi-rank model)."""
+    if "Default process group has not been initialized" in str(exc):
+        return (
+            "The model needs a torch.distributed process group, which fxlab makes for each rank of a multi-rank "
+            "trace: run `fxlab trace --nproc N MODEL.py` (or each rank under torchrun)."
+        )
+    return None
 
 
 def _where_in(exc: BaseException, path: Path) -> str:
@@ -191,7 +202,7 @@ def _call_entry(module: types.ModuleType, path: Path, entry: str) -> tuple[Any, 
     except BaseException as exc:  # SystemExit too: a model file's exit() must not end fxlab silently
         raise ModelLoadError(
             f"{path}: {entry}() raised {type(exc).__name__}: {exc} ({_where_in(exc, path)}). "
-            f"Fix {entry}() so that it returns (model, inputs)."
+            + (_cause_outside_the_file(exc) or f"Fix {entry}() so that it returns (model, inputs).")
         ) from exc
     if not (isinstance(result, (tuple, list)) and len(result) == 2 and callable(result[0])):
         raise ModelLoadError(

@@ -24,7 +24,8 @@ from typing import Any
 import torch.fx as fx
 
 from fxlab.capture.aclgraph_compare import TorchAirAclGraph
-from fxlab.compat.native_standins.torch_npu_runtime import DEFAULT_SOC, torch_npu_present
+from fxlab.compat.native_standins.torch_npu_runtime import torch_npu_present
+from fxlab.socs import DEFAULT_SOC
 from fxlab.compat.torchair_loader import LoadedTorchAir
 from fxlab.errors import FxlabError
 from fxlab.passes.aclgraph.pipeline import graph_name

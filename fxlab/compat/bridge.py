@@ -33,7 +33,8 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from fxlab.compat.native_standins.torch_npu_runtime import DEFAULT_SOC, torch_npu_present
+from fxlab.compat.native_standins.torch_npu_runtime import torch_npu_present
+from fxlab.socs import DEFAULT_SOC
 from fxlab.compat.torchair_copies import find_torchair
 from fxlab.compat.torchair_loader import LoadedTorchAir, LoadIssue, torchair_session
 from fxlab.compat.torchair_nodes import guard_walk, recording_graph_class

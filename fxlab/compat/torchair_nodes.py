@@ -24,7 +24,7 @@ import torch.fx as fx
 from fxlab.errors import FxlabError
 from fxlab.passes.conversion_result import SCOPE_ENTER, NodeConversion, Status, is_scope_marker, scope_enter_items, target_text
 from fxlab.passes.torchair_refusals import REWRITES, mutated_views_of_one_base, symbolic_comparison_refusal
-from fxlab.source_lines import node_source
+from fxlab.source_lines import describe_user_frame, node_source
 
 # What TorchAir raises when a converter returns more values than the node has outputs.
 _SHARED_BASE_FAILURE = "The length of ge_outputs must be equal to meta_outputs"
@@ -223,7 +223,8 @@ def _raised_message(node: fx.Node, exc: BaseException, what: str = "converter") 
     message = f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
     raised_in = _torchair_frame(exc)
     inside = f" [in TorchAir's {raised_in}]" if raised_in else ""
-    return f"TorchAir's {what} for {target_text(node.target)} raised at node {node.name}{at}: {message}{inside}{_rewrite_hint(node, exc)}"
+    user = describe_user_frame(exc, _in_torchair)  # a plugin's own converter, called by TorchAir's walk
+    return f"TorchAir's {what} for {target_text(node.target)} raised at node {node.name}{at}{user}: {message}{inside}{_rewrite_hint(node, exc)}"
 
 
 def _rewrite_hint(node: fx.Node, exc: BaseException) -> str:
@@ -231,6 +232,10 @@ def _rewrite_hint(node: fx.Node, exc: BaseException) -> str:
     NotImplementedError), as the built-in conversion says it."""
     rewrite = REWRITES.get(str(node.target).rsplit(".", 1)[0]) if isinstance(exc, NotImplementedError) else None
     return f". Fix: {rewrite}" if rewrite else ""
+
+
+def _in_torchair(path: str) -> bool:
+    return "torchair" in Path(path).parts
 
 
 def _torchair_frame(exc: BaseException) -> str | None:

@@ -55,7 +55,8 @@ from fxlab.passes.torchair_refusals import (
     refusal,
     symbolic_comparison_refusal,
 )
-from fxlab.source_lines import node_source
+from fxlab.source_lines import describe_user_frame, node_source
+from fxlab.passes.converters.custom_reference import ascribe_torch_call
 
 CONVERT_REFUSED_HINT = "fxlab converts it only when asked (--convert-refused), since TorchAir would not"
 
@@ -428,10 +429,7 @@ class AscendIrConverter:
         except Exception as exc:  # noqa: BLE001 - any converter failure becomes a placeholder
             builder.end_node(token)
             del ops[first_new:]
-            where = f" ({source})" if source else ""
-            self._emit_placeholder(
-                node, Status.RAISED, f"converter for {node.target} raised at node {node.name}{where}: {type(exc).__name__}: {exc}"
-            )
+            self._emit_placeholder(node, Status.RAISED, _raised_message(node, source, exc))
             return
         builder.end_node(token)
         builder.unset_helper_dtypes(first_new)
@@ -441,8 +439,9 @@ class AscendIrConverter:
                 builder.fake_values[result.tensor] = meta
         else:
             self._set_output_descs(result, meta)
-        if node.target is not AUTO_FUNCTIONALIZED_V2:  # that converter attaches its op's rule itself
+        if node.target is not AUTO_FUNCTIONALIZED_V2:  # that converter attaches its op's rule (and reference) itself
             attach_inference_rules(ops[first_new:], (args, kwargs), result, meta, node.name, node.target)
+            ascribe_torch_call(node.target, args, kwargs, result, ops[first_new:])
         self.values[node] = result
         ge_ops = [op.name for op in ops[first_new:]]
         self.records.append(NodeConversion(node.name, target_name, status, ge_ops, "", source))
@@ -521,6 +520,16 @@ def _empty_consts(meta: Any) -> Any:
     out = ge.const(torch.empty(meta.shape, dtype=meta.dtype))
     out.op.set_output_desc(out.index, desc_from_meta(meta, out.desc.name))
     return out
+
+
+def _raised_message(node: fx.Node, source: str | None, exc: Exception) -> str:
+    """Which converter raised, at which node and model line, and where in the user's own
+    code (a plugin's converter: its function, file and line) when the raise passed there."""
+    target = node.target
+    if target is AUTO_FUNCTIONALIZED_V2 and node.args:
+        target = f"{node.args[0]} (in auto_functionalized_v2)"
+    where = f" ({source})" if source else ""
+    return f"converter for {target} raised at node {node.name}{where}{describe_user_frame(exc)}: {type(exc).__name__}: {exc}"
 
 
 def _check_output_count(result: Any, meta: Any, node: fx.Node, fn: Callable[..., Any]) -> None:

@@ -27,6 +27,12 @@ TABLE_PATH = Path(__file__).with_name("torchair_converters.json")
 # pass does the same, to give TorchAir's graph): the checks quote these notes beside the
 # mismatch they cause.
 TORCHAIR_FAULT = "TorchAir fault"
+# What TorchAir's _valid_graph (npu_fx_compiler.py) raises, before converting a graph, for a
+# scope marker without its pair in that graph (the start of each message).
+UNCLOSED_SCOPE_ERROR = (
+    "After you call the torch.ops.air.scope_enter operator, there is no paired call to the torch.ops.air.scope_exit operator"
+)
+UNOPENED_SCOPE_ERROR = "you must first call the torch.ops.air.scope_enter operator, as they must be called in pairs"
 CONVERTS, REFUSES, NO_CONVERTER = "converts", "refuses", "no converter"
 # torch's own operator namespaces. TorchAir converts their ops only with a registered
 # converter: its auto converter is for users' custom ops, and fxlab never makes up a GE

@@ -62,7 +62,7 @@ class CaptureSession:
         request = self.request
         with contextlib.ExitStack() as stack:
             if self.with_torchair:  # TorchAir first: the collectives open inside its session
-                self.torchair = stack.enter_context(torchair_side(request.torchair_path, request.soc, request.mode, self.note, self.warn))
+                self.torchair = stack.enter_context(torchair_side(request.torchair_path, request.soc.name, request.mode, self.note, self.warn))
             stack.enter_context(compat_layer(announce=self.note))
             stack.enter_context(torchair_collectives())
             self._torch_notes = stack.enter_context(torch_warnings_as_notes())

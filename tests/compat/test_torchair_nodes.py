@@ -1,6 +1,9 @@
 """fxlab.compat.torchair_nodes: what a node whose TorchAir converter raised is recorded with."""
 from __future__ import annotations
 
+import sys
+
+import pytest
 import torch
 import torch.fx as fx
 
@@ -26,7 +29,6 @@ def test_another_error_of_that_op_gets_no_rewrite():
 
 
 # -- a custom in-place op given two views of one tensor ----------------------------------------
-import pytest  # noqa: E402
 
 from fxlab.capture.stages import functional_graph  # noqa: E402
 from fxlab.compat.bridge import run_torchair_conversion  # noqa: E402
@@ -122,3 +124,26 @@ def test_bridge_records_the_comparison_as_the_builtin_conversion_does_and_walks_
     assert record.target == "operator.ge" and record.status is Status.REFUSED
     assert [r.status for r in theirs.nodes if r.node == "mul"] == [Status.CONVERTED]
     assert theirs.partial and ours.partial
+
+
+def test_a_plugin_converter_that_raised_inside_torchair_is_named_not_torchairs_frame(tmp_path):
+    from fxlab.capture.loader import load_python_file
+
+    # Apart from the plugin's folder, which loading the plugin makes importable for good.
+    torchair_file = tmp_path / "site" / "torchair" / "ge" / "ge_custom.py"  # where TorchAir's custom_op raises
+    torchair_file.parent.mkdir(parents=True)
+    torchair_file.write_text("def custom_op(op_type):\n    raise RuntimeError(f'No AscendIR {op_type} was found to be registered.')\n")
+    plugin = tmp_path / "plugins" / "my_plugin.py"
+    plugin.parent.mkdir()
+    plugin.write_text("import ge_custom\n\n\ndef convert_mine(x):\n    return ge_custom.custom_op('Mine')\n")
+    sys.path.insert(0, str(torchair_file.parent))
+    try:
+        convert = load_python_file(plugin, role="plugin").convert_mine
+        with pytest.raises(RuntimeError) as info:
+            convert(None)
+    finally:
+        sys.path.remove(str(torchair_file.parent))
+        sys.modules.pop("ge_custom", None)
+    message = _raised_message(_node(torch.ops.aten.index_copy.default), info.value)
+    assert f" in convert_mine at {plugin}:5 (`return ge_custom.custom_op('Mine')`): RuntimeError: No AscendIR Mine" in message
+    assert message.endswith("[in TorchAir's ge/ge_custom.py:2]")

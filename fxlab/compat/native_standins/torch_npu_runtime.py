@@ -39,10 +39,10 @@ from typing import Any
 import torch
 
 from fxlab.ir.npu_dtypes import TORCH_NPU_DTYPES
+from fxlab.socs import DEFAULT_SOC
 
 MODULE = "torch_npu"
 # The SoC an NPU machine would report when none is named: an Atlas A2 training part.
-DEFAULT_SOC = "Ascend910B2"
 # The seed an NPU (like a CUDA) device generator starts with until torch.manual_seed.
 DEVICE_DEFAULT_SEED = 67280421310721
 # The CANN release stood in: a current one, past the 8.3.RC1 that TorchAir's

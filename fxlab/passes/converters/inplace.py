@@ -25,6 +25,7 @@ from fxlab.ir import ge
 from fxlab.ir.builder import Tensor, current_builder
 from fxlab.ir.model import DataType, IrOp
 from fxlab.passes.inference_rule import attach_inference_rules
+from fxlab.passes.converters.custom_reference import ascribe_torch_call
 from fxlab.passes.converters.promotion import dtype_promote
 from fxlab.passes.converters.registry import CONVERTERS, Sample, register_converter
 from fxlab.passes.torchair_refusals import mutated_views_of_one_base
@@ -379,6 +380,7 @@ def convert_auto_functionalized_v2(mutable_op: Any, *, meta_outputs: Any = None,
     out = _mutable_op_converter(mutable_op)(**kwargs, meta_outputs=own_meta)
     # TorchAir gives the op's own ops their rule here, from the moved bases and views.
     attach_inference_rules(builder.graph.ops[first_new:], ((), kwargs), out, own_meta, builder.provenance.fx_node, mutable_op)
+    ascribe_torch_call(mutable_op, (), kwargs, out, builder.graph.ops[first_new:])
     last_op = builder.graph.ops[-1]
     updates = [_updated_base(arg, moved, last_op) for arg in mutated]
     return (*out, *updates) if isinstance(out, tuple) else (out, *updates)
