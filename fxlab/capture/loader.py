@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from fxlab.capture.input_sets import INPUTS_LIST_NAME, is_input_sets
-from fxlab.errors import ModelLoadError
+from fxlab.errors import FxlabError, ModelLoadError
 
 DEFAULT_ENTRY = "get_model_and_inputs"
 
@@ -72,6 +72,8 @@ def load_python_file(path: str | Path, role: str = "model") -> types.ModuleType:
         if isinstance(exc, KeyboardInterrupt):
             raise
         where = _where_in(exc, path)
+        if isinstance(exc, FxlabError):  # fxlab's own word on it (a stand-in's gap, an NPU-only call): not the file's fault
+            raise ModelLoadError(f"importing the {role} file {path} stopped ({where}): {exc}") from exc
         raise ModelLoadError(
             f"importing the {role} file {path} raised {type(exc).__name__}: {exc} ({where}). "
             f"Fix the {role} file so that `python {path.name}` imports cleanly, then run again."

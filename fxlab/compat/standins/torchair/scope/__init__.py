@@ -1,17 +1,26 @@
-"""Stand-in ``torchair.scope``: fxlab's scope markers (the same ``air::scope_enter`` /
-``air::scope_exit`` ops TorchAir uses), looked up on first use."""
+"""Stand-in ``torchair.scope``: TorchAir's scopes (the same ``air::scope_enter`` /
+``air::scope_exit`` markers TorchAir uses, from :mod:`fxlab.scope`) and
+``npu_wait_tensor`` (``air::wait_tensor``, defined by the block that stands in for
+torchair: fxlab's GE conversion turns it into an ``Identity`` with a control edge from
+the dependency, as TorchAir's does; run eagerly it is a copy, see
+:mod:`fxlab.compat.graph_only_ops`)."""
 
 from __future__ import annotations
 
-from typing import Any
+import torch
 
-_NAMES = ("super_kernel", "limit_core_num", "op_never_timeout", "npu_stream_switch")
-__all__ = list(_NAMES)
+from fxlab.scope import data_dump, deterministic, limit_core_num, npu_stream_switch, op_never_timeout, super_kernel
 
+__all__ = [
+    "npu_wait_tensor",
+    "npu_stream_switch",
+    "super_kernel",
+    "limit_core_num",
+    "deterministic",
+    "op_never_timeout",
+    "data_dump",
+]
 
-def __getattr__(name: str) -> Any:
-    if name in _NAMES:
-        import fxlab.scope
-
-        return getattr(fxlab.scope, name)
-    raise AttributeError(f"module 'torchair.scope' (fxlab stand-in) has no attribute {name!r}")
+def npu_wait_tensor(self: torch.Tensor, dependency: torch.Tensor) -> torch.Tensor:
+    """``self``, once ``dependency`` is computed: an ordering between two streams."""
+    return torch.ops.air.wait_tensor(self, dependency)
