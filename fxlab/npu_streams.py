@@ -72,6 +72,9 @@ class Stream(torch.Stream):
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Stream) and self._ids == other._ids
 
+    def __ne__(self, other: object) -> bool:  # torch.Stream's own compares the CPU stream beneath
+        return not self == other
+
     def __hash__(self) -> int:
         return hash(self._ids)
 

@@ -41,8 +41,14 @@ def user_code_environment() -> Iterator[None]:
     except ImportError:
         yield
         return
-    with compat_layer(announce=console.note), torchair_collectives():
-        yield
+    with compat_layer(announce=console.note) as session, torchair_collectives():
+        try:
+            yield
+        except FxlabError as exc:
+            better = session.explain(exc)
+            if better is None:
+                raise
+            raise better from exc
 
 
 def capture_model(

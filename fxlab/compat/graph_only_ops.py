@@ -38,6 +38,7 @@ from typing import Any
 import torch
 
 from fxlab import npu_streams
+from fxlab.compat.torchair_state import destroy_library
 from fxlab.npu_streams import CaptureStops
 
 NAMESPACE = "air"
@@ -93,7 +94,7 @@ class GraphOnlyOps:
         try:
             yield
         finally:
-            library._destroy()
+            destroy_library(library)
 
     def _wait_tensor_as_captured(self, self_: torch.Tensor, dependency: torch.Tensor) -> torch.Tensor:
         if not self.torchairs_kernels:
@@ -106,7 +107,7 @@ class GraphOnlyOps:
 
     def close(self) -> None:
         if self.library is not None:
-            self.library._destroy()
+            destroy_library(self.library)
             self.library = None
 
 

@@ -23,8 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from fxlab.compat.graph_only_ops import GraphOnlyOps, eager_graph_only_ops
-from fxlab.compat.npu_device import NpuOnCpu, npu_on_cpu
+from fxlab.compat.npu_device import NpuOnCpu, npu_on_cpu, unmapped_npu_device
 from fxlab.compat.public_names import is_known_module, standin_gap
+from fxlab.compat.torchair_calls import TAGGED_EVENTS
+from fxlab.errors import FxlabError
 
 STANDIN_DIR = Path(__file__).parent / "standins"
 
@@ -60,6 +62,11 @@ class CompatSession:
     @property
     def notes(self) -> list[str]:
         return [ANNOUNCEMENTS[name] for name in self.used]
+
+    def explain(self, exc: BaseException) -> FxlabError | None:
+        """fxlab's own error for one the block's code raised, when fxlab's layer is why
+        (the npu device named where the CPU emulation cannot see it); else None."""
+        return unmapped_npu_device(exc, self.npu_device)
 
     def mark_used(self, top_level: str) -> None:
         if top_level not in self.used:
@@ -236,6 +243,7 @@ def _forget_registrations() -> None:
 
     forget_patterns()
     forget_observed_configs()
+    TAGGED_EVENTS.clear()
 
 
 def _forget_standin_modules(names: tuple[str, ...]) -> None:

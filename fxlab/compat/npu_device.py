@@ -192,6 +192,8 @@ class _LazyModule(types.ModuleType):
         self._emulation = emulation
 
     def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # what tools ask any module (inspect: __file__), not a use of the NPU
+            raise AttributeError(name)
         emulation = self.__dict__["_emulation"]
         emulation.activate()
         return getattr(emulation.module, name)
@@ -213,15 +215,30 @@ def npu_on_cpu(announce: Callable[[str], None] | None = None, lazy: bool = False
         emulation.uninstall()
 
 
-def unmapped_npu_device(exc: BaseException) -> NpuNotEmulated | None:
-    """fxlab's error for torch's "device string: npu" when a call parsed the device where
-    the emulation cannot see it (``torch.autocast("npu")``, ``torch.Generator(device="npu")``,
-    ``torch.device("npu")`` inside a compiled function); None for any other error."""
-    if _UNPARSED not in str(exc):
+def unmapped_npu_device(exc: BaseException | None, emulation: NpuOnCpu | None = None) -> NpuNotEmulated | None:
+    """fxlab's error for torch's "device string: npu" (found in ``exc`` or what caused it),
+    raised where the emulation cannot see the device: before the block's first use of the
+    NPU API (``emulation`` lazy and not active yet), or in ``torch.autocast("npu")``,
+    ``torch.Generator(device="npu")``, a ``torch.device("npu")`` inside a compiled
+    function. None for any other error."""
+    chain: list[BaseException] = []
+    while exc is not None and exc not in chain:
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    raised = [e for e in chain if _UNPARSED in str(e)]
+    if not raised:
         return None
+    cause = raised[-1]  # torch's own, where the device string was parsed
+    where = npu_device_api.script_line(traceback.extract_tb(cause.__traceback__))
+    if emulation is not None and not emulation.active:
+        return NpuNotEmulated(
+            f"the code at {where} names the npu device before anything else it ran used torch.npu, torch_npu.npu or .npu(): "
+            "fxlab runs the npu device on the CPU from that first use on, so that a model file that never uses it is traced "
+            "exactly as on an NPU machine. Call torch.npu.set_device(0) first, as a script for an NPU does, and run again."
+        )
     return NpuNotEmulated(
-        f"a call at {npu_device_api.script_line(traceback.extract_tb(exc.__traceback__))} names the npu device where fxlab's CPU emulation of it cannot reach: "
-        "torch.autocast('npu'), torch.Generator(device='npu') and a torch.device('npu') written inside a compiled function "
-        "parse the device before any torch function sees it. Write those as torch.autocast('cpu'), torch.Generator() or a "
-        "device made outside the compiled function (x.device) for runs without an NPU, or run the script on an NPU machine."
+        f"the call at {where} names the npu device where fxlab's CPU emulation of it cannot reach: torch.autocast('npu'), "
+        "torch.Generator(device='npu') and a torch.device('npu') written inside a compiled function parse the device before "
+        "any torch function sees it. Write those as torch.autocast('cpu'), torch.Generator() or a device made outside the "
+        "compiled function (x.device) for runs without an NPU, or run the script on an NPU machine."
     )

@@ -174,13 +174,15 @@ def release() -> str:
 
 
 def is_known_module(name: str) -> bool:
-    """Whether the real package has a module of this dotted name."""
+    """Whether the real package has a module (or a folder of modules) of this dotted name."""
     return name in _known_modules()
 
 
 @functools.lru_cache(maxsize=1)
 def _known_modules() -> frozenset[str]:
-    return frozenset(m for modules in shipped()["modules"].values() for m in modules)
+    """Every module, and every folder above one (``torchair._contrib`` has no ``__init__``)."""
+    modules = [m for names in shipped()["modules"].values() for m in names]
+    return frozenset(".".join(m.split(".")[:depth]) for m in modules for depth in range(1, m.count(".") + 2))
 
 
 def names_of(module: str) -> list[str]:

@@ -12,5 +12,5 @@ NESTED_PACKAGES = ("torchair", "npugraph_ex")
 
 def __getattr__(name: str) -> Any:
     if name in NESTED_PACKAGES:
-        return importlib.import_module(f"{__name__}.{name}")
+        return importlib.import_module(name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

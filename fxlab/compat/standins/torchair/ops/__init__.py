@@ -1,9 +1,9 @@
 """Stand-in ``torchair.ops``: ``wait`` and ``record``, which order a user stream against
 another (``air::wait`` / ``air::record``; on the aclgraph path each waited tensor's producer
 records an event the waiting stream waits for), and tagged events (an event made under a
-tag, recorded and waited in the graph with ``air::tagged_event_record`` / ``_wait``).
-Run eagerly on the CPU, none has anything to order. The fused attention operators and
-``npu_print`` of TorchAir's own are not in fxlab's layer yet."""
+tag, recorded and waited in the graph with ``air::tagged_event_record`` / ``_wait``), from
+:mod:`fxlab.compat.torchair_calls`. Run eagerly on the CPU, none has anything to order.
+TorchAir's own fused attention operators and ``npu_print`` are not in fxlab's layer yet."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from typing import Any
 
 import torch
 
+import fxlab.npu_streams  # noqa: F401 - defines the air:: operators these call where TorchAir has not
 from fxlab.compat.public_names import standin_gap
-from fxlab.npu_streams import Event
+from fxlab.compat.torchair_calls import npu_create_tagged_event, npu_tagged_event_record, npu_tagged_event_wait, record, wait
 
 __all__ = [
     "npu_fused_infer_attention_score",
@@ -25,46 +26,6 @@ __all__ = [
     "wait",
     "record",
 ]
-
-# The tagged events made in this block, by tag (TorchAir keeps one such table too).
-_EVENTS: dict[str, Event] = {}
-
-
-def wait(tensors: list[torch.Tensor]) -> Any:
-    import fxlab.npu_streams  # noqa: F401 - defines air::wait where TorchAir has not
-
-    if not tensors or not all(isinstance(t, torch.Tensor) for t in tensors):
-        raise ValueError("torchair.ops.wait() takes a non-empty list of tensors")
-    return torch.ops.air.wait(tensors)
-
-
-def record() -> Any:
-    import fxlab.npu_streams  # noqa: F401 - defines air::record where TorchAir has not
-
-    return torch.ops.air.record()
-
-
-def npu_create_tagged_event(tag: str) -> Event:
-    """A new event under ``tag`` (a tag names one event)."""
-    if tag in _EVENTS:
-        raise ValueError(f"tagged event tag {tag} is already in use")
-    _EVENTS[tag] = Event()
-    return _EVENTS[tag]
-
-
-def _tag_of(event: Event) -> str:
-    for tag, known in _EVENTS.items():
-        if known is event:
-            return tag
-    raise ValueError(f"tagged event {event} is not in use: make it with torchair.ops.npu_create_tagged_event(tag)")
-
-
-def npu_tagged_event_record(event: Event) -> Any:
-    return torch.ops.air.tagged_event_record(_tag_of(event))
-
-
-def npu_tagged_event_wait(event: Event) -> Any:
-    return torch.ops.air.tagged_event_wait(_tag_of(event))
 
 
 def npu_record_tagged_stream(input: torch.Tensor, tagged_stream: str) -> Any:  # noqa: A002 - TorchAir's name

@@ -7,8 +7,7 @@ the dependency, as TorchAir's does; run eagerly it is a copy, see
 
 from __future__ import annotations
 
-import torch
-
+from fxlab.compat.torchair_calls import npu_wait_tensor
 from fxlab.scope import data_dump, deterministic, limit_core_num, npu_stream_switch, op_never_timeout, super_kernel
 
 __all__ = [
@@ -20,7 +19,3 @@ __all__ = [
     "op_never_timeout",
     "data_dump",
 ]
-
-def npu_wait_tensor(self: torch.Tensor, dependency: torch.Tensor) -> torch.Tensor:
-    """``self``, once ``dependency`` is computed: an ordering between two streams."""
-    return torch.ops.air.wait_tensor(self, dependency)
