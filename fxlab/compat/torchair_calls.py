@@ -1,11 +1,11 @@
-"""What the stand-in ``torchair.scope.npu_wait_tensor`` and ``torchair.ops`` functions do.
+"""What the stand-in ``torchair.ops`` functions do.
 
 They live in a module of fxlab's own, not in the stand-in files: Dynamo inlines them into
 the graphs it traces and refers to the module that defines an inlined function by name,
-through an alias it keeps in the compiled frame's globals (``__import_torchair_dot_scope``),
+through an alias it keeps in the compiled frame's globals (``__import_torchair_dot_ops``),
 which for ``torch.nn.Module`` calls are torch's own and outlive the run. A stand-in module
-named ``torchair.scope`` would then stand where TorchAir's own module of that name is
-loaded by a later run in the same process.
+named ``torchair.ops`` would then stand where TorchAir's own module of that name is loaded
+by a later run in the same process.
 """
 
 from __future__ import annotations
@@ -18,11 +18,6 @@ from fxlab import npu_streams
 
 # The tagged events made in the open block, by tag (TorchAir keeps one such table too).
 TAGGED_EVENTS: dict[str, npu_streams.Event] = {}
-
-
-def npu_wait_tensor(self: torch.Tensor, dependency: torch.Tensor) -> torch.Tensor:
-    """``torchair.scope.npu_wait_tensor``: ``self``, once ``dependency`` is computed."""
-    return torch.ops.air.wait_tensor(self, dependency)
 
 
 def wait(tensors: list[torch.Tensor]) -> Any:

@@ -7,7 +7,8 @@ the dependency, as TorchAir's does; run eagerly it is a copy, see
 
 from __future__ import annotations
 
-from fxlab.compat.torchair_calls import npu_wait_tensor
+import torch
+
 from fxlab.scope import data_dump, deterministic, limit_core_num, npu_stream_switch, op_never_timeout, super_kernel
 
 __all__ = [
@@ -19,3 +20,8 @@ __all__ = [
     "op_never_timeout",
     "data_dump",
 ]
+# ``npu_wait_tensor(self, dependency)`` is the operator itself, defined by the block that
+# stands in for torchair: no Python frame of fxlab's stands between the user's line and the
+# operator in the graph's stack traces, and Dynamo has no function of a module named
+# ``torchair.scope`` to remember.
+npu_wait_tensor = torch.ops.air.wait_tensor
