@@ -14,6 +14,7 @@ SuperKernel ``moe_experts``, their two matmuls under ``limit_core_num(16, 32)``.
 CPU the wait has nothing to wait for and the streams run in order: eager and compiled
 give the same numbers.
 """
+
 import contextlib
 
 import torch

@@ -50,23 +50,29 @@ class Stream(torch.Stream):
         return super().__new__(cls, device="cpu")
 
     def __init__(
-        self, device: Any = None, priority: int = 0, *, stream_id: int | None = None, device_index: int = 0, device_type: int = NPU_DEVICE_TYPE
+        self,
+        device: Any = None,
+        priority: int = 0,
+        *,
+        stream_id: int | None = None,
+        device_index: int = 0,
+        device_type: int = NPU_DEVICE_TYPE,
     ) -> None:
         self._ids = (next(Stream._next_id) if stream_id is None else int(stream_id), int(device_index), int(device_type))
         self.priority = int(priority)
         self.limits = {"cube_core_num": UNLIMITED, "vector_core_num": UNLIMITED}
 
     # torch.Stream's own read-only fields describe the CPU stream beneath; these are the NPU's.
-    @property  # type: ignore[override]
-    def stream_id(self) -> int:
+    @property
+    def stream_id(self) -> int:  # type: ignore[override]
         return self._ids[0]
 
-    @property  # type: ignore[override]
-    def device_index(self) -> int:
+    @property
+    def device_index(self) -> int:  # type: ignore[override]
         return self._ids[1]
 
-    @property  # type: ignore[override]
-    def device_type(self) -> int:
+    @property
+    def device_type(self) -> int:  # type: ignore[override]
         return self._ids[2]
 
     def __eq__(self, other: object) -> bool:
@@ -81,13 +87,13 @@ class Stream(torch.Stream):
     def __repr__(self) -> str:
         return f"Stream(stream_id={self.stream_id}, device_index={self.device_index}, device_type={self.device_type})"
 
-    def wait_event(self, event: Event) -> None:
+    def wait_event(self, event: Any) -> None:
         return None
 
-    def wait_stream(self, stream: Stream) -> None:
+    def wait_stream(self, stream: Any) -> None:
         return None
 
-    def record_event(self, event: Event | None = None) -> Event:
+    def record_event(self, event: Any = None) -> Any:
         event = Event() if event is None else event
         event.record(self)
         return event

@@ -91,7 +91,9 @@ class NpuDeviceAsCpu(TorchFunctionMode):
         return func(*args, **kwargs)
 
 
-def tensor_npu(self: torch.Tensor, device: Any = None, non_blocking: bool = False, memory_format: Any = torch.preserve_format) -> torch.Tensor:
+def tensor_npu(
+    self: torch.Tensor, device: Any = None, non_blocking: bool = False, memory_format: Any = torch.preserve_format
+) -> torch.Tensor:
     """``Tensor.npu()``: the tensor itself (npu tensors are CPU tensors)."""
     return self if memory_format is torch.preserve_format else self.contiguous(memory_format=memory_format)
 

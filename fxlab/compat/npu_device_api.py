@@ -88,8 +88,8 @@ def script_line(frames: list[traceback.FrameSummary] | None = None) -> str:
     stack = [f for f in (traceback.extract_stack()[:-1] if frames is None else frames) if not f.filename.startswith("<")]
     outside = [f for f in stack if not is_fxlab_file(f.filename) and kind(f.filename) != TORCH]
     users = [f for f in outside if kind(f.filename) == USER]
-    frame = (users or outside or stack or [None])[-1]
-    return f"{frame.filename}, line {frame.lineno}" if frame is not None else "an unknown line"
+    chosen = users or outside or stack
+    return f"{chosen[-1].filename}, line {chosen[-1].lineno}" if chosen else "an unknown line"
 
 
 def not_emulated(call: str, needs: str) -> NpuNotEmulated:
@@ -181,10 +181,9 @@ class device:  # noqa: N801 - torch.npu.device's name
         if self.index >= 0:
             self.previous, _DEVICE.index = _DEVICE.index, self.index
 
-    def __exit__(self, *exc_info: object) -> bool:
+    def __exit__(self, *exc_info: object) -> None:
         if self.previous >= 0:
             _DEVICE.index = self.previous
-        return False
 
 
 class device_of(device):  # noqa: N801
@@ -291,9 +290,7 @@ def set_per_process_memory_fraction(fraction: float, device: Any = None) -> None
     SETTINGS["memory_fraction"] = float(fraction)
 
 
-MEMORY_COUNTS = (
-    "memory_allocated max_memory_allocated memory_reserved max_memory_reserved memory_cached max_memory_cached"
-).split()
+MEMORY_COUNTS = ("memory_allocated max_memory_allocated memory_reserved max_memory_reserved memory_cached max_memory_cached").split()
 MEMORY_RESETS = (
     "empty_cache empty_virt_addr_cache host_empty_cache reset_accumulated_memory_stats reset_peak_memory_stats "
     "reset_max_memory_allocated reset_max_memory_cached reset_accumulated_host_memory_stats reset_peak_host_memory_stats ipc_collect"
@@ -434,7 +431,9 @@ def npu_module() -> types.ModuleType:
     namespace.update(config=_Config(), matmul=_Hf32Switch(False), conv=_Hf32Switch(True), CubeMathType=CubeMathType, mstx=mstx)
     namespace["amp"] = types.SimpleNamespace(autocast=autocast)
     namespace.update({name: _needs_an_npu(name) for name in NEEDS_AN_NPU})
-    module.__dict__.update({name: value for name, value in namespace.items() if not name.startswith("_get_") or name == "_get_deterministic_level"})
+    module.__dict__.update(
+        {name: value for name, value in namespace.items() if not name.startswith("_get_") or name == "_get_deterministic_level"}
+    )
     return module
 
 

@@ -88,7 +88,10 @@ def test_what_only_an_npu_can_do_names_the_call_and_the_scripts_line() -> None:
         runpy.run_path(str(SCRIPTS / "graph_capture.py"))
     message = str(info.value)
     assert message.startswith(f"torch.npu.NPUGraph ({SCRIPTS / 'graph_capture.py'}, line 6) needs capturing and replaying an ACL graph")
-    with npu_on_cpu(), pytest.raises(NpuNotEmulated, match=r"torch.npu.set_device\(3\) \(.*test_npu_device.py, line \d+\): the CPU stands in for 1 NPU"):
+    with (
+        npu_on_cpu(),
+        pytest.raises(NpuNotEmulated, match=r"torch.npu.set_device\(3\) \(.*test_npu_device.py, line \d+\): the CPU stands in for 1 NPU"),
+    ):
         torch.npu.set_device(3)  # type: ignore[attr-defined]
 
 

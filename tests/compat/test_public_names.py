@@ -71,7 +71,9 @@ def test_a_module_torchair_has_and_the_stand_in_lacks_is_fxlabs_gap() -> None:
 
 def test_a_model_file_stopped_by_a_gap_is_not_told_to_fix_itself(tmp_path: Path) -> None:
     model = tmp_path / "vllm_style.py"
-    model.write_text("import torch\nimport torchair._contrib.custom_torch_ops\nmodel = torch.nn.Identity()\nexample_inputs = (torch.ones(1),)\n")
+    model.write_text(
+        "import torch\nimport torchair._contrib.custom_torch_ops\nmodel = torch.nn.Identity()\nexample_inputs = (torch.ones(1),)\n"
+    )
     with compat_layer(), pytest.raises(ModelLoadError) as info:
         load_model(model)
     message = str(info.value)

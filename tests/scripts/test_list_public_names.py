@@ -52,9 +52,18 @@ def test_the_names_read_from_a_wheel(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert written["modules"] == {
         "npugraph_ex": ["npugraph_ex", "npugraph_ex.scope"],
         "torch_npu": [  # TorchAir's and npugraph_ex's own modules are listed under their names
-            "torch_npu", "torch_npu.dynamo", "torch_npu.dynamo.npugraph_ex", "torch_npu.dynamo.torchair",
-            "torch_npu.npu", "torch_npu.npu.utils", "torch_npu.utils.patch_getenv",
+            "torch_npu",
+            "torch_npu.dynamo",
+            "torch_npu.dynamo.npugraph_ex",
+            "torch_npu.dynamo.torchair",
+            "torch_npu.npu",
+            "torch_npu.npu.utils",
+            "torch_npu.utils.patch_getenv",
         ],
         "torchair": ["torchair", "torchair._ge_concrete_graph.ge_converter", "torchair.scope"],
     }
-    assert (written["torch_npu"], written["wheel"], written["sha256"]) == ("9.1.0", wheel.name, hashlib.sha256(wheel.read_bytes()).hexdigest())
+    assert (written["torch_npu"], written["wheel"], written["sha256"]) == (
+        "9.1.0",
+        wheel.name,
+        hashlib.sha256(wheel.read_bytes()).hexdigest(),
+    )

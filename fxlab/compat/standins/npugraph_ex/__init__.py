@@ -24,8 +24,10 @@ logger = logging.getLogger("npugraph_ex")
 __all__ = ["CompilerConfig", "compile_fx", "get_compiler", "get_npu_backend", "logger", "register_replacement"]
 
 
-def compile_fx(gm: fx.GraphModule, example_inputs: Sequence[Any] | None = None, options: dict[str, Any] | None = None) -> Callable[..., Any]:
+def compile_fx(
+    gm: fx.GraphModule, example_inputs: Sequence[Any] | None = None, options: dict[str, Any] | None = None
+) -> Callable[..., Any]:
     """npugraph_ex's compiler for one FX graph, with a default config and ``options``."""
-    config = CompilerConfig()
+    config: Any = CompilerConfig()
     _process_kwargs_options(config, {"options": {} if options is None else options})
     return get_compiler(config)(gm, list(example_inputs or []))

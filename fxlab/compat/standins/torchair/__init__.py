@@ -43,7 +43,9 @@ def use_internal_format_weight(model: torch.nn.Module) -> None:
     return None
 
 
-def npu_format_cast_via_cpu(self: torch.Tensor, acl_format: int, customize_dtype: int | None = None, input_dtype: int | None = None) -> torch.Tensor:
+def npu_format_cast_via_cpu(
+    self: torch.Tensor, acl_format: int, customize_dtype: int | None = None, input_dtype: int | None = None
+) -> torch.Tensor:
     """``torchair.npu_format_cast_via_cpu``: the tensor in an NPU storage format; the CPU
     has one format, and the values are the same, so the tensor itself."""
     return self

@@ -16,10 +16,14 @@ from fxlab.compat.npu_device_api import not_emulated
 __all__ = ["cache_compile", "readable_cache"]
 
 
-def cache_compile(func: Callable[..., Any], *, config: NpugraphExConfig | None = None, dynamic: bool = True, **kwargs: Any) -> Callable[..., Any]:
+def cache_compile(
+    func: Callable[..., Any], *, config: NpugraphExConfig | None = None, dynamic: bool = True, **kwargs: Any
+) -> Callable[..., Any]:
     if not isinstance(func, types.MethodType) or not isinstance(func.__self__, torch.nn.Module):
         raise ValueError(f"Only torch.nn.Module method can be cached now, got {func}")
-    return torch.compile(func, backend=get_npu_backend(compiler_config=config if config is not None else NpugraphExConfig()), dynamic=dynamic)
+    return torch.compile(
+        func, backend=get_npu_backend(compiler_config=config if config is not None else NpugraphExConfig()), dynamic=dynamic
+    )
 
 
 def readable_cache(cache_bin: str, print_output: bool = True, file: Any = None) -> Any:
