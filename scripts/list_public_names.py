@@ -14,7 +14,6 @@ compares the stand-ins with the list it writes.
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
@@ -24,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from fxlab.compat.public_names import SHIPPED_NAMES_FILE, scan
-from fxlab.compat.torchair_fetch import download_wheel, wheel_facts
+from fxlab.compat.torchair_fetch import wheel_facts, wheel_parser, with_wheel
 
 SCRIPT = "scripts/list_public_names.py"
 # Where each package's sources sit in the wheel. torch_npu's own list leaves out the two
@@ -48,17 +47,9 @@ def list_names(wheel_path: Path) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    given = parser.add_mutually_exclusive_group(required=True)
-    given.add_argument("--wheel", type=Path, help="a torch_npu wheel")
-    given.add_argument("--version", help="the torch_npu release to download with pip (e.g. 2.13.0)")
-    parser.add_argument("--out", type=Path, default=SHIPPED_NAMES_FILE, help=f"the file to write (default {SHIPPED_NAMES_FILE})")
+    parser = wheel_parser(__doc__.splitlines()[0], SHIPPED_NAMES_FILE, "the file to write")
     args = parser.parse_args(argv)
-    if args.wheel is not None:
-        names = list_names(args.wheel)
-    else:
-        with tempfile.TemporaryDirectory(prefix="torch-npu-wheel-") as tmp:
-            names = list_names(download_wheel(args.version, Path(tmp)))
+    names = with_wheel(args.wheel, args.version, list_names)
     args.out.write_text(json.dumps(names, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"the public names of torch_npu {names['torch_npu']} are in {args.out}")
     return 0
