@@ -4,6 +4,7 @@ the block leaves nothing behind; Dynamo compiles through it."""
 
 from __future__ import annotations
 
+import json
 import runpy
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ import torch
 from fxlab.compat.layer import compat_layer
 from fxlab.compat.npu_device import NOTE, npu_on_cpu, unmapped_npu_device
 from fxlab.errors import NpuNotEmulated
+from tests.cli.cli_runner import run_cli
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "npu_scripts"
 
@@ -139,3 +141,35 @@ def test_dynamo_compiles_a_forward_that_names_the_npu_device() -> None:
     torch._dynamo.reset()
     calls = [(n.target, n.kwargs.get("device")) for n in graphs[0].graph.nodes if n.op in ("call_function", "call_method")]
     assert calls == [(torch.zeros, "cpu"), ("add", None), ("mul", None)]  # x.device.type was "cpu": the branch taken
+
+
+MODEL_FOR_AN_NPU = """
+import torch
+import torch_npu
+
+torch.npu.set_device(0)
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.relu(self.linear(x)) + torch.ones(4, device="npu")
+
+
+torch.manual_seed(0)
+model = Model().npu().eval()
+example_inputs = (torch.randn(2, 4).npu(),)
+"""
+
+
+def test_fxlab_trace_runs_a_model_file_written_for_an_npu(tmp_path: Path) -> None:
+    model = tmp_path / "for_an_npu.py"
+    model.write_text(MODEL_FOR_AN_NPU)
+    code, out, err = run_cli("trace", str(model), "--json")
+    assert code == 0, err
+    summary = json.loads(out)
+    assert summary["status"] == "ok" and summary["check"]["ok"]
+    assert " ".join(err.split()).count("note: no NPU here: the npu device runs on the CPU") == 1
