@@ -38,6 +38,8 @@ __all__ = [
     "limit_core_num",
     "op_never_timeout",
     "npu_stream_switch",
+    "deterministic",
+    "data_dump",
     "active_scope_stack",
 ]
 
@@ -53,6 +55,9 @@ OP_NEVER_TIMEOUT = "_op_exec_never_timeout"
 USER_STREAM_LABEL = "_user_stream_label"
 USER_STREAM_PRIORITY = "_user_stream_priority"
 ENABLE_INNER_PARALLEL = "_enable_inner_parallel"
+DETERMINISTIC = "_deterministic"
+DETERMINISTIC_LEVEL = "_deterministic_level"
+DATA_DUMP = "torchair_enable_data_dump"
 
 # Eager execution with need_execute=True pushes onto this per-thread stack (TorchAir keeps
 # an equivalent one); graph conversion never reads it, it walks the marker nodes instead.
@@ -176,6 +181,18 @@ def npu_stream_switch(stream_tag: str, stream_priority: int = 0, enable_inner_pa
             (ENABLE_INNER_PARALLEL, str(enable_inner_parallel)),
         ]
     )
+
+
+def deterministic(level: int) -> Scope:
+    """Run the ops inside at deterministic ``level`` (0 to 3; 0 turns it off)."""
+    if level not in (0, 1, 2, 3):
+        raise ValueError(f"deterministic level must be 0, 1, 2, or 3, got {level}")
+    return Scope([(DETERMINISTIC, "1" if level > 0 else "0"), (DETERMINISTIC_LEVEL, str(level))])
+
+
+def data_dump() -> Scope:
+    """Dump the data of the ops inside (``torchair_enable_data_dump``, read on the NPU)."""
+    return Scope([(DATA_DUMP, "True")])
 
 
 # The event operators TorchAir's aclgraph passes add beside these markers, defined with

@@ -4,7 +4,9 @@ the compiled run, and each user pass's graph after it against the graph before i
 The ``aclgraph`` graph is ATen (and torch_npu) ops with in-place writes, event markers and
 stream core-limit calls; run with their CPU kernels (the events and limits do nothing on
 one CPU stream, :mod:`fxlab.npu_streams`) on the inputs the compiled run got, its outputs
-and the inputs it writes must equal the compiled run's. A user's pass, or the user's
+and the inputs it writes must equal the compiled run's. Operators whose NPU kernel raises
+while the ACL graph is captured (``air::wait_tensor``) raise here too, and the check names
+them: TorchAir's capture would stop there. A user's pass, or the user's
 patterns, must not change what the graph computes: the graph before and after the pass
 run on the same inputs, and a difference names the pass.
 """
@@ -22,6 +24,7 @@ from fxlab.capture.check import Comparison, GraphRun, RunRecorder, clone_tree, m
 from fxlab.capture.ir_check import uninitialised_outputs, unused_outputs, unused_value_note
 from fxlab.capture.record_graph import LiveGraph
 from fxlab.capture.trace import CheckResult, GraphTrace
+from fxlab.npu_streams import CaptureStops, as_captured
 from fxlab.stage_names import ACLGRAPH, FUNCTIONAL
 
 
@@ -102,6 +105,7 @@ class CpuRun:
     outputs: list[Any] | None = None
     missing_kernel: str | None = None
     failure: str | None = None
+    capture_stops: str | None = None  # an op whose NPU kernel raises while the ACL graph is captured
 
     @property
     def reason(self) -> str | None:
@@ -118,6 +122,8 @@ def run_on_cpu(gm: fx.GraphModule, inputs: list[Any], emulated: list[str] | None
     try:
         with torch.no_grad():
             outputs = gm(*inputs) if emulated is None else _ReadThenWrite(gm, emulated).run(*inputs)
+    except CaptureStops as exc:
+        return CpuRun(capture_stops=str(exc))
     except Exception as exc:  # noqa: BLE001 - a graph that cannot run on CPU is reported, not raised
         missing = missing_cpu_kernel(exc)
         if missing is not None:
@@ -152,7 +158,11 @@ def verify_aclgraph(graphs: Sequence[tuple[GraphTrace, LiveGraph]], recorder: Ru
         gm = live.modules[ACLGRAPH]
         inputs = clone_tree(run.inputs_before)
         emulated: list[str] = []
-        ran = run_on_cpu(gm, inputs, emulated)
+        with as_captured():
+            ran = run_on_cpu(gm, inputs, emulated)
+        if ran.capture_stops:
+            cmp.mismatches.append(f"graph {graph.index}: {ran.capture_stops}")
+            continue
         if emulated:
             approximations.append(
                 f"graph {graph.index}: {', '.join(emulated)} read memory they write in place (torch refuses this on CPU; on an NPU the "

@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from fxlab.capture.input_sets import INPUTS_LIST_NAME, is_input_sets
-from fxlab.errors import ModelLoadError
+from fxlab.errors import FxlabError, ModelLoadError
 
 DEFAULT_ENTRY = "get_model_and_inputs"
 
@@ -83,6 +83,8 @@ def _import_failure(exc: BaseException, path: Path, role: str) -> ModelLoadError
     """Why importing ``path`` failed, with the fix: a package to install when one is
     missing, else the file and line to fix."""
     where = _where_in(exc, path)
+    if isinstance(exc, FxlabError):  # fxlab's own word on it (a stand-in's gap, an NPU-only call): not the file's fault
+        return ModelLoadError(f"importing the {role} file {path} stopped ({where}): {exc}")
     missing = exc.name if isinstance(exc, ModuleNotFoundError) and exc.name else None
     if missing is not None:
         top = missing.split(".")[0]

@@ -56,10 +56,21 @@ def destroy_library(library: torch.library.Library) -> None:
     again, including those of a later library that defined the same operators. The
     objects others hold (TorchAir's converter registrations, fxlab's converters) then
     no longer are ``torch.ops.ns.op``. Emptying the sets leaves the finalizer nothing to do."""
+    written = set(library._op_defs)
+    # TorchAir writes some schemas on an indented line of their own ("""\n    wait_tensor(...)"""):
+    # torch keeps such a name with its whitespace and would miss the packet it cached under
+    # the bare name, leaving ``torch.ops.air.wait_tensor`` pointing at a removed operator.
+    library._op_defs.clear()
+    library._op_defs.update(_bare(qualname) for qualname in written)
     library._destroy()
-    torch.library._defs.difference_update(library._op_defs)
+    torch.library._defs.difference_update(written | library._op_defs)
     library._op_defs.clear()
     library._op_impls.clear()
+
+
+def _bare(qualname: str) -> str:
+    namespace, _, name = qualname.partition("::")
+    return f"{namespace.strip()}::{name.strip()}"
 
 
 def attached_converters() -> list[Any]:

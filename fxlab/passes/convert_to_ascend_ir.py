@@ -419,6 +419,9 @@ class AscendIrConverter:
             kwargs = fx.node.map_arg(node.kwargs, value_of) if node.kwargs else {}
             if self._symbolic:
                 args, kwargs = pack_symbolic_lists(node.args, args), pack_symbolic_lists(node.kwargs, kwargs)
+                # TorchAir packs a node's symbolic size lists before its scope attrs apply
+                # (outside guard_scope_attr): the Pack and its Consts stay out of the scopes.
+                token = (token[0], len(ops))
             result = self._call_converter(fn, args, kwargs, meta, node)
         except (RefusedLikeTorchAir, NotBuiltIn) as exc:
             builder.end_node(token)

@@ -57,13 +57,14 @@ class CaptureSession:
         self.torchair: TorchAirSide | None = None
         self._stack = contextlib.ExitStack()
         self._torch_notes: list[str] = []
+        self._compat: Any = None  # the compat layer's session: it explains some of fxlab's errors better
 
     def __enter__(self) -> CaptureSession:
         request = self.request
         with contextlib.ExitStack() as stack:
             if self.with_torchair:  # TorchAir first: the collectives open inside its session
                 self.torchair = stack.enter_context(torchair_side(request.torchair_path, request.soc.name, request.mode, self.note, self.warn))
-            stack.enter_context(compat_layer(announce=self.note))
+            self._compat = stack.enter_context(compat_layer(announce=self.note))
             stack.enter_context(torchair_collectives())
             self._torch_notes = stack.enter_context(torch_warnings_as_notes())
             self._stack = stack.pop_all()
@@ -89,6 +90,11 @@ class CaptureSession:
                 after_load()
             converter = self.torchair if self.request.converter == "torchair" else None
             captured = capture_trace(loaded, self.request, torchair=converter, ranks=ranks, progress=self.progress)
+        except FxlabError as exc:
+            better = self._compat.explain(exc) if self._compat is not None else None
+            if better is None:
+                raise
+            raise better from exc
         except SystemExit as exc:  # only the user's code exits while fxlab runs it
             raise FxlabError(
                 f"the model called exit ({type(exc).__name__}: {exc.code}) while fxlab ran it, so nothing could be captured. "

@@ -111,7 +111,8 @@ def test_the_shipped_files_are_package_data() -> None:
     patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["fxlab"]
     package = REPO / "fxlab"
     shipped = sorted(str(p.relative_to(package)) for p in SHIPPED_DIR.iterdir())
-    assert shipped == ["compat/torch_npu_files/" + n for n in ("LICENSE", "_meta_registrations.py.txt", "npu_native_functions_by_codegen.yaml", "source.json")]
+    names = ("LICENSE", "_meta_registrations.py.txt", "npu_native_functions_by_codegen.yaml", "public_names.json", "source.json")
+    assert shipped == ["compat/torch_npu_files/" + n for n in names]
     assert all(any(fnmatch(name, pattern) for pattern in patterns) for name in shipped)
 
 
