@@ -62,6 +62,11 @@ def current_stream(device: Any = None) -> Stream:
     return _default_stream()
 
 
+def set_stream(stream: Stream) -> None:
+    """``torch.npu.set_stream(stream)``: the thread's current stream from now on."""
+    _STATE.stream = stream
+
+
 def get_stream_limit(stream: Stream) -> dict[str, int]:
     """``torch.npu.get_stream_limit(stream)``: ``{"cube_core_num", "vector_core_num"}``."""
     return dict(stream.limits)
@@ -79,6 +84,7 @@ def graph_pool_handle() -> tuple[int, int]:
 
 # torch_npu's own homes of the three calls, where FX finds their printed names.
 current_stream.__module__ = "torch_npu.npu.utils"
+set_stream.__module__ = "torch_npu.npu.utils"
 get_stream_limit.__module__ = "torch_npu.npu.npu_config"
 set_stream_limit.__module__ = "torch_npu.npu.npu_config"
 STREAM_CALLS = (current_stream, get_stream_limit, set_stream_limit)

@@ -71,7 +71,7 @@ class ProcessStateGuard:
     """Context manager: snapshot on enter, restore on exit (see the module docstring)."""
 
     def __enter__(self) -> ProcessStateGuard:
-        self._kernels = _KernelTables()
+        self._kernels = KernelTables()
         self._converters_before = {id(op) for op in attached_converters()}
         self._handlers = self._signal_handlers()
         self._modules_before = set(sys.modules)
@@ -151,7 +151,7 @@ class ProcessStateGuard:
             table.update(remaps)
 
 
-class _KernelTables:
+class KernelTables:
     """What ``torchair.get_npu_backend()`` patches in torch for the whole process (its
     ``add_npu_patch``): Python kernels of ATen ops (Meta functions, decompositions for
     NPU autograd keys), torch's decomposition table, and fake-tensor helpers. Snapshot on

@@ -44,6 +44,7 @@ from fxlab.passes.aclgraph.replace_dynamic_workspace_ops import replace_dynamic_
 from fxlab.passes.aclgraph.resolve_default_stream_markers import resolve_default_stream_markers
 from fxlab.passes.aclgraph.scope_pairs import check_scope_pairs
 from fxlab.passes.aclgraph.sym_shapes import SymShapeBuilder, symbol_inputs
+from fxlab.passes.compiler_mode import compiler_dispatch_state
 from fxlab.passes.graph_copy import copy_graph_module
 from fxlab.passes.infra import NamedPass, PassManager, PassRecord
 from fxlab.passes.optimize_fx import example_inputs, optimize_fx_passes
@@ -125,7 +126,8 @@ def aclgraph_graph(functional: fx.GraphModule, options: TorchAirOptions, index: 
         *without_runtime_passes(options, info, inputs, []),
     ]
     info.mutated_user_inputs = mutated_user_inputs(gm)
-    gm, records = PassManager(passes).run(gm)
+    with compiler_dispatch_state(inputs):  # as aot_autograd calls TorchAir's compiler
+        gm, records = PassManager(passes).run(gm)
     read_inputs(gm, info)
     gm.recompile()
     records.insert(0, PassRecord("replace_stream_event_pass", False, notes=[STREAM_EVENT_NOTE]))

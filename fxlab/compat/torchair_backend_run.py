@@ -1,0 +1,231 @@
+"""TorchAir's backend run end to end, entered as a user enters it, stopped where it would
+capture the ACL graph.
+
+``torch.compile(model, backend=torchair.get_npu_backend(compiler_config=config))`` with
+``config.mode = "reduce-overhead"`` (or npugraph_ex's ``get_npu_backend`` with its own
+config, which is what torch_npu registers as ``backend="npugraph_ex"`` and vLLM Ascend
+runs): TorchAir's own decomposition table, its ``aot_module_simplified`` call and
+settings, its inference compiler, ``_optimize_fx``, its converter walk and
+``optimize_graph_without_runtime``, then the capture code its first call generates. On a
+CPU machine its native parts are stood in (:mod:`fxlab.compat.torchair_loader`).
+
+Where TorchAir's first call of a compiled graph would capture the ACL graph
+(``_CompiledFxGraph.__call__``: generate the capture module, import it, capture and
+replay), the run records the graph TorchAir would capture and its capture code, runs
+that graph on CPU on copies of the call's inputs (its eager kernels, what the replay
+launches, in the same order), then runs aot_autograd's functional graph on the real
+inputs, so the model goes on as compiled code would and later Dynamo graphs are reached.
+Each graph's record says what TorchAir's graph computed on the inputs it was given.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any
+
+import torch
+import torch.fx as fx
+
+from fxlab.capture.aclgraph_compare import ReferenceGraph, ReferenceRun
+from fxlab.capture.check import clone_tree
+from fxlab.capture.graph_check import run_on_cpu
+from fxlab.compat.aclgraph_bridge import register_patterns, torchair_config
+from fxlab.compat.native_standins.torch_npu_runtime import DEFAULT_SOC, torch_npu_present
+from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions
+
+
+def backend_name(options: TorchAirOptions) -> str:
+    if options.mode == NPUGRAPH_EX:
+        return "npugraph_ex's own backend (npugraph_ex.get_npu_backend, what backend=\"npugraph_ex\" runs)"
+    return f"TorchAir's own backend (torchair.get_npu_backend, mode {options.mode})"
+
+
+def package_for(options: TorchAirOptions, torchair: Any, npugraph_ex: Any) -> tuple[Any, bool]:
+    """The package whose backend the mode names, and whether it is npugraph_ex's."""
+    standalone = options.mode == NPUGRAPH_EX
+    if standalone and npugraph_ex is None:
+        raise ValueError("npugraph_ex mode needs npugraph_ex's sources; none were loaded")
+    return (npugraph_ex if standalone else torchair), standalone
+
+
+def backend_config(package: Any, options: TorchAirOptions, standalone: bool) -> Any:
+    """The package's own ``CompilerConfig`` set as the trace's options say (for
+    npugraph_ex, its mode set as torch_npu's ``backend="npugraph_ex"`` sets it)."""
+    config = torchair_config(package, options, flat=standalone)
+    if standalone:
+        config.mode = NPUGRAPH_EX
+    return config
+
+
+InputSet = tuple[tuple[Any, ...], dict[str, Any]]
+
+
+def run_torchair_backend(
+    fn: Callable[..., Any],
+    calls: Sequence[InputSet],
+    options: TorchAirOptions,
+    torchair: Any,
+    npugraph_ex: Any = None,
+    *,
+    dynamic: bool | None = None,
+    soc: str = DEFAULT_SOC,
+) -> ReferenceRun:
+    """Call ``fn`` on each input set of ``calls`` in order (copies of them), compiled by
+    TorchAir's (or npugraph_ex's) backend as the mode in ``options`` says, under
+    ``torch.no_grad()`` (the inference path fxlab traces), in a process state as fresh as a
+    user's (graph ids counted from 1); every Dynamo graph's record, in compile order."""
+    package, standalone = package_for(options, torchair, npugraph_ex)
+    register_patterns(package, options)
+    config = backend_config(package, options, standalone)
+    run = ReferenceRun(backend_name(options))
+    torch._dynamo.reset()
+    try:
+        with torch_npu_present(soc), _patched_once(package), _fresh_process_state(package), _stopped_before_capture(package, run):
+            backend = package.get_npu_backend(compiler_config=config)
+            compiled = torch.compile(fn, backend=backend, dynamic=dynamic)
+            with torch.no_grad():
+                for args, kwargs in calls:
+                    compiled(*clone_tree(args), **clone_tree(kwargs))
+    except Exception as exc:  # noqa: BLE001 - the graphs compiled before the failure are still TorchAir's
+        run.error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+    finally:
+        torch._dynamo.reset()
+    return run
+
+
+# TorchAir's process-wide state that names or numbers what a compile makes: the graph
+# counter ("graph_<n>"), the tagged events its passes register, the size expressions
+# its capture reads. A user's process starts with none of it.
+_GRAPH_COUNTER = ("npu_fx_compiler", "_GLOBAL_GRAPH_ID")
+_REGISTRIES = (("_acl_concrete_graph.graph_pass", "_GLOBAL_SCOPE_TAG_TO_EVENT"), ("_acl_concrete_graph.acl_graph", "_GLOBAL_SYM_EXPR_2_NODE_MAP"))
+
+
+@contextlib.contextmanager
+def _fresh_process_state(package: Any) -> Iterator[None]:
+    """The block starts from that state; what was there before is put back after it."""
+    counter = _module(package, _GRAPH_COUNTER[0])
+    count = getattr(counter, _GRAPH_COUNTER[1])
+    registries = [getattr(_module(package, module), name) for module, name in _REGISTRIES]
+    saved = [dict(registry) for registry in registries]
+    setattr(counter, _GRAPH_COUNTER[1], 0)
+    for registry in registries:
+        registry.clear()
+    try:
+        yield
+    finally:
+        setattr(counter, _GRAPH_COUNTER[1], count)
+        for registry, before in zip(registries, saved):
+            registry.clear()
+            registry.update(before)
+
+
+@contextlib.contextmanager
+def _patched_once(package: Any) -> Iterator[None]:
+    """``get_npu_backend`` patches torch for the process (``add_npu_patch``: Meta functions,
+    decompositions, NPU autograd kernels), once. npugraph_ex carries a copy of the same
+    function: when that copy has patched the process, TorchAir's would fail registering
+    the same kernels again, so it counts as done, as the process already carries them.
+    Whatever the run patched is undone after it."""
+    from fxlab.compat.torchair_state import KernelTables
+
+    patch = _module(package, "_utils").add_npu_patch
+    has_run = patch.has_run
+    if not has_run and torch._C.DispatchKey.AutogradPrivateUse1 in torch.ops.aten.to.other.py_kernels:
+        patch.has_run = True
+    tables = KernelTables()
+    try:
+        yield
+    finally:
+        tables.restore()
+        patch.has_run = has_run
+
+
+def _module(package: Any, name: str) -> Any:
+    import importlib
+
+    return importlib.import_module(f"{package.__name__}.{name}")
+
+
+@contextlib.contextmanager
+def _stopped_before_capture(package: Any, run: ReferenceRun) -> Iterator[None]:
+    """TorchAir's compiler, for the block, hands aot_autograd a callable that records the
+    graph its first call would capture instead of capturing it; its pass observer keeps
+    the graph after each pass."""
+    compiler = _module(package, "npu_fx_compiler")
+    original = compiler._NpuFxCompiler.__call__
+    snapshots: list[tuple[str, fx.GraphModule]] = []
+
+    def compile_graph(self: Any, gm: fx.GraphModule, example_inputs: list[Any]) -> Any:
+        with torch.utils._mode_utils.no_dispatch():
+            functional = copy.deepcopy(gm)
+        snapshots.clear()
+        compiled = original(self, gm, example_inputs)
+        record = ReferenceGraph(len(run.graphs), functional, compiled.runner.fx_graph, _capture_code(compiled), list(snapshots))
+        run.graphs.append(record)
+        return _FirstCall(record)
+
+    compiler._NpuFxCompiler.__call__ = compile_graph
+    try:
+        with _observed_passes(package, snapshots):
+            yield
+    finally:
+        compiler._NpuFxCompiler.__call__ = original
+
+
+@contextlib.contextmanager
+def _observed_passes(package: Any, snapshots: list[tuple[str, fx.GraphModule]]) -> Iterator[None]:
+    """TorchAir's ``GraphTransformObserver`` dumps the graph after each pass when its debug
+    dumps are on (``TORCH_COMPILE_DEBUG``); for the block it keeps a copy of it instead."""
+    from fxlab.passes.graph_copy import copy_graph_module
+
+    observer = _module(package, "_utils.graph_transform_observer").GraphTransformObserver
+    dump_gm, apply_gm_pass = observer.dump_gm, observer.apply_gm_pass
+
+    def keep(self: Any, gm: fx.GraphModule, file_name: str) -> None:
+        snapshots.append((file_name.removeprefix("graph_after_"), copy_graph_module(gm)))
+
+    def apply_and_keep(self: Any, pass_fn: Any, pass_name: str, enable_log: bool = False) -> Any:
+        result = apply_gm_pass(self, pass_fn, pass_name, enable_log)
+        keep(self, self.gm, pass_name)
+        return result
+
+    observer.dump_gm, observer.apply_gm_pass = keep, apply_and_keep
+    try:
+        yield
+    finally:
+        observer.dump_gm, observer.apply_gm_pass = dump_gm, apply_gm_pass
+
+
+def _capture_code(compiled: Any) -> str | None:
+    """The module TorchAir's first call generates (``get_code``), before it would import it
+    and capture."""
+    try:
+        code = compiled.get_code()
+    except Exception:  # noqa: BLE001 - the graph is the answer; the code is a bonus
+        return None
+    return code if isinstance(code, str) else None
+
+
+class _FirstCall:
+    """What aot_autograd calls in place of TorchAir's ``_CompiledFxGraph``: on the first
+    call, TorchAir's graph runs on CPU on copies of the inputs (its kernels, in the order
+    the ACL graph replays them); every call then runs aot's functional graph, which is
+    what the compiled model computes."""
+
+    def __init__(self, record: ReferenceGraph) -> None:
+        self.record = record
+
+    def __call__(self, *args: Any) -> Any:
+        record = self.record
+        first = record.inputs is None
+        if first:
+            record.inputs = clone_tree(list(args))
+            record.inputs_after = clone_tree(list(args))
+            record.run = run_on_cpu(record.fx_graph, record.inputs_after, record.emulated)
+        outputs = record.functional(*args)
+        if first:
+            record.expected_outputs = clone_tree(list(outputs))
+            record.expected_inputs_after = clone_tree(list(args))
+        return outputs
