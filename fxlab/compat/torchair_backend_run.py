@@ -29,11 +29,25 @@ import torch
 import torch.fx as fx
 
 from fxlab.capture.aclgraph_compare import ReferenceGraph, ReferenceRun
+from fxlab.capture.as_npu import resolve_sdpa_as_on_npu
 from fxlab.capture.check import clone_tree
 from fxlab.capture.graph_check import run_on_cpu
 from fxlab.compat.aclgraph_bridge import register_patterns, torchair_config
 from fxlab.compat.native_standins.torch_npu_runtime import DEFAULT_SOC, torch_npu_present
+from fxlab.compat.torchair_state import fresh_compile_state, package_module, patched_once
 from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions
+
+
+def as_on_npu(backend: Callable[..., Any]) -> Callable[..., Any]:
+    """``backend`` given each Dynamo graph with the device-dependent choices an NPU machine
+    makes before any backend sees the graph (torch_npu's SDPA kernel: fxlab.capture.as_npu),
+    which a CPU run would make otherwise; fxlab's capture makes the same ones."""
+
+    def on_npu(gm: fx.GraphModule, example_inputs: list[Any]) -> Any:
+        resolve_sdpa_as_on_npu(gm)
+        return backend(gm, example_inputs)
+
+    return on_npu
 
 
 def backend_name(options: TorchAirOptions) -> str:
@@ -82,8 +96,8 @@ def run_torchair_backend(
     run = ReferenceRun(backend_name(options))
     torch._dynamo.reset()
     try:
-        with torch_npu_present(soc), _patched_once(package), _fresh_process_state(package), _stopped_before_capture(package, run):
-            backend = package.get_npu_backend(compiler_config=config)
+        with torch_npu_present(soc), patched_once(package), fresh_compile_state(package), _stopped_before_capture(package, run):
+            backend = as_on_npu(package.get_npu_backend(compiler_config=config))
             compiled = torch.compile(fn, backend=backend, dynamic=dynamic)
             with torch.no_grad():
                 for args, kwargs in calls:
@@ -95,65 +109,12 @@ def run_torchair_backend(
     return run
 
 
-# TorchAir's process-wide state that names or numbers what a compile makes: the graph
-# counter ("graph_<n>"), the tagged events its passes register, the size expressions
-# its capture reads. A user's process starts with none of it.
-_GRAPH_COUNTER = ("npu_fx_compiler", "_GLOBAL_GRAPH_ID")
-_REGISTRIES = (("_acl_concrete_graph.graph_pass", "_GLOBAL_SCOPE_TAG_TO_EVENT"), ("_acl_concrete_graph.acl_graph", "_GLOBAL_SYM_EXPR_2_NODE_MAP"))
-
-
-@contextlib.contextmanager
-def _fresh_process_state(package: Any) -> Iterator[None]:
-    """The block starts from that state; what was there before is put back after it."""
-    counter = _module(package, _GRAPH_COUNTER[0])
-    count = getattr(counter, _GRAPH_COUNTER[1])
-    registries = [getattr(_module(package, module), name) for module, name in _REGISTRIES]
-    saved = [dict(registry) for registry in registries]
-    setattr(counter, _GRAPH_COUNTER[1], 0)
-    for registry in registries:
-        registry.clear()
-    try:
-        yield
-    finally:
-        setattr(counter, _GRAPH_COUNTER[1], count)
-        for registry, before in zip(registries, saved):
-            registry.clear()
-            registry.update(before)
-
-
-@contextlib.contextmanager
-def _patched_once(package: Any) -> Iterator[None]:
-    """``get_npu_backend`` patches torch for the process (``add_npu_patch``: Meta functions,
-    decompositions, NPU autograd kernels), once. npugraph_ex carries a copy of the same
-    function: when that copy has patched the process, TorchAir's would fail registering
-    the same kernels again, so it counts as done, as the process already carries them.
-    Whatever the run patched is undone after it."""
-    from fxlab.compat.torchair_state import KernelTables
-
-    patch = _module(package, "_utils").add_npu_patch
-    has_run = patch.has_run
-    if not has_run and torch._C.DispatchKey.AutogradPrivateUse1 in torch.ops.aten.to.other.py_kernels:
-        patch.has_run = True
-    tables = KernelTables()
-    try:
-        yield
-    finally:
-        tables.restore()
-        patch.has_run = has_run
-
-
-def _module(package: Any, name: str) -> Any:
-    import importlib
-
-    return importlib.import_module(f"{package.__name__}.{name}")
-
-
 @contextlib.contextmanager
 def _stopped_before_capture(package: Any, run: ReferenceRun) -> Iterator[None]:
     """TorchAir's compiler, for the block, hands aot_autograd a callable that records the
     graph its first call would capture instead of capturing it; its pass observer keeps
     the graph after each pass."""
-    compiler = _module(package, "npu_fx_compiler")
+    compiler = package_module(package, "npu_fx_compiler")
     original = compiler._NpuFxCompiler.__call__
     snapshots: list[tuple[str, fx.GraphModule]] = []
 
@@ -180,7 +141,7 @@ def _observed_passes(package: Any, snapshots: list[tuple[str, fx.GraphModule]]) 
     dumps are on (``TORCH_COMPILE_DEBUG``); for the block it keeps a copy of it instead."""
     from fxlab.passes.graph_copy import copy_graph_module
 
-    observer = _module(package, "_utils.graph_transform_observer").GraphTransformObserver
+    observer = package_module(package, "_utils.graph_transform_observer").GraphTransformObserver
     dump_gm, apply_gm_pass = observer.dump_gm, observer.apply_gm_pass
 
     def keep(self: Any, gm: fx.GraphModule, file_name: str) -> None:
