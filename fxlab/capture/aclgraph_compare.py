@@ -6,13 +6,14 @@ targets, arguments."""
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch.fx as fx
 
-from fxlab.capture.graph_check import CpuRun
 from fxlab.capture.trace import GraphTrace
+from fxlab.passes.torchair_options import TorchAirOptions
 from fxlab.stage_names import ACLGRAPH
 
 
@@ -33,8 +34,8 @@ class ReferenceGraph:
     (``compat.torchair_backend_run``): the graph aot_autograd handed its compiler
     (``functional``), the graph it would capture (``fx_graph``), its capture code, its graph
     after each of its passes (``passes``: TorchAir's own names, in order), and its first
-    call: the inputs, what TorchAir's graph computed on copies of them (``run``, and the
-    inputs as it left them) and what the functional graph computed (``expected_*``)."""
+    call: its inputs, and what the functional graph computed from them (``expected_*``:
+    its outputs, and the inputs as it left them), which is what the compiled model computes."""
 
     index: int
     functional: fx.GraphModule
@@ -42,11 +43,8 @@ class ReferenceGraph:
     capture_code: str | None
     passes: list[tuple[str, fx.GraphModule]] = field(default_factory=list)
     inputs: list[Any] | None = None
-    run: CpuRun | None = None
-    inputs_after: list[Any] | None = None
     expected_outputs: list[Any] | None = None
     expected_inputs_after: list[Any] | None = None
-    emulated: list[str] = field(default_factory=list)  # in-place ops torch refuses on CPU, run read-then-write
 
 
 @dataclass
@@ -57,6 +55,29 @@ class ReferenceRun:
     backend: str
     graphs: list[ReferenceGraph] = field(default_factory=list)
     error: str | None = None
+
+
+# TorchAir's own backend run end to end on the traced model with the given options (the
+# trace's, or others to see what a pass switched off changes): compat.torchair_backend_run.
+RunBackend = Callable[[TorchAirOptions], ReferenceRun]
+
+
+class Reference:
+    """TorchAir's own backend on the traced model, run once with the trace's options when
+    first asked for, and again with others on demand."""
+
+    def __init__(self, run_backend: RunBackend, options: TorchAirOptions) -> None:
+        self.run_backend, self.options = run_backend, options
+        self._first: ReferenceRun | None = None
+
+    @property
+    def run(self) -> ReferenceRun:
+        if self._first is None:
+            self._first = self.run_backend(self.options)
+        return self._first
+
+    def again(self, options: TorchAirOptions) -> ReferenceRun:
+        return self.run_backend(options)
 
 
 def graph_signature(gm: fx.GraphModule) -> list[str]:

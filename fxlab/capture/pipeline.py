@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 import torch
 import torch.fx as fx
 
-from fxlab.capture.aclgraph_compare import TorchAirAclGraph
+from fxlab.capture.aclgraph_compare import ReferenceRun, TorchAirAclGraph
 from fxlab.capture.backend import CapturedGraph, CapturingBackend
 from fxlab.capture.check import RunRecorder, compare_eager_compiled
 from fxlab.capture.compile_options import compile_options
@@ -45,6 +45,11 @@ class TorchAirCode(Protocol):
     def convert(self, gm: fx.GraphModule, name: str, options: TorchAirOptions) -> ConversionResult: ...
 
     def aclgraph(self, gm: fx.GraphModule, index: int, options: TorchAirOptions) -> TorchAirAclGraph: ...
+
+
+# TorchAir's own backend run end to end on a loaded model with some options and torch.compile's
+# ``dynamic`` (fxlab.compat.torchair_backend_run.TorchAirBackend).
+AclGraphReference = Callable[[LoadedModel, TorchAirOptions, "bool | None"], ReferenceRun]
 
 
 # Analyses run on every stage's graph before it is recorded: each takes a GraphModule and
@@ -80,6 +85,7 @@ def capture_trace(
     mode: str | None = None,
     soc: str | None = None,
     dynamic: bool = False,
+    reference: AclGraphReference | None = None,
 ) -> Trace:
     """Run ``loaded`` eagerly and compiled, and record ``stages`` for each graph.
 
@@ -95,7 +101,9 @@ def capture_trace(
     counts the aclgraph path's concurrent stream demands are checked against (default
     Ascend910B2). ``dynamic`` compiles with ``dynamic=True`` whatever the model file's
     ``compile_options`` say. The model's other input sets (a warm-up), or a second size for
-    a dynamic graph, are run after the first (:mod:`fxlab.capture.warmup`).
+    a dynamic graph, are run after the first (:mod:`fxlab.capture.warmup`). ``reference``
+    runs TorchAir's own backend end to end on the model, for the aclgraph check to compare
+    graphs with and to say whose graph a mismatch is (:mod:`fxlab.capture.aclgraph_blame`).
     """
     options = resolve_options(loaded.module, mode)
     options = replace(options, soc=soc or options.soc)
@@ -145,8 +153,9 @@ def capture_trace(
         if captured.aten_retraced and ATEN in captured.modules:
             trace.notes.append(f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced}).")
     _check_custom_ops(trace, recorder)
-    _set_check(trace, _checked_stage(trace.stages), _verify(trace, recorder, verify, say, not_executed, ranks, log.first_call_graphs()))
-    check_later_calls(log, lambda graphs, runs: _verify(trace, runs, verify, say, not_executed, only=graphs))
+    judge = _judge(loaded, options, compiling.dynamic, reference if ranks is None else None)
+    _set_check(trace, _checked_stage(trace.stages), _verify(trace, recorder, verify, say, not_executed, ranks, log.first_call_graphs(), judge))
+    check_later_calls(log, lambda graphs, runs: _verify(trace, runs, verify, say, not_executed, only=graphs, judge=judge))
     _check_user_passes(trace, recorder, say)
     trace.status = _status(trace)
     return trace
@@ -390,6 +399,7 @@ def _verify(
     not_executed: str | None = None,
     ranks: RankHooks | None = None,
     only: set[int] | None = None,
+    judge: Any = None,
 ) -> CheckResult | None:
     """The Ascend IR (GE mode) or the aclgraph graph (reduce-overhead, npugraph_ex) of the
     graphs (of those in ``only``: the graphs one call ran) run on CPU against the runs
@@ -418,10 +428,21 @@ def _verify(
     else:
         from fxlab.capture.graph_check import verify_aclgraph
 
-        result = verify_aclgraph(graphs, recorder)
+        result = verify_aclgraph(graphs, recorder, judge)
     if elsewhere:
         result.not_run.append(_not_on_every_rank(elsewhere, what))
     return result
+
+
+def _judge(loaded: LoadedModel, options: TorchAirOptions, dynamic: bool | None, reference: AclGraphReference | None) -> Any:
+    """Who says whose graph an aclgraph mismatch is; TorchAir's own run, when given, is
+    made the first time a graph is judged."""
+    from fxlab.capture.aclgraph_blame import AclGraphJudge
+    from fxlab.capture.aclgraph_compare import Reference
+
+    if reference is None:
+        return AclGraphJudge(options)
+    return AclGraphJudge(options, Reference(lambda chosen: reference(loaded, chosen, dynamic), options))
 
 
 def _set_check(trace: Trace, checked: str, result: CheckResult | None) -> None:

@@ -60,10 +60,12 @@ def capture_model(
     ranks: Any = None,
     after_load: Callable[[], None] | None = None,
     progress: Callable[[str], None] | None = None,
+    reference: Any = None,
 ) -> Any:
     """Load and capture ``model`` with a spinner on stderr; returns (loaded, trace).
     One rank of a multi-rank trace passes its ``ranks`` hooks (:mod:`fxlab.capture.ranks`),
-    what to do once the model file has run (``after_load``) and where progress goes."""
+    what to do once the model file has run (``after_load``) and where progress goes;
+    ``reference`` is TorchAir's own backend for the aclgraph check."""
     from fxlab.capture import capture_trace, load_model
     from fxlab.capture.torch_logs import torch_warnings_as_notes
     from fxlab.viz.safe_text import plain
@@ -87,6 +89,7 @@ def capture_model(
                 soc=soc,
                 dynamic=dynamic,
                 ranks=ranks,
+                reference=reference,
             )
     except SystemExit as exc:  # only the user's code exits while fxlab runs it
         raise FxlabError(

@@ -82,6 +82,22 @@ class LazyNpugraphEx:
         return self.package
 
 
+def aclgraph_reference(side: TorchAirSide | None, torchair_path: Path | None, soc: str = "Ascend910B2") -> Any:
+    """TorchAir's own backend for the aclgraph check: in ``side``'s session with
+    ``--converter torchair``, else from TorchAir's sources when they are found (None: the
+    check then says it could not tell whose graph a mismatch is)."""
+    from fxlab.compat.torchair_backend_run import TorchAirBackend
+
+    if side is not None:
+        return TorchAirBackend(side.torchair, side.npugraph_ex.get if side.npugraph_ex is not None else None, soc=soc)
+    from fxlab.compat.torchair_copies import TorchAirNotFoundError, find_torchair
+
+    try:
+        return TorchAirBackend(path=find_torchair(torchair_path), soc=soc)
+    except TorchAirNotFoundError:
+        return None
+
+
 class TorchAirSide:
     """TorchAir's own code for the capture (:class:`fxlab.capture.pipeline.TorchAirCode`):
     ``convert`` builds a graph's GE graph, ``aclgraph`` runs its aclgraph passes."""

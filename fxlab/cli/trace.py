@@ -9,7 +9,7 @@ import typer
 
 from fxlab.cli import console
 from fxlab.cli.common import EntryOpt, ModeOpt, ModelArg, PluginOpt, capture_model, parse_stages
-from fxlab.cli.converter_choice import ascend_ir_converter, check_converter
+from fxlab.cli.converter_choice import aclgraph_reference, ascend_ir_converter, check_converter
 from fxlab.cli.stage_printing import print_views
 from fxlab.cli.app import app
 from fxlab.ir.json_values import dumps_strict
@@ -205,6 +205,7 @@ def _capture_and_save(
                 mode=mode,
                 soc=soc,
                 dynamic=dynamic,
+                reference=aclgraph_reference(convert, torchair_path, soc),
             )
         if staged is not None:
             save_trace(trace, staged.folder)

@@ -11,11 +11,11 @@ CPU machine its native parts are stood in (:mod:`fxlab.compat.torchair_loader`).
 
 Where TorchAir's first call of a compiled graph would capture the ACL graph
 (``_CompiledFxGraph.__call__``: generate the capture module, import it, capture and
-replay), the run records the graph TorchAir would capture and its capture code, runs
-that graph on CPU on copies of the call's inputs (its eager kernels, what the replay
-launches, in the same order), then runs aot_autograd's functional graph on the real
-inputs, so the model goes on as compiled code would and later Dynamo graphs are reached.
-Each graph's record says what TorchAir's graph computed on the inputs it was given.
+replay), the run records the graph TorchAir would capture, its capture code and its graph
+after each of its passes, keeps the call's inputs, and runs aot_autograd's functional
+graph on them, so the model goes on as compiled code would and later Dynamo graphs are
+reached; what that graph computed is kept beside the inputs, to run TorchAir's graph
+against (:mod:`fxlab.capture.aclgraph_blame`).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from __future__ import annotations
 import contextlib
 import copy
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -31,10 +32,10 @@ import torch.fx as fx
 from fxlab.capture.aclgraph_compare import ReferenceGraph, ReferenceRun
 from fxlab.capture.as_npu import resolve_sdpa_as_on_npu
 from fxlab.capture.check import clone_tree
-from fxlab.capture.graph_check import run_on_cpu
 from fxlab.compat.aclgraph_bridge import register_patterns, torchair_config
 from fxlab.compat.native_standins.torch_npu_runtime import DEFAULT_SOC, torch_npu_present
 from fxlab.compat.torchair_state import fresh_compile_state, package_module, patched_once
+from fxlab.errors import FxlabError
 from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions
 
 
@@ -170,10 +171,10 @@ def _capture_code(compiled: Any) -> str | None:
 
 
 class _FirstCall:
-    """What aot_autograd calls in place of TorchAir's ``_CompiledFxGraph``: on the first
-    call, TorchAir's graph runs on CPU on copies of the inputs (its kernels, in the order
-    the ACL graph replays them); every call then runs aot's functional graph, which is
-    what the compiled model computes."""
+    """What aot_autograd calls in place of TorchAir's ``_CompiledFxGraph``: every call runs
+    aot's functional graph, which is what the compiled model computes; the first call's
+    inputs and results are kept, to run TorchAir's graph on (on CPU, its ops' kernels in
+    the order the ACL graph replays them)."""
 
     def __init__(self, record: ReferenceGraph) -> None:
         self.record = record
@@ -183,10 +184,37 @@ class _FirstCall:
         first = record.inputs is None
         if first:
             record.inputs = clone_tree(list(args))
-            record.inputs_after = clone_tree(list(args))
-            record.run = run_on_cpu(record.fx_graph, record.inputs_after, record.emulated)
         outputs = record.functional(*args)
         if first:
             record.expected_outputs = clone_tree(list(outputs))
             record.expected_inputs_after = clone_tree(list(args))
         return outputs
+
+
+class TorchAirBackend:
+    """TorchAir's own backend for the aclgraph check (:data:`fxlab.capture.pipeline.
+    AclGraphReference`): run in a TorchAir session already open (``--converter torchair``;
+    ``npugraph_ex`` gives npugraph_ex's package when asked), or in one opened for each run
+    from the sources at ``path`` (None: found as ``fxlab torchair fetch`` put them)."""
+
+    def __init__(
+        self, torchair: Any = None, npugraph_ex: Callable[[], Any] | None = None, path: Path | None = None, soc: str = DEFAULT_SOC
+    ) -> None:
+        self.torchair, self.npugraph_ex, self.path, self.soc = torchair, npugraph_ex, path, soc
+
+    def __call__(self, loaded: Any, options: TorchAirOptions, dynamic: bool | None) -> ReferenceRun:
+        calls = [(loaded.args, loaded.kwargs), *loaded.more_inputs]
+        if self.torchair is not None:
+            npugraph_ex = self.npugraph_ex() if options.mode == NPUGRAPH_EX and self.npugraph_ex is not None else None
+            return run_torchair_backend(loaded.fn, calls, options, self.torchair.package, npugraph_ex, dynamic=dynamic, soc=self.soc)
+        from fxlab.compat.bridge import open_torchair
+        from fxlab.compat.npugraph_ex_loader import locate_npugraph_ex, npugraph_ex_session
+
+        try:
+            with open_torchair(self.path) as torchair, contextlib.ExitStack() as stack:
+                npugraph_ex = None
+                if options.mode == NPUGRAPH_EX:
+                    npugraph_ex = stack.enter_context(npugraph_ex_session(locate_npugraph_ex(torchair.report.path)))
+                return run_torchair_backend(loaded.fn, calls, options, torchair.package, npugraph_ex, dynamic=dynamic, soc=self.soc)
+        except FxlabError as exc:  # its sources did not load: the check says so
+            return ReferenceRun(backend_name(options), error=str(exc))

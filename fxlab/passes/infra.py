@@ -116,11 +116,14 @@ class PassManager(Generic[G]):
         self.passes: list[NamedPass[G]] = list(passes)
         self.lint = lint
 
-    def run(self, graph: G) -> tuple[G, list[PassRecord]]:
+    def run(self, graph: G, after_each: Callable[[str, G], None] | None = None) -> tuple[G, list[PassRecord]]:
+        """``after_each(name, graph)`` sees the graph after each pass (to keep a copy)."""
         records: list[PassRecord] = []
         for step in self.passes:
             graph, record = self._run_one(step, graph)
             records.append(record)
+            if after_each is not None:
+                after_each(step.name, graph)
         return graph, records
 
     def _run_one(self, step: NamedPass[G], graph: G) -> tuple[G, PassRecord]:

@@ -19,9 +19,12 @@ from pathlib import Path
 from typing import Any
 
 TABLE_PATH = Path(__file__).with_name("torchair_converters.json")
-# How a pass's note begins when it names something TorchAir's own pass gets wrong (fxlab's
-# pass does the same, to give TorchAir's graph): the checks quote these notes beside the
-# mismatch they cause.
+# How a pass's note begins when it names a rewrite that may make the graph compute other
+# values than the model (fxlab's pass does what TorchAir's does, to give TorchAir's
+# graph): the aclgraph check quotes these notes beside a mismatch they may cause.
+HAZARD = "hazard"
+# How the aclgraph check begins a mismatch TorchAir's own backend, run end to end on the
+# same model, is shown to make: only then is a fault said to be TorchAir's.
 TORCHAIR_FAULT = "TorchAir fault"
 CONVERTS, REFUSES, NO_CONVERTER = "converts", "refuses", "no converter"
 # torch's own operator namespaces. TorchAir converts their ops only with a registered

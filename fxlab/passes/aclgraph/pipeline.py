@@ -110,9 +110,11 @@ def _builder(gm: fx.GraphModule, shapes: list[SymShapeBuilder]) -> SymShapeBuild
     return shapes[0]
 
 
-def aclgraph_graph(functional: fx.GraphModule, options: TorchAirOptions, index: int = 0) -> AclGraphResult:
+def aclgraph_graph(
+    functional: fx.GraphModule, options: TorchAirOptions, index: int = 0, snapshots: list[tuple[str, fx.GraphModule]] | None = None
+) -> AclGraphResult:
     """A copy of ``functional`` through TorchAir's aclgraph passes; the functional graph is
-    left as it was."""
+    left as it was. ``snapshots`` gets a copy of the graph after each pass."""
     from fxlab.passes.aclgraph.capture_code import capture_code, read_inputs
 
     gm = copy_graph_module(functional)
@@ -127,7 +129,8 @@ def aclgraph_graph(functional: fx.GraphModule, options: TorchAirOptions, index: 
     ]
     info.mutated_user_inputs = mutated_user_inputs(gm)
     with compiler_dispatch_state(inputs):  # as aot_autograd calls TorchAir's compiler
-        gm, records = PassManager(passes).run(gm)
+        keep = None if snapshots is None else (lambda name, graph: snapshots.append((name, copy_graph_module(graph))))
+        gm, records = PassManager(passes).run(gm, keep)
     read_inputs(gm, info)
     gm.recompile()
     records.insert(0, PassRecord("replace_stream_event_pass", False, notes=[STREAM_EVENT_NOTE]))
