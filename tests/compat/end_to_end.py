@@ -52,8 +52,12 @@ def sides(torchair_path: Any) -> Iterator[Any]:
         yield TorchAirSide(torchair, "Ascend910B2", LazyNpugraphEx(torchair, stack))
 
 
-def compare(side: Any, path: Path, mode: str, entry: str | None = None, plugins: list[Path] | None = None) -> Comparison:
-    """Capture the model at ``path`` once in ``mode`` and compare it with TorchAir's own run."""
+def compare(
+    side: Any, path: Path, mode: str, entry: str | None = None, plugins: list[Path] | None = None, with_torch_npu: bool = False
+) -> Comparison:
+    """Capture the model at ``path`` once in ``mode`` and compare it with TorchAir's own run.
+    ``with_torch_npu`` imports torch_npu first (fxlab's stand-in), as transformers does in
+    the process ``fxlab trace`` runs a model of it in."""
     from fxlab.capture import capture_trace, load_model
     from fxlab.capture.compile_options import compile_options
     from fxlab.capture.torchair_config import ACLGRAPH_STAGES
@@ -65,6 +69,8 @@ def compare(side: Any, path: Path, mode: str, entry: str | None = None, plugins:
     npugraph_ex = side.npugraph_ex.get() if mode == "npugraph_ex" else None
     package = npugraph_ex if npugraph_ex is not None else side.torchair.package
     with compat_layer():
+        if with_torch_npu:
+            import torch_npu  # noqa: F401
         loaded = load_model(path, entry=entry, plugins=plugins or [])
         with fresh_compile_state(package):  # as in the process `fxlab trace` runs in
             trace = capture_trace(loaded, stages=ACLGRAPH_STAGES, converter=side, mode=mode)
