@@ -45,6 +45,7 @@ class ReferenceGraph:
     inputs: list[Any] | None = None
     expected_outputs: list[Any] | None = None
     expected_inputs_after: list[Any] | None = None
+    concrete: Any = None  # TorchAir's concrete graph object (its GE graph in max-autotune)
 
 
 @dataclass

@@ -39,6 +39,14 @@ from fxlab.errors import FxlabError
 from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions
 
 
+def _first_words(exc: BaseException) -> str:
+    """The exception's type and first line; Dynamo's wrapper says only which backend
+    raised, so the backend's own exception is said instead."""
+    cause = getattr(exc, "inner_exception", None) or exc
+    lines = [line for line in str(cause).strip().splitlines() if line.strip()]
+    return f"{type(cause).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+
+
 def as_on_npu(backend: Callable[..., Any]) -> Callable[..., Any]:
     """``backend`` given each Dynamo graph with the device-dependent choices an NPU machine
     makes before any backend sees the graph (torch_npu's SDPA kernel: fxlab.capture.as_npu),
@@ -97,14 +105,14 @@ def run_torchair_backend(
     run = ReferenceRun(backend_name(options))
     torch._dynamo.reset()
     try:
-        with torch_npu_present(soc), patched_once(package), fresh_compile_state(package), _stopped_before_capture(package, run):
+        with torch_npu_present(soc), patched_once(package), fresh_compile_state(package), _scopes_told(package), _stopped_before_capture(package, run):
             backend = as_on_npu(package.get_npu_backend(compiler_config=config))
             compiled = torch.compile(fn, backend=backend, dynamic=dynamic)
             with torch.no_grad():
                 for args, kwargs in calls:
                     compiled(*clone_tree(args), **clone_tree(kwargs))
     except Exception as exc:  # noqa: BLE001 - the graphs compiled before the failure are still TorchAir's
-        run.error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        run.error = _first_words(exc)
     finally:
         torch._dynamo.reset()
     return run
@@ -123,8 +131,11 @@ def _stopped_before_capture(package: Any, run: ReferenceRun) -> Iterator[None]:
         with torch.utils._mode_utils.no_dispatch():
             functional = copy.deepcopy(gm)
         snapshots.clear()
+        if self.config.mode.value == "max-autotune":  # the GE graph takes its inputs as on an NPU machine
+            gm, example_inputs = _on_device(gm, example_inputs)
         compiled = original(self, gm, example_inputs)
-        record = ReferenceGraph(len(run.graphs), functional, compiled.runner.fx_graph, _capture_code(compiled), list(snapshots))
+        concrete = compiled.runner
+        record = ReferenceGraph(len(run.graphs), functional, concrete.fx_graph, _capture_code(compiled), list(snapshots), concrete=concrete)
         run.graphs.append(record)
         return _FirstCall(record)
 
@@ -134,6 +145,49 @@ def _stopped_before_capture(package: Any, run: ReferenceRun) -> Iterator[None]:
             yield
     finally:
         compiler._NpuFxCompiler.__call__ = original
+
+
+@contextlib.contextmanager
+def _scopes_told(package: Any) -> Iterator[None]:
+    """TorchAir's GE conversion executes each scope marker (``need_execute=True``) for its
+    kernel to push the scope's attrs onto TorchAir's scope-attr stack. Where fxlab defined
+    the ``air`` markers first, fxlab's kernels run: for the block they tell TorchAir's
+    stack too, as its own kernels would."""
+    import fxlab.scope
+
+    try:
+        attrs = package_module(package, "scope._scope_attr")
+    except ImportError:  # npugraph_ex has no GE conversion
+        yield
+        return
+    listener = (attrs.scope_enter, attrs.scope_exit)
+    fxlab.scope.EXECUTED_SCOPE_LISTENERS.append(listener)
+    try:
+        yield
+    finally:
+        fxlab.scope.EXECUTED_SCOPE_LISTENERS.remove(listener)
+
+
+def _on_device(gm: fx.GraphModule, example_inputs: list[Any]) -> tuple[fx.GraphModule, list[Any]]:
+    """The graph and its inputs as TorchAir's compiler gets them on an NPU machine: the
+    inputs on the device (TorchAir makes a host input of a CPU tensor, with another GE
+    graph), and the tensors the graph creates there too, as the bridge places them
+    (:func:`fxlab.compat.bridge.device_inputs`); fake tensors of the graph's own fake mode."""
+    from torch._guards import detect_fake_mode
+
+    from fxlab.compat.bridge import DEVICE, place_created_tensors_on_device
+
+    mode = detect_fake_mode(example_inputs)
+    if mode is None:
+        return gm, example_inputs
+    with torch.utils._mode_utils.no_dispatch():
+        placed = copy.deepcopy(gm)
+    place_created_tensors_on_device(placed)
+    with mode:
+        inputs = [
+            torch.empty_strided(v.shape, v.stride(), dtype=v.dtype, device=DEVICE) if isinstance(v, torch.Tensor) else v for v in example_inputs
+        ]
+    return placed, inputs
 
 
 @contextlib.contextmanager
