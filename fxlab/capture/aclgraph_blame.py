@@ -93,7 +93,9 @@ class AclGraphJudge:
             return GraphVerdict((mismatches or own) + [self._torchairs(graph, theirs, own)] + _hazards(graph))
         if mismatches:
             return GraphVerdict(mismatches + [self._run_differs(graph)])
-        return GraphVerdict(compared_with=f"the same graph and capture code as {found.backend} makes, run end to end from TorchAir's sources")
+        return GraphVerdict(
+            compared_with=f"the same graph and capture code as {found.backend} makes, run end to end from TorchAir's sources"
+        )
 
     # -- the graph is not TorchAir's --------------------------------------------------------
     def _differs(self, graph: GraphTrace, theirs: ReferenceGraph, difference: str) -> str:
@@ -114,7 +116,9 @@ class AclGraphJudge:
     def _torchairs(self, graph: GraphTrace, theirs: ReferenceGraph, own: list[str]) -> str:
         assert self.reference is not None
         backend = self.reference.run.backend
-        good, bad = _first_wrong(graph, theirs.passes, theirs.inputs or [], theirs.expected_outputs or [], theirs.expected_inputs_after or [])
+        good, bad = _first_wrong(
+            graph, theirs.passes, theirs.inputs or [], theirs.expected_outputs or [], theirs.expected_inputs_after or []
+        )
         where = f"; its graph computes the model's values after {good} and not after {bad}" if good and bad else ""
         fixes = self._workarounds(graph, theirs, bad)
         fix = f"; {' or '.join(fixes)}, its graph computes the model's values (each proven by another run of its backend)" if fixes else ""
@@ -131,7 +135,8 @@ class AclGraphJudge:
         fixes = []
         for name in _changed_up_to(theirs.passes, bad):
             field, torchair_line, npugraph_ex_line = SWITCHES[name]
-            again = self.reference.again(dataclasses.replace(self.options, **{field: False}))
+            switched: dict[str, Any] = {field: False}
+            again = self.reference.again(dataclasses.replace(self.options, **switched))
             other = again.graphs[graph.index] if graph.index < len(again.graphs) else None
             if other is not None and not _own_run(graph, other):
                 fixes.append(f"with {npugraph_ex_line if self.options.mode == NPUGRAPH_EX else torchair_line} (no {name})")

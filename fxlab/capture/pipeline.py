@@ -154,7 +154,9 @@ def capture_trace(
             trace.notes.append(f"graph {captured.index}: the aten stage was traced separately with make_fx ({captured.aten_retraced}).")
     _check_custom_ops(trace, recorder)
     judge = _judge(loaded, options, compiling.dynamic, reference if ranks is None else None)
-    _set_check(trace, _checked_stage(trace.stages), _verify(trace, recorder, verify, say, not_executed, ranks, log.first_call_graphs(), judge))
+    _set_check(
+        trace, _checked_stage(trace.stages), _verify(trace, recorder, verify, say, not_executed, ranks, log.first_call_graphs(), judge)
+    )
     check_later_calls(log, lambda graphs, runs: _verify(trace, runs, verify, say, not_executed, only=graphs, judge=judge))
     _check_user_passes(trace, recorder, say)
     trace.status = _status(trace)

@@ -61,7 +61,7 @@ def as_on_npu(backend: Callable[..., Any]) -> Callable[..., Any]:
 
 def backend_name(options: TorchAirOptions) -> str:
     if options.mode == NPUGRAPH_EX:
-        return "npugraph_ex's own backend (npugraph_ex.get_npu_backend, what backend=\"npugraph_ex\" runs)"
+        return 'npugraph_ex\'s own backend (npugraph_ex.get_npu_backend, what backend="npugraph_ex" runs)'
     return f"TorchAir's own backend (torchair.get_npu_backend, mode {options.mode})"
 
 
@@ -105,7 +105,13 @@ def run_torchair_backend(
     run = ReferenceRun(backend_name(options))
     torch._dynamo.reset()
     try:
-        with torch_npu_present(soc), patched_once(package), fresh_compile_state(package), _scopes_told(package), _stopped_before_capture(package, run):
+        with (
+            torch_npu_present(soc),
+            patched_once(package),
+            fresh_compile_state(package),
+            _scopes_told(package),
+            _stopped_before_capture(package, run),
+        ):
             backend = as_on_npu(package.get_npu_backend(compiler_config=config))
             compiled = torch.compile(fn, backend=backend, dynamic=dynamic)
             with torch.no_grad():
@@ -185,7 +191,8 @@ def _on_device(gm: fx.GraphModule, example_inputs: list[Any]) -> tuple[fx.GraphM
     place_created_tensors_on_device(placed)
     with mode:
         inputs = [
-            torch.empty_strided(v.shape, v.stride(), dtype=v.dtype, device=DEVICE) if isinstance(v, torch.Tensor) else v for v in example_inputs
+            torch.empty_strided(v.shape, v.stride(), dtype=v.dtype, device=DEVICE) if isinstance(v, torch.Tensor) else v
+            for v in example_inputs
         ]
     return placed, inputs
 

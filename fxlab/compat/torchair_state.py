@@ -228,7 +228,10 @@ def package_module(package: types.ModuleType, name: str) -> Any:
 # counter ("graph_<n>"), the tagged events its passes register, the size expressions
 # its capture reads. A user's process starts with none of it.
 _GRAPH_COUNTER = ("npu_fx_compiler", "_GLOBAL_GRAPH_ID")
-_REGISTRIES = (("_acl_concrete_graph.graph_pass", "_GLOBAL_SCOPE_TAG_TO_EVENT"), ("_acl_concrete_graph.acl_graph", "_GLOBAL_SYM_EXPR_2_NODE_MAP"))
+_REGISTRIES = (
+    ("_acl_concrete_graph.graph_pass", "_GLOBAL_SCOPE_TAG_TO_EVENT"),
+    ("_acl_concrete_graph.acl_graph", "_GLOBAL_SYM_EXPR_2_NODE_MAP"),
+)
 
 
 @contextlib.contextmanager
@@ -267,5 +270,3 @@ def patched_once(package: Any) -> Iterator[None]:
     finally:
         tables.restore()
         patch.has_run = has_run
-
-

@@ -337,6 +337,8 @@ def _main(info: CaptureInfo) -> str:
         else:
             lines.append(f"    {info.input_names[index]} = {expr}")
     for index, meta in _tensor_inputs(info):
-        lines.append(f"    {info.input_names[index]} = rand_strided({tuple(meta.shape)},{meta.stride()},device ='npu:0',dtype ={meta.dtype})")
+        lines.append(
+            f"    {info.input_names[index]} = rand_strided({tuple(meta.shape)},{meta.stride()},device ='npu:0',dtype ={meta.dtype})"
+        )
     lines.append(f"    return kernel({', '.join(info.input_names)})")
     return "\n".join(lines) + "\n"
