@@ -55,7 +55,9 @@ def test_readers_on_two_streams_keep_the_op_functional():
     assert _targets(same_stream)["add"] == "aten.add_.Tensor"
 
 
-def test_a_dropped_scatter_hands_its_readers_the_view_as_torchair_does_and_says_so():
+def test_outside_the_compilers_dispatch_state_a_dropped_scatter_hands_its_readers_the_view_and_says_so():
+    # TorchAir's code path when the view replay succeeds: never in its own runs (its
+    # compiler runs with aot_autograd's fake mode entered; see the next test).
     def f(x):
         v = x + x
         v[1:] = 0.5
@@ -70,6 +72,29 @@ def test_a_dropped_scatter_hands_its_readers_the_view_as_torchair_does_and_says_
         "TorchAir's reinplace_inplaceable_ops replaces a dropped aten.slice_scatter.default by the re-inplaced op's input, "
         "torch's own pass by the scatter's base"
     ]
+
+
+def test_in_the_compilers_dispatch_state_the_scatter_is_written_in_place_and_the_fill_stays():
+    from fxlab.passes.compiler_mode import compiler_dispatch_state
+
+    def f(x):
+        v = x + x
+        v[1:] = 0.5
+        return (v,)
+
+    gm = functional_graph(f, torch.randn(4, 4))
+    inputs = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
+    with compiler_dispatch_state(inputs) as mode:
+        assert mode is not None
+        result = reinplace_inplaceable_ops(gm, inputs)
+    targets = _targets(gm)
+    assert targets["fill"] == "aten.fill.Tensor" and "slice_scatter" not in targets
+    assert [r for r in result.notes if "slice_scatter" in r] == ["slice_scatter: aten.slice_scatter.default -> aten.slice.Tensor + copy_"]
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    assert [a.name for a in output.args[0]] == ["add"]  # the whole tensor, as the model returns it
+    assert not [n for n in result.notes if n.startswith(SCATTER_READ_HAZARD)]
+    x = torch.randn(4, 4)
+    torch.testing.assert_close(gm(torch.tensor(0.5), x)[0], f(x.clone())[0])  # the lifted 0.5 comes first
 
 
 def test_an_op_reading_memory_it_would_write_is_rewritten_as_torchair_does_and_noted():
