@@ -102,8 +102,8 @@ class AclGraphJudge:
         backend = self.reference.run.backend if self.reference is not None else "TorchAir's own backend"
         return (
             f"graph {graph.index}: {INTERNAL_ERROR}: fxlab's aclgraph graph is not the one {backend} makes on this model (run end to "
-            f"end from TorchAir's sources in this check): {_where_they_part(graph, theirs, self.options)}; first difference "
-            f"(TorchAir's line first): {difference.lstrip('-+')}. {REPORT}"
+            f"end from TorchAir's sources in this check): {_where_they_part(graph, theirs, self.options)}; first difference: "
+            f"{'TorchAir' if difference.startswith('-') else 'fxlab'} has {difference[1:]}. {REPORT}"
         )
 
     def _run_differs(self, graph: GraphTrace) -> str:
