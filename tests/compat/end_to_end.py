@@ -84,7 +84,7 @@ def compare(
         with fresh_compile_state(package):  # as in the process `fxlab trace` runs in
             trace = capture_trace(loaded, stages=ACLGRAPH_STAGES, converter=side, mode=mode, reference=backend)
         comparison = Comparison(trace, backend(loaded, trace.options, compile_options(loaded.module, loaded.name).dynamic))
-        for graph, theirs in zip(trace.graphs, reference.graphs):
+        for graph, theirs in zip(trace.graphs, comparison.reference.graphs):
             ours = aclgraph_graph(graph.modules["functional"], trace.options, graph.index)
             comparison.builtin[graph.index] = differences(ours.gm, ours.capture_code, theirs)
             comparison.bridge[graph.index] = differences(graph.modules["aclgraph"], graph.capture_code, theirs)
