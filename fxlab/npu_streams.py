@@ -196,6 +196,7 @@ def graph_pool_handle() -> tuple[int, int]:
 
 # torch_npu's own homes of the three calls, where FX finds their printed names.
 current_stream.__module__ = "torch_npu.npu.utils"
+set_stream.__module__ = "torch_npu.npu.utils"
 get_stream_limit.__module__ = "torch_npu.npu.npu_config"
 set_stream_limit.__module__ = "torch_npu.npu.npu_config"
 STREAM_CALLS = (current_stream, get_stream_limit, set_stream_limit)

@@ -23,7 +23,7 @@ works inside ``torch.compile``'d code exactly like TorchAir's own ``_Scope``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -71,16 +71,26 @@ def active_scope_stack() -> list[dict[str, str]]:
     return list(getattr(_EAGER, "stack", []))
 
 
+# Who else is told of a scope executed (``need_execute=True``): TorchAir's own scope-attr
+# stack while its GE conversion walks a graph whose markers fxlab defined first (its own
+# kernels would have pushed there): (enter(keys, values), exit()) pairs.
+EXECUTED_SCOPE_LISTENERS: list[tuple[Callable[[list[str], list[str]], Any], Callable[[], Any]]] = []
+
+
 def _eager_enter(keys: Sequence[str], values: Sequence[str], need_execute: bool = False) -> None:
     if need_execute:
         if not hasattr(_EAGER, "stack"):
             _EAGER.stack = []
         _EAGER.stack.append(dict(zip(keys, values)))
+        for enter, _ in EXECUTED_SCOPE_LISTENERS:
+            enter(list(keys), list(values))
 
 
 def _eager_exit(need_execute: bool = False) -> None:
     if need_execute and getattr(_EAGER, "stack", None):
         _EAGER.stack.pop()
+        for _, leave in EXECUTED_SCOPE_LISTENERS:
+            leave()
 
 
 def _library(namespace: str) -> torch.library.Library:

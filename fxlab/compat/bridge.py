@@ -89,7 +89,24 @@ COLLECTIVE_CONVERTER_MODULES = (
 )
 
 
+# TorchAir's hcom_broadcast names the operator it defines (``op_broadcast``, the name
+# ``Library.define`` returns) only when it defines it, and hcom_allgather imports that
+# name. When fxlab's compat layer defined TorchAir's npu_define operators first (a model
+# ran before TorchAir was loaded: the aclgraph check's own run of TorchAir's backend), the
+# name is given as TorchAir's define would have returned it.
+PREDEFINED_NAMES = (("_ge_concrete_graph.ge_converter.experimental.hcom_broadcast", "op_broadcast", "broadcast"),)
+
+
+def _name_predefined_operators(torchair: LoadedTorchAir) -> None:
+    for module_name, attr, operator in PREDEFINED_NAMES:
+        with contextlib.suppress(Exception):  # a module that does not load is reported where it is imported
+            module = torchair.module(module_name)
+            if not hasattr(module, attr) and hasattr(torch.ops.npu_define, operator):
+                setattr(module, attr, operator)
+
+
 def _load_collective_converters(torchair: LoadedTorchAir) -> None:
+    _name_predefined_operators(torchair)
     for name in COLLECTIVE_CONVERTER_MODULES:
         try:
             torchair.module(name)

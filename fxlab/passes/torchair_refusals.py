@@ -23,9 +23,12 @@ import torch
 from fxlab.passes.conversion_result import target_text
 
 TABLE_PATH = Path(__file__).with_name("torchair_converters.json")
-# How a pass's note begins when it names something TorchAir's own pass gets wrong (fxlab's
-# pass does the same, to give TorchAir's graph): the checks quote these notes beside the
-# mismatch they cause.
+# How a pass's note begins when it names a rewrite that may make the graph compute other
+# values than the model (fxlab's pass does what TorchAir's does, to give TorchAir's
+# graph): the aclgraph check quotes these notes beside a mismatch they may cause.
+HAZARD = "hazard"
+# How the aclgraph check begins a mismatch TorchAir's own backend, run end to end on the
+# same model, is shown to make: only then is a fault said to be TorchAir's.
 TORCHAIR_FAULT = "TorchAir fault"
 # What TorchAir's _valid_graph (npu_fx_compiler.py) raises, before converting a graph, for a
 # scope marker without its pair in that graph (the start of each message).

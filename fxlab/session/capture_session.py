@@ -28,7 +28,8 @@ from fxlab.capture.trace import Trace
 from fxlab.compat.collectives import torchair_collectives
 from fxlab.compat.layer import compat_layer
 from fxlab.errors import FxlabError, UsageError
-from fxlab.session.torchair_side import TorchAirSide, torchair_side
+from fxlab.compat.torchair_backend_run import TorchAirBackend
+from fxlab.session.torchair_side import TorchAirSide, aclgraph_reference, torchair_side
 
 Say = Callable[[str], None]
 
@@ -89,7 +90,8 @@ class CaptureSession:
             if after_load is not None:
                 after_load()
             converter = self.torchair if self.request.converter == "torchair" else None
-            captured = capture_trace(loaded, self.request, torchair=converter, ranks=ranks, progress=self.progress)
+            reference = self._aclgraph_reference(converter) if ranks is None else None
+            captured = capture_trace(loaded, self.request, torchair=converter, ranks=ranks, progress=self.progress, reference=reference)
         except FxlabError as exc:
             better = self._compat.explain(exc) if self._compat is not None else None
             if better is None:
@@ -103,6 +105,13 @@ class CaptureSession:
         notes = captured.trace.notes
         notes.extend(note for note in self._torch_notes if note not in notes)
         return captured
+
+
+    def _aclgraph_reference(self, converter: TorchAirSide | None) -> TorchAirBackend | None:
+        """TorchAir's own backend, for the aclgraph check to compare graphs with and to say
+        whose graph a mismatch is: run when TorchAir's sources are found (the check runs it
+        only on the aclgraph path, and only when a graph is judged)."""
+        return aclgraph_reference(converter, self.request.torchair_path, self.request.soc.name)
 
 
 def capture(request: TraceRequest, progress: Say | None = None, note: Say | None = None, warn: Say | None = None) -> Capture:
