@@ -29,3 +29,9 @@ class OutputError(FxlabError):
 
 class UsageError(FxlabError):
     """A bad option value (an unknown stage, a bad core count, ...)."""
+
+
+class NpuNotEmulated(FxlabError):
+    """A script running on the CPU that stands in for the NPU called something only an NPU
+    can do (an ACL graph capture, a raw device pointer); the message names the call and
+    the script's line."""

@@ -13,12 +13,21 @@ defined them, and the three ``torch.npu`` functions as CPU stand-ins that keep t
 they are given, so a graph after TorchAir's passes runs on CPU. The functions carry
 torch_npu's module names, so FX prints a graph calling them exactly as it prints one
 calling torch_npu's (``torch_npu_npu_utils_current_stream``).
+
+The streams and events are also what a script written for an NPU gets from ``torch.npu``
+when fxlab runs it on CPU (:mod:`fxlab.compat.npu_device`): ``Stream``, ``Event``,
+``stream(s)``, ``set_stream``, ``current_stream``, ``default_stream``. The CPU runs every
+op in order, so waits, records and synchronizes have nothing to order and return at
+once; what the script computes is what its streams would compute.
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import threading
-from dataclasses import dataclass, field
+import time
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import torch
@@ -26,40 +35,148 @@ from torch.fx.node import has_side_effect
 
 # The limits a stream starts with when none was set: "no limit" (TorchAir reads 0 as unset).
 UNLIMITED = 0
+NPU_DEVICE_TYPE = 20  # PrivateUse1, the NPU's device type in torch_npu
 
 
-@dataclass
-class Stream:
-    """A stream as TorchAir's generated code reads it: its id, device and core limits."""
+class Stream(torch.Stream):
+    """``torch.npu.Stream`` on CPU: its id, device and core limits, as TorchAir's generated
+    code reads them. Everything runs in order on the CPU, so a wait or a synchronize has
+    nothing to wait for: it returns at once, and what the script computes is unchanged.
+    A ``torch.Stream`` (of the CPU), so that ``tensor.record_stream(s)`` takes it."""
 
-    stream_id: int = 0
-    device_index: int = 0
-    device_type: int = 20  # PrivateUse1, the NPU's device type in torch_npu
-    limits: dict[str, int] = field(default_factory=lambda: {"cube_core_num": UNLIMITED, "vector_core_num": UNLIMITED})
+    _next_id = itertools.count(1)
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Stream:
+        return super().__new__(cls, device="cpu")
+
+    def __init__(
+        self,
+        device: Any = None,
+        priority: int = 0,
+        *,
+        stream_id: int | None = None,
+        device_index: int = 0,
+        device_type: int = NPU_DEVICE_TYPE,
+    ) -> None:
+        self._ids = (next(Stream._next_id) if stream_id is None else int(stream_id), int(device_index), int(device_type))
+        self.priority = int(priority)
+        self.limits = {"cube_core_num": UNLIMITED, "vector_core_num": UNLIMITED}
+
+    # torch.Stream's own read-only fields describe the CPU stream beneath; these are the NPU's.
+    @property
+    def stream_id(self) -> int:  # type: ignore[override]
+        return self._ids[0]
+
+    @property
+    def device_index(self) -> int:  # type: ignore[override]
+        return self._ids[1]
+
+    @property
+    def device_type(self) -> int:  # type: ignore[override]
+        return self._ids[2]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Stream) and self._ids == other._ids
+
+    def __ne__(self, other: object) -> bool:  # torch.Stream's own compares the CPU stream beneath
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self._ids)
+
+    def __repr__(self) -> str:
+        return f"Stream(stream_id={self.stream_id}, device_index={self.device_index}, device_type={self.device_type})"
+
+    def wait_event(self, event: Any) -> None:
+        return None
+
+    def wait_stream(self, stream: Any) -> None:
+        return None
+
+    def record_event(self, event: Any = None) -> Any:
+        event = Event() if event is None else event
+        event.record(self)
+        return event
+
+    def query(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        return None
 
 
 class Event:
-    """``torch.npu.Event``: ordering between streams; nothing to order on one CPU stream."""
+    """``torch.npu.Event`` on CPU: ordering between streams, with nothing to order on one
+    CPU stream; with ``enable_timing`` it keeps the time it was recorded, so
+    ``elapsed_time`` gives the milliseconds between two records, as on a device."""
+
+    def __init__(self, enable_timing: bool = False, blocking: bool = False, interprocess: bool = False) -> None:
+        self.enable_timing = enable_timing
+        self.recorded_at: float | None = None
 
     def record(self, stream: Any = None) -> None:
-        return None
+        self.recorded_at = time.perf_counter()
 
     def wait(self, stream: Any = None) -> None:
         return None
+
+    def query(self) -> bool:
+        return True
+
+    def synchronize(self) -> None:
+        return None
+
+    def elapsed_time(self, end_event: Event) -> float:
+        """Milliseconds from this event's record to ``end_event``'s."""
+        if not (self.enable_timing and end_event.enable_timing):
+            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
+        if self.recorded_at is None or end_event.recorded_at is None:
+            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+        return (end_event.recorded_at - self.recorded_at) * 1000.0
 
 
 _STATE = threading.local()
 
 
-def _default_stream() -> Stream:
-    if not hasattr(_STATE, "stream"):
-        _STATE.stream = Stream()
-    return _STATE.stream
+def default_stream(device: Any = None) -> Stream:
+    """``torch.npu.default_stream()``: stream 0 of this thread."""
+    if not hasattr(_STATE, "default"):
+        _STATE.default = Stream(stream_id=0)
+    return _STATE.default
 
 
 def current_stream(device: Any = None) -> Stream:
-    """``torch.npu.current_stream()``: on CPU, one stream per thread."""
-    return _default_stream()
+    """``torch.npu.current_stream()``: the stream set last on this thread (the default one
+    until ``torch.npu.stream(s)`` / ``set_stream(s)``)."""
+    return getattr(_STATE, "current", None) or default_stream()
+
+
+def set_stream(stream: Stream | None) -> None:
+    """``torch.npu.set_stream(stream)``."""
+    if stream is not None:
+        _STATE.current = stream
+
+
+class StreamContext:
+    """``torch.npu.stream(s)`` / ``torch.npu.StreamContext(s)``: ``s`` is the current
+    stream inside the block (``None`` changes nothing)."""
+
+    def __init__(self, stream: Stream | None) -> None:
+        self.stream = stream
+        self.previous: Stream | None = None
+
+    def __enter__(self) -> Stream | None:
+        self.previous = current_stream()
+        set_stream(self.stream)
+        return self.stream
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.previous is not None:
+            _STATE.current = self.previous
+
+
+def stream(stream: Stream | None) -> StreamContext:
+    return StreamContext(stream)
 
 
 def get_stream_limit(stream: Stream) -> dict[str, int]:
@@ -79,6 +196,7 @@ def graph_pool_handle() -> tuple[int, int]:
 
 # torch_npu's own homes of the three calls, where FX finds their printed names.
 current_stream.__module__ = "torch_npu.npu.utils"
+set_stream.__module__ = "torch_npu.npu.utils"
 get_stream_limit.__module__ = "torch_npu.npu.npu_config"
 set_stream_limit.__module__ = "torch_npu.npu.npu_config"
 STREAM_CALLS = (current_stream, get_stream_limit, set_stream_limit)
@@ -156,3 +274,24 @@ def set_deterministic_level(level: int) -> None:
 get_deterministic_level.__name__ = get_deterministic_level.__qualname__ = "_get_deterministic_level"
 get_deterministic_level.__module__ = "torch_npu.npu"
 set_deterministic_level.__module__ = "torch_npu.npu"
+
+
+# -- what an operator does while TorchAir captures the ACL graph --------------------------------
+class CaptureStops(RuntimeError):
+    """An operator of an aclgraph graph whose NPU kernel raises: TorchAir's capture of the
+    ACL graph stops there (``air::wait_tensor``'s does). The message says which and why."""
+
+
+# Context managers that give operators, for the block, what their NPU kernels do while the
+# ACL graph is captured, where that differs from their eager meaning on CPU; registered by
+# whoever gave them that eager meaning (fxlab.compat, while a block is open).
+CAPTURE_KERNELS: list[Callable[[], contextlib.AbstractContextManager[Any]]] = []
+
+
+@contextlib.contextmanager
+def as_captured() -> Iterator[None]:
+    """Every operator as the ACL graph's capture on the NPU runs it, for the block."""
+    with contextlib.ExitStack() as stack:
+        for kernels in list(CAPTURE_KERNELS):
+            stack.enter_context(kernels())
+        yield

@@ -23,7 +23,7 @@ works inside ``torch.compile``'d code exactly like TorchAir's own ``_Scope``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -38,6 +38,8 @@ __all__ = [
     "limit_core_num",
     "op_never_timeout",
     "npu_stream_switch",
+    "deterministic",
+    "data_dump",
     "active_scope_stack",
 ]
 
@@ -53,6 +55,9 @@ OP_NEVER_TIMEOUT = "_op_exec_never_timeout"
 USER_STREAM_LABEL = "_user_stream_label"
 USER_STREAM_PRIORITY = "_user_stream_priority"
 ENABLE_INNER_PARALLEL = "_enable_inner_parallel"
+DETERMINISTIC = "_deterministic"
+DETERMINISTIC_LEVEL = "_deterministic_level"
+DATA_DUMP = "torchair_enable_data_dump"
 
 # Eager execution with need_execute=True pushes onto this per-thread stack (TorchAir keeps
 # an equivalent one); graph conversion never reads it, it walks the marker nodes instead.
@@ -66,16 +71,26 @@ def active_scope_stack() -> list[dict[str, str]]:
     return list(getattr(_EAGER, "stack", []))
 
 
+# Who else is told of a scope executed (``need_execute=True``): TorchAir's own scope-attr
+# stack while its GE conversion walks a graph whose markers fxlab defined first (its own
+# kernels would have pushed there): (enter(keys, values), exit()) pairs.
+EXECUTED_SCOPE_LISTENERS: list[tuple[Callable[[list[str], list[str]], Any], Callable[[], Any]]] = []
+
+
 def _eager_enter(keys: Sequence[str], values: Sequence[str], need_execute: bool = False) -> None:
     if need_execute:
         if not hasattr(_EAGER, "stack"):
             _EAGER.stack = []
         _EAGER.stack.append(dict(zip(keys, values)))
+        for enter, _ in EXECUTED_SCOPE_LISTENERS:
+            enter(list(keys), list(values))
 
 
 def _eager_exit(need_execute: bool = False) -> None:
     if need_execute and getattr(_EAGER, "stack", None):
         _EAGER.stack.pop()
+        for _, leave in EXECUTED_SCOPE_LISTENERS:
+            leave()
 
 
 def _library(namespace: str) -> torch.library.Library:
@@ -176,6 +191,18 @@ def npu_stream_switch(stream_tag: str, stream_priority: int = 0, enable_inner_pa
             (ENABLE_INNER_PARALLEL, str(enable_inner_parallel)),
         ]
     )
+
+
+def deterministic(level: int) -> Scope:
+    """Run the ops inside at deterministic ``level`` (0 to 3; 0 turns it off)."""
+    if level not in (0, 1, 2, 3):
+        raise ValueError(f"deterministic level must be 0, 1, 2, or 3, got {level}")
+    return Scope([(DETERMINISTIC, "1" if level > 0 else "0"), (DETERMINISTIC_LEVEL, str(level))])
+
+
+def data_dump() -> Scope:
+    """Dump the data of the ops inside (``torchair_enable_data_dump``, read on the NPU)."""
+    return Scope([(DATA_DUMP, "True")])
 
 
 # The event operators TorchAir's aclgraph passes add beside these markers, defined with

@@ -70,8 +70,24 @@ KNOWN_SOCS: dict[str, SocInfo] = {
 }
 
 
-# The SoC every command stands in when none is named: an Atlas A2 part.
+# The SoC every command stands in and checks core counts against unless told otherwise (an
+# Atlas A2 part; TorchAir's docs quote its platform ini).
 DEFAULT_SOC = "Ascend910B2"
+
+
+def default_soc() -> SocInfo:
+    return KNOWN_SOCS[DEFAULT_SOC]
+
+
+def choose_soc(name: str | None = None, ini: str | Path | None = None) -> SocInfo:
+    """The SoC a command works with: ``--soc NAME`` (a known SoC), ``--soc-ini FILE`` (a
+    CANN platform ini), else :data:`DEFAULT_SOC`. Every command resolves it this way, before
+    anything is captured, so a bad name fails alike everywhere."""
+    if name is not None and ini is not None:
+        raise UsageError("Give either --soc NAME or --soc-ini FILE, not both.")
+    if ini is not None:
+        return read_platform_ini(ini)
+    return soc_by_name(name) if name is not None else default_soc()
 
 
 def soc_by_name(name: str) -> SocInfo:

@@ -23,6 +23,7 @@ import re
 import site
 import sysconfig
 import traceback
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,6 +40,7 @@ class Frame:
     file: str
     line: int
     code: str | None = None
+    function: str | None = None
 
     @property
     def location(self) -> str:
@@ -73,6 +75,25 @@ def source_frame(stack_trace: str) -> tuple[str | None, int | None, str | None]:
     """(file, line, code) of the frame to show; :data:`NO_FRAME` when there is none."""
     frame, _ = source_frames(stack_trace)
     return (frame.file, frame.line, frame.code) if frame is not None else NO_FRAME
+
+
+def user_frame_of(exc: BaseException, foreign: Callable[[str], bool] | None = None) -> Frame | None:
+    """The innermost frame of ``exc``'s traceback in the user's code (a plugin file's
+    converter, say), with its function; ``None`` when every frame is a library's.
+    ``foreign(path)`` says which other files are not the user's (a TorchAir copy)."""
+    for entry in reversed(traceback.extract_tb(exc.__traceback__)):
+        if kind(entry.filename) == USER and not (foreign and foreign(entry.filename)):
+            return Frame(entry.filename, entry.lineno or 0, entry.line or None, entry.name)
+    return None
+
+
+def describe_user_frame(exc: BaseException, foreign: Callable[[str], bool] | None = None) -> str:
+    """``" in fn at file:line (`code`)"`` for :func:`user_frame_of`, or ``""``."""
+    frame = user_frame_of(exc, foreign)
+    if frame is None:
+        return ""
+    code = f" (`{frame.code}`)" if frame.code else ""
+    return f" in {frame.function} at {frame.location}{code}"
 
 
 def library_location(stack_trace: str | None) -> str | None:

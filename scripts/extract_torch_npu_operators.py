@@ -20,11 +20,9 @@ Run from the repository's root, with fxlab importable::
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import sys
-import tempfile
 import zipfile
 from pathlib import Path
 
@@ -37,7 +35,7 @@ from fxlab.compat.torch_npu_ops import (
     SHIPPED_SCHEMA_FILE,
     SHIPPED_SOURCE_FILE,
 )
-from fxlab.compat.torchair_fetch import download_wheel, wheel_facts
+from fxlab.compat.torchair_fetch import wheel_facts, wheel_parser, with_wheel
 
 SCRIPT = "scripts/extract_torch_npu_operators.py"
 LICENSE_NAME = "LICENSE"
@@ -98,17 +96,9 @@ def extract(wheel_path: Path, into: Path) -> dict[str, str | None]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    given = parser.add_mutually_exclusive_group(required=True)
-    given.add_argument("--wheel", type=Path, help="a torch_npu wheel")
-    given.add_argument("--version", help="the torch_npu release to download with pip (e.g. 2.13.0)")
-    parser.add_argument("--out", type=Path, default=SHIPPED_DIR, help=f"where to write (default {SHIPPED_DIR})")
+    parser = wheel_parser(__doc__.splitlines()[0], SHIPPED_DIR, "where to write")
     args = parser.parse_args(argv)
-    if args.wheel is not None:
-        source = extract(args.wheel, args.out)
-    else:
-        with tempfile.TemporaryDirectory(prefix="torch-npu-wheel-") as tmp:
-            source = extract(download_wheel(args.version, Path(tmp)), args.out)
+    source = with_wheel(args.wheel, args.version, lambda wheel: extract(wheel, args.out))
     print(f"torch_npu {source['torch_npu']}'s operator files are in {args.out}")
     return 0
 

@@ -23,6 +23,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "fxlab"
 LAYERS: list[set[str]] = [
     {"errors", "escape", "scope", "npu_streams", "socs", "heap", "stack", "source_lines", "stage_names", "saved_layout", "version", "__init__"},
     {"ir"},
+    {"npu_dumps"},
     {"passes"},
     {"reports"},
     {"ops"},

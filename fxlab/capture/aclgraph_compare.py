@@ -6,11 +6,14 @@ targets, arguments."""
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch.fx as fx
 
 from fxlab.capture.trace import GraphTrace
+from fxlab.passes.torchair_options import TorchAirOptions
 from fxlab.stage_names import ACLGRAPH
 
 
@@ -25,6 +28,59 @@ class TorchAirAclGraph:
     seconds: float = 0.0
 
 
+@dataclass
+class ReferenceGraph:
+    """One Dynamo graph as TorchAir's own backend compiled it, entered as a user enters it
+    (``compat.torchair_backend_run``): the graph aot_autograd handed its compiler
+    (``functional``), the graph it would capture (``fx_graph``), its capture code, its graph
+    after each of its passes (``passes``: TorchAir's own names, in order), and its first
+    call: its inputs, and what the functional graph computed from them (``expected_*``:
+    its outputs, and the inputs as it left them), which is what the compiled model computes."""
+
+    index: int
+    functional: fx.GraphModule
+    fx_graph: fx.GraphModule
+    capture_code: str | None
+    passes: list[tuple[str, fx.GraphModule]] = field(default_factory=list)
+    inputs: list[Any] | None = None
+    expected_outputs: list[Any] | None = None
+    expected_inputs_after: list[Any] | None = None
+    concrete: Any = None  # TorchAir's concrete graph object (its GE graph in max-autotune)
+
+
+@dataclass
+class ReferenceRun:
+    """Every graph TorchAir's backend compiled, in order, and what stopped it if it did;
+    ``backend`` names the backend as a sentence's subject."""
+
+    backend: str
+    graphs: list[ReferenceGraph] = field(default_factory=list)
+    error: str | None = None
+
+
+# TorchAir's own backend run end to end on the traced model with the given options (the
+# trace's, or others to see what a pass switched off changes): compat.torchair_backend_run.
+RunBackend = Callable[[TorchAirOptions], ReferenceRun]
+
+
+class Reference:
+    """TorchAir's own backend on the traced model, run once with the trace's options when
+    first asked for, and again with others on demand."""
+
+    def __init__(self, run_backend: RunBackend, options: TorchAirOptions) -> None:
+        self.run_backend, self.options = run_backend, options
+        self._first: ReferenceRun | None = None
+
+    @property
+    def run(self) -> ReferenceRun:
+        if self._first is None:
+            self._first = self.run_backend(self.options)
+        return self._first
+
+    def again(self, options: TorchAirOptions) -> ReferenceRun:
+        return self.run_backend(options)
+
+
 def graph_signature(gm: fx.GraphModule) -> list[str]:
     """Every node as one line: what two graphs must share to be the same graph."""
     return [f"{n.op} {n.name} {n.target} {n.args} {n.kwargs}" for n in gm.graph.nodes]
@@ -33,6 +89,30 @@ def graph_signature(gm: fx.GraphModule) -> list[str]:
 def graph_differences(ours: fx.GraphModule, theirs: fx.GraphModule, limit: int = 12) -> list[str]:
     """The lines of a diff of the two signatures (TorchAir's first), at most ``limit``."""
     diff = difflib.unified_diff(graph_signature(theirs), graph_signature(ours), "torchair", "fxlab", lineterm="", n=0)
+    lines = [line for line in diff if not line.startswith(("---", "+++", "@@"))]
+    return lines[:limit] + ([f"... {len(lines) - limit} more"] if len(lines) > limit else [])
+
+
+# How TorchAir's capture code names where an example input lives: its run on CPU writes
+# the host, an NPU machine's writes the device fxlab's code names.
+_HOST_DEVICE, _NPU_DEVICE = "device ='cpu'", "device ='npu:0'"
+
+
+def capture_calls(code: str) -> list[str]:
+    """Every call in a capture module, in source order (nested calls after the call that
+    holds them), as source text: what two capture modules must share to capture and
+    replay alike, whatever their layout. Example inputs on the host read as on the NPU."""
+    import ast
+
+    tree = ast.parse(code.replace(_HOST_DEVICE, _NPU_DEVICE))
+    calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+    calls.sort(key=lambda node: (node.lineno, node.col_offset))
+    return [ast.unparse(node) for node in calls]
+
+
+def capture_differences(ours: str, theirs: str, limit: int = 12) -> list[str]:
+    """The lines of a diff of the two modules' calls (TorchAir's first), at most ``limit``."""
+    diff = difflib.unified_diff(capture_calls(theirs), capture_calls(ours), "torchair", "fxlab", lineterm="", n=0)
     lines = [line for line in diff if not line.startswith(("---", "+++", "@@"))]
     return lines[:limit] + ([f"... {len(lines) - limit} more"] if len(lines) > limit else [])
 

@@ -4,15 +4,17 @@ the compiled run, and each user pass's graph after it against the graph before i
 The ``aclgraph`` graph is ATen (and torch_npu) ops with in-place writes, event markers and
 stream core-limit calls; run with their CPU kernels (the events and limits do nothing on
 one CPU stream, :mod:`fxlab.npu_streams`) on the inputs the compiled run got, its outputs
-and the inputs it writes must equal the compiled run's. A user's pass, or the user's
+and the inputs it writes must equal the compiled run's. Operators whose NPU kernel raises
+while the ACL graph is captured (``air::wait_tensor``) raise here too, and the check names
+them: TorchAir's capture would stop there. A user's pass, or the user's
 patterns, must not change what the graph computes: the graph before and after the pass
 run on the same inputs, and a difference names the pass.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -22,6 +24,7 @@ from fxlab.capture.check import Comparison, GraphRun, RunRecorder, clone_tree, m
 from fxlab.capture.ir_check import uninitialised_outputs, unused_outputs, unused_value_note
 from fxlab.capture.record_graph import LiveGraph
 from fxlab.capture.trace import CheckResult, GraphTrace
+from fxlab.npu_streams import CaptureStops, as_captured
 from fxlab.stage_names import ACLGRAPH, FUNCTIONAL
 
 
@@ -40,7 +43,7 @@ OVERLAP_ERROR = "refer to a single memory location"
 
 class _ReadThenWrite(fx.Interpreter):
     """Runs a graph node by node; an in-place op that torch refuses because an input partly
-    overlaps what it writes (:data:`~fxlab.passes.aclgraph.reinplace_inplaceable_ops.OVERLAP_FAULT`)
+    overlaps what it writes (:data:`~fxlab.passes.aclgraph.reinplace_inplaceable_ops.OVERLAP_HAZARD`)
     runs as its out-of-place op + ``copy_``: every element read before one is written, what
     the functional graph means. Each such op is named in ``emulated``.
 
@@ -102,6 +105,7 @@ class CpuRun:
     outputs: list[Any] | None = None
     missing_kernel: str | None = None
     failure: str | None = None
+    capture_stops: str | None = None  # an op whose NPU kernel raises while the ACL graph is captured
 
     @property
     def reason(self) -> str | None:
@@ -118,6 +122,8 @@ def run_on_cpu(gm: fx.GraphModule, inputs: list[Any], emulated: list[str] | None
     try:
         with torch.no_grad():
             outputs = gm(*inputs) if emulated is None else _ReadThenWrite(gm, emulated).run(*inputs)
+    except CaptureStops as exc:
+        return CpuRun(capture_stops=str(exc))
     except Exception as exc:  # noqa: BLE001 - a graph that cannot run on CPU is reported, not raised
         missing = missing_cpu_kernel(exc)
         if missing is not None:
@@ -137,39 +143,71 @@ def _compare_run(
         cmp.add(f"{label} input {i} after the call", e, a)
 
 
-def verify_aclgraph(graphs: Sequence[tuple[GraphTrace, LiveGraph]], recorder: RunRecorder) -> CheckResult:
+@dataclass
+class GraphVerdict:
+    """What a judge (:mod:`fxlab.capture.aclgraph_blame`) says of one graph's run: the
+    mismatches to report (the numeric ones, and whose graph is wrong), what could not be
+    compared, and what was compared besides the numbers."""
+
+    mismatches: list[str] = field(default_factory=list)
+    not_run: list[str] = field(default_factory=list)
+    compared_with: str | None = None
+
+
+# judge(graph, its live modules, mismatches of its own run, the compiled run it was checked against)
+Judge = Callable[[GraphTrace, LiveGraph, list[str], GraphRun], GraphVerdict]
+
+
+def computes(
+    graph: LiveGraph, gm: fx.GraphModule, inputs: Sequence[Any], outputs: Sequence[Any], inputs_after: Sequence[Any], emulated: list[str]
+) -> tuple[Comparison, str | None]:
+    """``gm`` run on copies of ``inputs``, as the ACL graph capture runs it, against what
+    the model computes from them (``outputs``, and ``inputs_after``: the inputs as it
+    leaves them): the comparison, with a failure of the graph (or a stop of the capture) as
+    a mismatch, and why it could not run (a missing CPU kernel)."""
+    copies = clone_tree(list(inputs))
+    with as_captured():
+        ran = run_on_cpu(gm, copies, emulated)
+    cmp = Comparison(values=not _draws_random(gm))
+    if ran.missing_kernel:
+        return cmp, ran.missing_kernel
+    if ran.capture_stops:
+        cmp.mismatches.append(f"graph {graph.index}: {ran.capture_stops}")
+        return cmp, None
+    if ran.failure:
+        cmp.mismatches.append(f"graph {graph.index}: the aclgraph graph fails: {ran.failure}")
+        return cmp, None
+    _compare_outputs(graph, cmp, outputs, ran.outputs or [])
+    _compare_run(cmp, f"graph {graph.index}", [], inputs_after, [], copies)
+    return cmp, None
+
+
+def verify_aclgraph(graphs: Sequence[tuple[GraphTrace, LiveGraph]], recorder: RunRecorder, judge: Judge | None = None) -> CheckResult:
     """Each graph's ``aclgraph`` module on the inputs its functional graph got in the
-    compiled run, against that run's outputs and written inputs."""
+    compiled run, against that run's outputs and written inputs; ``judge`` says whose
+    graph a mismatch is, and compares the graph with TorchAir's own when it can."""
     cmp = Comparison()
     not_run: list[str] = []
     approximations: list[str] = []
+    compared_with: list[str] = []
     for graph, live in graphs:
         run = recorder.run_of(live.modules[FUNCTIONAL])
         unrecorded = _why_not_recorded(run, recorder)
         if unrecorded is not None or run is None:
             not_run.append(f"graph {graph.index}: {unrecorded}")
             continue
-        gm = live.modules[ACLGRAPH]
-        inputs = clone_tree(run.inputs_before)
         emulated: list[str] = []
-        ran = run_on_cpu(gm, inputs, emulated)
+        gm = live.modules[ACLGRAPH]
+        graph_cmp, missing = computes(live, gm, run.inputs_before, run.outputs or [], run.inputs_after or [], emulated)
         if emulated:
-            approximations.append(
-                f"graph {graph.index}: {', '.join(emulated)} read memory they write in place (torch refuses this on CPU; on an NPU the "
-                "result depends on the kernel's order): run as out-of-place + copy_, every element read before one is written"
-            )
-        faults = [f"graph {graph.index}: {note}" for note in torchair_faults(graph)]
-        if ran.failure and faults:  # the graph TorchAir's passes make cannot run: a real difference
-            cmp.mismatches += [f"graph {graph.index}: the aclgraph graph fails: {ran.failure}", *faults]
+            approximations.append(_emulated_note(graph, emulated))
+        if missing:
+            not_run.append(f"graph {graph.index}: the aclgraph graph was not run: {missing}")
             continue
-        if ran.reason:
-            not_run.append(f"graph {graph.index}: the aclgraph graph was not run: {ran.reason}")
-            continue
-        graph_cmp = Comparison(values=not _draws_random(gm))
-        _compare_outputs(graph.index, live, graph_cmp, run.outputs or [], ran.outputs or [])
-        _compare_run(graph_cmp, f"graph {graph.index}", [], run.inputs_after or [], [], inputs)
-        if graph_cmp.mismatches:
-            graph_cmp.mismatches += faults
+        verdict = judge(graph, live, graph_cmp.mismatches, run) if judge is not None else GraphVerdict(list(graph_cmp.mismatches))
+        graph_cmp.mismatches = verdict.mismatches
+        not_run += verdict.not_run
+        compared_with += [f"graph {graph.index}: {verdict.compared_with}"] if verdict.compared_with else []
         if not graph_cmp.values:
             not_run.append(
                 f"graph {graph.index}: values not compared, only shapes and dtypes: it draws random numbers ({', '.join(_draws_random(gm))})"
@@ -177,7 +215,15 @@ def verify_aclgraph(graphs: Sequence[tuple[GraphTrace, LiveGraph]], recorder: Ru
         cmp.merge(graph_cmp)
     result = _result(cmp, not_run)
     result.approximations = approximations
+    result.compared_with = "; ".join(compared_with) or None
     return result
+
+
+def _emulated_note(graph: GraphTrace, emulated: list[str]) -> str:
+    return (
+        f"graph {graph.index}: {', '.join(emulated)} read memory they write in place (torch refuses this on CPU; on an NPU the "
+        "result depends on the kernel's order): run as out-of-place + copy_, every element read before one is written"
+    )
 
 
 def _why_not_recorded(run: GraphRun | None, recorder: RunRecorder) -> str | None:
@@ -191,15 +237,15 @@ def _why_not_recorded(run: GraphRun | None, recorder: RunRecorder) -> str | None
     return None
 
 
-def _compare_outputs(index: int, graph: LiveGraph, cmp: Comparison, expected: Sequence[Any], outputs: Sequence[Any]) -> None:
+def _compare_outputs(graph: LiveGraph, cmp: Comparison, expected: Sequence[Any], outputs: Sequence[Any]) -> None:
     """The aclgraph graph's outputs against the compiled run's. Only values the runtime
     uses are judged (as in the IR check): an output aot_autograd re-makes from an input,
     and a fresh buffer nothing wrote, are compared by shape and dtype."""
     if len(outputs) != len(expected):
-        cmp.mismatches.append(f"graph {index}: {len(outputs)} output(s) for {len(expected)}")
+        cmp.mismatches.append(f"graph {graph.index}: {len(outputs)} output(s) for {len(expected)}")
     unused, undefined = unused_outputs(graph), uninitialised_outputs(graph)
     for i, (e, a) in enumerate(zip(expected, outputs)):
-        label = f"graph {index} output {i}"
+        label = f"graph {graph.index} output {i}"
         if i in unused or i in undefined:
             if isinstance(e, torch.Tensor):
                 cmp.add_form(label, e, a)
@@ -241,11 +287,12 @@ def check_user_passes(runs: Sequence[tuple[GraphTrace, LiveGraph, Any]], recorde
     return _result(cmp, not_run)
 
 
-def torchair_faults(graph: GraphTrace) -> list[str]:
-    """What TorchAir's passes are known to get wrong in this graph (their notes)."""
-    from fxlab.passes.torchair_refusals import TORCHAIR_FAULT
+def hazards(graph: GraphTrace) -> list[str]:
+    """What the aclgraph passes noted may make the graph compute other values (their notes
+    that begin with :data:`~fxlab.passes.torchair_refusals.HAZARD`)."""
+    from fxlab.passes.torchair_refusals import HAZARD
 
-    return [note for record in graph.passes.get(ACLGRAPH, []) for note in record.notes if note.startswith(TORCHAIR_FAULT)]
+    return [note for record in graph.pass_records(ACLGRAPH) for note in record.notes if note.startswith(HAZARD)]
 
 
 def _result(cmp: Comparison, not_run: list[str]) -> CheckResult:

@@ -72,12 +72,35 @@ def _verify_graph(graph: GraphTrace, live: LiveGraph, recorder: RunRecorder, cmp
         exact = exact_kernels(_ir_of(graph).ops, _fx_nodes(live))
         as_exact, _ = _run_ir(graph, live, run, exact) if exact else (None, None)
         if as_exact is not None and as_exact.compared and not as_exact.mismatches:
-            approximations.append(_approximation_note(graph, exact, as_ge.max_abs_diff))
+            approximated, fused = _approximation_notes(graph, exact, as_ge)
+            approximations.extend(approximated)
+            as_exact.notes.extend(fused)
             as_ge = as_exact
     if as_ge.mismatches:
         as_ge.mismatches += _torchair_faults(graph, live)
+    as_ge.notes.extend(_custom_op_kernel_notes(graph))
     cmp.merge(as_ge)
     return _drawn_note(graph, run)
+
+
+def _custom_op_kernel_notes(graph: GraphTrace) -> list[str]:
+    """Which GE ops the run computed with their custom op's own CPU kernel (the one op a
+    converter emits for a custom op, with no reference kernel of its type)."""
+    from fxlab.ir.kernels.inplace import ops_run_by_their_torch_op
+
+    notes = []
+    for op, call in ops_run_by_their_torch_op(_ir_of(graph).ops):
+        inputs = (
+            "its inputs taken by name as the op's arguments"
+            if call.get("by_name")
+            else "its inputs taken as the converter fed them (they are not named as the schema's arguments, so which is which is not checked)"
+        )
+        notes.append(
+            f"graph {graph.index}: GE op {op.type} ({op.name}, from FX node {op.fx_node}) has no reference kernel of its own: the IR "
+            f"ran {call['op']}'s own CPU kernel in its place, {inputs}, its outputs as the converter returned them; this checks "
+            "the converter's wiring, not the Ascend C kernel"
+        )
+    return notes
 
 
 def _expected_outputs(graph: GraphTrace, run: GraphRun) -> tuple[list[Any], bool]:
@@ -259,20 +282,35 @@ def _fx_nodes(graph: LiveGraph) -> dict[str, fx.Node]:
     return {} if module is None else {n.name: n for n in module.graph.nodes}
 
 
-def _approximation_note(graph: GraphTrace, exact: dict[str, Any], ge_diff: float) -> str:
-    """Which GE ops approximate their ATen op, how, and by how much the IR as GE
-    computes it differs from the compiled run."""
-    from fxlab.ir.approximations import GE_APPROXIMATIONS
+def _approximation_notes(graph: GraphTrace, exact: dict[str, Any], as_ge: Comparison) -> tuple[list[str], list[str]]:
+    """What differs, by GE op type: the ops that approximate their ATen op (said in the
+    verdict), and the fused operators documented to keep more precision than the unfused
+    ones TorchAir's pattern pass replaced (said as notes); each with by how much the IR
+    as GE computes it differs from the compiled run."""
+    from fxlab.ir.approximations import FUSED_PRECISION, GE_APPROXIMATIONS
 
     counts: dict[str, int] = {}
     for op in _ir_of(graph).ops:
         if op.name in exact:
             counts[op.type] = counts.get(op.type, 0) + 1
-    forms = "; ".join(
-        f"GE's {t} ({n} op{'s' if n > 1 else ''}) is {GE_APPROXIMATIONS[t].ge_form} of {GE_APPROXIMATIONS[t].exact_form}"
-        for t, n in counts.items()
+    approximated, fused = [], []
+    for ge_type, n in counts.items():
+        form = GE_APPROXIMATIONS[ge_type]
+        ops = f"{n} op{'s' if n > 1 else ''}"
+        if form.kind == FUSED_PRECISION:
+            fused.append(
+                f"graph {graph.index}: {ge_type} ({ops}), which TorchAir's pattern pass fused from {form.exact_form}, "
+                f"{form.ge_form}: the IR differs from the compiled (unfused) run ({'; '.join(as_ge.mismatches)}) and matches it "
+                "with the unfused rounding, a documented difference in precision, not a mismatch"
+            )
+        else:
+            approximated.append(f"GE's {ge_type} ({ops}) is {form.ge_form} of {form.exact_form}")
+    if not approximated:
+        return [], fused
+    tail = (
+        f"with GE's semantics the IR differs from the compiled run by max |diff| {as_ge.max_abs_diff:.3g}, with the exact form it matches"
     )
-    return f"graph {graph.index}: {forms}: with GE's semantics the IR differs from the compiled run by max |diff| {ge_diff:.3g}, with the exact form it matches"
+    return [f"graph {graph.index}: {'; '.join(approximated)}: {tail}"], fused
 
 
 def _as_python_scalar(value: Any, like: Any) -> Any:

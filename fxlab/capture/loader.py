@@ -23,7 +23,7 @@ from typing import Any
 import torch
 
 from fxlab.capture.input_sets import INPUTS_LIST_NAME, is_input_sets
-from fxlab.errors import ModelLoadError
+from fxlab.errors import FxlabError, ModelLoadError
 
 DEFAULT_ENTRY = "get_model_and_inputs"
 
@@ -83,6 +83,8 @@ def _import_failure(exc: BaseException, path: Path, role: str) -> ModelLoadError
     """Why importing ``path`` failed, with the fix: a package to install when one is
     missing, else the file and line to fix."""
     where = _where_in(exc, path)
+    if isinstance(exc, FxlabError):  # fxlab's own word on it (a stand-in's gap, an NPU-only call): not the file's fault
+        return ModelLoadError(f"importing the {role} file {path} stopped ({where}): {exc}")
     missing = exc.name if isinstance(exc, ModuleNotFoundError) and exc.name else None
     if missing is not None:
         top = missing.split(".")[0]
@@ -93,8 +95,19 @@ def _import_failure(exc: BaseException, path: Path, role: str) -> ModelLoadError
         )
     return ModelLoadError(
         f"importing the {role} file {path} raised {type(exc).__name__}: {exc} ({where}). "
-        f"Fix the {role} file so that `python {path.name}` imports cleanly, then run again."
+        + (_cause_outside_the_file(exc) or f"Fix the {role} file so that `python {path.name}` imports cleanly, then run again.")
     )
+
+
+def _cause_outside_the_file(exc: BaseException) -> str | None:
+    """The fix when the file is right and its run lacks something fxlab makes only when
+    asked: a process group (a multi-rank model)."""
+    if "Default process group has not been initialized" in str(exc):
+        return (
+            "The model needs a torch.distributed process group, which fxlab makes for each rank of a multi-rank "
+            "trace: run `fxlab trace --nproc N MODEL.py` (or each rank under torchrun)."
+        )
+    return None
 
 
 def _where_in(exc: BaseException, path: Path) -> str:
@@ -191,7 +204,7 @@ def _call_entry(module: types.ModuleType, path: Path, entry: str) -> tuple[Any, 
     except BaseException as exc:  # SystemExit too: a model file's exit() must not end fxlab silently
         raise ModelLoadError(
             f"{path}: {entry}() raised {type(exc).__name__}: {exc} ({_where_in(exc, path)}). "
-            f"Fix {entry}() so that it returns (model, inputs)."
+            + (_cause_outside_the_file(exc) or f"Fix {entry}() so that it returns (model, inputs).")
         ) from exc
     if not (isinstance(result, (tuple, list)) and len(result) == 2 and callable(result[0])):
         raise ModelLoadError(

@@ -16,11 +16,13 @@ from typing import Any
 
 import torch
 
+from fxlab.capture.aclgraph_blame import AclGraphJudge
+from fxlab.capture.aclgraph_compare import Reference, ReferenceRun
 from fxlab.capture.backend import CapturedGraph, CapturingBackend
 from fxlab.capture.check import RunRecorder, compare_eager_compiled
 from fxlab.capture.compile_options import compile_options
 from fxlab.capture.custom_op_check import fake_vs_kernel, has_custom_ops, op_left_out_of_graph
-from fxlab.capture.graph_check import check_user_passes, verify_aclgraph
+from fxlab.capture.graph_check import Judge, check_user_passes, verify_aclgraph
 from fxlab.capture.ir_check import verify_ir
 from fxlab.capture.loader import LoadedModel
 from fxlab.capture.ranks import RankHooks, after_call, collectives_not_executed, wrap_before_runs
@@ -35,6 +37,9 @@ from fxlab.stage_names import ACLGRAPH, ASCEND_IR, ATEN, FUNCTIONAL
 from fxlab.version import __version__ as FXLAB_VERSION
 
 Progress = Callable[[str], None]
+# TorchAir's own backend run end to end on a loaded model with some options and torch.compile's
+# ``dynamic`` (fxlab.compat.torchair_backend_run.TorchAirBackend).
+AclGraphReference = Callable[[LoadedModel, TorchAirOptions, "bool | None"], ReferenceRun]
 
 
 @dataclass
@@ -55,6 +60,7 @@ def capture_trace(
     torchair: TorchAirCode | None = None,
     ranks: RankHooks | None = None,
     progress: Progress | None = None,
+    reference: AclGraphReference | None = None,
 ) -> Capture:
     """Run ``loaded`` eagerly and compiled, and record the request's stages of each graph.
 
@@ -65,6 +71,9 @@ def capture_trace(
     converters and passes; ``ranks`` captures one rank of a multi-rank model
     (:mod:`fxlab.capture.ranks`). The model's other input sets (a warm-up), or a second
     size for a dynamic graph, run after the first (:mod:`fxlab.capture.warmup`).
+    ``reference`` runs TorchAir's own backend end to end on the model, for the aclgraph
+    check to compare graphs with and to say whose graph a mismatch is
+    (:mod:`fxlab.capture.aclgraph_blame`).
     """
     options = resolve_options(loaded.module, request.mode, registered_patterns())
     options = replace(options, soc=request.soc)
@@ -105,7 +114,8 @@ def capture_trace(
     captured = Capture(trace, options=options, loaded=loaded)
     _record_graphs(captured, backend.graphs, request, torchair, say)
     _check_custom_ops(captured, recorder)
-    verify = _Verifier(captured, request.verify, say, not_executed)
+    judge = _judge(loaded, options, compiling.dynamic, reference if ranks is None else None)
+    verify = _Verifier(captured, request.verify, say, not_executed, judge)
     _set_check(trace, verify(recorder, ranks=ranks, only=log.first_call_graphs()))
     check_later_calls(log, lambda graphs, runs: verify(runs, only=graphs))
     _check_user_passes(captured, recorder, say)
@@ -199,8 +209,8 @@ class _Verifier:
     """The Ascend IR (GE mode) or the aclgraph graph (reduce-overhead, npugraph_ex) of the
     graphs run on CPU against the runs a recorder recorded."""
 
-    def __init__(self, captured: Capture, verify: bool | None, say: Progress, not_executed: str | None) -> None:
-        self.captured, self.verify, self.say, self.not_executed = captured, verify, say, not_executed
+    def __init__(self, captured: Capture, verify: bool | None, say: Progress, not_executed: str | None, judge: Judge) -> None:
+        self.captured, self.verify, self.say, self.not_executed, self.judge = captured, verify, say, not_executed, judge
         self.checked = checked_stage(captured.trace.stages)
 
     def __call__(self, recorder: RunRecorder, ranks: RankHooks | None = None, only: set[int] | None = None) -> CheckResult | None:
@@ -220,13 +230,21 @@ class _Verifier:
         if not pairs:
             return CheckResult(ok=True, skipped=_not_on_every_rank(elsewhere, what) if elsewhere else f"no graph has {what}")
         self.say(f"running {what} on CPU against the compiled run")
-        result = verify_ir(pairs, recorder) if self.checked == ASCEND_IR else verify_aclgraph(pairs, recorder)
+        result = verify_ir(pairs, recorder) if self.checked == ASCEND_IR else verify_aclgraph(pairs, recorder, self.judge)
         if elsewhere:
             result.not_run.append(_not_on_every_rank(elsewhere, what))
         return result
 
     def _has_graph(self, graph: Any, live: LiveGraph) -> bool:
         return graph.ir is not None if self.checked == ASCEND_IR else ACLGRAPH in live.modules
+
+
+def _judge(loaded: LoadedModel, options: TorchAirOptions, dynamic: bool | None, reference: AclGraphReference | None) -> Judge:
+    """Who says whose graph an aclgraph mismatch is; TorchAir's own run, when given, is
+    made the first time a graph is judged."""
+    if reference is None:
+        return AclGraphJudge(options)
+    return AclGraphJudge(options, Reference(lambda chosen: reference(loaded, chosen, dynamic), options))
 
 
 def _set_check(trace: Trace, result: CheckResult | None) -> None:

@@ -21,7 +21,6 @@ from fxlab.capture.backend import CapturedGraph
 from fxlab.capture.records import KIND_COPY_EPILOGUE, cache_sources, classify, mutated_arguments, stage_from_module
 from fxlab.capture.request import TraceRequest
 from fxlab.capture.trace import ConversionRecord, GraphTrace
-from fxlab.errors import UsageError
 from fxlab.ir.dump_py import graph_to_py
 from fxlab.ir.host_outputs import host_output_notes
 from fxlab.passes.aclgraph.pipeline import aclgraph_graph
@@ -36,7 +35,6 @@ from fxlab.passes.pre_ge import pre_ge_graph
 from fxlab.passes.torchair_options import TorchAirOptions
 from fxlab.reports.aclgraph_streams import graph_streams
 from fxlab.reports.conversion_summary import summarize_conversion
-from fxlab.socs import soc_by_name
 from fxlab.stage_names import ACLGRAPH, ASCEND_IR, DYNAMO, FUNCTIONAL, FX_STAGES, GE_GRAPH_PASSES, PRE_GE
 
 Progress = Callable[[str], None]
@@ -135,11 +133,7 @@ def _aclgraph(graph: GraphTrace, live: LiveGraph, options: TorchAirOptions, torc
 
 def _streams(graph: GraphTrace, modules: dict[str, fx.GraphModule], options: TorchAirOptions) -> None:
     """Streams, events and stream core limits of the graph, and concurrent core demands."""
-    try:
-        soc = soc_by_name(options.soc)
-    except UsageError:  # a SoC fxlab has no core counts for: the streams are shown unchecked
-        soc = None
-    found = graph_streams(graph.index, modules[FUNCTIONAL], modules.get(ACLGRAPH), soc)
+    found = graph_streams(graph.index, modules[FUNCTIONAL], modules.get(ACLGRAPH), options.soc)
     if len(found.streams) > 1 or found.calls or found.events:
         graph.streams = found.to_json()
 

@@ -12,13 +12,13 @@ a caller of the public API hands over.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from fxlab.errors import UsageError
 from fxlab.passes.torchair_options import check_mode, stages_of_mode
-from fxlab.socs import DEFAULT_SOC
+from fxlab.socs import SocInfo, choose_soc, default_soc
 from fxlab.stage_names import ALL_STAGES
 
 CONVERTERS = ("builtin", "torchair")
@@ -38,7 +38,7 @@ class TraceRequest:
     mode: str | None = None  # TorchAir's config.mode; None: the model file's, else max-autotune
     converter: str = "builtin"  # who builds the GE graph: fxlab's converters, or TorchAir's own code
     torchair_path: Path | None = None  # TorchAir's sources for converter="torchair"
-    soc: str = DEFAULT_SOC
+    soc: SocInfo = field(default_factory=default_soc)  # the SoC stood in (a known SoC's name is taken too)
     dynamic: bool = False  # torch.compile(dynamic=True), whatever the model file says
     convert_refused: bool = False  # let the built-in conversion convert ops TorchAir refuses
     verify: bool | None = None  # run the mode's graph on CPU against the compiled run (None: on)
@@ -49,6 +49,8 @@ class TraceRequest:
         """Bad options fail here, before anything is loaded, captured or written."""
         object.__setattr__(self, "plugins", tuple(Path(p) for p in self.plugins))
         object.__setattr__(self, "stages", tuple(self.stages))
+        if not isinstance(self.soc, SocInfo):
+            object.__setattr__(self, "soc", choose_soc(self.soc))  # an unknown name fails here, naming the known ones
         if self.converter not in CONVERTERS:
             raise UsageError(f"--converter {self.converter!r}: choose builtin or torchair.")
         if self.nproc is not None and self.nproc < 1:

@@ -6,13 +6,24 @@ frame of a marker node's ``stack_trace`` is library code. Every later stage copi
 trace, and graph code, the py dump, the HTML and the scope report all show its last frame.
 This pass drops the library frames from the end of each Dynamo node's trace, before the
 other stages are derived, so they name the line that opened or closed the scope.
+
+When Dynamo did not trace the function holding the ``with`` (a graph break inside the
+block, which it cannot resume inside a context manager, makes it run that function
+eagerly), it compiles ``__enter__`` / ``__exit__`` themselves, each a graph of its own, and
+their markers' traces hold library frames only. The ``with`` line is then the frame that
+called the compiled one, read from the Python stack while Dynamo compiles it, and is put
+in front of the trace.
 """
 
 from __future__ import annotations
 
+import linecache
 import os
 import re
+import sys
+import types
 
+import torch
 import torch.fx as fx
 
 _FRAME = re.compile(r'^\s*File "([^"]*)", line \d+')
@@ -39,13 +50,45 @@ def trimmed_stack_trace(stack_trace: str) -> str:
 
 
 def point_scope_markers_at_user_code(gm: fx.GraphModule) -> bool:
-    """Trim every node's ``stack_trace`` (:func:`trimmed_stack_trace`); True when any changed."""
+    """Trim every node's ``stack_trace`` (:func:`trimmed_stack_trace`), after giving a
+    marker whose trace is all library frames the frame that called the compiled one;
+    True when any changed."""
     changed = False
+    caller: str | None = None
     for node in gm.graph.nodes:
         trace = node.meta.get("stack_trace")
-        if trace and "scope" in trace:
-            trimmed = trimmed_stack_trace(trace)
-            if trimmed != trace:
-                node.meta["stack_trace"] = trimmed
-                changed = True
+        if not trace or "scope" not in trace:
+            continue
+        if _library_frames_only(trace):
+            caller = caller if caller is not None else _caller_of_compiled_frame() or ""
+            trace = caller + trace
+        trimmed = trimmed_stack_trace(trace)
+        if trimmed != node.meta["stack_trace"]:
+            node.meta["stack_trace"] = trimmed
+            changed = True
     return changed
+
+
+def _library_frames_only(stack_trace: str) -> bool:
+    files = [m.group(1) for m in map(_FRAME.match, stack_trace.split("\n")) if m]
+    return bool(files) and all(_is_scope_library(f) for f in files)
+
+
+def _caller_of_compiled_frame() -> str | None:
+    """The frame that called the function Dynamo is compiling now, as a traceback entry
+    (``None`` outside a Dynamo compile): the first frame past Dynamo's own, going out."""
+    frame: types.FrameType | None = sys._getframe(1)
+    seen_dynamo = False
+    while frame is not None:
+        path = frame.f_code.co_filename
+        if path.startswith(_DYNAMO_ROOT):
+            seen_dynamo = True
+        elif seen_dynamo and not path.startswith(_TORCH_ROOT):
+            code = linecache.getline(path, frame.f_lineno).strip()
+            return f'  File "{path}", line {frame.f_lineno}, in {frame.f_code.co_name}\n    {code}\n'
+        frame = frame.f_back
+    return None
+
+
+_TORCH_ROOT = os.path.dirname(torch.__file__) + os.sep
+_DYNAMO_ROOT = os.path.join(_TORCH_ROOT, "_dynamo") + os.sep

@@ -156,6 +156,8 @@ def check_to_json(check: CheckResult | None) -> dict[str, Any] | None:
     for key in ("approximations", "notes"):  # written only where there is something to say
         if getattr(check, key):
             data[key] = list(getattr(check, key))
+    if check.compared_with:
+        data["compared_with"] = check.compared_with
     return data
 
 

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 import torch
 import torch.fx as fx
 
+from fxlab.passes.aclgraph.capture_info import STATIC_INPUT
 
 # TorchAir's collective decompositions (``_c10d_functional.all_to_all_single`` into its
 # ``npu_define`` all-to-all), added by the compat layer while its operators are defined.
@@ -54,12 +55,14 @@ def functional_stage(
     from torch._functorch.aot_autograd import aot_module_simplified
 
     captured: list[fx.GraphModule] = []
+    dynamo_inputs = list(example_inputs)
 
     # Named as aot_autograd's compiler protocol names them: it may pass them by keyword.
     def inference_compiler(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
         captured.append(gm)
         context = torch._guards.TracingContext.try_get()
         gm.meta[REGENERATED_OUTPUTS] = regenerated_outputs(getattr(context, "fw_metadata", None))
+        mark_static_inputs(gm, static_inputs(dynamo_inputs, example_inputs, getattr(context, "fw_metadata", None)))
         return wrap_compiled(gm) if wrap_compiled is not None else gm
 
     compiled = aot_module_simplified(
@@ -72,6 +75,29 @@ def functional_stage(
     if not captured:
         raise RuntimeError("aot_autograd produced no inference graph")
     return captured[-1], compiled
+
+
+def static_inputs(dynamo_inputs: Sequence[Any], aot_inputs: Sequence[Any], metadata: Any) -> set[int]:
+    """The inputs of aot's graph TorchAir's backend marks as parameters (fixed addresses its
+    ACL graph reads in place, never copies): aot's ``static_input_indices`` (the count of
+    inputs aot added, without them), as its ``_mark_static_inputs_attr`` reads them, and the
+    Dynamo inputs that are parameters or marked static (``_get_inputs_custom_attr``), which
+    are aot's last inputs."""
+    rng_inputs = 2 if torch._functorch.config.functionalize_rng_ops else 0
+    added = len(aot_inputs) - len(dynamo_inputs)
+    indices = set(metadata.static_input_indices if metadata is not None else range(added - rng_inputs))
+    for i, value in enumerate(dynamo_inputs):
+        if isinstance(value, torch.Tensor) and (hasattr(value, "_dynamo_static_input_type") or isinstance(value, torch.nn.Parameter)):
+            indices.add(added + i)
+    return {i for i in indices if 0 <= i < len(aot_inputs) and isinstance(aot_inputs[i], torch.Tensor)}
+
+
+def mark_static_inputs(gm: fx.GraphModule, indices: set[int]) -> None:
+    """Mark the placeholders at ``indices`` (:data:`STATIC_INPUT`)."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for index in indices:
+        if index < len(placeholders):
+            placeholders[index].meta[STATIC_INPUT] = True
 
 
 # Key in a functional graph module's ``meta``: which of its outputs aot_autograd's runtime

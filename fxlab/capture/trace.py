@@ -171,6 +171,9 @@ class CheckResult:
     # Differences found in values the runtime never uses (an output aot_autograd re-makes
     # from a graph input): said, not counted.
     notes: list[str] = field(default_factory=list)
+    # What the check compared besides the numbers, and found the same (the aclgraph
+    # check: the graph TorchAir's own backend makes, run end to end from its sources).
+    compared_with: str | None = None
 
     @property
     def verdict(self) -> str:
@@ -179,7 +182,8 @@ class CheckResult:
         also = f"; not run: {'; '.join(self.not_run)}" if self.not_run else ""
         if self.ok:
             approx = f", except: {'; '.join(self.approximations)}" if self.approximations else ""
-            return f"match ({self.compared} tensors, max |diff| {self.max_abs_diff:.3g}){approx}{also}"
+            same = f"; {self.compared_with}" if self.compared_with else ""
+            return f"match ({self.compared} tensors, max |diff| {self.max_abs_diff:.3g}){approx}{same}{also}"
         return "MISMATCH: " + "; ".join(self.mismatches) + also
 
     @property

@@ -54,13 +54,14 @@ def open_session(request: TraceRequest, progress: Callable[[str], None] | None =
     return CaptureSession(request, progress=progress, note=console.note, warn=console.warn, with_torchair=with_torchair)
 
 
-def capture_request(request: TraceRequest) -> Capture:
-    """Capture ``request`` in a session of its own, with a spinner on stderr."""
+def capture_request(request: TraceRequest, after_load: Callable[[], Any] | None = None) -> Capture:
+    """Capture ``request`` in a session of its own, with a spinner on stderr
+    (``after_load``: what to do once the model file has run)."""
     from fxlab.viz.safe_text import plain
 
     status = console.err().status("loading model", spinner="dots")
     with status, open_session(request, lambda message: status.update(plain(message))) as session:
-        return session.capture()
+        return session.capture(after_load=after_load)
 
 
 def parse_stages(value: str | None) -> tuple[str, ...]:

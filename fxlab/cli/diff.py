@@ -11,7 +11,9 @@ import typer
 from fxlab.cli import console
 from fxlab.cli.common import EntryOpt, ModeOpt, PluginOpt, open_session, request_of
 from fxlab.cli.app import app
-from fxlab.errors import FxlabError, UsageError
+from fxlab.cli.saved_trace import is_saved_trace, load_saved_trace
+from fxlab.npu_dumps.read import holds_dumps
+from fxlab.errors import UsageError
 from fxlab.ir.json_values import dumps_strict
 from fxlab.stage_names import ACLGRAPH, ASCEND_IR, ATEN, FUNCTIONAL, FX_STAGES, PRE_GE
 
@@ -33,15 +35,16 @@ TORCHAIR_STAGE = "ascend_ir:torchair"
         "  fxlab diff examples/inplace_ops.py --before-functionalize\n\n"
         "  fxlab diff examples/my_inplace.py --from functional --to aclgraph\n\n"
         "  fxlab diff examples/llama_decoder.py --from ascend_ir --to ascend_ir:torchair --torchair-path DIR\n\n"
-        "  fxlab diff run_a/ run_b/ --json"
+        "  fxlab diff run_a/ run_b/ --json\n\n"
+        "  fxlab diff run_a/ npu_dumps/   (the trace's ascend_ir vs GE's last phase: fused, inserted, changed, by source line)"
     ),
 )
 def diff_command(
     paths: list[Path] = typer.Argument(
         ...,
-        help="MODEL.py, or two trace directories saved by `fxlab trace --out`.",
+        help="MODEL.py, two trace directories saved by `fxlab trace --out`, or a saved trace and GE's dumps off an NPU machine.",
         show_default=False,
-        metavar="MODEL.py | TRACE_A TRACE_B",
+        metavar="MODEL.py | TRACE_A TRACE_B | TRACE NPU_DUMP",
     ),
     before_functionalize: bool = typer.Option(
         False, "--before-functionalize", metavar="", help="aten (before functionalization) -> functional; the default for MODEL.py."
@@ -60,6 +63,11 @@ def diff_command(
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print the diff as JSON."),
     mode: str | None = ModeOpt,
 ) -> None:
+    if len(paths) == 2 and is_saved_trace(paths[0]) and holds_dumps(paths[1]):  # a trace vs dumps off an NPU machine
+        from fxlab.cli.dumps import npu_phase_diff
+
+        _reject_model_options(before_functionalize, from_stage, to_stage, torchair_path, plugin, entry, mode)
+        raise typer.Exit(npu_phase_diff(paths[0], paths[1], graph, as_json))
     if len(paths) == 2:
         _reject_model_options(before_functionalize, from_stage, to_stage, torchair_path, plugin, entry, mode)
         diff = _saved_traces_diff(paths[0], paths[1], graph)
@@ -205,29 +213,13 @@ def _saved_traces_diff(left: Path, right: Path, graph: int | None) -> Any:
     from fxlab.diff.trace_diff import diff_saved_traces
 
     left_label, right_label = _labels(left, right)
-    return diff_saved_traces(_load(left), _load(right), left_label=left_label, right_label=right_label, graph=graph)
+    return diff_saved_traces(load_saved_trace(left), load_saved_trace(right), left_label=left_label, right_label=right_label, graph=graph)
 
 
 def _labels(left: Path, right: Path) -> tuple[str, str]:
     if left.name and right.name and left.name != right.name:
         return left.name, right.name
     return str(left), str(right)
-
-
-def _load(path: Path) -> Any:
-    from fxlab.capture.serialize import load_trace
-
-    if not path.is_dir():
-        what = "does not exist" if not path.exists() else "is not a directory"
-        raise UsageError(f"{path} {what}: a saved trace is the directory `fxlab trace MODEL.py --out DIR` writes.")
-    try:
-        return load_trace(path)
-    except FxlabError:
-        raise
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise UsageError(
-            f"{path} is not a readable saved trace ({type(exc).__name__}: {exc}). Write it again with `fxlab trace MODEL.py --out {path}`."
-        ) from exc
 
 
 # -- output -----------------------------------------------------------------------------------

@@ -128,10 +128,9 @@ def _print_report(report: Any) -> None:
     for item in report.items:
         label, style = STATUS_STYLE[item.status]
         out.print(Text.assemble("  ", (label, style), f" {visible(item.name)}: {visible(item.detail)}"), highlight=False)
-        if item.status == "fail" and item.fix:
+        if item.status in ("fail", "warn") and item.fix:
             out.print(Text.assemble("       ", ("fix:", "cyan"), f" {visible(item.fix)}"), highlight=False)
-    failed = sum(item.status == "fail" for item in report.items)
-    out.print(Text("all checks passed" if not failed else f"{failed} check(s) failed", style="bold"))
+    out.print(Text(report.verdict, style="bold"))
 
 
 @ops_app.command(
@@ -198,12 +197,21 @@ def _torchair_verdicts(torchair_path: Path | None) -> tuple[Any, str]:
 
 def _fxlab_converter_ops() -> list[str]:
     import fxlab.passes.converters  # noqa: F401 - registers fxlab's converters
+    from fxlab.passes.converters.collectives import NPU_DEFINE_CONVERTERS
     from fxlab.passes.converters.npu import NPU_CONVERTERS
     from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB
 
-    # torch_npu's operators have converters by name, registered only while they are defined.
-    by_name = [f"npu.{name}" for name in NPU_CONVERTERS]
+    # torch_npu's operators and TorchAir's npu_define collectives exist only while defined
+    # (a trace defines them): their converters are kept by name, registered only then.
+    by_name = [f"npu.{name}" for name in NPU_CONVERTERS] + [f"npu_define.{name}" for name in NPU_DEFINE_CONVERTERS]
     return sorted({*by_name, *(str(c.target) for c in CONVERTERS if c.origin == ORIGIN_FXLAB or c.replaced is not None)})
+
+
+ONE_RANK_TIMEOUT = 300.0  # seconds a collective of the one-rank group may take
+ONE_RANK_NOTE = (
+    "{model} uses torch.distributed: its ops were read from rank 0 of a world of one (a gloo process group on CPU, "
+    "as `fxlab trace --nproc 1` runs it); with more ranks a model may call other ops: `fxlab trace --nproc N` traces them"
+)
 
 
 def _model_ops(model: Path, entry: str | None, plugin: list[Path] | None) -> dict[str, int]:
@@ -211,8 +219,17 @@ def _model_ops(model: Path, entry: str | None, plugin: list[Path] | None) -> dic
     import torch
 
     from fxlab.cli.common import capture_request, request_of
+    from fxlab.distributed.environment import ensure_group, launched_rank, one_rank, uses_torch_distributed
 
-    captured = capture_request(request_of(model=model, entry=entry, plugins=tuple(plugin or ()), stages=(FUNCTIONAL, PRE_GE), verify=False))
+    request = request_of(model=model, entry=entry, plugins=tuple(plugin or ()), stages=(FUNCTIONAL, PRE_GE), verify=False)
+    if launched_rank() is not None or not uses_torch_distributed(model):
+        captured = capture_request(request)
+    else:  # a multi-rank model builds itself from its rank and world size: run it as one rank
+        notes: list[str] = []
+        with one_rank(model, ONE_RANK_TIMEOUT, notes):
+            captured = capture_request(request, after_load=lambda: ensure_group(ONE_RANK_TIMEOUT))
+        for note in [ONE_RANK_NOTE.format(model=model), *notes]:
+            console.note(note)
     counts: dict[str, int] = {}
     for graph in captured.graphs:
         for node in graph.modules[PRE_GE].graph.nodes:

@@ -10,8 +10,10 @@ import typer
 from fxlab.cli import console
 from fxlab.cli.common import EntryOpt, ModeOpt, ModelArg, PluginOpt, capture_request, request_of
 from fxlab.cli.app import app
+from fxlab.cli.soc_options import SocIniOpt, SocOpt
 from fxlab.ir.json_values import dumps_strict
 from fxlab.passes.torchair_options import MAX_AUTOTUNE, check_mode
+from fxlab.socs import choose_soc
 from fxlab.stage_names import ACLGRAPH, ALL_STAGES, ASCEND_IR, DYNAMO, FUNCTIONAL
 
 
@@ -33,12 +35,8 @@ from fxlab.stage_names import ACLGRAPH, ALL_STAGES, ASCEND_IR, DYNAMO, FUNCTIONA
 )
 def scopes_command(
     model: Path = ModelArg,
-    soc: str | None = typer.Option(
-        None, "--soc", metavar="SOC", help="SoC to check core counts against (e.g. Ascend910B1); see the error for the known names."
-    ),
-    soc_ini: Path | None = typer.Option(
-        None, "--soc-ini", metavar="FILE", help="CANN platform ini of the SoC (<arch>-linux/data/platform_config/<SoC>.ini)."
-    ),
+    soc: str | None = SocOpt,
+    soc_ini: Path | None = SocIniOpt,
     aicore_num: str | None = typer.Option(
         None,
         "--aicore-num",
@@ -53,7 +51,7 @@ def scopes_command(
     import fxlab.passes.annotate_scopes  # noqa: F401 - registers the annotation with the capture
     from fxlab.reports.scope_report import report_for_trace
 
-    soc_info = _soc(soc, soc_ini)
+    soc_info = choose_soc(soc, soc_ini)
     if aicore_num is not None:
         _parse_global(aicore_num, "--aicore-num")  # fail before the (slow) capture
     request = request_of(
@@ -63,7 +61,7 @@ def scopes_command(
         stages=_stages(mode),
         mode=mode,
         verify=False,
-        soc=soc_info.name if soc_info else None,
+        soc=soc_info,
     )
     captured = capture_request(request)
     if captured.trace.mode != MAX_AUTOTUNE:
@@ -97,17 +95,6 @@ def _aclgraph_report(trace: Any, as_json: bool) -> None:
 
     console.out().print(aclgraph_scopes_view(trace))
     raise typer.Exit(0)
-
-
-def _soc(name: str | None, ini: Path | None) -> Any:
-    from fxlab.errors import UsageError
-    from fxlab.socs import read_platform_ini, soc_by_name
-
-    if name is not None and ini is not None:
-        raise UsageError("Give either --soc NAME or --soc-ini FILE, not both.")
-    if ini is not None:
-        return read_platform_ini(ini)
-    return soc_by_name(name) if name is not None else None
 
 
 def _parse_global(text: str, origin: str) -> Any:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from fxlab.cli import console
+from fxlab.cli.soc_options import SocIniOpt, SocOpt
 from fxlab.cli.app import app
 from fxlab.cli.common import EntryOpt, ModeOpt, ModelArg, PluginOpt, capture_request, parse_stages, request_of
 from fxlab.cli.files import StagedTrace, prepare_out_dir, save_trace
@@ -15,7 +16,7 @@ from fxlab.cli.graphviz import check_format
 from fxlab.cli.stage_printing import print_views
 from fxlab.errors import FxlabError, OutputError
 from fxlab.ir.json_values import dumps_strict
-from fxlab.socs import DEFAULT_SOC
+from fxlab.socs import choose_soc
 
 if TYPE_CHECKING:
     from fxlab.capture.request import TraceRequest
@@ -110,12 +111,8 @@ def trace_command(
         metavar="",
         help="Compile with torch.compile(dynamic=True), whatever the model file's compile_options say; a graph with symbolic sizes is checked at a second size too.",
     ),
-    soc: str = typer.Option(
-        DEFAULT_SOC,
-        "--soc",
-        metavar="SOC",
-        help="The SoC stood in: what the NPU machine reports to TorchAir's converters for --converter torchair (some converters branch on it), and whose core counts the aclgraph path's concurrent stream core demands are checked against (default: Ascend910B2, an Atlas A2 part).",
-    ),
+    soc: str | None = SocOpt,
+    soc_ini: Path | None = SocIniOpt,
     nproc: int | None = typer.Option(
         None,
         "--nproc",
@@ -139,7 +136,7 @@ def trace_command(
         mode=mode,
         converter=converter,
         torchair_path=torchair_path,
-        soc=soc,
+        soc=choose_soc(soc, soc_ini),
         dynamic=dynamic,
         convert_refused=convert_refused,
         verify=verify,

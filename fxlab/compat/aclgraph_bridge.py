@@ -21,13 +21,17 @@ import time
 import warnings
 from typing import Any
 
+import torch
 import torch.fx as fx
 
 from fxlab.capture.aclgraph_compare import TorchAirAclGraph
-from fxlab.compat.native_standins.torch_npu_runtime import DEFAULT_SOC, torch_npu_present
+from fxlab.compat.native_standins.torch_npu_runtime import torch_npu_present
+from fxlab.socs import DEFAULT_SOC
 from fxlab.compat.torchair_loader import LoadedTorchAir
 from fxlab.errors import FxlabError
+from fxlab.passes.aclgraph.capture_info import STATIC_INPUT
 from fxlab.passes.aclgraph.pipeline import graph_name
+from fxlab.passes.compiler_mode import compiler_dispatch_state
 from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions, to_torchair_config
 
 
@@ -113,33 +117,32 @@ def run_torchair_aclgraph(
         raise TorchAirAclGraphError("--mode npugraph_ex with --converter torchair needs npugraph_ex's sources; none were loaded.")
     with no_dispatch():
         mutable = copy.deepcopy(gm)
-    inputs = [n.meta.get("val") for n in mutable.graph.nodes if n.op == "placeholder"]
+    inputs = _marked_inputs(mutable)
     fake_mode = detect_fake_mode(inputs)
     context = tracing(TracingContext(fake_mode)) if fake_mode is not None else contextlib.nullcontext()
-    with torch_npu_present(soc), context, _mixing_allowed(fake_mode), warnings.catch_warnings():
+    package = npugraph_ex if standalone else torchair.package
+    with torch_npu_present(soc), warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        package = npugraph_ex if standalone else torchair.package
         module = _modules(package.__name__)
-        register_patterns(package, options)
+        register_patterns(package, options)  # as the user registers them: before any compile
         config = to_torchair_config(package, options, flat=standalone)
-        graph, code = _run(module, mutable, inputs, config, gm, graph_name(index))
+        # TorchAir's compiler runs inside aot_autograd, with the inputs' fake mode entered.
+        with context, compiler_dispatch_state(inputs):
+            graph, code = _run(module, mutable, inputs, config, gm, graph_name(index))
     notes = [torchair.report.native_note, "stopped before capture: no NPU runs the ACL graph"]
     return TorchAirAclGraph(graph.fx_graph, code, [n for n in notes if n], time.perf_counter() - start)
 
 
-@contextlib.contextmanager
-def _mixing_allowed(fake_mode: Any) -> Any:
-    """TorchAir's walk runs each node on its fake inputs and again on the values its
-    converter made, where a tensor the graph creates (``full``) is a real one; on an NPU
-    machine such a mix passes. The graph's fake mode allows it for the run."""
-    before = getattr(fake_mode, "allow_non_fake_inputs", None)
-    if fake_mode is not None:
-        fake_mode.allow_non_fake_inputs = True
-    try:
-        yield
-    finally:
-        if fake_mode is not None:
-            fake_mode.allow_non_fake_inputs = before
+def _marked_inputs(gm: fx.GraphModule) -> list[Any]:
+    """The graph's inputs as TorchAir's compiler receives them: the parameters and buffers
+    carry ``_torchair_is_parameter``, as its backend marks aot's inputs before the call."""
+    inputs = []
+    for node in (n for n in gm.graph.nodes if n.op == "placeholder"):
+        value = node.meta.get("val")
+        if node.meta.get(STATIC_INPUT) and isinstance(value, torch.Tensor):
+            value._torchair_is_parameter = True  # type: ignore[attr-defined]
+        inputs.append(value)
+    return inputs
 
 
 def _modules(package: str) -> dict[str, Any]:

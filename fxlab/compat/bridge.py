@@ -33,10 +33,11 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from fxlab.compat.native_standins.torch_npu_runtime import DEFAULT_SOC, torch_npu_present
+from fxlab.compat.native_standins.torch_npu_runtime import torch_npu_present
+from fxlab.socs import DEFAULT_SOC
 from fxlab.compat.torchair_copies import find_torchair
 from fxlab.compat.torchair_loader import LoadedTorchAir, LoadIssue, torchair_session
-from fxlab.compat.torchair_nodes import recording_graph_class
+from fxlab.compat.torchair_nodes import guard_walk, recording_graph_class
 from fxlab.errors import FxlabError
 from fxlab.ir.ge_proto import graph_from_graph_def
 from fxlab.ir.graph_inputs import SYM_PACK_ATTR, record_input_indices
@@ -49,6 +50,7 @@ from fxlab.passes.conversion_result import (
     Status,
     mark_placeholder,
     output_names,
+    target_text,
 )
 from fxlab.passes.output_reuse import OPTION_ATTR_PREFIX, REUSE_INPUT_OPTION, REUSE_OUTPUT_OPTION
 from fxlab.source_lines import node_source
@@ -87,7 +89,24 @@ COLLECTIVE_CONVERTER_MODULES = (
 )
 
 
+# TorchAir's hcom_broadcast names the operator it defines (``op_broadcast``, the name
+# ``Library.define`` returns) only when it defines it, and hcom_allgather imports that
+# name. When fxlab's compat layer defined TorchAir's npu_define operators first (a model
+# ran before TorchAir was loaded: the aclgraph check's own run of TorchAir's backend), the
+# name is given as TorchAir's define would have returned it.
+PREDEFINED_NAMES = (("_ge_concrete_graph.ge_converter.experimental.hcom_broadcast", "op_broadcast", "broadcast"),)
+
+
+def _name_predefined_operators(torchair: LoadedTorchAir) -> None:
+    for module_name, attr, operator in PREDEFINED_NAMES:
+        with contextlib.suppress(Exception):  # a module that does not load is reported where it is imported
+            module = torchair.module(module_name)
+            if not hasattr(module, attr) and hasattr(torch.ops.npu_define, operator):
+                setattr(module, attr, operator)
+
+
 def _load_collective_converters(torchair: LoadedTorchAir) -> None:
+    _name_predefined_operators(torchair)
     for name in COLLECTIVE_CONVERTER_MODULES:
         try:
             torchair.module(name)
@@ -111,7 +130,8 @@ def run_torchair_conversion(
     config = config if config is not None else torchair.package.CompilerConfig()
     with no_dispatch():
         mutable = copy.deepcopy(gm)
-    inputs, fake_mode, placement_note = device_inputs([n.meta.get("val") for n in mutable.graph.nodes if n.op == "placeholder"])
+    placeholders = [n.meta.get("val") for n in mutable.graph.nodes if n.op == "placeholder"]
+    inputs, fake_mode, placement_note = device_inputs(placeholders, data_dependent=_has_data_dependent_sizes(mutable))
     on_device = all(v.device == DEVICE for v in inputs if isinstance(v, torch.Tensor))
     if on_device:
         place_created_tensors_on_device(mutable)
@@ -125,8 +145,10 @@ def run_torchair_conversion(
         optimized = _stage("its FX passes", lambda: _optimize(compiler, observer, mutable, config))
         graph.save_fx_graph(optimized)
         walker = compiler._NpuGraphConverter(optimized, graph=graph, garbage_collect_values=False)
+        value_pack = torchair.module("core._concrete_graph").ValuePack
         if on_device and fake_mode is not None:
-            place_constants_on_device(walker, fake_mode, torchair.module("core._concrete_graph").ValuePack)
+            place_constants_on_device(walker, fake_mode, value_pack)
+        guard_walk(walker, graph, value_pack)
         _stage("its walk over the FX graph", lambda: walker.run(*inputs))
         _stage("its GE graph passes", lambda: graph.optimize_graph_without_runtime(*inputs, observer=observer, aot_gm=gm))
         options = dict(_stage("its GE options", lambda: graph._normalize_ge_option()[0]))
@@ -144,19 +166,22 @@ def run_torchair_conversion(
     return ConversionResult(ir, records, optimized, ge_options, notes, seconds=time.perf_counter() - start)
 
 
-def device_inputs(values: list[Any]) -> tuple[list[Any], Any, str]:
+def device_inputs(values: list[Any], *, data_dependent: bool = False) -> tuple[list[Any], Any, str]:
     """The graph inputs as TorchAir sees them on an NPU machine: on the device, not the
     host. TorchAir places a ``Data`` op on the host when its input is a CPU tensor, which
     changes its graph (``_host_tensor`` attrs, no input-output memory reuse). Fake CPU
     inputs are re-made as fake tensors of the same shape and strides on a non-CPU device
     (``meta``: no NPU device type exists without torch_npu); symbolic shapes keep the
-    originals (re-making them would lose their symbols)."""
+    originals (re-making them would lose their symbols), and so does a graph with sizes
+    that depend on the data (``data_dependent``): on an NPU machine TorchAir's walk runs
+    in the compile's fake mode, whose shape environment gives such an op's output its
+    size symbol, where a fresh fake mode refuses the op."""
     from torch._guards import detect_fake_mode
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     original_mode = detect_fake_mode(values)
     tensors = [v for v in values if isinstance(v, torch.Tensor)]
-    symbolic = any(not isinstance(d, int) for t in tensors for d in (*t.shape, *t.stride()))
+    symbolic = data_dependent or any(not isinstance(d, int) for t in tensors for d in (*t.shape, *t.stride()))
     if symbolic or len(tensors) != len(values):
         if original_mode is None or any(isinstance(v, torch.Tensor) and v.device.type != "cpu" for v in values):
             return values, original_mode, "graph inputs kept as host (CPU) tensors: symbolic shapes or non-tensor inputs"
@@ -164,6 +189,13 @@ def device_inputs(values: list[Any]) -> tuple[list[Any], Any, str]:
     fake_mode = FakeTensorMode(allow_non_fake_inputs=True)
     remade = [fake_mode.from_tensor(torch.empty_strided(t.shape, t.stride(), dtype=t.dtype, device=DEVICE)) for t in tensors]
     return remade, fake_mode, "graph inputs placed on the device, as on an NPU machine"
+
+
+def _has_data_dependent_sizes(gm: fx.GraphModule) -> bool:
+    """Whether a value of ``gm`` has a size only its data decides (an unbacked symbol)."""
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+    return any(free_unbacked_symbols(node.meta.get("val")) for node in gm.graph.nodes)
 
 
 def _on_device(value: Any, fake_mode: Any) -> Any:
@@ -223,8 +255,9 @@ def _stage(what: str, run: Any) -> Any:
         raise
     except Exception as exc:  # noqa: BLE001 - explained with the stage that failed
         raise TorchAirConversionError(
-            f"TorchAir's conversion failed in {what}: {type(exc).__name__}: {exc}. This is outside any "
-            "single converter; the built-in conversion (without --converter torchair) still works."
+            f"TorchAir's conversion failed in {what}: {type(exc).__name__}: {exc}. This happened outside the "
+            "conversion of any one node, so the graph has no GE graph from TorchAir; fxlab's built-in conversion "
+            "(without --converter torchair) does not run TorchAir's code and may get past it."
         ) from exc
 
 
@@ -311,7 +344,7 @@ def _complete_records(gm: fx.GraphModule, records: list[NodeConversion]) -> list
     for node in gm.graph.nodes:
         if node.op != "call_function":
             continue
-        out.append(by_node.get(node.name) or NodeConversion(node.name, str(node.target), Status.MARKER, [], "", node_source(node)))
+        out.append(by_node.get(node.name) or NodeConversion(node.name, target_text(node.target), Status.MARKER, [], "", node_source(node)))
     return out
 
 

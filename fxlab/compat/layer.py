@@ -16,10 +16,17 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import sys
+import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from fxlab.compat.graph_only_ops import GraphOnlyOps, eager_graph_only_ops
+from fxlab.compat.npu_device import NpuOnCpu, npu_on_cpu, unmapped_npu_device
+from fxlab.compat.public_names import is_known_module, standin_gap
+from fxlab.compat.torchair_calls import TAGGED_EVENTS
+from fxlab.errors import FxlabError
 
 STANDIN_DIR = Path(__file__).parent / "standins"
 
@@ -49,10 +56,17 @@ class CompatSession:
     announce: Callable[[str], None] | None = None
     exits: contextlib.ExitStack | None = None  # what the block undoes on close
     npu_definitions: Any = None  # torch_npu's operators, once the stand-in torch_npu is imported
+    graph_only_ops: GraphOnlyOps | None = None  # TorchAir's graph-only operators, run eagerly
+    npu_device: NpuOnCpu | None = None  # the npu device on the CPU, where torch_npu is stood in for
 
     @property
     def notes(self) -> list[str]:
         return [ANNOUNCEMENTS[name] for name in self.used]
+
+    def explain(self, exc: BaseException) -> FxlabError | None:
+        """fxlab's own error for one the block's code raised, when fxlab's layer is why
+        (the npu device named where the CPU emulation cannot see it); else None."""
+        return unmapped_npu_device(exc, self.npu_device)
 
     def mark_used(self, top_level: str) -> None:
         if top_level not in self.used:
@@ -62,7 +76,10 @@ class CompatSession:
 
 
 class StandinFinder(importlib.abc.MetaPathFinder):
-    """Finds ``torchair[.x]`` / ``torch_npu[.x]`` in the stand-in folder."""
+    """Finds ``torchair[.x]`` / ``torch_npu[.x]`` / ``npugraph_ex[.x]`` in the stand-in
+    folder. ``torch_npu.dynamo.torchair[.x]`` (and ``npugraph_ex``), where the wheel ships
+    them, are the same modules under their own names. A module the real package has and
+    the stand-in lacks is fxlab's gap (:class:`~fxlab.compat.public_names.StandinGap`)."""
 
     def __init__(self, session: CompatSession) -> None:
         self.session = session
@@ -71,16 +88,60 @@ class StandinFinder(importlib.abc.MetaPathFinder):
         top = fullname.split(".", 1)[0]
         if top not in self.session.standing_in:
             return None
+        nested = _nested_package(fullname)
+        if nested is not None:
+            self.session.mark_used(top)
+            return importlib.machinery.ModuleSpec(fullname, _AliasLoader(nested), origin=str(STANDIN_DIR / "torch_npu" / "dynamo"))
         base = STANDIN_DIR.joinpath(*fullname.split("."))
         package_init = base / "__init__.py"
         if package_init.is_file():
             spec = importlib.util.spec_from_file_location(fullname, package_init, submodule_search_locations=[str(base)])
         elif base.with_suffix(".py").is_file():
             spec = importlib.util.spec_from_file_location(fullname, base.with_suffix(".py"))
+        elif is_known_module(fullname):
+            raise standin_gap(fullname)
         else:
             return None
         self.session.mark_used(top)
         return spec
+
+
+# torch_npu ships TorchAir and npugraph_ex under its ``dynamo`` folder too.
+NESTED_PACKAGES = ("torchair", "npugraph_ex")
+
+
+def _nested_package(fullname: str) -> str | None:
+    """``torchair.scope`` for ``torch_npu.dynamo.torchair.scope``; None for other names."""
+    parts = fullname.split(".")
+    if len(parts) >= 3 and parts[:2] == ["torch_npu", "dynamo"] and parts[2] in NESTED_PACKAGES:
+        return ".".join(parts[2:])
+    return None
+
+
+class _AliasLoader(importlib.abc.Loader):
+    """Loads a module that hands every name to another module (``torchair.scope`` for
+    ``torch_npu.dynamo.torchair.scope``), so both names reach one module's state."""
+
+    def __init__(self, target: str) -> None:
+        self.target = target
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return _Alias(spec.name, importlib.import_module(self.target))
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        return None
+
+
+class _Alias(types.ModuleType):
+    def __init__(self, name: str, target: types.ModuleType) -> None:
+        super().__init__(name, target.__doc__)
+        self._target = target
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.__dict__["_target"], name)
+
+    def __dir__(self) -> list[str]:
+        return dir(self.__dict__["_target"])
 
 
 def really_importable(name: str) -> bool:
@@ -114,6 +175,11 @@ def compat_layer(announce: Callable[[str], None] | None = None) -> Iterator[Comp
     try:
         with contextlib.ExitStack() as exits:
             session.exits = exits
+            session.graph_only_ops = exits.enter_context(
+                eager_graph_only_ops(torchair_is_real=_torchair_loaded(), torchair_stood_in="torchair" in missing)
+            )
+            if "torch_npu" in missing:
+                session.npu_device = exits.enter_context(npu_on_cpu(announce, lazy=True))
             _ACTIVE.append(session)
             try:
                 yield session
@@ -147,6 +213,23 @@ def define_torch_npu_operators() -> Any:
     return session.npu_definitions
 
 
+def npu_device_module() -> Any:
+    """``torch.npu`` as the innermost open block emulates it on the CPU, the emulation
+    activated (the stand-in ``torch_npu.npu`` hands every name it is asked for to it)."""
+    session = _ACTIVE[-1] if _ACTIVE else None
+    if session is None or session.npu_device is None:
+        raise standin_gap("torch_npu.npu")
+    session.npu_device.activate()
+    return session.npu_device.module
+
+
+def _torchair_loaded() -> bool:
+    """TorchAir's own package is imported (a real install, or its sources loaded by
+    fxlab's bridge before the block opened)."""
+    module = sys.modules.get("torchair")
+    return module is not None and not is_standin(module)
+
+
 def torch_npu_definitions_so_far() -> Any:
     """The innermost open block's torch_npu definitions if made already (None otherwise):
     unlike :func:`define_torch_npu_operators`, never defines them."""
@@ -160,6 +243,7 @@ def _forget_registrations() -> None:
 
     forget_patterns()
     forget_observed_configs()
+    TAGGED_EVENTS.clear()
 
 
 def _forget_standin_modules(names: tuple[str, ...]) -> None:

@@ -27,6 +27,7 @@ import functools
 import json
 import os
 import re
+import traceback
 import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -390,9 +391,11 @@ def _reference_kernels(library: torch.library.Library, names: set[str]) -> Itera
 
 def _naming_gaps(op: str, kernel: Callable[..., Any]) -> Callable[..., Any]:
     """``kernel``, its ``NotImplementedError`` (an option it does not implement) raised as
-    a :class:`KernelGap` naming ``op``: the checks then say which operator and option
-    they could not run, and the trace goes on."""
-    from fxlab.ir.kernels.registry import KernelGap
+    a :class:`KernelGap` naming ``op``, and any other error it raises as a
+    :class:`KernelFault` naming ``op`` and where the kernel raised it: the checks then say
+    which operator they could not run and why, and the trace goes on. A model is never
+    blamed for a fault of fxlab's CPU reference of a torch_npu operator."""
+    from fxlab.ir.kernels.registry import KernelFault, KernelGap
 
     prefix = f"{op.split('.')[1]}: "  # the operator's name, as a kernel's message may start
 
@@ -405,5 +408,19 @@ def _naming_gaps(op: str, kernel: Callable[..., Any]) -> Callable[..., Any]:
         except NotImplementedError as exc:
             detail = str(exc)
             raise KernelGap(op, detail[len(prefix) :] if detail.startswith(prefix) else detail) from exc
+        except Exception as exc:  # noqa: BLE001 - any other error inside fxlab's kernel is fxlab's fault
+            raise KernelFault(op, f"{type(exc).__name__}: {exc}{_kernel_frame(exc)}") from exc
 
     return run
+
+
+def _kernel_frame(exc: BaseException) -> str:
+    """`` (at fxlab/ir/kernels/<module>.py:<line>)``: the innermost frame of fxlab's
+    kernels the error passed through, or nothing."""
+    kernels = Path(__file__).resolve().parents[1] / "ir" / "kernels"
+    found = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        path = Path(frame.filename).resolve()
+        if path.is_relative_to(kernels):
+            found = f" (at fxlab/ir/kernels/{path.relative_to(kernels).as_posix()}:{frame.lineno})"
+    return found

@@ -16,6 +16,7 @@ lets the bridge find it again.
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -26,6 +27,7 @@ import tempfile
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from fxlab.compat.torchair_versions import SOURCE_FILE, release_of
 from fxlab.errors import FxlabError
@@ -43,6 +45,7 @@ OPERATOR_FILES = (
     "torch_npu/op_plugin/meta/_meta_registrations.py",
 )
 CACHE_ENV_VAR = "FXLAB_CACHE_DIR"
+T = TypeVar("T")
 
 
 class TorchAirFetchError(FxlabError):
@@ -105,6 +108,27 @@ def download_wheel(version: str, into: Path) -> Path:
             f"or download the wheel yourself and pass it with --wheel FILE."
         )
     return wheels[0]
+
+
+def wheel_parser(description: str, out: Path, out_help: str) -> argparse.ArgumentParser:
+    """The command line of the developer scripts that read a torch_npu wheel: ``--wheel
+    FILE`` or ``--version X.Y.Z`` (downloaded with pip), and ``--out`` (default ``out``)."""
+    parser = argparse.ArgumentParser(description=description)
+    given = parser.add_mutually_exclusive_group(required=True)
+    given.add_argument("--wheel", type=Path, help="a torch_npu wheel")
+    given.add_argument("--version", help="the torch_npu release to download with pip (e.g. 2.13.0)")
+    parser.add_argument("--out", type=Path, default=out, help=f"{out_help} (default {out})")
+    return parser
+
+
+def with_wheel(wheel: Path | None, version: str | None, make: Callable[[Path], T]) -> T:
+    """``make(wheel)`` on ``wheel``, or on release ``version`` of the package downloaded
+    with pip into a folder removed afterwards (the developer scripts' ``--wheel`` /
+    ``--version``)."""
+    if wheel is not None:
+        return make(wheel)
+    with tempfile.TemporaryDirectory(prefix="torch-npu-wheel-") as tmp:
+        return make(download_wheel(str(version), Path(tmp)))
 
 
 def wheel_facts(wheel: zipfile.ZipFile) -> tuple[str, str | None]:

@@ -21,9 +21,13 @@ from typing import Any
 
 import torch.fx as fx
 
-from fxlab.passes.conversion_result import SCOPE_ENTER, NodeConversion, Status, is_scope_marker, scope_enter_items
-from fxlab.passes.torchair_refusals import REWRITES
-from fxlab.source_lines import node_source
+from fxlab.errors import FxlabError
+from fxlab.passes.conversion_result import SCOPE_ENTER, NodeConversion, Status, is_scope_marker, scope_enter_items, target_text
+from fxlab.passes.torchair_refusals import REWRITES, mutated_views_of_one_base, symbolic_comparison_refusal
+from fxlab.source_lines import describe_user_frame, node_source
+
+# What TorchAir raises when a converter returns more values than the node has outputs.
+_SHARED_BASE_FAILURE = "The length of ge_outputs must be equal to meta_outputs"
 
 
 def _has_converter(fx2ge: Any, target: Any) -> bool:
@@ -97,13 +101,16 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
             try:
                 result = super().parse_node(target, args, kwargs, meta_outputs)
             except Exception as exc:  # noqa: BLE001 - one converter's failure is recorded, not fatal
-                del self.graph.op[before:]
-                result = self._mock(target, args, kwargs, meta_outputs)
-                self._record(node, Status.RAISED, first, _raised_message(node, exc))
+                self._forget_ops(before)
+                result = self._mock_after_failure(target, args, kwargs, meta_outputs, before)
+                status, message = _failure(node, exc)
+                self._record(node, status, first, message)
                 return result
             entry = self.get_ascend_ir_map().get(node.name)
             if entry is not None and entry.source == "":
-                self._record(node, Status.UNSUPPORTED, first, _no_converter_reason(fx2ge, target))
+                # For auto_functionalized_v2 the converter missing is the wrapped op's.
+                wrapped = args[0] if str(target) == "auto_functionalized_v2" and args else target
+                self._record(node, Status.UNSUPPORTED, first, _no_converter_reason(fx2ge, wrapped))
             else:
                 self._record(node, Status.CONVERTED if had_converter else Status.AUTO, first, "")
             return result
@@ -115,6 +122,58 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
                 scope_attr.scope_exit()
             self._record(node, Status.MARKER, len(self.graph.op), "")
             return None
+
+        def stand_in(self, node: fx.Node, exc: BaseException, env: dict[fx.Node, Any], value_pack: type) -> Any:
+            """The value of a node TorchAir's walk failed on outside a converter: the node
+            recorded as failed, a placeholder op standing in for it, and the walk goes on."""
+            from torchair.ge._ge_graph import Tensor as GeTensor  # TorchAir's: inside its session only
+
+            with self.converter_context(node=node):
+                before = len(self.graph.op)
+                packs = [env.get(n) for n in node.all_input_nodes]
+                npu_values = [getattr(p, "npu", None) for p in packs if isinstance(p, value_pack)]
+                tensors = [v for v in npu_values if isinstance(v, GeTensor)]
+                meta = node.meta.get("val")
+                result = self._placeholder(node.target, tensors, {}, None, count=len(meta) if isinstance(meta, (list, tuple)) else 1)
+                status, message = _failure(node, exc, in_converter=False)
+                self._record(node, status, before, message)
+            if isinstance(meta, (list, tuple)):
+                return [value_pack(m, t) for m, t in zip(meta, result)]
+            return value_pack(meta, result)
+
+        def _forget_ops(self, before: int) -> None:
+            """Drop the ops a failed converter made, and their names from the names
+            TorchAir's graph has handed out, so the op standing in for the node may take them."""
+            names = {op.name for op in self.graph.op[before:]}
+            del self.graph.op[before:]
+            used = getattr(self.graph, "op_name_list", None)
+            if isinstance(used, list):
+                used[:] = [name for name in used if name not in names]
+
+        def _mock_after_failure(self, target: Any, args: Any, kwargs: Any, meta_outputs: Any, before: int) -> Any:
+            """TorchAir's mock op for the node; where TorchAir's mock fails too (its
+            ``auto_functionalized_v2`` mock returns one value per mutated argument), a plain
+            op with one output per FX output."""
+            try:
+                return self._mock(target, args, kwargs, meta_outputs)
+            except Exception:  # noqa: BLE001 - the node is recorded as failed either way
+                self._forget_ops(before)
+                return self._placeholder(target, args, kwargs, meta_outputs)
+
+        def _placeholder(self, target: Any, args: Any, kwargs: Any, meta_outputs: Any, count: int | None = None) -> Any:
+            from torch.utils._pytree import tree_leaves
+
+            # TorchAir's modules: importable only inside the session this class is made in.
+            from torchair._ge_concrete_graph.compat_ir import ge_op
+            from torchair.ge._ge_graph import Tensor as GeTensor
+
+            tensors = [leaf for leaf in tree_leaves((args, kwargs)) if isinstance(leaf, GeTensor)]
+            metas = list(meta_outputs) if isinstance(meta_outputs, (list, tuple)) else [meta_outputs]
+            outputs = [f"y{i}" for i in range(len(metas) if count is None else count)]
+            result = ge_op(op_type=target_text(target), inputs={f"x{i}": t for i, t in enumerate(tensors)}, outputs=outputs)
+            if meta_outputs is not None:
+                fx2ge.set_ge_outputs(result, meta_outputs)
+            return result
 
         def _mock(self, target: Any, args: Any, kwargs: Any, meta_outputs: Any) -> Any:
             if str(target) == "auto_functionalized_v2":
@@ -138,19 +197,34 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
 
         def _record(self, node: fx.Node, status: Status, before: int, message: str) -> None:
             ge_ops = self._stamp(before)
-            self.fxlab_records.append(NodeConversion(node.name, str(node.target), status, ge_ops, message, node_source(node)))
+            self.fxlab_records.append(NodeConversion(node.name, target_text(node.target), status, ge_ops, message, node_source(node)))
 
     return RecordingGeConcreteGraph
 
 
-def _raised_message(node: fx.Node, exc: BaseException) -> str:
+def _failure(node: fx.Node, exc: BaseException, in_converter: bool = True) -> tuple[Status, str]:
+    """How a node TorchAir failed on is recorded: refused, with the cause and the fix,
+    where the failure is one fxlab knows TorchAir makes (the built-in conversion refuses
+    the node alike); else raised, with TorchAir's message."""
+    if str(node.target) == "auto_functionalized_v2" and node.args and _SHARED_BASE_FAILURE in str(exc):
+        refused = mutated_views_of_one_base(node.args[0], node.kwargs)
+        if refused is not None:
+            return Status.REFUSED, refused.message()
+    comparison = symbolic_comparison_refusal(node)
+    if comparison is not None and isinstance(exc, TypeError) and "ValuePack" in str(exc):
+        return Status.REFUSED, comparison
+    return Status.RAISED, _raised_message(node, exc, "converter" if in_converter else "walk over the graph")
+
+
+def _raised_message(node: fx.Node, exc: BaseException, what: str = "converter") -> str:
     where = node_source(node)
     at = f" ({where})" if where else ""
     text = str(exc).strip().splitlines()
     message = f"{type(exc).__name__}: {text[0] if text else ''}".rstrip(": ")
     raised_in = _torchair_frame(exc)
     inside = f" [in TorchAir's {raised_in}]" if raised_in else ""
-    return f"TorchAir's converter for {node.target} raised at node {node.name}{at}: {message}{inside}{_rewrite_hint(node, exc)}"
+    user = describe_user_frame(exc, _in_torchair)  # a plugin's own converter, called by TorchAir's walk
+    return f"TorchAir's {what} for {target_text(node.target)} raised at node {node.name}{at}{user}: {message}{inside}{_rewrite_hint(node, exc)}"
 
 
 def _rewrite_hint(node: fx.Node, exc: BaseException) -> str:
@@ -158,6 +232,10 @@ def _rewrite_hint(node: fx.Node, exc: BaseException) -> str:
     NotImplementedError), as the built-in conversion says it."""
     rewrite = REWRITES.get(str(node.target).rsplit(".", 1)[0]) if isinstance(exc, NotImplementedError) else None
     return f". Fix: {rewrite}" if rewrite else ""
+
+
+def _in_torchair(path: str) -> bool:
+    return "torchair" in Path(path).parts
 
 
 def _torchair_frame(exc: BaseException) -> str | None:
@@ -168,3 +246,23 @@ def _torchair_frame(exc: BaseException) -> str | None:
         if "torchair" in parts:
             found = f"{'/'.join(parts[len(parts) - parts[::-1].index('torchair') :])}:{frame.lineno}"
     return found
+
+
+def guard_walk(walker: Any, graph: Any, value_pack: type) -> None:
+    """TorchAir's walk stops at the first node it fails on outside a converter (a Python
+    builtin it evaluates itself, the fake run of a node): with this, such a node is
+    recorded as failed with TorchAir's error and a placeholder stands in for it, as for a
+    converter's failure, so the rest of the graph is still converted."""
+    run_node = walker.run_node
+
+    def run(node: fx.Node) -> Any:
+        try:
+            return run_node(node)
+        except FxlabError:
+            raise  # fxlab's own verdict on the model (a scope without its exit ...), said as it is
+        except Exception as exc:  # noqa: BLE001 - recorded on the node, as a converter's failure is
+            if node.op != "call_function":
+                raise
+            return graph.stand_in(node, exc, walker.env, value_pack)
+
+    vars(walker)["run_node"] = run  # this walker's own, in place of its class's

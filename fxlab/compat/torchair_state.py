@@ -12,11 +12,13 @@ back afterwards, so a TorchAir session leaves the process as it found it.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import importlib
 import signal
 import sys
 import threading
 import types
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -56,10 +58,21 @@ def destroy_library(library: torch.library.Library) -> None:
     again, including those of a later library that defined the same operators. The
     objects others hold (TorchAir's converter registrations, fxlab's converters) then
     no longer are ``torch.ops.ns.op``. Emptying the sets leaves the finalizer nothing to do."""
+    written = set(library._op_defs)
+    # TorchAir writes some schemas on an indented line of their own ("""\n    wait_tensor(...)"""):
+    # torch keeps such a name with its whitespace and would miss the packet it cached under
+    # the bare name, leaving ``torch.ops.air.wait_tensor`` pointing at a removed operator.
+    library._op_defs.clear()
+    library._op_defs.update(_bare(qualname) for qualname in written)
     library._destroy()
-    torch.library._defs.difference_update(library._op_defs)
+    torch.library._defs.difference_update(written | library._op_defs)
     library._op_defs.clear()
     library._op_impls.clear()
+
+
+def _bare(qualname: str) -> str:
+    namespace, _, name = qualname.partition("::")
+    return f"{namespace.strip()}::{name.strip()}"
 
 
 def attached_converters() -> list[Any]:
@@ -71,7 +84,7 @@ class ProcessStateGuard:
     """Context manager: snapshot on enter, restore on exit (see the module docstring)."""
 
     def __enter__(self) -> ProcessStateGuard:
-        self._kernels = _KernelTables()
+        self._kernels = KernelTables()
         self._converters_before = {id(op) for op in attached_converters()}
         self._handlers = self._signal_handlers()
         self._modules_before = set(sys.modules)
@@ -151,7 +164,7 @@ class ProcessStateGuard:
             table.update(remaps)
 
 
-class _KernelTables:
+class KernelTables:
     """What ``torchair.get_npu_backend()`` patches in torch for the whole process (its
     ``add_npu_patch``): Python kernels of ATen ops (Meta functions, decompositions for
     NPU autograd keys), torch's decomposition table, and fake-tensor helpers. Snapshot on
@@ -214,3 +227,57 @@ def _patched_classes() -> list[type]:
 def _is_torchair_module(module: types.ModuleType) -> bool:
     name = getattr(module, "__name__", "") or ""
     return any(name == p or name.startswith(p + ".") for p in SOURCE_PACKAGES) or name.startswith("torch_npu")
+
+
+# -- one compile's process state --------------------------------------------------------
+def package_module(package: types.ModuleType, name: str) -> Any:
+    """``package``'s submodule ``name`` (TorchAir's or npugraph_ex's), imported on demand."""
+    return importlib.import_module(f"{package.__name__}.{name}")
+
+
+# TorchAir's process-wide state that names or numbers what a compile makes: the graph
+# counter ("graph_<n>"), the tagged events its passes register, the size expressions
+# its capture reads. A user's process starts with none of it.
+_GRAPH_COUNTER = ("npu_fx_compiler", "_GLOBAL_GRAPH_ID")
+_REGISTRIES = (
+    ("_acl_concrete_graph.graph_pass", "_GLOBAL_SCOPE_TAG_TO_EVENT"),
+    ("_acl_concrete_graph.acl_graph", "_GLOBAL_SYM_EXPR_2_NODE_MAP"),
+)
+
+
+@contextlib.contextmanager
+def fresh_compile_state(package: Any) -> Iterator[None]:
+    """The block starts from that state; what was there before is put back after it."""
+    counter = package_module(package, _GRAPH_COUNTER[0])
+    count = getattr(counter, _GRAPH_COUNTER[1])
+    registries = [getattr(package_module(package, module), name) for module, name in _REGISTRIES]
+    saved = [dict(registry) for registry in registries]
+    setattr(counter, _GRAPH_COUNTER[1], 0)
+    for registry in registries:
+        registry.clear()
+    try:
+        yield
+    finally:
+        setattr(counter, _GRAPH_COUNTER[1], count)
+        for registry, before in zip(registries, saved):
+            registry.clear()
+            registry.update(before)
+
+
+@contextlib.contextmanager
+def patched_once(package: Any) -> Iterator[None]:
+    """``get_npu_backend`` patches torch for the process (``add_npu_patch``: Meta functions,
+    decompositions, NPU autograd kernels), once. npugraph_ex carries a copy of the same
+    function: when that copy has patched the process, TorchAir's would fail registering
+    the same kernels again, so it counts as done, as the process already carries them.
+    Whatever the run patched is undone after it."""
+    patch = package_module(package, "_utils").add_npu_patch
+    has_run = patch.has_run
+    if not has_run and torch._C.DispatchKey.AutogradPrivateUse1 in torch.ops.aten.to.other.py_kernels:
+        patch.has_run = True
+    tables = KernelTables()
+    try:
+        yield
+    finally:
+        tables.restore()
+        patch.has_run = has_run

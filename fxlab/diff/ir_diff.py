@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fxlab.ir.model import IrGraph, IrOp
+from fxlab.ir.model import UNKNOWN_RANK, IrGraph, IrOp
 from fxlab.passes.conversion_result import UNSUPPORTED_OP_TYPE
 
 # Attrs TorchAir's ``_normalize_ge_graph`` adds to every op just before GE compiles
@@ -322,13 +322,17 @@ def _output_differences(left: IrOp, right: IrOp) -> list[tuple[int, Any, Any]]:
     for slot in range(max(len(left.output_desc), len(right.output_desc))):
         a = _desc_summary(left.output_desc[slot]) if slot < len(left.output_desc) else None
         b = _desc_summary(right.output_desc[slot]) if slot < len(right.output_desc) else None
-        if a is not None and b is not None and (not a["shape"] or not b["shape"]):
-            # An empty shape on one side is taken as unset: TorchAir leaves output shapes
-            # to GE's shape inference and only sets the dtype.
+        if a is not None and b is not None and (_unset_shape(a["shape"]) or _unset_shape(b["shape"])):
+            # An empty or unknown-rank shape on one side is taken as unset: TorchAir leaves
+            # output shapes to GE's shape inference and only sets the dtype.
             a, b = {"dtype": a["dtype"]}, {"dtype": b["dtype"]}
         if a != b:
             out.append((slot, a, b))
     return out
+
+
+def _unset_shape(shape: list[int]) -> bool:
+    return not shape or tuple(shape) == UNKNOWN_RANK
 
 
 def _desc_summary(desc: Any) -> dict[str, Any]:

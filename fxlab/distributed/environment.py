@@ -29,6 +29,7 @@ from fxlab.errors import FxlabError
 # the global ones).
 REQUIRED_VARIABLES = ("RANK", "WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT")
 _INIT_CALL = re.compile(r"\binit_process_group\s*\(")
+_USES_DISTRIBUTED = re.compile(r"\btorch\.distributed\b|\bfrom\s+torch\s+import\s+distributed\b")
 NPU_BACKEND = "hccl"
 GLOO_NOTE = "the model file's process group asks for {asked}: fxlab made it with gloo on CPU (no NPU here)"
 
@@ -78,6 +79,36 @@ def calls_init_process_group(model: Path | None) -> bool:
         return bool(_INIT_CALL.search(model.read_text(encoding="utf-8", errors="replace")))
     except OSError:
         return False
+
+
+def uses_torch_distributed(model: Path) -> bool:
+    """Whether the model file imports or names ``torch.distributed`` (read, not run)."""
+    try:
+        return bool(_USES_DISTRIBUTED.search(model.read_text(encoding="utf-8", errors="replace")))
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def one_rank(model: Path, timeout: float, notes: list[str]) -> Iterator[None]:
+    """This process as the only rank of a world of one, for the block: torchrun's
+    environment for rank 0 of 1 (loopback rendezvous at a free port) and the default group
+    as a rank's trace makes it (:func:`default_group`); the environment is put back after."""
+    from torch.distributed.elastic.utils.distributed import get_free_port
+
+    world = {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "LOCAL_WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1"}
+    world["MASTER_PORT"] = str(get_free_port())
+    saved = {name: os.environ.get(name) for name in world}
+    os.environ.update(world)
+    try:
+        with default_group(model, timeout, notes):
+            yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def init_default_group(timeout: float) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import torch
 
-from fxlab.ir.model import NO_ATTRS, Attr, AttrKind, DataType, FrozenAttrs, IrGraph, IrOp, TensorDesc, attr_of
+from fxlab.ir.model import NO_ATTRS, UNKNOWN_RANK, Attr, AttrKind, DataType, FrozenAttrs, IrGraph, IrOp, TensorDesc, attr_of
 
 # Scope attrs stored as bools; every other scope attr is a string (TorchAir's choice).
 BOOL_SCOPE_ATTRS = frozenset({"_op_exec_never_timeout", "_enable_inner_parallel"})
@@ -31,7 +31,10 @@ SUPER_KERNEL_ATTRS = ("_super_kernel_scope", "_super_kernel_options")
 # converter returns) and the few outputs a converter sets by hand. Every other output desc
 # keeps the proto default (undefined), and an op reading it copies that unset desc as its
 # input desc; ``_normalize_ge_graph`` writes ``DT_FLOAT`` into each unset desc before GE
-# infers the real types. :meth:`GraphBuilder.unset_helper_dtypes` does the same.
+# infers the real types. :meth:`GraphBuilder.unset_helper_dtypes` does the same. Nor does
+# TorchAir write an output shape it was not given: GE infers it. Such a desc keeps fxlab's
+# shape when fxlab inferred one for the converter, else it says "unknown rank"
+# (:data:`UNKNOWN_RANK`, GE's ``dim: -2``), never ``()``, which would read as a scalar.
 UNSET_DTYPE = DataType.DT_FLOAT
 # On a desc with symbolic sizes: the sizes as the FX value prints them (``[s0, 4]``).
 SYMBOLIC_SHAPE_ATTR = "_fxlab_symbolic_shape"
@@ -127,6 +130,8 @@ class GraphBuilder:
         self.dtype_set_by_hand: set[str] = set()
         # Ops the graph keeps although nothing reads them: control inputs of NetOutput.
         self.must_keep: list[Tensor] = []
+        # Ops made with no output shapes given: what their converter does not set stays unknown.
+        self.made_without_shapes: set[str] = set()
 
     # -- naming -----------------------------------------------------------------------
     def unique_name(self, op_type: str, name: str | None = None) -> str:
@@ -200,6 +205,8 @@ class GraphBuilder:
         # Made as the op keeps them: IrOp would copy any other dict into a FrozenAttrs.
         op_attrs = FrozenAttrs(zip(attrs.keys(), map(attr_of, attrs.values()))) if attrs else NO_ATTRS
         output_desc = _output_descs(outputs, dtypes, shapes, first_dtype)
+        if shapes is None:
+            self.made_without_shapes.add(op_name)
         provenance = self.provenance
         op = IrOp(op_name, op_type, op_inputs, op_attrs, input_desc, output_desc, provenance.fx_node, provenance.source)
         self.graph.ops.append(op)
@@ -229,32 +236,35 @@ class GraphBuilder:
         before its result gets the node's fake value): an output nobody set gets
         :data:`UNSET_DTYPE`, and so does every input desc copied from such an output.
         The dtypes fxlab inferred while converting served the converter; GE infers its
-        own, and the reference kernels compute from values."""
+        own, and the reference kernels compute from values. An output made with no shape
+        that nobody gave one says :data:`UNKNOWN_RANK`, as do the input descs copied from it."""
         ops = self.graph.ops
         if len(ops) == first_new:
             return
         by_hand = self.dtype_set_by_hand
         unset: set[str] = set()
+        unshaped: set[str] = set()
         for op in ops[first_new:]:
-            if op.input_desc and unset:
-                op.input_desc = _unset_inputs(op, unset)
+            if op.input_desc and (unset or unshaped):
+                op.input_desc = _unset_inputs(op, unset, unshaped)
             if op.type in DTYPE_SET_AT_CREATION:
                 continue
-            descs = op.output_desc
-            changed = False
+            shapeless = op.name in self.made_without_shapes
             new_descs = []
-            for index, desc in enumerate(descs):
+            for index, desc in enumerate(op.output_desc):
                 ref = f"{op.name}:{index}"
-                if by_hand and ref in by_hand:
-                    new_descs.append(desc)
-                    continue
-                unset.add(ref)
-                if desc.dtype is not UNSET_DTYPE:
-                    desc = TensorDesc(desc.name, UNSET_DTYPE, desc.shape, desc.layout, desc.attrs)
-                    changed = True
+                by_hand_here = bool(by_hand) and ref in by_hand
+                dtype = desc.dtype if by_hand_here else UNSET_DTYPE
+                shape = UNKNOWN_RANK if shapeless and not desc.shape else desc.shape
+                if not by_hand_here:
+                    unset.add(ref)
+                if shape is not desc.shape:
+                    unshaped.add(ref)
+                if dtype is not desc.dtype or shape is not desc.shape:
+                    desc = TensorDesc(desc.name, dtype, shape, desc.layout, desc.attrs)
                 new_descs.append(desc)
-            if changed:
-                op.output_desc = tuple(new_descs)
+            op.output_desc = tuple(new_descs)
+        self.made_without_shapes.difference_update(op.name for op in ops[first_new:])
 
     # -- provenance and scopes ---------------------------------------------------------
     @contextlib.contextmanager
@@ -338,15 +348,19 @@ def name_candidates(op_type: str) -> Iterator[str]:
     return itertools.chain((op_type,), itertools.chain.from_iterable(map(chunk, starts)))
 
 
-def _unset_inputs(op: IrOp, unset: set[str]) -> tuple[TensorDesc, ...]:
-    """``op``'s input descs, those read from an ``unset`` output with the unset dtype."""
+def _unset_inputs(op: IrOp, unset: set[str], unshaped: set[str]) -> tuple[TensorDesc, ...]:
+    """``op``'s input descs, those read from an ``unset`` output with the unset dtype (and
+    the unknown rank when read from an ``unshaped`` one)."""
     refs = [ref for ref in op.inputs if not ref.endswith(":-1")]
-    descs = op.input_desc
-    out = list(descs)
+    out = list(op.input_desc)
     for index, ref in enumerate(refs):
-        if ref in unset and index < len(out) and out[index].dtype is not UNSET_DTYPE:
-            desc = out[index]
-            out[index] = TensorDesc(desc.name, UNSET_DTYPE, desc.shape, desc.layout, desc.attrs)
+        if index >= len(out) or (ref not in unset and ref not in unshaped):
+            continue
+        desc = out[index]
+        dtype = UNSET_DTYPE if ref in unset else desc.dtype
+        shape = UNKNOWN_RANK if ref in unshaped and not desc.shape else desc.shape
+        if dtype is not desc.dtype or shape is not desc.shape:
+            out[index] = TensorDesc(desc.name, dtype, shape, desc.layout, desc.attrs)
     return tuple(out)
 
 

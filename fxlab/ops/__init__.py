@@ -3,12 +3,14 @@
 Importing this package defines the seed ops ``torch.ops.npu.npu_add_custom``,
 ``torch.ops.npu.my_op`` and ``torch.ops.npu.my_inplace`` (reusing them when torch_npu
 already defines them) together with their converters, prototypes and reference kernels.
-The checks behind ``fxlab ops check`` live in :mod:`fxlab.ops.check`.
+The checks behind ``fxlab ops check`` live in :mod:`fxlab.ops.check`; a converter that
+emits GE ops fxlab has no CPU reference for registers one with :func:`reference_kernel`.
 """
 
 from __future__ import annotations
 
 from fxlab.ops.define import CUSTOM_OPS, CustomOp, OpDefinitionError, define_op
+from fxlab.ops.reference import reference_kernel
 from fxlab.ops.prototype import PROTOTYPES, Prototype, PrototypeError, camel_case, load_prototype, registered_prototype
 from fxlab.ops.seeds import define_seed_ops
 from fxlab.passes.converters.registry import Sample
@@ -43,5 +45,6 @@ __all__ = [
     "camel_case",
     "define_op",
     "load_prototype",
+    "reference_kernel",
     "registered_prototype",
 ]

@@ -47,12 +47,22 @@ class CheckReport:
     def ok(self) -> bool:
         return all(item.status != FAIL for item in self.items)
 
+    @property
+    def verdict(self) -> str:
+        """The last line: what failed, else that all passed, and which warned."""
+        failed = sum(item.status == FAIL for item in self.items)
+        if failed:
+            return f"{failed} check(s) failed"
+        warned = [item.name for item in self.items if item.status == WARN]
+        return f"all checks passed, with {len(warned)} warning(s): {', '.join(warned)}" if warned else "all checks passed"
+
     def to_json(self) -> dict[str, Any]:
         return {
             "op": self.op,
             "schema": self.schema,
             "samples": self.samples_source,
             "ok": self.ok,
+            "verdict": self.verdict,
             "checks": [item.to_json() for item in self.items],
         }
 
@@ -444,6 +454,7 @@ def _converter_runs(overload: Any, facts: OpFacts, samples: list[Sample]) -> Che
             )
         if reason:
             not_run.append(f"sample {i}: {reason}")
+    ran_by_op = _run_by_the_ops_kernel(conversion.graph, facts)
     emitted = (
         f"the {facts.converter} converter runs on fake inputs, returns {outputs} tensor output(s), and emits {', '.join(types) or 'no ops'}"
     )
@@ -452,9 +463,23 @@ def _converter_runs(overload: Any, facts: OpFacts, samples: list[Sample]) -> Che
             "converter",
             WARN,
             f"{emitted}; its IR was not run against the CPU kernel ({not_run[0]})",
-            "Register a reference kernel for the GE op (fxlab.ir.kernels.registry.register_kernel) so the IR can be checked.",
+            "Register a CPU reference kernel for each GE op type it names, in a --plugin file: "
+            '@fxlab.ops.reference_kernel("Type") on a function taking the op\'s inputs and attrs (docs/custom-ops.md).',
         )
-    return CheckItem("converter", PASS, f"{emitted}; its IR run on CPU matches the CPU kernel on {len(samples)} sample(s)")
+    return CheckItem("converter", PASS, f"{emitted}; its IR run on CPU matches the CPU kernel on {len(samples)} sample(s){ran_by_op}")
+
+
+def _run_by_the_ops_kernel(graph: Any, facts: OpFacts) -> str:
+    """What to add when the IR's one GE op was run by the op's own CPU kernel."""
+    from fxlab.ir.kernels.inplace import ops_run_by_their_torch_op
+
+    types = [op.type for op, _ in ops_run_by_their_torch_op(graph.ops)] if graph is not None else []
+    if not types:
+        return ""
+    return (
+        f" (GE op {', '.join(types)} has no reference kernel of its own: {facts.qualname}'s CPU kernel ran in its place, "
+        "so this checks the converter's wiring, not the Ascend C kernel)"
+    )
 
 
 def _ir_against_kernel(overload: Any, sample: Sample, graph: Any) -> tuple[str, str]:

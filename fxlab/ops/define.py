@@ -122,7 +122,8 @@ def define_op(
     ``namespace``. ``kernels`` maps a device (``"cpu"``, ``"npu"``, ``"default"``, ...) to
     its implementation; ``fake`` is the Meta/fake function; ``converter`` the Ascend IR
     converter (signature mirrors the schema plus keyword ``meta_outputs``); ``prototype``
-    the op's msOpGen JSON file; ``samples`` sample calls (:class:`Sample`) or a function
+    the op's msOpGen JSON file (a relative path is beside the file calling define_op);
+    ``samples`` sample calls (:class:`Sample`) or a function
     returning them. Returns the :class:`CustomOp` record ``fxlab ops`` reports on.
     """
     qualname, body = _split_schema(schema, namespace)
@@ -138,8 +139,8 @@ def define_op(
     if converter is not None and CONVERTERS.get(overload) is None:
         register_converter(overload, samples=sample_source)(converter)
     if prototype is not None:
-        record.prototype_path = Path(prototype)
-        record.prototype = PROTOTYPES.register(load_prototype(prototype))
+        record.prototype_path = prototype_beside(prototype, where)
+        record.prototype = PROTOTYPES.register(load_prototype(record.prototype_path))
     return CUSTOM_OPS.register(record)
 
 
@@ -240,6 +241,17 @@ def _location(fn: Callable[..., Any]) -> str:
         return f"{inspect.getsourcefile(fn)}:{inspect.getsourcelines(fn)[1]}"
     except (OSError, TypeError):
         return getattr(fn, "__qualname__", repr(fn))
+
+
+def prototype_beside(prototype: str | Path, where: str) -> Path:
+    """A relative ``prototype`` path is looked up beside the file that calls define_op
+    (``where`` is its ``file:line``), as a plugin ships its op's JSON next to it, whatever
+    folder fxlab runs in; an absolute path, or a call from no file (a REPL), is kept."""
+    path = Path(prototype).expanduser()
+    caller = Path(where.rsplit(":", 1)[0])
+    if path.is_absolute() or not caller.is_file():
+        return path
+    return caller.parent / path
 
 
 def _caller_location() -> str:

@@ -12,6 +12,7 @@ not be converted, and the flattening of nested outputs.
 from __future__ import annotations
 
 import enum
+import types
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +84,15 @@ class ConversionResult:
     def assigns_to_outputs(self) -> list[str]:
         """The ``Assign`` ops the output-reuse pass made into graph outputs."""
         return [name for record in self.ge_passes if record.name == OUTPUT_REUSE_PASS for name in record.removed]
+
+
+def target_text(target: Any) -> str:
+    """A node's target as the user reads it: ``operator.ge`` for a Python builtin (whose
+    ``str`` is ``<built-in function ge>``), the op's own name for anything else."""
+    if not isinstance(target, types.BuiltinFunctionType):
+        return str(target)
+    module = (target.__module__ or "").lstrip("_")  # operator.ge lives in _operator
+    return target.__name__ if module in ("", "builtins") else f"{module}.{target.__name__}"
 
 
 def is_scope_marker(target_name: str) -> bool:

@@ -39,19 +39,30 @@ from fxlab.passes.conversion_result import (
     is_scope_marker,
     placeholder_attrs,
     scope_enter_items,
+    target_text,
 )
 from fxlab.passes.converters.registry import AUTO_CONVERTER_LOOKUPS, CONVERTERS, NAMED_CONVERTER_LOOKUPS, ORIGIN_FXLAB, ConverterRegistry
 from fxlab.passes.inference_rule import attach_inference_rules
 from fxlab.passes.output_reuse import OUTPUT_DTYPES_ATTR
 from fxlab.passes.symbolic_lists import HOST_TENSOR_ATTR, pack_symbolic_lists
 from fxlab.passes.converters.auto import auto_converter_verdict, library_op_refusal
-from fxlab.passes.torchair_refusals import NotBuiltIn, RefusedLikeTorchAir, is_protected, not_converted_reason, refusal
-from fxlab.source_lines import node_source
+from fxlab.passes.torchair_refusals import (
+    SYMBOLIC_COMPARISONS,
+    NotBuiltIn,
+    RefusedLikeTorchAir,
+    is_protected,
+    not_converted_reason,
+    refusal,
+    symbolic_comparison_refusal,
+)
+from fxlab.source_lines import describe_user_frame, node_source
+from fxlab.passes.converters.custom_reference import ascribe_torch_call
 
 CONVERT_REFUSED_HINT = "fxlab converts it only when asked (--convert-refused), since TorchAir would not"
 
 # What the pass does with a call_function target (see AscendIrConverter._plan).
 _CONVERT, _GETITEM, _SCOPE, _UNSUPPORTED, _REFUSED = "convert", "getitem", "scope", "unsupported", "refused"
+_COMPARISON = "comparison"  # Python's comparison of sizes, which TorchAir's walk fails on
 _UNKNOWN: Any = object()  # "not computed yet", where None is a valid value
 
 # (kind, converter, status, target name)
@@ -313,6 +324,8 @@ class AscendIrConverter:
             self._convert_scope_marker(node)
         elif kind is _REFUSED:
             self._emit_placeholder(node, Status.REFUSED, self._refusals[id(target)])
+        elif kind is _COMPARISON:
+            self._emit_placeholder(node, Status.REFUSED, symbolic_comparison_refusal(node) or target_name)
         else:
             self._emit_placeholder(node, Status.UNSUPPORTED, _no_converter_reason(target))
 
@@ -328,10 +341,12 @@ class AscendIrConverter:
 
     def _plan(self, target: Any) -> _Plan:
         """What to do with every node of ``target``, decided once per target and run."""
-        target_name = str(target)
+        target_name = target_text(target)
         plan: _Plan
         if target is operator.getitem:
             plan = (_GETITEM, None, Status.MARKER, target_name)
+        elif target_name in SYMBOLIC_COMPARISONS:
+            plan = (_COMPARISON, None, Status.REFUSED, target_name)
         elif is_scope_marker(target_name):
             plan = (_SCOPE, None, Status.MARKER, target_name)
         else:
@@ -404,6 +419,9 @@ class AscendIrConverter:
             kwargs = fx.node.map_arg(node.kwargs, value_of) if node.kwargs else {}
             if self._symbolic:
                 args, kwargs = pack_symbolic_lists(node.args, args), pack_symbolic_lists(node.kwargs, kwargs)
+                # TorchAir packs a node's symbolic size lists before its scope attrs apply
+                # (outside guard_scope_attr): the Pack and its Consts stay out of the scopes.
+                token = (token[0], len(ops))
             result = self._call_converter(fn, args, kwargs, meta, node)
         except (RefusedLikeTorchAir, NotBuiltIn) as exc:
             builder.end_node(token)
@@ -414,10 +432,7 @@ class AscendIrConverter:
         except Exception as exc:  # noqa: BLE001 - any converter failure becomes a placeholder
             builder.end_node(token)
             del ops[first_new:]
-            where = f" ({source})" if source else ""
-            self._emit_placeholder(
-                node, Status.RAISED, f"converter for {node.target} raised at node {node.name}{where}: {type(exc).__name__}: {exc}"
-            )
+            self._emit_placeholder(node, Status.RAISED, _raised_message(node, source, exc))
             return
         builder.end_node(token)
         builder.unset_helper_dtypes(first_new)
@@ -427,8 +442,9 @@ class AscendIrConverter:
                 builder.fake_values[result.tensor] = meta
         else:
             self._set_output_descs(result, meta)
-        if node.target is not AUTO_FUNCTIONALIZED_V2:  # that converter attaches its op's rule itself
+        if node.target is not AUTO_FUNCTIONALIZED_V2:  # that converter attaches its op's rule (and reference) itself
             attach_inference_rules(ops[first_new:], (args, kwargs), result, meta, node.name, node.target)
+            ascribe_torch_call(node.target, args, kwargs, result, ops[first_new:])
         self.values[node] = result
         ge_ops = [op.name for op in ops[first_new:]]
         self.records.append(NodeConversion(node.name, target_name, status, ge_ops, "", source))
@@ -454,7 +470,7 @@ class AscendIrConverter:
     def _emit_placeholder(self, node: fx.Node, status: Status, message: str) -> None:
         meta = node.meta.get("val")
         metas = list(meta) if isinstance(meta, (list, tuple)) else [meta]
-        attrs = placeholder_attrs(str(node.target), message)
+        attrs = placeholder_attrs(target_text(node.target), message)
         first_new = len(self.builder.graph.ops)
         with self.builder.converting(node.name, node_source(node)):
             inputs = [v for v in map(self._input_value, node.all_input_nodes) if isinstance(v, Tensor)]
@@ -469,7 +485,7 @@ class AscendIrConverter:
     ) -> None:
         if source is _UNKNOWN:
             source = node_source(node)
-        name = str(node.target) if target_name is None else target_name
+        name = target_text(node.target) if target_name is None else target_name
         self.records.append(NodeConversion(node.name, name, status, ge_ops, message, source))
 
 
@@ -507,6 +523,16 @@ def _empty_consts(meta: Any) -> Any:
     out = ge.const(torch.empty(meta.shape, dtype=meta.dtype))
     out.op.set_output_desc(out.index, desc_from_meta(meta, out.desc.name))
     return out
+
+
+def _raised_message(node: fx.Node, source: str | None, exc: Exception) -> str:
+    """Which converter raised, at which node and model line, and where in the user's own
+    code (a plugin's converter: its function, file and line) when the raise passed there."""
+    target = node.target
+    if target is AUTO_FUNCTIONALIZED_V2 and node.args:
+        target = f"{node.args[0]} (in auto_functionalized_v2)"
+    where = f" ({source})" if source else ""
+    return f"converter for {target} raised at node {node.name}{where}{describe_user_frame(exc)}: {type(exc).__name__}: {exc}"
 
 
 def _check_output_count(result: Any, meta: Any, node: fx.Node, fn: Callable[..., Any]) -> None:

@@ -116,15 +116,19 @@ class PassManager(Generic[G]):
         self.passes: list[NamedPass[G]] = list(passes)
         self.lint = lint
 
-    def run(self, graph: G) -> tuple[G, list[PassRecord]]:
+    def run(self, graph: G, after_each: Callable[[str, G], None] | None = None) -> tuple[G, list[PassRecord]]:
+        """``after_each(name, graph)`` sees the graph after each pass (to keep a copy)."""
         records: list[PassRecord] = []
         for step in self.passes:
             graph, record = self._run_one(step, graph)
             records.append(record)
+            if after_each is not None:
+                after_each(step.name, graph)
         return graph, records
 
     def _run_one(self, step: NamedPass[G], graph: G) -> tuple[G, PassRecord]:
         before = node_names(graph)
+        sources = node_sources(graph)
         try:
             result = step.fn(graph)
             if not isinstance(result, PassResult):
@@ -133,10 +137,40 @@ class PassManager(Generic[G]):
                 self.lint(result.graph)
         except Exception as exc:
             raise PassFailedError(step.name, step.origin, exc) from exc
+        keep_sources(result.graph, sources)
         after = node_names(result.graph)
         removed, added = _difference(before, after), _difference(after, before)
         changed = bool(result.changed or removed or added)
         return result.graph, PassRecord(step.name, changed, removed, added, list(result.changed_nodes), list(result.notes), step.origin)
+
+
+# Where a node came from in the user's code and model (``fxlab.source``: its cached
+# ``file:line``). A pass may rewrite a node (its target, its arguments), never its origin:
+# Inductor's ``decompose_auto_functionalized`` hands a custom op's base the meta of the
+# getitem it replaces, which would list ``h = x * 2`` under the next statement.
+SOURCE_META = ("stack_trace", "nn_module_stack", "source_fn_stack", "fxlab.source")
+
+
+def node_sources(graph: Any) -> dict[fx.Node, dict[str, Any]]:
+    """Each node's origin meta, by node (FX graphs only; empty for other graphs)."""
+    if not isinstance(graph, fx.GraphModule):
+        return {}
+    return {node: {key: node.meta[key] for key in SOURCE_META if key in node.meta} for node in graph.graph.nodes}
+
+
+def keep_sources(graph: Any, sources: dict[fx.Node, dict[str, Any]]) -> None:
+    """Give each node still in ``graph`` the origin it had before the pass."""
+    if not isinstance(graph, fx.GraphModule):
+        return
+    for node in graph.graph.nodes:
+        kept = sources.get(node)
+        if kept is None:
+            continue
+        for key in SOURCE_META:
+            if key in kept:
+                node.meta[key] = kept[key]
+            else:
+                node.meta.pop(key, None)
 
 
 def _difference(names: Sequence[str], others: Sequence[str]) -> list[str]:

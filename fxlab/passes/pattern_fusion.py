@@ -195,7 +195,12 @@ class PatternFusion:
 
     def _pass(self) -> Any:
         if self._matcher is None:
-            self._matcher = _register_all(self.patterns, self._check_for)
+            from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+            # TorchAir traces a pattern when the user registers it, outside any compile (and
+            # its fake mode): the pattern's example inputs are real tensors.
+            with unset_fake_temporarily():
+                self._matcher = _register_all(self.patterns, self._check_for)
         return self._matcher
 
     def _check_for(self, index: int, pattern: RegisteredPattern) -> Callable[[Any], bool]:

@@ -14,8 +14,8 @@ run both on the same graphs and require the same result.
 Neither looks at writes of the source after the no-op: ``copy(x)`` read after a ``copy_``
 epilogue wrote ``x`` held ``x``'s value before the write, and ``x`` itself holds the one
 after. On the aclgraph path, which runs the graph in order, such a reader then gets the
-written value; with ``in_order`` the pass notes it as a TorchAir fault (the numeric check
-names it beside the mismatch).
+written value; with ``in_order`` the pass notes it as a hazard (the aclgraph check quotes it
+beside a mismatch, and says whose fault it is only from TorchAir's own run).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ import torch
 import torch.fx as fx
 
 from fxlab.passes.infra import PassResult
-from fxlab.passes.torchair_refusals import TORCHAIR_FAULT
+from fxlab.passes.torchair_refusals import HAZARD
 from torch._prims_common import is_integer_dtype
 from torch.fx.experimental.symbolic_shapes import statically_known_true, sym_eq
 from torch.utils import _pytree as pytree
@@ -151,7 +151,7 @@ class _StaleReads:
             readers = [u.name for u in node.users if self.order[u] > self.order[write]]
             if readers:
                 self.notes.append(
-                    f"{TORCHAIR_FAULT}: {', '.join(readers)} read {source.name} after {write.name} writes it in place, where they read "
+                    f"{HAZARD}: {', '.join(readers)} read {source.name} after {write.name} writes it in place, where they read "
                     f"{node.name} ({node.target}), its value before the write: TorchAir's remove_noop_ops (Inductor's rule) replaces "
                     "a no-op by its input without looking at later writes of it"
                 )

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from fxlab.errors import UsageError
-from fxlab.socs import DEFAULT_SOC
+from fxlab.socs import SocInfo, default_soc
 from fxlab.stage_names import ACLGRAPH, ASCEND_IR, ATEN, DYNAMO, FUNCTIONAL, PRE_GE
 
 MAX_AUTOTUNE = "max-autotune"
@@ -54,7 +54,7 @@ class TorchAirOptions:
     config: Any = None  # the user's config object, handed to their passes as TorchAir hands it
     set_by: tuple[str, ...] = ()  # "option=value (where)" for every option the user set
     notes: tuple[str, ...] = ()
-    soc: str = DEFAULT_SOC  # the SoC stood in (core counts for the stream checks)
+    soc: SocInfo = field(default_factory=default_soc)  # the SoC stood in (core counts for the stream checks)
 
     @property
     def aclgraph(self) -> bool:

@@ -18,11 +18,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import torch
+
+from fxlab.passes.conversion_result import target_text
+
 TABLE_PATH = Path(__file__).with_name("torchair_converters.json")
-# How a pass's note begins when it names something TorchAir's own pass gets wrong (fxlab's
-# pass does the same, to give TorchAir's graph): the checks quote these notes beside the
-# mismatch they cause.
+# How a pass's note begins when it names a rewrite that may make the graph compute other
+# values than the model (fxlab's pass does what TorchAir's does, to give TorchAir's
+# graph): the aclgraph check quotes these notes beside a mismatch they may cause.
+HAZARD = "hazard"
+# How the aclgraph check begins a mismatch TorchAir's own backend, run end to end on the
+# same model, is shown to make: only then is a fault said to be TorchAir's.
 TORCHAIR_FAULT = "TorchAir fault"
+# What TorchAir's _valid_graph (npu_fx_compiler.py) raises, before converting a graph, for a
+# scope marker without its pair in that graph (the start of each message).
+UNCLOSED_SCOPE_ERROR = (
+    "After you call the torch.ops.air.scope_enter operator, there is no paired call to the torch.ops.air.scope_exit operator"
+)
+UNOPENED_SCOPE_ERROR = "you must first call the torch.ops.air.scope_enter operator, as they must be called in pairs"
 CONVERTS, REFUSES, NO_CONVERTER = "converts", "refuses", "no converter"
 # torch's own operator namespaces. TorchAir converts their ops only with a registered
 # converter: its auto converter is for users' custom ops, and fxlab never makes up a GE
@@ -190,6 +203,10 @@ NO_CONVERTER_REASONS = {
     "npu._npu_format_cast.input_dtype": _NO_NPU_FORMAT_CAST,
     # TorchAir's pattern fusion makes this op for the aclgraph path; its GE path has no converter for it.
     "npu.npu_add_rms_norm_quant.default": "its auto converter looks for the GE op NpuAddRmsNormQuant, which GE does not register",
+    "aten._assert_scalar.default": (
+        "it is the runtime check of a size (a torch._check on a size, or the check torch adds after an op whose output size "
+        "depends on the data), and TorchAir registers no converter for it: keep such checks out of the code TorchAir compiles"
+    ),
 }
 
 
@@ -251,6 +268,110 @@ class NotBuiltIn(NotImplementedError):
 
     def message(self, target: Any) -> str:
         return f"{op_name(target)} with {self}: {not_converted_reason(target)}"
+
+
+# TorchAir's converter of auto_functionalized_v2 (not under ge_converter/): one copy-back
+# per mutated argument, where the graph node has one output per base.
+AUTO_FUNCTIONALIZED_V2_CONVERTER = "_ge_concrete_graph/auto_functionalized_v2.py:242"
+_SHARED_BASE_ERROR = "AssertionError: The length of ge_outputs must be equal to meta_outputs"
+
+
+class MutatedViewsOfOneBase(RefusedLikeTorchAir):
+    """A custom in-place op whose mutated arguments include two views of one tensor:
+    TorchAir's ``auto_functionalized_v2`` converter returns one output too many and its
+    walk raises. ``views`` names the arguments, by base."""
+
+    def __init__(self, op: str, views: list[list[str]]) -> None:
+        super().__init__(_SHARED_BASE_ERROR, AUTO_FUNCTIONALIZED_V2_CONVERTER)
+        self.op, self.views = op, views
+
+    def message(self, target: Any = None) -> str:
+        groups = "; ".join(" and ".join(names) for names in self.views)
+        first = self.views[0]
+        copies = "; ".join(f"{name} = {name}.clone()" for name in first)
+        return (
+            f"TorchAir fails on {self.op} here: its mutated arguments {groups} are views of one tensor. TorchAir's "
+            f"auto_functionalized_v2 converter ({AUTO_FUNCTIONALIZED_V2_CONVERTER}) copies each mutated argument back into "
+            "its base and returns one value per mutated argument, where the graph has one per base, so it returns one "
+            f"output too many and raises {_SHARED_BASE_ERROR}. Fix: pass the op the tensor they are views of and let it "
+            f"write both parts, or pass the op copies ({copies}) and read the results from them"
+        )
+
+
+def mutated_views_of_one_base(mutable_op: Any, kwargs: Any) -> MutatedViewsOfOneBase | None:
+    """The refusal of an ``auto_functionalized_v2`` call (its ``kwargs``, FX nodes or
+    values) whose mutated arguments include two views of one base, else ``None``."""
+    from torch._higher_order_ops.auto_functionalize import get_mutable_args, read_view_information_from_args
+
+    names, types = get_mutable_args(mutable_op)
+    bases = list(kwargs.get("_all_bases", []))
+    views = read_view_information_from_args(names, types, dict(kwargs), bases)
+    by_base: dict[int, list[str]] = {}
+    for name in names:
+        info = views.get(name)
+        if info is not None and not isinstance(info, list):
+            by_base.setdefault(info.base_index, []).append(name)
+    shared = [group for group in by_base.values() if len(group) > 1]
+    return MutatedViewsOfOneBase(str(mutable_op), shared) if shared else None
+
+
+# Python's operators TorchAir's walk over the graph converts (its ``_is_binary_operator``);
+# it evaluates every other builtin itself, on its own packed graph values
+# (npu_fx_compiler.py:208), which have no comparisons.
+WALK_CONVERTS = frozenset(
+    {"operator.add", "operator.sub", "operator.mul", "operator.truediv", "operator.floordiv", "operator.pow"}
+    | {"operator.mod", "operator.neg", "math.floor", "math.ceil"}
+)
+SYMBOLIC_COMPARISONS = {
+    "operator.ge": ">=",
+    "operator.gt": ">",
+    "operator.le": "<=",
+    "operator.lt": "<",
+    "operator.eq": "==",
+    "operator.ne": "!=",
+}
+_WALK_EVALUATES = "npu_fx_compiler.py:208"
+
+
+def symbolic_comparison(node: Any) -> str | None:
+    """``a symbolic size comparison `u0 >= 4` (operator.ge)`` for a node comparing sizes
+    (SymInts) with Python's operators, else ``None``."""
+    name = target_text(node.target)
+    if name not in SYMBOLIC_COMPARISONS:
+        return None
+    value = node.meta.get("val")
+    expression = (
+        value.node.expr
+        if isinstance(value, torch.SymBool)
+        else " ".join(map(_operand, (node.args[0], SYMBOLIC_COMPARISONS[name], node.args[1])))
+    )
+    return f"a symbolic size comparison `{expression}` ({name})"
+
+
+def _operand(value: Any) -> str:
+    meta = value.meta.get("val", value.name) if hasattr(value, "meta") else value
+    return str(meta.node.expr) if isinstance(meta, (torch.SymInt, torch.SymBool)) else str(meta)
+
+
+def symbolic_comparison_refusal(node: Any) -> str | None:
+    """What TorchAir does with a node comparing sizes: its walk fails on it (proven by its
+    own backend), with where and why; ``None`` for any other node."""
+    described = symbolic_comparison(node)
+    if described is None:
+        return None
+    sign = SYMBOLIC_COMPARISONS[target_text(node.target)]
+    left, right = (_walk_type(a) for a in node.args[:2])
+    return (
+        f"TorchAir does not convert {described}: its walk over the graph evaluates Python's comparisons itself, on its "
+        f"own packed graph values ({_WALK_EVALUATES}), and raises TypeError: '{sign}' not supported between instances of "
+        f"'{left}' and '{right}'. Fix: keep size checks out of the code TorchAir compiles (a torch._check on a size, or "
+        "the check torch adds after an op whose output size depends on the data: give that size statically)"
+    )
+
+
+def _walk_type(value: Any) -> str:
+    """The type TorchAir's walk hands a comparison: its value pack for a graph value."""
+    return "ValuePack" if hasattr(value, "meta") else type(value).__name__
 
 
 def _converter_file(target: Any) -> str:

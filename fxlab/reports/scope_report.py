@@ -3,7 +3,9 @@ a scope splits, which core limit wins, and what is wrong.
 
 An analysis, no printing: :func:`build_scope_report` reads each graph's FX graph (scope
 markers, dynamic shapes) and Ascend IR (the attrs every GE op ended up with) and returns
-a :class:`ScopeReport` of plain data.
+a :class:`ScopeReport` of plain data. The FX level, graph by graph as TorchAir checks it
+(unpaired markers, scopes no GE op carries), is :mod:`fxlab.reports.scope_graphs`; the
+options string, :mod:`fxlab.reports.superkernel_options`.
 
 Segments follow GE's SuperKernel pass (``graph/passes/feature/super_kernel_pass.cc`` in
 CANN's open-source GE): per stream, walk the ops in order from a scope's first op to its
@@ -19,16 +21,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
-import torch
 import torch.fx as fx
 
 from fxlab.ir.model import IrGraph, IrOp
-from fxlab.passes.annotate_scopes import ScopeAnnotation, annotate_scopes, is_scope_enter
+from fxlab.passes.annotate_scopes import ScopeSpan
+from fxlab.reports.scope_graphs import EmptyScope, Finding, GraphScopes, empty_scope_findings, graph_scopes, pairing_findings
 from fxlab.scope import OP_AICORE_NUM, OP_VECTORCORE_NUM, SUPER_KERNEL_OPTIONS, SUPER_KERNEL_SCOPE, USER_STREAM_LABEL
 from fxlab.socs import SocInfo, check_core_count
-from fxlab.source_lines import node_source
+from fxlab.reports.superkernel_options import SuperKernelOptions, parse_super_kernel_options
 from fxlab.stage_names import DYNAMO, FUNCTIONAL
 
 
@@ -76,126 +78,6 @@ def unfusable_reason(op_type: str) -> str | None:
 
 def maybe_unfusable_reason(op_type: str) -> str | None:
     return MAYBE_UNFUSABLE_OP_TYPES.get(op_type)
-
-
-# -- SuperKernel options --------------------------------------------------------------------
-# Value forms per key, as CANN's SuperKernel option parser accepts them.
-_BINARY = ("0", "1")
-_OPTION_CHOICES: dict[str, tuple[str, ...]] = {
-    "feed-sync-all": _BINARY,
-    "stream-fusion": _BINARY,
-    "debug-dcci-all": _BINARY,
-    "debug-sync-all": _BINARY,
-    "profiling": _BINARY,
-    "strict-scope-check": ("bypass", "abort"),
-    "preload-code": ("max", "none", "per-func"),
-    "early-start": ("0", "1", "2"),
-}
-_OP_TYPE_LIST_OPTIONS = ("dcci-before-kernel-start", "dcci-after-kernel-end", "dcci-disable-on-kernel")
-_CORE_NUM_OPTIONS = ("debug-aic-num", "debug-aiv-num")
-KNOWN_OPTIONS = (*_OPTION_CHOICES, *_OP_TYPE_LIST_OPTIONS, *_CORE_NUM_OPTIONS, "split-mode", "func-align", "compile-options")
-# debug-aic-num : debug-aiv-num ratios SuperKernel can launch with (1:0, 0:1, 1:1, 1:2).
-_RATIOS = ((1, 0), (0, 1), (1, 1), (1, 2))
-
-
-@dataclass
-class SuperKernelOptions:
-    """A parsed ``options`` string: ``values`` by key, and what is wrong with it."""
-
-    text: str
-    values: dict[str, str] = field(default_factory=dict)
-    errors: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"text": self.text, "values": dict(self.values), "errors": list(self.errors)}
-
-
-def parse_super_kernel_options(text: str, soc: SocInfo | None = None) -> SuperKernelOptions:
-    """Parse ``key=value`` pairs joined by ``:`` and validate keys and values."""
-    options = SuperKernelOptions(text)
-    for part in (p.strip() for p in text.strip().strip('"').split(":")):
-        if not part:
-            continue
-        pair = _split_pair(part, options)
-        if pair is None:
-            continue
-        key, value = pair
-        if key in options.values:
-            options.errors.append(f"option {key!r} is given twice")
-            continue
-        if key not in KNOWN_OPTIONS:
-            options.errors.append(f"unknown option {key!r}; the known ones are {', '.join(KNOWN_OPTIONS)}")
-            continue
-        problem = _option_value_problem(key, value, soc)
-        if problem is not None:
-            options.errors.append(f"{key}={value}: {problem}")
-            continue
-        options.values[key] = value
-    _check_core_ratio(options)
-    return options
-
-
-def _split_pair(part: str, options: SuperKernelOptions) -> tuple[str, str] | None:
-    if "=" not in part:
-        options.errors.append(f"{part!r} is not key=value (CANN ignores it)")
-        return None
-    if part.count("=") > 1:
-        options.errors.append(f"{part!r} has more than one '='; write one key=value per ':'-separated part")
-        return None
-    key, value = (s.strip() for s in part.split("="))
-    if not key or not value:
-        options.errors.append(f"{part!r} misses its {'key' if not key else 'value'}")
-        return None
-    return key, value
-
-
-def _option_value_problem(key: str, value: str, soc: SocInfo | None) -> str | None:
-    if key in _OPTION_CHOICES:
-        choices = _OPTION_CHOICES[key]
-        return None if value in choices else f"must be one of {', '.join(choices)}"
-    if key in _OP_TYPE_LIST_OPTIONS:
-        names = value.split(",")
-        bad = [n for n in names if not n.strip().isidentifier()]
-        return None if not bad else f"must be a comma-separated list of GE op types, not {value!r}"
-    if not value.isdigit():
-        return "must be a non-negative integer"
-    number = int(value)
-    if key == "split-mode":
-        return None if 1 <= number <= 64 else "must lie in [1, 64]"
-    if key == "func-align":
-        return None if number == 0 or (number >= 2 and number & (number - 1) == 0) else "must be 0 or a power of 2"
-    if key in _CORE_NUM_OPTIONS and soc is not None:
-        maximum = soc.ai_core_cnt if key == "debug-aic-num" else soc.vector_core_cnt
-        return None if number <= maximum else f"is above the maximum of {soc.name} ({maximum})"
-    return None
-
-
-def _check_core_ratio(options: SuperKernelOptions) -> None:
-    aic, aiv = options.values.get("debug-aic-num"), options.values.get("debug-aiv-num")
-    if aic is None and aiv is None:
-        return
-    if aic is None or aiv is None:
-        if (aic or aiv) == "0":
-            options.errors.append(f"{'debug-aic-num' if aic else 'debug-aiv-num'}=0 alone launches no cores; give a positive count")
-        return
-    a, v = int(aic), int(aiv)
-    if (a, v) == (0, 0) or not any(a * rv == v * ra for ra, rv in _RATIOS):
-        options.errors.append(f"debug-aic-num:debug-aiv-num = {a}:{v}; SuperKernel supports the ratios 1:0, 0:1, 1:1 and 1:2")
-
-
-@dataclass
-class Finding:
-    """One problem or remark. ``severity``: ``error`` (GE/TorchAir will fail or ignore
-    the setting), ``warning`` (likely not what was meant) or ``info``."""
-
-    severity: str
-    code: str
-    message: str
-    graph: int | None = None
-    where: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"severity": self.severity, "code": self.code, "message": self.message, "graph": self.graph, "where": self.where}
 
 
 @dataclass
@@ -296,31 +178,6 @@ class OpCoreLimit:
 
 
 @dataclass
-class GraphScopes:
-    """FX-level view of one graph's scopes."""
-
-    index: int
-    dynamic: bool
-    annotation: ScopeAnnotation
-    enter_sources: dict[str, str | None] = field(default_factory=dict)
-    break_reason: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        spans = []
-        for span in self.annotation.spans:
-            data = span.to_json()
-            data["source"] = self.enter_sources.get(span.enter)
-            spans.append(data)
-        return {
-            "index": self.index,
-            "dynamic": self.dynamic,
-            "break_reason": self.break_reason,
-            "scopes": spans,
-            "balanced": self.annotation.balanced,
-        }
-
-
-@dataclass
 class ScopeReport:
     soc: SocInfo | None
     global_limit: GlobalCoreLimit | None
@@ -329,6 +186,7 @@ class ScopeReport:
     core_limits: list[OpCoreLimit] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     ops_under_global_limit: int = 0
+    empty_scopes: list[EmptyScope] = field(default_factory=list)  # scopes no GE op carries
 
     def findings_of(self, code: str) -> list[Finding]:
         return [f for f in self.findings if f.code == code]
@@ -345,6 +203,7 @@ class ScopeReport:
             "super_kernels": [sk.to_json() for sk in self.super_kernels],
             "core_limits": [row.to_json() for row in self.core_limits],
             "ops_under_global_limit": self.ops_under_global_limit,
+            "empty_scopes": [e.to_json() for e in self.empty_scopes],
             "findings": [f.to_json() for f in self.findings],
         }
 
@@ -367,12 +226,28 @@ def build_scope_report(
     report = ScopeReport(soc=soc, global_limit=global_limit)
     _check_global_limit(report)
     for graph in graphs:
-        scopes = _graph_scopes(graph)
+        scopes = graph_scopes(graph.index, graph.gm, graph.break_reason)
         report.graphs.append(scopes)
         if graph.ir is not None:
             _analyse_ir(report, graph.index, graph.ir, scopes.dynamic)
-    _check_balance(report)
+        empty, findings = empty_scope_findings(scopes, _covered_by(report, graph.index), soc)
+        report.empty_scopes += empty
+        report.findings += findings
+    report.findings += pairing_findings(report.graphs)
     return report
+
+
+def _covered_by(report: ScopeReport, index: int) -> Callable[[ScopeSpan], bool]:
+    """Whether GE ops of graph ``index`` carry a scope (the IR level checked it then)."""
+    names = {sk.name for sk in report.super_kernels if sk.graph == index}
+    limits = {row.op_level for row in report.core_limits if row.graph == index}
+
+    def covered(span: ScopeSpan) -> bool:
+        if span.attrs.get(SUPER_KERNEL_SCOPE):
+            return span.attrs[SUPER_KERNEL_SCOPE] in names
+        return (span.attrs.get(OP_AICORE_NUM, "None"), span.attrs.get(OP_VECTORCORE_NUM, "None")) in limits
+
+    return covered
 
 
 def report_for_trace(captured: Any, soc: SocInfo | None = None, global_limit: GlobalCoreLimit | None = None) -> ScopeReport:
@@ -395,59 +270,6 @@ def global_limit_of(module: Any) -> tuple[str, str] | None:
         if isinstance(value, str) and value.strip():
             return value, f"{name}.ge_config.aicore_num in the model file"
     return None
-
-
-# -- FX level -----------------------------------------------------------------------------
-def _graph_scopes(graph: GraphInput) -> GraphScopes:
-    if graph.gm is None:
-        return GraphScopes(graph.index, False, ScopeAnnotation(), break_reason=graph.break_reason)
-    annotation = annotate_scopes(graph.gm)
-    sources = {n.name: node_source(n) for n in graph.gm.graph.nodes if is_scope_enter(n)}
-    return GraphScopes(graph.index, _is_dynamic(graph.gm), annotation, sources, graph.break_reason)
-
-
-def _is_dynamic(gm: fx.GraphModule) -> bool:
-    for node in gm.graph.nodes:
-        if node.op != "placeholder":
-            continue
-        val = node.meta.get("val", node.meta.get("example_value"))
-        if isinstance(val, torch.SymInt):
-            return True
-        if isinstance(val, torch.Tensor) and any(not isinstance(d, int) for d in val.shape):
-            return True
-    return False
-
-
-def _check_balance(report: ScopeReport) -> None:
-    for position, scopes in enumerate(report.graphs):
-        later = report.graphs[position + 1] if position + 1 < len(report.graphs) else None
-        for span in scopes.annotation.unclosed:
-            where = scopes.enter_sources.get(span.enter) or span.enter
-            if later is not None and later.annotation.unmatched_exits:
-                message = (
-                    f"scope {_describe_attrs(span.attrs)} opened at {where} is still open at the end of graph "
-                    f"{scopes.index}: Dynamo broke the graph inside the `with` block"
-                    + (f" ({later.break_reason})" if later.break_reason else "")
-                    + f". TorchAir rejects graphs with an unpaired scope_enter/scope_exit, and the ops after the "
-                    f"break (graph {later.index}) are outside the scope. Remove the graph break from the block."
-                )
-                report.findings.append(Finding("error", "graph-break-in-scope", message, scopes.index, where))
-            else:
-                message = f"scope {_describe_attrs(span.attrs)} opened at {where} has no scope_exit in graph {scopes.index}; TorchAir rejects the graph."
-                report.findings.append(Finding("error", "unbalanced-scope", message, scopes.index, where))
-        for exit_node in scopes.annotation.unmatched_exits:
-            message = f"{exit_node}: scope_exit without a scope_enter in graph {scopes.index}; TorchAir rejects the graph."
-            if position > 0 and report.graphs[position - 1].annotation.unclosed:
-                message += f" It closes the scope left open by graph {report.graphs[position - 1].index}."
-            report.findings.append(Finding("error", "unbalanced-scope", message, scopes.index, exit_node))
-
-
-def _describe_attrs(attrs: dict[str, str]) -> str:
-    if SUPER_KERNEL_SCOPE in attrs:
-        return f"super_kernel({attrs[SUPER_KERNEL_SCOPE]!r})"
-    if OP_AICORE_NUM in attrs:
-        return f"limit_core_num({attrs.get(OP_AICORE_NUM)}, {attrs.get(OP_VECTORCORE_NUM)})"
-    return "{" + ", ".join(f"{k}={v}" for k, v in attrs.items()) + "}"
 
 
 # -- IR level: SuperKernel scopes ---------------------------------------------------------

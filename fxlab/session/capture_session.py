@@ -28,7 +28,8 @@ from fxlab.capture.trace import Trace
 from fxlab.compat.collectives import torchair_collectives
 from fxlab.compat.layer import compat_layer
 from fxlab.errors import FxlabError, UsageError
-from fxlab.session.torchair_side import TorchAirSide, torchair_side
+from fxlab.compat.torchair_backend_run import TorchAirBackend
+from fxlab.session.torchair_side import TorchAirSide, aclgraph_reference, torchair_side
 
 Say = Callable[[str], None]
 
@@ -57,13 +58,14 @@ class CaptureSession:
         self.torchair: TorchAirSide | None = None
         self._stack = contextlib.ExitStack()
         self._torch_notes: list[str] = []
+        self._compat: Any = None  # the compat layer's session: it explains some of fxlab's errors better
 
     def __enter__(self) -> CaptureSession:
         request = self.request
         with contextlib.ExitStack() as stack:
             if self.with_torchair:  # TorchAir first: the collectives open inside its session
-                self.torchair = stack.enter_context(torchair_side(request.torchair_path, request.soc, request.mode, self.note, self.warn))
-            stack.enter_context(compat_layer(announce=self.note))
+                self.torchair = stack.enter_context(torchair_side(request.torchair_path, request.soc.name, request.mode, self.note, self.warn))
+            self._compat = stack.enter_context(compat_layer(announce=self.note))
             stack.enter_context(torchair_collectives())
             self._torch_notes = stack.enter_context(torch_warnings_as_notes())
             self._stack = stack.pop_all()
@@ -88,7 +90,13 @@ class CaptureSession:
             if after_load is not None:
                 after_load()
             converter = self.torchair if self.request.converter == "torchair" else None
-            captured = capture_trace(loaded, self.request, torchair=converter, ranks=ranks, progress=self.progress)
+            reference = self._aclgraph_reference(converter) if ranks is None else None
+            captured = capture_trace(loaded, self.request, torchair=converter, ranks=ranks, progress=self.progress, reference=reference)
+        except FxlabError as exc:
+            better = self._compat.explain(exc) if self._compat is not None else None
+            if better is None:
+                raise
+            raise better from exc
         except SystemExit as exc:  # only the user's code exits while fxlab runs it
             raise FxlabError(
                 f"the model called exit ({type(exc).__name__}: {exc.code}) while fxlab ran it, so nothing could be captured. "
@@ -97,6 +105,13 @@ class CaptureSession:
         notes = captured.trace.notes
         notes.extend(note for note in self._torch_notes if note not in notes)
         return captured
+
+
+    def _aclgraph_reference(self, converter: TorchAirSide | None) -> TorchAirBackend | None:
+        """TorchAir's own backend, for the aclgraph check to compare graphs with and to say
+        whose graph a mismatch is: run when TorchAir's sources are found (the check runs it
+        only on the aclgraph path, and only when a graph is judged)."""
+        return aclgraph_reference(converter, self.request.torchair_path, self.request.soc.name)
 
 
 def capture(request: TraceRequest, progress: Say | None = None, note: Say | None = None, warn: Say | None = None) -> Capture:

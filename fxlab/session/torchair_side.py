@@ -15,6 +15,8 @@ from fxlab.capture.aclgraph_compare import TorchAirAclGraph
 from fxlab.compat.aclgraph_bridge import observe_user_registrations, register_patterns, run_torchair_aclgraph
 from fxlab.compat.bridge import open_torchair, run_torchair_conversion
 from fxlab.compat.npugraph_ex_loader import locate_npugraph_ex, npugraph_ex_session
+from fxlab.compat.torchair_backend_run import TorchAirBackend
+from fxlab.compat.torchair_copies import TorchAirNotFoundError, find_torchair
 from fxlab.compat.torchair_loader import condensed_failures
 from fxlab.errors import UsageError
 from fxlab.passes.conversion_result import ConversionResult
@@ -68,6 +70,18 @@ class LazyNpugraphEx:
             self.package = self.stack.enter_context(npugraph_ex_session(where))
             self.note(f"npugraph_ex loaded from {where}")
         return self.package
+
+
+def aclgraph_reference(side: TorchAirSide | None, torchair_path: Path | None, soc: str) -> TorchAirBackend | None:
+    """TorchAir's own backend for the aclgraph check: in ``side``'s session with
+    ``--converter torchair``, else from TorchAir's sources when they are found (None: the
+    check then says it could not tell whose graph a mismatch is)."""
+    if side is not None:
+        return TorchAirBackend(side.torchair, side.npugraph_ex.get if side.npugraph_ex is not None else None, soc=soc)
+    try:
+        return TorchAirBackend(path=find_torchair(torchair_path), soc=soc)
+    except TorchAirNotFoundError:
+        return None
 
 
 class TorchAirSide:

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 from fxlab.capture.trace import StageTrace, TensorMeta
 from fxlab.escape import visible
-from fxlab.ir.model import IrGraph, IrOp, TensorDesc
+from fxlab.ir.model import UNKNOWN_RANK, IrGraph, IrOp, TensorDesc
 from fxlab.viz.trace_views import KIND_STYLE
 from fxlab.stage_names import ASCEND_IR
 
@@ -336,7 +336,7 @@ def _op_shape(op: IrOp) -> dict[str, str]:
 def desc_signature(desc: TensorDesc) -> str:
     """``FLOAT[4, 16]``; ``?`` for an unknown dim, ``[*]`` for an unknown rank."""
     dtype = desc.dtype.name.removeprefix("DT_")
-    if tuple(desc.shape) == (-2,):
+    if tuple(desc.shape) == UNKNOWN_RANK:
         return f"{dtype}[*]"
     return f"{dtype}[{', '.join('?' if d == -1 else str(d) for d in desc.shape)}]"
 

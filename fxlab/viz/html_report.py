@@ -63,6 +63,11 @@ def html_report(trace: Trace) -> str:
         _contents(trace),
     ]
     body += [_graph_section(trace, graph) for graph in trace.graphs]
+    return page_html(title, body)
+
+
+def page_html(title: str, body: Sequence[str]) -> str:
+    """A whole self-contained page: the report's styles, the viewer's, and ``body``."""
     head = f'<meta charset="utf-8"><title>{_e(title)}</title><style>{_STYLE}{_asset("viewer/viewer.css")}</style><script>{_ERROR_TRAP}</script>'
     return f'<!DOCTYPE html>\n<html lang="en">\n<head>{head}</head>\n<body>\n' + "\n".join(body) + "\n</body>\n</html>\n"
 
@@ -105,9 +110,14 @@ def viewer_section(trace: Trace) -> str:
     """The interactive viewer: its data as JSON, dagre, and the viewer script, inline."""
     from fxlab.viz.viewer_data import viewer_data
 
+    return viewer_html(viewer_data(trace))
+
+
+def viewer_html(data: object) -> str:
+    """The viewer over ``data`` (what :func:`fxlab.viz.viewer_data.viewer_data` returns)."""
     return (
         '<h2 id="viewer">Graph viewer</h2>\n<div id="fxlab-viewer"><p class="dim">The viewer needs JavaScript.</p></div>\n'
-        f'<script type="application/json" id="fxlab-data">{script_json(viewer_data(trace))}</script>\n'
+        f'<script type="application/json" id="fxlab-data">{script_json(data)}</script>\n'
         f"<script>{_asset('vendor/dagre.min.js')}</script>\n<script>{_asset('viewer/viewer.js')}</script>"
     )
 

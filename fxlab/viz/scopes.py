@@ -66,6 +66,8 @@ def render_scope_report(report: ScopeReport) -> RenderableType:
         parts.append(Text("No scopes in this model (no torchair.scope / fxlab.scope markers were traced).", style="dim"))
     for scope in report.super_kernels:
         parts.append(_super_kernel_table(scope))
+    if report.empty_scopes:
+        parts.append(_empty_scopes_table(report))
     if report.core_limits or report.global_limit:
         parts.append(_core_limit_table(report))
     parts.append(_findings(report.findings))
@@ -83,7 +85,27 @@ def _header(report: ScopeReport) -> Text:
     limit = report.global_limit
     text.append(visible(f"{limit.aicore}|{limit.vectorcore} from {limit.origin}") if limit else "none (ops use all cores unless limited)")
     text.append(f"\nGraphs: {len(report.graphs)}, SuperKernel scopes: {len(report.super_kernels)}")
+    if report.empty_scopes:
+        text.append(f", scopes no GE op carries: {len(report.empty_scopes)}")
     return text
+
+
+def _empty_scopes_table(report: ScopeReport) -> Table:
+    """The scopes no GE op carries, graph by graph as TorchAir checks them."""
+    title = Text("Scopes no GE op carries (each graph as TorchAir checks it)", style="bold")
+    table = Table(title=title, title_justify="left")
+    for column in ("graph", "scope", "options", "opened at", "scope_exit in the graph"):
+        table.add_column(column, overflow="fold")
+    for empty in report.empty_scopes:
+        options = empty.attrs.get("_super_kernel_options", "")
+        table.add_row(
+            str(empty.graph),
+            plain(empty.scope),
+            plain(options),
+            plain(relative_paths(empty.opened_at)),
+            Text("yes") if empty.closed else Text("no", style="red"),
+        )
+    return table
 
 
 def _super_kernel_table(scope: SuperKernelScope) -> Table:

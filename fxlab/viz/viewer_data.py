@@ -63,7 +63,7 @@ def _stage_diffs(graph: GraphTrace) -> dict[tuple[str, str], Any]:
 def _fx_stage(graph: GraphTrace, stage: str) -> dict[str, Any]:
     leaves = fx_leaves(graph, stage, lines=False)
     plan = fold(leaves, FoldOptions(cap=VIEW_CAP))
-    groups, group_of = _groups(leaves, plan)
+    groups, group_of = group_rows(leaves, plan)
     records = {r.name: r for r in graph.stages[stage].nodes}
     nodes = []
     for leaf in leaves:
@@ -72,14 +72,14 @@ def _fx_stage(graph: GraphTrace, stage: str) -> dict[str, Any]:
         sig = ", ".join(m.signature() for m in record.outputs[:3])
         text = record.target if record.op not in ("placeholder", "output") else record.op
         nodes.append([record.name, text, sig, record.kind, group_of[leaf.key], relative_paths(prov.location or ""), prov.code or ""])
-    return _stage_dict(stage, nodes, groups, leaves, plan)
+    return stage_dict(stage, nodes, groups, leaves, plan)
 
 
 def _ir_stage(graph: GraphTrace) -> dict[str, Any]:
     assert graph.ir is not None
     leaves = ir_leaves(graph, graph.ir, lines=False)
     plan = fold(leaves, FoldOptions(cap=VIEW_CAP))
-    groups, group_of = _groups(leaves, plan)
+    groups, group_of = group_rows(leaves, plan)
     nodes = []
     for op, leaf in zip(graph.ir.ops, leaves):
         kind = "unsupported" if op.type == UNSUPPORTED_OP_TYPE else ""
@@ -90,16 +90,16 @@ def _ir_stage(graph: GraphTrace) -> dict[str, Any]:
             if op.attr_value(k) is not None
         ]
         nodes.append([op.name, op.type, sig, kind, group_of[leaf.key], relative_paths(op.source or ""), "; ".join(notes)])
-    return _stage_dict(ASCEND_IR, nodes, groups, leaves, plan)
+    return stage_dict(ASCEND_IR, nodes, groups, leaves, plan)
 
 
-def _stage_dict(name: str, nodes: list[list[Any]], groups: list[list[Any]], leaves: Sequence[Leaf], plan: FoldPlan) -> dict[str, Any]:
+def stage_dict(name: str, nodes: list[list[Any]], groups: list[list[Any]], leaves: Sequence[Leaf], plan: FoldPlan) -> dict[str, Any]:
     index = {leaf.key: i for i, leaf in enumerate(leaves)}
     inputs = [sorted({index[p] for p, _ in leaf.inputs if p in index}) for leaf in leaves]
     return {"name": name, "nodes": nodes, "inputs": inputs, "groups": groups, "notes": plan.notes}
 
 
-def _groups(leaves: Sequence[Leaf], plan: FoldPlan) -> tuple[list[list[Any]], dict[str, int]]:
+def group_rows(leaves: Sequence[Leaf], plan: FoldPlan) -> tuple[list[list[Any]], dict[str, int]]:
     """Group rows (row 0 is the whole graph) and each leaf's innermost group row."""
     rows: list[list[Any]] = [["", -1, "", "", "", len(leaves), 1, -1]]
     row_of: dict[str, int] = {"": 0}

@@ -102,3 +102,16 @@ def test_entry_raising_system_exit_is_reported(write_model):
     path = write_model("def get_model_and_inputs():\n    raise SystemExit(5)\n")
     with pytest.raises(ModelLoadError, match=r"get_model_and_inputs\(\) raised SystemExit: 5 .*Fix get_model_and_inputs\(\)"):
         load_model(path)
+
+
+def test_a_model_needing_a_process_group_is_told_to_run_as_ranks(write_model):
+    path = write_model(
+        "import torch\nimport torch.distributed as dist\n\n"
+        "def get_model_and_inputs():\n    return torch.nn.Linear(2, dist.get_world_size()), (torch.randn(2),)\n"
+    )
+    with pytest.raises(ModelLoadError) as info:
+        load_model(path)
+    message = str(info.value)
+    assert "get_model_and_inputs() raised ValueError: Default process group has not been initialized" in message
+    assert message.endswith("run `fxlab trace --nproc N MODEL.py` (or each rank under torchrun).")
+    assert "Fix get_model_and_inputs()" not in message

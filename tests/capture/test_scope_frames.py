@@ -43,3 +43,35 @@ def test_every_stage_names_the_with_line(write_model):
         ], stage.name
         assert all(n.provenance.file.endswith("model.py") for n in markers)
         assert "fxlab/scope.py" not in stage.code
+
+
+BROKEN_MODEL = """
+import torch
+from fxlab import scope
+
+
+def model(x):
+    with scope.super_kernel("sk"):
+        with scope.limit_core_num(8, 16):
+            y = x.relu()
+        y = y * y.sum().item()
+    return y
+
+
+example_inputs = (torch.randn(2, 3),)
+"""
+
+
+def test_markers_compiled_alone_name_the_with_line(write_model):
+    # The graph break inside the `with` makes Dynamo run `model` eagerly and compile the
+    # scopes' __enter__ / __exit__ alone: their markers' own traces are all fxlab/scope.py.
+    from tests.sessions import trace_of
+
+    trace = trace_of(write_model(BROKEN_MODEL))
+    markers = [(n.target, n.provenance.line, n.provenance.code) for g in trace.graphs for n in g.stages["dynamo"].nodes if "scope_" in n.target]
+    assert markers == [
+        ("air.scope_enter", 7, 'with scope.super_kernel("sk"):'),
+        ("air.scope_enter", 8, "with scope.limit_core_num(8, 16):"),
+        ("air.scope_exit", 8, "with scope.limit_core_num(8, 16):"),  # compiled once, for both exits
+    ]
+    assert all("fxlab/scope.py" not in g.stages["functional"].code for g in trace.graphs)

@@ -331,3 +331,65 @@ def test_a_model_in_train_mode_is_said_to_be_traced_for_inference(write_model):
     # A model whose graph is the same in both modes is not told about them.
     plain = source.replace(", torch.nn.Dropout(0.0))", ")")
     assert not any("train() mode" in note for note in _trace(write_model, plain, stages=("dynamo",)).notes)
+
+
+# A fault of fxlab's CPU reference kernel of a torch_npu operator (it raises on a call it
+# should compute): the trace goes on, the checks say whose fault it is, the model is not blamed.
+RMS_NORM_MODEL = """
+import torch
+import torch_npu
+def f(x, gamma):
+    y, _ = torch_npu.npu_rms_norm(x + 1, gamma, 1e-6)
+    return y * 2
+model = f
+example_inputs = (torch.randn(2, 8), torch.ones(8))
+"""
+
+
+def test_a_fault_of_fxlabs_cpu_reference_kernel_never_blames_the_model(write_model, monkeypatch):
+    from fxlab.ir.kernels import npu_norm_reference
+
+    def broken(x, gamma, epsilon):
+        raise RuntimeError("The size of tensor a (8) must match the size of tensor b (0)")
+
+    monkeypatch.setattr(npu_norm_reference, "normalised", broken)
+    trace = _trace(write_model, RMS_NORM_MODEL)
+    assert trace.status == "unverified" and trace.graphs[0].ir is not None
+    verdict = trace.check.verdict
+    assert verdict.startswith(
+        "not run: npu.npu_rms_norm: fxlab's CPU reference kernel failed on this call (RuntimeError: The size of tensor a (8) "
+        "must match the size of tensor b (0) (at fxlab/ir/kernels/npu_norm_reference.py:"
+    )
+    assert verdict.endswith("this is fxlab's fault, not the model's (torch_npu's own kernel computes the call on an NPU): please report it")
+
+
+# float16 npu_add_rms_norm + npu_dynamic_quant, which TorchAir's pattern pass fuses into
+# AddRmsNormDynamicQuant: the fused operator keeps the float32 RMSNorm result where the
+# unfused ones round it first, a documented difference: a note, never a mismatch.
+NORM_QUANT_MODEL = """
+import torch
+import torch_npu
+class ResidualQuant(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gamma = torch.nn.Parameter(torch.rand(64).half() + 0.5, requires_grad=False)
+    def forward(self, hidden, residual):
+        normed, _, summed = torch_npu.npu_add_rms_norm(hidden, residual, self.gamma, 1e-6)
+        quantised, scale = torch_npu.npu_dynamic_quant(normed)
+        return quantised, scale, summed
+torch.manual_seed(0)
+model = ResidualQuant().eval()
+example_inputs = (torch.randn(8, 64).half(), torch.randn(8, 64).half())
+"""
+
+
+def test_a_fused_operators_documented_precision_is_a_note_not_a_mismatch(write_model):
+    trace = _trace(write_model, NORM_QUANT_MODEL)
+    assert "AddRmsNormDynamicQuant" in trace.graphs[0].ir.types
+    assert trace.ir_check.ok and trace.status == "ok"
+    (note,) = trace.ir_check.notes
+    assert note.startswith(
+        "graph 0: AddRmsNormDynamicQuant (1 op), which TorchAir's pattern pass fused from npu_add_rms_norm and "
+        "npu_dynamic_quant, quantises RMSNorm's float32 result as its documentation states"
+    )
+    assert "graph 0 output 0: values differ" in note and note.endswith("a documented difference in precision, not a mismatch")

@@ -109,3 +109,33 @@ def test_ops_coverage_of_a_model_lists_its_ops_and_fails_on_refused_ones(capsys,
         ["aten.unsqueeze.default", "1", "converts", "converts", "yes"],
     ]
     assert "4 ops: TorchAir converts 2, refuses 2" in out
+
+
+NPU_DEFINE_COLLECTIVES = ("all_to_all_single_npu", "broadcast", "_send", "_recv")
+
+
+def test_ops_coverage_counts_the_converters_of_operators_that_exist_only_while_defined(capsys) -> None:
+    code, out, _ = _run(["ops", "coverage", "--json"], capsys)
+    rows = rows_of(json.loads(out))
+    # TorchAir's npu_define collectives exist only while a trace defines them; fxlab converts them then.
+    for name in NPU_DEFINE_COLLECTIVES:
+        row = rows[f"npu_define.{name}.default"]
+        assert (row["torchair"], row["fxlab"], row["agrees"]) == ("converts", "converts", True), row
+
+
+def test_ops_coverage_of_a_multi_rank_model_reads_it_as_one_rank(capsys, monkeypatch) -> None:
+    import os
+
+    import torch.distributed as dist
+
+    from tests.conftest import EXAMPLES
+
+    monkeypatch.setenv("FXLAB_WIDTH", "250")
+    code, out, err = _run(["ops", "coverage", str(EXAMPLES / "distributed" / "moe_expert_parallel.py"), "--json"], capsys)
+    assert code == 0, err
+    rows = rows_of(json.loads(out))
+    assert rows["npu_define.all_to_all_single_npu.default"] == {
+        **rows["npu_define.all_to_all_single_npu.default"], "count": 3, "torchair": "converts", "fxlab": "converts", "agrees": True
+    }
+    assert "uses torch.distributed: its ops were read from rank 0 of a world of one" in " ".join(err.split())
+    assert not dist.is_initialized() and "RANK" not in os.environ and "MASTER_PORT" not in os.environ  # all put back

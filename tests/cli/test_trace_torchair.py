@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import torch
 
 from tests.cli.cli_runner import run_cli
 from tests.conftest import EXAMPLES
@@ -164,3 +165,26 @@ def test_torchairs_quant_matmul_converter_reads_torch_npus_dtypes_from_the_stand
     assert graph["ascend_ir"]["not_converted"] == [] and not graph["ascend_ir"]["partial"], graph["ascend_ir"]["not_converted"]
     assert {"DynamicQuant", "QuantBatchMatmulV3"} <= set(graph["ascend_ir"]["types"])
     assert code == 0 and summary["status"] in ("ok", "unverified"), err
+
+
+REPEAT_ROWS = """
+import torch
+
+class RepeatRows(torch.nn.Module):
+    def forward(self, x, counts):
+        return torch.repeat_interleave(x * 2, counts, dim=0) + 1
+
+model = RepeatRows()
+example_inputs = (torch.randn(3, 4), torch.tensor([1, 2, 3]))
+"""
+
+
+def test_an_op_with_a_data_dependent_size_is_partial_with_either_converter(torchair_path, write_model):
+    path = str(write_model(REPEAT_ROWS))
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        builtin = run("trace", path, "--summary")
+        theirs = run("trace", path, "--summary", "--converter", "torchair", "--torchair-path", torchair_path)
+    assert builtin[0] == theirs[0] == 1, (builtin, theirs)
+    for _, out, _ in (builtin, theirs):
+        assert "status: partial" in out and "graph 0: operator.ge (1 node): TorchAir does not convert a symbolic size comparison" in out
+    assert "aten.repeat_interleave.Tensor (1 node): TorchAir's converter for aten.repeat_interleave.Tensor raised" in theirs[1]

@@ -596,3 +596,28 @@ def test_rebuilt_views_take_their_symbolic_sizes_as_torchairs_map_holds_them(tor
     assert diff_ir(builtin, theirs, ignore_attrs=DEFAULT_IGNORED_ATTRS).identical
     (pack,) = [op for op in theirs.ops if op.type == "Pack" and op.fx_node == "mm_1"]
     assert pack.inputs[0] == f"{theirs.ops_of_type('Mul')[1].name}:0"
+
+
+# -- an op whose output size depends on the data ------------------------------------------------
+def _repeat_rows(x, counts):
+    return torch.repeat_interleave(x * 2, counts, dim=0) + 1
+
+
+def test_data_dependent_sizes_are_walked_in_the_compiles_fake_mode_as_on_an_npu_machine(torchair):
+    """TorchAir's own backend fails at the repeat_interleave node, in its walk's test of
+    an empty output; the bridge meets the same failure on the same node (not a fake-mode
+    error of its own) and records it, so both conversions end partial."""
+    from tests.compat.torchair_compile import torchair_compile_error
+    from tests.passes.dynamic_functional import captured_functional
+
+    inputs = (torch.randn(3, 4), torch.tensor([1, 2, 3]))
+    with torch._dynamo.config.patch(capture_dynamic_output_shape_ops=True):
+        error = torchair_compile_error(torchair, _repeat_rows, *inputs)
+        gm = captured_functional(_repeat_rows, *inputs)
+    assert type(error).__name__ == "GuardOnDataDependentSymNode" and "While executing %repeat_interleave" in str(error)
+    result = run_torchair_conversion(gm, "graph", torchair)
+    (record,) = [r for r in result.nodes if r.node == "repeat_interleave"]
+    assert record.status is Status.RAISED
+    assert "GuardOnDataDependentSymNode: Could not guard on data-dependent expression" in record.message
+    assert "[in TorchAir's _ge_concrete_graph/utils.py:254]" in record.message
+    assert result.partial and convert_to_ascend_ir(gm, "graph").partial

@@ -112,7 +112,8 @@ def test_the_shipped_files_are_package_data() -> None:
     patterns = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]["package-data"]["fxlab"]
     package = REPO / "fxlab"
     shipped = sorted(str(p.relative_to(package)) for p in SHIPPED_DIR.iterdir())
-    assert shipped == ["compat/torch_npu_files/" + n for n in ("LICENSE", "_meta_registrations.py.txt", "npu_native_functions_by_codegen.yaml", "source.json")]
+    names = ("LICENSE", "_meta_registrations.py.txt", "npu_native_functions_by_codegen.yaml", "public_names.json", "source.json")
+    assert shipped == ["compat/torch_npu_files/" + n for n in names]
     assert all(any(fnmatch(name, pattern) for pattern in patterns) for name in shipped)
 
 
@@ -312,3 +313,24 @@ def test_the_stand_ins_carry_torch_npus_own_dtypes():
     with torch_npu_present():
         module = sys.modules["torch_npu"]
         assert all(getattr(module, name) == value for name, value in TORCH_NPU_DTYPES.items())
+
+
+def test_an_error_inside_a_cpu_reference_kernel_is_fxlabs_fault_naming_the_kernel(copy: TorchNpuCopy, monkeypatch: pytest.MonkeyPatch):
+    from fxlab.ir.kernels import npu_norm_reference
+    from fxlab.ir.kernels.registry import KernelFault
+
+    def broken(x, gamma, epsilon):
+        raise RuntimeError("The size of tensor a (8) must match the size of tensor b (0) at non-singleton dimension 1")
+
+    monkeypatch.setattr(npu_norm_reference, "normalised", broken)
+    with torch_npu_definitions(copy):
+        with pytest.raises(KernelFault) as raised:
+            torch.ops.npu.npu_rms_norm(torch.randn(2, 8), torch.ones(8))
+    fault = raised.value
+    assert fault.op == "npu.npu_rms_norm"
+    line = npu_norm_reference.rms_norm.__code__.co_firstlineno + 3  # the line of rms_norm that calls normalised
+    assert fault.detail == (
+        "RuntimeError: The size of tensor a (8) must match the size of tensor b (0) at non-singleton dimension 1 "
+        f"(at fxlab/ir/kernels/npu_norm_reference.py:{line})"
+    )
+    assert fault.reason().endswith("this is fxlab's fault, not the model's (torch_npu's own kernel computes the call on an NPU): please report it")

@@ -44,3 +44,24 @@ def test_ges_semantics_by_default_and_the_exact_form_where_asked():
 def test_an_op_whose_fx_node_is_unknown_is_taken_as_asking_the_exact_form():
     _, graph = _converted(torch.ones(2))
     assert len(exact_kernels(graph.ops, {})) == 2
+
+
+def test_the_fused_add_rms_norm_quant_with_the_unfused_rounding_is_the_two_operators_it_replaced():
+    """TorchAir's pattern pass fuses npu_add_rms_norm + npu_dynamic_quant into
+    AddRmsNormDynamicQuant, which quantises the float32 RMSNorm result: its kernel keeps
+    that precision, and its registered unfused form rounds as the two operators do."""
+    from fxlab.ir.approximations import FUSED_PRECISION
+    from fxlab.ir.kernels import npu_norm_reference, npu_quant_reference
+    from fxlab.ir.model import IrOp, TensorDesc
+
+    form = GE_APPROXIMATIONS["AddRmsNormDynamicQuant"]
+    assert form.kind == FUSED_PRECISION
+    torch.manual_seed(3)
+    x1, x2, gamma = torch.randn(16, 64).half(), torch.randn(16, 64).half(), (torch.rand(64) + 0.5).half()
+    op = IrOp("fused", "AddRmsNormDynamicQuant", ["x1:0", "x2:0", "gamma:0"], input_desc=tuple(map(TensorDesc, ("x1", "x2", "gamma"))))
+    y, _, added = npu_norm_reference.add_rms_norm(x1, x2, gamma, 1e-6)
+    quantised, scale = npu_quant_reference.dynamic_quant(y)
+    unfused = form.exact_kernel(op, [x1, x2, gamma], {"epsilon": 1e-6, "output_mask": [True, False], "dst_type": 2})
+    assert torch.equal(unfused[0], quantised) and torch.equal(unfused[3], scale) and torch.equal(unfused[2], added)
+    fused = npu_norm_reference.add_rms_norm_dynamic_quant(x1, x2, gamma, epsilon=1e-6, output_mask=[True, False])
+    assert not torch.equal(fused[3], scale)  # the float32 result gives other scales (its documented precision)

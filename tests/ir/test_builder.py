@@ -88,3 +88,26 @@ def test_outputs_nobody_set_and_the_inputs_copied_from_them_get_torchairs_unset_
     assert by_name["Cast"].input_desc[0].dtype is DataType.DT_FLOAT
     assert pinned.dtype is DataType.DT_INT64  # set by hand: kept
     assert data.dtype is DataType.DT_INT32  # made before the node: not the node's to unset
+
+
+def test_outputs_nobody_gave_a_shape_say_unknown_rank_not_scalar() -> None:
+    from fxlab.ir import ge
+    from fxlab.ir.builder import Tensor, building
+    from fxlab.ir.model import UNKNOWN_RANK, DataType
+
+    builder = GraphBuilder("g")
+    data = Tensor(_int_data(builder), 0)
+    first_new = len(builder.graph.ops)
+    with building(builder), builder.converting("node", None):
+        shapeless = ge.op1("Neg", {"x": data})  # no shape given: GE infers it
+        scalar = ge.op1("ReduceSum", {"x": shapeless, "axes": ge.const([0], DataType.DT_INT64)}, shapes=[()])
+        shaped = ge.op1("Relu", {"x": shapeless}, shapes=[(4,)])
+        assert shapeless.shape == ()  # the converter sees what it always saw
+    builder.unset_helper_dtypes(first_new)
+    by_name = {op.name: op for op in builder.graph.ops}
+    assert by_name["Neg"].output_desc[0].shape == UNKNOWN_RANK
+    assert by_name["ReduceSum"].input_desc[0].shape == UNKNOWN_RANK  # copied from Neg's output
+    assert by_name["Relu"].input_desc[0].shape == UNKNOWN_RANK
+    assert scalar.shape == () and shaped.shape == (4,)  # given shapes are kept, scalars stay scalars
+    assert by_name["Const"].output_desc[0].shape == (1,)
+    assert by_name["Neg"].input_desc[0].shape == (4,)  # read from a Data

@@ -118,3 +118,25 @@ def test_decoder_dumps_equal_the_references() -> None:
     _, ir = two_layer_decoder()
     assert len(ir.ops) > 300
     assert_dumps_equal_references(ir)
+
+
+def test_an_output_torchair_leaves_unset_is_saved_and_drawn_as_unknown_rank(tmp_path: Path) -> None:
+    from fxlab.ir.ge_proto import decode_model_def
+    from fxlab.viz.dot import desc_signature
+
+    linear = lambda x, weight, bias: (torch.nn.functional.linear(x, weight, bias),)  # noqa: E731
+    gm = functional_graph(linear, torch.randn(2, 3), torch.randn(4, 3), torch.randn(4))
+    graph = convert_to_ascend_ir(gm, "graph_0").graph
+    paths = write_ir_dumps(graph, tmp_path, fx_graph=gm)
+    ops = {op["name"]: op for op in json.loads(paths[0].read_text(encoding="utf-8"))["ops"]}
+    # addmm: MatMulV2's output is a helper nobody sets (GE infers it); Add's is the node's result.
+    assert [op["type"] for op in ops.values()][3:9] == ["Const", "Transpose", "Const", "Const", "MatMulV2", "Mul"]
+    assert ops["MatMulV2"]["output_desc"][0]["shape"] == [-2]
+    assert ops["Mul"]["input_desc"][0]["shape"] == [-2]
+    assert ops["Add"]["output_desc"][0]["shape"] == [2, 4]
+    assert ops["Const_1"]["output_desc"][0]["shape"] == []  # a scalar constant is a scalar
+    from_pb = {op.name: op for op in decode_model_def(paths[1].read_bytes()).ops}
+    assert from_pb["MatMulV2"].output_desc[0].shape == (-2,) and from_pb["Const_1"].output_desc[0].shape == ()
+    assert "shape {\n        dim: -2\n      }" in paths[2].read_text(encoding="utf-8")
+    assert desc_signature(from_pb["MatMulV2"].output_desc[0]) == "FLOAT[*]"
+    assert desc_signature(from_pb["Const_1"].output_desc[0]) == "FLOAT[]"

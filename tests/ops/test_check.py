@@ -123,6 +123,10 @@ def test_op_without_samples_gets_samples_from_its_schema() -> None:
     assert report.samples_source == "derived from the schema"
     assert _by_name(report)["opcheck"].status == PASS
     assert _by_name(report)["prototype"].status == WARN
+    # A warning is said at the end: "all checks passed" alone would hide it.
+    warned = [item.name for item in report.items if item.status == WARN]
+    assert report.ok and report.verdict == f"all checks passed, with {len(warned)} warning(s): {', '.join(warned)}"
+    assert report.to_json()["verdict"] == report.verdict
 
 
 def test_unknown_op_suggests_close_names() -> None:

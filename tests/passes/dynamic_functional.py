@@ -13,6 +13,12 @@ from fxlab.capture.stages import functional_stage
 def dynamic_functional(fn: Callable[..., Any], *inputs: Any) -> fx.GraphModule:
     """``fn``'s functional graph compiled with ``dynamic=True`` (int arguments become
     symbolic sizes too, as Dynamo makes them)."""
+    return captured_functional(fn, *inputs, dynamic=True)
+
+
+def captured_functional(fn: Callable[..., Any], *inputs: Any, dynamic: bool | None = None) -> fx.GraphModule:
+    """``fn``'s one functional graph as Dynamo captures it (with the inputs' own marks,
+    ``mark_unbacked`` included) and aot_autograd functionalizes it."""
     graphs: list[fx.GraphModule] = []
 
     def backend(gm: fx.GraphModule, example_inputs: Any) -> Any:
@@ -22,7 +28,7 @@ def dynamic_functional(fn: Callable[..., Any], *inputs: Any) -> fx.GraphModule:
 
     torch._dynamo.reset()
     with torch.no_grad():
-        torch.compile(fn, backend=backend, dynamic=True)(*inputs)
+        torch.compile(fn, backend=backend, dynamic=dynamic)(*inputs)
     (graph,) = graphs
     return graph
 

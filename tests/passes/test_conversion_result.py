@@ -2,6 +2,9 @@
 both walks share."""
 from __future__ import annotations
 
+import math
+import operator
+
 import torch
 import torch.fx as fx
 
@@ -18,6 +21,7 @@ from fxlab.passes.conversion_result import (
     mark_placeholder,
     output_names,
     scope_enter_items,
+    target_text,
 )
 from fxlab.passes.infra import PassRecord
 
@@ -51,3 +55,10 @@ def test_flatten_keeps_none_and_the_output_names_follow_it() -> None:
     y = graph.call_function(torch.relu, (x,))
     graph.output((y, None, [x, 3]))
     assert output_names(fx.GraphModule(torch.nn.Module(), graph)) == ["relu", "", "x", ""]
+
+
+def test_targets_are_named_as_the_user_reads_them():
+    assert target_text(operator.ge) == "operator.ge"
+    assert target_text(math.floor) == "math.floor"
+    assert target_text(torch.ops.aten.add.Tensor) == "aten.add.Tensor"
+    assert target_text(len) == "len"

@@ -63,6 +63,25 @@ def test_raising_converter_names_node_and_source_line_and_goes_on():
     assert result.partial and result.graph.ops_of_type("Sin"), "conversion goes on after a failure"
 
 
+def test_a_raising_plugin_converter_is_named_by_its_function_file_and_line(tmp_path):
+    from fxlab.capture.loader import load_python_file
+    from fxlab.passes.converters.inplace import sample_inplace_op
+    from fxlab.passes.converters.registry import ORIGIN_TORCHAIR
+
+    op = sample_inplace_op()  # accumulate(Tensor(a!) x, Tensor y) -> Tensor: auto_functionalized_v2 once functional
+    plugin = tmp_path / "acc_plugin.py"
+    plugin.write_text("def convert_accumulate(x, y, meta_outputs=None):\n    outputs = (x,)\n    return outputs[1]\n")
+    CONVERTERS.register(Converter(op, load_python_file(plugin, role="plugin").convert_accumulate, origin=ORIGIN_TORCHAIR))
+    try:
+        gm = functional_graph(lambda x, y: (op(x, y),), torch.randn(3), torch.randn(3))
+        result = convert_to_ascend_ir(gm)
+    finally:
+        CONVERTERS.unregister(op)
+    (record,) = [r for r in result.nodes if r.status is Status.RAISED]
+    assert record.message.startswith("converter for fxlab_samples.accumulate.default (in auto_functionalized_v2) raised at node ")
+    assert f" in convert_accumulate at {plugin}:3 (`return outputs[1]`): IndexError: tuple index out of range" in record.message
+
+
 def test_wrong_number_of_outputs_is_reported():
     def one_output(self, split_size, dim=0, *, meta_outputs=None):
         return ge.op1("Identity", {"x": self})

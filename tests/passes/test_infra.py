@@ -76,3 +76,24 @@ def test_a_pass_must_return_a_pass_result() -> None:
 def test_records_round_trip_through_json() -> None:
     record = PassRecord("p", True, ["a"], ["b"], ["c"], ["note"], origin="user")
     assert PassRecord.from_json(record.to_json()) == record
+
+
+def test_a_pass_rewriting_a_node_leaves_it_its_own_source() -> None:
+    gm = _graph()
+    add = next(n for n in gm.graph.nodes if n.target is operator.add)
+    add.meta.update(stack_trace='File "model.py", line 3, in f\n    y = x + 1\n', nn_module_stack={"L__self__": ("", "M")})
+
+    def retarget(gm: fx.GraphModule) -> PassResult[fx.GraphModule]:
+        for node in gm.graph.nodes:
+            if node.target is operator.add:  # what Inductor's pattern replacement does to a matched base
+                node.target = operator.iadd
+                node.meta["stack_trace"] = 'File "model.py", line 4, in f\n    z = y * 2\n'
+                node.meta.pop("nn_module_stack")
+                node.meta["stack_trace_of_nothing"] = "kept: not an origin key"
+        gm.recompile()
+        return PassResult(gm, True)
+
+    gm, _ = PassManager([NamedPass("retarget", retarget)]).run(gm)
+    assert add.target is operator.iadd
+    assert add.meta["stack_trace"].endswith("y = x + 1\n") and add.meta["nn_module_stack"] == {"L__self__": ("", "M")}
+    assert add.meta["stack_trace_of_nothing"] == "kept: not an origin key"

@@ -120,7 +120,7 @@ def test_a_reader_left_after_a_write_of_the_no_ops_input_is_noted_when_the_graph
     gm = functional_graph(_copy_then_write, x1.clone(), x0.clone())
     (note,) = remove_noop_ops(gm, in_order=True).notes
     assert note == (
-        "TorchAir fault: copy__1 read arg0_1 after copy_ writes it in place, where they read copy (aten.copy.default), its value "
+        "hazard: copy__1 read arg0_1 after copy_ writes it in place, where they read copy (aten.copy.default), its value "
         "before the write: TorchAir's remove_noop_ops (Inductor's rule) replaces a no-op by its input without looking at later writes of it"
     )
     got1, got0 = x1.clone(), x0.clone()

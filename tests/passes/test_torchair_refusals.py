@@ -2,6 +2,7 @@
 registry and the auto converter are scanned for violations."""
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 
 import pytest
@@ -79,3 +80,39 @@ def test_the_reason_names_torchairs_verdict_and_where_its_converter_is():
     assert not_converted_reason(torch.ops.aten.add.Tensor).endswith("); use --converter torchair")
     assert verdict_of(torch.ops.aten.roll.default).verdict == "refuses"
     assert not_converted_reason(torch.ops.aten.roll.default).startswith("TorchAir refuses aten.roll.default: its converter only raises")
+
+
+# -- comparisons of sizes ---------------------------------------------------------------------
+def _checked_rows(x: torch.Tensor) -> torch.Tensor:
+    torch._check(x.shape[0] >= 4)
+    return x * 2
+
+
+def _functional_with_unbacked_rows():
+    from tests.passes.dynamic_functional import captured_functional
+
+    x = torch.randn(6, 3)
+    torch._dynamo.decorators.mark_unbacked(x, 0)
+    return captured_functional(_checked_rows, x)
+
+
+def test_a_size_comparison_is_named_as_written_and_refused_as_torchairs_walk_fails_on_it():
+    from fxlab.passes.conversion_result import Status
+    from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
+    from fxlab.passes.torchair_refusals import symbolic_comparison
+
+    gm = _functional_with_unbacked_rows()
+    (ge,) = [n for n in gm.graph.nodes if n.op == "call_function" and n.target is operator.ge]
+    assert symbolic_comparison(ge) == "a symbolic size comparison `u0 >= 4` (operator.ge)"
+    result = convert_to_ascend_ir(gm, "g")
+    (record,) = [r for r in result.nodes if r.node == "ge"]
+    assert (record.target, record.status) == ("operator.ge", Status.REFUSED)
+    assert record.message == (
+        "TorchAir does not convert a symbolic size comparison `u0 >= 4` (operator.ge): its walk over the graph evaluates "
+        "Python's comparisons itself, on its own packed graph values (npu_fx_compiler.py:208), and raises TypeError: '>=' "
+        "not supported between instances of 'ValuePack' and 'int'. Fix: keep size checks out of the code TorchAir compiles "
+        "(a torch._check on a size, or the check torch adds after an op whose output size depends on the data: give that "
+        "size statically)"
+    )
+    (check,) = [r for r in result.nodes if r.target == "aten._assert_scalar.default"]
+    assert check.status is Status.REFUSED and "the runtime check of a size" in check.message

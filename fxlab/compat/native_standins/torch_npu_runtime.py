@@ -39,10 +39,10 @@ from typing import Any
 import torch
 
 from fxlab.ir.npu_dtypes import TORCH_NPU_DTYPES
+from fxlab.socs import DEFAULT_SOC
 
 MODULE = "torch_npu"
 # The SoC an NPU machine would report when none is named: an Atlas A2 training part.
-DEFAULT_SOC = "Ascend910B2"
 # The seed an NPU (like a CUDA) device generator starts with until torch.manual_seed.
 DEVICE_DEFAULT_SEED = 67280421310721
 # The CANN release stood in: a current one, past the 8.3.RC1 that TorchAir's
@@ -79,6 +79,8 @@ def npu_namespace(soc: str, cann: str) -> types.SimpleNamespace:
         # The stream calls TorchAir's aclgraph passes put into a graph: fxlab's CPU ones,
         # so a graph after TorchAir's passes holds the same targets as after fxlab's.
         current_stream=npu_streams.current_stream,
+        # npugraph_ex's replace_stream_event_pass compares every node's target with it.
+        set_stream=npu_streams.set_stream,
         get_stream_limit=npu_streams.get_stream_limit,
         set_stream_limit=npu_streams.set_stream_limit,
         set_deterministic_level=npu_streams.set_deterministic_level,

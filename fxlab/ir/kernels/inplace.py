@@ -1,5 +1,8 @@
 """Kernels of the in-place GE ops: ``ViewCopy``, and any custom op made by TorchAir's
-auto converter, run through the torch op it came from.
+auto converter, run through the torch op it came from; and the one GE op a user's
+converter emits for a custom op, when no reference kernel of its type is registered, run
+through that op's own CPU kernel (:data:`TORCH_CALL_ATTR` says how its inputs and outputs
+map to the op's arguments and returns).
 
 GE in-place semantics: an op writes into its ref input's memory and its ref output *is*
 that memory. A custom op's kernel here mutates its ref input tensor (always a
@@ -9,7 +12,8 @@ tensor object as the ref output, so a ``ViewCopy`` ordered after it reads the up
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import json
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -127,8 +131,49 @@ def run_torch_op(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any
     return outputs
 
 
+# The torch call one GE op stands for (JSON): {"op": "ns.name.overload", "args": [spec...],
+# "kwargs": {name: spec}, "outputs": [spec...]}; an argument spec is {"input": i} (the op's
+# i-th data input), {"inputs": [i, ...]} (a tensor list), {"attr": name} (the op's attr) or
+# {"value": v} (as the converter got it); an output spec is
+# {"return": k} (the call's k-th tensor) or {"input": i} (that input, written in place);
+# "by_name" says whether the inputs were bound to the arguments by their names.
+TORCH_CALL_ATTR = "_fxlab_torch_call"
+
+
+def run_torch_call(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    """Run the custom op's own CPU kernel for ``op``, as :data:`TORCH_CALL_ATTR` maps it."""
+    call = json.loads(attrs[TORCH_CALL_ATTR])
+
+    def value(spec: dict[str, Any]) -> Any:
+        if "input" in spec:
+            return inputs[spec["input"]]
+        if "inputs" in spec:
+            return [inputs[i] for i in spec["inputs"]]
+        if "attr" in spec:  # the value the converter wrote into the op
+            return _attr_value(attrs[spec["attr"]])
+        return spec["value"]
+
+    target = _torch_op(call["op"])
+    args = [value(spec) for spec in call["args"]]
+    kwargs = {name: value(spec) for name, spec in call["kwargs"].items()}
+    returns = _flat_returns(target(*args, **kwargs))
+    return [returns[spec["return"]] if "return" in spec else inputs[spec["input"]] for spec in call["outputs"]]
+
+
+def ops_run_by_their_torch_op(ops: Sequence[IrOp]) -> list[tuple[IrOp, dict[str, Any]]]:
+    """The ops :func:`run_torch_call` runs (no kernel of their type), with their call."""
+    return [(op, json.loads(str(op.attr_value(TORCH_CALL_ATTR)))) for op in ops if _runs_torch_call(op)]
+
+
+def _runs_torch_call(op: IrOp) -> bool:
+    # A kernel registered for the type (a user's, for a converter that emits several ops) wins.
+    return TORCH_CALL_ATTR in op.attrs and op.type not in KERNELS
+
+
 def _resolve_custom_op(op: IrOp) -> Callable[..., Any] | None:
-    return run_torch_op if TORCH_OP_ATTR in op.attrs else None
+    if TORCH_OP_ATTR in op.attrs:
+        return run_torch_op
+    return run_torch_call if _runs_torch_call(op) else None
 
 
 def _install() -> None:

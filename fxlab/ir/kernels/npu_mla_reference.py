@@ -10,7 +10,8 @@ unquantised weights, from the operators' documentation:
 ``W_uq``/``W_qr`` are the per-head columns ``D``/``Dr`` of ``weight_uq_qr``, ``W_dkv``/
 ``W_kr`` the first ``Hckv``/last ``Dr`` columns of ``weight_dkv_kr``, and ROPE takes the
 interleaved pairs in halves (the form :func:`npu_rope_reference.interleave_rope`
-computes). The caches are paged, ``PA_BSND`` (ND) or ``PA_NZ``. Products in float32;
+computes). The caches are paged, ``PA_BSND`` (ND) or ``PA_NZ``, and not written when they
+are empty (``Skv = 0`` in the documentation). Products in float32;
 the NZ weight format of the NPU is a memory layout, the same matrix here. The reserved
 and quantisation outputs are zeros of the Meta function's shapes.
 """
@@ -63,7 +64,9 @@ def mla_prolog_(
     c_kv = rms_norm(kv[..., :latent], gamma_ckv, float(options.get("rmsnorm_epsilon_ckv", 1e-5)))[0]
     c_kv = c_kv * float(options.get("kc_scale", 1.0))
     k_rope = interleave_rope(kv[..., latent:], cos.float(), sin.float())
-    if cache_index is not None:
+    # Empty caches (Skv = 0, a serving engine's run before any KV block exists) are left
+    # as they are, as the operators' documentation says.
+    if cache_index is not None and kv_cache.numel() and kr_cache.numel():
         mode = options.get("cache_mode", "PA_BSND")
         if mode not in ("PA_BSND", "PA_NZ"):
             raise NotImplementedError(f"npu_mla_prolog: cache_mode {mode!r} has no CPU reference kernel (PA_BSND and PA_NZ have)")

@@ -42,6 +42,16 @@ def add_rms_norm_cast(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> lis
 def add_rms_norm_dynamic_quant(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     """Outputs not asked for are computed anyway (the graph replaces them by empty
     ``Const`` ops), as the device computes every output."""
+    return _add_rms_norm_dynamic_quant(op, inputs, attrs, unfused=False)
+
+
+def add_rms_norm_dynamic_quant_unfused(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
+    """The same op with the rounding of the unfused operators TorchAir's pattern pass
+    replaced by it (:mod:`fxlab.ir.approximations`)."""
+    return _add_rms_norm_dynamic_quant(op, inputs, attrs, unfused=True)
+
+
+def _add_rms_norm_dynamic_quant(op: IrOp, inputs: list[Any], attrs: dict[str, Any], unfused: bool) -> list[Any]:
     n = named_inputs(op, inputs)
     mask = attrs.get("output_mask") or None
     return list(
@@ -55,6 +65,7 @@ def add_rms_norm_dynamic_quant(op: IrOp, inputs: list[Any], attrs: dict[str, Any
             epsilon=attrs.get("epsilon", 1e-6),
             output_mask=mask,
             y_dtype=_quant_code(attrs.get("dst_type", 1)),
+            unfused=unfused,
         )
     )
 

@@ -80,14 +80,19 @@ def add_rms_norm_dynamic_quant(
     epsilon: float = 1e-6,
     output_mask: Sequence[bool] | None = None,
     y_dtype: int | None = None,
+    unfused: bool = False,
 ) -> tuple[torch.Tensor, ...]:
     """(y1, y2, x1 + x2, scale1, scale2): y = RMSNorm(x1 + x2) * gamma (+ beta) quantised
     per row after each smoothing; an output not asked for (``output_mask``, or y2
-    without both smoothings) is empty."""
+    without both smoothings) is empty. The fused operator quantises y as computed, in
+    float32 (its documented formula); ``unfused`` rounds y to the inputs' dtype first, as
+    ``npu_add_rms_norm`` then ``npu_dynamic_quant`` compute it."""
     x = x1 + x2
     y, _ = normalised(x, gamma, epsilon)
     if beta is not None:
         y = y + beta.float()
+    if unfused:
+        y = y.to(x.dtype).float()
     wanted = list(output_mask) if output_mask is not None else [True, smooth_scale1 is not None and smooth_scale2 is not None]
     empty_y, empty_scale = torch.zeros(0, dtype=torch.int8), torch.zeros(0)
     y1, scale1 = quantised_rows(y, smooth_scale1, y_dtype) if wanted[0] else (empty_y, empty_scale)

@@ -79,8 +79,7 @@ def ascend_anti_quant_v2(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> 
     if attrs.get("sqrt_mode"):
         raise NotImplementedError("AscendAntiQuantV2: sqrt_mode has no CPU reference kernel")
     out = torch_dtype(DTYPE_FROM_TORCHAIR_NUMBER[int(attrs.get("dst_type", 1))])
-    x, offset = n["x"], n.get("offset")
-    return [((x.float() + (offset.float() if offset is not None else 0.0)) * n["scale"].float()).to(out)]
+    return [ref.dequantised(n["x"], n["scale"], n.get("offset"), out)]
 
 
 @register_kernel("GroupQuant")

@@ -197,8 +197,14 @@ def anti_quant(
     if x.dtype == torch.uint8:
         raise NotImplementedError("npu_anti_quant of hifloat8 input has no CPU reference kernel: torch has no hifloat8 type")
     values = unpack_int4(x) if x.dtype == torch.int32 else x
-    out = (values.float() + (offset.float() if offset is not None else 0.0)) * scale.float()
-    return out.to(torch.float16 if dst_dtype is None else _FLOAT_CODES[dst_dtype])
+    return dequantised(values, scale, offset, torch.float16 if dst_dtype is None else _FLOAT_CODES[dst_dtype])
+
+
+def dequantised(values: torch.Tensor, scale: torch.Tensor, offset: torch.Tensor | None, out: torch.dtype) -> torch.Tensor:
+    """``(values + offset) * scale`` in float32, as ``out``: the anti-quantisation of
+    ``npu_anti_quant`` and of its GE op ``AscendAntiQuantV2`` (offset first, then scale)."""
+    shifted = values.float() + (offset.float() if offset is not None else 0.0)
+    return (shifted * scale.float()).to(out)
 
 
 _FLOAT_CODES = {5: torch.float16, 6: torch.float32, 15: torch.bfloat16}

@@ -26,6 +26,23 @@ class KernelGap(NotImplementedError):
         self.op = op
         self.detail = detail
 
+    def reason(self) -> str:
+        """Why a check that met this gap could not run, in one clause."""
+        return f"{self.op}: fxlab's CPU reference kernel does not implement this call ({self.detail})"
+
+
+class KernelFault(KernelGap):
+    """One of fxlab's CPU reference kernels of an operator failed on its call (a shape it
+    mishandles): ``detail`` is the error and where in the kernel it was raised. The
+    operator is torch_npu's: on an NPU its own kernel computes the call, so the fault is
+    fxlab's, never the model's."""
+
+    def reason(self) -> str:
+        return (
+            f"{self.op}: fxlab's CPU reference kernel failed on this call ({self.detail}); this is fxlab's fault, not the "
+            "model's (torch_npu's own kernel computes the call on an NPU): please report it"
+        )
+
 
 def register_kernel(*op_types: str) -> Callable[[Kernel], Kernel]:
     """Register the CPU reference kernel of GE op types (one kernel per type)."""

@@ -15,10 +15,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import sympy
 import torch
 import torch.fx as fx
 
-from fxlab.passes.aclgraph.capture_info import CaptureInfo
+from fxlab.passes.aclgraph.capture_info import STATIC_INPUT, CaptureInfo
 from fxlab.passes.aclgraph.sym_shapes import is_sym
 from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions
 
@@ -79,7 +80,8 @@ def read_inputs(gm: fx.GraphModule, info: CaptureInfo) -> None:
         info.input_names.append(str(node.target))
         if isinstance(value, torch.Tensor):
             static = (
-                hasattr(value, "_dynamo_static_input_type")
+                node.meta.get(STATIC_INPUT, False)
+                or hasattr(value, "_dynamo_static_input_type")
                 or hasattr(value, "_torchair_is_parameter")
                 or isinstance(value, torch.nn.Parameter)
             )
@@ -293,27 +295,50 @@ def _event_dict(package: str) -> str:
 """
 
 
+def _sym_inputs(info: CaptureInfo) -> dict[Any, int]:
+    """TorchAir's ``_all_sym_input_idx``: each symbolic input's expression and the last
+    input that holds it, in the order the expressions first appear."""
+    found: dict[Any, int] = {}
+    for index, meta in enumerate(info.meta_inputs):
+        if is_sym(meta):
+            found[meta.node.expr] = index
+    return found
+
+
+def _tensor_inputs(info: CaptureInfo) -> list[tuple[int, torch.Tensor]]:
+    return [(index, meta) for index, meta in enumerate(info.meta_inputs) if not is_sym(meta) and isinstance(meta, torch.Tensor)]
+
+
 def _kernel(info: CaptureInfo) -> str:
     first_run = ["        _is_first_run = False", ""]
     if info.tagged_event_names:
         first_run += ["        _update_tagged_event_dict()", ""]
     if info.user_stream_labels:
         first_run += ["        _update_user_stream_label_dict()", ""]
-    for index, meta in enumerate(info.meta_inputs):
-        if isinstance(meta, torch.Tensor) and meta.numel() != 0:
+    symbols = _sym_inputs(info)
+    if symbols and info.input_names:  # the sizes the assertions name, read from the arguments
+        names = ", ".join(info.input_names) + ("," if len(info.input_names) == 1 else "")
+        first_run.append(f"        {names} = args")
+        first_run += [f"        {expr} = {info.input_names[i]}" for expr, i in symbols.items() if isinstance(expr, sympy.Symbol)]
+    for index, meta in _tensor_inputs(info):
+        if meta.numel() != 0:
             first_run.append(f"        assert_size_stride(args[{index}], {tuple(meta.shape)}, {meta.stride()})")
     body = ["", "_is_first_run = True", "def kernel(*args, **kwargs):", "", "    global _is_first_run", "    if _is_first_run:"]
     return "\n".join(body + first_run + ["    return acl_graph(*args, **kwargs)", ""])
 
 
 def _main(info: CaptureInfo) -> str:
+    """Example inputs as TorchAir writes them: each symbol given 2 + its input's index,
+    then every tensor input."""
     lines = ["def main():"]
-    for index, meta in enumerate(info.meta_inputs):
-        if is_sym(meta):
-            lines.append(f"    {info.input_names[index]} = {2 + index}")
-        elif isinstance(meta, torch.Tensor):
-            lines.append(
-                f"    {info.input_names[index]} = rand_strided({tuple(meta.shape)},{meta.stride()},device ='npu:0',dtype ={meta.dtype})"
-            )
+    for expr, index in _sym_inputs(info).items():
+        if isinstance(expr, sympy.Symbol):
+            lines += [f"    {info.input_names[index]} = {2 + index}", f"    {expr} = {info.input_names[index]}"]
+        else:
+            lines.append(f"    {info.input_names[index]} = {expr}")
+    for index, meta in _tensor_inputs(info):
+        lines.append(
+            f"    {info.input_names[index]} = rand_strided({tuple(meta.shape)},{meta.stride()},device ='npu:0',dtype ={meta.dtype})"
+        )
     lines.append(f"    return kernel({', '.join(info.input_names)})")
     return "\n".join(lines) + "\n"

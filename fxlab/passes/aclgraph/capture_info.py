@@ -8,6 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# Key in a placeholder's meta: a graph input at a fixed address (a parameter or buffer),
+# which TorchAir's backend marks ``_torchair_is_parameter`` and its ACL graph reads in
+# place instead of copying (set by fxlab.capture.stages as TorchAir's backend decides it).
+STATIC_INPUT = "fxlab.static_input"
+
 
 @dataclass
 class CaptureInfo:

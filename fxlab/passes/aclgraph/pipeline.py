@@ -43,6 +43,7 @@ from fxlab.passes.aclgraph.replace_dynamic_workspace_ops import replace_dynamic_
 from fxlab.passes.aclgraph.resolve_default_stream_markers import resolve_default_stream_markers
 from fxlab.passes.aclgraph.scope_pairs import check_scope_pairs
 from fxlab.passes.aclgraph.sym_shapes import SymShapeBuilder, symbol_inputs
+from fxlab.passes.compiler_mode import compiler_dispatch_state
 from fxlab.passes.graph_copy import copy_graph_module
 from fxlab.passes.infra import NamedPass, PassManager, PassRecord
 from fxlab.passes.optimize_fx import FxStageResult, example_inputs, optimize_fx_passes
@@ -95,9 +96,11 @@ def _builder(gm: fx.GraphModule, shapes: list[SymShapeBuilder]) -> SymShapeBuild
     return shapes[0]
 
 
-def aclgraph_graph(functional: fx.GraphModule, options: TorchAirOptions, index: int = 0) -> FxStageResult:
+def aclgraph_graph(
+    functional: fx.GraphModule, options: TorchAirOptions, index: int = 0, snapshots: list[tuple[str, fx.GraphModule]] | None = None
+) -> FxStageResult:
     """A copy of ``functional`` through TorchAir's aclgraph passes; the functional graph is
-    left as it was."""
+    left as it was. ``snapshots`` gets a copy of the graph after each pass."""
     from fxlab.passes.aclgraph.capture_code import capture_code, read_inputs
 
     gm = copy_graph_module(functional)
@@ -111,7 +114,9 @@ def aclgraph_graph(functional: fx.GraphModule, options: TorchAirOptions, index: 
         *without_runtime_passes(options, info, inputs, []),
     ]
     info.mutated_user_inputs = mutated_user_inputs(gm)
-    gm, records = PassManager(passes).run(gm)
+    with compiler_dispatch_state(inputs):  # as aot_autograd calls TorchAir's compiler
+        keep = None if snapshots is None else (lambda name, graph: snapshots.append((name, copy_graph_module(graph))))
+        gm, records = PassManager(passes).run(gm, keep)
     read_inputs(gm, info)
     gm.recompile()
     records.insert(0, PassRecord("replace_stream_event_pass", False, notes=[STREAM_EVENT_NOTE]))

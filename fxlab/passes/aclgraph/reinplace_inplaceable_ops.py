@@ -20,18 +20,20 @@ Graph inputs are never written here (``reinplace_input_mutated_ops`` handles inp
 trailing ``copy_`` writes anyway). TorchAir skips the pass, leaving the graph as it was,
 when torch's fake-tensor run fails on the graph.
 
-One step differs from torch's and is followed as TorchAir has it, since this stage shows
-TorchAir's graph: when a ``{view}_scatter`` goes (step 2), torch's readers of the scatter
-read its base, TorchAir's read the re-inplaced op's own input, the view. Where the two
-differ (``v[1:] = 0.5`` on a tensor the graph made: its readers then get ``v[1:]``, not
-``v``), the graph computes something else than the model; the pass notes it as
-:data:`SCATTER_READ_FAULT`, and the numeric check names it beside the mismatch it causes.
+One step differs from torch's and is followed as TorchAir's code has it: when a
+``{view}_scatter`` goes (step 2), torch's readers of the scatter read its base, TorchAir's
+read the re-inplaced op's own input, the view (:data:`SCATTER_READ_HAZARD` notes it). Its
+own runs never get there: step 2 replays the view on the pass's own fake tensors, and
+TorchAir's compiler runs inside aot_autograd with another fake mode entered
+(:mod:`fxlab.passes.compiler_mode`, which fxlab's pipeline enters too), so the replay
+fails and no scatter of a view of an intermediate is ever dropped: the scatter itself is
+written in place (step 4) and the op on the view stays functional.
 
 Neither pass looks at the op's other inputs: ``sub(x[..., 1:], x[..., :-1])`` becomes
 ``sub_`` writing memory it still reads (GPT-2's position ids). Torch refuses such an op on
 CPU ("some elements of the input tensors and the written-to tensor refer to a single
 memory location"); an NPU kernel may read elements it already wrote. The pass notes it
-(:data:`OVERLAP_FAULT`, torch's own test: same storage, both dense, the byte ranges meet
+(:data:`OVERLAP_HAZARD`, torch's own test: same storage, both dense, the byte ranges meet
 without being the same); the numeric check runs the op as out-of-place + ``copy_``.
 """
 
@@ -51,11 +53,11 @@ from fxlab.passes.fx_args import arg_node
 from fxlab.passes.aclgraph.stream_users import MultiInplaceOp, multi_inplace_ops, writes_are_stream_safe
 from fxlab.passes.infra import PassResult
 from fxlab.passes.stream_labels import annotate_stream_scopes
-from fxlab.passes.torchair_refusals import TORCHAIR_FAULT
+from fxlab.passes.torchair_refusals import HAZARD
 
 
-SCATTER_READ_FAULT = TORCHAIR_FAULT
-OVERLAP_FAULT = f"{SCATTER_READ_FAULT} (overlapping in-place op)"
+SCATTER_READ_HAZARD = f"{HAZARD} (a dropped scatter's readers)"
+OVERLAP_HAZARD = f"{HAZARD} (overlapping in-place op)"
 
 
 def _storage(value: Any) -> StorageWeakRef:
@@ -171,7 +173,7 @@ class _Reinplacer:
             for other in readers:
                 if _partial_overlap(arg.meta.get("fake_result"), other.meta.get("fake_result")):
                     self.faults.append(
-                        f"{OVERLAP_FAULT}: {node.name} ({node.target}) writes {arg.name} while reading {other.name}, which partly "
+                        f"{OVERLAP_HAZARD}: {node.name} ({node.target}) writes {arg.name} while reading {other.name}, which partly "
                         "overlaps it: torch refuses this on CPU and an NPU kernel may read elements it already wrote; "
                         "TorchAir's reinplace_inplaceable_ops (as torch's) does not look at the op's other inputs"
                     )
@@ -224,7 +226,7 @@ class _Reinplacer:
         readers = [n for n in old.users if n.meta["node_idx"] > node.meta["node_idx"]]
         if old is not node and readers and old.args[0] is not new:
             self.faults.append(
-                f"{SCATTER_READ_FAULT}: {', '.join(r.name for r in readers)} read {new.name} (what {node.name} wrote) where they read "
+                f"{SCATTER_READ_HAZARD}: {', '.join(r.name for r in readers)} read {new.name} (what {node.name} wrote) where they read "
                 f"{old.name}, the whole of {arg_node(old).name}: TorchAir's reinplace_inplaceable_ops replaces a dropped {old.target} by the "
                 "re-inplaced op's input, torch's own pass by the scatter's base"
             )

@@ -14,6 +14,7 @@ from fxlab.passes.converters import backward, batch_norm_training, complex_views
 from fxlab.passes.converters import pointwise, rng, sampling, slice_backward  # noqa: F401
 from fxlab.passes.converters import npu  # noqa: F401 - torch_npu operators, registered while defined
 from fxlab.passes.converters import collectives  # noqa: F401 - collectives; npu_define operators registered while defined
+from fxlab.passes.converters import air_ops  # noqa: F401 - TorchAir's air:: operators, converted while defined
 
 # torch_npu operators by family, registered with npu while the operators are defined
 from fxlab.passes.converters import npu_afd, npu_attention, npu_flash_attention, npu_kv_cache, npu_linear_attention  # noqa: F401

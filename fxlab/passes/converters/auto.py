@@ -304,7 +304,7 @@ def auto_converter(op: Any) -> Callable[..., Any] | None:
 def emit_custom_op(op: Any, proto: GePrototype, args: Sequence[Any], kwargs: Mapping[str, Any], meta_outputs: Any) -> Any:
     """One GE op of type ``proto.op_type`` for a call of ``op``; returns the op's own
     outputs (the ref outputs are found by name by whoever needs them)."""
-    bound = _bind(op, args, kwargs)
+    bound = bind_arguments(op, args, kwargs)
     schema_args = op._schema.arguments
     tensor_args = [a for a in schema_args if is_tensor_arg(a)]
     other_args = [a for a in schema_args if not is_tensor_arg(a)]
@@ -318,7 +318,8 @@ def emit_custom_op(op: Any, proto: GePrototype, args: Sequence[Any], kwargs: Map
     return _own_outputs(outs, proto, own_metas, bool(mutated))
 
 
-def _bind(op: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+def bind_arguments(op: Any, args: Sequence[Any], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """Each schema argument of ``op`` by name: given positionally, by keyword, or its default."""
     bound: dict[str, Any] = {}
     for i, arg in enumerate(op._schema.arguments):
         if i < len(args) and not arg.kwarg_only:

@@ -25,8 +25,10 @@ from fxlab.ir import ge
 from fxlab.ir.builder import Tensor, current_builder
 from fxlab.ir.model import DataType, IrOp
 from fxlab.passes.inference_rule import attach_inference_rules
+from fxlab.passes.converters.custom_reference import ascribe_torch_call
 from fxlab.passes.converters.promotion import dtype_promote
 from fxlab.passes.converters.registry import CONVERTERS, Sample, register_converter
+from fxlab.passes.torchair_refusals import mutated_views_of_one_base
 
 aten = torch.ops.aten
 AUTO_FUNCTIONALIZED_V2 = getattr(torch.ops.higher_order, "auto_functionalized_v2", None)
@@ -349,6 +351,9 @@ def convert_auto_functionalized_v2(mutable_op: Any, *, meta_outputs: Any = None,
     """auto_functionalized_v2(OpOverload op, *, Tensor[] _all_bases, <op arguments>, <view info>) -> (*op outputs, *updated bases)"""
     from torch._higher_order_ops.auto_functionalize import get_mutable_args, read_view_information_from_args
 
+    refused = mutated_views_of_one_base(mutable_op, kwargs)
+    if refused is not None:
+        raise refused
     kwargs = dict(kwargs)
     bases = list(kwargs.pop("_all_bases", []))
     names, types = get_mutable_args(mutable_op)
@@ -375,6 +380,7 @@ def convert_auto_functionalized_v2(mutable_op: Any, *, meta_outputs: Any = None,
     out = _mutable_op_converter(mutable_op)(**kwargs, meta_outputs=own_meta)
     # TorchAir gives the op's own ops their rule here, from the moved bases and views.
     attach_inference_rules(builder.graph.ops[first_new:], ((), kwargs), out, own_meta, builder.provenance.fx_node, mutable_op)
+    ascribe_torch_call(mutable_op, (), kwargs, out, builder.graph.ops[first_new:])
     last_op = builder.graph.ops[-1]
     updates = [_updated_base(arg, moved, last_op) for arg in mutated]
     return (*out, *updates) if isinstance(out, tuple) else (out, *updates)

@@ -42,6 +42,8 @@ def _quant_matmul_samples() -> list[Sample]:
     return [
         Sample((x1, x2, torch.rand(8) * 0.01), {"pertoken_scale": torch.rand(4), "output_dtype": 15}),
         Sample((x1, x2, torch.rand(8) * 0.01), {"bias": torch.randint(-100, 100, (8,), dtype=torch.int32), "output_dtype": 5}),
+        # static W8A8: an int32 bias and a float32 scale per channel, bf16 output
+        Sample((x1, x2, torch.rand(8) * 0.01), {"bias": torch.randint(-100, 100, (8,), dtype=torch.int32), "output_dtype": 15}),
         Sample((_int8(2, 4, 16), _int8(2, 16, 8), torch.rand(1) * 0.01), {"output_dtype": 5}),
     ]
 

@@ -115,6 +115,10 @@ def _quantize_samples() -> list[Sample]:
         Sample((x, torch.rand(3) + 0.1, torch.tensor([1, -2, 0], dtype=torch.int32), 12, 1)),
         Sample((x, torch.rand(16) + 0.1, None, 1, -1, False)),
         Sample((x.half(), (torch.rand(16) + 0.1).half(), torch.randn(16).half(), QUINT4X2, -1, False)),
+        # static W8A8 activations: bf16 reciprocal scales and offsets, values halfway between integers
+        Sample(
+            ((torch.arange(-16, 16) + 0.5).bfloat16().reshape(2, 16), torch.ones(16).bfloat16(), torch.zeros(16).bfloat16(), 12, -1, False)
+        ),
     ]
 
 

@@ -397,15 +397,20 @@
     return path.join("|");
   }
 
+  // The Ascend IR and GE's phases off an NPU machine ("ge:<phase>") list GE ops.
+  function isGe(st) {
+    return st.name === "ascend_ir" || st.name.startsWith("ge:");
+  }
+
   function showDetails(view, n) {
     const st = view.st, node = st.nodes[n], graph = DATA.graphs[view.gi];
-    const rows = [["node", node[F.name]], [st.name === "ascend_ir" ? "GE op type" : "target", node[F.text]], ["output", node[F.sig]]];
+    const rows = [["node", node[F.name]], [isGe(st) ? "GE op type" : "target", node[F.text]], ["output", node[F.sig]]];
     if (node[F.kind]) rows.push(["kind", (DATA.kinds[node[F.kind]] || [0, 0, node[F.kind]])[2]]);
     const path = [];
     for (let gi = node[F.group]; gi > 0; gi = st.groups[gi][G.parent]) path.unshift(st.groups[gi][G.label].split("\n").join(" · "));
     if (path.length) rows.push(["in", path.join(" › ")]);
     if (node[F.source]) rows.push(["source", node[F.source]]);
-    if (node[F.code]) rows.push([st.name === "ascend_ir" ? "attrs" : "code", node[F.code]]);
+    if (node[F.code]) rows.push([isGe(st) ? "attrs" : "code", node[F.code]]);
     const change = graph.diff[st.name + "/" + node[F.name]];
     if (change) rows.push(["functionalization", change.join("; ")]);
     let html = "<h4>details</h4><table>" + rows.map(([k, v]) => `<tr><th>${esc(k)}</th><td><code>${esc(v)}</code></td></tr>`).join("") + "</table>";

@@ -26,3 +26,19 @@ def test_mla_prolog_computes_the_five_paths_and_writes_the_paged_caches():
     kv = x @ w_dkv_kr
     torch.testing.assert_close(kv_out[1, 1, 0], rms_norm(kv[..., :16], g_ckv, 1e-5)[0][0, 0])  # index 3: block 1, offset 1
     torch.testing.assert_close(kr_out[2, 0, 0], interleave_rope(kv[..., 16:], cos, sin)[1, 0])
+
+
+def test_empty_caches_are_left_as_they_are_and_the_query_paths_still_computed():
+    """``Skv = 0`` (a serving engine's run before any KV block exists): the documentation
+    says the caches are not written and the query outputs are computed as usual."""
+    torch.manual_seed(0)
+    x, w_dq, w_uq_qr, w_uk = torch.randn(3, 32), torch.randn(32, 16), torch.randn(16, 2 * 12), torch.randn(2, 8, 16)
+    w_dkv_kr, g_cq, g_ckv = torch.randn(32, 20), torch.rand(16) + 0.5, torch.rand(16) + 0.5
+    sin, cos, index = torch.randn(3, 4), torch.randn(3, 4), torch.tensor([0, 5, 9])
+    weights = (x, w_dq, w_uq_qr, w_uk, w_dkv_kr, g_cq, g_ckv, sin, cos)
+    for mode in ("PA_BSND", "PA_NZ"):
+        kv_cache, kr_cache = torch.zeros(0, 16, 1, 16), torch.zeros(0, 16, 1, 4)
+        query, query_rope, kv_out, kr_out = ref.npu_mla_prolog(*weights, index, kv_cache, kr_cache, cache_mode=mode)
+        full, full_rope, _, _ = ref.npu_mla_prolog(*weights, index, torch.zeros(2, 16, 1, 16), torch.zeros(2, 16, 1, 4))
+        assert torch.equal(query, full) and torch.equal(query_rope, full_rope)
+        assert kv_out.shape == (0, 16, 1, 16) and kr_out.shape == (0, 16, 1, 4)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
 
@@ -98,3 +99,51 @@ def test_the_passes_run_in_a_process_that_imported_nothing_else(mode):
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr[-2000:]
     assert int(done.stdout.split()[-1]) > 10
+
+
+@torch.library.custom_op("fxlab_test::scale_into", mutates_args=("out",))
+def _scale_into(out: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+    out.copy_(src * 3)
+    return src + 1
+
+
+@_scale_into.register_fake
+def _(out: torch.Tensor, src: torch.Tensor) -> torch.Tensor:
+    return torch.empty_like(src)
+
+
+def _writes_a_doubled_input(x, y):
+    doubled = x * 2
+    extra = torch.ops.fxlab_test.scale_into(doubled, y)
+    return (doubled + extra,)
+
+
+def _line(node: torch.fx.Node) -> int | None:
+    """The line of this file the node's stack trace names (parsed, not the cached source)."""
+    from fxlab.source_lines import parse_source
+
+    found = parse_source(node)
+    return int(found.rsplit(":", 1)[1]) if found and found.rsplit(":", 1)[0].endswith("test_pipeline.py") else None
+
+
+@pytest.mark.parametrize("mode", ["reduce-overhead", "npugraph_ex"])
+def test_every_node_keeps_its_own_source_line_through_the_passes(mode):
+    # Inductor's decompose_auto_functionalized hands the custom op's base (the mul) the
+    # stack trace of the getitem it replaces: without keeping sources, `doubled = x * 2`
+    # was listed under the next statement.
+    from fxlab.capture import capture_trace
+    from fxlab.capture.loader import LoadedModel
+
+    trace = capture_trace(LoadedModel(fn=_writes_a_doubled_input, args=(torch.randn(2, 3), torch.randn(2, 3))), mode=mode)
+    (graph,) = trace.graphs
+    functional = {n.name: _line(n) for n in graph.modules["functional"].graph.nodes if n.op == "call_function"}
+    doubled = inspect.getsourcelines(_writes_a_doubled_input)[1] + 1
+    assert functional["mul"] == doubled
+    done = [r["pass"] for r in graph.aclgraph_passes if r.get("removed")]
+    assert "decompose_auto_functionalized" in done
+    final = graph.modules["aclgraph"]
+    assert {n.name: _line(n) for n in final.graph.nodes if n.name in functional} == {
+        n.name: functional[n.name] for n in final.graph.nodes if n.name in functional
+    }
+    code = final.print_readable(print_output=False)  # as aclgraph.py shows it: each node under its line
+    assert code.index("doubled = x * 2") < code.index("torch.ops.aten.mul.Tensor") < code.index("extra = torch.ops.fxlab_test")

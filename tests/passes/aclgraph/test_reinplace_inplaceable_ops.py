@@ -4,7 +4,7 @@ import torch
 
 import fxlab.scope as scope
 from fxlab.capture.stages import functional_graph
-from fxlab.passes.aclgraph.reinplace_inplaceable_ops import OVERLAP_FAULT, SCATTER_READ_FAULT, reinplace_inplaceable_ops
+from fxlab.passes.aclgraph.reinplace_inplaceable_ops import OVERLAP_HAZARD, SCATTER_READ_HAZARD, reinplace_inplaceable_ops
 from fxlab.passes.optimize_fx import example_inputs
 
 
@@ -55,7 +55,9 @@ def test_readers_on_two_streams_keep_the_op_functional():
     assert _targets(same_stream)["add"] == "aten.add_.Tensor"
 
 
-def test_a_dropped_scatter_hands_its_readers_the_view_as_torchair_does_and_says_so():
+def test_outside_the_compilers_dispatch_state_a_dropped_scatter_hands_its_readers_the_view_and_says_so():
+    # TorchAir's code path when the view replay succeeds: never in its own runs (its
+    # compiler runs with aot_autograd's fake mode entered; see the next test).
     def f(x):
         v = x + x
         v[1:] = 0.5
@@ -65,11 +67,34 @@ def test_a_dropped_scatter_hands_its_readers_the_view_as_torchair_does_and_says_
     assert "slice_scatter" not in _targets(gm) and _targets(gm)["fill"] == "aten.fill_.Tensor"
     output = next(n for n in gm.graph.nodes if n.op == "output")
     assert [a.name for a in output.args[0]] == ["slice_1"]  # torch's own pass returns add
-    assert [n for n in result.notes if n.startswith(SCATTER_READ_FAULT)] == [
-        f"{SCATTER_READ_FAULT}: output read slice_1 (what fill wrote) where they read slice_scatter, the whole of add: "
+    assert [n for n in result.notes if n.startswith(SCATTER_READ_HAZARD)] == [
+        f"{SCATTER_READ_HAZARD}: output read slice_1 (what fill wrote) where they read slice_scatter, the whole of add: "
         "TorchAir's reinplace_inplaceable_ops replaces a dropped aten.slice_scatter.default by the re-inplaced op's input, "
         "torch's own pass by the scatter's base"
     ]
+
+
+def test_in_the_compilers_dispatch_state_the_scatter_is_written_in_place_and_the_fill_stays():
+    from fxlab.passes.compiler_mode import compiler_dispatch_state
+
+    def f(x):
+        v = x + x
+        v[1:] = 0.5
+        return (v,)
+
+    gm = functional_graph(f, torch.randn(4, 4))
+    inputs = [n.meta["val"] for n in gm.graph.nodes if n.op == "placeholder"]
+    with compiler_dispatch_state(inputs) as mode:
+        assert mode is not None
+        result = reinplace_inplaceable_ops(gm, inputs)
+    targets = _targets(gm)
+    assert targets["fill"] == "aten.fill.Tensor" and "slice_scatter" not in targets
+    assert [r for r in result.notes if "slice_scatter" in r] == ["slice_scatter: aten.slice_scatter.default -> aten.slice.Tensor + copy_"]
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    assert [a.name for a in output.args[0]] == ["add"]  # the whole tensor, as the model returns it
+    assert not [n for n in result.notes if n.startswith(SCATTER_READ_HAZARD)]
+    x = torch.randn(4, 4)
+    torch.testing.assert_close(gm(torch.tensor(0.5), x)[0], f(x.clone())[0])  # the lifted 0.5 comes first
 
 
 def test_an_op_reading_memory_it_would_write_is_rewritten_as_torchair_does_and_noted():
@@ -82,8 +107,8 @@ def test_an_op_reading_memory_it_would_write_is_rewritten_as_torchair_does_and_n
     gm, result = _run(f, torch.randn(1, 4), torch.randn(1, 5))
     sub = next(n for n in gm.graph.nodes if n.name == "sub")
     assert str(sub.target) == "aten.sub_.Tensor"
-    (fault,) = [n for n in result.notes if n.startswith(OVERLAP_FAULT)]
-    assert fault.startswith(f"{OVERLAP_FAULT}: sub (aten.sub_.Tensor) writes slice_1 while reading slice_2, which partly overlaps it")
+    (fault,) = [n for n in result.notes if n.startswith(OVERLAP_HAZARD)]
+    assert fault.startswith(f"{OVERLAP_HAZARD}: sub (aten.sub_.Tensor) writes slice_1 while reading slice_2, which partly overlaps it")
 
 
 def test_disjoint_slices_of_one_tensor_are_no_overlap():
@@ -92,4 +117,4 @@ def test_disjoint_slices_of_one_tensor_are_no_overlap():
         return (x[..., :4] - x[..., 4:],)
 
     _, result = _run(f, torch.randn(1, 8))
-    assert not [n for n in result.notes if n.startswith(OVERLAP_FAULT)]
+    assert not [n for n in result.notes if n.startswith(OVERLAP_HAZARD)]

@@ -228,3 +228,47 @@ def test_copy_casts_and_broadcasts_like_torchair(dtype: torch.dtype) -> None:
     expected = ["Cast"] if dtype != torch.float32 else []
     assert [t for t in graph.types if t not in ("Data", "NetOutput")] == expected + ["Shape", "BroadcastTo"]
     _check_against_eager(fn, graph, torch.zeros(2, 3), torch.randn(3, dtype=dtype))
+
+
+def _rotate_pair(q: torch.Tensor, k: torch.Tensor, angle: torch.Tensor) -> None:
+    for half in (q, k):
+        half.mul_(angle.cos())
+
+
+ROTATE_PAIR = _define("rotate_pair(Tensor(a!) q, Tensor(b!) k, Tensor angle) -> ()", _rotate_pair, _nothing)
+
+
+def rotate_two_views_of_one_projection(x: torch.Tensor, angle: torch.Tensor) -> torch.Tensor:
+    qkv = x * 2
+    query, key, value = qkv.split(4, dim=-1)
+    torch.ops.fxlabtest.rotate_pair(query, key, angle)
+    return query + key + value
+
+
+def rotate_copies(x: torch.Tensor, angle: torch.Tensor) -> torch.Tensor:
+    query, key, value = (x * 2).split(4, dim=-1)
+    query, key = query.clone(), key.clone()
+    torch.ops.fxlabtest.rotate_pair(query, key, angle)
+    return query + key + value
+
+
+def test_two_mutated_views_of_one_base_are_refused_with_the_cause_and_the_fix() -> None:
+    result = _convert(rotate_two_views_of_one_projection, torch.randn(3, 12), torch.randn(3, 1))
+    (record,) = [r for r in result.nodes if r.node == "auto_functionalized_v2"]
+    assert record.status is Status.REFUSED
+    assert record.message.startswith(
+        "TorchAir fails on fxlabtest.rotate_pair.default here: its mutated arguments q and k are views of one tensor. "
+        "TorchAir's auto_functionalized_v2 converter (_ge_concrete_graph/auto_functionalized_v2.py:242) copies each "
+        "mutated argument back into its base and returns one value per mutated argument, where the graph has one per base"
+    )
+    assert record.message.endswith(
+        "Fix: pass the op the tensor they are views of and let it write both parts, or pass the op copies "
+        "(q = q.clone(); k = k.clone()) and read the results from them"
+    )
+    assert result.graph.types.count(UNSUPPORTED_OP_TYPE) == 1 and "TensorMove" not in result.graph.types
+
+
+def test_the_fix_with_copies_converts_and_matches_eager() -> None:
+    result = _convert(rotate_copies, torch.randn(3, 12), torch.randn(3, 1))
+    assert [r.status for r in result.nodes if r.node == "auto_functionalized_v2"] == [Status.CONVERTED]
+    _check_against_eager(rotate_copies, result.graph, torch.randn(3, 12), torch.randn(3, 1))

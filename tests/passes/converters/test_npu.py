@@ -1,6 +1,6 @@
 """torch_npu operators' converters: each sample converted, run by the reference executor
-and compared with the operator's CPU kernel run eagerly; the GE op types and attrs are
-TorchAir's. The operators are defined from the torch_npu files fxlab ships (or a preferred copy)."""
+and compared with the operator's CPU kernel run eagerly, bit for bit (one definition of
+each device operator serves both); the GE op types and attrs are TorchAir's. The operators are defined from the torch_npu files fxlab ships (or a preferred copy)."""
 
 from __future__ import annotations
 
@@ -100,11 +100,13 @@ def test_npu_converter_matches_cpu_kernel(npu_ops: Any, name: str, index: int) -
         e for e in _flat_outputs(_run_or_skip(name, lambda: target(*eager_args, **eager_kwargs))) if not isinstance(e, (int, float))
     ]
     actual = _run_or_skip(name, lambda: execute(result.graph, _clone(tensors)))
-    # Statistics outputs (softmax max/sum/lse) are zeros on both sides: compared too; an
-    # output the operator leaves out (None) has no value to compare.
+    # One definition per device operator: its eager CPU kernel and the kernels of the GE
+    # ops TorchAir makes for it compute on the same reference math, so they agree bit for
+    # bit. Statistics outputs (softmax max/sum/lse) are zeros on both sides: compared too;
+    # an output the operator leaves out (None) has no value to compare.
     for i, (got, want) in enumerate(zip(actual, expected)):
         if want is not None:
-            torch.testing.assert_close(got, want, msg=lambda m: f"{name} output {i}: {m}")
+            torch.testing.assert_close(got, want, rtol=0, atol=0, equal_nan=True, msg=lambda m: f"{name} output {i}: {m}")
 
 
 def test_ge_ops_and_attrs_are_torchairs(npu_ops: Any) -> None:

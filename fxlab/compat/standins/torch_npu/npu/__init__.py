@@ -1,15 +1,15 @@
-"""Stand-in ``torch_npu.npu``: there is no NPU here."""
+"""Stand-in ``torch_npu.npu``: ``torch.npu`` as fxlab emulates the NPU on the CPU
+(:mod:`fxlab.compat.npu_device_api`). Every name is looked up there when first used, which
+starts the emulation of the npu device (:mod:`fxlab.compat.npu_device`) for the block."""
 
 from __future__ import annotations
 
+from typing import Any
 
-def is_available() -> bool:
-    return False
-
-
-def device_count() -> int:
-    return 0
+from fxlab.compat.layer import npu_device_module
 
 
-def synchronize(device: object = None) -> None:
-    """Nothing to wait for: everything runs on CPU."""
+def __getattr__(name: str) -> Any:
+    if name.startswith("__"):
+        raise AttributeError(name)
+    return getattr(npu_device_module(), name)

@@ -8,8 +8,8 @@ arg1_1_0 = ge.Data(index=1, dtype=0, shape=[4, 16], node_name="arg1_1")
 arg2_1_0 = ge.Data(index=2, dtype=0, shape=[4], node_name="arg2_1")
 
 # File "/tmp/fxlab-golden/examples/graph_break.py", line 20, in torch_dynamo_resume_in_forward_at_19    return self.fc2(h / (scale + 1.0))                    ^^^^^^^^^^^^^^^^^^
-## FX Code: div: torch.float32[3, 16]cpu = torch.ops.aten.div.Tensor(arg0_1: torch.float32[3, 16]cpu, 2.4750343561172485)
-RealDiv_0 = ge.RealDiv(arg0_1_0, ge.Const(2.4750343561172485, dtype=0), node_name="RealDiv")
+## FX Code: div: torch.float32[3, 16]cpu = torch.ops.aten.div.Tensor(arg0_1: torch.float32[3, 16]cpu, 2.475034475326538)
+RealDiv_0 = ge.RealDiv(arg0_1_0, ge.Const(2.475034475326538, dtype=0), node_name="RealDiv")
 
 # File "/tmp/fxlab-golden/examples/graph_break.py", line 20, in torch_dynamo_resume_in_forward_at_19    return self.fc2(h / (scale + 1.0))           ^^^^^^^^^^^^^^^^^^^^^^^^^^^
 ## FX Code: addmm: torch.float32[3, 4]cpu = torch.ops.aten.addmm.default(arg2_1: torch.float32[4]cpu, div: torch.float32[3, 16]cpu, permute_default: torch.float32[16, 4]cpu)

@@ -1,7 +1,9 @@
 class GraphModule(torch.nn.Module):
     def forward(self, arg0_1: "f32[2, 8]", arg1_1: "f32[2, 8]", arg2_1: "f32[4, 8]"):
-        # File: /tmp/fxlab-golden/examples/my_inplace.py:24 in forward, code: z = torch.ops.npu.my_inplace(h, y)  # on an intermediate
+        # File: /tmp/fxlab-golden/examples/my_inplace.py:23 in forward, code: h = x * 2
         mul: "f32[2, 8]" = torch.ops.aten.mul.Tensor(arg0_1, 2)
+
+        # File: /tmp/fxlab-golden/examples/my_inplace.py:24 in forward, code: z = torch.ops.npu.my_inplace(h, y)  # on an intermediate
         my_inplace_default_2: "f32[2, 8]" = torch.ops.npu.my_inplace.default(mul, arg1_1)
 
         # File: /tmp/fxlab-golden/examples/my_inplace.py:25 in forward, code: w = torch.ops.npu.my_inplace(x, y)  # on a graph input

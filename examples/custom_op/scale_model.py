@@ -1,0 +1,10 @@
+import torch
+
+
+class Residual(torch.nn.Module):
+    def forward(self, x, y):
+        return torch.ops.mylib.scale(x, y, 0.5).relu()
+
+
+model = Residual().eval()
+example_inputs = (torch.randn(4, 8), torch.randn(4, 8))

@@ -1,0 +1,230 @@
+"""Whose graph is wrong on the aclgraph path, said only where it is proven.
+
+The aclgraph check (:func:`fxlab.capture.graph_check.verify_aclgraph`) runs fxlab's
+``aclgraph`` graph on CPU against the compiled run; :class:`AclGraphJudge` says what that
+means for each graph.
+
+With TorchAir's sources (a :class:`~fxlab.capture.aclgraph_compare.Reference`: TorchAir's
+own backend run end to end on the same model, :mod:`fxlab.compat.torchair_backend_run`),
+the graph is first compared with TorchAir's, node for node and capture call by call:
+
+* a graph that differs is fxlab's internal error, whatever the numbers say, with the
+  first of TorchAir's passes after which fxlab's graph is no longer TorchAir's;
+* a graph that is TorchAir's and computes other values than the model is TorchAir's fault
+  only when TorchAir's own graph, run on its own first call's inputs, computes other
+  values too. The message says so, names the pass after which TorchAir's graph stops
+  computing the model's values, and each of its switchable passes that, turned off in
+  another run of its backend, gives a graph that computes them (a proven workaround).
+
+Without TorchAir's sources a mismatch is fxlab's internal error: the message names the
+pass after which fxlab's graph stops computing the model's values and the nodes that pass
+changed, and asks for a report. The passes' hazard notes are quoted beside a mismatch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from typing import Any
+
+import torch.fx as fx
+
+from fxlab.capture.aclgraph_compare import Reference, ReferenceGraph, capture_differences, graph_differences, graph_signature
+from fxlab.capture.check import GraphRun
+from fxlab.capture.graph_check import GraphVerdict, computes, hazards
+from fxlab.capture.record_graph import LiveGraph
+from fxlab.capture.trace import GraphTrace
+from fxlab.passes.aclgraph.pipeline import aclgraph_graph
+from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions
+from fxlab.passes.torchair_refusals import TORCHAIR_FAULT
+from fxlab.stage_names import ACLGRAPH, FUNCTIONAL
+
+INTERNAL_ERROR = "fxlab internal error"
+REPORT = "This is a bug in fxlab: please report it with the command and the model file."
+NOT_RUN = (
+    "TorchAir's own backend did not run in this check to show whose graph this is (`fxlab trace` runs it when TorchAir's "
+    "sources are there: `fxlab torchair fetch`)"
+)
+# TorchAir's name of its dump of the graph its compiler receives, before any pass.
+RECEIVED = "graph"
+# TorchAir's names of its graph dumps for the passes fxlab names otherwise.
+FXLAB_NAMES = {"optimize_noop_ops": "remove_noop_ops", "reinplace_inplaceable_ops_pass": "reinplace_inplaceable_ops"}
+# TorchAir's passes a config switches off: the option in TorchAirOptions, and the config
+# line that does it for TorchAir's CompilerConfig and npugraph_ex's.
+SWITCHES = {
+    "optimize_noop_ops": ("remove_noop_ops", "config.experimental_config.remove_noop_ops = False", "config.remove_noop_ops = False"),
+    "apply_pattern_passes": (
+        "pattern_fusion_pass",
+        "config.experimental_config.pattern_fusion_pass = False",
+        "config.pattern_fusion_pass = False",
+    ),
+    "remove_cat_ops": ("remove_cat_ops", "config.debug.aclgraph.remove_cat_ops = False", "config.remove_cat_ops = False"),
+    "reinplace_inplaceable_ops_pass": (
+        "inplace_pass",
+        "config.debug.aclgraph.disable_reinplace_inplaceable_ops_pass = True",
+        "config.inplace_pass = False",
+    ),
+    "reinplace_input_mutated_ops": (
+        "input_inplace_pass",
+        "config.debug.aclgraph.disable_reinplace_input_mutated_ops_pass = True",
+        "config.input_inplace_pass = False",
+    ),
+}
+
+
+class AclGraphJudge:
+    """The judge :func:`~fxlab.capture.graph_check.verify_aclgraph` asks about each graph."""
+
+    def __init__(self, options: TorchAirOptions, reference: Reference | None = None) -> None:
+        self.options, self.reference = options, reference
+
+    def __call__(self, graph: GraphTrace, live: LiveGraph, mismatches: list[str], run: GraphRun) -> GraphVerdict:
+        if self.reference is None:
+            return GraphVerdict(mismatches + self._fxlabs(graph, live, run) if mismatches else [])
+        found = self.reference.run
+        theirs = found.graphs[graph.index] if graph.index < len(found.graphs) else None
+        if theirs is None:
+            why = found.error or f"it compiled {len(found.graphs)} graph(s) where the model made more"
+            return GraphVerdict(mismatches, [f"graph {graph.index}: not compared with the graph {found.backend} makes: {why}"])
+        differences = graph_differences(live.modules[ACLGRAPH], theirs.fx_graph, limit=1)
+        differences += capture_differences(graph.capture_code or "", theirs.capture_code or "", limit=1)
+        if differences:
+            return GraphVerdict(mismatches + [self._differs(live, theirs, differences[0])])
+        own = _own_run(live, theirs)
+        if own:
+            return GraphVerdict((mismatches or own) + [self._torchairs(live, theirs, own)] + _hazards(graph))
+        if mismatches:
+            return GraphVerdict(mismatches + [self._run_differs(graph)])
+        return GraphVerdict(
+            compared_with=f"the same graph and capture code as {found.backend} makes, run end to end from TorchAir's sources"
+        )
+
+    # -- the graph is not TorchAir's --------------------------------------------------------
+    def _differs(self, graph: LiveGraph, theirs: ReferenceGraph, difference: str) -> str:
+        backend = self.reference.run.backend if self.reference is not None else "TorchAir's own backend"
+        return (
+            f"graph {graph.index}: {INTERNAL_ERROR}: fxlab's aclgraph graph is not the one {backend} makes on this model (run end to "
+            f"end from TorchAir's sources in this check): {_where_they_part(graph, theirs, self.options)}; first difference: "
+            f"{'TorchAir' if difference.startswith('-') else 'fxlab'} has {difference[1:]}. {REPORT}"
+        )
+
+    def _run_differs(self, graph: GraphTrace) -> str:
+        return (
+            f"graph {graph.index}: {INTERNAL_ERROR}: the graph is the one TorchAir's own backend makes, and that graph computes the model's "
+            f"values on its own first call's inputs, but not on the inputs of fxlab's compiled run. {REPORT}"
+        )
+
+    # -- the graph is TorchAir's, and wrong ---------------------------------------------------
+    def _torchairs(self, graph: LiveGraph, theirs: ReferenceGraph, own: list[str]) -> str:
+        assert self.reference is not None
+        backend = self.reference.run.backend
+        good, bad = _first_wrong(
+            graph, theirs.passes, theirs.inputs or [], theirs.expected_outputs or [], theirs.expected_inputs_after or []
+        )
+        where = f"; its graph computes the model's values after {good} and not after {bad}" if good and bad else ""
+        fixes = self._workarounds(graph, theirs, bad)
+        fix = f"; {' or '.join(fixes)}, its graph computes the model's values (each proven by another run of its backend)" if fixes else ""
+        return (
+            f"graph {graph.index}: {TORCHAIR_FAULT}, proven by its own run: {backend}, run end to end on this model from TorchAir's "
+            f"sources in this check, makes this same graph and capture code, and on its own first call's inputs its graph computes "
+            f"other values than the model ({_without_graph(graph, own[0])}){where}{fix}"
+        )
+
+    def _workarounds(self, graph: LiveGraph, theirs: ReferenceGraph, bad: str | None) -> list[str]:
+        """``with <config line>`` for each switchable pass, up to ``bad``, that changed the
+        graph and whose absence gives a graph that computes the model's values."""
+        assert self.reference is not None
+        fixes = []
+        for name in _changed_up_to(theirs.passes, bad):
+            field, torchair_line, npugraph_ex_line = SWITCHES[name]
+            switched: dict[str, Any] = {field: False}
+            again = self.reference.again(dataclasses.replace(self.options, **switched))
+            other = again.graphs[graph.index] if graph.index < len(again.graphs) else None
+            if other is not None and not _own_run(graph, other):
+                fixes.append(f"with {npugraph_ex_line if self.options.mode == NPUGRAPH_EX else torchair_line} (no {name})")
+        return fixes
+
+    # -- no TorchAir to compare with ------------------------------------------------------------
+    def _fxlabs(self, graph: GraphTrace, live: LiveGraph, run: GraphRun) -> list[str]:
+        snapshots: list[tuple[str, fx.GraphModule]] = [("the functional graph", live.modules[FUNCTIONAL])]
+        aclgraph_graph(live.modules[FUNCTIONAL], self.options, graph.index, snapshots)
+        good, bad = _first_wrong(live, snapshots, run.inputs_before, run.outputs or [], run.inputs_after or [])
+        where = f"; it computes the model's values after {good} and not after {bad} ({_changes(graph, bad)})" if good and bad else ""
+        return [
+            f"graph {graph.index}: {INTERNAL_ERROR}: the aclgraph graph computes other values than the compiled model{where}. "
+            f"{NOT_RUN}. {REPORT}",
+            *_hazards(graph),
+        ]
+
+
+def _own_run(graph: LiveGraph, theirs: ReferenceGraph) -> list[str]:
+    """How TorchAir's graph, run on its own first call's inputs, departs from the model."""
+    if theirs.inputs is None:
+        return []
+    cmp, missing = computes(graph, theirs.fx_graph, theirs.inputs, theirs.expected_outputs or [], theirs.expected_inputs_after or [], [])
+    return [] if missing else cmp.mismatches
+
+
+def _first_wrong(
+    graph: LiveGraph, snapshots: Sequence[tuple[str, fx.GraphModule]], inputs: Sequence[Any], outputs: Sequence[Any], after: Sequence[Any]
+) -> tuple[str | None, str | None]:
+    """The last pass after which the graph computes the model's values and the next one,
+    after which it does not (None, None when no snapshot tells)."""
+    good = None
+    for name, gm in snapshots:
+        cmp, missing = computes(graph, gm, inputs, outputs, after, [])
+        if missing:
+            continue
+        if cmp.mismatches:
+            return good, name
+        good = "the graph its compiler receives" if name == RECEIVED else name
+    return None, None
+
+
+def _changed_up_to(snapshots: Sequence[tuple[str, fx.GraphModule]], bad: str | None) -> list[str]:
+    """The switchable passes that changed the graph, up to and with ``bad``."""
+    changed, before = [], None
+    for name, gm in snapshots:
+        signature = graph_signature(gm)
+        if name in SWITCHES and before is not None and signature != before:
+            changed.append(name)
+        before = signature
+        if name == bad:
+            break
+    return changed
+
+
+def _where_they_part(graph: LiveGraph, theirs: ReferenceGraph, options: TorchAirOptions) -> str:
+    if graph_signature(graph.modules[FUNCTIONAL]) != graph_signature(theirs.functional):
+        return "the graph aot_autograd hands TorchAir's compiler already differs from fxlab's functional graph"
+    ours: list[tuple[str, fx.GraphModule]] = []
+    aclgraph_graph(graph.modules[FUNCTIONAL], options, graph.index, ours)
+    theirs_after = {FXLAB_NAMES.get(name, name): graph_signature(gm) for name, gm in theirs.passes}
+    before = graph_signature(graph.modules[FUNCTIONAL])
+    for name, gm in ours:
+        signature = graph_signature(gm)
+        if name in theirs_after and signature != theirs_after[name]:
+            return f"the two graphs first differ after the pass {name}"
+        if name not in theirs_after and signature != before:
+            return f"fxlab's pass {name} changed the graph, and TorchAir's run has no such pass"
+        before = signature
+    return "the graphs agree after every pass; the capture code differs"
+
+
+def _changes(graph: GraphTrace, name: str | None) -> str:
+    record = next((r for r in graph.pass_records(ACLGRAPH) if r.name == name), None)
+    if record is None:
+        return "no record of it"
+    said = [*record.notes[:2]]
+    said += [f"removed {', '.join(record.removed[:6])}"] if record.removed else []
+    said += [f"added {', '.join(record.added[:6])}"] if record.added else []
+    return f"{name}: {'; '.join(said) or 'it changed nodes in place'}"
+
+
+def _hazards(graph: GraphTrace) -> list[str]:
+    return [f"graph {graph.index}: {note}" for note in hazards(graph)]
+
+
+def _without_graph(graph: LiveGraph, mismatch: str) -> str:
+    """``output 1: max |diff| 2.16`` of ``graph 0 output 1: max |diff| 2.16``."""
+    return mismatch.removeprefix(f"graph {graph.index}: ").removeprefix(f"graph {graph.index} ")

@@ -1,0 +1,1 @@
+"""Files copied off an NPU machine (GE phase dumps, OM JSON, TorchAir graph dumps, SuperKernel sub-graph dumps, fusion_result.json) read into plain data, the phases of each graph in order, and the join back to TorchAir ops, FX nodes and source lines. Reads and computes; never prints."""

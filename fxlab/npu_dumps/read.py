@@ -1,0 +1,162 @@
+"""Read files and folders copied off an NPU machine into one :class:`DumpSet`.
+
+A folder is searched recursively for the files GE and TorchAir name (see
+:mod:`fxlab.npu_dumps.names`), ``fusion_result.json`` and OM JSON; other files there are
+counted and skipped. A file given by name must be one of them. A file that cannot be read
+is an error naming it and its line (exit 2), never a half-read result."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from fxlab.npu_dumps.fusion_result import read_fusion_result
+from fxlab.npu_dumps.ge_dump import read_ge_proto, read_om_json
+from fxlab.npu_dumps.model import GE_ONNX, GE_PROTO, TORCHAIR_PBTXT, TORCHAIR_PY, TORCHAIR_TXT, DumpGraph, DumpSet
+from fxlab.npu_dumps.names import SUPER_KERNEL_TYPE, DumpName, dump_name
+from fxlab.npu_dumps.onnx_dump import read_ge_onnx
+from fxlab.npu_dumps.proto_text import DumpReadError, Progress
+from fxlab.npu_dumps.torchair_dumps import read_torchair_pbtxt, read_torchair_py, read_torchair_txt
+
+FUSION_RESULT = "fusion_result"
+OM_JSON_KIND = "om_json"
+
+
+def read_dumps(paths: Sequence[Path], progress: Progress | None = None) -> DumpSet:
+    """Every dump under ``paths``, read; GE's graphs ordered by graph, format and index."""
+    dumps = DumpSet()
+    skipped = 0
+    for path, kind, name in _files(paths):
+        if kind is None:
+            skipped += 1
+            continue
+        _read_one(dumps, path, kind, name, progress)
+    if skipped:
+        dumps.notes.append(f"{skipped} file(s) in the folders given are not dumps fxlab reads and were skipped")
+    if not (dumps.graphs or dumps.torchair or dumps.fusion_results):
+        names = ", ".join(str(p) for p in paths)
+        raise DumpReadError(
+            f"no dumps found in {names}: fxlab reads GE's ge_proto_*.txt / ge_onnx_*.pbtxt phase dumps (DUMP_GE_GRAPH), "
+            "OM models as JSON (atc --mode=1), TorchAir's graph dumps (dynamo_*.txt|pbtxt|py) and fusion_result.json."
+        )
+    dumps.graphs.sort(key=lambda g: (g.format, g.graph_id if g.graph_id is not None else -1, g.index if g.index is not None else -1))
+    link_super_kernels(dumps.graphs)
+    return dumps
+
+
+def holds_dumps(path: Path) -> bool:
+    """Whether ``path`` is a dump GE or TorchAir names so, or a folder holding one (not a
+    saved fxlab trace, which is read as one)."""
+    if path.is_file():
+        return dump_name(path) is not None
+    if not path.is_dir() or (path / "manifest.json").is_file():
+        return False
+    return any(dump_name(p) is not None for p in path.rglob("*") if p.is_file())
+
+
+def _files(paths: Sequence[Path]) -> list[tuple[Path, str | None, DumpName | None]]:
+    found = []
+    for path in paths:
+        if not path.exists():
+            raise DumpReadError(f"{path} does not exist: give files or folders copied off the NPU machine.")
+        if path.is_dir():
+            found += [(p, *_kind(p, explicit=False)) for p in sorted(path.rglob("*")) if p.is_file()]
+        else:
+            found.append((path, *_kind(path, explicit=True)))
+    return found
+
+
+def _kind(path: Path, explicit: bool) -> tuple[str | None, DumpName | None]:
+    name = dump_name(path)
+    if name is not None:
+        return name.format, name
+    if path.suffix == ".json":
+        return (FUSION_RESULT if path.name.startswith(FUSION_RESULT) else OM_JSON_KIND), None
+    if not explicit:
+        return None, None
+    if path.suffix == ".txt":
+        return _sniff_txt(path), None
+    if path.suffix == ".pbtxt":
+        return TORCHAIR_PBTXT if _head(path).lstrip().startswith("node") else GE_ONNX, None
+    if path.suffix == ".py":
+        return TORCHAIR_PY, None
+    raise DumpReadError(
+        f"{path}: not a dump fxlab reads (by its name). Give GE's ge_proto_*.txt / ge_onnx_*.pbtxt, an OM JSON (.json), "
+        "TorchAir's graph dump (.txt, .pbtxt, .py) or fusion_result.json, or a folder holding them."
+    )
+
+
+def _head(path: Path) -> str:
+    with open(path, encoding="utf-8", errors="replace") as f:
+        return f.read(4096)
+
+
+def _sniff_txt(path: Path) -> str:
+    """A ``.txt`` named otherwise: GE's ModelDef text starts with a graph (or the model's
+    name); TorchAir's GraphDef text with its ops."""
+    head = _head(path).lstrip()
+    return GE_PROTO if head.startswith(("graph", "name:", "version:")) and "\ngraph {" in "\n" + head else TORCHAIR_TXT
+
+
+def _text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise DumpReadError(
+            f"{path}: not UTF-8 text (byte {exc.start}). A binary dump (.pb, .om) is not read: "
+            "convert an OM model with `atc --mode=1`, or dump graphs as text (DUMP_GE_GRAPH)."
+        ) from exc
+    except OSError as exc:
+        raise DumpReadError(f"{path}: cannot be read ({exc.strerror or exc}).") from exc
+
+
+def _read_one(dumps: DumpSet, path: Path, kind: str, name: DumpName | None, progress: Progress | None) -> None:
+    label = str(path)
+    text = _text(path)
+    if kind == GE_PROTO:
+        dumps.graphs += read_ge_proto(label, text, name, progress)
+    elif kind == GE_ONNX:
+        dumps.graphs += read_ge_onnx(label, text, name, progress)
+    elif kind in (TORCHAIR_TXT, TORCHAIR_PBTXT, TORCHAIR_PY):
+        graph = {
+            TORCHAIR_TXT: lambda: read_torchair_txt(label, text, progress),
+            TORCHAIR_PBTXT: lambda: read_torchair_pbtxt(label, text, progress),
+            TORCHAIR_PY: lambda: read_torchair_py(label, text),
+        }[kind]()
+        if name is not None and name.index is not None:  # TorchAir names the graph it dumps graph_<n>
+            graph.name = graph.name or f"graph_{name.index}"
+        dumps.torchair.append(graph)
+    elif kind == FUSION_RESULT:
+        dumps.fusion_results += read_fusion_result(label, text)
+    else:
+        dumps.graphs += read_om_json(label, _json(path, text), name)
+
+
+def _json(path: Path, text: str) -> object:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        line = getattr(exc, "lineno", None)
+        where = f"{path}, line {line}" if line else str(path)
+        raise DumpReadError(f"{where}: not JSON ({exc}). Convert the OM model again with `atc --mode=1` and copy the whole file.") from exc
+
+
+def link_super_kernels(graphs: Sequence[DumpGraph]) -> None:
+    """Each ``SuperKernel`` op's members: the ops whose ``sk_parent_node_name`` names it
+    (in its ``super_kernel_sub_graph<N>`` dump); its originals are theirs."""
+    members: dict[str, list[str]] = {}
+    originals: dict[str, tuple[list[str], list[str]]] = {}
+    for graph in graphs:
+        for op in graph.ops:
+            if op.super_kernel_parent and op.name not in members.get(op.super_kernel_parent, []):
+                members.setdefault(op.super_kernel_parent, []).append(op.name)
+                names, types = originals.setdefault(op.super_kernel_parent, ([], []))
+                names += op.originals
+                types += op.original_types
+    for graph in graphs:
+        for op in graph.ops:
+            if op.type == SUPER_KERNEL_TYPE and op.name in members:
+                op.super_kernel_members = members[op.name]
+                if op.originals == [op.name]:
+                    op.originals, op.original_types = originals[op.name]

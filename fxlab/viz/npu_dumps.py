@@ -1,0 +1,170 @@
+"""``fxlab dumps``'s console view: per graph, its phases in order with what each fused,
+inserted and removed, then a table of the ops of one phase (the last by default) with
+what GE made of each and, once joined, the FX nodes and source lines it came from.
+Returns renderables; never prints. User text (op names, paths) goes in as ``Text``."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from fxlab.diff.npu_diff import NpuPhaseDiff
+from fxlab.npu_dumps.model import DumpGraph, DumpOp, DumpSet
+from fxlab.npu_dumps.phases import PhaseStep, phase_chains, phase_steps
+from fxlab.reports.ge_superkernels import SegmentVerdict
+from fxlab.viz.safe_text import plain
+from fxlab.viz.trace_views import relative_paths
+
+MAX_LISTED = 6
+
+
+def what_ge_did(op: DumpOp) -> str:
+    """One line: fused from what (and by which passes), inserted, UB scope, SuperKernel,
+    stream and core limit, format and dtype changes."""
+    parts = []
+    if op.inserted:
+        parts.append("inserted by GE")
+    elif op.super_kernel_members:
+        parts.append(f"SuperKernel of {_listed(op.super_kernel_members)}")
+    elif op.fused:
+        parts.append(f"fused from {_listed(op.originals)}")
+    if op.passes:
+        parts.append(f"by {_listed(op.passes)}")
+    if op.fusion_scope is not None:
+        parts.append(f"UB fusion scope {op.fusion_scope}")
+    if op.super_kernel_parent:
+        parts.append(f"in {op.super_kernel_parent}")
+    if op.stream_label:
+        parts.append(f"stream {op.stream_label}")
+    if op.core_limit:
+        parts.append(f"cores {op.core_limit}")
+    parts += op.changes()
+    return "; ".join(parts)
+
+
+def _listed(names: Sequence[str]) -> str:
+    shown = list(names[:MAX_LISTED])
+    more = len(names) - len(shown)
+    return ", ".join(shown) + (f" (+{more})" if more > 0 else "")
+
+
+def _step_line(step: PhaseStep, graph: DumpGraph) -> Text:
+    line = Text("  ")
+    line.append_text(plain(step.after, "bold"))
+    line.append(f" ({len(graph.ops)} ops)")
+    if step.before is None:
+        line.append(f": {len(step.fused)} fused, {len(step.inserted)} inserted by GE")
+    else:
+        line.append(f": {len(step.fused)} fused, {len(step.inserted)} inserted, {len(step.removed)} removed")
+    for label, names in (("fused", [op for op, _ in step.fused]), ("inserted", step.inserted), ("removed", step.removed)):
+        if names:
+            line.append(f"\n      {label}: ")
+            line.append_text(plain(_listed(names), "dim"))
+    return line
+
+
+def ops_table(graph: DumpGraph, every_op: bool = False) -> Table:
+    """The ops of one phase: every op GE fused, inserted, cut into a SuperKernel or
+    changed (``every_op``: all of them)."""
+    table = Table(title=Text.assemble(plain(graph.phase, "bold"), " · ", plain(graph.name)), title_justify="left", show_lines=False)
+    for header in ("GE op", "type", "what GE did", "FX node(s)", "source"):
+        table.add_column(header, overflow="fold")
+    for op in graph.ops:
+        did = what_ge_did(op)
+        if not (every_op or did):
+            continue
+        table.add_row(
+            plain(op.name),
+            plain(op.type),
+            plain(did),
+            plain(", ".join(op.fx_nodes)),
+            plain(relative_paths(", ".join(op.source)), "dim"),
+        )
+    return table
+
+
+def dumps_view(dumps: DumpSet, phase: str | None = None, every_op: bool = False) -> RenderableType:
+    parts: list[RenderableType] = []
+    steps = {(s.graph, s.format, s.after): s for s in phase_steps(dumps.graphs)}
+    for (key, fmt), chain in phase_chains(dumps.graphs).items():
+        parts.append(Text.assemble(plain(key, "bold"), f" ({fmt}): {len(chain)} phase(s) in order"))
+        parts += [_step_line(steps[(key, fmt, graph.phase)], graph) for graph in chain]
+        shown = next((g for g in chain if g.phase == phase), None) if phase else chain[-1]
+        if shown is not None:
+            parts.append(ops_table(shown, every_op))
+    subgraphs = [g for g in dumps.graphs if g.parent is None and g.phase.startswith("super_kernel_sub_graph")]
+    if subgraphs:
+        parts.append(Text(f"SuperKernel sub-graphs: {len(subgraphs)} (members listed with their SuperKernel above)", style="dim"))
+    for result in dumps.fusion_results:
+        effective = [p for p in result.passes if p.effect_times]
+        parts.append(
+            Text(
+                f"fusion_result.json session {result.session} graph {result.graph_id}: {len(result.passes)} pass(es) matched, "
+                f"{len(effective)} took effect: " + _listed([f"{p.name} x{p.effect_times}" for p in effective])
+            )
+        )
+    if dumps.torchair:
+        parts.append(plain(relative_paths(f"TorchAir graph dumps: {', '.join(g.file for g in dumps.torchair)}"), "dim"))
+    parts += [Text.assemble(("note: ", "dim"), plain(note)) for note in dumps.notes]
+    return Group(*parts)
+
+
+def super_kernel_lines(verdicts: Sequence[SegmentVerdict]) -> RenderableType:
+    """Each SuperKernel segment fxlab predicted, and what GE made of it."""
+    lines: list[RenderableType] = [Text("SuperKernel scopes: fxlab's prediction (fxlab scopes) vs GE's sk_* ops", style="bold")]
+    for verdict in verdicts:
+        line = Text(f"  graph {verdict.graph} scope ")
+        line.append_text(plain(verdict.scope, "bold"))
+        line.append(f" segment {verdict.segment} ({len(verdict.predicted)} op(s)): ")
+        if verdict.as_predicted:
+            line.append("one SuperKernel, as predicted: ", style="green")
+        else:
+            line.append(
+                f"GE made {len(verdict.super_kernels)} SuperKernel(s)"
+                + (f", {len(verdict.outside)} op(s) in none" if verdict.outside else "")
+                + ": ",
+                style="yellow",
+            )
+        line.append_text(plain(", ".join(verdict.super_kernels) or "-"))
+        lines.append(line)
+        lines += [Text.assemble("      ", plain(cut, "dim")) for cut in verdict.cuts]
+    return Group(*lines)
+
+
+_KIND_MARKS = {
+    "same": ("=", "dim"),
+    "fused": ("~", "yellow"),
+    "changed": ("~", "cyan"),
+    "inserted": ("+", "green"),
+    "removed": ("-", "red"),
+}
+
+
+def npu_diff_view(diffs: Sequence[NpuPhaseDiff]) -> RenderableType:
+    """``fxlab diff TRACE NPU_DUMP``: per source line, what GE did to TorchAir's ops."""
+    parts: list[RenderableType] = []
+    for diff in diffs:
+        counts = ", ".join(f"{diff.count(k)} {k}" for k in ("fused", "changed", "inserted", "removed", "same"))
+        parts.append(
+            Text.assemble((f"graph {diff.graph} · ascend_ir → ", "bold"), plain(f"{diff.ge_graph} {diff.phase}", "bold"), f": {counts}")
+        )
+        for line in diff.lines:
+            if all(e.kind == "same" for e in line.entries):
+                continue
+            parts.append(Text.assemble("  ", plain(relative_paths(line.source) or "(no source line)", "bold")))
+            for entry in line.entries:
+                if entry.kind == "same":
+                    continue
+                mark, style = _KIND_MARKS[entry.kind]
+                row = Text(f"    {mark} {entry.kind:<8} ", style=style)
+                row.append_text(plain(", ".join(entry.torchair_ops) or "-"))
+                row.append(" → ")
+                row.append_text(plain(entry.ge_op or "-"))
+                if entry.detail:
+                    row.append("  ")
+                    row.append_text(plain(entry.detail, "dim"))
+                parts.append(row)
+    return Group(*parts)

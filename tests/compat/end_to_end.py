@@ -1,0 +1,97 @@
+"""The end-to-end TorchAir reference the aclgraph tests compare with (not a test module).
+
+TorchAir's backend is entered as a user enters it (``fxlab.compat.torchair_backend_run``:
+``torch.compile`` with ``torchair.get_npu_backend(compiler_config=config)``, or npugraph_ex's
+backend), from its sources with its native parts stood in, stopped where it would capture
+the ACL graph. Each model is captured once per mode with ``--converter torchair``'s
+code (which also gives the graph TorchAir's passes make from fxlab's functional graph);
+fxlab's built-in passes rebuild the ``aclgraph`` stage from the same functional graph.
+All three must be TorchAir's end-to-end graph, node for node, with the same capture calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from fxlab.capture.aclgraph_compare import ReferenceRun, capture_differences, graph_differences
+
+ROOT = Path(__file__).resolve().parents[2]
+MODES = ("reduce-overhead", "npugraph_ex")
+
+
+@dataclass
+class Comparison:
+    """One model in one mode: fxlab's trace, TorchAir's end-to-end run, and every
+    difference found, per graph (empty lists: identical)."""
+
+    trace: Any
+    reference: ReferenceRun
+    builtin: dict[int, list[str]] = field(default_factory=dict)
+    bridge: dict[int, list[str]] = field(default_factory=dict)
+
+    def problems(self) -> list[str]:
+        found = [] if self.reference.error is None else [f"TorchAir's own run failed: {self.reference.error}"]
+        if len(self.reference.graphs) != len(self.trace.graphs):
+            found.append(f"{len(self.trace.graphs)} graph(s) traced, TorchAir compiled {len(self.reference.graphs)}")
+        for side, table in (("built-in", self.builtin), ("--converter torchair", self.bridge)):
+            found += [f"graph {index} ({side}): {line}" for index, lines in table.items() for line in lines]
+        return found
+
+
+@contextlib.contextmanager
+def sides(torchair_path: Any) -> Iterator[Any]:
+    """TorchAir and npugraph_ex from their sources, for a module's tests."""
+    from fxlab.cli.converter_choice import LazyNpugraphEx, TorchAirSide
+    from fxlab.compat.bridge import open_torchair
+
+    with open_torchair(torchair_path) as torchair, contextlib.ExitStack() as stack:
+        yield TorchAirSide(torchair, "Ascend910B2", LazyNpugraphEx(torchair, stack))
+
+
+def compare(
+    side: Any, path: Path, mode: str, entry: str | None = None, plugins: list[Path] | None = None, with_torch_npu: bool = False
+) -> Comparison:
+    """Capture the model at ``path`` once in ``mode`` and compare it with TorchAir's own run.
+    ``with_torch_npu`` imports torch_npu first (fxlab's stand-in), as transformers does in
+    the process ``fxlab trace`` runs a model of it in."""
+    from fxlab.capture import capture_trace, load_model
+    from fxlab.capture.compile_options import compile_options
+    from fxlab.capture.torchair_config import ACLGRAPH_STAGES
+    from fxlab.compat.layer import compat_layer
+    from fxlab.compat.torchair_backend_run import run_torchair_backend
+    from fxlab.compat.torchair_state import fresh_compile_state
+    from fxlab.passes.aclgraph.pipeline import aclgraph_graph
+
+    npugraph_ex = side.npugraph_ex.get() if mode == "npugraph_ex" else None
+    package = npugraph_ex if npugraph_ex is not None else side.torchair.package
+    runs: dict[int, ReferenceRun] = {}
+
+    def backend(loaded: Any, options: Any, dynamic: Any) -> ReferenceRun:
+        """TorchAir's own run, once for the trace's options (the check's and this comparison's)."""
+        if id(options) not in runs:
+            calls = [(loaded.args, loaded.kwargs), *loaded.more_inputs]
+            runs[id(options)] = run_torchair_backend(loaded.fn, calls, options, side.torchair.package, npugraph_ex, dynamic=dynamic)
+        return runs[id(options)]
+
+    with compat_layer():
+        if with_torch_npu:
+            import torch_npu  # noqa: F401
+        loaded = load_model(path, entry=entry, plugins=plugins or [])
+        with fresh_compile_state(package):  # as in the process `fxlab trace` runs in
+            trace = capture_trace(loaded, stages=ACLGRAPH_STAGES, converter=side, mode=mode, reference=backend)
+        comparison = Comparison(trace, backend(loaded, trace.options, compile_options(loaded.module, loaded.name).dynamic))
+        for graph, theirs in zip(trace.graphs, comparison.reference.graphs):
+            ours = aclgraph_graph(graph.modules["functional"], trace.options, graph.index)
+            comparison.builtin[graph.index] = differences(ours.gm, ours.capture_code, theirs)
+            comparison.bridge[graph.index] = differences(graph.modules["aclgraph"], graph.capture_code, theirs)
+    return comparison
+
+
+def differences(gm: Any, code: str | None, theirs: Any) -> list[str]:
+    """How a graph and its capture code differ from TorchAir's end-to-end ones."""
+    found = graph_differences(gm, theirs.fx_graph)
+    return found + [f"capture code: {line}" for line in capture_differences(code or "", theirs.capture_code or "")]

@@ -1,0 +1,32 @@
+"""The trace's ascend_ir against GE's last phase, grouped by source line."""
+
+from __future__ import annotations
+
+from fxlab.capture.serialize import load_trace
+from fxlab.diff.npu_diff import INSERTED_LINE, diff_ir_with_phase
+from fxlab.npu_dumps.join import join, torchair_graph_from_ir
+from fxlab.npu_dumps.read import read_dumps
+from tests.npu_dumps.made_dumps import GOLDEN_TRACE, line, made_dumps
+
+
+def test_ascend_ir_against_the_last_phase_by_source_line(tmp_path):
+    dumps = read_dumps([made_dumps(tmp_path)])
+    trace = load_trace(GOLDEN_TRACE)
+    join(dumps, [torchair_graph_from_ir(g.ir, "trace") for g in trace.graphs])
+    last = next(g for g in dumps.graphs if g.phase == "AfterSkGraph")
+    diff = diff_ir_with_phase(0, trace.graphs[0].ir, last)
+    by_line = {ln.source: [(e.kind, e.torchair_ops, e.ge_op) for e in ln.entries] for ln in diff.lines}
+    assert list(by_line) == ["", line(28), line(31), line(34), line(35), line(37), line(39), line(40), INSERTED_LINE]
+    assert by_line[line(28)] == [
+        ("same", ["Const"], "Const"),
+        ("fused", ["Transpose", "MatMulV2", "Mul", "Add"], "sk_mlp_split_7_13_start_Transpose_end_trans_TransData_1"),
+        ("same", ["Const_2"], "Const_2"),
+        ("removed", ["Const_1"], None),
+    ]
+    assert by_line[line(34)] == [("same", ["Const_3"], "Const_3"), ("same", ["Mul_1"], "Mul_1"), ("same", ["Cast"], "Cast")]
+    assert by_line[line(39)] == [("fused", ["Mul_3", "Cast_1", "Add_3"], "sk_norm_start_Mul_3Cast_1_end_Add_3")]
+    assert by_line[INSERTED_LINE] == [("inserted", [], f"PlaceHolder{i}") for i in range(7)] + [("inserted", [], "End0")]
+    assert [e for e in by_line[""] if e[0] == "removed"] == [("removed", [f"arg{i}_1"], None) for i in range(7)]
+    assert (diff.count("fused"), diff.count("inserted"), diff.count("removed"), diff.identical) == (4, 8, 9, False)
+    fused = next(ln for ln in diff.lines if ln.source == line(39)).entries[0]
+    assert fused.detail == f"SuperKernel of Mul_3Cast_1, Add_3; also lines {line(40)}"

@@ -1,0 +1,112 @@
+"""Every GE op of dumps made by GE's naming rules from a known trace maps to the TorchAir
+ops, FX nodes and source lines it came from: through a saved trace, and through
+TorchAir's own py dump alone."""
+
+from __future__ import annotations
+
+import pytest
+
+from fxlab.capture.serialize import load_trace
+from fxlab.npu_dumps.join import join, merge_torchair_graphs, torchair_graph_from_ir
+from fxlab.npu_dumps.read import read_dumps
+from tests.npu_dumps.made_dumps import GOLDEN_TRACE, line, made_dumps
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return made_dumps(tmp_path_factory.mktemp("ge"))
+
+
+def _with_trace(folder):
+    dumps = read_dumps([folder])
+    trace = load_trace(GOLDEN_TRACE)
+    joined = join(dumps, [torchair_graph_from_ir(g.ir, "trace") for g in trace.graphs])
+    return dumps, joined
+
+
+def _phase(dumps, phase):
+    return next(g for g in dumps.graphs if g.phase == phase)
+
+
+# op -> (TorchAir ops, FX nodes, source lines) in the last phase, known from how the dumps were made
+EXPECTED_LAST = {
+    "sk_mlp_split_7_13_start_Transpose_end_trans_TransData_1": (["Transpose", "MatMulV2", "Mul", "Add"], ["addmm"], [line(28)]),
+    "sk_mlp_split_9_11_start_Swish_end_Swish": (["Swish"], ["silu"], [line(31)]),
+    "sk_mlp_split_14_20_start_Transpose_1_end_trans_TransData_3": (
+        ["Transpose_1", "MatMulV2_1", "Mul_2", "Add_1"],
+        ["addmm_1"],
+        [line(35)],
+    ),
+    "sk_norm_start_Mul_3Cast_1_end_Add_3": (["Mul_3", "Cast_1", "Add_3"], ["add_1", "mul_1"], [line(39), line(40)]),
+    "Mul_1": (["Mul_1"], ["mul"], [line(34)]),
+    "Cast": (["Cast"], ["mul"], [line(34)]),
+    "Add_2": (["Add_2"], ["add"], [line(37)]),
+    "Const": (["Const"], ["addmm"], [line(28)]),
+    "End0": ([], [], []),
+    "PlaceHolder0": ([], [], []),
+}
+
+
+def test_every_op_of_the_last_phase_maps_to_its_fx_nodes_and_lines(folder):
+    dumps, joined = _with_trace(folder)
+    last = _phase(dumps, "AfterSkGraph")
+    got = {op.name: (op.torchair_ops, op.fx_nodes, op.source) for op in last.ops if op.name in EXPECTED_LAST}
+    assert got == EXPECTED_LAST
+    assert [op.name for op in last.ops if op.inserted] == [f"PlaceHolder{i}" for i in range(7)] + ["End0"]
+    assert set(joined) == set(range(len(dumps.graphs)))  # every graph, the sub-graphs too, joined with the trace's graph 0
+
+
+def test_fused_members_in_super_kernel_sub_graphs_map_through_their_originals(folder):
+    dumps, _ = _with_trace(folder)
+    sub = _phase(dumps, "super_kernel_sub_graph0")
+    by_name = {op.name: op for op in sub.ops}
+    matmul = by_name["MatMulV2"]
+    assert (matmul.originals, matmul.original_types, matmul.passes) == (
+        ["MatMulV2", "Mul", "Add"],
+        ["MatMulV2", "Mul", "Add"],
+        ["MatMulBiasAddFusionPass"],
+    )
+    assert (matmul.fx_nodes, matmul.source) == (["addmm"], [line(28)])
+    assert matmul.outputs[0].fx_tensor_name is None  # dropped by fusion: the map goes through the originals
+    assert matmul.super_kernel_parent == "sk_mlp_split_7_13_start_Transpose_end_trans_TransData_1"
+    cast = by_name["trans_Cast_0"]
+    assert (cast.inserted, cast.originals, cast.super_kernel_scope, cast.changes()) == (
+        True,
+        [],
+        "mlp",
+        ["output 0 dtype DT_FLOAT -> DT_FLOAT16"],
+    )
+    ub = {op.name: op for op in _phase(dumps, "super_kernel_sub_graph3").ops}["Mul_3Cast_1"]
+    assert (ub.fusion_scope, ub.originals, ub.fx_nodes, ub.source) == (1, ["Mul_3", "Cast_1"], ["mul_1"], [line(39)])
+
+
+def test_swish_keeps_its_core_limit_and_first_phase_ops_map_by_fx_tensor_name(folder):
+    dumps, _ = _with_trace(folder)
+    swish = _phase(dumps, "super_kernel_sub_graph1").op("Swish")
+    assert (swish.core_limit, swish.super_kernel_scope) == ("8|16", "mlp")
+    begin = _phase(dumps, "PreRunBegin")
+    assert begin.op("Add").outputs[0].fx_tensor_name == "addmm-aten.addmm.default.OUTPUT.0"
+    assert begin.op("Mul").outputs[0].fx_tensor_name is None  # a helper op of the converter
+
+
+def test_torchair_py_dump_alone_gives_fx_nodes_and_lines(folder):
+    """Without a trace: TorchAir's own py dump beside GE's (the ops it writes as calls)."""
+    dumps = read_dumps([folder])
+    assert [g.name for g in dumps.torchair] == ["graph_1"]
+    join(dumps, merge_torchair_graphs(dumps.torchair))
+    last = _phase(dumps, "AfterSkGraph")
+    sk = last.op("sk_mlp_split_14_20_start_Transpose_1_end_trans_TransData_3")
+    assert (sk.torchair_ops, sk.fx_nodes, sk.source) == (["Transpose_1", "MatMulV2_1", "Mul_2", "Add_1"], ["addmm_1"], [line(35)])
+    assert (last.op("Add_2").fx_nodes, last.op("Add_2").source) == (["add"], [line(37)])
+
+
+def test_an_op_renamed_by_ge_maps_through_its_outputs_origin_name():
+    from fxlab.npu_dumps.model import DumpGraph, DumpOp, DumpSet, OutputInfo, TorchAirGraph, TorchAirOp
+
+    renamed = DumpOp(
+        "Add_fused_out", "Add", originals=["Add_fused_out"], outputs=[OutputInfo(0, origin_name="Add_2", origin_output_index=0)]
+    )
+    dumps = DumpSet(graphs=[DumpGraph("f.txt", "ge_proto", 1, "Build", "graph_1", 0, [renamed])])
+    torchair = TorchAirGraph("t", "fxlab_trace", "graph_0", {"Add_2": TorchAirOp("Add_2", "Add", ["add"], ["m.py:37"])})
+    assert join(dumps, [torchair]) == {0: torchair} and dumps.notes == []
+    assert (renamed.torchair_ops, renamed.fx_nodes, renamed.source) == (["Add_2"], ["add"], ["m.py:37"])

@@ -1,0 +1,155 @@
+"""Finding and reading the files copied off an NPU machine: folders searched, names
+recognised, OM JSON and fusion_result.json read, and every unreadable input a clear error
+(exit 2) naming the file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from google.protobuf import json_format, text_format
+
+from fxlab.npu_dumps.names import dump_name, fx_node_of_tensor_name, inserted_by_name, super_kernel_name
+from fxlab.npu_dumps.proto_text import DumpReadError
+from fxlab.npu_dumps.read import read_dumps
+from fxlab.npu_dumps.schemas import ge_model_def
+from tests.npu_dumps.made_dumps import made_dumps
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    return made_dumps(tmp_path_factory.mktemp("ge"))
+
+
+def test_names():
+    name = dump_name(Path("ge_proto_00000123_graph_7_PreRunAfterBuild.txt"))
+    assert (name.format, name.index, name.graph_id, name.phase) == ("ge_proto", 123, 7, "PreRunAfterBuild")
+    old = dump_name(Path("ge_proto_00026_afterUBMatch.txt"))
+    assert (old.index, old.graph_id, old.phase) == (26, None, "afterUBMatch")
+    assert dump_name(Path("ge_onnx_00001_graph_0_Build.pbtxt")).format == "ge_onnx"
+    assert dump_name(Path("ge_proto_00000001_aclop_graph_2_Build.txt")).graph_id == 2
+    torchair = dump_name(Path("dynamo_optimized_graph_3_rank_0_pid_99_ts_20250101.py"))
+    assert (torchair.format, torchair.index) == ("torchair_py", 3)
+    assert dump_name(Path("notes.txt")) is None
+    assert [
+        inserted_by_name(n, t)
+        for n, t in [("trans_Cast_10", "Cast"), ("PlaceHolder3", "PlaceHolder"), ("End0", "End"), ("Cast_10", "Cast")]
+    ] == [True, True, True, False]
+    sk = super_kernel_name("sk_mlp_split_7_13_start_Transpose_end_trans_TransData_1")
+    assert (sk.base_scope, sk.split, sk.first, sk.last) == ("mlp", (7, 13), "Transpose", "trans_TransData_1")
+    assert fx_node_of_tensor_name("add_1-aten.add.Tensor.OUTPUT.0") == "add_1"
+
+
+def test_a_folder_is_searched_and_other_files_skipped(folder, tmp_path):
+    mixed = tmp_path / "run"
+    (mixed / "deep").mkdir(parents=True)
+    for path in folder.iterdir():
+        (mixed / "deep" / path.name).write_bytes(path.read_bytes())
+    (mixed / "notes.txt").write_text("not a dump")
+    dumps = read_dumps([mixed])
+    assert [g.phase for g in dumps.graphs if g.parent is None][:4] == [
+        "PreRunBegin",
+        "PreRunAfterOptimizeOriginalGraph",
+        "PreRunAfterOptimizeSubgraph",
+        "super_kernel_sub_graph0",
+    ]
+    assert dumps.notes == ["1 file(s) in the folders given are not dumps fxlab reads and were skipped"]
+
+
+@pytest.mark.parametrize(
+    "name,content,message",
+    [
+        ("missing.txt", None, "does not exist"),
+        ("notes.md", "hello", "not a dump fxlab reads"),
+        ("ge_proto_00000001_graph_1_Build.txt", b"\xff\xfe\x00", "not UTF-8 text"),
+        ("ge_proto_00000001_graph_1_Build.txt", 'graph {\n  op {\n    name: "a"\n', "line "),
+        ("model.json", '{"graph": [', "not JSON"),
+        ("model.json", '{"op": []}', "not an OM model as JSON"),
+        ("fusion_result.json", '[{"graph_fusion": {}}]', "no 'session_and_graph_id'"),
+        ("ge_proto_00000001_graph_1_Build.txt", "", "holds no graph"),
+    ],
+)
+def test_bad_input_is_one_clear_error(tmp_path, name, content, message):
+    path = tmp_path / name
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    elif content is not None:
+        path.write_text(content)
+    with pytest.raises(DumpReadError) as err:
+        read_dumps([path])
+    assert message in str(err.value) and str(path) in str(err.value)
+    assert err.value.exit_code == 2
+
+
+def test_an_empty_folder_says_what_is_read(tmp_path):
+    with pytest.raises(DumpReadError, match="no dumps found"):
+        read_dumps([tmp_path])
+
+
+def _om_json(model_text: str) -> dict:
+    """The ModelDef as atc --mode=1 writes it: protobuf JSON, maps as key/value lists,
+    bytes as text."""
+    model = text_format.Parse(model_text, ge_model_def()())
+    data = json_format.MessageToDict(model, preserving_proto_field_name=True)
+
+    def convert(value):
+        if isinstance(value, dict):
+            out = {}
+            for key, item in value.items():
+                if key == "attr" and isinstance(item, dict):
+                    out[key] = [{"key": k, "value": convert(v)} for k, v in item.items()]
+                elif key == "s":
+                    out[key] = [_text(v) for v in item] if isinstance(item, list) else _text(item)
+                else:
+                    out[key] = convert(item)
+            return out
+        return [convert(v) for v in value] if isinstance(value, list) else value
+
+    return convert(data)
+
+
+def _text(b64: str) -> str:
+    import base64
+
+    return base64.b64decode(b64).decode()
+
+
+def test_om_json_reads_as_the_same_ops_as_the_text_dump(folder, tmp_path):
+    text_path = folder / "ge_proto_00000007_graph_1_AfterSkGraph.txt"
+    om = tmp_path / "model.json"
+    om.write_text(json.dumps(_om_json(text_path.read_text())))
+    from_json = read_dumps([om]).graphs[0]
+    from_text = read_dumps([text_path]).graphs[0]
+    assert (from_json.format, from_json.phase) == ("om_json", "om")
+    assert [op.to_json() for op in from_json.ops] == [op.to_json() for op in from_text.ops]
+
+
+def test_fusion_result_in_both_shapes(tmp_path):
+    keyed = tmp_path / "fusion_result.json"
+    keyed.write_text(
+        json.dumps(
+            {
+                "session_and_graph_id_0_1": {
+                    "graph_fusion": {"MatMulBiasAddFusionPass": {"match_times": "2", "effect_times": "2"}},
+                    "ub_fusion": {"TbeEltwiseFusionPass": {"match_times": "1", "effect_times": "0"}},
+                }
+            }
+        )
+    )
+    appended = tmp_path / "fusion_result_appended.json"
+    one = {"session_and_graph_id": "0_2", "graph_fusion": {"ConvBatchnormFusionPass": {"match_times": "3", "effect_times": "1"}}}
+    appended.write_text(json.dumps(one, indent=4) + json.dumps([dict(one, session_and_graph_id="1_3")], indent=4))
+    results = read_dumps([keyed, appended]).fusion_results
+    assert [(r.session, r.graph_id, [p.to_json() for p in r.passes]) for r in results] == [
+        (
+            "0",
+            1,
+            [
+                {"name": "MatMulBiasAddFusionPass", "kind": "graph_fusion", "match_times": 2, "effect_times": 2},
+                {"name": "TbeEltwiseFusionPass", "kind": "ub_fusion", "match_times": 1, "effect_times": 0},
+            ],
+        ),
+        ("0", 2, [{"name": "ConvBatchnormFusionPass", "kind": "graph_fusion", "match_times": 3, "effect_times": 1}]),
+        ("1", 3, [{"name": "ConvBatchnormFusionPass", "kind": "graph_fusion", "match_times": 3, "effect_times": 1}]),
+    ]
