@@ -51,6 +51,8 @@ class Capture:
     graphs: list[LiveGraph] = field(default_factory=list)
     options: TorchAirOptions = field(default_factory=TorchAirOptions)
     loaded: LoadedModel | None = None  # the model and inputs it ran
+    # TorchAir's own backend run end to end on the model, when the aclgraph check ran it.
+    reference: Reference | None = None
 
 
 def capture_trace(
@@ -115,6 +117,7 @@ def capture_trace(
     _record_graphs(captured, backend.graphs, request, torchair, say)
     _check_custom_ops(captured, recorder)
     judge = _judge(loaded, options, compiling.dynamic, reference if ranks is None else None)
+    captured.reference = judge.reference
     verify = _Verifier(captured, request.verify, say, not_executed, judge)
     _set_check(trace, verify(recorder, ranks=ranks, only=log.first_call_graphs()))
     check_later_calls(log, lambda graphs, runs: verify(runs, only=graphs))
@@ -239,7 +242,7 @@ class _Verifier:
         return graph.ir is not None if self.checked == ASCEND_IR else ACLGRAPH in live.modules
 
 
-def _judge(loaded: LoadedModel, options: TorchAirOptions, dynamic: bool | None, reference: AclGraphReference | None) -> Judge:
+def _judge(loaded: LoadedModel, options: TorchAirOptions, dynamic: bool | None, reference: AclGraphReference | None) -> AclGraphJudge:
     """Who says whose graph an aclgraph mismatch is; TorchAir's own run, when given, is
     made the first time a graph is judged."""
     if reference is None:

@@ -36,7 +36,7 @@ from fxlab.compat.aclgraph_bridge import register_patterns
 from fxlab.compat.native_standins.torch_npu_runtime import DEFAULT_SOC, torch_npu_present
 from fxlab.compat.torchair_state import fresh_compile_state, package_module, patched_once
 from fxlab.errors import FxlabError
-from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions, to_torchair_config
+from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions, configs_not_observed, to_torchair_config
 
 
 def _first_words(exc: BaseException) -> str:
@@ -111,6 +111,7 @@ def run_torchair_backend(
             fresh_compile_state(package),
             _scopes_told(package),
             _stopped_before_capture(package, run),
+            configs_not_observed(),  # its config is fxlab's choice, not the model file's
         ):
             backend = as_on_npu(package.get_npu_backend(compiler_config=config))
             compiled = torch.compile(fn, backend=backend, dynamic=dynamic)

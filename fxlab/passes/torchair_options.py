@@ -17,8 +17,9 @@ config to :func:`observe_backend_config`, and :func:`config_of_module` finds eit
 
 from __future__ import annotations
 
+import contextlib
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -174,6 +175,17 @@ def observe_backend_config(config: Any) -> None:
 
 def forget_observed_configs() -> None:
     _OBSERVED.configs.clear()
+
+
+@contextlib.contextmanager
+def configs_not_observed() -> Iterator[None]:
+    """A block whose ``get_npu_backend`` calls are fxlab's own (TorchAir's backend run as
+    the reference of a check), not the user's: the configs handed over are forgotten."""
+    saved = list(_OBSERVED.configs)
+    try:
+        yield
+    finally:
+        _OBSERVED.configs[:] = saved
 
 
 def looks_like_config(value: Any) -> bool:

@@ -50,12 +50,14 @@ class CaptureSession:
         note: Say | None = None,
         warn: Say | None = None,
         with_torchair: bool = False,
+        torchair: TorchAirSide | None = None,
     ) -> None:
         self.request = request
-        # TorchAir's own code, loaded for converter="torchair", or to compare with it.
-        self.with_torchair = with_torchair or request.converter == "torchair"
+        # TorchAir's own code: loaded for converter="torchair", or to compare with it; or
+        # one already loaded (``torchair``, from :func:`torchair_side`) for many captures.
+        self.with_torchair = (with_torchair or request.converter == "torchair") and torchair is None
+        self.torchair: TorchAirSide | None = torchair
         self.progress, self.note, self.warn = progress or _quiet, note or _quiet, warn or _quiet
-        self.torchair: TorchAirSide | None = None
         self._stack = contextlib.ExitStack()
         self._torch_notes: list[str] = []
         self._compat: Any = None  # the compat layer's session: it explains some of fxlab's errors better

@@ -12,8 +12,9 @@ from typing import Any
 import pytest
 import torch
 
-from fxlab.capture import capture_trace
 from fxlab.capture.loader import LoadedModel
+from fxlab.capture.pipeline import Capture, capture_trace
+from fxlab.capture.request import TraceRequest
 
 MODES = ("reduce-overhead", "npugraph_ex")
 
@@ -46,8 +47,13 @@ class CopyThenWrite(torch.nn.Module):
         return ()
 
 
-def _loaded(model: torch.nn.Module, *inputs: torch.Tensor) -> LoadedModel:
+def _loaded(model: Any, *inputs: torch.Tensor) -> LoadedModel:
     return LoadedModel(fn=model, args=inputs)
+
+
+def _capture(loaded: LoadedModel, mode: str, reference: Any = None) -> Capture:
+    """The pipeline on a model object, with ``reference`` as TorchAir's own backend."""
+    return capture_trace(loaded, TraceRequest(loaded.fn, loaded.args, mode=mode), reference=reference)
 
 
 def _clamp_inputs() -> tuple[torch.Tensor, torch.Tensor]:
@@ -58,7 +64,7 @@ def _clamp_inputs() -> tuple[torch.Tensor, torch.Tensor]:
 # -- without TorchAir's own run -------------------------------------------------------------
 @pytest.mark.parametrize("mode", MODES)
 def test_without_torchairs_run_a_mismatch_is_fxlabs_internal_error_naming_the_pass_and_nodes(mode: str) -> None:
-    trace = capture_trace(_loaded(CatThenClamp(), *_clamp_inputs()), mode=mode)
+    trace = _capture(_loaded(CatThenClamp(), *_clamp_inputs()), mode).trace
     check = trace.aclgraph_check
     assert check.failed and trace.status == "partial"
     numeric, blame = check.mismatches
@@ -71,7 +77,7 @@ def test_without_torchairs_run_a_mismatch_is_fxlabs_internal_error_naming_the_pa
 
 
 def test_without_torchairs_run_a_passes_hazard_note_is_quoted_and_not_called_torchairs_fault() -> None:
-    trace = capture_trace(_loaded(CopyThenWrite(), torch.randn(4, 4)), mode="reduce-overhead")
+    trace = _capture(_loaded(CopyThenWrite(), torch.randn(4, 4)), "reduce-overhead").trace
     numeric, blame, hazard = trace.aclgraph_check.mismatches
     assert numeric == "graph 0 input 1 after the call: max |diff| 1.5"
     assert "it computes the model's values after the functional graph and not after remove_noop_ops" in blame
@@ -86,15 +92,15 @@ def backend(torchair_path: Any) -> Iterator[Any]:
     """TorchAir's own backend for the check, in a session held for the module."""
     from tests.compat.end_to_end import sides
 
-    from fxlab.cli.converter_choice import aclgraph_reference
+    from fxlab.session.torchair_side import aclgraph_reference
 
     with sides(torchair_path) as side:
-        yield aclgraph_reference(side, torchair_path)
+        yield aclgraph_reference(side, torchair_path, "Ascend910B2")
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_torchairs_fault_is_said_where_its_own_run_makes_the_wrong_graph_with_the_passes_that_make_it(backend: Any, mode: str) -> None:
-    trace = capture_trace(_loaded(CatThenClamp(), *_clamp_inputs()), mode=mode, reference=backend)
+    trace = _capture(_loaded(CatThenClamp(), *_clamp_inputs()), mode, backend).trace
     numeric, blame = trace.aclgraph_check.mismatches
     assert numeric.startswith("graph 0 output 1: max |diff| ")
     who = "npugraph_ex's own backend" if mode == "npugraph_ex" else "TorchAir's own backend (torchair.get_npu_backend, mode reduce-overhead)"
@@ -113,18 +119,18 @@ def test_torchairs_fault_is_said_where_its_own_run_makes_the_wrong_graph_with_th
 def test_the_wrong_values_are_v2s_first_half_clamped_in_torchairs_own_graph(backend: Any) -> None:
     from fxlab.capture.aclgraph_blame import _own_run
 
-    trace = capture_trace(_loaded(CatThenClamp(), *_clamp_inputs()), mode="reduce-overhead", reference=backend)
-    run = backend(_loaded(CatThenClamp(), *_clamp_inputs()), trace.options, None)
+    captured = _capture(_loaded(CatThenClamp(), *_clamp_inputs()), "reduce-overhead", backend)
+    run = backend(_loaded(CatThenClamp(), *_clamp_inputs()), captured.options, None)
     (theirs,) = run.graphs
     computed = theirs.fx_graph(*[t.clone() for t in theirs.inputs])
     v1, v2 = theirs.expected_outputs
     assert torch.equal(computed[0], v1) and torch.equal(computed[1][4:], v2[4:])
     assert torch.equal(computed[1][:4], v2[:4].clamp(min=0.1)) and not torch.equal(computed[1][:4], v2[:4])
-    assert _own_run(trace.graphs[0], theirs) == [f"graph 0 output 1: max |diff| {(v2[:4] - v2[:4].clamp(min=0.1)).abs().max().item():.3g}"]
+    assert _own_run(captured.graphs[0], theirs) == [f"graph 0 output 1: max |diff| {(v2[:4] - v2[:4].clamp(min=0.1)).abs().max().item():.3g}"]
 
 
 def test_a_noop_copy_read_after_its_write_is_torchairs_fault_proven_with_remove_noop_ops_named(backend: Any) -> None:
-    trace = capture_trace(_loaded(CopyThenWrite(), torch.randn(4, 4)), mode="reduce-overhead", reference=backend)
+    trace = _capture(_loaded(CopyThenWrite(), torch.randn(4, 4)), "reduce-overhead", backend).trace
     numeric, blame, hazard = trace.aclgraph_check.mismatches
     assert numeric == "graph 0 input 1 after the call: max |diff| 1.5"
     assert "its graph computes the model's values after the graph its compiler receives and not after optimize_noop_ops" in blame
@@ -139,7 +145,7 @@ def test_a_graph_that_is_torchairs_and_computes_the_models_values_says_so(backen
         h[:, 1:3].div_(2.0)
         return (h * 2,)
 
-    trace = capture_trace(_loaded(f, torch.randn(4, 7), torch.randn(7, 5)), mode="reduce-overhead", reference=backend)
+    trace = _capture(_loaded(f, torch.randn(4, 7), torch.randn(7, 5)), "reduce-overhead", backend).trace
     check = trace.aclgraph_check
     assert check.ok and trace.status == "ok"
     assert check.compared_with == (
@@ -159,7 +165,7 @@ def test_a_graph_that_differs_from_torchairs_is_an_internal_error_even_when_its_
         h = x * 2
         return (h.relu().sigmoid(),)
 
-    trace = capture_trace(_loaded(f, torch.randn(4, 4)), mode="reduce-overhead", reference=elsewhere)
+    trace = _capture(_loaded(f, torch.randn(4, 4)), "reduce-overhead", elsewhere).trace
     (blame,) = trace.aclgraph_check.mismatches
     assert blame.startswith("graph 0: fxlab internal error: fxlab's aclgraph graph is not the one TorchAir's own backend")
     assert "fxlab's pass reinplace_inplaceable_ops changed the graph, and TorchAir's run has no such pass; first difference: " in blame

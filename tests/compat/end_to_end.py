@@ -30,6 +30,7 @@ class Comparison:
 
     trace: Any
     reference: ReferenceRun
+    captured: Any = None  # the capture: the live graphs (``.graphs``) and the options it followed
     builtin: dict[int, list[str]] = field(default_factory=dict)
     bridge: dict[int, list[str]] = field(default_factory=dict)
 
@@ -44,50 +45,40 @@ class Comparison:
 
 @contextlib.contextmanager
 def sides(torchair_path: Any) -> Iterator[Any]:
-    """TorchAir and npugraph_ex from their sources, for a module's tests."""
-    from fxlab.cli.converter_choice import LazyNpugraphEx, TorchAirSide
-    from fxlab.compat.bridge import open_torchair
+    """TorchAir and npugraph_ex from their sources, loaded once for a module's tests (as
+    ``--converter torchair`` loads them for one capture)."""
+    from fxlab.session.torchair_side import torchair_side
 
-    with open_torchair(torchair_path) as torchair, contextlib.ExitStack() as stack:
-        yield TorchAirSide(torchair, "Ascend910B2", LazyNpugraphEx(torchair, stack))
+    with torchair_side(torchair_path, "Ascend910B2", "npugraph_ex", note=lambda _: None, warn=lambda _: None) as side:
+        yield side
 
 
 def compare(
     side: Any, path: Path, mode: str, entry: str | None = None, plugins: list[Path] | None = None, with_torch_npu: bool = False
 ) -> Comparison:
-    """Capture the model at ``path`` once in ``mode`` and compare it with TorchAir's own run.
-    ``with_torch_npu`` imports torch_npu first (fxlab's stand-in), as transformers does in
-    the process ``fxlab trace`` runs a model of it in."""
-    from fxlab.capture import capture_trace, load_model
-    from fxlab.capture.compile_options import compile_options
-    from fxlab.capture.torchair_config import ACLGRAPH_STAGES
-    from fxlab.compat.layer import compat_layer
-    from fxlab.compat.torchair_backend_run import run_torchair_backend
+    """Capture the model at ``path`` once in ``mode`` with ``--converter torchair``, and
+    compare it with TorchAir's own run (the one the aclgraph check made). ``with_torch_npu``
+    imports torch_npu first (fxlab's stand-in), as transformers does in the process
+    ``fxlab trace`` runs a model of it in."""
+    from fxlab.capture.request import TraceRequest
     from fxlab.compat.torchair_state import fresh_compile_state
     from fxlab.passes.aclgraph.pipeline import aclgraph_graph
+    from fxlab.passes.torchair_options import ACLGRAPH_STAGES
+    from fxlab.session import CaptureSession
 
-    npugraph_ex = side.npugraph_ex.get() if mode == "npugraph_ex" else None
-    package = npugraph_ex if npugraph_ex is not None else side.torchair.package
-    runs: dict[int, ReferenceRun] = {}
-
-    def backend(loaded: Any, options: Any, dynamic: Any) -> ReferenceRun:
-        """TorchAir's own run, once for the trace's options (the check's and this comparison's)."""
-        if id(options) not in runs:
-            calls = [(loaded.args, loaded.kwargs), *loaded.more_inputs]
-            runs[id(options)] = run_torchair_backend(loaded.fn, calls, options, side.torchair.package, npugraph_ex, dynamic=dynamic)
-        return runs[id(options)]
-
-    with compat_layer():
+    package = side.npugraph_ex.get() if mode == "npugraph_ex" else side.torchair.package
+    request = TraceRequest(path, entry=entry, plugins=tuple(plugins or ()), stages=ACLGRAPH_STAGES, mode=mode, converter="torchair")
+    with CaptureSession(request, torchair=side) as session:
         if with_torch_npu:
             import torch_npu  # noqa: F401
-        loaded = load_model(path, entry=entry, plugins=plugins or [])
         with fresh_compile_state(package):  # as in the process `fxlab trace` runs in
-            trace = capture_trace(loaded, stages=ACLGRAPH_STAGES, converter=side, mode=mode, reference=backend)
-        comparison = Comparison(trace, backend(loaded, trace.options, compile_options(loaded.module, loaded.name).dynamic))
-        for graph, theirs in zip(trace.graphs, comparison.reference.graphs):
-            ours = aclgraph_graph(graph.modules["functional"], trace.options, graph.index)
+            captured = session.capture()
+        assert captured.reference is not None, "the aclgraph check ran no TorchAir reference"
+        comparison = Comparison(captured.trace, captured.reference.run, captured)
+        for graph, live, theirs in zip(captured.trace.graphs, captured.graphs, comparison.reference.graphs):
+            ours = aclgraph_graph(live.modules["functional"], captured.options, graph.index)
             comparison.builtin[graph.index] = differences(ours.gm, ours.capture_code, theirs)
-            comparison.bridge[graph.index] = differences(graph.modules["aclgraph"], graph.capture_code, theirs)
+            comparison.bridge[graph.index] = differences(live.modules["aclgraph"], graph.capture_code, theirs)
     return comparison
 
 

@@ -29,6 +29,11 @@ def side(torchair_path: Any) -> Iterator[Any]:
     _CACHE.clear()
 
 
+# The examples whose aclgraph graph TorchAir's capture stops in (its NPU kernel of an
+# operator raises in that mode): the check's first words.
+CAPTURE_STOPS = {"multistream_moe": "graph 0: TorchAir's capture of the ACL graph stops at air::wait_tensor"}
+
+
 def example(side: Any, name: str, mode: str) -> Comparison:
     if (name, mode) not in _CACHE:
         _CACHE[name, mode] = compare(side, ROOT / "examples" / f"{name}.py", mode)
@@ -40,7 +45,12 @@ def example(side: Any, name: str, mode: str) -> Comparison:
 def test_every_example_gives_torchairs_end_to_end_graph(side: Any, name: str, mode: str) -> None:
     comparison = example(side, name, mode)
     assert comparison.problems() == [], f"{name} ({mode}):\n" + "\n".join(comparison.problems())
-    assert comparison.trace.status == "ok", comparison.trace.aclgraph_check.verdict
+    check = comparison.trace.aclgraph_check
+    if name in CAPTURE_STOPS:  # TorchAir's capture refuses an operator of the graph: partial, said as such
+        assert comparison.trace.status == "partial" and check.mismatches[0].startswith(CAPTURE_STOPS[name]), check.verdict
+        assert "fault" not in check.verdict and "internal error" not in check.verdict, check.verdict
+    else:
+        assert comparison.trace.status == "ok", check.verdict
 
 
 def test_parameters_and_buffers_are_the_inputs_torchairs_capture_does_not_copy(side: Any) -> None:

@@ -36,21 +36,21 @@ def ops(ir: Any) -> list[tuple[Any, ...]]:
 
 @pytest.mark.parametrize("example", EXAMPLES)
 def test_torchairs_end_to_end_ge_graph_is_its_conversion_of_fxlabs_functional_graph(torchair: Any, example: str) -> None:
-    from fxlab.capture import capture_trace, load_model
     from fxlab.capture.compile_options import compile_options
-    from fxlab.compat.aclgraph_bridge import torchair_config
-    from fxlab.compat.bridge import run_torchair_conversion
-    from fxlab.compat.layer import compat_layer
+    from fxlab.capture.request import TraceRequest
     from fxlab.compat.torchair_backend_run import run_torchair_backend
     from fxlab.ir.ge_proto import graph_from_graph_def
+    from fxlab.session import CaptureSession
+    from fxlab.session.torchair_side import TorchAirSide
 
-    with compat_layer():
-        loaded = load_model(ROOT / "examples" / f"{example}.py")
-        trace = capture_trace(loaded, stages=("functional",), verify=False, mode="max-autotune")
+    request = TraceRequest(ROOT / "examples" / f"{example}.py", stages=("functional",), verify=False, mode="max-autotune")
+    with CaptureSession(request, torchair=TorchAirSide(torchair, "Ascend910B2")) as session:
+        captured = session.capture()
+        trace, loaded = captured.trace, captured.loaded
+        assert loaded is not None and session.torchair is not None
         calls = [(loaded.args, loaded.kwargs), *loaded.more_inputs]
-        run = run_torchair_backend(loaded.fn, calls, trace.options, torchair.package, dynamic=compile_options(loaded.module, example).dynamic)
-        config = torchair_config(torchair.package, trace.options, flat=False)
-        conversions = [run_torchair_conversion(g.modules["functional"], f"graph_{g.index}", torchair, config=config) for g in trace.graphs]
+        run = run_torchair_backend(loaded.fn, calls, captured.options, torchair.package, dynamic=compile_options(loaded.module, example).dynamic)
+        conversions = [session.torchair.convert(live.modules["functional"], f"graph_{live.index}", captured.options) for live in captured.graphs]
         if run.error is not None:  # TorchAir's own run stops where its conversion fails on a node: the bridge says so of that node
             failed = [r.message for c in conversions for r in c.nodes if r.message and r.status.value in ("unsupported", "failed")]
             reason = run.error.split(": ", 1)[1].split(". ")[0]  # "No AscendIR NpuAddCustom was found to be registered"

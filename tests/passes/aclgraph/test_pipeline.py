@@ -131,17 +131,16 @@ def test_every_node_keeps_its_own_source_line_through_the_passes(mode):
     # Inductor's decompose_auto_functionalized hands the custom op's base (the mul) the
     # stack trace of the getitem it replaces: without keeping sources, `doubled = x * 2`
     # was listed under the next statement.
-    from fxlab.capture import capture_trace
-    from fxlab.capture.loader import LoadedModel
+    from tests.sessions import capture_of
 
-    trace = capture_trace(LoadedModel(fn=_writes_a_doubled_input, args=(torch.randn(2, 3), torch.randn(2, 3))), mode=mode)
-    (graph,) = trace.graphs
-    functional = {n.name: _line(n) for n in graph.modules["functional"].graph.nodes if n.op == "call_function"}
+    captured = capture_of(_writes_a_doubled_input, (torch.randn(2, 3), torch.randn(2, 3)), mode=mode)
+    (graph,), (live,) = captured.trace.graphs, captured.graphs
+    functional = {n.name: _line(n) for n in live.modules["functional"].graph.nodes if n.op == "call_function"}
     doubled = inspect.getsourcelines(_writes_a_doubled_input)[1] + 1
     assert functional["mul"] == doubled
-    done = [r["pass"] for r in graph.aclgraph_passes if r.get("removed")]
+    done = [r.name for r in graph.pass_records("aclgraph") if r.removed]
     assert "decompose_auto_functionalized" in done
-    final = graph.modules["aclgraph"]
+    final = live.modules["aclgraph"]
     assert {n.name: _line(n) for n in final.graph.nodes if n.name in functional} == {
         n.name: functional[n.name] for n in final.graph.nodes if n.name in functional
     }
