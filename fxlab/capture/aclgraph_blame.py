@@ -163,7 +163,9 @@ def _own_run(graph: LiveGraph, theirs: ReferenceGraph) -> list[str]:
     if theirs.inputs is None:
         return []
     try:
-        cmp, missing = computes(graph, theirs.fx_graph, theirs.inputs, theirs.expected_outputs or [], theirs.expected_inputs_after or [], [])
+        cmp, missing = computes(
+            graph, theirs.fx_graph, theirs.inputs, theirs.expected_outputs or [], theirs.expected_inputs_after or [], []
+        )
     except CaptureStops:  # its capture stops there as fxlab's does: said by the check, not a wrong value
         return []
     return [] if missing else cmp.mismatches

@@ -66,7 +66,9 @@ class CaptureSession:
         request = self.request
         with contextlib.ExitStack() as stack:
             if self.with_torchair:  # TorchAir first: the collectives open inside its session
-                self.torchair = stack.enter_context(torchair_side(request.torchair_path, request.soc.name, request.mode, self.note, self.warn))
+                self.torchair = stack.enter_context(
+                    torchair_side(request.torchair_path, request.soc.name, request.mode, self.note, self.warn)
+                )
             self._compat = stack.enter_context(compat_layer(announce=self.note))
             stack.enter_context(torchair_collectives())
             self._torch_notes = stack.enter_context(torch_warnings_as_notes())
@@ -107,7 +109,6 @@ class CaptureSession:
         notes = captured.trace.notes
         notes.extend(note for note in self._torch_notes if note not in notes)
         return captured
-
 
     def _aclgraph_reference(self, converter: TorchAirSide | None) -> TorchAirBackend | None:
         """TorchAir's own backend, for the aclgraph check to compare graphs with and to say
