@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from fxlab.cli.run_program import Program
 
 DEFAULT_OUT = Path("fxlab-run")
+DEFAULT_NPUS = 8  # an Atlas server's
 
 
 @app.command(
@@ -86,6 +87,13 @@ def run_command(
     html: Path | None = typer.Option(
         None, "--html", metavar="FILE", help="Also write one self-contained HTML page with every trace's report."
     ),
+    npus: int = typer.Option(
+        DEFAULT_NPUS,
+        "--npus",
+        min=1,
+        metavar="N",
+        help="Without an NPU: how many NPUs the CPU stands in for (torch.npu.device_count(), the indexes set_device takes); torchrun's LOCAL_WORLD_SIZE wins in its workers.",
+    ),
     strict: bool = typer.Option(
         False, "--strict", metavar="", help="When the program exits 0, exit 1 if a trace is not ok (partial, unverified or not made)."
     ),
@@ -95,7 +103,7 @@ def run_command(
 
     program = parse_program(command or [])
     request = request_of(
-        model=Path(program.target or program.command[0]),
+        model=Path(program.name),
         plugins=tuple(plugin or ()),
         stages=parse_stages(stages),
         converter=converter,
@@ -106,7 +114,7 @@ def run_command(
     )
     if program.kind == COMMAND:
         _check_hook(program.command[0])
-    code, status, ended_by = _run(program, request, soc_ini, out, html)
+    code, status, ended_by = _run(program, request, soc_ini, out, html, npus)
     if ended_by is not None:
         from fxlab.cli.run_program import end_by_signal
 
@@ -125,7 +133,9 @@ def _check_hook(command: str) -> None:
         )
 
 
-def _run(program: Program, request: TraceRequest, soc_ini: Path | None, out: Path, html: Path | None) -> tuple[int, str, int | None]:
+def _run(
+    program: Program, request: TraceRequest, soc_ini: Path | None, out: Path, html: Path | None, npus: int
+) -> tuple[int, str, int | None]:
     """Run the program with its run folder; (its exit code, the run's status, the signal
     that ended it or None)."""
     from fxlab.cli.run_hook import TracedProcess, environment, hook_environment, options_of
@@ -135,7 +145,9 @@ def _run(program: Program, request: TraceRequest, soc_ini: Path | None, out: Pat
     process = TracedProcess(request, program.command, out=out)
     ended_by: int | None = None
     try:
-        with environment(hook_environment(process.root, options_of(request, soc_ini))):
+        from fxlab.compat.npu_device_api import NPUS_VARIABLE
+
+        with environment({**hook_environment(process.root, options_of(request, soc_ini), program.name), NPUS_VARIABLE: str(npus)}):
             if program.kind == COMMAND:
                 code = run_child(program, dict(os.environ))
                 ended_by, code = (-code, 128 - code) if code < 0 else (None, code)

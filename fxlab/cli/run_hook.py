@@ -39,6 +39,7 @@ if TYPE_CHECKING:
 TRACE = "FXLAB_TRACE"
 OPTIONS = "FXLAB_TRACE_OPTIONS"
 STAGED = "FXLAB_TRACE_STAGED"  # the root's staged folder: set for the processes after it
+PROGRAM = "FXLAB_TRACE_PROGRAM"  # the program as the root names it (a spawned child's own command line is multiprocessing's)
 HOOK_FILE = "fxlab-run.pth"
 DEFAULT_TIMEOUT = 300.0
 
@@ -74,9 +75,9 @@ def request_of_environment(program: str) -> TraceRequest:
     return TraceRequest(Path(program), soc=soc, **fields)
 
 
-def hook_environment(staged: Path, options: str) -> dict[str, str]:
+def hook_environment(staged: Path, options: str, program: str) -> dict[str, str]:
     """What the root puts into the environment of the processes after it."""
-    return {TRACE: str(staged), STAGED: str(staged), OPTIONS: options}
+    return {TRACE: str(staged), STAGED: str(staged), OPTIONS: options, PROGRAM: program}
 
 
 @contextlib.contextmanager
@@ -158,6 +159,7 @@ class TracedProcess:
         if self.staged is not None:
             forget_counter(self.root)
             self.staged.publish()
+            self.run.folder = self.staged.out  # where the children's folders are read from now
         return status
 
     def abandon(self, reason: str) -> None:
@@ -192,11 +194,16 @@ def _rank_hooks(timeout: float) -> Callable[[], RankHooks | None]:
 
 
 # -- started by fxlab-run.pth ---------------------------------------------------------------------
+_STARTED = False
+
+
 def start() -> None:
     """Trace this process when ``FXLAB_TRACE`` is set (see the module docstring). A failure
     to start is said in one paragraph; the program then runs without fxlab."""
-    if not os.environ.get(TRACE) or _is_fxlab_command():
+    global _STARTED
+    if _STARTED or not os.environ.get(TRACE) or _is_fxlab_command():
         return
+    _STARTED = True  # a site folder seen under two names (a venv's lib64) reads the hook twice
     try:
         process = _process_of_environment()
         process.open()
@@ -220,13 +227,13 @@ def _is_fxlab_command() -> bool:
 
 def _process_of_environment() -> TracedProcess:
     argv = list(getattr(sys, "orig_argv", sys.argv))
-    program = next((word for word in argv[1:] if not word.startswith("-")), argv[0] if argv else "python")
+    program = os.environ.get(PROGRAM) or next((word for word in argv[1:] if not word.startswith("-")), argv[0] if argv else "python")
     request = request_of_environment(program)
     staged = os.environ.get(STAGED)
     if staged:
         return TracedProcess(request, argv, staged_root=Path(staged))
     process = TracedProcess(request, argv, out=Path(os.environ[TRACE]))
-    os.environ[STAGED] = str(process.root)  # the processes the program starts write inside it
+    os.environ.update(hook_environment(process.root, os.environ.get(OPTIONS) or "{}", program))  # for the processes it starts
     return process
 
 

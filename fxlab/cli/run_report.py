@@ -24,7 +24,9 @@ def print_run(run: RunFolder, status: str, out: Path) -> None:
     err = console.err()
     err.print(run_table(rows, run.program), crop=False)
     err.print(run_lines(rows), crop=False)
-    console.note(f"run saved to {out}/ (manifest.json; one folder per trace: `fxlab diff {out}/trace_0 {out}/trace_1`) · status: {status}")
+    folders = [row["folder"] for row in rows]
+    hint = f"; compare two: fxlab diff {out}/{folders[0]} {out}/{folders[1]}" if len(folders) > 1 else ""
+    console.note(f"run saved to {out}/ (manifest.json, {len(folders)} trace folder(s){hint}) · status: {status}")
 
 
 def write_run_page(run: RunFolder, out: Path, html: Path) -> None:
