@@ -69,6 +69,7 @@ class ProgramBackend:
     config: Any  # the CompilerConfig it compiles with (its mode, passes, experimental options)
     decompositions: dict[Any, Callable[..., Any]] | None = None  # None: TorchAir's default table
     real: Callable[..., Any] | None = None  # TorchAir's own backend (an NPU machine): it compiles what runs
+    dumps_to: str | None = None  # where the program's own config has TorchAir dump its graphs
 
 
 # backend, torch.compile's options -> the backend, when it is TorchAir's
@@ -139,12 +140,12 @@ class ProgramCapture:
         def recorder(model: Any = None, **kwargs: Any) -> Any:
             return self.compile(model, **kwargs)
 
-        torch.compile = recorder  # type: ignore[assignment]
+        torch.compile = recorder
         try:
             yield self
         finally:
             if torch.compile is recorder:
-                torch.compile = original  # type: ignore[assignment]
+                torch.compile = original
             self.finish()
 
     def compile(self, model: Any = None, **kwargs: Any) -> Any:
@@ -173,7 +174,7 @@ class ProgramCapture:
         """A compile starts: the options it follows are read now, as TorchAir reads its
         config (and the patterns registered so far) when Dynamo hands it a graph."""
         backend = function.backend
-        options = replace(backend_options(backend.config, backend.label, registered_patterns()), soc=self.request.soc)
+        options = replace(backend_options(backend.config, f"the config of {backend.label}", registered_patterns()), soc=self.request.soc)
         event = CompileEvent(len(self.events), function, watch, called_at, function.compiles, options)
         function.compiles += 1
         self.events.append(event)

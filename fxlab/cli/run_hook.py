@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from fxlab.cli.files import StagedTrace
+from fxlab.cli.run_dumps import NpuDumps
 from fxlab.cli.run_folder import RunFolder, child_folder, forget_counter
 
 if TYPE_CHECKING:
@@ -116,6 +117,7 @@ class TracedProcess:
         self.folder: Path | None = self.root if self.staged is not None else None  # a child's: when it first saves
         self.run = RunFolder(self.folder or self.root, request.model_name, command)
         self.session: Any = None
+        self.dumps: NpuDumps | None = None  # an NPU machine's TorchAir and GE dumps
         self._stack = contextlib.ExitStack()
 
     @property
@@ -124,22 +126,30 @@ class TracedProcess:
 
     def open(self, note: Callable[[str], None] | None = None) -> TracedProcess:
         """The session around the program (npu device on the CPU, stand-ins, watched compiles)."""
-        from fxlab.compat.layer import really_importable
         from fxlab.distributed.environment import npu_backends_on_gloo
         from fxlab.session.program_session import ProgramSession
 
         say = note or self.run.note
         gloo_notes: list[str] = []
         with contextlib.ExitStack() as stack:
-            if not really_importable("torch_npu"):  # no NPU: an HCCL process group is made with gloo
+            if on_npu_machine():  # TorchAir's and GE's dumps into the run folder
+                self.dumps = NpuDumps(self.root / f".npu-dumps-{os.getpid()}")
+                stack.enter_context(environment(self.dumps.environment(os.environ)))
+            else:  # no NPU: an HCCL process group is made with gloo
                 stack.enter_context(npu_backends_on_gloo(gloo_notes))
-            dumps = str(self.root / "npu_dumps" / "torchair") if really_importable("torch_npu") else None
+            torchair_dumps = str(self.dumps.torchair_folder) if self.dumps is not None else None
             self.session = stack.enter_context(
-                ProgramSession(self.request, self._saved, note=say, warn=say, torchair_dumps=dumps, ranks=_rank_hooks(self.request.timeout))
+                ProgramSession(
+                    self.request, self._saved, note=say, warn=say, torchair_dumps=torchair_dumps, ranks=_rank_hooks(self.request.timeout)
+                )
             )
-            stack.callback(lambda: [self.run.note(n) for n in gloo_notes])
+            stack.callback(self._note_all, gloo_notes)
             self._stack = stack.pop_all()
         return self
+
+    def _note_all(self, notes: list[str]) -> None:
+        for message in notes:
+            self.run.note(message)
 
     def _saved(self, built: ProgramTrace) -> None:
         if self.folder is None:  # a process the program started: its folder is known once it traces
@@ -153,6 +163,7 @@ class TracedProcess:
         from fxlab.capture.program import run_status
 
         self._stack.close()
+        self._collect_dumps()
         status = run_status([row["status"] for row in self.run.rows()])
         if self.folder is not None:
             self.run.write_manifest(exit_code, status)
@@ -162,11 +173,27 @@ class TracedProcess:
             self.run.folder = self.staged.out  # where the children's folders are read from now
         return status
 
+    def _collect_dumps(self) -> None:
+        """The dumps TorchAir and GE wrote, into this process's folder (an NPU machine)."""
+        if self.dumps is None:
+            return
+        capture = self.session.capture if self.session is not None else None
+        self.dumps.chosen += [Path(f.backend.dumps_to) for f in (capture.functions if capture else []) if f.backend.dumps_to]
+        if self.folder is not None:
+            self.dumps.collect(self.folder)
+
     def abandon(self, reason: str) -> None:
         """After fxlab itself failed: the root's folder is removed, ``--out`` left as it was."""
         self._stack.close()
         if self.staged is not None:
             self.staged.abandon(self.request.model_name, reason)
+
+
+def on_npu_machine() -> bool:
+    """torch_npu is really importable here: the program runs on the NPU, with TorchAir's own backend."""
+    from fxlab.compat.layer import really_importable
+
+    return really_importable("torch_npu")
 
 
 def _rank() -> int | None:

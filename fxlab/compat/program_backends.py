@@ -56,9 +56,10 @@ def torchair_backend(
         _apply_own_options(config, options)
     else:
         apply_compile_options(config, options)
-    if real is not None and torchair_dumps is not None:
-        dump_graphs(config, torchair_dumps)
-    return ProgramBackend(label, config, decompositions, real)
+    chosen = None
+    if real is not None and torchair_dumps is not None and not dump_graphs(config, torchair_dumps):
+        chosen = _dump_folder(config)
+    return ProgramBackend(label, config, decompositions, real, chosen)
 
 
 def _recognise(backend: Any, on_npu: bool) -> tuple[str, Any, Any, Any] | None:
@@ -127,3 +128,12 @@ def dump_graphs(config: Any, folder: str) -> bool:
     dump.type = DUMP_TYPE
     dump.path = folder
     return True
+
+
+def _dump_folder(config: Any) -> str | None:
+    """The folder the program's own config has TorchAir dump its graphs into (its working
+    folder when it names none), when it dumps them."""
+    dump = getattr(getattr(config, "debug", None), "graph_dump", None)
+    if dump is None or getattr(getattr(dump, "type", None), "value", None) is None:
+        return None
+    return str(getattr(dump, "path", None) or ".")
