@@ -270,7 +270,7 @@ def _at_exit(process: TracedProcess) -> None:
     except Exception as exc:  # noqa: BLE001 - the program has ended: say it, never raise at exit
         print(f"fxlab: the run could not be saved ({type(exc).__name__}: {exc}).", file=sys.stderr)
         return
-    if process.is_root:
+    if process.staged is not None:  # the root: it says what the run saved
         from fxlab.cli.run_report import print_run
 
-        print_run(process.run, status, Path(os.environ[TRACE]))
+        print_run(process.run, status, process.staged.out)

@@ -161,7 +161,7 @@ def end_by_signal(number: int) -> None:
 
 # -- as a child process --------------------------------------------------------------------------
 def run_child(program: Program, env: dict[str, str]) -> int:
-    """Run the command as a child process; its exit code (128 + N when signal N ended it).
+    """Run the command as a child process; its exit code (-N when signal N ended it).
     While it runs, Ctrl-C is left to the child (it reaches the whole foreground group) and
     SIGTERM / SIGHUP sent to fxlab are passed on to it."""
     try:
@@ -176,8 +176,7 @@ def run_child(program: Program, env: dict[str, str]) -> int:
     for number in forwarded:
         signal.signal(number, lambda received, frame: child.send_signal(received))
     try:
-        code = child.wait()
+        return child.wait()
     finally:
         for number, handler in saved.items():
             signal.signal(number, handler)
-    return 128 - code if code < 0 else code
