@@ -79,6 +79,9 @@ class CapturingBackend:
             with recorder.installed():
                 functional, compiled = functional_stage(gm, example_inputs, self.decompositions, self.wrap_compiled)
             self._keep_aten(captured, gm, example_inputs, recorder)
+            # aot's compiled code may keep the recorder alive as long as the program runs it
+            # (a program run as a whole): it lets go of the graphs.
+            recorder.gm, recorder.graph_module = None, None  # type: ignore[assignment]
         captured.modules[FUNCTIONAL] = functional
         return compiled
 

@@ -431,3 +431,8 @@ class RunRecorder:
 
     def run_of(self, fw: fx.GraphModule) -> GraphRun | None:
         return self.runs.get(id(fw))
+
+    def forget(self) -> None:
+        """Drop the values the runs kept, once their checks are done (a program goes on
+        calling the graphs: later runs still pass through unrecorded)."""
+        self.runs = dict.fromkeys(self.runs, GraphRun(inputs_before=[]))

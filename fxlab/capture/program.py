@@ -42,6 +42,7 @@ from fxlab.capture.check import RunRecorder
 from fxlab.capture.input_sets import argument_names, describe_inputs
 from fxlab.capture.pipeline import Capture, DrivenRun, checked_stage, random_ops, trace_driven_run
 from fxlab.capture.program_check import CallWatch, eager_check
+from fxlab.capture.readable import clear_readable_cache
 from fxlab.capture.ranks import RankHooks, collectives_not_executed, wrap_before_runs
 from fxlab.capture.record_graph import TorchAirCode
 from fxlab.capture.request import TraceRequest
@@ -119,14 +120,15 @@ class ProgramCapture:
         *,
         torchair: TorchAirCode | None = None,
         ranks: Callable[[], RankHooks | None] | None = None,
+        quiet: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext,
     ) -> None:
         self.request, self.classify, self.on_trace = request, classify, on_trace
         self.torchair = torchair
+        self.quiet = quiet  # around fxlab's own work on captured graphs: what the program needs is off (the npu device's mode)
         self._ranks_of = ranks  # asked at the first compile: a program makes its process group when it likes
         self._ranks: RankHooks | None = None
         self.functions: list[WatchedFunction] = []
         self.events: list[CompileEvent] = []
-        self.traces: list[ProgramTrace] = []
         self.collective_positions = [0]  # graphs shown to the cross-rank check so far
         self.checking = threading.local()  # set while fxlab's own eager run calls the program's code
         self._original: Callable[..., Any] | None = None
@@ -194,10 +196,6 @@ class ProgramCapture:
                 why = "Dynamo compiled during a call fxlab does not watch (the compiled function called by another way than its own call)"
                 event.function.finish(event, CheckResult(ok=True, skipped=why), None)
 
-    def publish(self, event: CompileEvent, built: ProgramTrace) -> None:
-        self.traces.append(built)
-        self.on_trace(built)
-
 
 @dataclass
 class CompileEvent:
@@ -228,6 +226,14 @@ class CompileEvent:
     @property
     def folder(self) -> str:
         return TRACE_FOLDER.format(number=self.number)
+
+    def release(self) -> None:
+        """Once traced: the graphs' stages and the values their first runs kept go (the
+        program keeps running the compiled graphs)."""
+        for graph in self.backend.graphs:
+            graph.modules.clear()
+        self.recorder.forget()
+        self.watch = None
 
     def _wrap_graph(self, fw: fx.GraphModule) -> Callable[..., Any]:
         """Each functional graph aot compiles: its first run recorded (and shown to the
@@ -278,9 +284,11 @@ class WatchedFunction:
             watch.saw_graph(example_inputs, [n.name for n in gm.graph.nodes if n.op == "placeholder"])
         event.compile_ids[len(event.backend.graphs)] = current_compile_id()
         if self.backend.real is None:
-            return event.backend(gm, example_inputs)
+            with self.program.quiet():
+                return event.backend(gm, example_inputs)
         compiled = self.backend.real(gm, example_inputs, **kwargs)  # TorchAir's own: what the program runs
-        event.backend(copy_graph_module(gm), example_inputs)  # the stages, recorded beside it
+        with self.program.quiet():
+            event.backend(copy_graph_module(gm), example_inputs)  # the stages, recorded beside it
         return compiled
 
     # -- the calls of what it compiled ---------------------------------------------------------------
@@ -357,7 +365,8 @@ class WatchedFunction:
         record = self._call_record(event, watch)
         built = ProgramTrace(event.folder, program=self._origin(event, record))
         try:
-            built.capture = self._trace(event, check, record, built.program)
+            with self.program.quiet():
+                built.capture = self._trace(event, check, record, built.program)
         except Exception as exc:
             if os.environ.get("FXLAB_DEBUG"):
                 raise
@@ -365,7 +374,9 @@ class WatchedFunction:
         finally:
             self.graph_ids.update({f"{index} of {event.folder}": compile_id for index, compile_id in event.compile_ids.items()})
             self.last_folder = event.folder
-        self.program.publish(event, built)
+            event.release()
+            clear_readable_cache()  # the stages' code is in the trace: their graphs need not outlive it
+        self.program.on_trace(built)
 
     def _call_record(self, event: CompileEvent, watch: CallWatch | None) -> CallRecord:
         compiled = list(range(len(event.backend.graphs)))

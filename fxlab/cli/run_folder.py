@@ -43,15 +43,14 @@ class RunFolder:
 
     def __init__(self, folder: Path, program: str, command: Sequence[str]) -> None:
         self.folder, self.program, self.command = Path(folder), program, list(command)
-        self.traces: list[ProgramTrace] = []
+        self.traces: list[dict[str, Any]] = []  # a row per trace saved
         self.notes: list[str] = []
 
     def add(self, built: ProgramTrace) -> None:
-        """Save a trace the moment it is made; only its plain data is kept after."""
+        """Save a trace the moment it is made; only its row is kept after."""
         if built.capture is not None:
             save_trace(built.capture.trace, self.folder / built.folder)
-            built.capture.graphs, built.capture.loaded = [], None  # the live graphs are not needed any more
-        self.traces.append(built)
+        self.traces.append(built.row())
 
     def note(self, message: str) -> None:
         if message not in self.notes:
@@ -59,8 +58,7 @@ class RunFolder:
 
     def rows(self) -> list[dict[str, Any]]:
         """This process's traces, then those of the processes it started, in order."""
-        own = [built.row() for built in self.traces]
-        return own + [row for child in self.children() for row in child["rows"]]
+        return self.traces + [row for child in self.children() for row in child["rows"]]
 
     def children(self) -> list[dict[str, Any]]:
         """The run folders the program's other processes wrote inside this one."""
@@ -99,7 +97,7 @@ class RunFolder:
             "exit_code": exit_code,
             "status": status,
             "notes": self.notes,
-            "traces": [built.row() for built in self.traces],
+            "traces": self.traces,
             "processes": [{k: child[k] for k in ("folder", "exit_code", "status")} for child in children],
         }
 

@@ -24,9 +24,19 @@ def print_run(run: RunFolder, status: str, out: Path) -> None:
     err = console.err()
     err.print(run_table(rows, run.program), crop=False)
     err.print(run_lines(rows), crop=False)
-    folders = [row["folder"] for row in rows]
-    hint = f"; compare two: fxlab diff {out}/{folders[0]} {out}/{folders[1]}" if len(folders) > 1 else ""
-    console.note(f"run saved to {out}/ (manifest.json, {len(folders)} trace folder(s){hint}) · status: {status}")
+    pair = _pair_to_compare(rows)
+    hint = f"; compare two: fxlab diff {out}/{pair[0]} {out}/{pair[1]}" if pair else ""
+    console.note(f"run saved to {out}/ (manifest.json, {len(rows)} trace folder(s){hint}) · status: {status}")
+
+
+def _pair_to_compare(rows: list[dict[str, Any]]) -> tuple[str, str] | None:
+    """The first recompile and the trace before it, else the first two traces."""
+    for row in rows:
+        if row.get("previous"):
+            folder = str(row["folder"])
+            prefix = folder.rpartition("/")[0]
+            return f"{prefix}/{row['previous']}" if prefix else str(row["previous"]), folder
+    return (rows[0]["folder"], rows[1]["folder"]) if len(rows) > 1 else None
 
 
 def write_run_page(run: RunFolder, out: Path, html: Path) -> None:

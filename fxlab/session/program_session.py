@@ -70,7 +70,11 @@ class ProgramSession:
             for plugin in request.plugins:
                 load_python_file(plugin, role="plugin")
             converter = self.torchair if request.converter == "torchair" else None
-            self.capture = ProgramCapture(request, classifier(self.torchair_dumps), self.on_trace, torchair=converter, ranks=self.ranks)
+            npu = self.compat.npu_device
+            quiet = npu.suspended if npu is not None else contextlib.nullcontext
+            self.capture = ProgramCapture(
+                request, classifier(self.torchair_dumps), self.on_trace, torchair=converter, ranks=self.ranks, quiet=quiet
+            )
             stack.enter_context(self.capture.watching())
             self._stack = stack.pop_all()
         return self

@@ -34,12 +34,11 @@ def run_table(rows: Sequence[dict[str, Any]], program: str) -> RenderableType:
         box=box.SIMPLE_HEAD,
         pad_edge=False,
     )
-    for header in ("trace", "compiled", "torch.compile", "called at", "backend", "mode", "graphs", "status"):
+    for header in ("trace", "compiled", "torch.compile → call", "backend", "mode", "graphs", "status"):
         table.add_column(header, overflow="fold")
     for row in rows:
         what = row.get("function", "?") + (f" (recompile {row['compile_index']})" if row.get("compile_index") else "")
-        where = [short_location(row.get(key)) for key in ("compiled_at", "called_at")]
-        cells = [row["folder"], what, *where, row.get("backend", "?"), row.get("mode") or "-"]
+        cells = [row["folder"], what, compile_and_call(row), row.get("backend", "?"), row.get("mode") or "-"]
         status = str(row.get("status", "?"))
         table.add_row(*(plain(c) for c in cells), plain(row.get("graphs", 0)), Text(status, style=_STATUS_STYLE.get(status, "")))
     return table
@@ -49,6 +48,14 @@ def short_location(location: object) -> str:
     """``file.py:line`` of a location (the table is narrow; the manifest keeps the path)."""
     text = str(location or "?")
     return text.rsplit("/", 1)[-1]
+
+
+def compile_and_call(row: dict[str, Any]) -> str:
+    """``infer.py:31 → 40``: the torch.compile line, then the call that compiled (its
+    line alone when in the same file)."""
+    compiled, called = short_location(row.get("compiled_at")), short_location(row.get("called_at"))
+    file, _, line = called.rpartition(":")
+    return f"{compiled} → {line if file and compiled.rpartition(':')[0] == file else called}"
 
 
 def run_lines(rows: Sequence[dict[str, Any]]) -> RenderableType:

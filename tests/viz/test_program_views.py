@@ -29,7 +29,7 @@ def _text(renderable: object) -> str:
 def test_the_table_names_each_compile_where_with_which_backend_and_its_status():
     lines = _text(run_table(ROWS, "infer.py")).splitlines()
     assert lines[0].strip() == "fxlab run · infer.py · 3 trace(s)"
-    assert lines[4].split() == ["trace_0", "Net[bold]", "infer.py:31", "infer.py:40", "torchair.get_npu_backend(...)", "max-autotune", "2", "ok"]
+    assert lines[4].split() == ["trace_0", "Net[bold]", "infer.py:31", "→", "40", "torchair.get_npu_backend(...)", "max-autotune", "2", "ok"]
     assert lines[5].split()[:3] == ["trace_1", "Net[bold]", "(recompile"] and lines[5].split()[-1] == "partial"
     assert lines[6].split()[-3:] == ["-", "0", "failed"]
     assert _text(run_table([], "x.py")).startswith("fxlab run · x.py: nothing was compiled with TorchAir's backends")
