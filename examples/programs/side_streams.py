@@ -13,17 +13,17 @@ import torch_npu  # noqa: F401 - the npu device
 import torchair
 
 
-class TwoStreams(torch.nn.Module):
+class GatedStep(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
-        self.w_main = torch.nn.Parameter(torch.randn(16, 16) * 0.1)
-        self.w_side = torch.nn.Parameter(torch.randn(16, 16) * 0.1)
+        self.proj = torch.nn.Linear(16, 16)
+        self.gate = torch.nn.Linear(16, 16)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        main = torch.relu(x @ self.w_main)
-        with torchair.scope.npu_stream_switch("side", 0):
-            side = torch.sigmoid(x @ self.w_side)  # on the user stream "side"
-        return main * 2 + side
+        h = torch.relu(self.proj(x))
+        with torchair.scope.npu_stream_switch("gate", 0):
+            g = torch.sigmoid(self.gate(x))  # on the user stream "gate", beside the projection
+        return h * g
 
 
 def main() -> None:
@@ -35,7 +35,7 @@ def main() -> None:
     torch.manual_seed(0)
     config = torchair.CompilerConfig()
     config.mode = "reduce-overhead"
-    model = torch.compile(TwoStreams().npu().eval(), backend=torchair.get_npu_backend(compiler_config=config))
+    model = torch.compile(GatedStep().npu().eval(), backend=torchair.get_npu_backend(compiler_config=config))
 
     copy_stream = torch.npu.Stream()
     start, end = torch.npu.Event(enable_timing=True), torch.npu.Event(enable_timing=True)

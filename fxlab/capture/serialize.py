@@ -287,7 +287,11 @@ def _manifest_of(out: Path) -> dict[str, Any]:
         )
     if isinstance(data.get("traces"), list) and "graphs" not in data:  # fxlab run --out: a program's traces
         first = next((str(t.get("folder")) for t in data["traces"] if isinstance(t, dict) and t.get("folder")), None)
-        example = f"pass one trace's folder, e.g. {out / first}" if first else "it holds no trace: the program compiled nothing with TorchAir's backends"
+        example = (
+            f"pass one trace's folder, e.g. {out / first}"
+            if first
+            else "it holds no trace: the program compiled nothing with TorchAir's backends"
+        )
         raise OutputError(f"{out} holds a program run ({len(data['traces'])} trace(s), `fxlab run --out`): {example}.")
     return data
 

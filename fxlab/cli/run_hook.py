@@ -120,10 +120,6 @@ class TracedProcess:
         self.dumps: NpuDumps | None = None  # an NPU machine's TorchAir and GE dumps
         self._stack = contextlib.ExitStack()
 
-    @property
-    def is_root(self) -> bool:
-        return self.staged is not None
-
     def open(self, note: Callable[[str], None] | None = None) -> TracedProcess:
         """The session around the program (npu device on the CPU, stand-ins, watched compiles)."""
         from fxlab.distributed.environment import npu_backends_on_gloo
@@ -242,6 +238,22 @@ def start() -> None:
         )
         return
     atexit.register(_at_exit, process)
+    sys.excepthook = _fxlab_errors_in_words(sys.excepthook, process)
+
+
+def _fxlab_errors_in_words(previous: Callable[..., Any], process: TracedProcess) -> Callable[..., Any]:
+    """The process's uncaught exceptions as Python prints them, but fxlab's own (what only an
+    NPU can do, ranks that disagree on a collective) as its one paragraph."""
+    from fxlab.cli.run_program import fxlab_cause
+
+    def hook(kind: type[BaseException], value: BaseException, traceback: Any) -> None:
+        ours = fxlab_cause(value) or (process.session.explain(value) if process.session is not None else None)
+        if ours is None:
+            previous(kind, value, traceback)
+        else:
+            print(f"error: {ours}", file=sys.stderr)
+
+    return hook
 
 
 def _is_fxlab_command() -> bool:

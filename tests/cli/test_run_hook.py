@@ -90,3 +90,42 @@ def _rows(out: Path) -> list[dict]:
     for process in json.loads((out / "manifest.json").read_text())["processes"]:
         rows += [{**row, "folder": f"{process['folder']}/{row['folder']}"} for row in json.loads((out / process["folder"] / "manifest.json").read_text())["traces"]]
     return rows
+
+
+MISMATCH = """
+import torch
+import torch.distributed as dist
+import torch_npu
+import torchair
+
+dist.init_process_group("hccl")
+rank = dist.get_rank()
+
+
+def step(x):
+    partial = x * 2
+    if rank == 1:
+        partial = partial[:, :-1]  # an off-by-one slice on one rank
+    dist.all_reduce(partial)
+    return partial
+
+print("result", torch.compile(step, backend=torchair.get_npu_backend())(torch.ones(2, 4)).shape)
+"""
+
+
+def test_ranks_that_disagree_stop_with_fxlabs_paragraph_before_the_collective_runs(hooked_env, tmp_path):
+    script = tmp_path / "mismatch.py"
+    script.write_text(MISMATCH)
+    torchrun = [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", str(script)]
+    done = subprocess.run(
+        [sys.executable, "-m", "fxlab", "run", "--out", str(tmp_path / "run"), "--", *torchrun],
+        env=hooked_env,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=300,
+    )
+    assert done.returncode == 1 and "result" not in done.stdout
+    said = [line for line in done.stderr.splitlines() if "error: ranks " in line]  # torchrun puts "[rank1]: " before each line
+    assert len(said) == 2 and all("disagree on collective #1 on group" in line and f"{script}:15" in line for line in said)
+    assert "Traceback" not in "".join(line for line in done.stderr.splitlines() if line.startswith("[rank"))
