@@ -155,7 +155,7 @@ class ProgramCapture:
         original = self._original or torch.compile
         if model is None:  # @torch.compile(backend=...): the decorator
             return functools.partial(self.compile, **kwargs)
-        backend = self.classify(kwargs.get("backend", "inductor"), kwargs.get("options"))
+        backend = None if kwargs.get("disable") else self.classify(kwargs.get("backend", "inductor"), kwargs.get("options"))
         if backend is None:
             return original(model, **kwargs)
         watched = WatchedFunction(self, model, backend, calling_line(sys._getframe(1)) or "?", kwargs.get("dynamic"))
@@ -295,6 +295,8 @@ class WatchedFunction:
     def watch_calls(self, compiled: Any) -> Any:
         """``compiled`` (what ``torch.compile`` returned), each call of it watched: a
         compiled module through its own forward hooks, a function through a wrapper."""
+        if compiled is self.original:  # nothing was compiled (Dynamo is off: TORCHDYNAMO_DISABLE)
+            return compiled
         if isinstance(compiled, torch.nn.Module):
             self.eager = getattr(compiled, "_orig_mod", self.original)
             compiled.register_forward_pre_hook(self._before_forward, with_kwargs=True)

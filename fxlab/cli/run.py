@@ -13,8 +13,10 @@ each trace's status go to stderr.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,12 +24,13 @@ import typer
 
 from fxlab.cli.app import app
 from fxlab.cli.common import PluginOpt, parse_stages, request_of
+from fxlab.cli.run_program import COMMAND, Program, end_by_signal, parse_program, run_child, run_in_process
 from fxlab.cli.soc_options import SocIniOpt, SocOpt
 from fxlab.errors import FxlabError, UsageError
 
 if TYPE_CHECKING:
     from fxlab.capture.request import TraceRequest
-    from fxlab.cli.run_program import Program
+    from fxlab.cli.run_hook import TracedProcess
 
 DEFAULT_OUT = Path("fxlab-run")
 DEFAULT_NPUS = 8  # an Atlas server's
@@ -98,7 +101,6 @@ def run_command(
         False, "--strict", metavar="", help="When the program exits 0, exit 1 if a trace is not ok (partial, unverified or not made)."
     ),
 ) -> None:
-    from fxlab.cli.run_program import COMMAND, parse_program
     from fxlab.socs import choose_soc
 
     program = parse_program(command or [])
@@ -116,8 +118,6 @@ def run_command(
         _check_hook(program.command[0])
     code, status, ended_by = _run(program, request, soc_ini, out, html, npus)
     if ended_by is not None:
-        from fxlab.cli.run_program import end_by_signal
-
         end_by_signal(ended_by)
     raise typer.Exit(1 if strict and code == 0 and status != "ok" else code)
 
@@ -139,7 +139,6 @@ def _run(
     """Run the program with its run folder; (its exit code, the run's status, the signal
     that ended it or None)."""
     from fxlab.cli.run_hook import TracedProcess, environment, hook_environment, options_of
-    from fxlab.cli.run_program import COMMAND, run_child, run_in_process
     from fxlab.cli.run_report import print_run, write_run_page
 
     process = TracedProcess(request, program.command, out=out)
@@ -154,7 +153,8 @@ def _run(
             else:
                 process.open()
                 try:
-                    code = run_in_process(program, process.session.explain)
+                    with _saved_when_ended_by_signal(process):
+                        code = run_in_process(program, process.session.explain)
                 except KeyboardInterrupt:
                     code, ended_by = 128 + signal.SIGINT, signal.SIGINT
         status = process.close(code)
@@ -165,3 +165,26 @@ def _run(
     if html is not None:
         write_run_page(process.run, out, html)
     return code, status, ended_by
+
+
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+
+
+@contextlib.contextmanager
+def _saved_when_ended_by_signal(process: TracedProcess) -> Iterator[None]:
+    """A signal that ends the program as it would end it without fxlab (SIGTERM, SIGHUP,
+    while the program keeps their default action) first puts what the run saved into place."""
+
+    def save_and_end(number: int, frame: object) -> None:
+        process.save_now(128 + number)
+        end_by_signal(number)
+
+    ours = {number: save_and_end for number in ENDING_SIGNALS if signal.getsignal(number) is signal.SIG_DFL}
+    for number, handler in ours.items():
+        signal.signal(number, handler)
+    try:
+        yield
+    finally:
+        for number, handler in ours.items():
+            if signal.getsignal(number) is handler:
+                signal.signal(number, signal.SIG_DFL)

@@ -156,7 +156,7 @@ class TracedProcess:
     def close(self, exit_code: int | None) -> str:
         """End the session; write this process's manifest; the root moves the run into
         place. The run's status."""
-        from fxlab.capture.program import run_status
+        from fxlab.capture.program import run_status  # torch: the hook's module loads before it (fxlab-run.pth)
 
         self._stack.close()
         self._collect_dumps()
@@ -177,6 +177,17 @@ class TracedProcess:
         self.dumps.chosen += [Path(f.backend.dumps_to) for f in (capture.functions if capture else []) if f.backend.dumps_to]
         if self.folder is not None:
             self.dumps.collect(self.folder)
+
+    def save_now(self, exit_code: int) -> None:
+        """Write what the run has saved so far and move it into place, the session left
+        open: the process is about to end (a signal), and nothing of the program is undone."""
+        from fxlab.capture.program import run_status  # torch: the hook's module loads before it (fxlab-run.pth)
+
+        if self.folder is not None:
+            self.run.write_manifest(exit_code, run_status([row["status"] for row in self.run.rows()]))
+        if self.staged is not None:
+            forget_counter(self.root)
+            self.staged.publish()
 
     def abandon(self, reason: str) -> None:
         """After fxlab itself failed: the root's folder is removed, ``--out`` left as it was."""

@@ -172,3 +172,30 @@ def test_the_docs_show_a_run_as_it_prints(tmp_path):
     for doc in (ROOT / "docs" / "run.md", ROOT / "README.md"):
         positions = [lines.index(line) for line in _shown(doc, command)]
         assert positions == sorted(positions), doc
+
+
+TERMINATED = """
+import os
+import signal
+import torch
+import torch_npu
+
+f = torch.compile(lambda x: x.cos() + 1, backend="npu")
+f(torch.ones(3, device="npu"))
+print("compiled", flush=True)
+os.kill(os.getpid(), signal.SIGTERM)
+print("never")
+"""
+
+
+def test_a_program_ended_by_a_signal_ends_so_with_what_it_compiled_saved(tmp_path):
+    from tests.conftest import ROOT
+
+    (tmp_path / "term.py").write_text(TERMINATED)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-m", "fxlab", "run", "--out", "run", "--", "python", "term.py"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == -15 and done.stdout == "compiled\n"
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["exit_code"] == 143 and [row["folder"] for row in manifest["traces"]] == ["trace_0"]
+    assert load_trace(tmp_path / "run" / "trace_0").status == "ok"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run", "term.py"]  # nothing staged is left beside it
