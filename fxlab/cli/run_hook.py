@@ -277,14 +277,22 @@ def _is_fxlab_command() -> bool:
 
 def _process_of_environment() -> TracedProcess:
     argv = list(getattr(sys, "orig_argv", sys.argv))
-    program = os.environ.get(PROGRAM) or next((word for word in argv[1:] if not word.startswith("-")), argv[0] if argv else "python")
-    request = request_of_environment(program)
+    request = request_of_environment(_program_of(argv))
     staged = os.environ.get(STAGED)
     if staged:
         return TracedProcess(request, argv, staged_root=Path(staged))
     process = TracedProcess(request, argv, out=Path(os.environ[TRACE]))
-    os.environ.update(hook_environment(process.root, os.environ.get(OPTIONS) or "{}", program))  # for the processes it starts
+    os.environ.update(hook_environment(process.root, os.environ.get(OPTIONS) or "{}", request.model_name))  # for the processes it starts
     return process
+
+
+def _program_of(argv: Sequence[str]) -> str:
+    """The program this process runs: its script (a torchrun worker's), else the program
+    the run's root named (a spawned child runs multiprocessing's own code), else Python."""
+    script = next((word for word in argv[1:] if not word.startswith("-")), None)
+    if script is not None and Path(script).is_file():
+        return script
+    return os.environ.get(PROGRAM) or script or (argv[0] if argv else "python")
 
 
 def _at_exit(process: TracedProcess) -> None:

@@ -63,6 +63,7 @@ def test_torchrun_ranks_each_get_a_folder_with_the_cross_rank_check(hooked_env, 
     assert [p["folder"] for p in manifest["processes"]] == ["rank_0", "rank_1"]
     for rank in (0, 1):
         trace = load_trace(out / f"rank_{rank}" / "trace_0")
+        assert trace.model == str(PROGRAMS / "tp_allreduce.py")  # the worker's script, not the launcher's command
         assert trace.status == "ok" and trace.ir_check.ok and trace.ir_check.compared > 0
         assert "HcomAllReduce" in [op.type for op in trace.graphs[0].ir.ops]
         notes = json.loads((out / f"rank_{rank}" / "manifest.json").read_text())["notes"]
@@ -83,6 +84,7 @@ def test_spawned_ranks_write_their_folders_inside_the_run(hooked_env, tmp_path):
     assert sorted(done.stdout.splitlines()) == ["rank 0: (2, 16)", "rank 1: (2, 16)"]
     rows = [(r["folder"], r["backend"], r["status"]) for r in _rows(out)]
     assert rows == [("rank_0/trace_0", "'npu'", "ok"), ("rank_1/trace_0", "'npu'", "ok")]
+    assert load_trace(out / "rank_1" / "trace_0").model == str(PROGRAMS / "spawn_ranks.py")  # the program the root runs
 
 
 def _rows(out: Path) -> list[dict]:
