@@ -175,3 +175,20 @@ def node_source(node: Any) -> str | None:
     :data:`SOURCE_KEY`, else parsed from its stack trace."""
     cached = node.meta.get(SOURCE_KEY)
     return cached if cached is not None else parse_source(node)
+
+
+def calling_line(frame: Any) -> str | None:
+    """``file:line`` of the innermost frame of the user's code on the stack from ``frame``
+    (a live frame) outwards: not torch's, an installed library's or fxlab's; else the
+    innermost frame outside fxlab and torch. Walks the frames, reads no source."""
+    fallback = None
+    while frame is not None:
+        file = frame.f_code.co_filename
+        if not file.startswith("<") and not is_fxlab_file(file):
+            where = kind(file)
+            if where == USER:
+                return location(file, frame.f_lineno)
+            if where != TORCH and fallback is None:
+                fallback = location(file, frame.f_lineno)
+        frame = frame.f_back
+    return fallback

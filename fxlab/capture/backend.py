@@ -44,10 +44,16 @@ class CapturedGraph:
 class CapturingBackend:
     """A ``torch.compile`` backend that records stages; one instance per model run."""
 
-    def __init__(self, want_aten: bool = True, wrap_compiled: Callable[[fx.GraphModule], Callable[..., Any]] | None = None) -> None:
+    def __init__(
+        self,
+        want_aten: bool = True,
+        wrap_compiled: Callable[[fx.GraphModule], Callable[..., Any]] | None = None,
+        decompositions: dict[Any, Callable[..., Any]] | None = None,
+    ) -> None:
         self.graphs: list[CapturedGraph] = []
         self.want_aten = want_aten
         self.wrap_compiled = wrap_compiled
+        self.decompositions = decompositions  # None: TorchAir's default table; else the backend's own (custom_decompositions)
 
     def __call__(self, gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
         captured = CapturedGraph(index=len(self.graphs))
@@ -67,12 +73,15 @@ class CapturingBackend:
         captured.modules[DYNAMO] = copy_graph_module(gm)
         captured.device_choices = resolve_sdpa_as_on_npu(gm)
         if not self.want_aten:
-            functional, compiled = functional_stage(gm, example_inputs, wrap_compiled=self.wrap_compiled)
+            functional, compiled = functional_stage(gm, example_inputs, self.decompositions, self.wrap_compiled)
         else:
             recorder = AtenRecorder(gm, fake_mode_of(example_inputs))
             with recorder.installed():
-                functional, compiled = functional_stage(gm, example_inputs, wrap_compiled=self.wrap_compiled)
+                functional, compiled = functional_stage(gm, example_inputs, self.decompositions, self.wrap_compiled)
             self._keep_aten(captured, gm, example_inputs, recorder)
+            # aot's compiled code may keep the recorder alive as long as the program runs it
+            # (a program run as a whole): it lets go of the graphs.
+            recorder.gm, recorder.graph_module = None, None  # type: ignore[assignment]
         captured.modules[FUNCTIONAL] = functional
         return compiled
 

@@ -253,13 +253,32 @@ def _compare_from_one_seed(
         eager_out, eager_state = ran
         if not compiled_first:
             compiled_out, compiled_state = _run_compiled(loaded, compile_fn, state, saved, args, kwargs)
+    eager = CallRun(eager_out, eager_args, eager_kwargs, eager_state)
+    return compare_runs(eager, CallRun(compiled_out, args, kwargs, compiled_state), draws_random)
+
+
+@dataclass
+class CallRun:
+    """One call of a model: what it returned, its arguments after the call (it may write
+    into them) and its state tensors after the call, by name."""
+
+    outputs: Any
+    args: Any
+    kwargs: Any
+    state: dict[str, torch.Tensor]
+
+
+def compare_runs(eager: CallRun, compiled: CallRun, draws_random: Callable[[], list[str]] | None = None) -> CheckResult:
+    """Eager against compiled, leaf by leaf: the outputs, the arguments after the call, the
+    state tensors after it. When values differ and the model draws random numbers, only
+    what does not depend on the draws (shapes, dtypes) is compared, and the check says so."""
 
     def compare(values: bool) -> Comparison:
         cmp = Comparison(values=values)
-        compare_outputs(cmp, eager_out, compiled_out)
-        _compare_inputs(cmp, (eager_args, eager_kwargs), (args, kwargs))
-        for name in state:
-            cmp.add(f"{name} after the call", eager_state[name], compiled_state[name])
+        compare_outputs(cmp, eager.outputs, compiled.outputs)
+        _compare_inputs(cmp, (eager.args, eager.kwargs), (compiled.args, compiled.kwargs))
+        for name in eager.state:
+            cmp.add(f"{name} after the call", eager.state[name], compiled.state.get(name))
         return cmp
 
     cmp = compare(values=True)
@@ -412,3 +431,8 @@ class RunRecorder:
 
     def run_of(self, fw: fx.GraphModule) -> GraphRun | None:
         return self.runs.get(id(fw))
+
+    def forget(self) -> None:
+        """Drop the values the runs kept, once their checks are done (a program goes on
+        calling the graphs: later runs still pass through unrecorded)."""
+        self.runs = dict.fromkeys(self.runs, GraphRun(inputs_before=[]))

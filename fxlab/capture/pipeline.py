@@ -28,7 +28,7 @@ from fxlab.capture.loader import LoadedModel
 from fxlab.capture.ranks import RankHooks, after_call, collectives_not_executed, wrap_before_runs
 from fxlab.capture.record_graph import LiveGraph, TorchAirCode, record_graph
 from fxlab.capture.request import TraceRequest, validate_stages
-from fxlab.capture.trace import CheckResult, Trace
+from fxlab.capture.trace import CallRecord, CheckResult, Trace
 from fxlab.capture.warmup import CallLog, check_later_calls, run_later_calls
 from fxlab.passes.pattern_fusion import registered_patterns
 from fxlab.passes.torchair_options import TorchAirOptions, resolve_options
@@ -99,29 +99,75 @@ def capture_trace(
     if not_executed:
         check = CheckResult(ok=True, skipped=not_executed)
     call_notes = run_later_calls(loaded, log, compile_fn, draws_random, check, multi_rank=ranks is not None)
+    driven = DrivenRun(
+        graphs=backend.graphs,
+        recorder=recorder,
+        calls=log.calls,
+        later_recorders=log.recorders,
+        first_call_graphs=log.first_call_graphs(),
+        not_executed=not_executed,
+        notes=[note for note in [compiling.note, inference_note(loaded.fn), *call_notes] if note],
+        dynamic=compiling.dynamic,
+    )
     trace = Trace(
         model=str(loaded.path) if loaded.path else loaded.name,
         entry=loaded.entry,
         fxlab_version=FXLAB_VERSION,
         torch_version=torch.__version__,
-        stages=list(request.stages),
         check=check,
-        mode=options.mode,
-        options_set=list(options.set_by),
         compile_options=compiling.to_json() if compiling.source else {},
-        calls=log.calls,
     )
+    return trace_driven_run(trace, driven, request, options, torchair=torchair, ranks=ranks, progress=say, loaded=loaded, reference=reference)
+
+
+@dataclass
+class DrivenRun:
+    """What running the compiled model gave, whoever drove its calls (fxlab's own calls of
+    a model file, or a program run as a whole): the graphs the capturing backend
+    recorded, the recorder of the first call's graph runs, each call, and the recorders
+    of the calls after the first (call index -> its graph runs)."""
+
+    graphs: list[CapturedGraph]
+    recorder: RunRecorder
+    calls: list[CallRecord] = field(default_factory=list)
+    later_recorders: dict[int, RunRecorder] = field(default_factory=dict)
+    first_call_graphs: set[int] | None = None  # the graphs the first call ran (None: all)
+    not_executed: str | None = None  # why no collective moved data (the fake process group)
+    notes: list[str] = field(default_factory=list)
+    dynamic: bool | None = None  # torch.compile's dynamic, for TorchAir's own run as the aclgraph check's reference
+
+
+def trace_driven_run(
+    trace: Trace,
+    driven: DrivenRun,
+    request: TraceRequest,
+    options: TorchAirOptions,
+    *,
+    torchair: TorchAirCode | None = None,
+    ranks: RankHooks | None = None,
+    progress: Progress | None = None,
+    loaded: LoadedModel | None = None,
+    reference: AclGraphReference | None = None,
+) -> Capture:
+    """Fill ``trace`` (its model, versions and eager-vs-compiled check already set) from a
+    driven run: every stage of every graph, the checks of each call, the status."""
+    say = progress or (lambda message: None)
+    trace.stages = list(request.stages)
+    trace.mode, trace.options_set = options.mode, list(options.set_by)
+    trace.calls = driven.calls
+    if driven.calls and driven.calls[0].check is None:
+        driven.calls[0].check = trace.check
     trace.notes.extend(options.notes)
-    trace.notes.extend(note for note in [compiling.note, inference_note(loaded.fn), *call_notes] if note)
+    trace.notes.extend(driven.notes)
     captured = Capture(trace, options=options, loaded=loaded)
-    _record_graphs(captured, backend.graphs, request, torchair, say)
-    _check_custom_ops(captured, recorder)
-    judge = _judge(loaded, options, compiling.dynamic, reference if ranks is None else None)
+    _record_graphs(captured, driven.graphs, request, torchair, say)
+    _check_custom_ops(captured, driven.recorder)
+    judge = _judge(loaded, options, driven.dynamic, reference if ranks is None else None)
     captured.reference = judge.reference
-    verify = _Verifier(captured, request.verify, say, not_executed, judge)
-    _set_check(trace, verify(recorder, ranks=ranks, only=log.first_call_graphs()))
-    check_later_calls(log, lambda graphs, runs: verify(runs, only=graphs))
-    _check_user_passes(captured, recorder, say)
+    verify = _Verifier(captured, request.verify, say, driven.not_executed, judge)
+    _set_check(trace, verify(driven.recorder, ranks=ranks, only=driven.first_call_graphs))
+    check_later_calls(driven.calls, driven.later_recorders, lambda graphs, runs: verify(runs, only=graphs))
+    _check_user_passes(captured, driven.recorder, say)
     trace.status = trace_status(trace)
     return captured
 
@@ -242,10 +288,10 @@ class _Verifier:
         return graph.ir is not None if self.checked == ASCEND_IR else ACLGRAPH in live.modules
 
 
-def _judge(loaded: LoadedModel, options: TorchAirOptions, dynamic: bool | None, reference: AclGraphReference | None) -> AclGraphJudge:
-    """Who says whose graph an aclgraph mismatch is; TorchAir's own run, when given, is
-    made the first time a graph is judged."""
-    if reference is None:
+def _judge(loaded: LoadedModel | None, options: TorchAirOptions, dynamic: bool | None, reference: AclGraphReference | None) -> AclGraphJudge:
+    """Who says whose graph an aclgraph mismatch is; TorchAir's own run, when given (on a
+    loaded model), is made the first time a graph is judged."""
+    if reference is None or loaded is None:
         return AclGraphJudge(options)
     return AclGraphJudge(options, Reference(lambda chosen: reference(loaded, chosen, dynamic), options))
 

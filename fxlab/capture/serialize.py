@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import asdict
 from json.encoder import encode_basestring_ascii as _quote  # what json.dumps uses for str
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from fxlab.capture.trace import (
     ConversionRecord,
     GraphTrace,
     NodeRecord,
+    ProgramCompile,
     Provenance,
     Recompile,
     StageTrace,
@@ -105,6 +107,8 @@ def manifest(trace: Trace) -> dict[str, Any]:
         data["compile_options"] = dict(trace.compile_options)
     if trace.calls:
         data["calls"] = [call_to_json(call) for call in trace.calls]
+    if trace.program is not None:
+        data["program"] = asdict(trace.program)
     return data
 
 
@@ -283,6 +287,14 @@ def _manifest_of(out: Path) -> dict[str, Any]:
             f"{out} holds a trace of {len(data['ranks'])} ranks: pass one rank's folder, e.g. {out / 'rank_0'} "
             f"(`fxlab diff {out / 'rank_0'} {out / 'rank_1'}` compares two ranks)."
         )
+    if isinstance(data.get("traces"), list) and "graphs" not in data:  # fxlab run --out: a program's traces
+        first = next((str(t.get("folder")) for t in data["traces"] if isinstance(t, dict) and t.get("folder")), None)
+        example = (
+            f"pass one trace's folder, e.g. {out / first}"
+            if first
+            else "it holds no trace: the program compiled nothing with TorchAir's backends"
+        )
+        raise OutputError(f"{out} holds a program run ({len(data['traces'])} trace(s), `fxlab run --out`): {example}.")
     return data
 
 
@@ -323,6 +335,7 @@ def _trace_from_json(data: dict[str, Any], file_at: FileAt) -> Trace:
         user_pass_check=check_from_json(data.get("user_pass_check")),
         graphs=[_graph_from_json(g, file_at) for g in data.get("graphs", [])],
         calls=[call_from_json(c) for c in data.get("calls", [])],
+        program=ProgramCompile(**data["program"]) if data.get("program") else None,
     )
 
 

@@ -244,6 +244,21 @@ class CallRecord:
 
 
 @dataclass
+class ProgramCompile:
+    """Where a trace of a program run (``fxlab run``) comes from: the function one
+    ``torch.compile`` call made, the call of it that made Dynamo compile, the backend;
+    for a recompile, the trace of the compile before and Dynamo's reasons in words."""
+
+    function: str  # what was compiled: a module's class name, or a function's qualified name
+    compiled_at: str  # file:line of the torch.compile call
+    called_at: str  # file:line of the call that compiled (or recompiled) it
+    backend: str  # as the program named it: "torchair.get_npu_backend(...)", "'npugraph_ex'"
+    compile_index: int = 0  # 0 for the function's first compile, n for its n-th recompile
+    previous: str | None = None  # the folder of the function's trace before this recompile
+    reasons: list[str] = field(default_factory=list)  # Dynamo's reasons for the recompile, in words
+
+
+@dataclass
 class Trace:
     """One model's trace (see the module docstring)."""
 
@@ -265,6 +280,7 @@ class Trace:
     user_pass_check: CheckResult | None = None  # each user pass's graph before vs after
     # Each call of the compiled model, in order (one, unless a warm-up or a second size ran).
     calls: list[CallRecord] = field(default_factory=list)
+    program: ProgramCompile | None = None  # a trace of a program run: where in the program it was compiled
 
     def checks(self) -> list[tuple[str, CheckResult]]:
         """The first call's checks that ran, with their labels, in the order shown."""

@@ -56,7 +56,7 @@ class CallLog:
 
         def wrap(fw: fx.GraphModule) -> Callable[..., Any]:
             index = len(self.graphs()) - 1
-            self.compile_ids[index] = _compile_id()
+            self.compile_ids[index] = current_compile_id()
             first = inner(fw)
             # Each later call's recorder wraps the graph once; a call that failed and was
             # tried again (a second size the model does not run at) has a new recorder.
@@ -105,38 +105,39 @@ class CallLog:
         self.calls.append(record)
         self._current = record
         self._graphs_before = len(self.graphs())
-        self._reasons_before = _guard_failures()
+        self._reasons_before = guard_failures_now()
         return record
 
     def _end(self, record: CallRecord) -> None:
         self._current = None
         record.compiled = list(range(self._graphs_before, len(self.graphs())))
-        reasons = _new_reasons(self._reasons_before, _guard_failures())
+        reasons = new_reasons(self._reasons_before, guard_failures_now())
         if record.index > 0:
-            record.recompiles = _recompiles(record.compiled, reasons, self.compile_ids)
+            record.recompiles = recompiles_of(record.compiled, reasons, self.compile_ids)
 
 
-def _compile_id() -> str:
+def current_compile_id() -> str:
     from torch._guards import CompileContext
 
     compile_id = CompileContext.current_compile_id()
     return str(compile_id) if compile_id is not None else ""
 
 
-def _guard_failures() -> dict[Any, list[str]]:
+def guard_failures_now() -> dict[Any, list[str]]:
     from torch._dynamo.utils import guard_failures
 
     return {code: list(reasons) for code, reasons in guard_failures.items()}
 
 
-def _new_reasons(before: dict[Any, list[str]], after: dict[Any, list[str]]) -> list[str]:
+def new_reasons(before: dict[Any, list[str]], after: dict[Any, list[str]]) -> list[str]:
     return [reason for code, reasons in after.items() for reason in reasons[len(before.get(code, [])) :]]
 
 
-def _recompiles(compiled: Sequence[int], reasons: Sequence[str], compile_ids: dict[int, str]) -> list[Recompile]:
+def recompiles_of(compiled: Sequence[int], reasons: Sequence[str], compile_ids: dict[Any, str]) -> list[Recompile]:
     """Each graph compiled on a call with the reasons of its frame (Dynamo tags a reason
-    with the compile id of the graph whose guard failed: same frame, earlier compile)."""
-    graphs_of: dict[str, list[int]] = {}
+    with the compile id of the graph whose guard failed: same frame, earlier compile).
+    ``compile_ids`` names every graph the reasons may name (a graph number, or a label)."""
+    graphs_of: dict[str, list[Any]] = {}
     for graph, compile_id in compile_ids.items():
         graphs_of.setdefault(compile_id, []).append(graph)
     out = []
@@ -158,7 +159,7 @@ _SIZE_CALL = re.compile(r"([\w\]\[']+)\.size\(\)\[(\d+)\]")
 _LOCATION = re.compile(r"[^\s()]+\.py:\d+")
 
 
-def reason_in_words(reason: str, graphs_of: dict[str, list[int]] | None = None) -> str:
+def reason_in_words(reason: str, graphs_of: dict[str, list[Any]] | None = None) -> str:
     """One of Dynamo's recompile reasons as a sentence about the model's inputs;
     ``graphs_of`` names fxlab's graphs by Dynamo's compile id."""
     tag = _TAG.match(reason)
@@ -304,7 +305,10 @@ def _run_call(
         log.calls[-1].check = check
 
 
-def check_later_calls(log: CallLog, ir_check: Callable[[set[int], RunRecorder], Any]) -> None:
-    """The IR check of each call after the first: the graphs it ran, on its own inputs."""
-    for call in log.calls[1:]:
-        call.ir_check = ir_check(set(call.graphs), log.recorders[call.index])
+def check_later_calls(
+    calls: Sequence[CallRecord], recorders: dict[int, RunRecorder], ir_check: Callable[[set[int], RunRecorder], Any]
+) -> None:
+    """The IR check of each call after the first: the graphs it ran, on its own inputs
+    (``recorders``: call index -> the runs of that call)."""
+    for call in calls[1:]:
+        call.ir_check = ir_check(set(call.graphs), recorders[call.index])

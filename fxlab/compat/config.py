@@ -112,16 +112,76 @@ class NpuBackend:
         self.custom_decompositions = dict(custom_decompositions or {})
         observe_backend_config(compiler_config)
 
-    def __call__(self, gm: fx.GraphModule, example_inputs: Sequence[Any]) -> Callable[..., Any]:
-        from fxlab.capture.stages import functional_stage, torchair_decompositions
+    def __call__(self, gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs: Any) -> Callable[..., Any]:
+        from fxlab.capture.stages import functional_stage
 
-        decompositions = {**torchair_decompositions(), **self.custom_decompositions}
-        _, compiled = functional_stage(gm, example_inputs, decompositions)
+        apply_compile_options(self.compiler_config, kwargs.get("options"))  # torch.compile(..., options={...}), as TorchAir reads it
+        _, compiled = functional_stage(gm, example_inputs, self.decompositions())
         return compiled
+
+    def decompositions(self) -> dict[Any, Callable[..., Any]]:
+        """TorchAir's default table and the backend's ``custom_decompositions``."""
+        from fxlab.capture.stages import torchair_decompositions
+
+        return {**torchair_decompositions(), **self.custom_decompositions}
 
 
 def get_npu_backend(*, compiler_config: Any = None, custom_decompositions: dict[Any, Any] | None = None) -> NpuBackend:
     return NpuBackend(compiler_config, custom_decompositions)
+
+
+def get_npugraph_ex_backend(*, compiler_config: Any = None, custom_decompositions: dict[Any, Any] | None = None) -> NpuBackend:
+    """``npugraph_ex.get_npu_backend``: its own flat config by default (mode ``npugraph_ex``)."""
+    return NpuBackend(compiler_config if compiler_config is not None else NpugraphExConfig(), custom_decompositions)
+
+
+# torch.compile(backend=..., options={...}) on TorchAir's nested config: each option's
+# config path, as TorchAir 2.13 maps them (configs/npugraphex_config.py), and the options
+# whose value it inverts (a "disable_..." path).
+NESTED_OPTION_PATHS = {
+    "static_kernel_compile": "experimental_config.aclgraph._aclnn_static_shape_kernel",
+    "super_kernel_optimize": "experimental_config.aclgraph._super_kernel_optimize",
+    "super_kernel_optimize_options": "experimental_config.aclgraph._super_kernel_optimize_options",
+    "super_kernel_debug_options": "experimental_config.aclgraph._super_kernel_debug_options",
+    "inplace_pass": "debug.aclgraph.disable_reinplace_inplaceable_ops_pass",
+    "input_inplace_pass": "debug.aclgraph.disable_reinplace_input_mutated_ops_pass",
+    "remove_noop_ops": "experimental_config.remove_noop_ops",
+    "remove_cat_ops": "debug.aclgraph.remove_cat_ops",
+    "force_eager": "debug.run_eagerly",
+    "pattern_fusion_pass": "experimental_config.pattern_fusion_pass",
+    "clone_input": "debug.aclgraph.clone_input",
+    "frozen_parameter": "experimental_config.frozen_parameter",
+    "post_grad_custom_pre_pass": "post_grad_custom_pre_pass",
+    "post_grad_custom_post_pass": "post_grad_custom_post_pass",
+    "use_graph_pool": "aclgraph_config.use_custom_pool",
+    "reuse_graph_pool_in_same_fx": "debug.aclgraph.disable_mempool_reuse_in_same_fx",
+    "capture_limit": "debug.aclgraph.static_capture_size_limit",
+    "clone_output": "debug.aclgraph.enable_output_clone",
+    "dump_tensor_data": "dump_config.enable_dump",
+    "data_dump_stage": "dump_config.data_dump_stage",
+    "data_dump_dir": "dump_config.dump_path",
+}
+INVERTED_OPTIONS = ("inplace_pass", "input_inplace_pass", "reuse_graph_pool_in_same_fx")
+
+
+def apply_compile_options(config: Any, options: dict[str, Any] | None) -> None:
+    """Set ``torch.compile``'s ``options`` on a backend's config as TorchAir does: by name
+    on npugraph_ex's flat config, through :data:`NESTED_OPTION_PATHS` on TorchAir's
+    nested one. An option neither knows raises ``ValueError``, as TorchAir's does."""
+    flat = isinstance(config, NpugraphExConfig)
+    for name, value in dict(options or {}).items():
+        if flat:
+            if name not in config._values:
+                raise ValueError(f"Invalid option '{name}'. Supported options: {sorted(config._values)}")
+            setattr(config, name, value)
+            continue
+        if name not in NESTED_OPTION_PATHS:
+            raise ValueError(f"Invalid option '{name}', allowed options: {sorted(NESTED_OPTION_PATHS)}")
+        *sections, leaf = NESTED_OPTION_PATHS[name].split(".")
+        section = config
+        for part in sections:
+            section = getattr(section, part)
+        setattr(section, leaf, (not value) if name in INVERTED_OPTIONS and isinstance(value, bool) else value)
 
 
 def _replacement_registrar(registrar: str, doc: str) -> Callable[..., None]:

@@ -161,8 +161,10 @@ def is_standin(module: object) -> bool:
 
 
 @contextlib.contextmanager
-def compat_layer(announce: Callable[[str], None] | None = None) -> Iterator[CompatSession]:
-    """Stand in for ``torchair`` / ``torch_npu`` inside the block when they are missing."""
+def compat_layer(announce: Callable[[str], None] | None = None, lazy_npu: bool = True) -> Iterator[CompatSession]:
+    """Stand in for ``torchair`` / ``torch_npu`` inside the block when they are missing.
+    ``lazy_npu``: the npu device runs on the CPU from the block's first use of it (a model
+    file); else from the start (a program run as a whole)."""
     import fxlab.ops  # noqa: F401 - the npu seed ops exist before any plugin names them
     from fxlab.compat.converters import close_session, open_session
 
@@ -179,7 +181,7 @@ def compat_layer(announce: Callable[[str], None] | None = None) -> Iterator[Comp
                 eager_graph_only_ops(torchair_is_real=_torchair_loaded(), torchair_stood_in="torchair" in missing)
             )
             if "torch_npu" in missing:
-                session.npu_device = exits.enter_context(npu_on_cpu(announce, lazy=True))
+                session.npu_device = exits.enter_context(npu_on_cpu(announce, lazy=lazy_npu))
             _ACTIVE.append(session)
             try:
                 yield session

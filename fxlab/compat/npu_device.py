@@ -72,11 +72,25 @@ def _on_cpu(value: Any) -> Any:
     return "cpu" if is_npu_device(value) else value
 
 
+_DEVICE, _TO, _PARSE_TO = torch.device, torch.Tensor.to, torch._C._nn._parse_to
+_RECORD_STREAM, _PIN_MEMORY = torch.Tensor.record_stream, torch.Tensor.pin_memory
+
+
+def _takes_device_positionally(func: Any) -> bool:
+    """The calls that can name a device (or a stream, or pinning) without a keyword
+    (compared by identity: Dynamo hashes no descriptor such as ``Tensor.device``)."""
+    return func is _DEVICE or func is _TO or func is _PARSE_TO or func is _RECORD_STREAM or func is _PIN_MEMORY
+
+
 class NpuDeviceAsCpu(TorchFunctionMode):
     """Every ``"npu"`` / ``"npu:N"`` a torch call is given becomes ``"cpu"``; a stream
     recorded on a tensor, and pinning host memory, have nothing to do on the CPU."""
 
     def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
+        # Most calls name no device: they pass straight through, in as few steps as can be,
+        # since Dynamo steps through this method for every torch call it traces.
+        if not kwargs and not _takes_device_positionally(func):
+            return func(*args)
         kwargs = kwargs or {}
         if func is torch.device:
             return torch.device("cpu") if is_npu_device(args[0] if args else kwargs.get("type")) else func(*args, **kwargs)
@@ -133,6 +147,19 @@ class NpuOnCpu:
         sys.modules["torch.npu"] = torch.npu  # type: ignore[attr-defined]
         if not lazy:
             self.activate()
+
+    @contextlib.contextmanager
+    def suspended(self) -> Iterator[None]:
+        """The block without the mode: fxlab's own work on graphs already captured (their
+        tensors are CPU tensors) pays nothing for it, as every torch call under a mode does."""
+        if not self.active or torch.compiler.is_compiling():
+            yield
+            return
+        _pop_mode(self.mode)
+        try:
+            yield
+        finally:
+            torch._C._push_on_torch_function_stack(self.mode)
 
     def uninstall(self) -> None:
         if self.active:

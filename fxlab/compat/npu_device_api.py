@@ -3,7 +3,8 @@
 What a script written for an NPU calls, with the meaning it keeps on one CPU:
 
 - devices: ``is_available()`` is True and ``device_count()`` the local ranks
-  (``LOCAL_WORLD_SIZE``, else 1): every ``npu:N`` is the CPU. ``set_device`` /
+  (``LOCAL_WORLD_SIZE``, else ``FXLAB_NPUS``, which ``fxlab run --npus`` sets, else 1): every
+  ``npu:N`` is the CPU. ``set_device`` /
   ``current_device`` / ``device(i)`` keep the index the script chose; the device's name is
   the SoC fxlab stands in for (:data:`DEFAULT_SOC`), its memory the host's.
 - streams and events (:mod:`fxlab.npu_streams`): the CPU runs every op in order, so
@@ -39,6 +40,7 @@ from fxlab.errors import NpuNotEmulated
 from fxlab.source_lines import TORCH, USER, is_fxlab_file, kind
 
 MODULE_NAME = "torch.npu"
+NPUS_VARIABLE = "FXLAB_NPUS"  # how many NPUs a program run stands in for (fxlab run --npus)
 
 # What each call that only an NPU can make needs, by name (the error says it).
 NEEDS_AN_NPU = {
@@ -137,9 +139,10 @@ def init() -> None:
 
 
 def device_count() -> int:
-    """One NPU per local rank (``LOCAL_WORLD_SIZE``, as torchrun sets it), else one."""
+    """One NPU per local rank (``LOCAL_WORLD_SIZE``, as torchrun sets it), else the NPUs of
+    the machine a program run stands in for (``FXLAB_NPUS``: ``fxlab run --npus``), else one."""
     try:
-        return max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+        return max(1, int(os.environ.get("LOCAL_WORLD_SIZE") or os.environ.get(NPUS_VARIABLE) or "1"))
     except ValueError:
         return 1
 
@@ -161,7 +164,7 @@ def set_device(device: Any) -> None:
     if not 0 <= index < device_count():
         raise NpuNotEmulated(
             f"torch.npu.set_device({device!r}) ({script_line()}): the CPU stands in for {device_count()} NPU(s) here "
-            "(one per local rank, from LOCAL_WORLD_SIZE), so the device index must be below that."
+            f"(one per local rank, from LOCAL_WORLD_SIZE, else {NPUS_VARIABLE}: fxlab run --npus N), so the device index must be below that."
         )
     _DEVICE.index = index
 

@@ -161,15 +161,27 @@ class RankAgreement:
         self.store.set(f"{PREFIX}done/{self.rank}", json.dumps(self.positions))
 
     # -- which graphs' IR runs ----------------------------------------------------------
-    def runnable_everywhere(self, indexes: list[int]) -> list[int]:
-        """The graphs among ``indexes`` every rank can run (each rank gives its own)."""
-        self.store.set(f"{PREFIX}ir/{self.rank}", json.dumps(sorted(indexes)))
+    def runnable_everywhere(self, indexes: list[int], round_name: str = "") -> list[int]:
+        """The graphs among ``indexes`` every rank can run (each rank gives its own);
+        ``round_name`` keeps one exchange apart from the next (a program's compiles)."""
+        self.store.set(f"{PREFIX}ir/{round_name}{self.rank}", json.dumps(sorted(indexes)))
         everywhere = set(indexes)
         for peer in range(self.world_size):
             if peer != self.rank:
                 self.phase(f"waiting for rank {peer} to finish its capture")
-                everywhere &= set(json.loads(self.wait_for(f"{PREFIX}ir/{peer}", f"rank {peer} to finish its capture")))
+                everywhere &= set(json.loads(self.wait_for(f"{PREFIX}ir/{round_name}{peer}", f"rank {peer} to finish its capture")))
         return sorted(everywhere)
+
+    def program_hooks(self) -> RankHooks:
+        """The hooks for a program that compiles again and again (``fxlab run``): each
+        compile's exchange of runnable graphs is a round of its own."""
+        rounds = [0]
+
+        def runnable_everywhere(indexes: list[int]) -> list[int]:
+            rounds[0] += 1
+            return self.runnable_everywhere(indexes, f"{rounds[0]}/")
+
+        return RankHooks(self.before_graph_runs, self.after_compiled_run, runnable_everywhere)
 
     # -- plain exchange ------------------------------------------------------------------
     def wait_for(self, key: str, what: str) -> str:

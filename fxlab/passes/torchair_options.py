@@ -227,22 +227,39 @@ def resolve_options(module: Any, mode: str | None = None, patterns: tuple[Any, .
     found = config_of_module(module)
     options = options_from_config(*found) if found is not None else TorchAirOptions()
     file_mode = options.mode
-    if options.mode == NPUGRAPH_EX and found is not None and not is_npugraph_ex_config(found[0]):
-        # TorchAir's own config with mode "npugraph_ex" runs TorchAir's aclgraph passes.
-        options = replace(
-            options,
-            mode=REDUCE_OVERHEAD,
-            notes=(*options.notes, "TorchAir's CompilerConfig mode 'npugraph_ex' runs TorchAir's aclgraph passes, as reduce-overhead"),
-        )
+    if found is not None:
+        options = _as_torchair_runs(options, found[0])
     if mode is not None and mode != file_mode:
         options = options.with_mode(mode)
         if found is not None:
             options = replace(options, notes=(*options.notes, f"--mode {mode} overrides the model file's mode {file_mode}"))
-    if patterns:
-        options = replace(
-            options, patterns=patterns, set_by=(*options.set_by, *(f"pattern {p.name} ({p.registrar} at {p.where})" for p in patterns))
+    return with_patterns(options, patterns)
+
+
+def backend_options(config: Any, where: str, patterns: tuple[Any, ...] = ()) -> TorchAirOptions:
+    """The options a TorchAir backend handed ``config`` compiles with (a program's
+    ``torch.compile`` call, ``fxlab run``), with the ``patterns`` registered so far."""
+    return with_patterns(_as_torchair_runs(options_from_config(config, where), config), patterns)
+
+
+def _as_torchair_runs(options: TorchAirOptions, config: Any) -> TorchAirOptions:
+    if options.mode == NPUGRAPH_EX and not is_npugraph_ex_config(config):
+        # TorchAir's own config with mode "npugraph_ex" runs TorchAir's aclgraph passes.
+        return replace(
+            options,
+            mode=REDUCE_OVERHEAD,
+            notes=(*options.notes, "TorchAir's CompilerConfig mode 'npugraph_ex' runs TorchAir's aclgraph passes, as reduce-overhead"),
         )
     return options
+
+
+def with_patterns(options: TorchAirOptions, patterns: tuple[Any, ...]) -> TorchAirOptions:
+    """``options`` with users' ``register_replacement`` patterns, each named in ``set_by``."""
+    if not patterns:
+        return options
+    return replace(
+        options, patterns=patterns, set_by=(*options.set_by, *(f"pattern {p.name} ({p.registrar} at {p.where})" for p in patterns))
+    )
 
 
 def to_torchair_config(compiler: Any, options: TorchAirOptions, flat: bool) -> Any:

@@ -1,9 +1,10 @@
-"""The HTML report of a multi-rank trace: each rank's report, and a rank selector.
+"""Several HTML reports in one page: a multi-rank trace (each rank's report), a program
+run (each compile's trace).
 
-Every rank's own report (:func:`fxlab.viz.html_report.html_report`, a whole page with its
-graph viewer) is embedded as the ``srcdoc`` of a frame; the selector at the top shows one
-rank at a time and says which ranks' graphs are alike in structure. The file stays
-self-contained.
+Every report (:func:`fxlab.viz.html_report.html_report`, a whole page with its graph
+viewer) is embedded as the ``srcdoc`` of a frame; the selector at the top shows one at a
+time, with a caption (which ranks' graphs are alike in structure; where a program compiled
+the function). The file stays self-contained.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ iframe.shown { display: block; }
 """
 
 _SCRIPT = """
-const select = document.getElementById('rank');
+const select = document.getElementById('KEY');
 function show() {
-  for (const frame of document.querySelectorAll('iframe')) frame.classList.toggle('shown', frame.dataset.rank === select.value);
+  for (const frame of document.querySelectorAll('iframe')) frame.classList.toggle('shown', frame.dataset.KEY === select.value);
   document.getElementById('alike').textContent = ALIKE[select.value] || '';
 }
 select.addEventListener('change', show);
@@ -32,21 +33,29 @@ show();
 """
 
 
-def rank_report(pages: dict[int, str | None], groups: list[list[int]]) -> str:
-    """One page holding every rank's report (``pages``: rank -> its HTML report)."""
-    alike = {str(r): _alike_text(g) for g in groups for r in g}
-    options = "".join(f'<option value="{r}">rank {r}</option>' for r in sorted(pages))
+def framed_pages(title: str, key: str, pages: list[tuple[str, str, str, str]]) -> str:
+    """One page holding several reports: ``pages`` are (value, label, caption, report
+    HTML); ``key`` names the selector (a plain word: ``rank``, ``trace``)."""
+    captions = {value: caption for value, _, caption, _ in pages}
+    options = "".join(f'<option value="{html.escape(value)}">{html.escape(label)}</option>' for value, label, _, _ in pages)
     frames = "".join(
-        f'<iframe data-rank="{r}" title="rank {r}" srcdoc="{html.escape(page or _missing(r), quote=True)}"></iframe>'
-        for r, page in sorted(pages.items())
+        f'<iframe data-{key}="{html.escape(value)}" title="{html.escape(label)}" srcdoc="{html.escape(page, quote=True)}"></iframe>'
+        for value, label, _, page in pages
     )
-    script = _SCRIPT.replace("ALIKE", f"({script_json(alike)})")
+    script = _SCRIPT.replace("KEY", key).replace("ALIKE", f"({script_json(captions)})")
     return (
         '<!DOCTYPE html>\n<html><head><meta charset="utf-8">'
-        f"<title>fxlab trace · {len(pages)} ranks</title><style>{_STYLE}</style></head><body>"
-        f'<header><strong>fxlab trace · {len(pages)} ranks</strong><label>rank <select id="rank">{options}</select></label>'
+        f"<title>{html.escape(title)}</title><style>{_STYLE}</style></head><body>"
+        f'<header><strong>{html.escape(title)}</strong><label>{key} <select id="{key}">{options}</select></label>'
         f'<span id="alike" class="alike"></span></header>{frames}<script>{script}</script></body></html>\n'
     )
+
+
+def rank_report(pages: dict[int, str | None], groups: list[list[int]]) -> str:
+    """One page holding every rank's report (``pages``: rank -> its HTML report)."""
+    alike = {r: _alike_text(g) for g in groups for r in g}
+    entries = [(str(r), f"rank {r}", alike.get(r, ""), page or _missing(r)) for r, page in sorted(pages.items())]
+    return framed_pages(f"fxlab trace · {len(pages)} ranks", "rank", entries)
 
 
 def _alike_text(group: list[int]) -> str:

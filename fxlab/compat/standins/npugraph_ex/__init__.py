@@ -13,7 +13,8 @@ from typing import Any
 import torch.fx as fx
 
 from fxlab.compat.config import NpugraphExConfig as CompilerConfig
-from fxlab.compat.config import get_compiler, get_npu_backend
+from fxlab.compat.config import get_compiler
+from fxlab.compat.config import get_npugraph_ex_backend as get_npu_backend
 from fxlab.compat.config import register_npugraph_ex_replacement as register_replacement
 
 from . import inference, ops, scope  # noqa: F401 - npugraph_ex's subpackages, as it imports them

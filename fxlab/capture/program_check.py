@@ -1,0 +1,202 @@
+"""One call of a function a program compiled, as fxlab watches it, and the eager run
+that checks it (``fxlab run``).
+
+The program sees only its own compiled call. When that call makes Dynamo compile, the
+call is snapshotted as the first graph reaches the backend, before anything of the call
+has run: clones of its arguments and of the state tensors it may write (the module's
+buffers, the graphs' other inputs; parameters by their version counter only), the
+module's plain Python attributes, and the random state the call began with. After the
+compiled call returns, the original function runs eagerly from that snapshot (on clones,
+with the call's random state, Dynamo off, its printing swallowed), is compared with the
+compiled call leaf by leaf (:func:`~fxlab.capture.check.compare_runs`), and everything
+the eager run touched is put back as the compiled call left it (state, attributes,
+random state): the program goes on exactly as it would without fxlab.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+from torch.utils._pytree import tree_leaves
+
+from fxlab.capture.check import CallRun, clone_tree, compare_runs, missing_cpu_kernel
+from fxlab.capture.trace import CheckResult
+from fxlab.source_lines import raise_location
+
+PLAIN_ATTRIBUTES = (int, float, bool, str, type(None))
+
+
+@dataclass
+class StateTensor:
+    """A tensor the call may write that is not one of its arguments."""
+
+    tensor: torch.Tensor
+    name: str
+    before: torch.Tensor | None  # its value before the call (None: a parameter, or first seen mid-call)
+    version: int  # its version counter when the snapshot was taken (or it was first seen)
+
+
+@dataclass
+class Snapshot:
+    """What the eager run starts from: the call's inputs and state as they were."""
+
+    args: Any
+    kwargs: Any
+    state: dict[int, StateTensor] = field(default_factory=dict)  # id(tensor) -> it
+    attributes: list[tuple[object, str, Any]] = field(default_factory=list)
+
+
+class CallWatch:
+    """One call of a watched function: its real arguments, the random state it began
+    with, and, once Dynamo compiles during it, its snapshot (or why there is none)."""
+
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any], frame: Any, module: torch.nn.Module | None) -> None:
+        self.args, self.kwargs, self.frame, self.module = args, kwargs, frame, module
+        self.rng = torch.get_rng_state()
+        self.arg_versions = _versions(tree_leaves((args, kwargs)))
+        self.graphs_ran = False  # a compiled graph of the function ran during this call
+        self.event: Any = None  # the compile this call caused (fxlab.capture.program.CompileEvent)
+        self.snapshot: Snapshot | None = None
+        self.missing: str | None = None  # why the eager check cannot run on this call
+        self.reasons_before: dict[Any, list[str]] = {}  # Dynamo's recompile reasons when the call began
+
+    def saw_graph(self, graph_inputs: Sequence[Any], names: Sequence[str]) -> None:
+        """A graph compiled during the call, before it runs: the first one snapshots the
+        call; a later one adds the state tensors only it reads (their values before the
+        call are gone if an earlier graph of the call ran)."""
+        if self.missing is not None:
+            return
+        if self.snapshot is None:
+            self._take_snapshot()
+        if self.snapshot is not None:
+            args = {id(leaf) for leaf in tree_leaves((self.args, self.kwargs))}
+            fresh = not self.graphs_ran
+            for tensor, name in zip(graph_inputs, names):
+                if isinstance(tensor, torch.Tensor) and id(tensor) not in args and id(tensor) not in self.snapshot.state:
+                    self.snapshot.state[id(tensor)] = _saved(tensor, name, keep=fresh)
+
+    def _take_snapshot(self) -> None:
+        if self.graphs_ran or _versions(tree_leaves((self.args, self.kwargs))) != self.arg_versions:
+            self.missing = "Dynamo compiled during the call after part of it had run, so the call's inputs as they were before it are gone"
+            return
+        snapshot = Snapshot(clone_tree(self.args), clone_tree(self.kwargs))
+        if self.module is not None:
+            named = [*self.module.named_parameters(), *self.module.named_buffers()]
+            snapshot.state = {id(t): _saved(t, name, keep=True) for name, t in named}
+            snapshot.attributes = plain_attributes(self.module)
+        self.snapshot = snapshot
+
+
+def _saved(tensor: torch.Tensor, name: str, keep: bool) -> StateTensor:
+    """A state tensor; its value kept when ``keep`` (parameters are not copied: a call
+    that writes one cannot be checked)."""
+    before = tensor.detach().clone() if keep and not isinstance(tensor, torch.nn.Parameter) else None
+    return StateTensor(tensor, name, before, tensor._version)
+
+
+def _versions(leaves: Sequence[Any]) -> list[int]:
+    return [leaf._version if isinstance(leaf, torch.Tensor) else 0 for leaf in leaves]
+
+
+def plain_attributes(module: torch.nn.Module) -> list[tuple[object, str, Any]]:
+    """The plain Python values (numbers, strings, flags, None) the module and its
+    submodules hold as attributes: a forward that counts its calls changes them."""
+    return [
+        (sub, key, value)
+        for sub in module.modules()
+        for key, value in vars(sub).items()
+        if not key.startswith("_") and type(value) in PLAIN_ATTRIBUTES
+    ]
+
+
+def _set_attributes(values: list[tuple[object, str, Any]]) -> None:
+    for owner, key, value in values:
+        object.__setattr__(owner, key, value)
+
+
+# -- the eager run --------------------------------------------------------------------------------
+def eager_check(
+    watch: CallWatch, original: Callable[..., Any], output: Any, draws_random: Callable[[], list[str]] | None = None
+) -> CheckResult:
+    """The original function run eagerly from the call's snapshot, against the compiled
+    call that returned ``output``; the program's state is left as the compiled call left it."""
+    snapshot = watch.snapshot
+    if snapshot is None:
+        return CheckResult(ok=True, skipped=watch.missing or "the call was not snapshotted")
+    written = [s for s in snapshot.state.values() if s.tensor._version != s.version]
+    lost = [s.name for s in written if s.before is None]
+    if lost:
+        return CheckResult(
+            ok=True, skipped=f"the call wrote into {', '.join(lost[:3])}, whose value before the call fxlab does not keep (a parameter)"
+        )
+    after = {key: s.tensor.detach().clone() for key, s in snapshot.state.items() if s.before is not None}
+    attributes_after = plain_attributes(watch.module) if watch.module is not None else []
+    rng_after = torch.get_rng_state()
+    try:
+        with _put_back(snapshot, after, attributes_after, rng_after):
+            _set_state(snapshot, {key: s.before for key, s in snapshot.state.items() if s.before is not None})
+            _set_attributes(snapshot.attributes)
+            torch.set_rng_state(watch.rng)
+            versions = {key: s.tensor._version for key, s in snapshot.state.items()}
+            eager = _run_eagerly(original, snapshot)
+            touched = {id(s.tensor) for s in written} | {k for k, s in snapshot.state.items() if s.tensor._version != versions[k]}
+            eager_state = {snapshot.state[key].name: snapshot.state[key].tensor.detach().clone() for key in touched}
+    except _EagerFailed as failed:
+        return CheckResult(ok=True, skipped=str(failed))
+    compiled_state = {snapshot.state[key].name: after.get(key, snapshot.state[key].tensor) for key in touched}
+    compiled = CallRun(output, watch.args, watch.kwargs, compiled_state)
+    result = compare_runs(CallRun(eager.outputs, eager.args, eager.kwargs, eager_state), compiled, draws_random)
+    kept = [snapshot.state[key].name for key in touched if key not in after]
+    if kept:  # eager wrote a parameter the compiled call did not: it differs from the compiled call anyway
+        result.notes.append(f"the eager run wrote into {', '.join(kept[:3])}, which fxlab could not put back as the compiled call left it")
+    return result
+
+
+class _EagerFailed(Exception):
+    """The eager run could not run; the message says why (a check that did not run)."""
+
+
+def _run_eagerly(original: Callable[..., Any], snapshot: Snapshot) -> CallRun:
+    """``original`` on clones of the snapshot's inputs, with Dynamo off and its printing
+    kept from the program's output."""
+    args, kwargs = clone_tree(snapshot.args), clone_tree(snapshot.kwargs)
+    quiet = io.StringIO()
+    try:
+        with torch.compiler.set_stance("force_eager"), contextlib.redirect_stdout(quiet), contextlib.redirect_stderr(quiet):
+            outputs = clone_tree(original(*args, **kwargs))
+    except Exception as exc:  # noqa: BLE001 - the program's own run went on; the check says why it could not
+        missing = missing_cpu_kernel(exc)
+        where = raise_location(exc)
+        raise _EagerFailed(
+            missing
+            or f"the function raised {type(exc).__name__} when run eagerly on the call's inputs{f' (at {where})' if where else ''}: {exc}"
+        ) from exc
+    return CallRun(outputs, args, kwargs, {})
+
+
+def _set_state(snapshot: Snapshot, values: dict[int, torch.Tensor]) -> None:
+    with torch.no_grad():
+        for key, value in values.items():
+            tensor = snapshot.state[key].tensor
+            if tensor.shape != value.shape:  # an in-place resize: back to the kept shape first
+                tensor.resize_(value.shape)
+            tensor.copy_(value)
+
+
+@contextlib.contextmanager
+def _put_back(
+    snapshot: Snapshot, after: dict[int, torch.Tensor], attributes: list[tuple[object, str, Any]], rng: torch.Tensor
+) -> Iterator[None]:
+    """Whatever happens in the block, the state, attributes and random state end as the
+    compiled call left them."""
+    try:
+        yield
+    finally:
+        _set_state(snapshot, after)
+        _set_attributes(attributes)
+        torch.set_rng_state(rng)

@@ -1,0 +1,182 @@
+"""Running the user's program as Python would (``fxlab run``), in this process or as a
+child process.
+
+``python script.py ARGS`` and ``python -m module ARGS`` (with ``python`` this
+interpreter's name, or its path) run in this process, as the interpreter runs them:
+``sys.argv`` set, the script's folder (or the working folder for ``-m``) first on
+``sys.path``, the code run as ``__main__`` (runpy), and the end as Python's own: the exit
+code of a ``SystemExit`` (its message on stderr), an uncaught exception's traceback
+printed by ``sys.excepthook`` from the program's first frame on (fxlab's frames left out)
+with exit code 1, and an uncaught Ctrl-C ending the process by SIGINT after fxlab has
+saved what it has. Any other command (``torchrun ...``, a shell script) runs as a child
+process with the environment given; Ctrl-C reaches it as it reaches any foreground
+program, and fxlab's exit is the child's: its code, or the signal that ended it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import runpy
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from fxlab.errors import FxlabError, UsageError
+
+SCRIPT, MODULE, COMMAND = "script", "module", "command"
+
+
+@dataclass(frozen=True)
+class Program:
+    """The command to run, and how: a script or module of this Python, or a command."""
+
+    command: tuple[str, ...]
+    kind: str = COMMAND
+    target: str = ""  # the script's path or the module's name
+    args: tuple[str, ...] = ()
+
+    @property
+    def name(self) -> str:
+        """The program as the run names it: the script, ``-m module``, or the command."""
+        return self.target if self.kind == SCRIPT else f"-m {self.target}" if self.kind == MODULE else " ".join(self.command)
+
+
+def parse_program(command: Sequence[str]) -> Program:
+    """What ``fxlab run -- COMMAND...`` runs (see the module docstring)."""
+    if not command:
+        raise UsageError("no program given: write it after --, e.g. `fxlab run -- python script.py ARGS`.")
+    words = tuple(command)
+    if not is_this_python(words[0]) or len(words) < 2:
+        return Program(words)
+    if words[1] == "-m" and len(words) > 2:
+        return Program(words, MODULE, words[2], words[3:])
+    if not words[1].startswith("-"):
+        if not Path(words[1]).is_file():
+            raise UsageError(f"{words[1]} is not a file: give the Python script to run, e.g. `fxlab run -- python path/to/script.py`.")
+        return Program(words, SCRIPT, words[1], words[2:])
+    return Program(words)
+
+
+def is_this_python(word: str) -> bool:
+    """``python``, ``python3``, ``python3.N`` of this version, or this interpreter's path."""
+    names = {"python", f"python{sys.version_info.major}", f"python{sys.version_info.major}.{sys.version_info.minor}"}
+    return word in names or os.path.abspath(word) == os.path.abspath(sys.executable)
+
+
+# -- in this process ----------------------------------------------------------------------------
+def run_in_process(program: Program, explain: Callable[[BaseException], FxlabError | None] | None = None) -> int:
+    """Run a script or module as ``python`` runs it; its exit code (see the module
+    docstring). A failure that is fxlab's to explain (the program asked the CPU standing
+    in for the NPU for what only an NPU does; ``explain`` finds more) is said in one
+    paragraph naming the call and the program's line, with that error's exit code."""
+    with _as_main(program):
+        try:
+            if program.kind == SCRIPT:
+                runpy.run_path(os.path.abspath(program.target), run_name="__main__")
+            else:
+                runpy.run_module(program.target, run_name="__main__", alter_sys=True)
+        except SystemExit as exc:
+            return _exit_code(exc.code)
+        except KeyboardInterrupt as exc:
+            _print_uncaught(exc, program)
+            raise
+        except BaseException as exc:  # noqa: BLE001 - the program's own failure, reported as Python reports it
+            ours = fxlab_cause(exc) or (explain(exc) if explain is not None else None)
+            if ours is not None:
+                from fxlab.cli import console
+
+                console.error(str(ours))
+                return ours.exit_code
+            _print_uncaught(exc, program)
+            return 1
+    return 0
+
+
+def fxlab_cause(exc: BaseException | None) -> FxlabError | None:
+    """fxlab's own error in ``exc``'s chain of causes (Dynamo wraps what it met while tracing)."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        if isinstance(exc, FxlabError):
+            return exc
+        seen.add(id(exc))
+        exc = exc.__cause__ or getattr(exc, "inner_exception", None) or exc.__context__
+    return None
+
+
+@contextlib.contextmanager
+def _as_main(program: Program) -> Iterator[None]:
+    """``sys.argv`` and ``sys.path`` as the interpreter sets them for the program; put back after."""
+    saved_argv, saved_path = sys.argv[:], sys.path[:]
+    folder = os.path.dirname(os.path.realpath(program.target)) if program.kind == SCRIPT else os.getcwd()
+    sys.argv = [program.target if program.kind == SCRIPT else "-m", *program.args]
+    sys.path.insert(0, folder)
+    try:
+        yield
+    finally:
+        sys.argv[:], sys.path[:] = saved_argv, saved_path
+
+
+def _exit_code(code: object) -> int:
+    """What Python exits with for ``sys.exit(code)``: a message is printed, exit code 1."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code
+    print(code, file=sys.stderr)
+    return 1
+
+
+def _print_uncaught(exc: BaseException, program: Program) -> None:
+    """The traceback Python prints for the program: from its own first frame on."""
+    traceback = exc.__traceback__
+    while traceback is not None and not _is_program_frame(traceback.tb_frame.f_code.co_filename, program):
+        traceback = traceback.tb_next
+    if traceback is not None:
+        exc.__traceback__ = traceback  # the hook prints the exception's own traceback
+    sys.stderr.flush()
+    sys.excepthook(type(exc), exc, exc.__traceback__)
+
+
+def _is_program_frame(filename: str, program: Program) -> bool:
+    if program.kind == SCRIPT:
+        return os.path.realpath(filename) == os.path.realpath(program.target)
+    return not filename.startswith("<frozen") and "runpy" not in os.path.basename(filename) and not _is_fxlab(filename)
+
+
+def _is_fxlab(filename: str) -> bool:
+    from fxlab.source_lines import is_fxlab_file
+
+    return is_fxlab_file(filename)
+
+
+def end_by_signal(number: int) -> None:
+    """End this process by signal ``number`` as an uncaught one would (its default action)."""
+    signal.signal(number, signal.SIG_DFL)
+    os.kill(os.getpid(), number)
+
+
+# -- as a child process --------------------------------------------------------------------------
+def run_child(program: Program, env: dict[str, str]) -> int:
+    """Run the command as a child process; its exit code (-N when signal N ended it).
+    While it runs, Ctrl-C is left to the child (it reaches the whole foreground group) and
+    SIGTERM / SIGHUP sent to fxlab are passed on to it."""
+    try:
+        child = subprocess.Popen(list(program.command), env=env)
+    except FileNotFoundError as exc:
+        raise UsageError(f"{program.command[0]}: no such command. Give the program to run after --, as you would run it.") from exc
+    except PermissionError as exc:
+        raise UsageError(f"{program.command[0]} cannot be run ({exc.strerror}). Give a program you can run.") from exc
+    forwarded = (signal.SIGTERM, signal.SIGHUP)
+    saved = {number: signal.getsignal(number) for number in (signal.SIGINT, *forwarded)}
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for number in forwarded:
+        signal.signal(number, lambda received, frame: child.send_signal(received))
+    try:
+        return child.wait()
+    finally:
+        for number, handler in saved.items():
+            signal.signal(number, handler)

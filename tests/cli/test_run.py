@@ -1,0 +1,201 @@
+"""``fxlab run -- python ...``: the program runs as Python runs it (its output, argv, exit
+code and traceback its own), each compile is saved as a trace, the table names them."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from fxlab.capture.serialize import load_trace
+from fxlab.errors import OutputError
+from tests.cli.cli_runner import run_main
+from tests.conftest import EXAMPLES
+
+PROGRAMS = EXAMPLES / "programs"
+
+
+def test_a_quick_start_script_runs_with_its_arguments_and_its_compile_is_saved(tmp_path):
+    out = tmp_path / "run"
+    code, stdout, stderr = run_main("run", "--out", str(out), "--", "python", str(PROGRAMS / "quickstart.py"), "--batch", "4")
+    assert code == 0 and stdout.startswith("batch 4: output (4, 32), sum ")
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["command"] == ["python", str(PROGRAMS / "quickstart.py"), "--batch", "4"]
+    assert (manifest["exit_code"], manifest["status"], [row["folder"] for row in manifest["traces"]]) == (0, "ok", ["trace_0"])
+    row = manifest["traces"][0]
+    assert (row["function"], row["backend"], row["mode"], row["graphs"]) == ("Model", "torchair.get_npu_backend(...)", "max-autotune", 1)
+    assert row["compiled_at"] == f"{PROGRAMS / 'quickstart.py'}:39" and row["called_at"] == f"{PROGRAMS / 'quickstart.py'}:43"
+    assert any(note.startswith("no NPU here: the npu device runs on the CPU") for note in manifest["notes"])
+    trace = load_trace(out / "trace_0")
+    assert trace.status == "ok" and trace.program.function == "Model" and trace.check.ok and trace.ir_check.ok
+    assert "trace_0" in stderr and "quickstart.py:39" in stderr and "max-autotune" in stderr
+    assert stderr.count("no NPU here") == 1  # one note
+    with pytest.raises(OutputError, match=r"holds a program run \(1 trace\(s\), `fxlab run --out`\): pass one trace's folder, e.g. .*run/trace_0"):
+        load_trace(out)
+
+
+def test_a_serving_warm_up_recompiles_with_its_reason_and_the_traces_diff(tmp_path):
+    out = tmp_path / "run"
+    code, stdout, stderr = run_main("run", "--out", str(out), "--html", str(tmp_path / "run.html"), "--", "python", str(PROGRAMS / "serving_warmup.py"))
+    assert code == 0 and stdout.splitlines()[1:] == ["decode batch 1: (1, 32)", "decode batch 2: (2, 32)", "decode batch 4: (4, 32)"]
+    rows = json.loads((out / "manifest.json").read_text())["traces"]
+    assert [(r["function"], r["backend"], r["mode"], r["compile_index"], r["status"]) for r in rows] == [
+        ("prefill", "'npu'", "max-autotune", 0, "ok"),
+        ("Decoder", "'npugraph_ex'", "npugraph_ex", 0, "ok"),
+        ("Decoder", "'npugraph_ex'", "npugraph_ex", 1, "ok"),
+    ]
+    assert "trace_2: recompiled after trace_1: input x: dim 0 is 2, graph 0 of trace_1 has it fixed at 1" in " ".join(stderr.split())
+    page = (tmp_path / "run.html").read_text()
+    assert page.count("<iframe data-trace=") == 3 and '<select id="trace">' in page
+    code, diff_out, _ = run_main("diff", str(out / "trace_1"), str(out / "trace_2"))
+    assert code == 1 and "float32[1, 96] -> float32[s" in diff_out  # they differ: the recompile made the batch dim symbolic
+
+
+def test_side_streams_and_events_around_the_compiled_step(tmp_path):
+    out = tmp_path / "run"
+    code, stdout, _ = run_main("run", "--out", str(out), "--", "python", str(PROGRAMS / "side_streams.py"), "--steps", "3")
+    assert code == 0 and [line.split(":")[0] for line in stdout.splitlines()] == ["step 0", "step 1", "step 2"]
+    trace = load_trace(out / "trace_0")
+    assert trace.mode == "reduce-overhead" and trace.status == "ok" and trace.aclgraph_check.ok
+    assert trace.graphs[0].streams["streams"] == {"default": 3, "gate": 2}  # the stream switch inside the compiled step
+
+
+FAILS = """
+import torch
+try:
+    import torchair
+    backend = torchair.get_npu_backend()
+except ImportError:  # without fxlab and without an NPU
+    backend = "aot_eager"
+
+
+def check(out):
+    if out.sum() > 0:
+        raise ValueError(f"bad output: {out.sum().item():.1f}")
+
+
+model = torch.compile(lambda x: x * 2 + 1, backend=backend)
+check(model(torch.ones(3)))
+"""
+
+
+def test_a_failing_script_fails_the_same_way_with_fxlab(tmp_path):
+    script = tmp_path / "fails.py"
+    script.write_text(FAILS)
+    alone = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
+    code, _, stderr = run_main("run", "--out", str(tmp_path / "run"), "--", "python", str(script))
+    assert alone.returncode == code == 1
+    assert alone.stderr.startswith("Traceback (most recent call last):") and stderr.startswith(alone.stderr)
+    assert (tmp_path / "run" / "trace_0" / "manifest.json").is_file()  # the compile was saved before it failed
+
+
+@pytest.mark.parametrize(
+    ("body", "code", "said"),
+    [("import sys\nsys.exit(3)\n", 3, ""), ("raise SystemExit('stopping here')\n", 1, "stopping here\n"), ("print('fine')\n", 0, "")],
+)
+def test_the_exit_code_is_the_programs(tmp_path, body, code, said):
+    script = tmp_path / "ends.py"
+    script.write_text(body)
+    got, _, stderr = run_main("run", "--out", str(tmp_path / "run"), "--", "python", str(script))
+    assert got == code and stderr.startswith(said)
+    assert json.loads((tmp_path / "run" / "manifest.json").read_text())["exit_code"] == code
+
+
+def test_what_only_an_npu_does_is_one_paragraph_naming_the_call_and_line(tmp_path):
+    script = tmp_path / "graph.py"
+    script.write_text("import torch\nimport torch_npu\n\ng = torch.npu.NPUGraph()\n")
+    code, _, stderr = run_main("run", "--out", str(tmp_path / "run"), "--", "python", str(script))
+    assert code == 2 and "Traceback" not in stderr
+    assert stderr.startswith(f"error: torch.npu.NPUGraph ({script}, line 4) needs capturing and replaying an ACL graph")
+
+
+def test_a_module_runs_as_python_m_runs_it(tmp_path, monkeypatch):
+    package = tmp_path / "serve"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "warm.py").write_text(
+        "import sys, torch, torch_npu\nprint(__name__, sys.argv[1:])\n"
+        "f = torch.compile(lambda x: x.sin(), backend='npu')\nf(torch.ones(2, device='npu'))\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    code, stdout, _ = run_main("run", "--out", "run", "--", "python", "-m", "serve.warm", "--fast")
+    assert code == 0 and stdout == "__main__ ['--fast']\n"
+    assert [r["backend"] for r in json.loads((tmp_path / "run" / "manifest.json").read_text())["traces"]] == ["'npu'"]
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        ((), "no program given: write it after --"),
+        (("python", "missing.py"), "missing.py is not a file"),
+        (("--stages", "nonsense", "python", "x.py"), "unknown stage 'nonsense'"),
+    ],
+)
+def test_bad_commands_are_refused_before_anything_runs(tmp_path, monkeypatch, args, said):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.py").write_text("print('ran')\n")
+    code, stdout, stderr = run_main("run", "--out", "run", *args)
+    assert code == 2 and said in stderr and stdout == "" and not (tmp_path / "run").exists()
+
+
+def test_another_command_needs_the_process_hook(tmp_path, monkeypatch):
+    import fxlab.cli.run_hook as run_hook
+
+    monkeypatch.setattr(run_hook, "hook_installed", lambda: False)
+    code, _, stderr = run_main("run", "--out", str(tmp_path / "run"), "--", "sh", "-c", "true")
+    assert code == 2 and "fxlab-run.pth is in no site-packages folder" in " ".join(stderr.split())
+
+
+def _shown(doc, command: str) -> list[str]:
+    """The lines a doc shows under ``$ command`` (its ``...`` lines left out)."""
+    text = doc.read_text(encoding="utf-8")
+    start = text.index(f"$ {command}\n") + len(command) + 3
+    return [line.rstrip() for line in text[start : text.index("```", start)].rstrip("\n").split("\n") if line.strip() not in ("...", "")]
+
+
+def test_the_docs_show_a_run_as_it_prints(tmp_path):
+    """docs/run.md and the README show the serving warm-up's run: the lines they show come
+    out of the command, in that order."""
+    from tests.conftest import ROOT
+
+    (tmp_path / "examples" / "programs").mkdir(parents=True)
+    shutil.copy(PROGRAMS / "serving_warmup.py", tmp_path / "examples" / "programs")
+    command = "fxlab run --out run -- python examples/programs/serving_warmup.py"
+    env = dict(os.environ, FXLAB_WIDTH="400", NO_COLOR="1", PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-m", *command.split()], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr
+    lines = [line.rstrip() for line in (done.stdout + done.stderr).split("\n")]
+    for doc in (ROOT / "docs" / "run.md", ROOT / "README.md"):
+        positions = [lines.index(line) for line in _shown(doc, command)]
+        assert positions == sorted(positions), doc
+
+
+TERMINATED = """
+import os
+import signal
+import torch
+import torch_npu
+
+f = torch.compile(lambda x: x.cos() + 1, backend="npu")
+f(torch.ones(3, device="npu"))
+print("compiled", flush=True)
+os.kill(os.getpid(), signal.SIGTERM)
+print("never")
+"""
+
+
+def test_a_program_ended_by_a_signal_ends_so_with_what_it_compiled_saved(tmp_path):
+    from tests.conftest import ROOT
+
+    (tmp_path / "term.py").write_text(TERMINATED)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    done = subprocess.run([sys.executable, "-m", "fxlab", "run", "--out", "run", "--", "python", "term.py"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert done.returncode == -15 and done.stdout == "compiled\n"
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["exit_code"] == 143 and [row["folder"] for row in manifest["traces"]] == ["trace_0"]
+    assert load_trace(tmp_path / "run" / "trace_0").status == "ok"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run", "term.py"]  # nothing staged is left beside it
