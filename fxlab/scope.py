@@ -22,8 +22,9 @@ works inside ``torch.compile``'d code exactly like TorchAir's own ``_Scope``.
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import torch
@@ -75,6 +76,18 @@ def active_scope_stack() -> list[dict[str, str]]:
 # stack while its GE conversion walks a graph whose markers fxlab defined first (its own
 # kernels would have pushed there): (enter(keys, values), exit()) pairs.
 EXECUTED_SCOPE_LISTENERS: list[tuple[Callable[[list[str], list[str]], Any], Callable[[], Any]]] = []
+
+
+@contextlib.contextmanager
+def scope_stack_kept() -> Iterator[None]:
+    """A block that leaves the eager scope stack as it found it: a graph that stops inside
+    a scope (an operator that raises between its enter and exit) pushes no stale scope
+    onto the next run's."""
+    before = list(getattr(_EAGER, "stack", []))
+    try:
+        yield
+    finally:
+        _EAGER.stack = before
 
 
 def _eager_enter(keys: Sequence[str], values: Sequence[str], need_execute: bool = False) -> None:

@@ -25,6 +25,7 @@ from fxlab.capture.ir_check import uninitialised_outputs, unused_outputs, unused
 from fxlab.capture.record_graph import LiveGraph
 from fxlab.capture.trace import CheckResult, GraphTrace
 from fxlab.npu_streams import CaptureStops, as_captured
+from fxlab.scope import scope_stack_kept  # defines the scope markers and event operators (fxlab.npu_streams) a graph may call
 from fxlab.stage_names import ACLGRAPH, FUNCTIONAL
 
 
@@ -117,10 +118,8 @@ def run_on_cpu(gm: fx.GraphModule, inputs: list[Any], emulated: list[str] | None
     """``gm`` run on ``inputs`` (which it may write). With ``emulated``, in-place ops
     reading memory they partly write run as out-of-place + ``copy_`` and are named there
     (torch refuses them)."""
-    import fxlab.scope  # noqa: F401 - the scope markers and event operators (fxlab.npu_streams) the graph may call
-
     try:
-        with torch.no_grad():
+        with torch.no_grad(), scope_stack_kept():
             outputs = gm(*inputs) if emulated is None else _ReadThenWrite(gm, emulated).run(*inputs)
     except CaptureStops as exc:
         return CpuRun(capture_stops=str(exc))
