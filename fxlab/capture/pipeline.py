@@ -16,14 +16,16 @@ from typing import Any
 
 import torch
 
-from fxlab.capture.aclgraph_blame import AclGraphJudge
-from fxlab.capture.aclgraph_compare import Reference, ReferenceRun
 from fxlab.capture.backend import CapturedGraph, CapturingBackend
-from fxlab.capture.check import RunRecorder, compare_eager_compiled
+from fxlab.capture.checks.aclgraph import Judge, verify_aclgraph
+from fxlab.capture.checks.aclgraph_blame import AclGraphJudge
+from fxlab.capture.checks.ascend_ir import verify_ir
+from fxlab.capture.checks.custom_ops import fake_vs_kernel, has_custom_ops, op_left_out_of_graph
+from fxlab.capture.checks.eager import compare_eager_compiled
+from fxlab.capture.checks.runs import RunRecorder, drawing_ops
+from fxlab.capture.checks.torchair_reference import Reference, ReferenceRun
+from fxlab.capture.checks.user_passes import check_user_passes
 from fxlab.capture.compile_options import compile_options
-from fxlab.capture.custom_op_check import fake_vs_kernel, has_custom_ops, op_left_out_of_graph
-from fxlab.capture.graph_check import Judge, check_user_passes, verify_aclgraph
-from fxlab.capture.ir_check import verify_ir
 from fxlab.capture.loader import LoadedModel
 from fxlab.capture.ranks import RankHooks, after_call, collectives_not_executed, wrap_before_runs
 from fxlab.capture.record_graph import LiveGraph, TorchAirCode, record_graph
@@ -75,7 +77,7 @@ def capture_trace(
     size for a dynamic graph, run after the first (:mod:`fxlab.capture.warmup`).
     ``reference`` runs TorchAir's own backend end to end on the model, for the aclgraph
     check to compare graphs with and to say whose graph a mismatch is
-    (:mod:`fxlab.capture.aclgraph_blame`).
+    (:mod:`fxlab.capture.checks.aclgraph_blame`).
     """
     options = resolve_options(loaded.module, request.mode, registered_patterns())
     options = replace(options, soc=request.soc)
@@ -117,7 +119,9 @@ def capture_trace(
         check=check,
         compile_options=compiling.to_json() if compiling.source else {},
     )
-    return trace_driven_run(trace, driven, request, options, torchair=torchair, ranks=ranks, progress=say, loaded=loaded, reference=reference)
+    return trace_driven_run(
+        trace, driven, request, options, torchair=torchair, ranks=ranks, progress=say, loaded=loaded, reference=reference
+    )
 
 
 @dataclass
@@ -224,13 +228,8 @@ def _depends_on_mode(module: torch.nn.Module) -> bool:
 def random_ops(graphs: Sequence[CapturedGraph]) -> list[str]:
     """The ops of the captured functional graphs that draw random numbers (ATen tags
     them ``nondeterministic_seeded``)."""
-    found: set[str] = set()
-    for captured in graphs:
-        module = captured.modules.get(FUNCTIONAL)
-        for node in module.graph.nodes if module is not None else ():
-            if node.op == "call_function" and torch.Tag.nondeterministic_seeded in getattr(node.target, "tags", ()):
-                found.add(str(node.target))
-    return sorted(found)
+    modules = [captured.modules.get(FUNCTIONAL) for captured in graphs]
+    return sorted({op for module in modules if module is not None for op in drawing_ops(module)})
 
 
 def checked_stage(stages: Sequence[str]) -> str:
@@ -288,7 +287,9 @@ class _Verifier:
         return graph.ir is not None if self.checked == ASCEND_IR else ACLGRAPH in live.modules
 
 
-def _judge(loaded: LoadedModel | None, options: TorchAirOptions, dynamic: bool | None, reference: AclGraphReference | None) -> AclGraphJudge:
+def _judge(
+    loaded: LoadedModel | None, options: TorchAirOptions, dynamic: bool | None, reference: AclGraphReference | None
+) -> AclGraphJudge:
     """Who says whose graph an aclgraph mismatch is; TorchAir's own run, when given (on a
     loaded model), is made the first time a graph is judged."""
     if reference is None or loaded is None:

@@ -14,8 +14,8 @@ The program is the user's and runs unchanged; fxlab only watches.
   and Dynamo gets aot's compiled callable, which the program runs (on the CPU, with the
   stand-ins), or, with TorchAir's own backend on an NPU machine, TorchAir's compiled graph
   (the stages are then recorded beside it). Each graph's first run is recorded for the
-  Ascend IR / aclgraph checks (:class:`~fxlab.capture.check.RunRecorder`).
-- Each call of the compiled function is watched (:mod:`fxlab.capture.program_check`). A
+  Ascend IR / aclgraph checks (:class:`~fxlab.capture.checks.runs.RunRecorder`).
+- Each call of the compiled function is watched (:mod:`fxlab.capture.checks.program_calls`). A
   call during which Dynamo compiled is one :class:`CompileEvent`; when it returns, the
   original function runs eagerly on the call's snapshot and is compared with it, and the
   event's graphs become a trace through the pipeline's own steps
@@ -38,10 +38,10 @@ import torch
 import torch.fx as fx
 
 from fxlab.capture.backend import CapturingBackend
-from fxlab.capture.check import RunRecorder
+from fxlab.capture.checks.runs import RunRecorder
 from fxlab.capture.input_sets import argument_names, describe_inputs
 from fxlab.capture.pipeline import Capture, DrivenRun, checked_stage, random_ops, trace_driven_run
-from fxlab.capture.program_check import CallWatch, eager_check
+from fxlab.capture.checks.program_calls import CallWatch, eager_check
 from fxlab.capture.readable import clear_readable_cache
 from fxlab.capture.ranks import RankHooks, collectives_not_executed, wrap_before_runs
 from fxlab.capture.record_graph import TorchAirCode

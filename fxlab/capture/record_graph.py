@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import torch.fx as fx
 
-from fxlab.capture.aclgraph_compare import TorchAirAclGraph, adopt_torchair_graph
+from fxlab.capture.checks.torchair_reference import TorchAirAclGraph, adopt_torchair_graph
 from fxlab.capture.backend import CapturedGraph
 from fxlab.capture.records import KIND_COPY_EPILOGUE, cache_sources, classify, mutated_arguments, stage_from_module
 from fxlab.capture.request import TraceRequest

@@ -18,7 +18,8 @@ from typing import Any
 
 import torch.fx as fx
 
-from fxlab.capture.check import RunRecorder, compare_eager_compiled
+from fxlab.capture.checks.eager import compare_eager_compiled
+from fxlab.capture.checks.runs import RunRecorder
 from fxlab.capture.input_sets import DynamicDim, argument_names, describe_inputs, dynamic_dims, grown_inputs
 from fxlab.capture.loader import LoadedModel
 from fxlab.capture.trace import CallRecord, CheckResult, Recompile

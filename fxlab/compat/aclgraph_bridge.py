@@ -24,7 +24,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from fxlab.capture.aclgraph_compare import TorchAirAclGraph
+from fxlab.capture.checks.torchair_reference import TorchAirAclGraph
 from fxlab.compat.native_standins.torch_npu_runtime import torch_npu_present
 from fxlab.socs import DEFAULT_SOC
 from fxlab.compat.torchair_loader import LoadedTorchAir

@@ -15,7 +15,7 @@ replay), the run records the graph TorchAir would capture, its capture code and 
 after each of its passes, keeps the call's inputs, and runs aot_autograd's functional
 graph on them, so the model goes on as compiled code would and later Dynamo graphs are
 reached; what that graph computed is kept beside the inputs, to run TorchAir's graph
-against (:mod:`fxlab.capture.aclgraph_blame`).
+against (:mod:`fxlab.capture.checks.aclgraph_blame`).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from typing import Any
 import torch
 import torch.fx as fx
 
-from fxlab.capture.aclgraph_compare import ReferenceGraph, ReferenceRun
+from fxlab.capture.checks.torchair_reference import ReferenceGraph, ReferenceRun
 from fxlab.capture.as_npu import resolve_sdpa_as_on_npu
-from fxlab.capture.check import clone_tree
+from fxlab.capture.checks.values import clone_tree
 from fxlab.compat.aclgraph_bridge import register_patterns
 from fxlab.compat.native_standins.torch_npu_runtime import DEFAULT_SOC, torch_npu_present
 from fxlab.compat.torchair_state import fresh_compile_state, package_module, patched_once

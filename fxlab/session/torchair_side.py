@@ -11,7 +11,7 @@ from typing import Any
 
 import torch.fx as fx
 
-from fxlab.capture.aclgraph_compare import TorchAirAclGraph
+from fxlab.capture.checks.torchair_reference import TorchAirAclGraph
 from fxlab.compat.aclgraph_bridge import observe_user_registrations, register_patterns, run_torchair_aclgraph
 from fxlab.compat.bridge import open_torchair, run_torchair_conversion
 from fxlab.compat.npugraph_ex_loader import locate_npugraph_ex, npugraph_ex_session

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fxlab.capture.aclgraph_compare import ReferenceRun, capture_differences, graph_differences
+from fxlab.capture.checks.torchair_reference import ReferenceRun, capture_differences, graph_differences
 
 ROOT = Path(__file__).resolve().parents[2]
 MODES = ("reduce-overhead", "npugraph_ex")

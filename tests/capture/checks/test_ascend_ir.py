@@ -1,78 +1,11 @@
-"""fxlab.capture.check: what the compiled run records for the IR check."""
+"""The Ascend IR check (fxlab.capture.checks.ascend_ir): the IR run on CPU against the compiled run,
+judging only the values the runtime uses."""
 from __future__ import annotations
 
-import pytest
 import torch
-import torch.fx as fx
 
-from fxlab.capture.check import RunRecorder
-from fxlab.capture.ir_check import uninitialised_outputs
+from fxlab.capture.checks.runs import uninitialised_outputs
 from tests.sessions import capture_of, trace_of
-
-
-def _graph_module(nodes: int) -> fx.GraphModule:
-    def fn(x: torch.Tensor) -> tuple[torch.Tensor]:
-        for _ in range(nodes):
-            x = x + 1
-        return (x,)
-
-    return fx.symbolic_trace(fn)
-
-
-def test_every_graph_is_recorded_whatever_its_size():
-    recorder = RunRecorder()
-    big = _graph_module(2000)
-    (out,) = recorder.wrap(big)(torch.ones(1))
-    run = recorder.run_of(big)
-    assert out.item() == 2001 and run.outputs[0].item() == 2001 and torch.equal(run.inputs_before[0], torch.ones(1))
-
-
-def test_only_graphs_with_custom_ops_are_recorded_when_asked():
-    recorder = RunRecorder(custom_ops_only=True)
-    plain = _graph_module(3)
-    assert recorder.wrap(plain) is plain  # called as it is: nothing copied
-
-
-def test_a_run_that_stops_at_a_kernel_gap_records_why():
-    from fxlab.ir.kernels.registry import KernelGap
-
-    def fn(x: torch.Tensor) -> tuple[torch.Tensor]:
-        raise KernelGap("npu.npu_x", "block_table have no CPU reference kernel")
-
-    recorder = RunRecorder()
-    gm = fx.GraphModule(torch.nn.Module(), fx.Graph())
-    gm.forward = fn  # type: ignore[method-assign]
-    with pytest.raises(KernelGap):
-        recorder.wrap(gm)(torch.ones(1))
-    reason = "npu.npu_x: fxlab's CPU reference kernel does not implement this call (block_table have no CPU reference kernel)"
-    assert recorder.run_of(gm).stopped == reason and recorder.stopped == reason and recorder.run_of(gm).outputs is None
-
-
-BUFFER_SHAPE_CHANGES_IN_PLACE = """
-import torch
-class M(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.register_buffer("square", torch.arange(6.0).reshape(2, 3))
-        self.register_buffer("row", torch.arange(4.0))
-    def forward(self, x):
-        self.square.t_()
-        self.row.unsqueeze_(0)
-        return x + self.square.sum(0), self.row * 2
-model = M()
-example_inputs = (torch.ones(2),)
-"""
-
-
-def test_buffer_whose_shape_changes_in_place_is_restored_with_its_shape(write_model):
-    # _restore copied values only: the transposed buffer no longer took them (a crash).
-    captured = capture_of(write_model(BUFFER_SHAPE_CHANGES_IN_PLACE), stages=("dynamo",))
-    trace, loaded = captured.trace, captured.loaded
-    assert trace.check.ok and trace.check.compared == 5, trace.check.verdict
-    square, row = loaded.fn.square, loaded.fn.row
-    assert square.shape == (2, 3) and square.stride() == (3, 1)
-    assert torch.equal(square, torch.arange(6.0).reshape(2, 3))
-    assert row.shape == (4,) and torch.equal(row, torch.arange(4.0))
 
 
 RANDOM_AND_PLAIN = """
@@ -105,34 +38,6 @@ def test_a_model_drawing_random_numbers_is_compared_from_one_seed_and_its_ir_by_
         "graph 0: values of 1 output(s) not compared, only their shapes and dtypes: StatelessDropOutGenMask, StatelessRandomUniformV2 "
         "draw(s) random numbers on the device, which the CPU reference cannot reproduce"
     ]
-
-
-def test_random_draws_in_another_order_than_eager_are_not_a_mismatch():
-    from fxlab.capture.check import compare_eager_compiled
-    from fxlab.capture.loader import LoadedModel
-
-    def model(x):
-        return x + torch.rand(3)  # the output and the input after the call: 2 tensors
-
-    def compiled(fn):
-        def run(x):
-            torch.rand(1)  # one more draw first: other numbers than eager's
-            return fn(x)
-        return run
-
-    loaded = LoadedModel(fn=model, args=(torch.zeros(3),))
-    assert compare_eager_compiled(loaded, compiled).failed  # without knowing it draws: a mismatch
-    result = compare_eager_compiled(loaded, compiled, lambda: ["aten.rand.default"])
-    assert not result.failed and result.skipped == (
-        "values not compared: the model draws random numbers (aten.rand.default) and the compiled run drew other ones "
-        "than eager from the same seed; the shapes and dtypes of all 2 tensor(s) match"
-    )
-
-    def wrong_shape(fn):
-        return lambda x: torch.rand(4)
-
-    bad = compare_eager_compiled(loaded, wrong_shape, lambda: ["aten.rand.default"])
-    assert bad.failed and bad.mismatches == ["output: torch.float32[4] vs torch.float32[3]"]
 
 
 HOST_OUTPUTS_MODEL = """
@@ -264,23 +169,7 @@ def test_a_buffer_a_graph_returns_unwritten_is_compared_by_shape_only(write_mode
     assert [str(n.target) for n in captured.graphs[0].modules["functional"].graph.output_node().args[0]][:1] == ["aten.empty_like.default"]
     # Whatever the uninitialised memory held, in the compiled run and in the IR run:
     # output 0 of graph 0 is compared by shape and dtype only.
-    assert uninitialised_outputs(captured.graphs[0]) == {0}
-    assert uninitialised_outputs(captured.graphs[1]) == set()
+    assert uninitialised_outputs(captured.graphs[0].modules["functional"]) == {0}
+    assert uninitialised_outputs(captured.graphs[1].modules["functional"]) == set()
     assert trace.status == "ok" and trace.ir_check.ok and not trace.ir_check.mismatches
     assert trace.ir_check.compared >= 2  # the second graph's values, the first's y
-
-
-def test_distributed_tensors_are_compared_by_this_ranks_shard():
-    from torch.distributed.device_mesh import init_device_mesh
-    from torch.distributed.tensor import Shard, distribute_tensor
-
-    from fxlab.capture.check import Comparison
-    from tests.conftest import process_group
-
-    with process_group("fake", world_size=2):
-        mesh = init_device_mesh("cpu", (2,))
-        full = torch.arange(8.0).reshape(4, 2)
-        cmp = Comparison()
-        cmp.add("weight", distribute_tensor(full, mesh, [Shard(0)]), distribute_tensor(full, mesh, [Shard(0)]))
-        cmp.add("weight changed", distribute_tensor(full, mesh, [Shard(0)]), distribute_tensor(full + 1, mesh, [Shard(0)]))
-    assert cmp.compared == 2 and cmp.mismatches == ["weight changed: max |diff| 1"]

@@ -19,6 +19,8 @@ import torch
 import torch.fx as fx
 from torch.utils._pytree import tree_leaves
 
+from fxlab.capture.checks.values import clone_tree
+
 # Namespaces of PyTorch's own ops; any other OpOverload is a user's (custom) op.
 TORCH_NAMESPACES = {"aten", "prims", "_ops", "profiler", "higher_order"}
 AUTO_FUNCTIONALIZED = {"auto_functionalized", "auto_functionalized_v2"}
@@ -102,9 +104,8 @@ def fake_vs_kernel(gm: fx.GraphModule, inputs: Sequence[Any]) -> list[str]:
     """Run ``gm`` on ``inputs`` (copied); every custom op whose fake values differ from
     what its kernel returned, as one sentence each."""
     checker = _FakeVsKernel(gm)
-    copies = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
     with torch.no_grad():
-        checker.run(*copies)
+        checker.run(*clone_tree(list(inputs)))
     return checker.problems
 
 

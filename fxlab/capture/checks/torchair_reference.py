@@ -1,10 +1,17 @@
-"""With ``--converter torchair`` on the aclgraph path, the ``aclgraph`` stage is the graph
+"""TorchAir's own graphs on the aclgraph path, and where fxlab's differ from them.
+
+TorchAir's own backend, run end to end on the traced model (:class:`Reference`, made by
+:mod:`fxlab.compat.torchair_backend_run`), gives each graph as TorchAir compiles it, with
+its first call: the aclgraph judge (:mod:`fxlab.capture.checks.aclgraph_blame`) compares
+fxlab's graph with it. With ``--converter torchair`` the ``aclgraph`` stage is the graph
 TorchAir's own passes give (as ``ascend_ir`` is TorchAir's own conversion in GE mode), and
-the trace says whether fxlab's passes gave the same graph, node by node: names, ops,
-targets, arguments."""
+the trace says whether fxlab's passes gave the same graph: node by node (names, ops,
+targets, arguments) and capture call by call.
+"""
 
 from __future__ import annotations
 
+import ast
 import difflib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -12,6 +19,7 @@ from typing import Any
 
 import torch.fx as fx
 
+from fxlab.capture.checks.runs import GraphRun
 from fxlab.capture.trace import GraphTrace
 from fxlab.passes.torchair_options import TorchAirOptions
 from fxlab.stage_names import ACLGRAPH
@@ -46,6 +54,13 @@ class ReferenceGraph:
     expected_outputs: list[Any] | None = None
     expected_inputs_after: list[Any] | None = None
     concrete: Any = None  # TorchAir's concrete graph object (its GE graph in max-autotune)
+
+    @property
+    def first_call(self) -> GraphRun | None:
+        """Its first call as a recorded run (None: it was not called)."""
+        if self.inputs is None:
+            return None
+        return GraphRun(self.inputs, self.expected_outputs or [], self.expected_inputs_after or [])
 
 
 @dataclass
@@ -102,8 +117,6 @@ def capture_calls(code: str) -> list[str]:
     """Every call in a capture module, in source order (nested calls after the call that
     holds them), as source text: what two capture modules must share to capture and
     replay alike, whatever their layout. Example inputs on the host read as on the NPU."""
-    import ast
-
     tree = ast.parse(code.replace(_HOST_DEVICE, _NPU_DEVICE))
     calls = [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
     calls.sort(key=lambda node: (node.lineno, node.col_offset))

@@ -7,8 +7,7 @@ import dataclasses
 
 import torch
 
-from fxlab.capture.check import Comparison, compare_outputs
-from fxlab.capture.output_leaves import output_leaves
+from fxlab.capture.checks.values import Comparison, compare_outputs, output_leaves
 from tests.sessions import trace_of
 
 
@@ -124,3 +123,30 @@ def test_a_pytree_node_registered_without_key_names_is_walked_by_position():
     finally:
         pytree._deregister_pytree_node(KeylessNode)
     assert list(leaves) == ["output<leaf 0>", "output<leaf 1>"]
+
+
+def test_distributed_tensors_are_compared_by_this_ranks_shard():
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Shard, distribute_tensor
+
+    from tests.conftest import process_group
+
+    with process_group("fake", world_size=2):
+        mesh = init_device_mesh("cpu", (2,))
+        full = torch.arange(8.0).reshape(4, 2)
+        cmp = Comparison()
+        cmp.add("weight", distribute_tensor(full, mesh, [Shard(0)]), distribute_tensor(full, mesh, [Shard(0)]))
+        cmp.add("weight changed", distribute_tensor(full, mesh, [Shard(0)]), distribute_tensor(full + 1, mesh, [Shard(0)]))
+    assert cmp.compared == 2 and cmp.mismatches == ["weight changed: max |diff| 1"]
+
+
+def test_a_check_that_compared_nothing_says_what_did_not_run_and_keeps_its_notes():
+    not_run = ["graph 1: the compiled run did not record this graph's inputs"]
+    cmp = Comparison(notes=["graph 0 output 0 (t): its value differs, but no one uses it"])
+    cmp.add_form("graph 0 output 0", torch.ones(2), torch.zeros(2))
+    result = cmp.result(not_run)
+    assert result.ok and result.verdict == f"not run: {not_run[0]}" and result.notes == cmp.notes
+    cmp.add("graph 0 input 0 after the call", torch.ones(2), torch.ones(2))
+    result = cmp.result(not_run)
+    assert result.ok and not result.skipped and result.compared == 1 and result.not_run == not_run
+    assert result.verdict == f"match (1 tensors, max |diff| 0); not run: {not_run[0]}"

@@ -1,4 +1,4 @@
-"""Whose graph an aclgraph mismatch is (fxlab.capture.aclgraph_blame): TorchAir's only when
+"""Whose graph an aclgraph mismatch is (fxlab.capture.checks.aclgraph_blame): TorchAir's only when
 its own backend, run end to end on the same model, makes the same graph and that graph
 computes other values too; fxlab's internal error otherwise, naming the pass and the nodes;
 and a graph that is not TorchAir's is an error even when its numbers match."""
@@ -117,7 +117,7 @@ def test_torchairs_fault_is_said_where_its_own_run_makes_the_wrong_graph_with_th
 
 
 def test_the_wrong_values_are_v2s_first_half_clamped_in_torchairs_own_graph(backend: Any) -> None:
-    from fxlab.capture.aclgraph_blame import _own_run
+    from fxlab.capture.checks.aclgraph_blame import _own_run
 
     captured = _capture(_loaded(CatThenClamp(), *_clamp_inputs()), "reduce-overhead", backend)
     run = backend(_loaded(CatThenClamp(), *_clamp_inputs()), captured.options, None)

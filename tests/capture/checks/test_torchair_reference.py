@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import torch
 
-from fxlab.capture.aclgraph_compare import graph_differences, graph_signature
+from fxlab.capture.checks.torchair_reference import graph_differences, graph_signature
 
 
 def test_the_same_graph_has_no_differences_and_another_target_is_shown():
@@ -17,7 +17,7 @@ def test_the_same_graph_has_no_differences_and_another_target_is_shown():
 
 
 def test_capture_calls_are_compared_in_order_whatever_the_layout_and_the_hosts_device_reads_as_the_npu() -> None:
-    from fxlab.capture.aclgraph_compare import capture_calls, capture_differences
+    from fxlab.capture.checks.torchair_reference import capture_calls, capture_differences
 
     theirs = "def main():\n    arg0_1 = rand_strided((2,),(1,),device ='cpu',dtype =torch.float32)\n\n\n    return kernel(arg0_1)\n"
     ours = "def main():\n    arg0_1 = rand_strided((2,), (1,), device='npu:0', dtype=torch.float32)\n    return kernel(arg0_1)\n"

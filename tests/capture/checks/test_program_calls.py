@@ -7,7 +7,7 @@ import sys
 
 import torch
 
-from fxlab.capture.program_check import CallWatch, eager_check
+from fxlab.capture.checks.program_calls import CallWatch, eager_check
 
 
 class Counter(torch.nn.Module):

@@ -1,10 +1,10 @@
 """Whose graph is wrong on the aclgraph path, said only where it is proven.
 
-The aclgraph check (:func:`fxlab.capture.graph_check.verify_aclgraph`) runs fxlab's
+The aclgraph check (:func:`fxlab.capture.checks.aclgraph.verify_aclgraph`) runs fxlab's
 ``aclgraph`` graph on CPU against the compiled run; :class:`AclGraphJudge` says what that
 means for each graph.
 
-With TorchAir's sources (a :class:`~fxlab.capture.aclgraph_compare.Reference`: TorchAir's
+With TorchAir's sources (a :class:`~fxlab.capture.checks.torchair_reference.Reference`: TorchAir's
 own backend run end to end on the same model, :mod:`fxlab.compat.torchair_backend_run`),
 the graph is first compared with TorchAir's, node for node and capture call by call:
 
@@ -29,9 +29,9 @@ from typing import Any
 
 import torch.fx as fx
 
-from fxlab.capture.aclgraph_compare import Reference, ReferenceGraph, capture_differences, graph_differences, graph_signature
-from fxlab.capture.check import GraphRun
-from fxlab.capture.graph_check import GraphVerdict, computes, hazards
+from fxlab.capture.checks.aclgraph import GraphVerdict, computes, hazards
+from fxlab.capture.checks.runs import GraphRun, without_graph
+from fxlab.capture.checks.torchair_reference import Reference, ReferenceGraph, capture_differences, graph_differences, graph_signature
 from fxlab.capture.record_graph import LiveGraph
 from fxlab.capture.trace import GraphTrace
 from fxlab.npu_streams import CaptureStops
@@ -74,7 +74,7 @@ SWITCHES = {
 
 
 class AclGraphJudge:
-    """The judge :func:`~fxlab.capture.graph_check.verify_aclgraph` asks about each graph."""
+    """The judge :func:`~fxlab.capture.checks.aclgraph.verify_aclgraph` asks about each graph."""
 
     def __init__(self, options: TorchAirOptions, reference: Reference | None = None) -> None:
         self.options, self.reference = options, reference
@@ -119,16 +119,14 @@ class AclGraphJudge:
     def _torchairs(self, graph: LiveGraph, theirs: ReferenceGraph, own: list[str]) -> str:
         assert self.reference is not None
         backend = self.reference.run.backend
-        good, bad = _first_wrong(
-            graph, theirs.passes, theirs.inputs or [], theirs.expected_outputs or [], theirs.expected_inputs_after or []
-        )
+        good, bad = _first_wrong(graph, theirs.passes, theirs.first_call) if theirs.first_call is not None else (None, None)
         where = f"; its graph computes the model's values after {good} and not after {bad}" if good and bad else ""
         fixes = self._workarounds(graph, theirs, bad)
         fix = f"; {' or '.join(fixes)}, its graph computes the model's values (each proven by another run of its backend)" if fixes else ""
         return (
             f"graph {graph.index}: {TORCHAIR_FAULT}, proven by its own run: {backend}, run end to end on this model from TorchAir's "
             f"sources in this check, makes this same graph and capture code, and on its own first call's inputs its graph computes "
-            f"other values than the model ({_without_graph(graph, own[0])}){where}{fix}"
+            f"other values than the model ({without_graph(graph.index, own[0])}){where}{fix}"
         )
 
     def _workarounds(self, graph: LiveGraph, theirs: ReferenceGraph, bad: str | None) -> list[str]:
@@ -149,7 +147,7 @@ class AclGraphJudge:
     def _fxlabs(self, graph: GraphTrace, live: LiveGraph, run: GraphRun) -> list[str]:
         snapshots: list[tuple[str, fx.GraphModule]] = [("the functional graph", live.modules[FUNCTIONAL])]
         aclgraph_graph(live.modules[FUNCTIONAL], self.options, graph.index, snapshots)
-        good, bad = _first_wrong(live, snapshots, run.inputs_before, run.outputs or [], run.inputs_after or [])
+        good, bad = _first_wrong(live, snapshots, run)
         where = f"; it computes the model's values after {good} and not after {bad} ({_changes(graph, bad)})" if good and bad else ""
         return [
             f"graph {graph.index}: {INTERNAL_ERROR}: the aclgraph graph computes other values than the compiled model{where}. "
@@ -160,26 +158,22 @@ class AclGraphJudge:
 
 def _own_run(graph: LiveGraph, theirs: ReferenceGraph) -> list[str]:
     """How TorchAir's graph, run on its own first call's inputs, departs from the model."""
-    if theirs.inputs is None:
+    if theirs.first_call is None:
         return []
     try:
-        cmp, missing = computes(
-            graph, theirs.fx_graph, theirs.inputs, theirs.expected_outputs or [], theirs.expected_inputs_after or [], []
-        )
+        cmp, missing = computes(graph, theirs.fx_graph, theirs.first_call, [])
     except CaptureStops:  # its capture stops there as fxlab's does: said by the check, not a wrong value
         return []
     return [] if missing else cmp.mismatches
 
 
-def _first_wrong(
-    graph: LiveGraph, snapshots: Sequence[tuple[str, fx.GraphModule]], inputs: Sequence[Any], outputs: Sequence[Any], after: Sequence[Any]
-) -> tuple[str | None, str | None]:
+def _first_wrong(graph: LiveGraph, snapshots: Sequence[tuple[str, fx.GraphModule]], recorded: GraphRun) -> tuple[str | None, str | None]:
     """The last pass after which the graph computes the model's values and the next one,
     after which it does not (None, None when no snapshot tells)."""
     good = None
     for name, gm in snapshots:
         try:
-            cmp, missing = computes(graph, gm, inputs, outputs, after, [])
+            cmp, missing = computes(graph, gm, recorded, [])
         except CaptureStops:
             continue
         if missing:
@@ -232,8 +226,3 @@ def _changes(graph: GraphTrace, name: str | None) -> str:
 
 def _hazards(graph: GraphTrace) -> list[str]:
     return [f"graph {graph.index}: {note}" for note in hazards(graph)]
-
-
-def _without_graph(graph: LiveGraph, mismatch: str) -> str:
-    """``output 1: max |diff| 2.16`` of ``graph 0 output 1: max |diff| 2.16``."""
-    return mismatch.removeprefix(f"graph {graph.index}: ").removeprefix(f"graph {graph.index} ")

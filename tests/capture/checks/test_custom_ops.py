@@ -3,7 +3,7 @@ the trace partial, with the op named."""
 from __future__ import annotations
 
 from tests.sessions import capture_of, trace_of
-from fxlab.capture.custom_op_check import op_left_out_of_graph
+from fxlab.capture.checks.custom_ops import op_left_out_of_graph
 
 WRONG_META = """
 import torch

@@ -8,7 +8,7 @@ buffers, the graphs' other inputs; parameters by their version counter only), th
 module's plain Python attributes, and the random state the call began with. After the
 compiled call returns, the original function runs eagerly from that snapshot (on clones,
 with the call's random state, Dynamo off, its printing swallowed), is compared with the
-compiled call leaf by leaf (:func:`~fxlab.capture.check.compare_runs`), and everything
+compiled call leaf by leaf (:func:`~fxlab.capture.checks.eager.compare_runs`), and everything
 the eager run touched is put back as the compiled call left it (state, attributes,
 random state): the program goes on exactly as it would without fxlab.
 """
@@ -24,7 +24,9 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_leaves
 
-from fxlab.capture.check import CallRun, clone_tree, compare_runs, missing_cpu_kernel
+from fxlab.capture.checks.eager import CallRun, compare_runs
+from fxlab.capture.checks.runs import missing_cpu_kernel
+from fxlab.capture.checks.values import clone_tree
 from fxlab.capture.trace import CheckResult
 from fxlab.source_lines import raise_location
 

@@ -1,0 +1,189 @@
+"""Eager against compiled: the model run eagerly and compiled from one state and one
+seed, on clones of its inputs; outputs, inputs after the call and the model's parameters
+and buffers compared leaf by leaf (:func:`compare_runs`, which ``fxlab run``'s check of a
+program's call uses too). The model's state is left as it was found.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from fxlab.capture.checks.runs import missing_cpu_kernel
+from fxlab.capture.checks.values import Comparison, clone_tree, compare_inputs, compare_outputs
+from fxlab.capture.compile_error import summarize_compile_error
+from fxlab.capture.loader import LoadedModel
+from fxlab.capture.trace import CheckResult
+from fxlab.errors import CaptureError, FxlabError
+from fxlab.source_lines import raise_location
+
+
+COMPARISON_SEED = 0
+
+
+def _state(fn: Any) -> dict[str, torch.Tensor]:
+    if not isinstance(fn, torch.nn.Module):
+        return {}
+    state: dict[str, torch.Tensor] = dict(fn.named_parameters())
+    state.update(fn.named_buffers())
+    return state
+
+
+@dataclass
+class _Saved:
+    """A parameter or buffer as it was: its values and where they sit in its memory."""
+
+    value: torch.Tensor
+    layout: tuple[tuple[int, ...], tuple[int, ...], int]
+
+
+def _save(state: dict[str, torch.Tensor]) -> dict[str, _Saved]:
+    return {name: _Saved(t.detach().clone(), (tuple(t.shape), t.stride(), int(t.storage_offset()))) for name, t in state.items()}
+
+
+def _restore(state: dict[str, torch.Tensor], saved: dict[str, _Saved]) -> None:
+    """Put every parameter and buffer back as it was: shape, strides and offset first (an
+    in-place ``unsqueeze_``/``t_`` changes them on the same memory), then the values."""
+    with torch.no_grad():
+        for name, tensor in state.items():
+            before = saved[name]
+            if (tuple(tensor.shape), tensor.stride(), tensor.storage_offset()) != before.layout:
+                tensor.as_strided_(*before.layout)
+            tensor.copy_(before.value)
+
+
+def compare_eager_compiled(
+    loaded: LoadedModel,
+    compile_fn: Callable[[Any], Callable[..., Any]],
+    draws_random: Callable[[], list[str]] | None = None,
+    *,
+    compiled_first: bool = False,
+) -> CheckResult:
+    """Run eager and compiled on clones of the inputs from the same model state; compare
+    outputs, input mutations and parameter/buffer mutations. Leaves the model's state as
+    it found it. Raises :class:`CaptureError` if eager or compilation fails.
+    ``compiled_first`` runs the compiled model before eager (a rank of a multi-rank trace:
+    its graphs' collectives are checked across ranks before any of them runs)."""
+    # Both runs start from one seed, so a model that draws random numbers draws the same
+    # ones in both where the compiled graph draws them in eager's order; the caller's
+    # random state is left as it was.
+    with torch.random.fork_rng(devices=[]):
+        return _compare_from_one_seed(loaded, compile_fn, draws_random, compiled_first)
+
+
+def _compare_from_one_seed(
+    loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]], draws_random: Callable[[], list[str]] | None, compiled_first: bool
+) -> CheckResult:
+    model = _Model(loaded, compile_fn)
+    eager_args, eager_kwargs = clone_tree(loaded.args), clone_tree(loaded.kwargs)
+    args, kwargs = clone_tree(loaded.args), clone_tree(loaded.kwargs)
+    with torch.no_grad():
+        if compiled_first:
+            compiled_out, compiled_state = model.run_compiled(args, kwargs)
+        ran = model.run_eager(eager_args, eager_kwargs)
+        if isinstance(ran, CheckResult):
+            return ran
+        eager_out, eager_state = ran
+        if not compiled_first:
+            compiled_out, compiled_state = model.run_compiled(args, kwargs)
+    eager = CallRun(eager_out, eager_args, eager_kwargs, eager_state)
+    return compare_runs(eager, CallRun(compiled_out, args, kwargs, compiled_state), draws_random)
+
+
+@dataclass
+class CallRun:
+    """One call of a model: what it returned, its arguments after the call (it may write
+    into them) and its state tensors after the call, by name."""
+
+    outputs: Any
+    args: Any
+    kwargs: Any
+    state: dict[str, torch.Tensor]
+
+
+def compare_runs(eager: CallRun, compiled: CallRun, draws_random: Callable[[], list[str]] | None = None) -> CheckResult:
+    """Eager against compiled, leaf by leaf: the outputs, the arguments after the call, the
+    state tensors after it. When values differ and the model draws random numbers, only
+    what does not depend on the draws (shapes, dtypes) is compared, and the check says so."""
+
+    def compare(values: bool) -> Comparison:
+        cmp = Comparison(values=values)
+        compare_outputs(cmp, eager.outputs, compiled.outputs)
+        compare_inputs(cmp, (eager.args, eager.kwargs), (compiled.args, compiled.kwargs))
+        for name in eager.state:
+            cmp.add(f"{name} after the call", eager.state[name], compiled.state.get(name))
+        return cmp
+
+    cmp = compare(values=True)
+    random_ops = draws_random() if cmp.mismatches and draws_random is not None else []
+    if not random_ops:
+        return cmp.result()
+    # The compiled graph draws in another order (or with other ops) than eager: its
+    # numbers differ by design, so only what does not depend on the draws is compared.
+    form = compare(values=False)
+    why = f"values not compared: the model draws random numbers ({', '.join(random_ops)}) and the compiled run drew other ones than eager from the same seed"
+    if form.mismatches:
+        result = form.result()
+        result.not_run.append(why)
+        return result
+    return CheckResult(ok=True, skipped=f"{why}; the shapes and dtypes of all {form.formed} tensor(s) match")
+
+
+class _Model:
+    """The model and how to compile it, with its parameters and buffers as they were: each
+    run starts from them and puts them back."""
+
+    def __init__(self, loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]]) -> None:
+        self.loaded, self.compile_fn = loaded, compile_fn
+        self.state = _state(loaded.fn)
+        self.saved = _save(self.state)
+
+    def run_eager(self, args: Any, kwargs: Any) -> tuple[Any, Any] | CheckResult:
+        """Eager's outputs and the model state after the call (the state is then restored);
+        a check result when eager cannot run on CPU (capture still runs)."""
+        torch.manual_seed(COMPARISON_SEED)
+        try:
+            out = self.loaded.fn(*args, **kwargs)
+        except FxlabError:  # fxlab's own word on it (an NPU-only call on the CPU standing in for the NPU)
+            raise
+        except Exception as exc:
+            missing = missing_cpu_kernel(exc)
+            if missing is not None:
+                _restore(self.state, self.saved)
+                return self._capture_without_running(missing)
+            where = raise_location(exc)
+            raise CaptureError(
+                f"the model raised {type(exc).__name__} when run eagerly on its example inputs{f' (at {where})' if where else ''}: "
+                f"{exc}. fxlab compares compiled with eager, so the model must first run eagerly."
+            ) from exc
+        after = clone_tree(self.state)
+        _restore(self.state, self.saved)
+        return out, after
+
+    def run_compiled(self, args: Any, kwargs: Any) -> tuple[Any, Any]:
+        """The compiled model's outputs and the model state after the call (then restored)."""
+        torch.manual_seed(COMPARISON_SEED)
+        try:
+            return self.compile_fn(self.loaded.fn)(*args, **kwargs), clone_tree(self.state)
+        except CaptureError:
+            raise
+        except Exception as exc:
+            raise summarize_compile_error(exc, self.loaded) from exc
+        finally:
+            _restore(self.state, self.saved)
+
+    def _capture_without_running(self, reason: str) -> CheckResult:
+        """Capture (Dynamo and the backend need only Meta functions) although neither eager
+        nor the compiled graph can run on CPU: every stage is still recorded."""
+        args, kwargs = clone_tree(self.loaded.args), clone_tree(self.loaded.kwargs)
+        try:
+            self.compile_fn(self.loaded.fn)(*args, **kwargs)
+        except Exception as exc:  # the compiled graph stops at the same operator
+            if missing_cpu_kernel(exc) is None:
+                raise summarize_compile_error(exc, self.loaded) from exc
+        finally:
+            _restore(self.state, self.saved)
+        return CheckResult(ok=False, skipped=reason)

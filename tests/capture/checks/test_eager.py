@@ -1,0 +1,61 @@
+"""Eager against compiled (fxlab.capture.checks.eager): one model state and one seed, the
+model's state put back, random draws compared by shape where they cannot agree."""
+from __future__ import annotations
+
+import torch
+
+from fxlab.capture.checks.eager import compare_eager_compiled
+from fxlab.capture.loader import LoadedModel
+from tests.sessions import capture_of
+
+
+BUFFER_SHAPE_CHANGES_IN_PLACE = """
+import torch
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("square", torch.arange(6.0).reshape(2, 3))
+        self.register_buffer("row", torch.arange(4.0))
+    def forward(self, x):
+        self.square.t_()
+        self.row.unsqueeze_(0)
+        return x + self.square.sum(0), self.row * 2
+model = M()
+example_inputs = (torch.ones(2),)
+"""
+
+
+def test_buffer_whose_shape_changes_in_place_is_restored_with_its_shape(write_model):
+    # _restore copied values only: the transposed buffer no longer took them (a crash).
+    captured = capture_of(write_model(BUFFER_SHAPE_CHANGES_IN_PLACE), stages=("dynamo",))
+    trace, loaded = captured.trace, captured.loaded
+    assert trace.check.ok and trace.check.compared == 5, trace.check.verdict
+    square, row = loaded.fn.square, loaded.fn.row
+    assert square.shape == (2, 3) and square.stride() == (3, 1)
+    assert torch.equal(square, torch.arange(6.0).reshape(2, 3))
+    assert row.shape == (4,) and torch.equal(row, torch.arange(4.0))
+
+
+def test_random_draws_in_another_order_than_eager_are_not_a_mismatch():
+    def model(x):
+        return x + torch.rand(3)  # the output and the input after the call: 2 tensors
+
+    def compiled(fn):
+        def run(x):
+            torch.rand(1)  # one more draw first: other numbers than eager's
+            return fn(x)
+        return run
+
+    loaded = LoadedModel(fn=model, args=(torch.zeros(3),))
+    assert compare_eager_compiled(loaded, compiled).failed  # without knowing it draws: a mismatch
+    result = compare_eager_compiled(loaded, compiled, lambda: ["aten.rand.default"])
+    assert not result.failed and result.skipped == (
+        "values not compared: the model draws random numbers (aten.rand.default) and the compiled run drew other ones "
+        "than eager from the same seed; the shapes and dtypes of all 2 tensor(s) match"
+    )
+
+    def wrong_shape(fn):
+        return lambda x: torch.rand(4)
+
+    bad = compare_eager_compiled(loaded, wrong_shape, lambda: ["aten.rand.default"])
+    assert bad.failed and bad.mismatches == ["output: torch.float32[4] vs torch.float32[3]"]
