@@ -19,6 +19,10 @@ the graph is first compared with TorchAir's, node for node and capture call by c
 Without TorchAir's sources a mismatch is fxlab's internal error: the message names the
 pass after which fxlab's graph stops computing the model's values and the nodes that pass
 changed, and asks for a report. The passes' hazard notes are quoted beside a mismatch.
+
+Either way, a graph that stops computing the model's values after one of the user's own
+passes (or the user's patterns) is the user's pass's doing, said so, neither fxlab's error
+nor TorchAir's fault (the user passes' check names the pass too).
 """
 
 from __future__ import annotations
@@ -120,6 +124,9 @@ class AclGraphJudge:
         assert self.reference is not None
         backend = self.reference.run.backend
         good, bad = _first_wrong(graph, theirs.passes, theirs.first_call) if theirs.first_call is not None else (None, None)
+        users = _users_pass(graph, good, bad)
+        if users is not None:
+            return users
         where = f"; its graph computes the model's values after {good} and not after {bad}" if good and bad else ""
         fixes = self._workarounds(graph, theirs, bad)
         fix = f"; {' or '.join(fixes)}, its graph computes the model's values (each proven by another run of its backend)" if fixes else ""
@@ -148,6 +155,9 @@ class AclGraphJudge:
         snapshots: list[tuple[str, fx.GraphModule]] = [("the functional graph", live.modules[FUNCTIONAL])]
         aclgraph_graph(live.modules[FUNCTIONAL], self.options, graph.index, snapshots)
         good, bad = _first_wrong(live, snapshots, run)
+        users = _users_pass(live, good, bad)
+        if users is not None:
+            return [users, *_hazards(graph)]
         where = f"; it computes the model's values after {good} and not after {bad} ({_changes(graph, bad)})" if good and bad else ""
         return [
             f"graph {graph.index}: {INTERNAL_ERROR}: the aclgraph graph computes other values than the compiled model{where}. "
@@ -182,6 +192,20 @@ def _first_wrong(graph: LiveGraph, snapshots: Sequence[tuple[str, fx.GraphModule
             return good, name
         good = "the graph its compiler receives" if name == RECEIVED else name
     return None, None
+
+
+def _users_pass(graph: LiveGraph, good: str | None, bad: str | None) -> str | None:
+    """The sentence for a graph that stops computing the model's values at one of the
+    user's own passes (or the user's patterns): neither fxlab's error nor TorchAir's
+    fault. None when ``bad`` is not one of them."""
+    run = next((r for r in graph.user_pass_runs if r.name == bad), None)
+    if run is None or good is None:
+        return None
+    return (
+        f"graph {graph.index}: the user's {run.name} ({run.function}) changes what the graph computes: it computes the model's "
+        f"values after {good} and not after the user's pass (the user passes' check compares the graph before and after it); "
+        "not an error of fxlab or of TorchAir"
+    )
 
 
 def _changed_up_to(snapshots: Sequence[tuple[str, fx.GraphModule]], bad: str | None) -> list[str]:

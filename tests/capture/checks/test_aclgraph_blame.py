@@ -1,11 +1,13 @@
 """Whose graph an aclgraph mismatch is (fxlab.capture.checks.aclgraph_blame): TorchAir's only when
 its own backend, run end to end on the same model, makes the same graph and that graph
-computes other values too; fxlab's internal error otherwise, naming the pass and the nodes;
-and a graph that is not TorchAir's is an error even when its numbers match."""
+computes other values too; the user's where the user's own pass changes the values;
+fxlab's internal error otherwise, naming the pass and the nodes; and a graph that is not
+TorchAir's is an error even when its numbers match."""
 
 from __future__ import annotations
 
 import dataclasses
+import types
 from collections.abc import Iterator
 from typing import Any
 
@@ -84,6 +86,44 @@ def test_without_torchairs_run_a_passes_hazard_note_is_quoted_and_not_called_tor
     assert blame.startswith("graph 0: fxlab internal error")
     assert hazard.startswith("graph 0: hazard: copy__1 read arg0_1 after copy_ writes it in place")
     assert "TorchAir fault" not in trace.aclgraph_check.verdict
+
+
+def triple_instead(gm: Any, example_inputs: Any, config: Any) -> None:
+    for node in gm.graph.nodes:
+        if node.target is torch.ops.aten.mul.Tensor:
+            node.args = (node.args[0], 3)
+
+
+def _user_pass_capture(reference: Any = None) -> Capture:
+    """x * 2 with the user's post pass making it x * 3 (reduce-overhead)."""
+    from fxlab.compat.config import CompilerConfig
+
+    config = CompilerConfig()
+    config.mode, config.post_grad_custom_post_pass = "reduce-overhead", triple_instead
+    inputs = (torch.arange(4.0),)
+    loaded = LoadedModel(fn=lambda x: (x * 2,), args=inputs, module=types.SimpleNamespace(compiler_config=config))
+    return capture_trace(loaded, TraceRequest(loaded.fn, inputs), reference=reference)
+
+
+USERS_PASS = (
+    "graph 0: the user's post_grad_custom_post_pass (triple_instead (test_aclgraph_blame.py:{line})) changes what the graph "
+    "computes: it computes the model's values after view_to_reshape and not after the user's pass (the user passes' check "
+    "compares the graph before and after it); not an error of fxlab or of TorchAir"
+)
+
+
+def _said_of_the_users_pass(trace: Any) -> None:
+    line = triple_instead.__code__.co_firstlineno
+    assert trace.aclgraph_check.mismatches == ["graph 0 output 0: max |diff| 3", USERS_PASS.format(line=line)]
+    assert trace.user_pass_check.mismatches == [
+        f"graph 0: the user's post_grad_custom_post_pass (triple_instead (test_aclgraph_blame.py:{line})) changes the results: "
+        "output 0: max |diff| 3"
+    ]
+    assert trace.status == "partial"
+
+
+def test_without_torchairs_run_a_users_pass_that_changes_the_values_is_named_not_called_fxlabs_error() -> None:
+    _said_of_the_users_pass(_user_pass_capture().trace)
 
 
 # -- with TorchAir's own backend run end to end ---------------------------------------------
@@ -171,3 +211,7 @@ def test_a_graph_that_differs_from_torchairs_is_an_internal_error_even_when_its_
     assert "fxlab's pass reinplace_inplaceable_ops changed the graph, and TorchAir's run has no such pass; first difference: " in blame
     assert "TorchAir has call_function relu aten.relu.default (mul,) {}." in blame
     assert trace.status == "partial" and trace.aclgraph_check.compared > 0
+
+
+def test_a_users_pass_that_changes_the_values_is_named_not_called_torchairs_fault(backend: Any) -> None:
+    _said_of_the_users_pass(_user_pass_capture(backend).trace)
