@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from fxlab.npu_dumps.model import GE_ONNX, GE_PROTO, TORCHAIR_PBTXT, TORCHAIR_PY, TORCHAIR_TXT
+from fxlab.npu_dumps.dump_model import GE_ONNX, GE_PROTO, TORCHAIR_PBTXT, TORCHAIR_PY, TORCHAIR_TXT
 
 _GE_DUMP = re.compile(r"^ge_(?P<kind>proto|onnx)_(?P<index>\d+)_(?:(?:aclop_)?graph_(?P<graph>\d+)_)?(?P<phase>.+)\.(?P<ext>txt|pbtxt)$")
 _TORCHAIR_DUMP = re.compile(
