@@ -117,7 +117,9 @@ def capture_trace(
         check=check,
         compile_options=compiling.to_json() if compiling.source else {},
     )
-    return trace_driven_run(trace, driven, request, options, torchair=torchair, ranks=ranks, progress=say, loaded=loaded, reference=reference)
+    return trace_driven_run(
+        trace, driven, request, options, torchair=torchair, ranks=ranks, progress=say, loaded=loaded, reference=reference
+    )
 
 
 @dataclass
@@ -288,7 +290,9 @@ class _Verifier:
         return graph.ir is not None if self.checked == ASCEND_IR else ACLGRAPH in live.modules
 
 
-def _judge(loaded: LoadedModel | None, options: TorchAirOptions, dynamic: bool | None, reference: AclGraphReference | None) -> AclGraphJudge:
+def _judge(
+    loaded: LoadedModel | None, options: TorchAirOptions, dynamic: bool | None, reference: AclGraphReference | None
+) -> AclGraphJudge:
     """Who says whose graph an aclgraph mismatch is; TorchAir's own run, when given (on a
     loaded model), is made the first time a graph is judged."""
     if reference is None or loaded is None:
