@@ -117,10 +117,10 @@ SPEEDUPS_OFF = {
 def time_fxlab(layers: int, out: Path, mode: str | None = None) -> dict:
     os.environ["FORCE_COLOR"] = "1"  # render as to a terminal, colours included
     os.environ["FXLAB_WIDTH"] = "160"
-    from fxlab.cli import trace as trace_cli
+    from fxlab.cli import trace_command as trace_cli
     from fxlab.cli.main import app
 
-    clock = _PhaseClock()  # the names `fxlab trace` calls them by (fxlab/cli/trace.py)
+    clock = _PhaseClock()  # the names `fxlab trace` calls them by (fxlab/cli/trace_command.py)
     clock.wrap(trace_cli, "capture_request", "capture_s")
     clock.wrap(trace_cli, "save_trace", "save_s")
     clock.wrap(trace_cli, "print_views", "print_s")

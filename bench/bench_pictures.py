@@ -38,7 +38,7 @@ def capture(layers: int) -> Any:
 
 
 def pictures(trace: Any, folder: Path) -> dict[str, Any]:
-    from fxlab.cli.pictures import write_pictures
+    from fxlab.cli.picture_files import write_pictures
 
     each: dict[str, float] = {}
     start = time.perf_counter()
@@ -49,7 +49,7 @@ def pictures(trace: Any, folder: Path) -> dict[str, Any]:
 
 
 def report_and_browser(trace: Any, folder: Path) -> dict[str, Any]:
-    from fxlab.cli.pictures import write_html_report
+    from fxlab.cli.picture_files import write_html_report
     from tests.viz.headless import selftest
 
     start = time.perf_counter()

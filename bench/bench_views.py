@@ -49,13 +49,29 @@ def best_of(repeat: int, make: Callable[[], Any]) -> tuple[float, str]:
     return min(seconds for seconds, _ in runs), runs[0][1]
 
 
+def _rich_panel(view: Any) -> Any:
+    """The same panel through rich (what large stages were printed with before)."""
+    from rich.panel import Panel
+    from rich.text import Text
+
+    text = Text()
+    for line in view.lines[:-1] if view.lines and not view.lines[-1].text else view.lines:
+        piece = Text(line.text)
+        piece.stylize(line.style)
+        if line.tag:
+            piece.append(line.tag, style=line.tag_style)
+        text.append_text(piece)
+        text.append("\n")
+    return Panel(text, title=Text(view.title), title_align="left", border_style=view.border_style)
+
+
 def views(trace: Any, rich: bool) -> dict[str, Callable[[], Any]]:
     from fxlab.viz import trace_views
     from fxlab.viz.fast_lines import LinesPanel, LinesTable
 
     def as_rich(view: Any) -> Any:
         if isinstance(view, LinesPanel):
-            return view.rich_panel()
+            return _rich_panel(view)
         if isinstance(view, LinesTable):
             return view.rich_table()
         if hasattr(view, "renderables"):  # the IR table with its note

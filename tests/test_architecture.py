@@ -13,6 +13,7 @@ register them is an edge from the package to them.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -170,3 +171,75 @@ def test_the_check_sees_a_circle_through_an_import_inside_a_function(tmp_path):
     assert edges["fxlab.room"] == {"fxlab.room.a"}  # a package importing its modules: no circle with them
     assert edges["fxlab.room.b"] == {"fxlab.room.a"}
     assert _circles(edges) == [["fxlab.room.a", "fxlab.room.b"]]
+
+
+# -- names, files and the map ---------------------------------------------------------------
+DOC = PACKAGE.parent / "docs" / "architecture.md"
+# Stand-ins keep the names of the modules they stand in for (torchair's, torch_npu's).
+STANDINS = PACKAGE / "compat" / "standins"
+
+
+def _room_names(package: Path = PACKAGE) -> dict[str, set[str]]:
+    """Each module's name inside its room (``kernels.npu_moe`` in ``ir``) -> the rooms
+    that have a module of that name; a room's own name counts as a name in the base."""
+    names: dict[str, set[str]] = {}
+    for path in package.rglob("*.py"):
+        if STANDINS in path.parents:
+            continue
+        parts = list(path.relative_to(package).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        if len(parts) == 1 and (package / parts[0]).is_dir():
+            names.setdefault(parts[0], set()).add("base")  # a room
+        elif parts:
+            room = parts[0] if len(parts) > 1 else "base"
+            names.setdefault(".".join(parts[1:]) or parts[0], set()).add(room)
+    return names
+
+
+def test_no_two_modules_of_one_name_live_in_different_rooms() -> None:
+    shared = {name: sorted(rooms) for name, rooms in _room_names().items() if len(rooms) > 1}
+    assert shared == {}, f"modules of one name in different rooms (rename one to say what it is): {shared}"
+
+
+# Where fxlab writes files: the command line (through cli/files.py), fxlab's own cache of
+# TorchAir's sources, and the rank processes' progress records in the launcher's temporary folder.
+WRITERS_OUTSIDE_CLI = {"compat/torchair_fetch.py", "distributed/launch.py"}
+WRITE_CALLS = ("write_text(", "write_bytes(", ".mkdir(", "mkdtemp(", "os.replace(", "shutil.move(", "shutil.copy", ".extract(", "rmtree(")
+
+
+def _writes(path: Path) -> list[str]:
+    text = path.read_text(encoding="utf-8")
+    found = [call for call in WRITE_CALLS if call in text]
+    found += [f"open(..., {mode!r})" for mode in ("w", "wb", "a") if f'"{mode}"' in text and "open(" in text]
+    return found
+
+
+def test_only_the_command_line_writes_files() -> None:
+    writers = {str(p.relative_to(PACKAGE)): _writes(p) for p in PACKAGE.rglob("*.py") if "cli" not in p.relative_to(PACKAGE).parts[:1]}
+    writers = {path: calls for path, calls in writers.items() if calls and path not in WRITERS_OUTSIDE_CLI}
+    assert writers == {}, f"only fxlab/cli writes files (renderers return data): {writers}"
+
+
+_MODULE_MENTION = re.compile(r"`((?:fxlab/)?[a-z_]+/[a-z_/]+?)(?:\.py)?`")
+
+
+def test_every_module_the_map_names_exists() -> None:
+    """docs/architecture.md names modules as `room/module` (or `fxlab/room/module.py`): each
+    is a module or package of fxlab."""
+    missing = []
+    for mention in sorted(set(_MODULE_MENTION.findall(DOC.read_text(encoding="utf-8")))):
+        relative = mention.removeprefix("fxlab/")
+        if relative.split("/")[0] in ("tests", "docs", "examples", "bench", "scripts"):
+            if not (PACKAGE.parent / relative).exists() and not (PACKAGE.parent / f"{relative}.py").exists():
+                missing.append(mention)
+            continue
+        if not any((PACKAGE / f"{relative}{suffix}").exists() for suffix in (".py", "", ".js", ".proto", ".pth")):
+            missing.append(mention)
+    assert missing == [], f"docs/architecture.md names modules that do not exist: {missing}"
+
+
+def test_every_room_is_in_the_map() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    rooms = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists())
+    assert [room for room in rooms if f"`{room}`" not in text] == []

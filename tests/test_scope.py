@@ -6,7 +6,8 @@ import pytest
 import torch
 
 from fxlab import scope
-from fxlab.capture.stages import aten_stage, functional_graph
+from fxlab.capture.stages import aten_stage
+from tests.functional_graphs import functional_graph
 from fxlab.ir.model import AttrKind
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.pre_ge import pre_ge_graph

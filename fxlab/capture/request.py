@@ -12,7 +12,7 @@ a caller of the public API hands over.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -68,9 +68,6 @@ class TraceRequest:
         """The model as messages name it: its file, or the object's name."""
         file = self.model_file
         return str(file) if file is not None else getattr(self.model, "__name__", type(self.model).__name__)
-
-    def with_options(self, **changes: Any) -> TraceRequest:
-        return replace(self, **changes)
 
 
 def validate_stages(stages: Sequence[str], mode: str | None = None) -> tuple[str, ...]:

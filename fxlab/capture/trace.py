@@ -72,10 +72,6 @@ class NodeRecord:
     scopes: list[dict[str, Any]] = field(default_factory=list)  # scope frames: {"attrs": {key: value}, ...}
     ge_ops: list[str] = field(default_factory=list)
 
-    @property
-    def is_highlighted(self) -> bool:
-        return bool(self.kind)
-
 
 @dataclass
 class StageTrace:

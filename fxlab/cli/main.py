@@ -14,7 +14,7 @@ __all__ = ["app", "main"]
 
 def _register_commands() -> None:
     # Each module adds its command(s) to ``app``; heavy imports stay inside the commands.
-    from fxlab.cli import diff, dumps, ops, run, scopes, torchair, trace  # noqa: F401
+    from fxlab.cli import diff_command, dumps_command, ops_command, run_command, scopes_command, torchair_command, trace_command  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> None:

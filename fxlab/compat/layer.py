@@ -166,7 +166,7 @@ def compat_layer(announce: Callable[[str], None] | None = None, lazy_npu: bool =
     ``lazy_npu``: the npu device runs on the CPU from the block's first use of it (a model
     file); else from the start (a program run as a whole)."""
     import fxlab.ops  # noqa: F401 - the npu seed ops exist before any plugin names them
-    from fxlab.compat.converters import close_session, open_session
+    from fxlab.compat.converter_registration import close_session, open_session
 
     missing = tuple(name for name in ("torchair", "torch_npu", "npugraph_ex") if not really_importable(name))
     session = CompatSession(standing_in=missing, announce=announce)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxlab.ir.model import IrGraph
-from fxlab.npu_dumps.model import DumpGraph, DumpOp
+from fxlab.npu_dumps.dump_model import DumpGraph, DumpOp
 
 SAME, FUSED, CHANGED, INSERTED, REMOVED = "same", "fused", "changed", "inserted", "removed"
 INSERTED_LINE = "(inserted by GE: no source line)"

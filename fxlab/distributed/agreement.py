@@ -3,7 +3,7 @@
 When a rank's functional graph is compiled, before it first runs, the rank writes each
 of its collectives into the process group's store, at its position on its channel (the
 group; for a send or a receive, the pair of ranks), then reads the other members' calls at
-the same positions and compares them (:func:`fxlab.distributed.calls.disagreement`). A
+the same positions and compares them (:func:`fxlab.distributed.collective_calls.disagreement`). A
 rank whose compiled run has ended writes how many calls it made on each channel, so a
 peer still waiting at a later position learns that none will come. Reads never block:
 the store is polled (``check``) until the call, the peer's end, or the timeout, so a
@@ -32,7 +32,7 @@ import torch.distributed as dist
 import torch.fx as fx
 
 from fxlab.capture.ranks import RankHooks
-from fxlab.distributed.calls import CollectiveCall, collective_calls, disagreement
+from fxlab.distributed.collective_calls import CollectiveCall, collective_calls, disagreement
 from fxlab.errors import FxlabError
 
 PREFIX = "fxlab/"

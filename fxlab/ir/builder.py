@@ -162,10 +162,6 @@ class GraphBuilder:
         read lazily, at each ``next``."""
         return itertools.filterfalse(self.taken_names.__contains__, name_candidates(op_type))
 
-    @property
-    def names_taken(self) -> int:
-        return len(self.taken_names)
-
     # -- op creation ------------------------------------------------------------------
     def add_op(
         self,

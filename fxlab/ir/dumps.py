@@ -8,19 +8,12 @@ three.
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
 
-from fxlab.errors import FxlabError
-from fxlab.ir.ge_proto import GeProtoError, decode_model_def, encode_model_def
+from fxlab.ir.ge_proto import encode_model_def
 from fxlab.ir.json_values import encode_strict
 from fxlab.ir.model import IrGraph
-from fxlab.ir.pbtxt import graph_to_pbtxt, pbtxt_to_graph
+from fxlab.ir.pbtxt import graph_to_pbtxt
 from fxlab.saved_layout import IR_JSON_FILE, IR_PB_FILE, IR_PBTXT_FILE, IR_PY_FILE
-
-
-class IrFileError(FxlabError):
-    """An Ascend IR file that cannot be read."""
 
 
 # Strict JSON: no NaN/Infinity, complex as pairs (fxlab/ir/json_values.py, README).
@@ -52,28 +45,3 @@ def ir_dump_files(graph: IrGraph, py_text: str) -> dict[str, bytes | str]:
         IR_PBTXT_FILE: graph_to_pbtxt(graph),
         IR_PY_FILE: py_text,
     }
-
-
-def read_ir(path: str | Path) -> IrGraph:
-    """Read an IR graph from ``ascend_ir.json``, ``.pb`` or ``.pbtxt`` (by suffix)."""
-    file = Path(path)
-    suffix = file.suffix.lower()
-    if suffix not in (".json", ".pb", ".pbtxt"):
-        raise IrFileError(
-            f"{file}: cannot tell the IR format from the suffix {suffix!r}. Pass a .json, .pb or .pbtxt file (fxlab writes ascend_ir.json/.pb/.pbtxt)."
-        )
-    try:
-        if suffix == ".pb":
-            return decode_model_def(file.read_bytes())
-        text = file.read_text(encoding="utf-8")
-        if suffix == ".pbtxt":
-            return pbtxt_to_graph(text)
-        return IrGraph.from_json(json.loads(text))
-    except FileNotFoundError as exc:
-        raise IrFileError(
-            f"{file} does not exist. Check the path; `fxlab trace MODEL.py --out DIR` writes DIR/graph_<k>/ascend_ir.*."
-        ) from exc
-    except (GeProtoError, UnicodeDecodeError, ValueError, KeyError, TypeError) as exc:
-        raise IrFileError(
-            f"{file} is not a readable Ascend IR {suffix} file ({type(exc).__name__}: {exc}). Write it again with fxlab, or check that it holds a GE ModelDef."
-        ) from exc

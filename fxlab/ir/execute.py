@@ -25,7 +25,6 @@ import torch
 from fxlab.ir import kernels  # noqa: F401 - registers the reference kernels
 from fxlab.ir.concrete_shapes import size_bindings, with_concrete_descs
 from fxlab.ir.graph_inputs import graph_input_index, sym_pack_value
-from fxlab.ir.host_outputs import converter_fx_outputs
 from fxlab.ir.kernels.registry import KERNEL_RESOLVERS, KERNELS, Kernel
 from fxlab.ir.kernels.rng import rng_offsets
 from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp
@@ -88,15 +87,6 @@ def execute(
         for index, value in enumerate(results):
             values[f"{op.name}:{index}"] = value
     return outputs
-
-
-def execute_converted(graph: IrGraph, inputs: Sequence[torch.Tensor]) -> list[Any]:
-    """Run ``graph``; the FX graph's outputs as its converters computed them: the
-    ``NetOutput`` values, and for an output TorchAir makes on the host (a view of an
-    input, a size) the value of the GE op its converter emitted, read by nothing
-    (:func:`fxlab.ir.host_outputs.converter_fx_outputs`). What a converter test checks."""
-    values: dict[str, Any] = {}
-    return converter_fx_outputs(graph, inputs, execute(graph, inputs, values), values)
 
 
 def _graph_input(graph: IrGraph, op: IrOp, inputs: Sequence[torch.Tensor]) -> torch.Tensor:

@@ -36,12 +36,6 @@ def graph_input_index(graph: IrGraph, data_index: int) -> int:
     return data_index if attr is None else attr.value[data_index]
 
 
-def ge_inputs(graph: IrGraph, inputs: Sequence[Any]) -> list[Any]:
-    """The inputs GE receives, in ``Data`` index order, from the caller's ``inputs``."""
-    attr = graph.attrs.get(INPUT_INDICES_ATTR)
-    return list(inputs) if attr is None else [inputs[i] for i in attr.value]
-
-
 def sym_pack_value(op: IrOp, inputs: Sequence[Any]) -> torch.Tensor | None:
     """What the host feeds a ``Data`` made of several size inputs (``None`` for any other
     ``Data``): the sizes, as one int64 tensor."""

@@ -9,7 +9,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from fxlab.npu_dumps.model import FusionResult, PassCount
+from fxlab.npu_dumps.dump_model import FusionResult, PassCount
 from fxlab.npu_dumps.proto_text import DumpReadError
 
 KEY = "session_and_graph_id"

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from fxlab.npu_dumps.ge_ops import op_from_json, op_from_message
-from fxlab.npu_dumps.model import GE_PROTO, OM_JSON, DumpGraph
+from fxlab.npu_dumps.dump_model import GE_PROTO, OM_JSON, DumpGraph
 from fxlab.npu_dumps.names import DumpName
 from fxlab.npu_dumps.proto_text import DumpReadError, Progress, TextReader, read_text
 from fxlab.npu_dumps.schemas import ge_model_def

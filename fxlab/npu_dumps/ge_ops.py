@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fxlab.npu_dumps.model import DumpOp, OutputInfo
+from fxlab.npu_dumps.dump_model import DumpOp, OutputInfo
 from fxlab.npu_dumps.names import inserted_by_name
 
 ORIGINAL_NAMES = "_datadump_original_op_names"

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from fxlab.ir.model import IrGraph
-from fxlab.npu_dumps.model import DumpGraph, DumpOp, DumpSet, TorchAirGraph, TorchAirOp
+from fxlab.npu_dumps.dump_model import DumpGraph, DumpOp, DumpSet, TorchAirGraph, TorchAirOp
 from fxlab.npu_dumps.names import fx_node_of_tensor_name
 
 TRACE_FORMAT = "fxlab_trace"

@@ -20,15 +20,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from fxlab.npu_dumps.model import GE_ONNX, GE_PROTO, TORCHAIR_PBTXT, TORCHAIR_PY, TORCHAIR_TXT
+from fxlab.npu_dumps.dump_model import GE_ONNX, GE_PROTO, TORCHAIR_PBTXT, TORCHAIR_PY, TORCHAIR_TXT
 
 _GE_DUMP = re.compile(r"^ge_(?P<kind>proto|onnx)_(?P<index>\d+)_(?:(?:aclop_)?graph_(?P<graph>\d+)_)?(?P<phase>.+)\.(?P<ext>txt|pbtxt)$")
 _TORCHAIR_DUMP = re.compile(
     r"^dynamo_(?P<stage>original|optimized)_graph_(?P<n>\d+)(?:_rank_\d+)?(?:_pid_\d+)?(?:_ts_\d+)?\.(?P<ext>txt|pbtxt|py)$"
 )
 _TORCHAIR_EXT = {"txt": TORCHAIR_TXT, "pbtxt": TORCHAIR_PBTXT, "py": TORCHAIR_PY}
-_SK_NAME = re.compile(r"^sk_(?P<scope>.+?)_start_(?P<first>.+)_end_(?P<last>.+)$")
-_SPLIT_SCOPE = re.compile(r"^(?P<base>.+?)_split_(?P<begin>-?\d+)_(?P<end>-?\d+)$")
 _FX_TENSOR = re.compile(r"^(?P<node>[^-]+)-(?P<target>.*)\.OUTPUT\.(?P<path>[\w.]+)$")
 
 PARTITION_TYPES = ("PlaceHolder", "End")
@@ -72,31 +70,6 @@ def inserted_by_name(name: str, op_type: str) -> bool:
     if op_type in PARTITION_TYPES and re.match(rf"^{op_type}\d+$", name):
         return True
     return bool(re.match(r"^super_kernel_sub_graph\d+_(innerdata_\d+|inner_netoutput)$", name))
-
-
-@dataclass(frozen=True)
-class SuperKernelName:
-    """The parts of ``sk_<scope>_start_<first>_end_<last>``: the scope as the user named
-    it, GE's split of it (topological ids) when GE split it, the first and last member."""
-
-    scope: str
-    base_scope: str
-    split: tuple[int, int] | None
-    first: str
-    last: str
-
-
-def super_kernel_name(name: str) -> SuperKernelName | None:
-    match = _SK_NAME.match(name)
-    if match is None:
-        return None
-    scope = match.group("scope")
-    split = _SPLIT_SCOPE.match(scope)
-    if split is None:
-        return SuperKernelName(scope, scope, None, match.group("first"), match.group("last"))
-    return SuperKernelName(
-        scope, split.group("base"), (int(split.group("begin")), int(split.group("end"))), match.group("first"), match.group("last")
-    )
 
 
 def fx_node_of_tensor_name(value: str) -> str | None:

@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from fxlab.npu_dumps.ge_ops import RawDesc, attr_def_value, build_op
-from fxlab.npu_dumps.model import GE_ONNX, DumpGraph, DumpOp
+from fxlab.npu_dumps.dump_model import GE_ONNX, DumpGraph, DumpOp
 from fxlab.npu_dumps.names import DumpName
 from fxlab.npu_dumps.proto_text import Progress, TextReader, read_text
 from fxlab.npu_dumps.schemas import ge_attr_def, message_class

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fxlab.npu_dumps.model import DumpGraph, DumpSet
+from fxlab.npu_dumps.dump_model import DumpGraph, DumpSet
 from fxlab.npu_dumps.names import SUB_GRAPH_PHASE
 
 

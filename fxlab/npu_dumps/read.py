@@ -13,7 +13,7 @@ from pathlib import Path
 
 from fxlab.npu_dumps.fusion_result import read_fusion_result
 from fxlab.npu_dumps.ge_dump import read_ge_proto, read_om_json
-from fxlab.npu_dumps.model import GE_ONNX, GE_PROTO, TORCHAIR_PBTXT, TORCHAIR_PY, TORCHAIR_TXT, DumpGraph, DumpSet
+from fxlab.npu_dumps.dump_model import GE_ONNX, GE_PROTO, TORCHAIR_PBTXT, TORCHAIR_PY, TORCHAIR_TXT, DumpGraph, DumpSet
 from fxlab.npu_dumps.names import SUPER_KERNEL_TYPE, DumpName, dump_name
 from fxlab.npu_dumps.onnx_dump import read_ge_onnx
 from fxlab.npu_dumps.proto_text import DumpReadError, Progress

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from fxlab.npu_dumps.model import TORCHAIR_PBTXT, TORCHAIR_PY, TORCHAIR_TXT, TorchAirGraph, TorchAirOp
+from fxlab.npu_dumps.dump_model import TORCHAIR_PBTXT, TORCHAIR_PY, TORCHAIR_TXT, TorchAirGraph, TorchAirOp
 from fxlab.npu_dumps.names import fx_node_of_tensor_name
 from fxlab.npu_dumps.proto_text import DumpReadError, Progress, TextReader, read_text
 from fxlab.npu_dumps.schemas import ge_graph_def, ge_tensor_descriptor, message_class

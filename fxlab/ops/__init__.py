@@ -3,7 +3,7 @@
 Importing this package defines the seed ops ``torch.ops.npu.npu_add_custom``,
 ``torch.ops.npu.my_op`` and ``torch.ops.npu.my_inplace`` (reusing them when torch_npu
 already defines them) together with their converters, prototypes and reference kernels.
-The checks behind ``fxlab ops check`` live in :mod:`fxlab.ops.check`; a converter that
+The checks behind ``fxlab ops check`` live in :mod:`fxlab.ops.op_check`; a converter that
 emits GE ops fxlab has no CPU reference for registers one with :func:`reference_kernel`.
 """
 

@@ -25,7 +25,7 @@ import torch
 
 from fxlab.errors import FxlabError
 from fxlab.ops.prototype import PROTOTYPES, Prototype, load_prototype
-from fxlab.passes.converters.registry import CONVERTERS, Converter, Sample, register_converter
+from fxlab.passes.converters.registry import CONVERTERS, Sample, register_converter
 
 # Device names users write -> dispatch keys.
 DEVICE_KEYS = {
@@ -89,12 +89,6 @@ class CustomOpRegistry:
 
     def get(self, overload: Any) -> CustomOp | None:
         return self._ops.get(overload)
-
-    def by_qualname(self, qualname: str) -> CustomOp | None:
-        for op in self._ops.values():
-            if op.qualname == qualname:
-                return op
-        return None
 
     def __iter__(self) -> Iterator[CustomOp]:
         return iter(list(self._ops.values()))
@@ -261,10 +255,6 @@ def _caller_location() -> str:
         return f"{caller.f_code.co_filename}:{caller.f_lineno}" if caller else "?"
     finally:
         del frame
-
-
-def converter_of(overload: Any) -> Converter | None:
-    return CONVERTERS.get(overload)
 
 
 # Ops defined by plugin files loaded in this process (``fxlab ops list`` lists them);

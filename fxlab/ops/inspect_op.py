@@ -1,7 +1,7 @@
 """Facts about a custom op, read from the dispatcher and fxlab's registries: which op a
 name means, its kernels per dispatch key and where they were registered, its fake
 function, its converter, its prototype, and sample inputs (registered or derived from
-the schema). ``fxlab ops list`` shows these; :mod:`fxlab.ops.check` builds on them.
+the schema). ``fxlab ops list`` shows these; :mod:`fxlab.ops.op_check` builds on them.
 """
 
 from __future__ import annotations

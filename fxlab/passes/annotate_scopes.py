@@ -160,8 +160,3 @@ def _store(node: fx.Node, open_spans: Sequence[ScopeSpan], attrs: dict[str, Any]
             span.nodes.append(node.name)
     else:
         node.meta[MARKER_KEY] = marker
-
-
-def node_scopes(node: fx.Node) -> list[dict[str, Any]]:
-    """The stored scope stack of ``node`` (empty when the pass has not run)."""
-    return list(node.meta.get(SCOPES_KEY, []))

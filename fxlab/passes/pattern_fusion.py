@@ -20,7 +20,6 @@ max-autotune mode (:mod:`fxlab.passes.torchair_patterns`); the reduce-overhead o
 from __future__ import annotations
 
 import inspect
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -251,7 +250,3 @@ def _one_execution_scope(nodes: list[fx.Node]) -> bool:
     """npugraph_ex's rule: nor two deterministic levels, nor two core limits."""
     scopes = [n.meta.get(SCOPE_METADATA_KEY, (None, None)) for n in nodes if n.op == "call_function"]
     return len({s[0] for s in scopes}) <= 1 and len({s[1] for s in scopes}) <= 1
-
-
-def inductor_loaded() -> bool:
-    return "torch._inductor.pattern_matcher" in sys.modules

@@ -36,11 +36,6 @@ def _plan(options: TorchAirOptions) -> tuple[FxPassPlan, list[NamedPass[fx.Graph
     return plan, passes
 
 
-def planned_passes(options: TorchAirOptions) -> list[NamedPass[fx.GraphModule]]:
-    """The passes ``options`` enable, in TorchAir's order (as a GE graph, whatever the mode)."""
-    return _plan(options)[1]
-
-
 def pre_ge_graph(functional: fx.GraphModule, options: TorchAirOptions | None = None) -> FxStageResult:
     """A copy of ``functional`` after TorchAir's pre-conversion passes, and what each did."""
     plan, passes = _plan(options or TorchAirOptions())

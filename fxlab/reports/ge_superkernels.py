@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from fxlab.npu_dumps.model import DumpGraph, DumpOp
+from fxlab.npu_dumps.dump_model import DumpGraph, DumpOp
 from fxlab.npu_dumps.names import SUPER_KERNEL_TYPE
 from fxlab.reports.scope_report import ScopeReport
 

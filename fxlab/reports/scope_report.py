@@ -188,9 +188,6 @@ class ScopeReport:
     ops_under_global_limit: int = 0
     empty_scopes: list[EmptyScope] = field(default_factory=list)  # scopes no GE op carries
 
-    def findings_of(self, code: str) -> list[Finding]:
-        return [f for f in self.findings if f.code == code]
-
     @property
     def has_errors(self) -> bool:
         return any(f.severity == "error" for f in self.findings)

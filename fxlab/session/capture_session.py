@@ -25,7 +25,7 @@ from fxlab.capture.ranks import RankHooks
 from fxlab.capture.request import TraceRequest
 from fxlab.capture.torch_logs import torch_warnings_as_notes
 from fxlab.capture.trace import Trace
-from fxlab.compat.collectives import torchair_collectives
+from fxlab.compat.collective_capture import torchair_collectives
 from fxlab.compat.layer import compat_layer
 from fxlab.errors import FxlabError, UsageError
 from fxlab.compat.torchair_backend_run import TorchAirBackend

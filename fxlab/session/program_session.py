@@ -22,7 +22,7 @@ from fxlab.capture.loader import load_python_file
 from fxlab.capture.program import ProgramCapture, ProgramTrace
 from fxlab.capture.ranks import RankHooks
 from fxlab.capture.request import TraceRequest
-from fxlab.compat.collectives import torchair_collectives
+from fxlab.compat.collective_capture import torchair_collectives
 from fxlab.compat.layer import compat_layer
 from fxlab.compat.program_backends import classifier
 from fxlab.session.torchair_side import TorchAirSide, torchair_side

@@ -1,34 +1,25 @@
-"""Graphviz DOT text for FX stages and the Ascend IR; returns text, never prints.
+"""The pieces of Graphviz DOT text a trace's pictures (``viz/pictures.py``) are made of;
+returns text, never prints.
 
-FX stage: one box per node, labelled with its name, target and output dtype/shape;
-in-place ops, ``copy_`` epilogues, ``auto_functionalized*`` nodes and scope markers are
-filled in the colours the console views use (``trace_views.KIND_STYLE``); nodes inside
-``air::scope_enter``/``scope_exit`` pairs sit in nested clusters, one per scope.
-
-Ascend IR: one box per GE op (type, name, output desc, core limits, ``Const`` values);
-edges from ``"producer:idx"`` inputs, dashed for control edges (``"producer:-1"``); the ops
-one FX node became share a cluster, and those sit inside a coloured cluster per
-SuperKernel scope. ``FxlabUnsupported`` ops are red.
-
-Both emitters walk the graph once and emit in graph order, so the text is deterministic
-and linear in the size of the graph. They draw every node; a trace's pictures fold the
-big graphs first (``viz/pictures.py``), reusing the node lines and scope styles here.
+An FX node's box: its name, target and output dtype/shape, filled in the colours the
+console views use for in-place ops, ``copy_`` epilogues, ``auto_functionalized*`` nodes and
+scope markers (``trace_views.KIND_STYLE``); its edges from the node's recorded inputs. A GE
+op's box: type, name, output desc, core limits, ``Const`` values; ``FxlabUnsupported`` ops
+in red. Scope clusters in the colour the console gives the scope's name.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
 from dataclasses import dataclass, field
 from typing import Any
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 
 from fxlab.capture.trace import StageTrace, TensorMeta
 from fxlab.escape import visible
-from fxlab.ir.model import UNKNOWN_RANK, IrGraph, IrOp, TensorDesc
+from fxlab.ir.model import UNKNOWN_RANK, IrOp, TensorDesc
 from fxlab.viz.trace_views import KIND_STYLE
-from fxlab.stage_names import ASCEND_IR
 
 # (fill, border) for each console colour name used by KIND_STYLE, plus red for errors.
 PALETTE: dict[str, tuple[str, str]] = {
@@ -104,21 +95,6 @@ def fx_node_views(stage: StageTrace) -> list[FxNodeView]:
     return [FxNodeView(r.name, r.op, r.target, r.outputs, r.kind, r.scopes, list(r.inputs)) for r in stage.nodes]
 
 
-def fx_stage_dot(stage: StageTrace, name: str = "fx", title: str = "") -> str:
-    """DOT text of one recorded FX stage."""
-    views = fx_node_views(stage)
-    lines = open_graph(name, title, len(views))
-    layout_edges: list[str] = []
-    _emit_scope_tree(lines, _scope_tree(views), 1, layout_edges)
-    quoted = {view.name: quote(view.name) for view in views}  # each name is in several edges
-    for view in views:
-        dst = quoted[view.name]
-        lines.extend(f"  {quoted.get(src) or quote(src)} -> {dst};" for src in view.inputs)
-    lines.extend(layout_edges)
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
 def fx_node_line(view: FxNodeView) -> str:
     label = [view.name]
     if view.op not in ("placeholder", "output", "get_attr"):
@@ -146,11 +122,6 @@ def meta_signature(meta: TensorMeta) -> str:
     return _signature_of(meta.dtype, tuple(meta.shape))
 
 
-@functools.lru_cache(maxsize=4096)
-def _signature_of(dtype: str, shape: tuple[int | str, ...]) -> str:
-    return f"{dtype}[{', '.join(map(str, shape))}]"
-
-
 def _signatures(signatures: Sequence[str]) -> str:
     shown = list(signatures[:MAX_OUTPUTS_SHOWN])
     if len(signatures) > MAX_OUTPUTS_SHOWN:
@@ -158,49 +129,9 @@ def _signatures(signatures: Sequence[str]) -> str:
     return ", ".join(shown)
 
 
-@dataclass
-class _ScopeCluster:
-    frame: dict[str, Any] | None
-    children: dict[Any, _ScopeCluster] = field(default_factory=dict)
-    nodes: list[FxNodeView] = field(default_factory=list)
-
-
-def _scope_tree(views: Iterable[FxNodeView]) -> _ScopeCluster:
-    """Scopes nest as a stack, so each node's frame list is a path in one tree."""
-    root = _ScopeCluster(frame=None)
-    for view in views:
-        cluster = root
-        for position, frame in enumerate(view.scopes):
-            key = frame.get("index", position)
-            cluster = cluster.children.setdefault(key, _ScopeCluster(frame=frame))
-        cluster.nodes.append(view)
-    return root
-
-
-def _emit_scope_tree(lines: list[str], cluster: _ScopeCluster, depth: int, layout_edges: list[str]) -> None:
-    pad = "  " * depth
-    lines.extend(pad + fx_node_line(view) for view in cluster.nodes)
-    for key, child in cluster.children.items():
-        lines.append(f"{pad}subgraph {quote(f'cluster_scope_{key}')} {{")
-        lines.extend(f"{pad}  {line};" for line in scope_cluster_style(child.frame or {}))
-        _emit_scope_tree(lines, child, depth + 1, layout_edges)
-        lines.append(f"{pad}}}")
-        layout_edges.extend(_marker_layout_edges(child.nodes))
-
-
-def _marker_layout_edges(members: Sequence[FxNodeView]) -> list[str]:
-    """Markers have no data edges; invisible edges draw a scope's scope_enter at its top
-    and its scope_exit at its bottom."""
-    edges = []
-    for position, view in enumerate(members):
-        if view.kind != "scope":
-            continue
-        is_enter = "scope_enter" in view.target
-        neighbour = position + 1 if is_enter else position - 1
-        if 0 <= neighbour < len(members) and (is_enter or members[neighbour].kind != "scope"):
-            src, dst = (view, members[neighbour]) if is_enter else (members[neighbour], view)
-            edges.append(f'  {quote(src.name)} -> {quote(dst.name)} [style="invis"];')
-    return edges
+@functools.lru_cache(maxsize=4096)
+def _signature_of(dtype: str, shape: tuple[int | str, ...]) -> str:
+    return f"{dtype}[{', '.join(map(str, shape))}]"
 
 
 def scope_cluster_style(frame: Mapping[str, Any]) -> list[str]:
@@ -237,59 +168,6 @@ def core_limit_text(aicore: Any, vectorcore: Any) -> str:
 
 
 # ---------------------------------------------------------------- Ascend IR
-
-
-def ir_graph_dot(ir: IrGraph, name: str = ASCEND_IR, title: str = "") -> str:
-    """DOT text of an Ascend IR graph: ops clustered by FX node inside SuperKernel scopes."""
-    lines = open_graph(name, title, len(ir.ops))
-    known = {op.name for op in ir.ops}
-    cluster_ids = itertools.count()
-    for sk_name, fx_groups in _group_ops(ir.ops).items():
-        depth = 1
-        if sk_name:
-            lines.append(f"  subgraph {quote(f'cluster_sk_{sk_name}')} {{")
-            lines.extend(f"    {line};" for line in _sk_cluster_style(sk_name, fx_groups))
-            depth = 2
-        for fx_node, ops in fx_groups.items():
-            _emit_fx_group(lines, fx_node, ops, depth, cluster_ids)
-        if sk_name:
-            lines.append("  }")
-    lines.extend(_missing_producer_lines(ir.ops, known))
-    for op in ir.ops:
-        lines.extend(_edge_lines(op))
-    lines.append("}")
-    return "\n".join(lines) + "\n"
-
-
-def _group_ops(ops: Iterable[IrOp]) -> dict[str, dict[str | None, list[IrOp]]]:
-    """SuperKernel scope name ('' outside any) -> FX node -> its ops, in first-seen order."""
-    groups: dict[str, dict[str | None, list[IrOp]]] = {}
-    for op in ops:
-        sk_name = str(op.attr_value("_super_kernel_scope", "") or "")
-        groups.setdefault(sk_name, {}).setdefault(op.fx_node, []).append(op)
-    return groups
-
-
-def _sk_cluster_style(sk_name: str, fx_groups: Mapping[str | None, list[IrOp]]) -> list[str]:
-    first = next(iter(fx_groups.values()))[0]
-    options = str(first.attr_value("_super_kernel_options", "") or "")
-    fill, border = scope_colour(sk_name)
-    label = f"SuperKernel {sk_name}" + (f"\n{options}" if options else "")
-    return [f"label={quote(label)}", 'style="filled,rounded"', f"fillcolor={quote(fill)}", f"color={quote(border)}", 'penwidth="2"']
-
-
-def _emit_fx_group(lines: list[str], fx_node: str | None, ops: list[IrOp], depth: int, cluster_ids: Iterator[int]) -> None:
-    pad = "  " * depth
-    if fx_node is None or len(ops) == 1:
-        # A one-op group needs no box: the op's label names its FX node instead.
-        lines.extend(pad + ir_op_line(op, fx_node if len(ops) == 1 else None) for op in ops)
-        return
-    source = short_source(ops[0].source)
-    label = f"fx: {fx_node}" + (f"  ({source})" if source else "")
-    lines.append(f"{pad}subgraph {quote(f'cluster_fx_{next(cluster_ids)}')} {{")
-    lines.append(f'{pad}  label={quote(label)}; style="dashed,rounded"; color="#777777";')
-    lines.extend(f"{pad}  {ir_op_line(op, None)}" for op in ops)
-    lines.append(f"{pad}}}")
 
 
 def ir_op_line(op: IrOp, lone_fx_node: str | None) -> str:
@@ -339,36 +217,6 @@ def desc_signature(desc: TensorDesc) -> str:
     if tuple(desc.shape) == UNKNOWN_RANK:
         return f"{dtype}[*]"
     return f"{dtype}[{', '.join('?' if d == -1 else str(d) for d in desc.shape)}]"
-
-
-def _edge_lines(op: IrOp) -> list[str]:
-    lines = []
-    for text in op.inputs:
-        if not text:  # an optional input left empty
-            continue
-        producer, _, index = text.rpartition(":")
-        if index == "-1":
-            lines.append(f'  {quote(producer)} -> {quote(op.name)} [style="dashed", color="#999999"];')
-        elif index not in ("0", ""):
-            lines.append(f"  {quote(producer)} -> {quote(op.name)} [label={quote(index)}];")
-        else:
-            lines.append(f"  {quote(producer or text)} -> {quote(op.name)};")
-    return lines
-
-
-def _missing_producer_lines(ops: Iterable[IrOp], known: set[str]) -> list[str]:
-    """Inputs naming an op the graph does not have: drawn red, so they are not missed."""
-    missing: dict[str, None] = {}
-    for op in ops:
-        for text in op.inputs:
-            producer = text.rpartition(":")[0] if ":" in text else text
-            if producer and producer not in known:
-                missing[producer] = None
-    border = PALETTE["red"][1]
-    return [
-        f'  {quote(p)} [label={quote(p + chr(10) + "(not in graph)")}, style="dashed", color={quote(border)}, fontcolor={quote(border)}];'
-        for p in missing
-    ]
 
 
 def short_source(source: str | None) -> str:

@@ -58,18 +58,6 @@ class LinesPanel:
         yield from bottom
         yield Segment.line()
 
-    def rich_panel(self) -> Panel:
-        """The same panel through rich (what large stages were printed with before)."""
-        text = Text()
-        for line in self.lines[:-1] if self.lines and not self.lines[-1].text else self.lines:
-            piece = Text(line.text)
-            piece.stylize(line.style)
-            if line.tag:
-                piece.append(line.tag, style=line.tag_style)
-            text.append_text(piece)
-            text.append("\n")
-        return Panel(text, title=Text(self.title), title_align="left", border_style=self.border_style)
-
 
 class _StyleCache(dict):
     def __init__(self, console: Console) -> None:

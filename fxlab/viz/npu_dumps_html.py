@@ -10,12 +10,12 @@ import html
 from typing import Any
 
 from fxlab.escape import visible
-from fxlab.npu_dumps.model import DumpGraph, DumpSet
+from fxlab.npu_dumps.dump_model import DumpGraph, DumpSet
 from fxlab.npu_dumps.phases import phase_chains
 from fxlab.stage_names import ASCEND_IR
 from fxlab.viz.fold import FoldOptions, GroupKey, Leaf, fold
 from fxlab.viz.html_report import page_html, viewer_html
-from fxlab.viz.npu_dumps import what_ge_did
+from fxlab.viz.npu_dump_views import what_ge_did
 from fxlab.viz.trace_views import relative_paths
 from fxlab.viz.viewer_data import GROUP_FIELDS, NODE_FIELDS, VIEW_CAP, group_rows, stage_dict, viewer_data
 

@@ -1,5 +1,5 @@
 """A trace's pictures: each stage folded by module (see ``fold``), as DOT text. The
-command line writes them and draws them with graphviz (:mod:`fxlab.cli.pictures`); a
+command line writes them and draws them with graphviz (:mod:`fxlab.cli.picture_files`); a
 stage ``dot`` cannot draw is drawn again folded to :data:`FALLBACK_CAP` boxes.
 """
 

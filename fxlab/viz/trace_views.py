@@ -17,7 +17,7 @@ from rich.table import Table
 from rich.text import Text
 
 from fxlab.capture.trace import GraphTrace, StageTrace, Trace
-from fxlab.viz.calls import calls_view
+from fxlab.viz.call_views import calls_view
 from fxlab.viz.fast_lines import Cell, LinesPanel, LinesTable, StyledLine
 from fxlab.viz.safe_text import plain, visible
 from fxlab.stage_names import ACLGRAPH, ASCEND_IR, ATEN, DYNAMO, FUNCTIONAL, PRE_GE

@@ -9,7 +9,7 @@ import torch.fx as fx
 
 from fxlab.capture.readable import torch_print_readable
 from fxlab.capture.readable_fast import fast_print_readable
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 
 EXAMPLES = ["inplace_ops", "my_inplace", "my_op", "npu_add_custom", "graph_break", "llama_decoder"]
 

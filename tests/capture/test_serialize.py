@@ -24,7 +24,7 @@ from fxlab.capture.trace import CheckResult, NodeRecord, Provenance, TensorMeta,
 from fxlab.cli.files import save_trace
 from fxlab.errors import OutputError
 from fxlab.passes.optimize_fx import optimize_fx_passes
-from fxlab.passes.pre_ge import planned_passes
+from tests.passes.planned import planned_passes
 from fxlab.saved_layout import MANIFEST
 from fxlab.stage_names import GE_GRAPH_PASSES, PRE_GE
 from tests.conftest import EXAMPLES

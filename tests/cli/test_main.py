@@ -22,12 +22,12 @@ def test_no_command_shows_help_and_fails():
 
 
 def test_a_bug_in_fxlab_is_one_paragraph_and_exit_70(monkeypatch):
-    import fxlab.cli.trace
+    import fxlab.cli.trace_command
 
     def broken(*args):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(fxlab.cli.trace, "parse_stages", broken)
+    monkeypatch.setattr(fxlab.cli.trace_command, "parse_stages", broken)
     monkeypatch.delenv("FXLAB_DEBUG", raising=False)
     code, _, err = run_main("trace", "model.py")
     assert code == 70 and "Traceback" not in err

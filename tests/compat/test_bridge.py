@@ -12,7 +12,8 @@ import torch
 import torch.nn.functional as F
 from torch._C import DispatchKey
 
-from fxlab.capture.stages import functional_graph, functional_stage
+from fxlab.capture.stages import functional_stage
+from tests.functional_graphs import functional_graph
 from fxlab.compat.bridge import open_torchair, run_torchair_conversion
 from fxlab.compat.native_standins.prototypes import IrPrototype, register_prototype, unregister_prototype
 from fxlab.compat.torchair_loader import _GuardRegistrations

@@ -121,7 +121,7 @@ def torchair(torchair_path):
     """The TorchAir session, with a process group for the collectives (the fake one, of
     four ranks) and fxlab's collective layer opened inside it (TorchAir's npu_define
     operators get fxlab's converters registered)."""
-    from fxlab.compat.collectives import torchair_collectives
+    from fxlab.compat.collective_capture import torchair_collectives
     from tests.conftest import process_group
 
     for session in torchair_session(torchair_path):

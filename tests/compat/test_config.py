@@ -55,7 +55,7 @@ def test_npugraph_ex_scopes_trace_its_own_markers():
             with npugraph_ex.scope.deterministic(1):
                 return y.sum()
 
-        from fxlab.capture.stages import functional_graph
+        from tests.functional_graphs import functional_graph
 
         gm = functional_graph(lambda x: (f(x),), torch.randn(3))
     markers = [(str(n.target), n.args) for n in gm.graph.nodes if "scope" in str(n.target)]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.compat.layer import ANNOUNCEMENTS, compat_layer
 from fxlab.compat.plugins import load_plugin
 from fxlab.errors import ModelLoadError

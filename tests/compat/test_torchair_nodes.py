@@ -30,7 +30,7 @@ def test_another_error_of_that_op_gets_no_rewrite():
 
 # -- a custom in-place op given two views of one tensor ----------------------------------------
 
-from fxlab.capture.stages import functional_graph  # noqa: E402
+from tests.functional_graphs import functional_graph  # noqa: E402
 from fxlab.compat.bridge import run_torchair_conversion  # noqa: E402
 from fxlab.compat.native_standins.prototypes import register_prototype, unregister_prototype  # noqa: E402
 from fxlab.passes.conversion_result import Status  # noqa: E402

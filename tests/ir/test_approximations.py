@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.ir.approximations import GE_APPROXIMATIONS, exact_kernels
 from fxlab.ir.execute import execute
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir

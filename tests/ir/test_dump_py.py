@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.ir import ge
 from fxlab.ir.builder import GraphBuilder, building
 from fxlab.ir.dump_py import HEADER, READABLE_VALUE, graph_to_py

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.ir.execute import execute
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.output_reuse import execute_with_output_reuse, map_assign_to_graph_output
@@ -39,7 +39,7 @@ def test_ref_output_of_assign_is_the_input_memory():
 
 
 def test_values_of_ops_nothing_reads_are_kept_and_converted_outputs_use_them():
-    from fxlab.ir.execute import execute_converted
+    from tests.ir.executing import execute_converted
 
     x = torch.arange(6.0).reshape(2, 3)
     graph = convert_to_ascend_ir(functional_graph(lambda x: (x.t(), x + x), x), name="g").graph

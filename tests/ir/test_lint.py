@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.ir.lint import IrLintError, lint_ir
 from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir

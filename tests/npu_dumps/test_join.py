@@ -101,7 +101,7 @@ def test_torchair_py_dump_alone_gives_fx_nodes_and_lines(folder):
 
 
 def test_an_op_renamed_by_ge_maps_through_its_outputs_origin_name():
-    from fxlab.npu_dumps.model import DumpGraph, DumpOp, DumpSet, OutputInfo, TorchAirGraph, TorchAirOp
+    from fxlab.npu_dumps.dump_model import DumpGraph, DumpOp, DumpSet, OutputInfo, TorchAirGraph, TorchAirOp
 
     renamed = DumpOp(
         "Add_fused_out", "Add", originals=["Add_fused_out"], outputs=[OutputInfo(0, origin_name="Add_2", origin_output_index=0)]

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from google.protobuf import json_format, text_format
 
-from fxlab.npu_dumps.names import dump_name, fx_node_of_tensor_name, inserted_by_name, super_kernel_name
+from fxlab.npu_dumps.names import dump_name, fx_node_of_tensor_name, inserted_by_name
 from fxlab.npu_dumps.proto_text import DumpReadError
 from fxlab.npu_dumps.read import read_dumps
 from fxlab.npu_dumps.schemas import ge_model_def
@@ -36,8 +36,6 @@ def test_names():
         inserted_by_name(n, t)
         for n, t in [("trans_Cast_10", "Cast"), ("PlaceHolder3", "PlaceHolder"), ("End0", "End"), ("Cast_10", "Cast")]
     ] == [True, True, True, False]
-    sk = super_kernel_name("sk_mlp_split_7_13_start_Transpose_end_trans_TransData_1")
-    assert (sk.base_scope, sk.split, sk.first, sk.last) == ("mlp", (7, 13), "Transpose", "trans_TransData_1")
     assert fx_node_of_tensor_name("add_1-aten.add.Tensor.OUTPUT.0") == "add_1"
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from fxlab.npu_dumps.model import DumpGraph
+from fxlab.npu_dumps.dump_model import DumpGraph
 from fxlab.npu_dumps.phases import phase_chains
 from fxlab.npu_dumps.read import read_dumps
 

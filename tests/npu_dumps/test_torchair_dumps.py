@@ -11,7 +11,7 @@ import pytest
 import torch
 
 import fxlab.compat.bridge as bridge
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.npu_dumps.read import read_dumps
 from tests.conftest import torchair_session
 

@@ -7,7 +7,7 @@ import torch
 
 import fxlab.ops as ops
 from fxlab.ops import seeds
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.ir.execute import execute
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 

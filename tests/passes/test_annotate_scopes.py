@@ -7,7 +7,7 @@ import torch
 import torch.fx as fx
 
 from fxlab import scope
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.annotate_scopes import (
     MARKER_KEY,
     SCOPE_ATTRS_KEY,

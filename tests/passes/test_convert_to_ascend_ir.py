@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.ir import ge
 from fxlab.ir.model import DataType
 from fxlab.passes.conversion_result import UNSUPPORTED_OP_TYPE, Status

@@ -5,7 +5,7 @@ import json
 
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.ir import ge
 from fxlab.ir.builder import GraphBuilder, Tensor, building
 from fxlab.ir.model import DataType, IrOp, TensorDesc

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.infra import PassManager
 from fxlab.passes.optimize_fx import example_inputs, optimize_fx_passes
 from fxlab.passes.torchair_options import TorchAirOptions

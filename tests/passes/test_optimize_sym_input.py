@@ -3,7 +3,8 @@ from __future__ import annotations
 import torch
 import torch.fx as fx
 
-from fxlab.capture.stages import functional_graph, functional_stage
+from fxlab.capture.stages import functional_stage
+from tests.functional_graphs import functional_graph
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.ge_passes import ge_graph_passes
 from fxlab.passes.optimize_sym_input import optimize_sym_input

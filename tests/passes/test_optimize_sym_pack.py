@@ -43,7 +43,7 @@ def test_after_the_ge_passes_only_the_packed_input_is_left_and_matches_eager():
 
 
 def test_a_graph_without_such_a_pack_is_left_alone():
-    from fxlab.capture.stages import functional_graph
+    from tests.functional_graphs import functional_graph
 
     graph = convert_to_ascend_ir(functional_graph(lambda x: torch.zeros(2, 3) + x, torch.randn(2, 3)), "g").graph
     before = [op.name for op in graph.ops]

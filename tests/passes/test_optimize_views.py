@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from fxlab import scope
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.optimize_views import FIRST_REBUILD, GE_OWNER_KEY, optimize_views, rebuild_steps
 from fxlab.passes.view_to_reshape import view_to_reshape

@@ -6,7 +6,7 @@ from typing import Any, Callable
 
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.ir.builder import GraphBuilder, building
 from fxlab.ir.host_outputs import fx_outputs_of
 from fxlab.ir import ge

@@ -3,10 +3,11 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.infra import PassFailedError
-from fxlab.passes.pre_ge import planned_passes, pre_ge_graph
+from fxlab.passes.pre_ge import pre_ge_graph
+from tests.passes.planned import planned_passes
 from fxlab.passes.torchair_options import TorchAirOptions
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.ir.execute import execute
 from fxlab.ir.graph_inputs import INPUT_INDICES_ATTR
 from fxlab.ir.lint import lint_ir

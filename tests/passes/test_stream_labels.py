@@ -3,7 +3,7 @@ from __future__ import annotations
 import torch
 
 import fxlab.scope as scope
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.stream_labels import SCOPE_METADATA_KEY, STREAM_KEY, annotate_stream_scopes, on_one_stream
 
 

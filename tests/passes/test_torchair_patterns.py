@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.torchair_patterns import fuse_torchair_patterns
-from fxlab.passes.pre_ge import planned_passes, pre_ge_graph
+from fxlab.passes.pre_ge import pre_ge_graph
+from tests.passes.planned import planned_passes
 from fxlab.passes.torchair_options import TorchAirOptions
 from tests.conftest import torchair_session
 from tests.passes.converters.npu_fixtures import npu_ops  # noqa: F401 - the fixture

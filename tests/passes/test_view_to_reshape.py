@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.view_to_reshape import view_to_reshape
 
 

@@ -10,7 +10,7 @@ from typing import Any
 
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.reports.conversion_summary import (
     CSV_COLUMNS,
     ConversionSummary,

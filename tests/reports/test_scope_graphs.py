@@ -18,6 +18,11 @@ import torch
 import torchair
 
 
+def findings_of(report, code: str) -> list:
+    """The report's findings of one code."""
+    return [f for f in report.findings if f.code == code]
+
+
 class Gate(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -45,7 +50,7 @@ def _report(write_model, source: str, name: str):
 
 def _problems(report, code: str) -> list[str]:
     """The findings of ``code``, by what is wrong (after the last ': ')."""
-    return sorted({f.message.rsplit(": ", 1)[1] for f in report.findings_of(code)})
+    return sorted({f.message.rsplit(": ", 1)[1] for f in findings_of(report, code)})
 
 
 def test_a_break_inside_scopes_keeps_every_option_and_core_limit_error(write_model) -> None:
@@ -55,7 +60,7 @@ def test_a_break_inside_scopes_keeps_every_option_and_core_limit_error(write_mod
         "unknown option 'no-such-key'; the known ones are " + ", ".join(KNOWN_OPTIONS)
     ]
     assert _problems(whole, "bad-core-limit") == _problems(broken, "bad-core-limit") == ["AI Core count 30 is above the maximum of Ascend910B1 (24)"]
-    assert not whole.findings_of("unbalanced-scope") and not whole.findings_of("graph-break-in-scope")
+    assert not findings_of(whole, "unbalanced-scope") and not findings_of(whole, "graph-break-in-scope")
 
 
 def test_a_break_inside_scopes_is_reported_per_graph_at_the_models_lines(write_model) -> None:
@@ -66,10 +71,10 @@ def test_a_break_inside_scopes_is_reported_per_graph_at_the_models_lines(write_m
         (0, "super_kernel('gate')", sk_line, False),
         (1, "limit_core_num(30, 8)", limit_line, False),
     ]
-    unpaired = report.findings_of("unbalanced-scope")
+    unpaired = findings_of(report, "unbalanced-scope")
     assert [(f.graph, f.where) for f in unpaired] == [(0, sk_line), (1, limit_line), (2, limit_line)]
     assert all(UNCLOSED_SCOPE_ERROR in f.message for f in unpaired[:2])
-    (broken,) = report.findings_of("graph-break-in-scope")
+    (broken,) = findings_of(report, "graph-break-in-scope")
     assert f"`with` block(s) at {sk_line}, {limit_line}" in broken.message and "(graph(s) 0, 1, 2)" in broken.message
     text = " ".join(f.message for f in report.findings)
     assert "fxlab/scope.py" not in text and "still open" not in text  # the limit block closed before the break

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from fxlab import scope
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.ir import ge
 from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp
 from fxlab.passes.converters.registry import CONVERTERS, ConverterRegistry, register_converter
@@ -22,6 +22,11 @@ from fxlab.reports.scope_report import (
 from fxlab.socs import soc_by_name
 
 A2 = soc_by_name("Ascend910B1")
+
+
+def findings_of(report, code: str) -> list:
+    """The report's findings of one code."""
+    return [f for f in report.findings if f.code == code]
 
 
 @torch.library.custom_op("fxlab_test::hcom_broadcast", mutates_args=())
@@ -124,7 +129,7 @@ def test_an_op_outside_the_scope_between_its_ops_splits_it() -> None:
     assert [o.fx_node for o in sk.ops] == ["add", "add_2"]
     # the Const of `a + 1.0` is skipped (GE ignores non-compute ops); its Add cuts
     assert timeline(report) == [("segment", ["add"]), ("break", "outside", "add_1"), ("segment", ["add_2"])]
-    (split,) = report.findings_of("scope-split")
+    (split,) = findings_of(report, "scope-split")
     assert split.severity == "warning" and "splits into 2 SuperKernel(s)" in split.message
 
 
@@ -140,7 +145,7 @@ def test_an_unfusable_op_inside_the_scope_splits_it_and_says_why() -> None:
     assert timeline(report) == [("segment", ["add"]), ("break", "unfusable", "hcom_broadcast"), ("segment", ["add_1"])]
     brk = report.super_kernels[0].breaks[0]
     assert brk.op.type == "HcomBroadcast" and "AllReduce, ReduceScatter, AllGather and AlltoAll" in brk.reason
-    assert "HcomBroadcast cannot be fused" in report.findings_of("scope-split")[0].message
+    assert "HcomBroadcast cannot be fused" in findings_of(report, "scope-split")[0].message
 
 
 def test_another_scope_between_the_ops_splits_both_ways() -> None:
@@ -175,7 +180,7 @@ def test_bad_options_of_a_scope_are_errors() -> None:
             return x + y
 
     report = report_of(fn, *xy())
-    assert [f.message for f in report.findings_of("bad-option")] == [
+    assert [f.message for f in findings_of(report, "bad-option")] == [
         "SuperKernel scope 'sk': 'stream-fusion' is not key=value (CANN ignores it)",
         "SuperKernel scope 'sk': 'a=b=c' has more than one '='; write one key=value per ':'-separated part",
     ]
@@ -207,12 +212,12 @@ def test_a_graph_break_inside_a_scope_is_reported_graph_by_graph() -> None:
     graphs = dynamo_graphs(fn, *xy())
     assert [[str(n.target) for n in gm.graph.nodes if n.op == "call_function"] for gm in graphs] == [["air.scope_enter"], ["air.scope_exit"]]
     report = build_scope_report([GraphInput(i, gm, None) for i, gm in enumerate(graphs)])
-    opened, closed = report.findings_of("unbalanced-scope")
+    opened, closed = findings_of(report, "unbalanced-scope")
     assert (opened.graph, closed.graph) == (0, 1)
     assert opened.message.startswith("super_kernel('sk') opened at ") and "has no scope_exit in graph 0" in opened.message
     assert "has no scope_enter before it in graph 1" in closed.message
     assert "still open" not in opened.message + closed.message  # no scope carries over from one graph to the next
-    (broken,) = report.findings_of("graph-break-in-scope")
+    (broken,) = findings_of(report, "graph-break-in-scope")
     assert broken.severity == "error" and "(graph(s) 0, 1)" in broken.message and "in no graph" in broken.message
 
 
@@ -225,10 +230,10 @@ def test_super_kernel_in_a_dynamic_graph_is_warned() -> None:
     ir = IrGraph("g", ops=[IrOp("Add", "Add", attrs={"_super_kernel_scope": Attr(AttrKind.STR, "sk")})])
     report = build_scope_report([GraphInput(0, gm, ir)])
     assert report.graphs[0].dynamic
-    (warning,) = report.findings_of("dynamic-shapes")
+    (warning,) = findings_of(report, "dynamic-shapes")
     assert "static graphs only" in warning.message
     static = build_scope_report([GraphInput(0, dynamo_graphs(fn, *xy())[0], ir)])
-    assert not static.findings_of("dynamic-shapes")
+    assert not findings_of(static, "dynamic-shapes")
 
 
 # -- core limits ---------------------------------------------------------------------------
@@ -247,9 +252,9 @@ def test_op_level_limit_wins_over_the_global_one() -> None:
     report = report_of(limited(8, 16), *xy(), global_limit=GlobalCoreLimit(20, 40, "--aicore-num"))
     assert [(r.op.fx_node, r.op_level, r.aicore, r.vectorcore, r.winner) for r in report.core_limits] == [("add_1", ("8", "16"), "8", "16", "op-level")]
     assert report.ops_under_global_limit == 2  # add and add_2 run with 20|40
-    (debug,) = report.findings_of("debug-core-num")
+    (debug,) = findings_of(report, "debug-core-num")
     assert "debug-aic-num=16 exceeds the limit_core_num of ops inside (8)" in debug.message
-    assert not report.findings_of("bad-core-limit")
+    assert not findings_of(report, "bad-core-limit")
 
 
 @pytest.mark.parametrize(
@@ -265,13 +270,13 @@ def test_op_level_limit_wins_over_the_global_one() -> None:
 )
 def test_bad_op_level_core_counts(aicore, vectorcore, problem: str) -> None:
     report = report_of(limited(aicore, vectorcore), *xy())
-    (bad,) = report.findings_of("bad-core-limit")
+    (bad,) = findings_of(report, "bad-core-limit")
     assert bad.severity == "error" and problem in bad.message and bad.where == "Add_1"
 
 
 def test_bad_global_limit_is_an_error() -> None:
     report = report_of(lambda x, y: x + y, *xy(), global_limit=GlobalCoreLimit(30, 48, "config.ge_config.aicore_num"))
-    (bad,) = report.findings_of("bad-core-limit")
+    (bad,) = findings_of(report, "bad-core-limit")
     assert "global aicore_num (config.ge_config.aicore_num): AI Core count 30 is above" in bad.message
 
 

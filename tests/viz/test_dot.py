@@ -5,11 +5,11 @@ from __future__ import annotations
 import torch
 
 from fxlab.capture.records import stage_from_module
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.capture.trace import NodeRecord, StageTrace, TensorMeta
 from fxlab.ir.model import Attr, AttrKind, DataType, IrGraph, IrOp, TensorDesc
 from fxlab.viz import dot
-from fxlab.viz.dot import fx_node_views, fx_stage_dot, ir_graph_dot
+from fxlab.viz.dot import fx_node_views
 
 SK_FRAME = {"index": 0, "enter": "scope_enter", "attrs": {"_super_kernel_scope": "s1", "_super_kernel_options": "stream-fusion=1"}}
 CORE_FRAME = {"index": 1, "enter": "scope_enter_1", "attrs": {"_op_aicore_num": "8", "_op_vectorcore_num": "16"}}
@@ -37,50 +37,6 @@ def small_stage() -> StageTrace:
     return StageTrace(name="functional", code="", nodes=nodes)
 
 
-EXPECTED_STAGE_DOT = r'''digraph "g" {
-  graph [fontname="Helvetica", fontsize=11, labelloc=t, labeljust=l];
-  node [shape=box, style="rounded,filled", fillcolor="white", fontname="Helvetica", fontsize=10];
-  edge [fontname="Helvetica", fontsize=9, color="#555555"];
-  label="graph 0 · functional";
-  "x" [label="x\nfloat32[2]", shape="ellipse"];
-  "y" [label="y\nfloat32[2]", shape="ellipse"];
-  "copy_" [label="copy_\naten.copy_.default\nfloat32[2]\ncopy_ epilogue", fillcolor="#f9d0f3", color="#a3229a", penwidth="2"];
-  "output" [label="output", shape="house"];
-  subgraph "cluster_scope_0" {
-    label="scope 0\nSuperKernel s1\nstream-fusion=1";
-    style="filled,rounded";
-    fillcolor="#d0defa";
-    color="#1f4fb4";
-    "scope_enter" [label="scope_enter\nair.scope_enter.default\nscope marker", fillcolor="#d3f2cc", color="#2e7d32", penwidth="2"];
-    "add_" [label="add_\naten.add_.Tensor\nfloat32[2]\nin-place", fillcolor="#fff3b0", color="#b8860b", penwidth="2"];
-    "scope_exit_1" [label="scope_exit_1\nair.scope_exit.default\nscope marker", fillcolor="#d3f2cc", color="#2e7d32", penwidth="2"];
-    subgraph "cluster_scope_1" {
-      label="scope 1\ncores: aicore 8, vectorcore 16";
-      style="dashed,rounded";
-      color="#777777";
-      "scope_enter_1" [label="scope_enter_1\nair.scope_enter.default\nscope marker", fillcolor="#d3f2cc", color="#2e7d32", penwidth="2"];
-      "relu" [label="relu\naten.relu.default\nfloat32[2]"];
-      "scope_exit" [label="scope_exit\nair.scope_exit.default\nscope marker", fillcolor="#d3f2cc", color="#2e7d32", penwidth="2"];
-    }
-  }
-  "x" -> "add_";
-  "y" -> "add_";
-  "add_" -> "relu";
-  "x" -> "copy_";
-  "relu" -> "copy_";
-  "relu" -> "output";
-  "scope_enter_1" -> "relu" [style="invis"];
-  "relu" -> "scope_exit" [style="invis"];
-  "scope_enter" -> "add_" [style="invis"];
-  "add_" -> "scope_exit_1" [style="invis"];
-}
-'''
-
-
-def test_fx_stage_dot_exact() -> None:
-    assert fx_stage_dot(small_stage(), "g", "graph 0 · functional") == EXPECTED_STAGE_DOT
-
-
 def test_edges_are_the_recorded_inputs_not_names_in_the_argument_text() -> None:
     nodes = [
         NodeRecord("x", "placeholder", "x", ""),
@@ -89,8 +45,6 @@ def test_edges_are_the_recorded_inputs_not_names_in_the_argument_text() -> None:
     ]
     views = fx_node_views(StageTrace("functional", "", nodes))
     assert [v.inputs for v in views] == [[], [], ["h", "x"]]
-    text = fx_stage_dot(StageTrace("functional", "", nodes), "g")
-    assert [line.strip() for line in text.splitlines() if "->" in line] == ['"h" -> "auto";', '"x" -> "auto";']
 
 
 def test_a_recorded_stage_draws_the_edges_of_its_graph_module() -> None:
@@ -99,13 +53,11 @@ def test_a_recorded_stage_draws_the_edges_of_its_graph_module() -> None:
         return x * 2
 
     gm = functional_graph(fn, torch.randn(3), torch.randn(3))
-    drawn = fx_stage_dot(stage_from_module("functional", gm), "g")
-    edges = [line.strip() for line in drawn.splitlines() if "->" in line]
-    assert edges == [f'"{i.name}" -> "{n.name}";' for n in gm.graph.nodes for i in n.all_input_nodes]
+    views = fx_node_views(stage_from_module("functional", gm))
+    assert [(i, v.name) for v in views for i in v.inputs] == [(i.name, n.name) for n in gm.graph.nodes for i in n.all_input_nodes]
     # the functional graph writes x back with a copy_ epilogue, drawn magenta
-    epilogue = next(line for line in drawn.splitlines() if "aten.copy_.default" in line)
+    epilogue = next(dot.fx_node_line(v) for v in views if v.target == "aten.copy_.default")
     assert 'fillcolor="#f9d0f3", color="#a3229a"' in epilogue and "copy_ epilogue" in epilogue
-    assert '  "arg0_1" -> "copy_";' in drawn and '  "mul" -> "output";' in drawn
 
 
 def _desc(dtype: DataType, *shape: int) -> TensorDesc:
@@ -126,48 +78,17 @@ def small_ir() -> IrGraph:
     return IrGraph(name="g", ops=ops, inputs=["x"], outputs=["FxlabUnsupported:0"])
 
 
-EXPECTED_IR_DOT = r'''digraph "g" {
-  graph [fontname="Helvetica", fontsize=11, labelloc=t, labeljust=l];
-  node [shape=box, style="rounded,filled", fillcolor="white", fontname="Helvetica", fontsize=10];
-  edge [fontname="Helvetica", fontsize=9, color="#555555"];
-  "x" [label="Data\nx\nFLOAT[2, ?]", shape="ellipse", fillcolor="#eeeeee", tooltip="fx: x"];
-  "FxlabUnsupported" [label="FxlabUnsupported\nunsupported: aten.foo.default\n<- foo", fillcolor="#f8c4c4", color="#c62828", fontcolor="#c62828", penwidth="2", tooltip="fx: foo"];
-  "NetOutput" [label="NetOutput\n<- output", shape="house", fillcolor="#eeeeee", tooltip="fx: output"];
-  subgraph "cluster_sk_s1" {
-    label="SuperKernel s1\nstream-fusion=1";
-    style="filled,rounded";
-    fillcolor="#d0defa";
-    color="#1f4fb4";
-    penwidth="2";
-    subgraph "cluster_fx_0" {
-      label="fx: mul  (model.py:7)"; style="dashed,rounded"; color="#777777";
-      "Const" [label="Const\nFLOAT[]\n= 0.5", fontsize="8", color="#999999", tooltip="fx: mul\nmodel.py:7"];
-      "Mul" [label="Mul\nFLOAT[2, ?]", tooltip="fx: mul\nmodel.py:7"];
-    }
-    "Split" [label="SplitV\nSplit\nFLOAT[1], FLOAT16[*]\ncores: aicore 8, vectorcore 16\n<- split", tooltip="fx: split\nmodel.py:8"];
-  }
-  "Gone" [label="Gone\n(not in graph)", style="dashed", color="#c62828", fontcolor="#c62828"];
-  "x" -> "Mul";
-  "Const" -> "Mul";
-  "Mul" -> "Split";
-  "Split" -> "FxlabUnsupported" [label="1"];
-  "Mul" -> "FxlabUnsupported" [style="dashed", color="#999999"];
-  "FxlabUnsupported" -> "NetOutput";
-  "Gone" -> "NetOutput";
-}
-'''
-
-
-def test_ir_graph_dot_exact() -> None:
-    assert ir_graph_dot(small_ir(), "g") == EXPECTED_IR_DOT
-
-
 def test_big_graphs_get_bounded_layout_passes() -> None:
-    ops = [IrOp("x", "Data")] + [IrOp(f"Relu_{i}", "Relu", [f"{'x' if i == 0 else f'Relu_{i - 1}'}:0"]) for i in range(dot.LARGE_GRAPH_NODES)]
-    text = ir_graph_dot(IrGraph("big", ops))
-    assert "  graph [nslimit=2, nslimit1=2];" in text.splitlines()[:6]
-    assert text.count(" -> ") == dot.LARGE_GRAPH_NODES
-    assert "nslimit" not in ir_graph_dot(small_ir())
+    assert "  graph [nslimit=2, nslimit1=2];" in dot.open_graph("big", "", dot.LARGE_GRAPH_NODES + 1)
+    assert not any("nslimit" in line for line in dot.open_graph("small", "", 3))
+
+
+def test_a_ge_op_box_names_its_type_desc_core_limits_and_fx_node() -> None:
+    split = next(op for op in small_ir().ops if op.name == "Split")
+    line = dot.ir_op_line(split, None)
+    assert line == '"Split" [label="SplitV\\nSplit\\nFLOAT[1], FLOAT16[*]\\ncores: aicore 8, vectorcore 16", tooltip="fx: split\\nmodel.py:8"];'
+    unsupported = next(op for op in small_ir().ops if op.type == "FxlabUnsupported")
+    assert 'fillcolor="#f8c4c4", color="#c62828"' in dot.ir_op_line(unsupported, None)
 
 
 def test_quote_shows_bidi_and_control_characters_escaped():

@@ -1,5 +1,5 @@
 """A trace's pictures: folded DOT per stage (written and drawn by the command line,
-tests/cli/test_pictures.py)."""
+tests/cli/test_picture_files.py)."""
 from __future__ import annotations
 
 import re

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fxlab.capture.serialize import load_trace
-from fxlab.cli.pictures import write_html_report
+from fxlab.cli.picture_files import write_html_report
 from tests.sessions import trace_of
 from tests.conftest import EXAMPLES, ROOT
 from tests.viz.headless import chromium, screenshot, selftest

@@ -5,7 +5,7 @@ import ast
 import torch
 
 import fxlab.scope as scope
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.aclgraph.pipeline import aclgraph_graph
 from fxlab.passes.torchair_options import TorchAirOptions
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import torch
 
 import fxlab.ops  # noqa: F401 - npu::my_inplace
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.aclgraph.decompose_auto_functionalized import decompose_auto_functionalized
 from fxlab.passes.aclgraph.reinplace_input_mutated_ops import reinplace_input_mutated_ops
 

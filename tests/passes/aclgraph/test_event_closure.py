@@ -3,7 +3,7 @@ from __future__ import annotations
 import torch
 
 import fxlab.scope as scope
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.aclgraph.capture_info import CaptureInfo
 from fxlab.passes.aclgraph.event_closure import apply_event_closure
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import torch
 
 import fxlab.npu_streams  # noqa: F401 - air::record / air::wait
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.aclgraph.event_record import apply_event_record
 
 

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import fxlab.scope as scope
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.aclgraph.pipeline import aclgraph_graph, graph_name, mutated_user_inputs
 from fxlab.passes.torchair_options import TorchAirOptions
 
@@ -82,7 +82,7 @@ def test_a_graph_with_a_stream_switch_keeps_its_markers_and_gets_events():
 
 FRESH_PROCESS = """
 import torch
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.aclgraph.pipeline import aclgraph_graph
 from fxlab.passes.torchair_options import TorchAirOptions
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import torch
 
 import fxlab.scope as scope
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.aclgraph.reinplace_inplaceable_ops import OVERLAP_HAZARD, SCATTER_READ_HAZARD, reinplace_inplaceable_ops
 from fxlab.passes.optimize_fx import example_inputs
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.aclgraph.reinplace_input_mutated_ops import reinplace_input_mutated_ops
 
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.aclgraph.remove_cat_ops import out_variant, remove_cat_ops, why_kept
 
 aten = torch.ops.aten

@@ -4,7 +4,7 @@ import torch
 
 import fxlab.scope as scope
 from fxlab import npu_streams
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.aclgraph.replace_deterministic_nodes import SCOPE_LEVEL, replace_deterministic_nodes
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.aclgraph.replace_dynamic_workspace_ops import replace_dynamic_workspace_ops, workspace_ops
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import torch
 
 import fxlab.scope as scope
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.aclgraph.stream_users import readers_of_written_input, writes_are_stream_safe
 from fxlab.passes.stream_labels import annotate_stream_scopes
 

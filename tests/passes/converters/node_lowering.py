@@ -6,7 +6,7 @@ from typing import Any
 
 import torch
 
-from fxlab.ir.execute import execute_converted
+from tests.ir.executing import execute_converted
 from fxlab.ir.model import IrGraph
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.converters.registry import Sample

@@ -6,7 +6,7 @@ from typing import Any, Callable
 import pytest
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.ir.execute import execute
 from fxlab.ir.model import DataType, TORCHAIR_DTYPE_NUMBER
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir

@@ -75,7 +75,7 @@ def test_functional_batch_norm_above_5d_runs_folded_to_5d_as_in_torchair():
         torch.testing.assert_close(got, want)
 
 def test_instance_norm_is_refused_as_torchair_fails_on_atlas_a2_and_converted_when_asked():
-    from fxlab.capture.stages import functional_graph
+    from tests.functional_graphs import functional_graph
     from fxlab.passes.conversion_result import Status
 
     x = torch.randn(2, 3, 4, 4)

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import torch
 
-from fxlab.compat.collectives import torchair_collectives
+from fxlab.compat.collective_capture import torchair_collectives
 from fxlab.ir.execute import execute
 from fxlab.passes.conversion_result import Status
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.ir.model import DataType, TORCHAIR_DTYPE_NUMBER
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from tests.passes.converters.lowering import lower, types, cast_targets

@@ -6,7 +6,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.conversion_result import Status
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from tests.passes.converters.test_shape import body_types, convert

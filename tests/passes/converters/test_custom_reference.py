@@ -6,9 +6,10 @@ import json
 import pytest
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.ir import ge
-from fxlab.ir.execute import ExecutionError, execute_converted
+from fxlab.ir.execute import ExecutionError
+from tests.ir.executing import execute_converted
 from fxlab.ir.kernels.inplace import TORCH_CALL_ATTR
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_TORCHAIR, Converter

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.ir.execute import execute
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from tests.passes.converters.lowering import types

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.passes.conversion_result import UNSUPPORTED_OP_TYPE, Status
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from tests.passes.converters.test_shape import body_types, const_values, convert

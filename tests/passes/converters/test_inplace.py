@@ -8,7 +8,7 @@ from typing import Any, Callable
 import pytest
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.ir.execute import execute
 from fxlab.ir.model import DataType, IrGraph, IrOp
 from fxlab.passes.conversion_result import UNSUPPORTED_OP_TYPE, ConversionResult, Status

@@ -1,7 +1,7 @@
 """Reduction converters: axes as int64 Consts, TorchAir's op choices, numbers on CPU."""
 from __future__ import annotations
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.ir.execute import execute
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 
@@ -10,7 +10,7 @@ from typing import Any, Callable
 import pytest
 import torch
 
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.ir.model import DataType, IrGraph
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from tests.passes.converters.lowering import lower, types

@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 
 from fxlab.compat.native_standins.torch_npu_runtime import DEVICE_DEFAULT_SEED as STANDIN_SEED
-from fxlab.capture.stages import functional_graph
+from tests.functional_graphs import functional_graph
 from fxlab.ir.execute import execute
 from fxlab.ir.kernels.rng import RNG_OFFSETS_ATTR as READ_BY_THE_EXECUTOR, unpack_mask
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir

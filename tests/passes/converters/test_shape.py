@@ -6,8 +6,8 @@ from typing import Any, Callable
 
 import torch
 
-from fxlab.capture.stages import functional_graph
-from fxlab.ir.execute import execute_converted
+from tests.functional_graphs import functional_graph
+from tests.ir.executing import execute_converted
 from fxlab.ir.model import DataType, IrGraph
 from fxlab.passes.conversion_result import UNSUPPORTED_OP_TYPE
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir

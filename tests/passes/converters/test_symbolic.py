@@ -7,7 +7,7 @@ import operator
 import torch
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from fxlab.ir.execute import execute_converted
+from tests.ir.executing import execute_converted
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 
 

@@ -10,7 +10,7 @@ from typing import Any
 import torch
 
 from fxlab.compat.config import CompilerConfig, get_compiler, get_npu_backend, register_replacement
-from fxlab.compat.converters import register_fx_node_ge_converter
+from fxlab.compat.converter_registration import register_fx_node_ge_converter
 from fxlab.compat.npu_device_api import not_emulated
 
 from . import ge, inference, llm_datadist, ops, scope  # noqa: F401 - TorchAir's subpackages, as it imports them

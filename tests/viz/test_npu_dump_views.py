@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from fxlab.npu_dumps.model import DumpOp, OutputInfo
-from fxlab.viz.npu_dumps import what_ge_did
+from fxlab.npu_dumps.dump_model import DumpOp, OutputInfo
+from fxlab.viz.npu_dump_views import what_ge_did
 
 
 def test_what_ge_did_says_fusion_scope_stream_cores_and_changes():

@@ -6,7 +6,7 @@ import torch.distributed as dist
 import torch.distributed._functional_collectives as funcol
 from torch.fx.experimental.proxy_tensor import make_fx
 
-from fxlab.distributed.calls import CollectiveCall, collective_calls, disagreement, user_source
+from fxlab.distributed.collective_calls import CollectiveCall, collective_calls, disagreement, user_source
 from tests.conftest import process_group
 
 

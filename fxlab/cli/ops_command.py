@@ -100,7 +100,7 @@ def check_command(
     as_json: bool = JsonOpt,
 ) -> None:
     from fxlab.compat.layer import compat_layer
-    from fxlab.ops.check import check_op
+    from fxlab.ops.op_check import check_op
 
     with compat_layer(announce=console.note):
         _load_plugins(plugin)

@@ -215,7 +215,7 @@ def write_extras(trace: Trace, graphviz: str | None, html: Path | None, out_dir:
     """Pictures and the HTML report, when asked for (after the trace is saved, so a slow
     `dot` or Ctrl-C never costs the trace)."""
     if graphviz is not None:
-        from fxlab.cli.pictures import write_pictures
+        from fxlab.cli.picture_files import write_pictures
 
         folder = out_dir if out_dir is not None else prepare_out_dir(Path("fxlab-out"))
         files, messages = write_pictures(trace, folder, graphviz, options, _picture_progress)
@@ -223,7 +223,7 @@ def write_extras(trace: Trace, graphviz: str | None, html: Path | None, out_dir:
             console.warn(message)
         console.note(f"{len(files)} picture file(s) written under {folder}/")
     if html is not None:
-        from fxlab.cli.pictures import write_html_report
+        from fxlab.cli.picture_files import write_html_report
 
         try:
             console.note(f"HTML report written to {write_html_report(trace, html)}")

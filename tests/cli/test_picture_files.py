@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from fxlab.cli import graphviz
-from fxlab.cli.pictures import write_html_report, write_pictures
+from fxlab.cli.picture_files import write_html_report, write_pictures
 from fxlab.errors import UsageError
 from fxlab.viz.html_report import html_report
 from fxlab.viz.pictures import FALLBACK_CAP, stage_picture

@@ -63,7 +63,7 @@ def dumps_command(
     if as_json:
         console.out().print_json(dumps_strict(data))
         return
-    from fxlab.viz.npu_dumps import dumps_view, super_kernel_lines
+    from fxlab.viz.npu_dump_views import dumps_view, super_kernel_lines
 
     console.out().print(dumps_view(dumps, phase, every_op))
     if verdicts:
@@ -173,7 +173,7 @@ def npu_phase_diff(trace_dir: Path, dump_path: Path, graph: int | None, as_json:
     if as_json:
         console.out().print_json(dumps_strict({"graphs": [d.to_json() for d in diffs], "notes": dumps.notes}))
     else:
-        from fxlab.viz.npu_dumps import npu_diff_view
+        from fxlab.viz.npu_dump_views import npu_diff_view
 
         console.out().print(npu_diff_view(diffs))
     return 0 if all(d.identical for d in diffs) else 1

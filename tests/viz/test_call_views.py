@@ -8,7 +8,7 @@ from rich.console import Console
 
 from fxlab.capture.trace import CallRecord, Recompile
 from fxlab.capture.trace import CheckResult, Trace
-from fxlab.viz.calls import calls_view
+from fxlab.viz.call_views import calls_view
 
 
 def _text(renderables) -> str:

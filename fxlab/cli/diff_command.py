@@ -64,7 +64,7 @@ def diff_command(
     mode: str | None = ModeOpt,
 ) -> None:
     if len(paths) == 2 and is_saved_trace(paths[0]) and holds_dumps(paths[1]):  # a trace vs dumps off an NPU machine
-        from fxlab.cli.dumps import npu_phase_diff
+        from fxlab.cli.dumps_command import npu_phase_diff
 
         _reject_model_options(before_functionalize, from_stage, to_stage, torchair_path, plugin, entry, mode)
         raise typer.Exit(npu_phase_diff(paths[0], paths[1], graph, as_json))
@@ -227,6 +227,6 @@ def _render(diff: Any, as_json: bool) -> None:
     if as_json:
         console.out().print_json(dumps_strict(diff.to_json(), default=str))
         return
-    from fxlab.viz.diff import trace_diff_view
+    from fxlab.viz.diff_views import trace_diff_view
 
     console.out().print(trace_diff_view(diff))

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from fxlab.diff.npu_diff import NpuPhaseDiff
-from fxlab.npu_dumps.model import DumpGraph, DumpOp, DumpSet
+from fxlab.npu_dumps.dump_model import DumpGraph, DumpOp, DumpSet
 from fxlab.npu_dumps.phases import PhaseStep, phase_chains, phase_steps
 from fxlab.reports.ge_superkernels import SegmentVerdict
 from fxlab.viz.safe_text import plain

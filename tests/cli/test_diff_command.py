@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from fxlab.capture.serialize import failed_manifest_text
-from fxlab.cli.diff import stage_pair
+from fxlab.cli.diff_command import stage_pair
 from fxlab.cli.main import main
 from tests.conftest import EXAMPLES
 

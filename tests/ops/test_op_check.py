@@ -8,7 +8,7 @@ import pytest
 import torch
 
 import fxlab.ops  # noqa: F401 - the seed ops
-from fxlab.ops.check import FAIL, PASS, WARN, check_op
+from fxlab.ops.op_check import FAIL, PASS, WARN, check_op
 from fxlab.ops.define import define_op
 from fxlab.ops.inspect_op import UnknownOpError
 from fxlab.ops.prototype import PrototypeError

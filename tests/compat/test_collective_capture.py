@@ -9,7 +9,7 @@ import torch.distributed._functional_collectives as funcol
 
 from fxlab.capture.stages import COLLECTIVE_DECOMPOSITIONS, torchair_decompositions
 from fxlab.compat.collective_remaps import torchair_collective_remaps
-from fxlab.compat.collectives import torchair_collectives
+from fxlab.compat.collective_capture import torchair_collectives
 from fxlab.compat.npu_define_ops import SCHEMAS, all_to_all_counts, npu_define_operators, operator
 from tests.conftest import process_group
 

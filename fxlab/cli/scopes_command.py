@@ -71,7 +71,7 @@ def scopes_command(
     if as_json:
         console.out().print_json(dumps_strict(report.to_json()))
     else:
-        from fxlab.viz.scopes import render_scope_report
+        from fxlab.viz.scope_views import render_scope_report
 
         console.out().print(render_scope_report(report))
     raise typer.Exit(1 if report.has_errors else 0)

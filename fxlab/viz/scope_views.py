@@ -12,7 +12,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from fxlab.reports.scope_report import Finding, ScopeReport, Segment, SegmentBreak, SuperKernelScope
+from fxlab.reports.scope_report import Finding, ScopeReport, Segment, SuperKernelScope
 
 _SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 _SCOPE_COLOURS = ("magenta", "green", "blue", "cyan", "yellow", "bright_magenta")
@@ -173,8 +173,3 @@ def _findings(findings: Sequence[Finding]) -> Text:
         text.append(f"[{finding.code}] ", style="dim")
         text.append(visible(finding.message))
     return text
-
-
-def break_summary(item: SegmentBreak) -> str:
-    """One line for a cut: which op and why (for compact listings)."""
-    return f"{item.op.name} ({item.op.type}): {item.reason}"
