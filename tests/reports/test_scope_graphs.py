@@ -1,4 +1,5 @@
 """Scopes graph by graph, as TorchAir checks them: a graph break inside a scope."""
+
 from __future__ import annotations
 
 import pytest
@@ -11,16 +12,17 @@ from fxlab.socs import soc_by_name
 
 A2 = soc_by_name("Ascend910B1")
 
+
+def findings_of(report, code: str) -> list:
+    """The report's findings of one code."""
+    return [f for f in report.findings if f.code == code]
+
+
 # A SuperKernel scope with a bad option key, around a limit_core_num block asking for more
 # AI Cores than the SoC has, which closes before the .item() that breaks the graph.
 BROKEN = """
 import torch
 import torchair
-
-
-def findings_of(report, code: str) -> list:
-    """The report's findings of one code."""
-    return [f for f in report.findings if f.code == code]
 
 
 class Gate(torch.nn.Module):
@@ -56,10 +58,16 @@ def _problems(report, code: str) -> list[str]:
 def test_a_break_inside_scopes_keeps_every_option_and_core_limit_error(write_model) -> None:
     whole = _report(write_model, WHOLE, "whole.py")
     broken = _report(write_model, BROKEN, "broken.py")
-    assert _problems(whole, "bad-option") == _problems(broken, "bad-option") == [
-        "unknown option 'no-such-key'; the known ones are " + ", ".join(KNOWN_OPTIONS)
-    ]
-    assert _problems(whole, "bad-core-limit") == _problems(broken, "bad-core-limit") == ["AI Core count 30 is above the maximum of Ascend910B1 (24)"]
+    assert (
+        _problems(whole, "bad-option")
+        == _problems(broken, "bad-option")
+        == ["unknown option 'no-such-key'; the known ones are " + ", ".join(KNOWN_OPTIONS)]
+    )
+    assert (
+        _problems(whole, "bad-core-limit")
+        == _problems(broken, "bad-core-limit")
+        == ["AI Core count 30 is above the maximum of Ascend910B1 (24)"]
+    )
     assert not findings_of(whole, "unbalanced-scope") and not findings_of(whole, "graph-break-in-scope")
 
 
