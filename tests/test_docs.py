@@ -9,6 +9,11 @@ copy of ``examples/``, as a user runs them from a checkout, at the width the blo
 printed at (``<!-- docs-test: width=N -->`` before the block; 100 by default). stdout is
 compared, and stderr too where the block shows ``note:``, ``warning:`` or ``error:`` lines.
 
+A block runs with an empty cache and no TorchAir path, as a fresh machine has it (so it
+shows the same wherever it runs), unless ``<!-- docs-test: needs torchair -->`` before it
+says it shows TorchAir's own code at work: then it runs with the TorchAir copy fxlab finds,
+and carries the ``torchair`` marker (skipped without one, as the other such tests).
+
 A block that needs files a test makes first (an NPU machine's dumps) is run by that test:
 ``<!-- docs-test: run by tests/PATH -->`` before it names the test, which must exist and
 run the block's command.
@@ -50,6 +55,7 @@ class Block:
     commands: list[Command]
     width: int = DEFAULT_WIDTH
     run_by: str | None = None
+    needs_torchair: bool = False
 
     @property
     def id(self) -> str:
@@ -83,6 +89,8 @@ def blocks(doc: Path) -> list[Block]:
 def _marker(text: str) -> dict[str, str]:
     if text.startswith("run by "):
         return {"run_by": text.removeprefix("run by ").strip()}
+    if text == "needs torchair":
+        return {"needs_torchair": "yes"}
     key, _, value = text.partition("=")
     return {key.strip(): value.strip()}
 
@@ -96,11 +104,16 @@ def _block(doc: Path, start: int, body: list[str], marker: dict[str, str]) -> Bl
             commands[-1].expected.append(text.rstrip())
     if not any(c.line.startswith("fxlab ") for c in commands):
         return None
-    return Block(doc, start, commands, int(marker.get("width", DEFAULT_WIDTH)), marker.get("run_by"))
+    width = int(marker.get("width", DEFAULT_WIDTH))
+    return Block(doc, start, commands, width, marker.get("run_by"), "needs_torchair" in marker)
 
 
 ALL_BLOCKS = [block for doc in DOCS for block in blocks(doc)]
-RUN_HERE = [block for block in ALL_BLOCKS if block.run_by is None]
+RUN_HERE = [
+    pytest.param(block, id=block.id, marks=[pytest.mark.torchair] if block.needs_torchair else [])
+    for block in ALL_BLOCKS
+    if block.run_by is None
+]
 
 
 def matches(expected: list[str], actual: list[str]) -> bool:
@@ -146,11 +159,22 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def run(command: str, home: Path, width: int) -> tuple[str, str]:
-    """stdout and stderr of a command line (``a && b``: each in turn)."""
+@pytest.fixture(scope="module")
+def empty_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache folder with nothing in it: no TorchAir copy is found."""
+    return tmp_path_factory.mktemp("cache")
+
+
+def run(command: str, home: Path, width: int, cache: Path | None = None) -> tuple[str, str]:
+    """stdout and stderr of a command line (``a && b``: each in turn); with ``cache``, the
+    cache folder and no TorchAir path."""
     out, err = "", ""
     env = {**os.environ, "FXLAB_WIDTH": str(width), "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
     env.pop("FXLAB_DEBUG", None)
+    if cache is not None:
+        env["XDG_CACHE_HOME"] = str(cache)
+        for name in ("FXLAB_TORCHAIR_PATH", "FXLAB_CACHE_DIR"):
+            env.pop(name, None)
     for part in command.split("&&"):
         words = shlex.split(part)
         assert words[0] == "fxlab", f"the docs run only fxlab commands: {part!r}"
@@ -159,10 +183,10 @@ def run(command: str, home: Path, width: int) -> tuple[str, str]:
     return out, err
 
 
-@pytest.mark.parametrize("block", RUN_HERE, ids=[b.id for b in RUN_HERE])
-def test_the_docs_show_what_the_command_prints(block: Block, home: Path) -> None:
+@pytest.mark.parametrize("block", RUN_HERE)
+def test_the_docs_show_what_the_command_prints(block: Block, home: Path, empty_cache: Path) -> None:
     for command in block.commands:
-        out, err = run(command.line, home, block.width)
+        out, err = run(command.line, home, block.width, None if block.needs_torchair else empty_cache)
         shown = out.splitlines()
         if any(line.startswith(STDERR_PREFIXES) for line in command.expected):
             shown += err.splitlines()
