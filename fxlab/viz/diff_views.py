@@ -25,11 +25,11 @@ CHANGE_WORDS = {
     "reinplaced": "re-inplaced",
     "copy_epilogue_added": "copy_ epilogue(s) added",
     "copy_epilogue_removed": "copy_ epilogue(s) removed",
-    "target_changed": "other target",
-    "inputs_changed": "other inputs",
-    "outputs_changed": "other output shape/dtype",
-    "scopes_changed": "other scopes",
-    "moved": "other source line",
+    "target_changed": "with another target",
+    "inputs_changed": "with other inputs",
+    "outputs_changed": "with another output shape/dtype",
+    "scopes_changed": "in other scopes",
+    "moved": "moved to another source line",
 }
 UNCHANGED_NAMES_SHOWN = 6
 
