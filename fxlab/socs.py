@@ -55,7 +55,7 @@ class SocInfo:
         }
 
 
-_TABLE_SOURCE = "fxlab's SoC table (values of the SoC's CANN platform ini)"
+_TABLE_SOURCE = "fxlab's SoC table, copied from CANN's platform ini files"
 
 KNOWN_SOCS: dict[str, SocInfo] = {
     soc.name: soc
