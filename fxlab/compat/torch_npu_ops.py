@@ -88,6 +88,7 @@ class NpuDefinitions:
 
     copy: TorchNpuCopy | None = None
     defined: list[str] = field(default_factory=list)  # ``name[.overload]`` defined from schemas
+    already_defined: int = 0  # schemas whose operator existed before this block (an earlier one's)
     with_meta: set[str] = field(default_factory=set)  # operator names given a Meta function
     failures: dict[str, str] = field(default_factory=dict)  # name -> why it was not defined
 
@@ -103,6 +104,8 @@ class NpuDefinitions:
                 f"torch_npu operators: none defined: {self.copy.origin} lacks {' and '.join(self.copy.missing)}; "
                 "point --torchair-path / FXLAB_TORCHAIR_PATH at a complete copy or run `fxlab torchair fetch` again"
             )
+        if not self.defined and self.already_defined:
+            return f"torch_npu operators from {self.copy.origin}: all {self.already_defined} defined before, kept"
         return (
             f"torch_npu operators from {self.copy.origin}: {len(self.defined)} defined from the schemas, "
             f"{len(self.with_meta)} with the Meta functions (no NPU kernels; a few have fxlab's CPU reference kernels)"
@@ -187,6 +190,7 @@ def _is_defined(qualified: str) -> bool:
 def _define_schemas(library: torch.library.Library, schemas: dict[str, str], result: NpuDefinitions) -> None:
     for qualified, schema in schemas.items():
         if _is_defined(qualified):
+            result.already_defined += 1
             continue
         try:
             library.define(schema)

@@ -91,6 +91,12 @@ def test_the_note_says_which_copy_defined_the_operators(copy: TorchNpuCopy) -> N
         assert defined.copy is not None  # the shipped files, found by default
 
 
+def test_a_nested_block_says_the_operators_were_defined_before_not_zero(copy: TorchNpuCopy) -> None:
+    with torch_npu_definitions(copy) as outer, torch_npu_definitions(copy) as inner:
+        assert inner.defined == [] and inner.already_defined == len(outer.defined) > 0
+        assert inner.note == f"torch_npu operators from {copy.origin}: all {len(outer.defined)} defined before, kept"
+
+
 # -- the shipped files -----------------------------------------------------------------------
 def test_the_shipped_files_carry_their_origin_and_torch_npus_licence(copy: TorchNpuCopy) -> None:
     source = json.loads((SHIPPED_DIR / "source.json").read_text())
