@@ -116,7 +116,7 @@ def _super_kernel_table(scope: SuperKernelScope) -> Table:
     title.append(visible(f"  options: {options}"), style="dim")
     table = Table(title=title, title_justify="left", show_lines=False)
     for column in ("segment", "GE op", "type", "FX node", "source"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")  # a narrow terminal wraps a name, never cuts it
     segment_no = 0
     for item in scope.timeline:
         if isinstance(item, Segment):
@@ -144,7 +144,7 @@ def _segments_caption(scope: SuperKernelScope) -> str:
 def _core_limit_table(report: ScopeReport) -> Table:
     table = Table(title=Text("Core limits (op-level limit_core_num wins over the global aicore_num)", style="bold"), title_justify="left")
     for column in ("graph", "GE op", "type", "op-level", "runs with", "decided by", "source"):
-        table.add_column(column)
+        table.add_column(column, overflow="fold")
     for row in report.core_limits:
         op_level = "|".join(row.op_level) if row.op_level else ""
         table.add_row(
