@@ -113,7 +113,9 @@ def run_torchair_backend(
             _scopes_told(package),
             _stopped_before_capture(package, run),
             configs_not_observed(),  # its config is fxlab's choice, not the model file's
-            warnings.catch_warnings(record=True),  # TorchAir warns here of fxlab's run, not the user's: kept from stderr (its config resets the filters, so they are recorded, not ignored)
+            warnings.catch_warnings(
+                record=True
+            ),  # TorchAir warns here of fxlab's run, not the user's: kept from stderr (its config resets the filters, so they are recorded, not ignored)
         ):
             warnings.simplefilter("ignore")
             backend = as_on_npu(package.get_npu_backend(compiler_config=config))

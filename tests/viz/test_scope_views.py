@@ -1,5 +1,6 @@
 """The scope report's console view: on a narrow terminal names and source lines wrap,
 they are never cut."""
+
 from __future__ import annotations
 
 import io

@@ -6,6 +6,8 @@ program's call uses too). The model's state is left as it was found.
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +32,23 @@ def _state(fn: Any) -> dict[str, torch.Tensor]:
     state: dict[str, torch.Tensor] = dict(fn.named_parameters())
     state.update(fn.named_buffers())
     return state
+
+
+# torch.ops' error for an op no library defined: ``'_OpNamespace' 'acme' object has no attribute 'f'``.
+_UNDEFINED_OP = re.compile(r"'_OpNamespace' '(\w+)' object has no attribute '(\w+)'")
+
+
+def undefined_op_hint(exc: BaseException) -> str:
+    """The fix for a custom op the model calls that nothing defined (its plugin not
+    loaded), or nothing."""
+    found = _UNDEFINED_OP.search(str(exc)) if isinstance(exc, AttributeError) else None
+    if found is None:
+        return ""
+    namespace, name = found.groups()
+    return (
+        f"No library defines the op {namespace}::{name}: pass the file that defines it (its torch.library "
+        "definition, or fxlab's define_op) with --plugin FILE. "
+    )
 
 
 @dataclass
@@ -157,7 +176,7 @@ class _Model:
             where = raise_location(exc)
             raise CaptureError(
                 f"the model raised {type(exc).__name__} when run eagerly on its example inputs{f' (at {where})' if where else ''}: "
-                f"{exc}. fxlab compares compiled with eager, so the model must first run eagerly."
+                f"{exc}. {undefined_op_hint(exc)}fxlab compares compiled with eager, so the model must first run eagerly."
             ) from exc
         after = clone_tree(self.state)
         _restore(self.state, self.saved)

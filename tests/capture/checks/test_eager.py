@@ -1,15 +1,19 @@
 """Eager against compiled (fxlab.capture.checks.eager): one model state and one seed, the
 model's state put back, random draws compared by shape where they cannot agree."""
+
 from __future__ import annotations
 
+import pytest
 import torch
 
-from fxlab.capture.checks.eager import compare_eager_compiled
+from fxlab.capture.checks.eager import compare_eager_compiled, undefined_op_hint
 from fxlab.capture.loader import LoadedModel
+from fxlab.errors import CaptureError
 from tests.sessions import capture_of
 
 
 BUFFER_SHAPE_CHANGES_IN_PLACE = """
+import pytest
 import torch
 class M(torch.nn.Module):
     def __init__(self):
@@ -44,6 +48,7 @@ def test_random_draws_in_another_order_than_eager_are_not_a_mismatch():
         def run(x):
             torch.rand(1)  # one more draw first: other numbers than eager's
             return fn(x)
+
         return run
 
     loaded = LoadedModel(fn=model, args=(torch.zeros(3),))
@@ -59,3 +64,27 @@ def test_random_draws_in_another_order_than_eager_are_not_a_mismatch():
 
     bad = compare_eager_compiled(loaded, wrong_shape, lambda: ["aten.rand.default"])
     assert bad.failed and bad.mismatches == ["output: torch.float32[4] vs torch.float32[3]"]
+
+
+CALLS_AN_UNDEFINED_OP = """
+import pytest
+import torch
+class M(torch.nn.Module):
+    def forward(self, x):
+        return torch.ops.acme_lab.fused_gate(x, 0.5)
+model = M()
+example_inputs = (torch.ones(2),)
+"""
+
+
+def test_a_custom_op_nothing_defined_names_the_op_and_the_plugin_option(write_model):
+    with pytest.raises(CaptureError) as info:
+        capture_of(write_model(CALLS_AN_UNDEFINED_OP), stages=("dynamo",))
+    message = str(info.value)
+    assert "No library defines the op acme_lab::fused_gate: pass the file that defines it" in message
+    assert "with --plugin FILE" in message
+
+
+def test_an_attribute_error_of_the_models_own_gives_no_op_hint() -> None:
+    assert undefined_op_hint(AttributeError("'Linear' object has no attribute 'weights'")) == ""
+    assert undefined_op_hint(KeyError("'_OpNamespace' 'x' object has no attribute 'y'")) == ""
