@@ -170,7 +170,7 @@ def test_strict_scope_check_changes_what_a_split_means(check: str, severity: str
             b = torch.ops.fxlab_test.hcom_broadcast(x + y)
             return b + y
 
-    (split,) = report_of(fn, *xy()).findings_of("scope-split")
+    (split,) = findings_of(report_of(fn, *xy()), "scope-split")
     assert split.severity == severity and text in split.message
 
 
