@@ -89,6 +89,17 @@ def test_the_saved_trace_holds_a_folder_per_rank_and_a_manifest_naming_them(tp_r
         load_trace(out)
 
 
+def test_each_rank_folder_loads_and_saves_again_to_the_same_bytes(tp_run, tmp_path):
+    from fxlab.capture.serialize import load_trace
+    from fxlab.cli.files import save_trace
+
+    _, out, _ = tp_run
+    for rank in ("rank_0", "rank_1"):
+        save_trace(load_trace(out / rank), tmp_path / rank)
+        again = {p.relative_to(tmp_path / rank): p.read_bytes() for p in (tmp_path / rank).rglob("*") if p.is_file()}
+        assert again and all((out / rank / name).read_bytes() == data for name, data in again.items())
+
+
 def test_diff_between_two_ranks_names_the_constant_that_differs(tp_run):
     _, out, _ = tp_run
     code, stdout, _ = run_cli("diff", str(out / "rank_0"), str(out / "rank_1"))
