@@ -175,7 +175,9 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
 
         def _mock(self, target: Any, args: Any, kwargs: Any, meta_outputs: Any) -> Any:
             if str(target) == "auto_functionalized_v2":
-                from torchair._ge_concrete_graph.auto_functionalized_v2 import conveter_auto_functionalize_v2  # optional: TorchAir's session only
+                from torchair._ge_concrete_graph.auto_functionalized_v2 import (
+                    conveter_auto_functionalize_v2,
+                )  # optional: TorchAir's session only
 
                 result = conveter_auto_functionalize_v2(*args, _conveter_auto_functionalize_v2_internal_mock=True, **kwargs)
             else:
