@@ -65,7 +65,7 @@ def diff_command(
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print the diff as JSON."),
     mode: str | None = ModeOpt,
 ) -> None:
-    from fxlab.npu_dumps.read import holds_dumps  # lazy: GE's dump readers and protobuf, ~20 ms at every start
+    from fxlab.npu_dumps.read import holds_dumps  # lazy: GE's dump readers and protobuf, ~25 ms at every start
 
     if len(paths) == 2 and is_saved_trace(paths[0]) and holds_dumps(paths[1]):  # a trace vs dumps off an NPU machine
         _reject_model_options(before_functionalize, from_stage, to_stage, torchair_path, plugin, entry, mode)
