@@ -14,6 +14,7 @@ The command line (``fxlab trace MODEL.py``) is built on these.
 
 from __future__ import annotations
 
+import importlib
 from typing import Any
 
 from fxlab.version import __version__
@@ -35,6 +36,5 @@ def __getattr__(name: str) -> Any:
     home = _HOMES.get(name)
     if home is None:
         raise AttributeError(f"module 'fxlab' has no attribute {name!r}")
-    import importlib
 
     return getattr(importlib.import_module(home), name)

@@ -13,7 +13,10 @@ register them is an edge from the package to them.
 from __future__ import annotations
 
 import ast
+import io
 import re
+import tokenize
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -243,3 +246,91 @@ def test_every_room_is_in_the_map() -> None:
     text = DOC.read_text(encoding="utf-8")
     rooms = sorted(p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists())
     assert [room for room in rooms if f"`{room}`" not in text] == []
+
+
+# -- imports inside functions ---------------------------------------------------------------
+# An import sits at the top of its module unless a comment on its line, or on the comment
+# lines just above the block of consecutive imports it belongs to, says why it cannot:
+# importing it at the top would make an import circle (``cycle``), it is an optional
+# dependency probed where it is used (``optional``), it is heavy and deferred so that a
+# caller that does not need it does not pay for it (``lazy``), or it is imported for the
+# registration it makes at that moment (``registers``).
+IMPORT_REASONS = re.compile(r"\b(cycle|optional|lazy|registers)\b", re.IGNORECASE)
+
+
+def _comments(source: str) -> dict[int, str]:
+    """Line number -> the comment on that line."""
+    tokens = tokenize.generate_tokens(io.StringIO(source).readline)
+    return {token.start[0]: token.string for token in tokens if token.type == tokenize.COMMENT}
+
+
+def _statement_lists(tree: ast.AST) -> Iterator[list[ast.stmt]]:
+    """Every list of statements inside a function (its body, a branch's, a handler's)."""
+    for function in ast.walk(tree):
+        if isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            for node in ast.walk(function):
+                for field in ("body", "orelse", "finalbody"):
+                    statements = getattr(node, field, None)
+                    if isinstance(statements, list) and statements and isinstance(statements[0], ast.stmt):
+                        yield statements
+
+
+def _import_blocks(statements: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
+    """Runs of consecutive import statements."""
+    block: list[ast.stmt] = []
+    for statement in [*statements, None]:
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            block.append(statement)
+            continue
+        if block:
+            yield block
+        block = []
+
+
+def _comment_above(line: int, lines: list[str], comments: dict[int, str]) -> str:
+    """The comment lines directly above ``line``, joined."""
+    above = []
+    while line > 1 and lines[line - 2].strip().startswith("#"):
+        line -= 1
+        above.append(comments.get(line, ""))
+    return " ".join(above)
+
+
+def _unexplained_imports(path: Path) -> list[int]:
+    """The lines of the imports inside functions that give no reason."""
+    source = path.read_text(encoding="utf-8")
+    lines, comments = source.splitlines(), _comments(source)
+    found = set()
+    for statements in _statement_lists(ast.parse(source)):
+        for block in _import_blocks(statements):
+            block_reason = _comment_above(block[0].lineno, lines, comments)
+            for statement in block:
+                own = " ".join(comments.get(line, "") for line in range(statement.lineno, (statement.end_lineno or statement.lineno) + 1))
+                if not IMPORT_REASONS.search(f"{block_reason} {own}"):
+                    found.add(statement.lineno)
+    return sorted(found)
+
+
+def test_every_import_inside_a_function_says_why() -> None:
+    unexplained = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}" for path in sorted(PACKAGE.rglob("*.py")) for line in _unexplained_imports(path)
+    ]
+    assert unexplained == [], (
+        "imports inside functions with no reason: move each to the top of its module, or say in a comment "
+        "on its line (or above its block) why it stays (cycle, optional, lazy, registers): " + ", ".join(unexplained)
+    )
+
+
+def test_the_check_sees_an_import_inside_a_function_with_no_reason(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "import json\n\n\n"
+        "def bare():\n    import os\n\n    return os\n\n\n"
+        "def explained():\n    # lazy: the compiler stack takes seconds\n    import torch._dynamo\n    import torch._inductor\n\n"
+        "    if True:\n        import graphviz  # optional: probed where used\n        import sys\n    return sys\n\n\n"
+        "class Probe:\n    def method(self):\n        # a comment that gives no reason\n        from fxlab import errors\n"
+        "        return errors\n\n\n"
+        "def later():\n    # lazy: a reason for the line below, not for the import after it\n    x = 1\n    import os\n"
+        "    try:\n        pass\n    except ImportError:\n        import json as other\n    return x, os, other\n"
+    )
+    assert _unexplained_imports(probe) == [5, 17, 24, 31, 35]

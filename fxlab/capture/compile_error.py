@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import traceback
+
 from fxlab.capture.loader import LoadedModel
 from fxlab.errors import CaptureError
 
@@ -33,8 +35,6 @@ def _root_cause(exc: BaseException) -> BaseException:
 
 
 def _user_frame(exc: BaseException, loaded: LoadedModel) -> str | None:
-    import traceback
-
     model_file = str(loaded.path.resolve()) if loaded.path else None
     user_stack = getattr(exc, "real_stack", None) or []
     frames = list(user_stack) + list(traceback.extract_tb(exc.__traceback__))

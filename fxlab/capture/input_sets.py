@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.utils._pytree import tree_leaves
 
 INPUTS_LIST_NAME = "example_inputs_list"
 
@@ -35,8 +36,6 @@ def is_input_sets(inputs: Any) -> bool:
 
 def describe_inputs(args: Sequence[Any], kwargs: dict[str, Any], names: Sequence[str] = ()) -> str:
     """``x: f32[4, 8], mask: i64[4, 8]``: each tensor argument's shape and dtype."""
-    from torch.utils._pytree import tree_leaves
-
     parts: list[str] = []
     for i, value in enumerate(args):
         label = names[i] if i < len(names) else f"arg {i}"
@@ -101,7 +100,7 @@ def dynamic_dims(graphs: Sequence[Any]) -> list[DynamicDim]:
 def _source_path(source: Any) -> tuple[Any, ...] | None:
     """``L['x']`` -> ("x",); ``L['args'][0]`` -> ("args", 0); ``L['kwargs']['mask']`` (a
     wrapper's ``**kwargs``) -> ("kwargs", "mask"); a module's own tensor -> None."""
-    from torch._dynamo.source import DictGetItemSource, GetItemSource, LocalSource
+    from torch._dynamo.source import DictGetItemSource, GetItemSource, LocalSource  # lazy: Dynamo, ~0.6 s; a saved trace's load skips it
 
     if isinstance(source, LocalSource):
         return (source.local_name,)

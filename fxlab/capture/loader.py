@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch.utils._pytree import tree_leaves
 
 from fxlab.capture.input_sets import INPUTS_LIST_NAME, is_input_sets
 from fxlab.errors import FxlabError, ModelLoadError
@@ -247,8 +248,6 @@ def normalize_inputs(inputs: Any, where: str) -> tuple[tuple[Any, ...], dict[str
 
 def _odd_leaf(value: Any) -> str:
     """What in ``value`` is not an example input fxlab can pass and compare ("" if all is)."""
-    from torch.utils._pytree import tree_leaves
-
     odd = [leaf for leaf in tree_leaves(value) if not isinstance(leaf, _PLAIN_LEAVES)]
     if not odd:
         return ""

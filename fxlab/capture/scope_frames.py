@@ -26,12 +26,12 @@ import types
 import torch
 import torch.fx as fx
 
+import fxlab.scope
+
 _FRAME = re.compile(r'^\s*File "([^"]*)", line \d+')
 
 
 def _is_scope_library(path: str) -> bool:
-    import fxlab.scope
-
     normalized = path.replace("\\", "/")
     return os.path.abspath(path) == os.path.abspath(fxlab.scope.__file__) or "/torchair/scope/" in normalized
 

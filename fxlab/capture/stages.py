@@ -20,6 +20,10 @@ from collections.abc import Callable, Iterator, Sequence
 
 import torch
 import torch.fx as fx
+from torch._functorch._aot_autograd.schemas import OutputType
+from torch._guards import detect_fake_mode
+from torch.fx import traceback as fx_traceback
+from torch.fx.experimental.proxy_tensor import make_fx
 
 from fxlab.passes.aclgraph.capture_info import STATIC_INPUT
 
@@ -37,8 +41,6 @@ def torchair_decompositions() -> dict[Any, Callable[..., Any]]:
 
 
 def fake_mode_of(inputs: Sequence[Any]) -> Any:
-    from torch._guards import detect_fake_mode
-
     return detect_fake_mode(inputs)
 
 
@@ -52,7 +54,7 @@ def functional_stage(
     inference graph its compiler receives and the compiled callable (which runs that
     graph eagerly; the graph itself applies input mutations with trailing ``copy_``).
     ``wrap_compiled`` may wrap the graph module aot will call (to observe its inputs)."""
-    from torch._functorch.aot_autograd import aot_module_simplified
+    from torch._functorch.aot_autograd import aot_module_simplified  # lazy: with Dynamo, ~0.7 s; a saved trace's load skips it
 
     captured: list[fx.GraphModule] = []
     dynamo_inputs = list(example_inputs)
@@ -111,8 +113,6 @@ def regenerated_outputs(metadata: Any) -> dict[int, int | None]:
     output that is a graph input, or a view of one, is re-made from that input after the
     graph wrote it back; a view of an intermediate, from the base output. The graph's own
     value for such an output is never used. Read from aot's ``ViewAndMutationMeta``."""
-    from torch._functorch._aot_autograd.schemas import OutputType
-
     if metadata is None:
         return {}
     of_input = (OutputType.alias_of_input, OutputType.is_input)
@@ -137,8 +137,6 @@ def aten_stage(gm: fx.GraphModule, example_inputs: Sequence[Any]) -> fx.GraphMod
     (``add_``, ``copy_``, custom ``(a!)`` ops) are still visible. The graph is run by an
     Interpreter with node meta preserved, so provenance (stack traces, module paths)
     carries over to the ATen nodes, as aot_autograd does for the functional stage."""
-    from torch.fx import traceback as fx_traceback
-    from torch.fx.experimental.proxy_tensor import make_fx
 
     def run(*args: Any) -> Any:
         return fx.Interpreter(gm).run(*args)

@@ -41,7 +41,7 @@ def _root(
 
 def version_line() -> str:
     """``fxlab X (torch Y)``, read from the installed metadata so torch is not imported."""
-    from importlib.metadata import PackageNotFoundError, version
+    from importlib.metadata import PackageNotFoundError, version  # lazy: ~9 ms, and only --version reads it
 
     try:
         torch_version = version("torch")

@@ -15,6 +15,7 @@ import typer
 
 from fxlab.cli import console
 from fxlab.stage_names import ALL_STAGES
+from fxlab.viz.safe_text import plain
 
 if TYPE_CHECKING:
     from fxlab.capture.pipeline import Capture
@@ -42,14 +43,14 @@ ModeOpt = typer.Option(
 def request_of(**fields: Any) -> TraceRequest:
     """The request of a command's options (``None``: the request's default), checked now,
     before anything is captured or written."""
-    from fxlab.capture.request import TraceRequest  # the capture: imported when a command runs (module docstring)
+    from fxlab.capture.request import TraceRequest  # lazy: the capture imports torch (module docstring)
 
     return TraceRequest(**{key: value for key, value in fields.items() if value is not None})
 
 
 def open_session(request: TraceRequest, progress: Callable[[str], None] | None = None, with_torchair: bool = False) -> CaptureSession:
     """A capture session whose notes and warnings go to stderr."""
-    from fxlab.session import CaptureSession  # the capture: imported when a command runs (module docstring)
+    from fxlab.session import CaptureSession  # lazy: the capture imports torch (module docstring)
 
     return CaptureSession(request, progress=progress, note=console.note, warn=console.warn, with_torchair=with_torchair)
 
@@ -57,8 +58,6 @@ def open_session(request: TraceRequest, progress: Callable[[str], None] | None =
 def capture_request(request: TraceRequest, after_load: Callable[[], Any] | None = None) -> Capture:
     """Capture ``request`` in a session of its own, with a spinner on stderr
     (``after_load``: what to do once the model file has run)."""
-    from fxlab.viz.safe_text import plain
-
     status = console.err().status("loading model", spinner="dots")
     with status, open_session(request, lambda message: status.update(plain(message))) as session:
         return session.capture(after_load=after_load)

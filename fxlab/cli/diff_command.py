@@ -11,11 +11,13 @@ import typer
 from fxlab.cli import console
 from fxlab.cli.common import EntryOpt, ModeOpt, PluginOpt, open_session, request_of
 from fxlab.cli.app import app
+from fxlab.cli.dumps_command import npu_phase_diff
 from fxlab.cli.saved_trace import is_saved_trace, load_saved_trace
-from fxlab.npu_dumps.read import holds_dumps
 from fxlab.errors import UsageError
 from fxlab.ir.json_values import dumps_strict
+from fxlab.passes.torchair_options import check_mode
 from fxlab.stage_names import ACLGRAPH, ASCEND_IR, ATEN, FUNCTIONAL, FX_STAGES, PRE_GE
+from fxlab.viz.safe_text import plain
 
 IR_STAGES = (ASCEND_IR, f"{ASCEND_IR}:torchair")
 TORCHAIR_STAGE = "ascend_ir:torchair"
@@ -63,9 +65,9 @@ def diff_command(
     as_json: bool = typer.Option(False, "--json", metavar="", help="Print the diff as JSON."),
     mode: str | None = ModeOpt,
 ) -> None:
-    if len(paths) == 2 and is_saved_trace(paths[0]) and holds_dumps(paths[1]):  # a trace vs dumps off an NPU machine
-        from fxlab.cli.dumps_command import npu_phase_diff
+    from fxlab.npu_dumps.read import holds_dumps  # lazy: GE's dump readers and protobuf, ~25 ms at every start
 
+    if len(paths) == 2 and is_saved_trace(paths[0]) and holds_dumps(paths[1]):  # a trace vs dumps off an NPU machine
         _reject_model_options(before_functionalize, from_stage, to_stage, torchair_path, plugin, entry, mode)
         raise typer.Exit(npu_phase_diff(paths[0], paths[1], graph, as_json))
     if len(paths) == 2:
@@ -110,8 +112,6 @@ def mode_for(left: str, right: str, mode: str | None) -> str | None:
     """The mode a pair of stages needs: ``pre_ge`` and the Ascend IR are the GE graph's
     (max-autotune), ``aclgraph`` the aclgraph path's (reduce-overhead unless --mode
     npugraph_ex); other stages follow --mode or the model file."""
-    from fxlab.passes.torchair_options import check_mode
-
     check_mode(mode)
     ge = [s for s in (left, right) if s == PRE_GE or s in IR_STAGES]
     acl = [s for s in (left, right) if s == ACLGRAPH]
@@ -147,10 +147,9 @@ def _model_diff(
     torchair_path: Path | None,
     mode: str | None = None,
 ) -> Any:
-    # The capture and TorchAir's loader import torch: imported when the command runs.
+    # lazy: the capture and TorchAir's loader import torch (seconds); `fxlab --help` must not.
     from fxlab.compat.torchair_copies import find_torchair
     from fxlab.diff.trace_diff import TraceDiff, diff_graph, select_graphs
-    from fxlab.viz.safe_text import plain
 
     stages = (FUNCTIONAL, ASCEND_IR) if left in IR_STAGES else tuple(s for s in FX_STAGES if s in (left, right))
     request = request_of(
@@ -210,7 +209,7 @@ def _load_notes(report: Any) -> list[str]:
 
 # -- two saved traces ---------------------------------------------------------------------------
 def _saved_traces_diff(left: Path, right: Path, graph: int | None) -> Any:
-    from fxlab.diff.trace_diff import diff_saved_traces
+    from fxlab.diff.trace_diff import diff_saved_traces  # lazy: imports torch (seconds); `fxlab --help` must not
 
     left_label, right_label = _labels(left, right)
     return diff_saved_traces(load_saved_trace(left), load_saved_trace(right), left_label=left_label, right_label=right_label, graph=graph)
@@ -227,6 +226,6 @@ def _render(diff: Any, as_json: bool) -> None:
     if as_json:
         console.out().print_json(dumps_strict(diff.to_json(), default=str))
         return
-    from fxlab.viz.diff_views import trace_diff_view
+    from fxlab.viz.diff_views import trace_diff_view  # lazy: imports torch (seconds); `fxlab --help` must not
 
     console.out().print(trace_diff_view(diff))

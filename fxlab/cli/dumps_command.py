@@ -14,8 +14,9 @@ from fxlab.cli import console
 from fxlab.cli.files import write_atomic
 from fxlab.cli.app import app
 from fxlab.cli.saved_trace import load_saved_trace
-from fxlab.errors import OutputError
+from fxlab.errors import OutputError, UsageError
 from fxlab.ir.json_values import dumps_strict
+from fxlab.viz.safe_text import plain
 
 JSON_FILE = "dumps.json"
 HTML_FILE = "dumps.html"
@@ -63,7 +64,7 @@ def dumps_command(
     if as_json:
         console.out().print_json(dumps_strict(data))
         return
-    from fxlab.viz.npu_dump_views import dumps_view, super_kernel_lines
+    from fxlab.viz.npu_dump_views import dumps_view, super_kernel_lines  # lazy: imports torch (seconds); `fxlab --help` must not
 
     console.out().print(dumps_view(dumps, phase, every_op))
     if verdicts:
@@ -73,8 +74,6 @@ def dumps_command(
 def _check_phase(phase: str | None, dumps: Any) -> None:
     phases = list(dict.fromkeys(g.phase for g in dumps.graphs))
     if phase is not None and phase not in phases:
-        from fxlab.errors import UsageError
-
         raise UsageError(f"--phase {phase!r} is in none of the dumps read: their phases are {', '.join(phases) or 'none'}.")
 
 
@@ -82,6 +81,7 @@ def read_and_join(paths: list[Path], trace_dir: Path | None) -> tuple[Any, Any, 
     """The dumps read (with progress on stderr), the saved trace, and for each GE graph
     (by position) joined with a TorchAir graph, the index of the trace graph it was joined
     with (None: joined with TorchAir's own dump)."""
+    # lazy: the join imports torch (seconds); `fxlab --help` must not
     from fxlab.npu_dumps.join import join, merge_torchair_graphs, torchair_graph_from_ir
     from fxlab.npu_dumps.read import read_dumps
 
@@ -100,8 +100,6 @@ def read_and_join(paths: list[Path], trace_dir: Path | None) -> tuple[Any, Any, 
 
 
 def _progress(status: Any) -> Any:
-    from fxlab.viz.safe_text import plain
-
     def report(label: str, done: int, total: int) -> None:
         if total >= PROGRESS_FROM_CHARS:
             status.update(plain(f"reading {Path(label).name}: {100 * done // max(total, 1)}%"))
@@ -110,6 +108,7 @@ def _progress(status: Any) -> Any:
 
 
 def _super_kernel_verdicts(trace: Any, dumps: Any, joined: dict[int, int | None]) -> list[Any]:
+    # lazy: the reports import torch (seconds); `fxlab --help` must not
     from fxlab.reports.ge_superkernels import compare_super_kernels
     from fxlab.reports.scope_report import GraphInput, build_scope_report
 
@@ -126,7 +125,7 @@ def _super_kernel_verdicts(trace: Any, dumps: Any, joined: dict[int, int | None]
 
 
 def _json(dumps: Any, verdicts: list[Any]) -> dict[str, Any]:
-    from fxlab.npu_dumps.phases import dump_set_json
+    from fxlab.npu_dumps.phases import dump_set_json  # lazy: ~6 ms at every start; only reading dumps needs it
 
     data = dump_set_json(dumps)
     if verdicts:
@@ -135,7 +134,7 @@ def _json(dumps: Any, verdicts: list[Any]) -> dict[str, Any]:
 
 
 def _page(dumps: Any, trace: Any, joined: dict[int, int | None]) -> str:
-    from fxlab.viz.npu_dumps_html import dumps_html
+    from fxlab.viz.npu_dumps_html import dumps_html  # lazy: imports torch (seconds); `fxlab --help` must not
 
     return dumps_html(dumps, trace, joined)
 
@@ -152,8 +151,10 @@ def _write(path: Path, text: str, option: str) -> None:
 def npu_phase_diff(trace_dir: Path, dump_path: Path, graph: int | None, as_json: bool) -> int:
     """``fxlab diff TRACE NPU_DUMP``: each trace graph's ``ascend_ir`` against the last
     phase of the GE graph joined with it. Exit code as diff(1)."""
+    # lazy: the diff imports torch (seconds); `fxlab --help` must not
     from fxlab.diff.npu_diff import diff_ir_with_phase
     from fxlab.npu_dumps.phases import phase_chains
+    from fxlab.viz.npu_dump_views import npu_diff_view
 
     dumps, trace, joined = read_and_join([dump_path], trace_dir)
     diffs = []
@@ -164,8 +165,6 @@ def npu_phase_diff(trace_dir: Path, dump_path: Path, graph: int | None, as_json:
             continue
         diffs.append(diff_ir_with_phase(index, trace.graphs[index].ir, last))
     if not diffs:
-        from fxlab.errors import UsageError
-
         raise UsageError(
             f"no GE graph in {dump_path} holds the ops of {trace_dir}'s Ascend IR: the dumps are of another model or run, "
             "or hold no phase of its graphs. Dump the same model's run (DUMP_GE_GRAPH) and trace it with `fxlab trace --out`."
@@ -173,7 +172,5 @@ def npu_phase_diff(trace_dir: Path, dump_path: Path, graph: int | None, as_json:
     if as_json:
         console.out().print_json(dumps_strict({"graphs": [d.to_json() for d in diffs], "notes": dumps.notes}))
     else:
-        from fxlab.viz.npu_dump_views import npu_diff_view
-
         console.out().print(npu_diff_view(diffs))
     return 0 if all(d.identical for d in diffs) else 1

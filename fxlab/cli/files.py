@@ -78,7 +78,7 @@ def write_files(folder: Path, files: Mapping[str, bytes | str]) -> list[Path]:
 
 def save_trace(trace: Trace, folder: str | Path) -> list[Path]:
     """Write ``trace``'s saved layout into ``folder`` (:func:`trace_files`); the files."""
-    from fxlab.capture.serialize import trace_files  # imports torch: this module is imported when the command line starts
+    from fxlab.capture.serialize import trace_files  # lazy: imports torch; this module loads when the command line starts
 
     out = Path(folder)
     try:
@@ -164,7 +164,7 @@ class StagedTrace:
             return "new"
         if self.had_trace:
             return "kept"
-        from fxlab.capture.serialize import failed_manifest_text  # imports torch: this module is imported when the command line starts
+        from fxlab.capture.serialize import failed_manifest_text  # lazy: imports torch; this module loads when the command line starts
 
         try:
             self.out.mkdir(parents=True, exist_ok=True)

@@ -5,21 +5,21 @@ from __future__ import annotations
 
 import os
 import sys
+import traceback
 
 from fxlab.cli import console
 from fxlab.cli.app import app
+from fxlab.errors import FxlabError
 
 __all__ = ["app", "main"]
 
 
 def _register_commands() -> None:
-    # Each module adds its command(s) to ``app``; heavy imports stay inside the commands.
+    # registers: each module adds its command(s) to ``app``; heavy imports stay inside the commands.
     from fxlab.cli import diff_command, dumps_command, ops_command, run_command, scopes_command, torchair_command, trace_command  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> None:
-    from fxlab.errors import FxlabError
-
     _register_commands()
     args = sys.argv[1:] if argv is None else argv
     try:
@@ -47,8 +47,6 @@ INTERNAL_ERROR = 70  # sysexits' EX_SOFTWARE
 
 
 def _last_frame(exc: BaseException) -> str:
-    import traceback
-
     frames = traceback.extract_tb(exc.__traceback__)
     return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "an unknown place"
 

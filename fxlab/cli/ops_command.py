@@ -6,11 +6,15 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.table import Table
+from rich.text import Text
 
 from fxlab.cli import console
 from fxlab.cli.app import app
+from fxlab.cli.common import capture_request, request_of
 from fxlab.ir.json_values import dumps_strict
 from fxlab.stage_names import FUNCTIONAL, PRE_GE
+from fxlab.viz.safe_text import plain, visible
 
 ops_app = typer.Typer(
     name="ops",
@@ -25,7 +29,7 @@ STATUS_STYLE = {"pass": ("PASS", "green"), "fail": ("FAIL", "bold red"), "warn":
 
 
 def _load_plugins(plugins: list[Path] | None) -> None:
-    from fxlab.compat.plugins import load_plugin
+    from fxlab.compat.plugins import load_plugin  # lazy: imports torch (seconds); `fxlab --help` must not
 
     for plugin in plugins or []:
         load_plugin(plugin)
@@ -36,6 +40,7 @@ def _load_plugins(plugins: list[Path] | None) -> None:
     help="Registered custom ops: schema, kernels per dispatch key, fake (Meta) function, converter (fxlab / torchair / auto / none), prototype.",
 )
 def list_command(plugin: list[Path] | None = PluginOpt, as_json: bool = JsonOpt) -> None:
+    # lazy: the op kit imports torch (seconds); `fxlab --help` must not
     from fxlab.compat.layer import compat_layer
     from fxlab.ops.inspect_op import list_ops
 
@@ -49,11 +54,6 @@ def list_command(plugin: list[Path] | None = PluginOpt, as_json: bool = JsonOpt)
 
 
 def _ops_table(facts: list[Any]) -> Any:
-    from rich.table import Table
-    from rich.text import Text
-
-    from fxlab.viz.safe_text import plain, visible
-
     table = Table(title="Custom ops", show_lines=True)
     for column in ("op", "kernels", "fake (Meta)", "converter", "prototype"):
         table.add_column(column, overflow="fold")
@@ -99,6 +99,7 @@ def check_command(
     plugin: list[Path] | None = PluginOpt,
     as_json: bool = JsonOpt,
 ) -> None:
+    # lazy: the op kit imports torch (seconds); `fxlab --help` must not
     from fxlab.compat.layer import compat_layer
     from fxlab.ops.op_check import check_op
 
@@ -113,10 +114,6 @@ def check_command(
 
 
 def _print_report(report: Any) -> None:
-    from rich.text import Text
-
-    from fxlab.viz.safe_text import visible
-
     out = console.out()
     out.print(Text.assemble((visible(report.op), "bold"), "  ", visible(report.schema)))
     if report.samples_source != "registered":
@@ -158,6 +155,7 @@ def coverage_command(
     ),
     as_json: bool = JsonOpt,
 ) -> None:
+    # lazy: the coverage report imports torch (seconds); `fxlab --help` must not
     from fxlab.reports.op_coverage import coverage
     from fxlab.viz.coverage import coverage_summary, coverage_table
 
@@ -175,6 +173,7 @@ def coverage_command(
 
 def _torchair_verdicts(torchair_path: Path | None) -> tuple[Any, str]:
     """TorchAir's verdicts from a scan of its sources, or fxlab's shipped table."""
+    # lazy: TorchAir's copies and verdicts import torch (seconds); `fxlab --help` must not
     from fxlab.compat.torchair_copies import TorchAirNotFoundError, find_torchair
     from fxlab.compat.torchair_converter_scan import scan_converters
     from fxlab.compat.torchair_versions import read_torchair_version
@@ -188,7 +187,7 @@ def _torchair_verdicts(torchair_path: Path | None) -> tuple[Any, str]:
         console.note("no TorchAir copy found: TorchAir's verdicts come from the table fxlab ships")
         return registrations(), f"{load_table()['from']}, table shipped with fxlab"
     if where is None:
-        import torchair  # the installed one
+        import torchair  # optional: the installed one, found importable just above
 
         where = Path(torchair.__file__).parent
     scanned = {r.op: TorchAirVerdict(r.op, r.verdict, r.reason, r.where) for r in scan_converters(where)}
@@ -196,6 +195,7 @@ def _torchair_verdicts(torchair_path: Path | None) -> tuple[Any, str]:
 
 
 def _fxlab_converter_ops() -> list[str]:
+    # lazy: the converters import torch (seconds); `fxlab --help` must not
     import fxlab.passes.converters  # noqa: F401 - registers fxlab's converters
     from fxlab.passes.converters.collectives import NPU_DEFINE_CONVERTERS
     from fxlab.passes.converters.npu import NPU_CONVERTERS
@@ -216,9 +216,9 @@ ONE_RANK_NOTE = (
 
 def _model_ops(model: Path, entry: str | None, plugin: list[Path] | None) -> dict[str, int]:
     """The ops the model's graphs call after TorchAir's passes, with node counts."""
+    # lazy: imports torch (seconds); `fxlab --help` must not
     import torch
 
-    from fxlab.cli.common import capture_request, request_of
     from fxlab.distributed.environment import ensure_group, launched_rank, one_rank, uses_torch_distributed
 
     request = request_of(model=model, entry=entry, plugins=tuple(plugin or ()), stages=(FUNCTIONAL, PRE_GE), verify=False)

@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 from fxlab.cli.files import save_trace, write_atomic
 from fxlab.saved_layout import MANIFEST
+from fxlab.version import __version__
 
 if TYPE_CHECKING:
     from fxlab.capture.program import ProgramTrace
@@ -84,9 +85,7 @@ class RunFolder:
         return found
 
     def manifest(self, exit_code: int | None, status: str) -> dict[str, Any]:
-        import torch
-
-        from fxlab.version import __version__
+        import torch  # lazy: fxlab-run.pth loads this module (through run_hook) in every process of a run
 
         children = self.children()
         return {
@@ -102,7 +101,7 @@ class RunFolder:
         }
 
     def write_manifest(self, exit_code: int | None, status: str) -> None:
-        from fxlab.capture.serialize import json_text  # imports torch: this module loads with the command line
+        from fxlab.capture.serialize import json_text  # lazy: imports torch; fxlab-run.pth loads this module through run_hook
 
         self.folder.mkdir(parents=True, exist_ok=True)
         write_atomic(self.folder / MANIFEST, json_text(self.manifest(exit_code, status)))

@@ -23,6 +23,7 @@ import atexit
 import contextlib
 import json
 import os
+import site
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -31,6 +32,9 @@ from typing import TYPE_CHECKING, Any
 from fxlab.cli.files import StagedTrace
 from fxlab.cli.run_dumps import NpuDumps
 from fxlab.cli.run_folder import RunFolder, child_folder, forget_counter
+from fxlab.cli.run_program import fxlab_cause
+from fxlab.cli.run_report import print_run
+from fxlab.socs import choose_soc
 
 if TYPE_CHECKING:
     from fxlab.capture.program import ProgramTrace
@@ -65,8 +69,8 @@ def options_of(request: TraceRequest, soc_ini: Path | None = None) -> str:
 
 def request_of_environment(program: str) -> TraceRequest:
     """The request ``FXLAB_TRACE_OPTIONS`` describes (fxlab's defaults when it is unset)."""
+    # lazy: imports torch; fxlab-run.pth loads this module in every process of a run, and start() says what fails
     from fxlab.capture.request import TraceRequest
-    from fxlab.socs import choose_soc
 
     options = json.loads(os.environ.get(OPTIONS) or "{}")
     soc = choose_soc(options.pop("soc", None), options.pop("soc_ini", None))
@@ -99,8 +103,6 @@ def environment(values: dict[str, str]) -> Any:
 def hook_installed() -> bool:
     """Whether Python processes started from here load fxlab's hook (``fxlab-run.pth`` in a
     site folder of this interpreter, or one on its path)."""
-    import site
-
     folders = {*site.getsitepackages(), site.getusersitepackages(), *sys.path}
     return any(Path(folder, HOOK_FILE).is_file() for folder in folders if folder)
 
@@ -122,6 +124,7 @@ class TracedProcess:
 
     def open(self, note: Callable[[str], None] | None = None) -> TracedProcess:
         """The session around the program (npu device on the CPU, stand-ins, watched compiles)."""
+        # lazy: imports torch; fxlab-run.pth loads this module in every process of a run, and start() says what fails
         from fxlab.distributed.environment import npu_backends_on_gloo
         from fxlab.session.program_session import ProgramSession
 
@@ -156,7 +159,7 @@ class TracedProcess:
     def close(self, exit_code: int | None) -> str:
         """End the session; write this process's manifest; the root moves the run into
         place. The run's status."""
-        from fxlab.capture.program import run_status  # torch: the hook's module loads before it (fxlab-run.pth)
+        from fxlab.capture.program import run_status  # lazy: see open()
 
         self._stack.close()
         self._collect_dumps()
@@ -181,7 +184,7 @@ class TracedProcess:
     def save_now(self, exit_code: int) -> None:
         """Write what the run has saved so far and move it into place, the session left
         open: the process is about to end (a signal), and nothing of the program is undone."""
-        from fxlab.capture.program import run_status  # torch: the hook's module loads before it (fxlab-run.pth)
+        from fxlab.capture.program import run_status  # lazy: see open()
 
         if self.folder is not None:
             self.run.write_manifest(exit_code, run_status([row["status"] for row in self.run.rows()]))
@@ -198,7 +201,7 @@ class TracedProcess:
 
 def on_npu_machine() -> bool:
     """torch_npu is really importable here: the program runs on the NPU, with TorchAir's own backend."""
-    from fxlab.compat.layer import really_importable
+    from fxlab.compat.layer import really_importable  # lazy: see TracedProcess.open
 
     return really_importable("torch_npu")
 
@@ -207,7 +210,7 @@ def _rank() -> int | None:
     """This process's rank: torchrun's ``RANK``, else its default process group's."""
     if os.environ.get("RANK", "").isdigit():
         return int(os.environ["RANK"])
-    import torch.distributed as dist
+    import torch.distributed as dist  # lazy: see TracedProcess.open
 
     return dist.get_rank() if dist.is_available() and dist.is_initialized() else None
 
@@ -216,11 +219,11 @@ def _rank_hooks(timeout: float) -> Callable[[], RankHooks | None]:
     """The cross-rank check, once the program has made a process group of several ranks."""
 
     def hooks() -> RankHooks | None:
-        import torch.distributed as dist
+        import torch.distributed as dist  # lazy: see TracedProcess.open
 
         if not (dist.is_available() and dist.is_initialized()) or dist.get_world_size() < 2 or dist.get_backend() == "fake":
             return None
-        from fxlab.distributed.agreement import RankAgreement, default_store
+        from fxlab.distributed.agreement import RankAgreement, default_store  # lazy: see TracedProcess.open
 
         return RankAgreement(default_store, dist.get_rank(), dist.get_world_size(), timeout).program_hooks()
 
@@ -255,7 +258,6 @@ def start() -> None:
 def _fxlab_errors_in_words(previous: Callable[..., Any], process: TracedProcess) -> Callable[..., Any]:
     """The process's uncaught exceptions as Python prints them, but fxlab's own (what only an
     NPU can do, ranks that disagree on a collective) as its one paragraph."""
-    from fxlab.cli.run_program import fxlab_cause
 
     def hook(kind: type[BaseException], value: BaseException, traceback: Any) -> None:
         ours = fxlab_cause(value) or (process.session.explain(value) if process.session is not None else None)
@@ -302,6 +304,4 @@ def _at_exit(process: TracedProcess) -> None:
         print(f"fxlab: the run could not be saved ({type(exc).__name__}: {exc}).", file=sys.stderr)
         return
     if process.staged is not None:  # the root: it says what the run saved
-        from fxlab.cli.run_report import print_run
-
         print_run(process.run, status, process.staged.out)

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from fxlab.cli import console
 from fxlab.errors import FxlabError, UsageError
 
 SCRIPT, MODULE, COMMAND = "script", "module", "command"
@@ -87,8 +88,6 @@ def run_in_process(program: Program, explain: Callable[[BaseException], FxlabErr
         except BaseException as exc:  # noqa: BLE001 - the program's own failure, reported as Python reports it
             ours = fxlab_cause(exc) or (explain(exc) if explain is not None else None)
             if ours is not None:
-                from fxlab.cli import console
-
                 console.error(str(ours))
                 return ours.exit_code
             _print_uncaught(exc, program)
@@ -148,7 +147,7 @@ def _is_program_frame(filename: str, program: Program) -> bool:
 
 
 def _is_fxlab(filename: str) -> bool:
-    from fxlab.source_lines import is_fxlab_file
+    from fxlab.source_lines import is_fxlab_file  # lazy: imports torch (seconds); `fxlab --help` must not
 
     return is_fxlab_file(filename)
 

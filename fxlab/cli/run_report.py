@@ -15,7 +15,7 @@ from fxlab.errors import OutputError
 
 
 def print_run(run: RunFolder, status: str, out: Path) -> None:
-    from fxlab.viz.program_views import run_lines, run_table
+    from fxlab.viz.program_views import run_lines, run_table  # lazy: imports torch; the run hook loads this module (fxlab-run.pth)
 
     rows = run.rows()
     notes = [*run.notes, *(note for child in run.children() for note in child["notes"])]
@@ -41,6 +41,7 @@ def _pair_to_compare(rows: list[dict[str, Any]]) -> tuple[str, str] | None:
 
 def write_run_page(run: RunFolder, out: Path, html: Path) -> None:
     """Every trace's HTML report in one page, read back from the saved run."""
+    # lazy: imports torch; the run hook loads this module (fxlab-run.pth)
     from fxlab.capture.serialize import load_trace
     from fxlab.viz.html_report import html_report
     from fxlab.viz.program_views import run_page

@@ -12,7 +12,7 @@ from fxlab.saved_layout import MANIFEST
 
 def load_saved_trace(path: Path) -> Any:
     """The :class:`~fxlab.capture.trace.Trace` saved by ``fxlab trace --out`` in ``path``."""
-    from fxlab.capture.serialize import load_trace  # imports torch: this module loads with the command line
+    from fxlab.capture.serialize import load_trace  # lazy: imports torch; this module loads with the command line
 
     if not path.is_dir():
         what = "does not exist" if not path.exists() else "is not a directory"

@@ -13,7 +13,7 @@ from fxlab.cli.app import app
 from fxlab.cli.soc_options import SocIniOpt, SocOpt
 from fxlab.ir.json_values import dumps_strict
 from fxlab.passes.torchair_options import MAX_AUTOTUNE, check_mode
-from fxlab.socs import choose_soc
+from fxlab.socs import choose_soc, parse_aicore_num
 from fxlab.stage_names import ACLGRAPH, ALL_STAGES, ASCEND_IR, DYNAMO, FUNCTIONAL
 
 
@@ -48,8 +48,10 @@ def scopes_command(
     entry: str | None = EntryOpt,
     mode: str | None = ModeOpt,
 ) -> None:
+    # lazy: the report imports torch (seconds); `fxlab --help` must not
     import fxlab.passes.annotate_scopes  # noqa: F401 - registers the annotation with the capture
     from fxlab.reports.scope_report import report_for_trace
+    from fxlab.viz.scope_views import render_scope_report
 
     soc_info = choose_soc(soc, soc_ini)
     if aicore_num is not None:
@@ -71,8 +73,6 @@ def scopes_command(
     if as_json:
         console.out().print_json(dumps_strict(report.to_json()))
     else:
-        from fxlab.viz.scope_views import render_scope_report
-
         console.out().print(render_scope_report(report))
     raise typer.Exit(1 if report.has_errors else 0)
 
@@ -91,15 +91,14 @@ def _aclgraph_report(trace: Any, as_json: bool) -> None:
     if as_json:
         console.out().print_json(dumps_strict({"mode": trace.mode, "graphs": [g.streams or {"index": g.index} for g in trace.graphs]}))
         raise typer.Exit(0)
-    from fxlab.viz.pass_views import aclgraph_scopes_view
+    from fxlab.viz.pass_views import aclgraph_scopes_view  # lazy: imports torch (seconds); `fxlab --help` must not
 
     console.out().print(aclgraph_scopes_view(trace))
     raise typer.Exit(0)
 
 
 def _parse_global(text: str, origin: str) -> Any:
-    from fxlab.reports.scope_report import GlobalCoreLimit
-    from fxlab.socs import parse_aicore_num
+    from fxlab.reports.scope_report import GlobalCoreLimit  # lazy: imports torch (seconds); `fxlab --help` must not
 
     aicore, vectorcore = parse_aicore_num(text, origin)
     return GlobalCoreLimit(aicore, vectorcore, origin)
@@ -108,7 +107,7 @@ def _parse_global(text: str, origin: str) -> Any:
 def _global_limit(cli_value: str | None, loaded: Any) -> Any:
     """``--aicore-num`` wins; otherwise the model's CompilerConfig (a malformed value
     there is the model's error, reported as such)."""
-    from fxlab.reports.scope_report import global_limit_of
+    from fxlab.reports.scope_report import global_limit_of  # lazy: imports torch (seconds); `fxlab --help` must not
 
     if cli_value is not None:
         return _parse_global(cli_value, "--aicore-num")

@@ -11,8 +11,8 @@ from fxlab.stage_names import ACLGRAPH, GE_GRAPH_PASSES, PRE_GE
 
 
 def print_views(trace: Any, summary_only: bool = False, out: Any = None, with_summary: bool = True) -> None:
-    # The views import torch (through the trace's types): imported when a command prints,
-    # not when the command line starts.
+    # lazy: the views import torch (through the trace's types): imported when a command
+    # prints, not when the command line starts.
     from fxlab.viz import trace_views
     from fxlab.viz.pass_views import passes_view, patterns_view, torchair_aclgraph_line
 

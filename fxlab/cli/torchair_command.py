@@ -40,6 +40,7 @@ def fetch_command(
         None, "--wheel", metavar="FILE", help="Extract from this torch_npu wheel instead of downloading one."
     ),
 ) -> None:
+    # lazy: importlib.metadata and the fetcher, ~15 ms at every start; only this command needs them
     from importlib.metadata import version
 
     from fxlab.compat.torchair_fetch import fetch_torchair, torchair_cache_dir

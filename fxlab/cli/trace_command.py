@@ -146,13 +146,13 @@ def trace_command(
     if graphviz is not None:
         check_format(graphviz)
     if nproc is not None or under_launcher():
-        from fxlab.cli.trace_ranks import RankOutput, trace_ranks  # the ranks' machinery: only for a multi-rank trace
+        from fxlab.cli.trace_ranks import RankOutput, trace_ranks  # lazy: the ranks' machinery (torch), only for ranks
 
         raise typer.Exit(trace_ranks(request, RankOutput(out, html, as_json, graphviz, summary_only)))
     trace = capture_and_save(request, out)
     write_extras(trace, graphviz, html, out, picture_options(expand, focus, depth))  # after the trace is saved
     if as_json:
-        from fxlab.viz.trace_views import json_summary
+        from fxlab.viz.trace_views import json_summary  # lazy: imports torch (seconds); `fxlab --help` must not
 
         console.out().print_json(dumps_strict(json_summary(trace, str(out) if out else None)))
     else:
@@ -169,7 +169,7 @@ def exit_code(status: str, strict: bool = False) -> int:
 
 def under_launcher() -> bool:
     """This process is one rank of a job a launcher (torchrun) started."""
-    from fxlab.distributed.environment import launched_rank
+    from fxlab.distributed.environment import launched_rank  # lazy: imports torch (seconds); `fxlab --help` must not
 
     return launched_rank() is not None
 
@@ -202,7 +202,7 @@ def failure_text(exc: BaseException) -> str:
 
 
 def picture_options(expand: list[str] | None, focus: str | None, depth: int) -> Any:
-    from fxlab.viz.fold import FoldOptions
+    from fxlab.viz.fold import FoldOptions  # lazy: ~5 ms at every start, read only once a trace is made
 
     return FoldOptions(expand=tuple(expand or ()), focus=focus, depth=depth)
 
@@ -215,7 +215,7 @@ def write_extras(trace: Trace, graphviz: str | None, html: Path | None, out_dir:
     """Pictures and the HTML report, when asked for (after the trace is saved, so a slow
     `dot` or Ctrl-C never costs the trace)."""
     if graphviz is not None:
-        from fxlab.cli.picture_files import write_pictures
+        from fxlab.cli.picture_files import write_pictures  # lazy: imports torch (seconds); `fxlab --help` must not
 
         folder = out_dir if out_dir is not None else prepare_out_dir(Path("fxlab-out"))
         files, messages = write_pictures(trace, folder, graphviz, options, _picture_progress)
@@ -223,7 +223,7 @@ def write_extras(trace: Trace, graphviz: str | None, html: Path | None, out_dir:
             console.warn(message)
         console.note(f"{len(files)} picture file(s) written under {folder}/")
     if html is not None:
-        from fxlab.cli.picture_files import write_html_report
+        from fxlab.cli.picture_files import write_html_report  # lazy: imports torch (seconds); `fxlab --help` must not
 
         try:
             console.note(f"HTML report written to {write_html_report(trace, html)}")

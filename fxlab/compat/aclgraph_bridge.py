@@ -17,22 +17,26 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import importlib
 import time
 import warnings
 from typing import Any
 
 import torch
 import torch.fx as fx
+from torch._guards import TracingContext, detect_fake_mode, tracing
+from torch.utils._mode_utils import no_dispatch
 
 from fxlab.capture.checks.torchair_reference import TorchAirAclGraph
 from fxlab.compat.native_standins.torch_npu_runtime import torch_npu_present
+from fxlab.passes.pattern_fusion import RegisteredPattern, caller_location, register_pattern
 from fxlab.socs import DEFAULT_SOC
 from fxlab.compat.torchair_loader import LoadedTorchAir
 from fxlab.errors import FxlabError
 from fxlab.passes.aclgraph.capture_info import STATIC_INPUT
 from fxlab.passes.aclgraph.pipeline import graph_name
 from fxlab.passes.compiler_mode import compiler_dispatch_state
-from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions, to_torchair_config
+from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions, observe_backend_config, to_torchair_config
 
 
 class TorchAirAclGraphError(FxlabError):
@@ -50,9 +54,6 @@ def observe_user_registrations(package: Any) -> None:
     it for real: their ``register_replacement`` patterns and the config they hand
     ``get_npu_backend`` also reach fxlab's own passes. The package's two functions are
     wrapped for the session (its modules are dropped when it ends)."""
-    from fxlab.passes.pattern_fusion import RegisteredPattern, caller_location, register_pattern
-    from fxlab.passes.torchair_options import observe_backend_config
-
     name = package.__name__
     register, backend = package.register_replacement, package.get_npu_backend
 
@@ -108,9 +109,6 @@ def run_torchair_aclgraph(
     gm: fx.GraphModule, index: int, torchair: LoadedTorchAir, options: TorchAirOptions, npugraph_ex: Any = None, soc: str = DEFAULT_SOC
 ) -> TorchAirAclGraph:
     """TorchAir's aclgraph passes (npugraph_ex's, for that mode) on a copy of ``gm``."""
-    from torch._guards import TracingContext, detect_fake_mode, tracing
-    from torch.utils._mode_utils import no_dispatch
-
     start = time.perf_counter()
     standalone = options.mode == NPUGRAPH_EX
     if standalone and npugraph_ex is None:
@@ -146,8 +144,6 @@ def _marked_inputs(gm: fx.GraphModule) -> list[Any]:
 
 
 def _modules(package: str) -> dict[str, Any]:
-    import importlib
-
     names = {
         "compiler": "npu_fx_compiler",
         "fx2acl": "_acl_concrete_graph.fx2acl_converter",

@@ -32,7 +32,12 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+from torch._guards import TracingContext, detect_fake_mode, tracing
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+from torch.utils._mode_utils import no_dispatch
 
+import fxlab.scope  # noqa: F401 - defines air::scope_enter/exit before TorchAir looks
 from fxlab.compat.native_standins.torch_npu_runtime import torch_npu_present
 from fxlab.socs import DEFAULT_SOC
 from fxlab.compat.torchair_copies import find_torchair
@@ -72,8 +77,6 @@ class TorchAirConversionError(FxlabError):
 def open_torchair(path: str | Path | None = None, *, discover: bool = True) -> Iterator[LoadedTorchAir]:
     """TorchAir for the block: from ``path``, or discovered (:func:`find_torchair`).
     fxlab's scope markers are defined first so both sides share ``air::scope_enter``."""
-    with contextlib.suppress(ImportError):
-        import fxlab.scope  # noqa: F401 - defines air::scope_enter/exit before TorchAir looks
     where = find_torchair(path) if (discover or path) else None
     with torchair_session(where) as torchair:
         _load_collective_converters(torchair)
@@ -122,9 +125,6 @@ def run_torchair_conversion(
     node, the FX graph TorchAir converted (after its FX passes), its GE options and
     notes. ``config`` is a TorchAir ``CompilerConfig`` (default: its defaults); ``soc``
     the SoC the stand-in NPU machine reports (converters branch on it)."""
-    from torch._guards import TracingContext, tracing
-    from torch.utils._mode_utils import no_dispatch
-
     start = time.perf_counter()
     compiler = torchair.module("npu_fx_compiler")
     config = config if config is not None else torchair.package.CompilerConfig()
@@ -176,9 +176,6 @@ def device_inputs(values: list[Any], *, data_dependent: bool = False) -> tuple[l
     that depend on the data (``data_dependent``): on an NPU machine TorchAir's walk runs
     in the compile's fake mode, whose shape environment gives such an op's output its
     size symbol, where a fresh fake mode refuses the op."""
-    from torch._guards import detect_fake_mode
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
     original_mode = detect_fake_mode(values)
     tensors = [v for v in values if isinstance(v, torch.Tensor)]
     symbolic = data_dependent or any(not isinstance(d, int) for t in tensors for d in (*t.shape, *t.stride()))
@@ -193,8 +190,6 @@ def device_inputs(values: list[Any], *, data_dependent: bool = False) -> tuple[l
 
 def _has_data_dependent_sizes(gm: fx.GraphModule) -> bool:
     """Whether a value of ``gm`` has a size only its data decides (an unbacked symbol)."""
-    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
-
     return any(free_unbacked_symbols(node.meta.get("val")) for node in gm.graph.nodes)
 
 

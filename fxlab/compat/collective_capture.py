@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from fxlab.capture.stages import COLLECTIVE_DECOMPOSITIONS
 from fxlab.compat.collective_remaps import torchair_collective_remaps
 from fxlab.compat.npu_define_ops import decompositions, npu_define_operators
+from fxlab.passes.converters.collectives import npu_define_converters
 
 
 @contextlib.contextmanager
@@ -35,7 +36,5 @@ def _collective_decompositions() -> Iterator[None]:
 @contextlib.contextmanager
 def torchair_collectives() -> Iterator[None]:
     """See the module docstring."""
-    from fxlab.passes.converters.collectives import npu_define_converters
-
     with npu_define_operators(), torchair_collective_remaps(), _collective_decompositions(), npu_define_converters():
         yield

@@ -15,6 +15,10 @@ from typing import Any
 
 import torch.fx as fx
 
+from fxlab.capture.stages import functional_stage, torchair_decompositions
+from fxlab.passes.pattern_fusion import RegisteredPattern, caller_location, register_pattern
+from fxlab.passes.torchair_options import observe_backend_config
+
 # Sections of TorchAir's CompilerConfig (its configs/compiler_config.py).
 SECTIONS = (
     "debug",
@@ -106,23 +110,17 @@ class NpuBackend:
     config it is given drives fxlab's stages, as it drives TorchAir's."""
 
     def __init__(self, compiler_config: Any = None, custom_decompositions: dict[Any, Any] | None = None) -> None:
-        from fxlab.passes.torchair_options import observe_backend_config
-
         self.compiler_config = compiler_config if compiler_config is not None else CompilerConfig()
         self.custom_decompositions = dict(custom_decompositions or {})
         observe_backend_config(compiler_config)
 
     def __call__(self, gm: fx.GraphModule, example_inputs: Sequence[Any], **kwargs: Any) -> Callable[..., Any]:
-        from fxlab.capture.stages import functional_stage
-
         apply_compile_options(self.compiler_config, kwargs.get("options"))  # torch.compile(..., options={...}), as TorchAir reads it
         _, compiled = functional_stage(gm, example_inputs, self.decompositions())
         return compiled
 
     def decompositions(self) -> dict[Any, Callable[..., Any]]:
         """TorchAir's default table and the backend's ``custom_decompositions``."""
-        from fxlab.capture.stages import torchair_decompositions
-
         return {**torchair_decompositions(), **self.custom_decompositions}
 
 
@@ -207,8 +205,6 @@ def _replacement_registrar(registrar: str, doc: str) -> Callable[..., None]:
 
 
 def _register(registrar: str, search_fn: Any, replace_fn: Any, example_inputs: Sequence[Any], *rest: Any) -> None:
-    from fxlab.passes.pattern_fusion import RegisteredPattern, caller_location, register_pattern
-
     trace_fn, extra_check, search_fn_pattern, scalar_workaround, skip_duplicates = rest
     if not callable(search_fn) or not callable(replace_fn):
         raise TypeError(f"{registrar}: search_fn and replace_fn must be functions")

@@ -22,11 +22,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import fxlab.ops  # noqa: F401 - the npu seed ops exist before any plugin names them
+from fxlab.compat.converter_registration import close_session, open_session
 from fxlab.compat.graph_only_ops import GraphOnlyOps, eager_graph_only_ops
 from fxlab.compat.npu_device import NpuOnCpu, npu_on_cpu, unmapped_npu_device
 from fxlab.compat.public_names import is_known_module, standin_gap
+from fxlab.compat.torch_npu_ops import torch_npu_definitions
 from fxlab.compat.torchair_calls import TAGGED_EVENTS
 from fxlab.errors import FxlabError
+from fxlab.passes.pattern_fusion import forget_patterns
+from fxlab.passes.torchair_options import forget_observed_configs
 
 STANDIN_DIR = Path(__file__).parent / "standins"
 
@@ -165,9 +170,6 @@ def compat_layer(announce: Callable[[str], None] | None = None, lazy_npu: bool =
     """Stand in for ``torchair`` / ``torch_npu`` inside the block when they are missing.
     ``lazy_npu``: the npu device runs on the CPU from the block's first use of it (a model
     file); else from the start (a program run as a whole)."""
-    import fxlab.ops  # noqa: F401 - the npu seed ops exist before any plugin names them
-    from fxlab.compat.converter_registration import close_session, open_session
-
     missing = tuple(name for name in ("torchair", "torch_npu", "npugraph_ex") if not really_importable(name))
     session = CompatSession(standing_in=missing, announce=announce)
     finder = StandinFinder(session)
@@ -207,8 +209,6 @@ def define_torch_npu_operators() -> Any:
     if session is None or session.exits is None:
         return None
     if session.npu_definitions is None:
-        from fxlab.compat.torch_npu_ops import torch_npu_definitions
-
         session.npu_definitions = session.exits.enter_context(torch_npu_definitions())
         if session.announce is not None:
             session.announce(session.npu_definitions.note)
@@ -240,9 +240,6 @@ def torch_npu_definitions_so_far() -> Any:
 
 def _forget_registrations() -> None:
     """Patterns and configs the block's files gave TorchAir's API belong to the block."""
-    from fxlab.passes.pattern_fusion import forget_patterns
-    from fxlab.passes.torchair_options import forget_observed_configs
-
     forget_patterns()
     forget_observed_configs()
     TAGGED_EVENTS.clear()

@@ -23,6 +23,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from fxlab.compat.torchair_loader import _is_fxlab_standin
 from fxlab.compat.torchair_state import ProcessStateGuard
 from fxlab.errors import FxlabError
 
@@ -49,8 +50,6 @@ def _drop_standin() -> None:
     """A model file traced with the stand-in npugraph_ex keeps the objects it made; the
     names go, so this session imports the real package (the compat layer, which owns the
     stand-in, has nothing left to forget). A real npugraph_ex already imported stays."""
-    from fxlab.compat.torchair_loader import _is_fxlab_standin
-
     if PACKAGE in sys.modules and not _is_fxlab_standin(sys.modules[PACKAGE]):
         raise NpugraphExNotFoundError("npugraph_ex is already imported in this process; its sources cannot be loaded beside it.")
     for name in [n for n in sys.modules if n == PACKAGE or n.startswith(PACKAGE + ".")]:

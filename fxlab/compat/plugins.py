@@ -14,6 +14,8 @@ from pathlib import Path
 
 import torch.library
 
+from fxlab.capture.loader import load_python_file as load
+from fxlab.compat.layer import torch_npu_definitions_so_far
 from fxlab.ops.define import record_plugin_ops
 
 
@@ -26,8 +28,6 @@ class LoadedPlugin:
 
 def load_python_file(path: str | Path, role: str = "plugin") -> types.ModuleType:
     """Import a user file; failures raise :class:`fxlab.errors.ModelLoadError` with file and line."""
-    from fxlab.capture.loader import load_python_file as load
-
     return load(path, role=role)
 
 
@@ -43,7 +43,5 @@ def load_plugin(path: str | Path) -> LoadedPlugin:
 def _torch_npu_definitions() -> set[str]:
     """torch_npu's operators, defined by fxlab when a plugin first imports torch_npu:
     fxlab's definitions, not the plugin's."""
-    from fxlab.compat.layer import torch_npu_definitions_so_far
-
     definitions = torch_npu_definitions_so_far()
     return {f"npu::{name}" for name in definitions.defined} if definitions is not None else set()

@@ -35,11 +35,16 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch.fx.node import has_side_effect
 
+import fxlab.ir.kernels  # noqa: F401 - each operator family registers its CPU kernels
 from fxlab.compat.torchair_copies import cached_torchair
 from fxlab.compat.torchair_state import destroy_library
 from fxlab.compat.torchair_versions import read_torchair_version
+from fxlab.ir.kernels.npu_reference import CPU_KERNELS, META_KERNELS
+from fxlab.ir.kernels.registry import KernelFault, KernelGap
 from fxlab.ir.npu_dtypes import TORCH_NPU_DTYPES
+from fxlab.passes.converters.npu import npu_converters
 from fxlab.passes.torchair_refusals import TORCH_NPU_OPERATORS
 
 NAMESPACE = "npu"
@@ -258,8 +263,6 @@ def _meta_globals(library: torch.library.Library, defined_names: set[str], resul
         return register
 
     def shim_has_side_effect(op: Any) -> None:
-        from torch.fx.node import has_side_effect
-
         has_side_effect(op)
 
     namespace_builtins = dict(vars(builtins), __import__=shim_import)
@@ -378,10 +381,6 @@ def _through_functional(schema: Any, functional: Any, written: list[str]) -> Cal
 @contextlib.contextmanager
 def _reference_kernels(library: torch.library.Library, names: set[str]) -> Iterator[None]:
     """fxlab's CPU kernels and built-in converters for the common operators defined here."""
-    from fxlab.ir import kernels  # noqa: F401 - each operator family registers its CPU kernels
-    from fxlab.ir.kernels.npu_reference import CPU_KERNELS, META_KERNELS
-    from fxlab.passes.converters.npu import npu_converters
-
     # Keys name an overload (``npu_grouped_matmul.List``) or the default one (``npu_x``).
     for name, kernel in CPU_KERNELS.items():
         if name.split(".", 1)[0] in names:
@@ -399,8 +398,6 @@ def _naming_gaps(op: str, kernel: Callable[..., Any]) -> Callable[..., Any]:
     :class:`KernelFault` naming ``op`` and where the kernel raised it: the checks then say
     which operator they could not run and why, and the trace goes on. A model is never
     blamed for a fault of fxlab's CPU reference of a torch_npu operator."""
-    from fxlab.ir.kernels.registry import KernelFault, KernelGap
-
     prefix = f"{op.split('.')[1]}: "  # the operator's name, as a kernel's message may start
 
     @functools.wraps(kernel)

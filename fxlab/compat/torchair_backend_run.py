@@ -29,14 +29,19 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+from torch._guards import detect_fake_mode
 
+import fxlab.scope
 from fxlab.capture.checks.torchair_reference import ReferenceGraph, ReferenceRun
 from fxlab.capture.as_npu import resolve_sdpa_as_on_npu
 from fxlab.capture.checks.values import clone_tree
 from fxlab.compat.aclgraph_bridge import register_patterns
+from fxlab.compat.bridge import DEVICE, open_torchair, place_created_tensors_on_device
 from fxlab.compat.native_standins.torch_npu_runtime import DEFAULT_SOC, torch_npu_present
+from fxlab.compat.npugraph_ex_loader import locate_npugraph_ex, npugraph_ex_session
 from fxlab.compat.torchair_state import fresh_compile_state, package_module, patched_once
 from fxlab.errors import FxlabError
+from fxlab.passes.graph_copy import copy_graph_module
 from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions, configs_not_observed, to_torchair_config
 
 
@@ -165,8 +170,6 @@ def _scopes_told(package: Any) -> Iterator[None]:
     kernel to push the scope's attrs onto TorchAir's scope-attr stack. Where fxlab defined
     the ``air`` markers first, fxlab's kernels run: for the block they tell TorchAir's
     stack too, as its own kernels would."""
-    import fxlab.scope
-
     try:
         attrs = package_module(package, "scope._scope_attr")
     except ImportError:  # npugraph_ex has no GE conversion
@@ -185,10 +188,6 @@ def _on_device(gm: fx.GraphModule, example_inputs: list[Any]) -> tuple[fx.GraphM
     inputs on the device (TorchAir makes a host input of a CPU tensor, with another GE
     graph), and the tensors the graph creates there too, as the bridge places them
     (:func:`fxlab.compat.bridge.device_inputs`); fake tensors of the graph's own fake mode."""
-    from torch._guards import detect_fake_mode
-
-    from fxlab.compat.bridge import DEVICE, place_created_tensors_on_device
-
     mode = detect_fake_mode(example_inputs)
     if mode is None:
         return gm, example_inputs
@@ -207,8 +206,6 @@ def _on_device(gm: fx.GraphModule, example_inputs: list[Any]) -> tuple[fx.GraphM
 def _observed_passes(package: Any, snapshots: list[tuple[str, fx.GraphModule]]) -> Iterator[None]:
     """TorchAir's ``GraphTransformObserver`` dumps the graph after each pass when its debug
     dumps are on (``TORCH_COMPILE_DEBUG``); for the block it keeps a copy of it instead."""
-    from fxlab.passes.graph_copy import copy_graph_module
-
     observer = package_module(package, "_utils.graph_transform_observer").GraphTransformObserver
     dump_gm, apply_gm_pass = observer.dump_gm, observer.apply_gm_pass
 
@@ -274,8 +271,6 @@ class TorchAirBackend:
         if self.torchair is not None:
             npugraph_ex = self.npugraph_ex() if options.mode == NPUGRAPH_EX and self.npugraph_ex is not None else None
             return run_torchair_backend(loaded.fn, calls, options, self.torchair.package, npugraph_ex, dynamic=dynamic, soc=self.soc)
-        from fxlab.compat.bridge import open_torchair
-        from fxlab.compat.npugraph_ex_loader import locate_npugraph_ex, npugraph_ex_session
 
         try:
             with open_torchair(self.path) as torchair, contextlib.ExitStack() as stack:

@@ -8,6 +8,7 @@ operator definitions (:mod:`fxlab.compat.torch_npu_ops`) read the torch_npu file
 
 from __future__ import annotations
 
+import importlib.util
 import os
 from pathlib import Path
 
@@ -54,8 +55,6 @@ class TorchAirNotFoundError(FxlabError):
 
 def installed_torchair_importable() -> bool:
     """True when a real TorchAir (not fxlab's stand-in) can be imported."""
-    import importlib.util
-
     spec = importlib.util.find_spec("torchair")
     if spec is None or spec.origin is None or type(spec.loader).__module__.startswith("fxlab."):
         return False  # absent, or served by fxlab (a stand-in or a session's finder)

@@ -36,11 +36,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import torch
+
 from fxlab.compat.native_standins import STANDINS
 from fxlab.compat.native_standins.npu_ops import torch_npu_operators
 from fxlab.compat.torch_npu_ops import find_torch_npu_copy, torch_npu_definitions
 from fxlab.compat.torchair_copies import locate_torchair
-from fxlab.compat.torchair_state import ProcessStateGuard
+from fxlab.compat.torchair_state import ProcessStateGuard, attached_converters
 from fxlab.compat.torchair_versions import TorchAirVersion, read_torchair_version
 from fxlab.errors import FxlabError
 
@@ -361,8 +363,6 @@ def _stash_standins() -> dict[str, types.ModuleType]:
 
 
 def _import_package(session: _Session) -> LoadedTorchAir:
-    import torch
-
     start = time.perf_counter()
     version = read_torchair_version(session.root)
     try:
@@ -404,7 +404,6 @@ def _count_converters(package: types.ModuleType) -> int:
     fx2ge = sys.modules.get(f"{PACKAGE}._ge_concrete_graph.fx2ge_converter")
     if fx2ge is None:
         return 0
-    from fxlab.compat.torchair_state import attached_converters
 
     return len(attached_converters()) + sum(1 for v in getattr(fx2ge, "_CONVERTERS", {}).values() if v is not None)
 
@@ -419,8 +418,6 @@ def _forget_modules(names: Sequence[str]) -> None:
 
 
 def _real_torchair() -> LoadedTorchAir:
-    import torch
-
     try:
         package = importlib.import_module(PACKAGE)
     except Exception as exc:  # noqa: BLE001

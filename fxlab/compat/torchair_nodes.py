@@ -15,11 +15,13 @@ puts a mock op in place of a node without a converter) that also:
 
 from __future__ import annotations
 
+import sys
 import traceback
 from pathlib import Path
 from typing import Any
 
 import torch.fx as fx
+from torch.utils._pytree import tree_leaves
 
 from fxlab.errors import FxlabError
 from fxlab.passes.conversion_result import SCOPE_ENTER, NodeConversion, Status, is_scope_marker, scope_enter_items, target_text
@@ -50,8 +52,6 @@ def _first_sentence(exc: BaseException) -> str:
 def _kit_hint(target: Any) -> str:
     """When the custom-op kit knows the op's GE type and it is not the CamelCase of the
     op name TorchAir's auto converter looks for, say what fixes it."""
-    import sys
-
     kit = sys.modules.get("fxlab.ops.define")
     record = kit.CUSTOM_OPS.get(target) if kit is not None else None
     if record is None or record.prototype is None:
@@ -126,7 +126,7 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
         def stand_in(self, node: fx.Node, exc: BaseException, env: dict[fx.Node, Any], value_pack: type) -> Any:
             """The value of a node TorchAir's walk failed on outside a converter: the node
             recorded as failed, a placeholder op standing in for it, and the walk goes on."""
-            from torchair.ge._ge_graph import Tensor as GeTensor  # TorchAir's: inside its session only
+            from torchair.ge._ge_graph import Tensor as GeTensor  # optional: TorchAir's, importable inside its session only
 
             with self.converter_context(node=node):
                 before = len(self.graph.op)
@@ -161,9 +161,7 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
                 return self._placeholder(target, args, kwargs, meta_outputs)
 
         def _placeholder(self, target: Any, args: Any, kwargs: Any, meta_outputs: Any, count: int | None = None) -> Any:
-            from torch.utils._pytree import tree_leaves
-
-            # TorchAir's modules: importable only inside the session this class is made in.
+            # optional: TorchAir's modules, importable only inside the session this class is made in.
             from torchair._ge_concrete_graph.compat_ir import ge_op
             from torchair.ge._ge_graph import Tensor as GeTensor
 
@@ -177,7 +175,9 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
 
         def _mock(self, target: Any, args: Any, kwargs: Any, meta_outputs: Any) -> Any:
             if str(target) == "auto_functionalized_v2":
-                from torchair._ge_concrete_graph.auto_functionalized_v2 import conveter_auto_functionalize_v2
+                from torchair._ge_concrete_graph.auto_functionalized_v2 import (
+                    conveter_auto_functionalize_v2,
+                )  # optional: TorchAir's session only
 
                 result = conveter_auto_functionalize_v2(*args, _conveter_auto_functionalize_v2_internal_mock=True, **kwargs)
             else:

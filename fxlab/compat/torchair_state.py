@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from typing import Any
 
 import torch
+import torch._decomp
+import torch._subclasses.fake_tensor as fake_tensor
 
 CONVERTER_ATTR = "_ge_converter"
 _SIGNALS = ("SIGINT", "SIGTERM")
@@ -172,9 +174,6 @@ class KernelTables:
     added to ops first materialised meanwhile."""
 
     def __init__(self) -> None:
-        import torch._decomp
-        import torch._subclasses.fake_tensor as fake_tensor
-
         self.table = torch._decomp.decomposition_table
         self.table_before = dict(self.table)
         self.fake_tensor = fake_tensor

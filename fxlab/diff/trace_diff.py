@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fxlab.capture.trace import StageTrace
+from fxlab.diff.ir_diff import diff_ir
 from fxlab.errors import UsageError
 from fxlab.diff.fx_diff import StageDiff, diff_stages
 from fxlab.stage_names import ASCEND_IR
@@ -75,8 +76,6 @@ def diff_graph(index: int, left: Any, right: Any, left_stage: str, right_stage: 
     elif isinstance(left, StageTrace):
         entry.fx = diff_stages(left, right, left_label=left_label, right_label=right_label)
     else:
-        from fxlab.diff.ir_diff import diff_ir
-
         entry.ir = diff_ir(left, right, left_label=left_label, right_label=right_label)
     return entry
 

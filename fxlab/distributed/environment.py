@@ -22,6 +22,7 @@ from datetime import timedelta
 from pathlib import Path
 
 import torch.distributed as dist
+from torch.distributed.elastic.utils.distributed import get_free_port
 
 from fxlab.errors import FxlabError
 
@@ -94,8 +95,6 @@ def one_rank(model: Path, timeout: float, notes: list[str]) -> Iterator[None]:
     """This process as the only rank of a world of one, for the block: torchrun's
     environment for rank 0 of 1 (loopback rendezvous at a free port) and the default group
     as a rank's trace makes it (:func:`default_group`); the environment is put back after."""
-    from torch.distributed.elastic.utils.distributed import get_free_port
-
     world = {"RANK": "0", "LOCAL_RANK": "0", "WORLD_SIZE": "1", "LOCAL_WORLD_SIZE": "1", "MASTER_ADDR": "127.0.0.1"}
     world["MASTER_PORT"] = str(get_free_port())
     saved = {name: os.environ.get(name) for name in world}

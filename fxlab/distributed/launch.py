@@ -17,10 +17,12 @@ Ctrl-C stops them all. The launcher never waits longer than ``timeout``.
 from __future__ import annotations
 
 import contextlib
+import faulthandler
 import json
 import logging
 import os
 import signal
+import sys
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -28,6 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs, SignalException, Std
+from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
+from torch.distributed.elastic.utils.distributed import get_free_port
+from torch.distributed.launcher.api import LaunchConfig, elastic_launch
+
+from fxlab.distributed.agreement import RankMismatchError
 from fxlab.errors import FxlabError
 
 STACK_SIGNAL = signal.SIGUSR1
@@ -74,8 +82,6 @@ class RankReporter:
         (self.folder / "phase.json").write_text(json.dumps({"pid": os.getpid(), "phase": what}))
 
     def failed(self, exc: BaseException) -> None:
-        from fxlab.distributed.agreement import RankMismatchError
-
         signal_name = _stopping_signal(exc)
         if signal_name is not None:
             # The launcher stops the other ranks when one fails: whatever this rank was
@@ -95,8 +101,6 @@ class RankReporter:
 def _stopping_signal(exc: BaseException) -> str | None:
     """The signal's name when ``exc`` is, or was caused by, the launcher stopping this rank
     (torch.distributed.elastic raises ``SignalException`` in a rank it terminates)."""
-    from torch.distributed.elastic.multiprocessing import SignalException
-
     seen: set[int] = set()
     current: BaseException | None = exc
     while current is not None and id(current) not in seen:
@@ -112,9 +116,6 @@ def rank_worker(worker: Callable[..., Any]) -> Callable[..., Any]:
     recorded. ``worker`` takes the reporter first."""
 
     def run(run_dir: str, *args: Any) -> Any:
-        import faulthandler
-        import sys
-
         reporter = RankReporter(Path(run_dir), int(os.environ["RANK"]))
         faulthandler.register(STACK_SIGNAL, file=sys.stderr, all_threads=True)
         try:
@@ -130,10 +131,6 @@ def rank_worker(worker: Callable[..., Any]) -> Callable[..., Any]:
 # -- the launcher's side -------------------------------------------------------------------------
 def launch_ranks(nproc: int, worker: Callable[..., Any], args: tuple[Any, ...], *, timeout: float, run_dir: Path) -> LaunchResult:
     """Run ``rank_worker(worker)`` in ``nproc`` ranks (see the module docstring)."""
-    from torch.distributed.elastic.multiprocessing import SignalException
-    from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
-    from torch.distributed.launcher.api import elastic_launch
-
     result = LaunchResult()
     start = time.monotonic()
     config = _config(nproc, run_dir)
@@ -158,10 +155,6 @@ def launch_ranks(nproc: int, worker: Callable[..., Any], args: tuple[Any, ...], 
 
 
 def _config(nproc: int, run_dir: Path) -> Any:
-    from torch.distributed.elastic.multiprocessing import DefaultLogsSpecs, Std
-    from torch.distributed.elastic.utils.distributed import get_free_port
-    from torch.distributed.launcher.api import LaunchConfig
-
     return LaunchConfig(
         min_nodes=1,
         max_nodes=1,

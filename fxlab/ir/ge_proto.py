@@ -24,6 +24,9 @@ import struct
 from collections.abc import Mapping
 from typing import Any
 
+from google.protobuf import text_format
+from google.protobuf.message import DecodeError
+
 from fxlab.ir.ge_schema import GeProtoError, schema
 from fxlab.ir.model import (
     DTYPE_FROM_TORCHAIR_NUMBER,
@@ -159,8 +162,6 @@ def encode_model_def(graph: IrGraph) -> bytes:
 # --------------------------------------------------------------------------------------
 def decode_model_def(data: bytes) -> IrGraph:
     """The IR graph in a serialized ``ModelDef`` (its first graph)."""
-    from google.protobuf.message import DecodeError
-
     model = schema().ModelDef()
     try:
         model.ParseFromString(data)
@@ -304,8 +305,6 @@ class _Reader:
 
 
 def _one_line_text(message: Any) -> str:
-    from google.protobuf import text_format
-
     return text_format.MessageToString(message, as_one_line=True)
 
 

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
 PROTO_PATH = Path(__file__).with_name("ge_ir.proto")
 
 
@@ -60,8 +62,6 @@ class _ProtoParser:
     after parsing, innermost scope first, as protoc does."""
 
     def __init__(self, text: str) -> None:
-        from google.protobuf import descriptor_pb2
-
         self.tokens = _tokenize(text)
         self.pos = 0
         self.file = descriptor_pb2.FileDescriptorProto(name="fxlab/ir/ge_ir.proto")
@@ -199,8 +199,6 @@ class GeSchema:
 @functools.cache
 def schema() -> GeSchema:
     """Parse ``ge_ir.proto`` once and build its message classes."""
-    from google.protobuf import descriptor_pool, message_factory
-
     file_proto = _ProtoParser(PROTO_PATH.read_text(encoding="utf-8")).parse()
     pool = descriptor_pool.DescriptorPool()
     pool.Add(file_proto)

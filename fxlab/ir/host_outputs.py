@@ -26,7 +26,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+import sympy
 import torch
+from torch.utils._sympy import functions as torch_sympy_functions
 
 from fxlab.ir.model import Attr, AttrKind, IrGraph
 
@@ -216,7 +218,6 @@ def evaluate(expr: Any, symbols: dict[str, int]) -> int:
     """An int, or a symbolic expression (as sympy prints it) at the symbols' values."""
     if isinstance(expr, int):
         return expr
-    import sympy
 
     value = sympy.sympify(expr, locals=_sympy_functions()).subs({sympy.Symbol(k): v for k, v in symbols.items()})
     if not value.is_number:
@@ -226,7 +227,5 @@ def evaluate(expr: Any, symbols: dict[str, int]) -> int:
 
 def _sympy_functions() -> dict[str, Any]:
     """torch's own sympy functions, which size expressions print by name."""
-    from torch.utils._sympy import functions
-
     names = ("FloorDiv", "CeilDiv", "ModularIndexing", "Mod", "PythonMod", "CleanDiv", "IntTrueDiv", "Max", "Min", "TruncToInt")
-    return {name: getattr(functions, name) for name in names if hasattr(functions, name)}
+    return {name: getattr(torch_sympy_functions, name) for name in names if hasattr(torch_sympy_functions, name)}

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from google.protobuf import text_encoding
+from google.protobuf import text_encoding, text_format
 
 from fxlab.ir.ge_proto import (
     PROVENANCE_FX_NODE,
@@ -256,8 +256,6 @@ def graph_to_pbtxt(graph: IrGraph) -> str:
 
 def pbtxt_to_graph(text: str) -> IrGraph:
     """The IR graph in the protobuf text of a GE ``ModelDef``."""
-    from google.protobuf import text_format
-
     model = schema().ModelDef()
     try:
         text_format.Parse(text, model)

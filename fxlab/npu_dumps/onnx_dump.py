@@ -11,6 +11,8 @@ import json
 import re
 from typing import Any
 
+from google.protobuf import text_format
+
 from fxlab.npu_dumps.ge_ops import RawDesc, attr_def_value, build_op
 from fxlab.npu_dumps.dump_model import GE_ONNX, DumpGraph, DumpOp
 from fxlab.npu_dumps.names import DumpName
@@ -81,8 +83,6 @@ def _set_desc_field(desc: RawDesc, field: str, value: Any) -> None:
 
 def _json_desc(value: Any) -> RawDesc:
     """A desc written as one JSON string: its fields, and its attrs as ``AttrDef`` text."""
-    from google.protobuf import text_format
-
     text = value.decode("utf-8", "surrogateescape") if isinstance(value, bytes) else str(value)
     try:
         data = json.loads(text)

@@ -15,6 +15,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from google.protobuf import text_format
+
 from fxlab.errors import FxlabError
 
 # (what is being read, characters done, characters in all)
@@ -107,16 +109,12 @@ class TextReader:
         self.progress(self.path, min(self.done, len(self.text)), len(self.text))
 
     def _merge(self, chunk: str, message: Any, first_line: int) -> None:
-        from google.protobuf import text_format
-
         try:
             text_format.Merge(chunk, message, allow_unknown_field=self.lenient)
         except text_format.ParseError as exc:
             raise _Retry(exc, first_line) from exc
 
     def parse_whole(self, message: Any) -> Any:
-        from google.protobuf import text_format
-
         try:
             text_format.Parse(self.text, message, allow_unknown_field=self.lenient)
         except text_format.ParseError as exc:

@@ -10,6 +10,8 @@ import functools
 from pathlib import Path
 from typing import Any
 
+from google.protobuf import descriptor_pool, message_factory
+
 from fxlab.ir.ge_schema import file_descriptor_proto, schema
 
 HERE = Path(__file__).resolve().parent
@@ -17,8 +19,6 @@ HERE = Path(__file__).resolve().parent
 
 @functools.cache
 def _pool(proto_file: str) -> Any:
-    from google.protobuf import descriptor_pool
-
     file_proto = file_descriptor_proto((HERE / proto_file).read_text(encoding="utf-8"))
     file_proto.name = f"fxlab/npu_dumps/{proto_file}"
     pool = descriptor_pool.DescriptorPool()
@@ -29,8 +29,6 @@ def _pool(proto_file: str) -> Any:
 @functools.cache
 def message_class(proto_file: str, name: str) -> Any:
     """The class of message ``name`` of ``proto_file`` (beside this module)."""
-    from google.protobuf import message_factory
-
     pool, package = _pool(proto_file)
     return message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{package}.{name}"))
 

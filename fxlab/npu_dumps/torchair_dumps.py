@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from google.protobuf import text_format
+
 from fxlab.npu_dumps.dump_model import TORCHAIR_PBTXT, TORCHAIR_PY, TORCHAIR_TXT, TorchAirGraph, TorchAirOp
 from fxlab.npu_dumps.names import fx_node_of_tensor_name
 from fxlab.npu_dumps.proto_text import DumpReadError, Progress, TextReader, read_text
@@ -50,8 +52,6 @@ def _fx_nodes(names: Any) -> list[str]:
 
 
 def read_torchair_pbtxt(path: str, text: str, progress: Progress | None = None) -> TorchAirGraph:
-    from google.protobuf import text_format
-
     reader = TextReader(path, text, progress)
     graph = read_text(reader, message_class("tf_graph.proto", "GraphDef"), lambda r, m: r.read_graph(m, "node {"))
     out = TorchAirGraph(path, TORCHAIR_PBTXT, "")

@@ -13,6 +13,8 @@ from fxlab.ops.define import CUSTOM_OPS, CustomOp, OpDefinitionError, define_op
 from fxlab.ops.reference import reference_kernel
 from fxlab.ops.prototype import PROTOTYPES, Prototype, PrototypeError, camel_case, load_prototype, registered_prototype
 from fxlab.ops.seeds import define_seed_ops
+from fxlab.ops.inspect_op import registered_ge_prototype
+from fxlab.passes.converters.auto import PROTOTYPE_LOOKUPS
 from fxlab.passes.converters.registry import Sample
 
 SEED_OPS: dict[str, CustomOp] = define_seed_ops()
@@ -20,13 +22,7 @@ SEED_OPS: dict[str, CustomOp] = define_seed_ops()
 
 def _register_prototype_lookup() -> None:
     """Let TorchAir's auto-converter rules see the prototypes registered here (as CANN's
-    op registry would answer), when those rules are part of this build."""
-    try:
-        from fxlab.passes.converters.auto import PROTOTYPE_LOOKUPS
-    except ImportError:
-        return
-    from fxlab.ops.inspect_op import registered_ge_prototype
-
+    op registry would answer)."""
     if registered_ge_prototype not in PROTOTYPE_LOOKUPS:
         PROTOTYPE_LOOKUPS.append(registered_ge_prototype)
 

@@ -22,6 +22,7 @@ from typing import Any
 from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import torch
+from torch._library.simple_registry import singleton
 
 from fxlab.errors import FxlabError
 from fxlab.ops.prototype import PROTOTYPES, Prototype, load_prototype
@@ -218,8 +219,6 @@ def _register_fake(record: CustomOp, fake: Callable[..., Any]) -> None:
 
 def has_fake(qualname: str) -> bool:
     """Whether FakeTensor can run the op: a fake impl or a Meta kernel is registered."""
-    from torch._library.simple_registry import singleton
-
     return singleton.find(qualname).fake_impl.kernel is not None or has_kernel(qualname, "Meta")
 
 

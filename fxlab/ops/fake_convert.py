@@ -10,8 +10,11 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils import _pytree as pytree
 
+from fxlab.passes.conversion_result import FAILED_STATUSES
+from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.passes.converters.registry import Sample
 
 NON_GE_TYPES = ("Data", "NetOutput")
@@ -25,8 +28,6 @@ class SampleConversion:
 
 
 def one_node_graph(overload: Any, sample: Sample) -> fx.GraphModule:
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
     graph = fx.Graph()
     mode = FakeTensorMode()
     fakes: list[Any] = []
@@ -58,9 +59,6 @@ def one_node_graph(overload: Any, sample: Sample) -> fx.GraphModule:
 
 def convert_sample(overload: Any, sample: Sample) -> SampleConversion:
     """Convert the op on ``sample``'s fake inputs; ``error`` says why it did not convert."""
-    from fxlab.passes.conversion_result import FAILED_STATUSES
-    from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
-
     result = convert_to_ascend_ir(one_node_graph(overload, sample), "ops_check")
     failed = [n for n in result.nodes if n.status in FAILED_STATUSES]
     if failed:

@@ -17,6 +17,7 @@ import torch
 from fxlab.errors import FxlabError
 from fxlab.ops.define import CUSTOM_OPS, CustomOp, existing_overload, has_fake, plugin_defined_ops
 from fxlab.ops.prototype import Prototype, camel_case, registered_prototype
+from fxlab.passes.converters.auto import GePrototype, auto_converter_verdict
 from fxlab.passes.torchair_refusals import TORCH_NAMESPACES
 from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB, ORIGIN_TORCHAIR, Sample
 
@@ -160,18 +161,13 @@ def converter_origin(overload: Any, prototype: Prototype | None = None) -> tuple
         origin = "torchair" if converter.origin == ORIGIN_TORCHAIR else ("fxlab" if converter.origin == ORIGIN_FXLAB else converter.origin)
         return origin, converter.where, replaced
     verdict = auto_verdict(overload, prototype)
-    if verdict is not None and verdict[0]:
+    if verdict[0]:
         return "auto", f"TorchAir auto converter -> {verdict[1]}", ""
     return "none", "", ""
 
 
-def auto_verdict(overload: Any, prototype: Prototype | None = None) -> tuple[bool, str, str] | None:
-    """TorchAir's auto-converter verdict (against ``prototype`` when given), or None when
-    that rule set is not available."""
-    try:
-        from fxlab.passes.converters.auto import auto_converter_verdict
-    except ImportError:
-        return None
+def auto_verdict(overload: Any, prototype: Prototype | None = None) -> tuple[bool, str, str]:
+    """TorchAir's auto-converter verdict (against ``prototype`` when given)."""
     if prototype is None:
         return auto_converter_verdict(overload)
     return auto_converter_verdict(overload, ge_prototype(prototype))
@@ -179,8 +175,6 @@ def auto_verdict(overload: Any, prototype: Prototype | None = None) -> tuple[boo
 
 def ge_prototype(prototype: Prototype) -> Any:
     """The auto converter's view of a prototype (names and param types, in order)."""
-    from fxlab.passes.converters.auto import GePrototype
-
     return GePrototype(
         op_type=prototype.op_type,
         inputs=tuple((p.name, p.param_type) for p in prototype.inputs),

@@ -16,10 +16,15 @@ from typing import Any
 from collections.abc import Callable
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.utils import _pytree as pytree
 
+from fxlab.ir.execute import ExecutionError, execute
+from fxlab.ir.host_outputs import fx_outputs_of, rebuild_fx_outputs
+from fxlab.ir.kernels.inplace import ops_run_by_their_torch_op
+from fxlab.ops.fake_convert import convert_sample
 from fxlab.ops.inspect_op import OpFacts, auto_verdict, op_facts, registered_samples, resolve_op, samples_from_schema
-from fxlab.ops.prototype import Prototype, camel_case, load_prototype
+from fxlab.ops.prototype import Prototype, camel_case, load_prototype, load_prototypes
 from fxlab.passes.converters.registry import Sample
 
 PASS, FAIL, WARN, SKIP = "pass", "fail", "warn", "skip"
@@ -87,8 +92,6 @@ def check_op(name: str, prototype: str | Path | None = None) -> CheckReport:
 
 
 def _prototype_type(path: str | Path, facts: OpFacts) -> str | None:
-    from fxlab.ops.prototype import load_prototypes
-
     protos = load_prototypes(path)
     if len(protos) == 1:
         return None
@@ -136,8 +139,6 @@ def _opcheck(overload: Any, samples: list[Sample]) -> CheckItem:
 
 # -- fake vs CPU kernel -----------------------------------------------------------------
 def _fake_vs_kernel(overload: Any, samples: list[Sample]) -> CheckItem:
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
     diffs = []
     for i, sample in enumerate(samples):
         args, kwargs = _clone((sample.args, sample.kwargs))
@@ -400,10 +401,7 @@ def _fmt(pairs: list[tuple[str, str]]) -> str:
 
 # -- converters -------------------------------------------------------------------------
 def _auto_converter(overload: Any, facts: OpFacts, proto: Prototype | None) -> CheckItem:
-    verdict = auto_verdict(overload, proto)
-    if verdict is None:
-        return CheckItem("auto converter", SKIP, "TorchAir's auto-converter rules are not available in this fxlab build")
-    ok, ge_type, reason = verdict
+    ok, ge_type, reason = auto_verdict(overload, proto)
     if ok:
         return CheckItem("auto converter", PASS, f"TorchAir's auto converter maps it to GE op {ge_type}")
     if facts.converter in ("fxlab", "torchair"):
@@ -421,9 +419,6 @@ def _auto_converter(overload: Any, facts: OpFacts, proto: Prototype | None) -> C
 
 
 def _converter_runs(overload: Any, facts: OpFacts, samples: list[Sample]) -> CheckItem:
-    from fxlab.ir.host_outputs import fx_outputs_of
-    from fxlab.ops.fake_convert import convert_sample
-
     if facts.converter == "none":
         return CheckItem(
             "converter",
@@ -471,8 +466,6 @@ def _converter_runs(overload: Any, facts: OpFacts, samples: list[Sample]) -> Che
 
 def _run_by_the_ops_kernel(graph: Any, facts: OpFacts) -> str:
     """What to add when the IR's one GE op was run by the op's own CPU kernel."""
-    from fxlab.ir.kernels.inplace import ops_run_by_their_torch_op
-
     types = [op.type for op, _ in ops_run_by_their_torch_op(graph.ops)] if graph is not None else []
     if not types:
         return ""
@@ -485,9 +478,6 @@ def _run_by_the_ops_kernel(graph: Any, facts: OpFacts) -> str:
 def _ir_against_kernel(overload: Any, sample: Sample, graph: Any) -> tuple[str, str]:
     """Run the op's Ascend IR on the sample and the CPU kernel on a copy: what differs
     (outputs, or inputs the op writes), or why the IR could not run."""
-    from fxlab.ir.execute import ExecutionError, execute
-    from fxlab.ir.host_outputs import rebuild_fx_outputs
-
     args, kwargs = _clone((sample.args, sample.kwargs))
     expected = _flat(overload(*args, **kwargs))
     ir_inputs = _flat(_clone((sample.args, sample.kwargs)))

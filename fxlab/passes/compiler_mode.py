@@ -17,14 +17,14 @@ import contextlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from torch._dispatch.python import enable_python_dispatcher
+from torch._guards import detect_fake_mode
+
 
 @contextlib.contextmanager
 def compiler_dispatch_state(inputs: Sequence[Any]) -> Iterator[Any]:
     """aot_autograd's state around the compiler for a graph whose inputs are ``inputs``
     (their fake values); yields the fake mode entered (None when there is none)."""
-    from torch._guards import detect_fake_mode
-    from torch._dispatch.python import enable_python_dispatcher
-
     mode = detect_fake_mode(list(inputs))
     if mode is None:
         yield None

@@ -24,6 +24,7 @@ import sympy
 import torch
 import torch.fx as fx
 
+from fxlab.ir import ge
 from fxlab.ir.builder import SYMBOLIC_SHAPE_ATTR, GraphBuilder, Tensor, building
 from fxlab.ir.ge import desc_from_meta
 from fxlab.ir.host_outputs import AS_STRIDED, GE, SYM, VIEW, VIEW_AS_COMPLEX, VIEW_AS_REAL, FxOutput, dim_text, record_fx_outputs
@@ -193,8 +194,6 @@ class AscendIrConverter:
         tensor argument into one)."""
         value = self.values.get(node)
         if type(value) is _GraphConstant:
-            from fxlab.ir import ge
-
             return ge.const(value.tensor)
         return value
 
@@ -516,8 +515,6 @@ def _static_and_empty(t: torch.Tensor) -> bool:
 
 
 def _empty_consts(meta: Any) -> Any:
-    from fxlab.ir import ge
-
     if isinstance(meta, (list, tuple)):
         return [_empty_consts(m) for m in meta]
     out = ge.const(torch.empty(meta.shape, dtype=meta.dtype))

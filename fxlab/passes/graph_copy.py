@@ -66,7 +66,7 @@ def lazy_graph_module_class() -> type[fx.GraphModule]:
     (nodes, readable code) far more often than run, and generating and compiling the
     code of a large graph costs more than copying it."""
     try:
-        from torch.fx._lazy_graph_module import _LazyGraphModule
+        from torch.fx._lazy_graph_module import _LazyGraphModule  # optional: a torch build may lack it
     except ImportError:  # a torch without lazy graph modules
         return fx.GraphModule
     return _LazyGraphModule

@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import torch
+from torch.fx.experimental.symbolic_shapes import DimDynamic, ShapeEnv, optimization_hint
 
 from fxlab.ir.builder import Tensor
 from fxlab.ir.model import DTYPE_FROM_TORCHAIR_NUMBER, TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, DataType, IrOp, ge_dtype
@@ -91,13 +92,10 @@ class _FreshSymbols:
     rule makes them (a shape environment without duck sizing)."""
 
     def __init__(self) -> None:
-        from torch.fx.experimental.symbolic_shapes import ShapeEnv
-
         self.env = ShapeEnv(duck_shape=False)
 
     def __call__(self, value: Any) -> Any:
-        from torch._dynamo.source import GlobalSource
-        from torch.fx.experimental.symbolic_shapes import DimDynamic, optimization_hint
+        from torch._dynamo.source import GlobalSource  # lazy: Dynamo takes ~0.6 s to import; loading a saved trace imports this module
 
         if not isinstance(value, torch.SymInt):
             return value

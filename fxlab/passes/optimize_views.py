@@ -35,6 +35,7 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+from torch._guards import detect_fake_mode
 from torch.fx.experimental.symbolic_shapes import optimization_hint
 
 from fxlab.passes.infra import PassResult
@@ -145,8 +146,6 @@ def _static(val: Any) -> bool:
 
 
 def _fake_mode(gm: fx.GraphModule) -> Any:
-    from torch._guards import detect_fake_mode
-
     return detect_fake_mode([n.meta.get("val") for n in gm.graph.nodes if n.op == "placeholder"])
 
 

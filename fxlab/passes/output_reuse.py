@@ -30,6 +30,9 @@ from collections.abc import Mapping, Sequence
 
 import torch
 
+from fxlab.ir.execute import execute
+from fxlab.ir.graph_inputs import graph_input_index
+from fxlab.ir.host_outputs import rebuild_fx_outputs
 from fxlab.ir.model import TORCHAIR_DTYPE_NUMBER, Attr, AttrKind, IrGraph, IrOp, TensorDesc
 from fxlab.passes.infra import PassResult
 
@@ -171,9 +174,6 @@ def execute_with_output_reuse(
     """Run ``graph`` like GE with its reuse option: each output mapped to an input is
     written into that input's memory and *is* that input afterwards. ``values`` and
     ``kernels_by_op`` as for :func:`fxlab.ir.execute.execute`."""
-    from fxlab.ir.execute import execute
-    from fxlab.ir.graph_inputs import graph_input_index
-
     outputs = execute(graph, inputs, values, kernels_by_op)
     attr = graph.attrs.get(OPTION_ATTR_PREFIX + REUSE_INPUT_OPTION)
     if attr is None:
@@ -202,6 +202,4 @@ def execute_fx_outputs(
     record of host outputs, every ``NetOutput`` value, the reuse outputs included.
     ``values`` (for :func:`fxlab.ir.host_outputs.converted_values`) and ``kernels_by_op``
     as for :func:`fxlab.ir.execute.execute`."""
-    from fxlab.ir.host_outputs import rebuild_fx_outputs
-
     return rebuild_fx_outputs(graph, inputs, execute_with_output_reuse(graph, inputs, values, kernels_by_op))

@@ -25,7 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch.fx as fx
+from torch._subclasses.fake_tensor import unset_fake_temporarily
 
+from fxlab.passes.convert_to_ascend_ir import node_source
+from fxlab.passes.graph_copy import copy_graph_module
 from fxlab.passes.infra import PassResult
 from fxlab.passes.stream_labels import SCOPE_METADATA_KEY, STREAM_KEY, annotate_stream_scopes
 from fxlab.passes.torchair_options import MAX_AUTOTUNE, NPUGRAPH_EX, describe_callable
@@ -130,8 +133,6 @@ class PatternReport:
 
 
 def _node_record(node: fx.Node) -> dict[str, str]:
-    from fxlab.passes.convert_to_ascend_ir import node_source
-
     return {"name": node.name, "target": str(node.target), "source": node_source(node) or ""}
 
 
@@ -175,7 +176,6 @@ class PatternFusion:
         own = [OWN_PATTERNS_FUSED] if fused else []
         if not self.patterns:
             return PassResult(gm, fused, notes=[*own, "no pattern registered (torchair.register_replacement)", TORCHAIR_OWN_PATTERNS])
-        from fxlab.passes.graph_copy import copy_graph_module
 
         before = copy_graph_module(gm) if self.user_runs is not None else None
         annotate_stream_scopes(gm, "npugraph_ex" if self.mode == NPUGRAPH_EX else "air")
@@ -194,8 +194,6 @@ class PatternFusion:
 
     def _pass(self) -> Any:
         if self._matcher is None:
-            from torch._subclasses.fake_tensor import unset_fake_temporarily
-
             # TorchAir traces a pattern when the user registers it, outside any compile (and
             # its fake mode): the pattern's example inputs are real tensors.
             with unset_fake_temporarily():
@@ -218,6 +216,7 @@ class PatternFusion:
 
 def _register_all(patterns: list[RegisteredPattern], check_for: Callable[[int, RegisteredPattern], Any]) -> Any:
     """One Inductor ``PatternMatcherPass`` holding every pattern, in registration order."""
+    # lazy: Inductor takes over a second to import; only a user's registered patterns need it
     from torch._inductor.pattern_matcher import PatternMatcherPass, fwd_only, register_replacement
 
     matcher = (

@@ -31,6 +31,7 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+from torch._subclasses.fake_tensor import FakeTensorMode
 
 NORM = "npu_add_rms_norm"
 PATTERN_OPS = (NORM, "npu_add_rms_norm_cast", "npu_add_rms_norm_dynamic_quant", "npu_dynamic_quant", "_npu_dtype_cast")
@@ -65,7 +66,7 @@ def _npu_ops() -> dict[str, Any] | None:
 # session defines them), so the matcher is built per set of operator objects.
 @functools.lru_cache(maxsize=4)
 def _matcher(ops: tuple[Any, ...]) -> Any:
-    from torch._inductor.pattern_matcher import PatternMatcherPass
+    from torch._inductor.pattern_matcher import PatternMatcherPass  # lazy: Inductor takes over a second to import
 
     named = dict(zip(PATTERN_OPS, ops))
     matcher = PatternMatcherPass(pass_name="fxlab_torchair_pattern_fusion")
@@ -77,22 +78,20 @@ def _matcher(ops: tuple[Any, ...]) -> Any:
 
 def _examples(count: int) -> tuple[torch.Tensor, ...]:
     """Inputs for the patterns' first trace (TorchAir's: half tensors, x1 and x2 3-D)."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
     with FakeTensorMode():
         shapes = [(1, 1, 2), (1, 1, 2)] + [(2,)] * (count - 2)
         return tuple(torch.empty(shape, dtype=torch.float16) for shape in shapes)
 
 
 def _norm_call(norm: Any, with_epsilon: bool, users: int) -> Any:
-    from torch._inductor.pattern_matcher import CallFunction, KeywordArg
+    from torch._inductor.pattern_matcher import CallFunction, KeywordArg  # lazy: Inductor takes over a second to import
 
     args = [KeywordArg("x1"), KeywordArg("x2"), KeywordArg("gamma")] + ([KeywordArg("epsilon")] if with_epsilon else [])
     return CallFunction(norm, *args, _users=users)
 
 
 def _register(matcher: Any, search: Callable[..., Any], replace: Callable[..., Any], inputs: int, **options: Any) -> None:
-    from torch._inductor.pattern_matcher import fwd_only, register_replacement
+    from torch._inductor.pattern_matcher import fwd_only, register_replacement  # lazy: Inductor takes over a second to import
 
     register_replacement(search, replace, _examples(inputs), fwd_only, matcher, **options)
 
@@ -110,7 +109,7 @@ def _register_cast_patterns(matcher: Any, ops: dict[str, Any]) -> None:
 
 
 def _cast_search_pattern(ops: dict[str, Any], with_epsilon: bool, through_view: bool, aten_cast: bool) -> Any:
-    from torch._inductor.pattern_matcher import CallFunction, Ignored, MultiOutputPattern
+    from torch._inductor.pattern_matcher import CallFunction, Ignored, MultiOutputPattern  # lazy: Inductor takes over a second to import
 
     norm = _norm_call(ops[NORM], with_epsilon, users=2)
     y = CallFunction(operator.getitem, norm, 0, _users=2)
@@ -218,7 +217,7 @@ def _register_dynamic_quant_patterns(matcher: Any, ops: dict[str, Any]) -> None:
 
 # -- npu_add_rms_norm, flattened, + npu_dynamic_quant ----------------------------------------
 def _register_flattened_dynamic_quant_patterns(matcher: Any, ops: dict[str, Any]) -> None:
-    from torch._inductor.pattern_matcher import CallFunction, Ignored, MultiOutputPattern
+    from torch._inductor.pattern_matcher import CallFunction, Ignored, MultiOutputPattern  # lazy: Inductor takes over a second to import
 
     fused = ops["npu_add_rms_norm_dynamic_quant"]
     for with_epsilon in (False, True):

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch._higher_order_ops.auto_functionalize import get_mutable_args, read_view_information_from_args
 
 from fxlab.passes.conversion_result import target_text
 
@@ -301,8 +302,6 @@ class MutatedViewsOfOneBase(RefusedLikeTorchAir):
 def mutated_views_of_one_base(mutable_op: Any, kwargs: Any) -> MutatedViewsOfOneBase | None:
     """The refusal of an ``auto_functionalized_v2`` call (its ``kwargs``, FX nodes or
     values) whose mutated arguments include two views of one base, else ``None``."""
-    from torch._higher_order_ops.auto_functionalize import get_mutable_args, read_view_information_from_args
-
     names, types = get_mutable_args(mutable_op)
     bases = list(kwargs.get("_all_bases", []))
     views = read_view_information_from_args(names, types, dict(kwargs), bases)

@@ -23,7 +23,9 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+from torch.fx.passes.reinplace import _is_view_op
 
+from fxlab import npu_streams
 from fxlab.passes.annotate_scopes import SCOPE_ATTRS_KEY, annotate_scopes
 from fxlab.socs import SocInfo
 
@@ -123,8 +125,6 @@ def _demand(node: fx.Node) -> tuple[int, int] | None:
 
 def _is_kernel(node: fx.Node) -> bool:
     """A call that runs a kernel on the device (not a view, a marker or an event)."""
-    from torch.fx.passes.reinplace import _is_view_op
-
     target = node.target
     if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
         return False
@@ -195,8 +195,6 @@ def report_pair(report: GraphStreams, a: _Op, b: _Op, soc: SocInfo) -> None:
 
 
 def _final_graph(report: GraphStreams, gm: fx.GraphModule) -> None:
-    from fxlab import npu_streams
-
     annotate_scopes(gm)
     for node in gm.graph.nodes:
         if node.op != "call_function":

@@ -19,6 +19,8 @@ import torch
 import torch.fx as fx
 
 from fxlab.passes.conversion_result import FAILED_STATUSES, ConversionResult, Status
+from fxlab.passes.converters.auto import find_prototype, ge_type_of, op_definition
+from fxlab.passes.converters.registry import CONVERTERS
 
 # When nodes of one target fared differently, the row shows the worst.
 _SEVERITY = {
@@ -102,8 +104,6 @@ def _node_status(node: fx.Node, status: str) -> str:
     # An auto_functionalized_v2 node converts through the wrapped op's converter: when that
     # op has none registered, TorchAir's auto converter did the work.
     if status == Status.CONVERTED.value and _is_auto_functionalized(node):
-        from fxlab.passes.converters.registry import CONVERTERS
-
         if CONVERTERS.get(node.args[0]) is None:
             return Status.AUTO.value
     return status
@@ -217,13 +217,9 @@ def _auto_entry(op: Any, nodes: int) -> dict[str, Any]:
     Ascend C prototype of it was found (without one, nothing says the GE op exists with
     that signature), ``defined_by`` ``"user"`` or ``"library"`` (an installed library's op
     is auto-converted only with its prototype found) and ``defined_at`` its ``file:line``."""
-    from fxlab.passes.converters.auto import find_prototype, ge_type_of
-
     return {"op": str(op), "nodes": nodes, "ge_type": ge_type_of(op), "prototype": find_prototype(op) is not None, **_definition(op)}
 
 
 def _definition(op: Any) -> dict[str, Any]:
-    from fxlab.passes.converters.auto import op_definition
-
     definition = op_definition(op)
     return {"defined_by": "library" if definition.by_library else "user", "defined_at": definition.site}

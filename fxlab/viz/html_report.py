@@ -22,6 +22,7 @@ from fxlab.viz.dot import KIND_COLOURS, UNSUPPORTED_OP_TYPE, scope_attr_lines
 from fxlab.viz.pass_views import PASS_LIST_TITLES
 from fxlab.viz.trace_views import SCOPE_KEYS_SHOWN, STAGE_TITLES, conversion_lines, relative_paths, scope_tag
 from fxlab.stage_names import ASCEND_IR, ATEN, FUNCTIONAL, GE_GRAPH_PASSES
+from fxlab.viz.viewer_data import viewer_data
 
 MAX_NODES_LISTED = 12
 HERE = Path(__file__).resolve().parent
@@ -108,8 +109,6 @@ def script_json(data: object) -> str:
 
 def viewer_section(trace: Trace) -> str:
     """The interactive viewer: its data as JSON, dagre, and the viewer script, inline."""
-    from fxlab.viz.viewer_data import viewer_data
-
     return viewer_html(viewer_data(trace))
 
 

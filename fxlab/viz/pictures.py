@@ -24,7 +24,7 @@ from fxlab.viz.dot import (
     scope_cluster_style,
     scope_colour,
 )
-from fxlab.viz.fold import INDEXED, FoldOptions, FoldPlan, Group, GroupKey, Leaf, fold, folded_edges
+from fxlab.viz.fold import INDEXED, FoldOptions, FoldPlan, Group, GroupKey, Leaf, adopt_orphans, fold, folded_edges
 from fxlab.stage_names import ASCEND_IR, ATEN, FUNCTIONAL, PRE_GE
 
 # The stage whose FX nodes the Ascend IR ops name, most specific first.
@@ -144,7 +144,6 @@ def _fx_modules(graph: GraphTrace) -> dict[str, tuple[GroupKey, ...]]:
     stage = next((s for s in IR_SOURCE_STAGES if s in graph.stages), None)
     if stage is None:
         return {}
-    from fxlab.viz.fold import adopt_orphans
 
     leaves = fx_leaves(graph, stage, lines=False)
     adopt_orphans(leaves)

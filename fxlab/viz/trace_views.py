@@ -16,9 +16,11 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from fxlab.capture.serialize import call_to_json
 from fxlab.capture.trace import GraphTrace, StageTrace, Trace
 from fxlab.viz.call_views import calls_view
 from fxlab.viz.fast_lines import Cell, LinesPanel, LinesTable, StyledLine
+from fxlab.viz.pass_views import streams_lines
 from fxlab.viz.safe_text import plain, visible
 from fxlab.stage_names import ACLGRAPH, ASCEND_IR, ATEN, DYNAMO, FUNCTIONAL, PRE_GE
 from fxlab.passes.torchair_options import MAX_AUTOTUNE
@@ -239,7 +241,6 @@ def _graph_details(graph: GraphTrace) -> list[Text]:
                 style=style,
             )
         )
-    from fxlab.viz.pass_views import streams_lines
 
     lines += streams_lines(graph)
     if graph.torchair_aclgraph is not None:
@@ -389,8 +390,6 @@ def _ir_json(graph: GraphTrace) -> dict[str, Any]:
 def _calls_json(trace: Trace) -> dict[str, Any]:
     """The compile options the model asked for, and the calls when there was more than
     one (a warm-up, or a dynamic graph checked at a second size)."""
-    from fxlab.capture.serialize import call_to_json
-
     extra: dict[str, Any] = {}
     if trace.compile_options:
         extra["compile_options"] = dict(trace.compile_options)

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from fxlab.capture.trace import GraphTrace, Trace
+from fxlab.diff.fx_diff import diff_stages
 from fxlab.viz.dot import KIND_COLOURS, UNSUPPORTED_OP_TYPE, desc_signature
 from fxlab.viz.fold import FoldOptions, FoldPlan, Leaf, fold
 from fxlab.viz.pictures import IR_SOURCE_STAGES, fx_leaves, ir_leaves
@@ -55,8 +56,6 @@ def _graph_data(trace: Trace, graph: GraphTrace) -> dict[str, Any]:
 
 
 def _stage_diffs(graph: GraphTrace) -> dict[tuple[str, str], Any]:
-    from fxlab.diff.fx_diff import diff_stages
-
     return {(a, b): diff_stages(graph.stages[a], graph.stages[b]) for a, b in DIFFED_PAIRS if a in graph.stages and b in graph.stages}
 
 

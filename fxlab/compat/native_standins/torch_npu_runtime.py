@@ -38,6 +38,7 @@ from typing import Any
 
 import torch
 
+from fxlab import npu_streams
 from fxlab.ir.npu_dtypes import TORCH_NPU_DTYPES
 from fxlab.socs import DEFAULT_SOC
 
@@ -71,8 +72,6 @@ def npu_namespace(soc: str, cann: str) -> types.SimpleNamespace:
 
     def is_gte_cann_version(version: str, module: str = "CANN") -> bool:
         return cann_release(cann) >= cann_release(version)
-
-    from fxlab import npu_streams
 
     return types.SimpleNamespace(
         _get_deterministic_level=npu_streams.get_deterministic_level,

@@ -19,6 +19,7 @@ import sympy
 import torch
 import torch.fx as fx
 
+from fxlab import npu_streams
 from fxlab.passes.aclgraph.capture_info import STATIC_INPUT, CaptureInfo
 from fxlab.passes.aclgraph.sym_shapes import is_sym
 from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions
@@ -164,8 +165,6 @@ def _rewrites(gm: fx.GraphModule, info: CaptureInfo) -> dict[str, list[str]]:
 
 def _npu_call(node: fx.Node) -> tuple[str, str] | None:
     """The FX name of a stream call and how TorchAir writes it (``torch.npu.*``)."""
-    from fxlab import npu_streams
-
     known: dict[Any, tuple[str, str]] = {
         npu_streams.current_stream: ("torch_npu_npu_utils_current_stream", "torch.npu.current_stream()"),
         npu_streams.get_stream_limit: ("torch_npu_npu_npu_config_get_stream_limit", f"torch.npu.get_stream_limit(*{node.args})"),

@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+from torch._guards import detect_fake_mode
 
 from fxlab.passes.infra import PassResult
 
@@ -36,7 +37,7 @@ def decompose_auto_functionalized(gm: fx.GraphModule) -> PassResult[fx.GraphModu
 
 
 def _inductor_decompose(gm: fx.GraphModule) -> None:
-    from torch._guards import detect_fake_mode
+    # lazy: Inductor takes over a second to import; only a graph with auto_functionalized nodes needs it
     from torch._inductor.fx_passes.post_grad import decompose_auto_functionalized as inductor_pass
     from torch._inductor.virtualized import V
 

@@ -26,6 +26,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 
+import fxlab.npu_streams  # noqa: F401 - defines the event operators where TorchAir has not
 from fxlab.passes.aclgraph.capture_info import CaptureInfo
 from fxlab.passes.infra import PassResult
 from fxlab.passes.stream_labels import USER_STREAM_LABEL, is_marker, scope_attrs, scope_keys, scope_values
@@ -89,8 +90,6 @@ def apply_event_closure(gm: fx.GraphModule, info: CaptureInfo) -> PassResult[fx.
 
 
 def _event_ops(namespace: str) -> Any:
-    import fxlab.npu_streams  # noqa: F401 - defines the event operators where TorchAir has not
-
     return getattr(torch.ops, namespace)
 
 

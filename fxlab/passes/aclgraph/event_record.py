@@ -13,12 +13,11 @@ from __future__ import annotations
 import torch
 import torch.fx as fx
 
+import fxlab.npu_streams  # noqa: F401 - defines record / wait where TorchAir has not
 from fxlab.passes.infra import PassResult
 
 
 def apply_event_record(gm: fx.GraphModule, namespace: str = "air") -> PassResult[fx.GraphModule]:
-    import fxlab.npu_streams  # noqa: F401 - defines record / wait where TorchAir has not
-
     wait_name, record_name = f"{namespace}.wait.default", f"{namespace}.record.default"
     record_op = getattr(torch.ops, namespace).record.default
     records: dict[fx.Node, fx.Node] = {}

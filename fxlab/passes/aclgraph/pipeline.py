@@ -28,6 +28,7 @@ from typing import Any
 
 import torch.fx as fx
 
+from fxlab.passes.aclgraph.capture_code import capture_code, read_inputs
 from fxlab.passes.aclgraph.capture_info import CaptureInfo
 from fxlab.passes.aclgraph.decompose_auto_functionalized import decompose_auto_functionalized
 from fxlab.passes.aclgraph.eliminate_dead_code import eliminate_dead_code
@@ -42,6 +43,7 @@ from fxlab.passes.aclgraph.replace_deterministic_nodes import replace_determinis
 from fxlab.passes.aclgraph.replace_dynamic_workspace_ops import replace_dynamic_workspace_ops
 from fxlab.passes.aclgraph.resolve_default_stream_markers import resolve_default_stream_markers
 from fxlab.passes.aclgraph.scope_pairs import check_scope_pairs
+from fxlab.passes.aclgraph.stream_users import multi_inplace_ops
 from fxlab.passes.aclgraph.sym_shapes import SymShapeBuilder, symbol_inputs
 from fxlab.passes.compiler_mode import compiler_dispatch_state
 from fxlab.passes.graph_copy import copy_graph_module
@@ -101,8 +103,6 @@ def aclgraph_graph(
 ) -> FxStageResult:
     """A copy of ``functional`` through TorchAir's aclgraph passes; the functional graph is
     left as it was. ``snapshots`` gets a copy of the graph after each pass."""
-    from fxlab.passes.aclgraph.capture_code import capture_code, read_inputs
-
     gm = copy_graph_module(functional)
     info = CaptureInfo(graph_name(index), namespace_of(options))
     inputs = example_inputs(gm)
@@ -127,8 +127,6 @@ def aclgraph_graph(
 def mutated_user_inputs(gm: fx.GraphModule) -> list[str]:
     """TorchAir's ``_find_mutated_user_inputs`` on the graph it receives: the graph inputs
     an in-place op writes (a functional graph writes inputs only with ``copy_``)."""
-    from fxlab.passes.aclgraph.stream_users import multi_inplace_ops
-
     written_by = {entry.inplace_op: entry.mutated_args for entry in multi_inplace_ops().values()}
     inputs = {n.target for n in gm.graph.nodes if n.op == "placeholder"}
     names = []

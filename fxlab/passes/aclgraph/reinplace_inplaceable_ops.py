@@ -45,6 +45,15 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+from torch._prims_common import is_non_overlapping_and_dense_or_false
+from torch._subclasses.fake_tensor import FakeTensor
+from torch.fx.passes.reinplace import (
+    _VIEW_INVERSE_MAP,
+    _FunctionalizationMetadataProp,
+    _get_all_later_node_usages,
+    _get_view_inverse_node_usages,
+    _maybe_get_inplace_op,
+)
 from torch.multiprocessing.reductions import StorageWeakRef
 from torch.utils import _pytree as pytree
 from torch.utils._pytree import tree_map_only
@@ -65,17 +74,12 @@ def _storage(value: Any) -> StorageWeakRef:
 
 
 def _storages(value: Any) -> set[StorageWeakRef]:
-    from torch._subclasses.fake_tensor import FakeTensor
-
     return {_storage(x) for x in pytree.tree_leaves(value) if isinstance(x, FakeTensor)}
 
 
 def _partial_overlap(a: Any, b: Any) -> bool:
     """ATen's ``get_overlap_status(a, b) == PARTIAL``: one storage, both dense, byte ranges
     that meet and differ."""
-    from torch._prims_common import is_non_overlapping_and_dense_or_false
-    from torch._subclasses.fake_tensor import FakeTensor
-
     if not (isinstance(a, FakeTensor) and isinstance(b, FakeTensor)) or a.numel() == 0 or b.numel() == 0:
         return False
     if _storage(a) != _storage(b) or not (is_non_overlapping_and_dense_or_false(a) and is_non_overlapping_and_dense_or_false(b)):
@@ -89,8 +93,6 @@ def _partial_overlap(a: Any, b: Any) -> bool:
 
 class _Reinplacer:
     def __init__(self, gm: fx.GraphModule, namespace: str = "air") -> None:
-        from torch._subclasses.fake_tensor import FakeTensor
-
         self.gm = gm
         self.namespace = namespace
         self.multi = multi_inplace_ops()
@@ -137,8 +139,6 @@ class _Reinplacer:
         return [(0, arg_node(node))], {0: 0}, None
 
     def _visit(self, node: fx.Node) -> None:
-        from torch.fx.passes.reinplace import _get_all_later_node_usages, _get_view_inverse_node_usages
-
         found = self._candidates(node)
         if found is None:
             return
@@ -189,8 +189,6 @@ class _Reinplacer:
         return sum(1 for x in node.args if x is arg) <= 1
 
     def _rewrite(self, node: fx.Node, written: list[tuple[int, fx.Node]], entry: MultiInplaceOp | None) -> bool:
-        from torch.fx.passes.reinplace import _VIEW_INVERSE_MAP, _maybe_get_inplace_op
-
         if node.target in _VIEW_INVERSE_MAP and node not in self.scatters_to_drop:
             with self.gm.graph.inserting_before(node):
                 view = self.gm.graph.create_node(
@@ -243,8 +241,6 @@ class _Reinplacer:
 
 def reinplace_inplaceable_ops(gm: fx.GraphModule, sample_inputs: list[Any], namespace: str = "air") -> PassResult[fx.GraphModule]:
     """Re-inplace ``gm`` in place; ``sample_inputs`` are the graph's (fake) inputs."""
-    from torch.fx.passes.reinplace import _FunctionalizationMetadataProp
-
     annotate_stream_scopes(gm, namespace)
     try:
         _FunctionalizationMetadataProp(gm).propagate(*sample_inputs)

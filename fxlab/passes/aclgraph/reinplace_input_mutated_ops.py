@@ -23,6 +23,10 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+from torch._C._dynamo.guards import compute_overlapping_tensors
+from torch._higher_order_ops.auto_functionalize import get_mutable_args
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+from torch.fx.passes.reinplace import _is_view_op, _maybe_get_inplace_op
 
 from fxlab.passes.fx_args import arg_node
 from fxlab.passes.aclgraph.stream_users import multi_inplace_ops, readers_allow_writing, readers_of_written_input, writes_are_stream_safe
@@ -43,9 +47,6 @@ def node_storage(node: Any) -> int | None:
 
 
 def _overlaps(a: torch.Tensor, b: torch.Tensor) -> bool:
-    from torch._C._dynamo.guards import compute_overlapping_tensors
-    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
-
     try:
         return len(compute_overlapping_tensors([a, b])) != 0
     except GuardOnDataDependentSymNode:
@@ -80,8 +81,6 @@ class _InputReinplacer:
             self.copied_sources.add(arg_node(node, 1))
 
     def _read_later(self, node: fx.Node, aliases: list[fx.Node], copy: fx.Node | None, written: fx.Node) -> bool:
-        from torch.fx.passes.reinplace import _is_view_op
-
         def sizes_only(user: fx.Node) -> bool:
             return all(sizes_only(u) for u in user.users) if _is_view_op(user.target) else user.target in _META_ONLY
 
@@ -122,8 +121,6 @@ class _InputReinplacer:
                 bases = node.kwargs["_all_bases"]
                 node.meta["only_clone_these_tensors"] = self._bases_to_clone(node, list(range(len(bases))), dict(enumerate(bases)), v2=True)
             elif node.target is getattr(torch.ops.higher_order, "auto_functionalized", None):
-                from torch._higher_order_ops.auto_functionalize import get_mutable_args
-
                 names, _ = get_mutable_args(node.args[0])
                 names = [n for n in names if node.kwargs[n] is not None]
                 node.meta["only_clone_these_tensors"] = self._bases_to_clone(node, names, node.kwargs, v2=False)
@@ -145,8 +142,6 @@ class _InputReinplacer:
         node.target = entry.inplace_op
 
     def _single(self, node: fx.Node) -> None:
-        from torch.fx.passes.reinplace import _maybe_get_inplace_op
-
         written = arg_node(node)
         inplace = _maybe_get_inplace_op(node.target)
         if inplace is None or not (self.can_inplace(node, written) and writes_are_stream_safe(node, [0], self.namespace)):

@@ -25,7 +25,8 @@ from typing import Any
 
 import torch.fx as fx
 
-from fxlab.npu_streams import current_stream, get_stream_limit, set_stream_limit
+from fxlab.npu_streams import Stream, current_stream, get_stream_limit, set_stream_limit
+from fxlab.passes.aclgraph.resolve_default_stream_markers import DEFAULT_MARKERS, graph_entry_stream
 from fxlab.passes.infra import PassResult
 from fxlab.passes.stream_labels import inherit_source, is_marker, nodes_between, scope_attrs, scope_keys, scope_values
 
@@ -135,9 +136,6 @@ _STREAM_KEYS = ("_op_stream_stream_id", "_op_stream_device_index", "_op_stream_d
 
 
 def _limited_stream(gm: fx.GraphModule, attrs: dict[str, str]) -> fx.Node:
-    from fxlab.npu_streams import Stream
-    from fxlab.passes.aclgraph.resolve_default_stream_markers import DEFAULT_MARKERS, graph_entry_stream
-
     present = [key in attrs for key in _STREAM_KEYS]
     if not any(present):
         return gm.graph.call_function(current_stream)

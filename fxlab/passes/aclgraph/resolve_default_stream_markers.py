@@ -17,6 +17,7 @@ from __future__ import annotations
 import torch
 import torch.fx as fx
 
+import fxlab.scope  # noqa: F401 - the scope markers, and through it the event operators (fxlab.npu_streams)
 from fxlab.npu_streams import current_stream
 from fxlab.passes.infra import PassResult
 
@@ -25,8 +26,6 @@ GRAPH_ENTRY_STREAM = "is_default_current_stream"
 
 
 def _marked_ops(namespace: str) -> set[object]:
-    import fxlab.scope  # noqa: F401 - the scope markers, and through it the event operators (fxlab.npu_streams)
-
     ops = getattr(torch.ops, namespace)
     return {
         ops.tagged_event_record_on_stream.default,

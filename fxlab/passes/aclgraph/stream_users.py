@@ -26,6 +26,7 @@ import torch
 import torch.fx as fx
 from torch.utils import _pytree as pytree
 
+from fxlab.passes.aclgraph.event_protection import event_protected
 from fxlab.passes.stream_labels import on_one_stream
 from fxlab.passes.fx_args import arg_node
 
@@ -105,8 +106,6 @@ def readers_allow_writing(node: fx.Node, readers: list[fx.Node], namespace: str 
     """The stream rule for ``node`` writing memory that ``readers`` read: TorchAir's (one
     stream), or npugraph_ex's (other streams ordered by events)."""
     if namespace == "npugraph_ex":
-        from fxlab.passes.aclgraph.event_protection import event_protected
-
         return event_protected(node, readers, namespace)
     return on_one_stream(readers)
 

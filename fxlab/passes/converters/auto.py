@@ -39,6 +39,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch._library.custom_ops import _maybe_get_opdef
+from torch._library.simple_registry import singleton
 
 from fxlab.ir import ge
 from fxlab.ir.builder import current_builder
@@ -166,9 +168,6 @@ def _definition_sites(op: Any) -> Iterator[tuple[str, int]]:
     """``(file, line)`` of ``op``'s registrations, the defining one first: the function
     behind ``torch.library.custom_op``; the frame that made the defining ``Library`` (the
     dispatcher notes it on the schema); where its fake function was registered."""
-    from torch._library.custom_ops import _maybe_get_opdef
-    from torch._library.simple_registry import singleton
-
     opdef = _maybe_get_opdef(op)
     code = getattr(inspect.unwrap(opdef._init_fn), "__code__", None) if opdef is not None else None
     if code is not None:

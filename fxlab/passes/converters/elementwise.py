@@ -13,7 +13,7 @@ from typing import Any
 import torch
 
 from fxlab.ir import ge
-from fxlab.ir.model import DataType
+from fxlab.ir.model import DataType, torch_dtype
 from fxlab.passes.converters.promotion import dtype_promote, known_dtype, output_dtype
 from fxlab.passes.converters.registry import Sample, register_converter
 
@@ -198,14 +198,10 @@ _INT_TYPES = (DataType.DT_INT32, DataType.DT_INT64, DataType.DT_INT16, DataType.
 
 
 def _lowest(dtype: DataType) -> float | int:
-    from fxlab.ir.model import torch_dtype
-
     return torch.iinfo(torch_dtype(dtype)).min if dtype in _INT_TYPES else -float("inf")
 
 
 def _highest(dtype: DataType) -> float | int:
-    from fxlab.ir.model import torch_dtype
-
     return torch.iinfo(torch_dtype(dtype)).max if dtype in _INT_TYPES else float("inf")
 
 

@@ -20,10 +20,13 @@ from typing import Any
 from collections.abc import Sequence
 
 import torch
+from torch._higher_order_ops import auto_functionalize as af
+from torch._higher_order_ops.auto_functionalize import get_mutable_args, read_view_information_from_args
 
 from fxlab.ir import ge
 from fxlab.ir.builder import Tensor, current_builder
-from fxlab.ir.model import DataType, IrOp
+from fxlab.ir.model import DataType, IrOp, ge_dtype
+from fxlab.passes.converters.auto import NotAutoConvertible, auto_converter, auto_converter_verdict
 from fxlab.passes.inference_rule import attach_inference_rules
 from fxlab.passes.converters.custom_reference import ascribe_torch_call
 from fxlab.passes.converters.promotion import dtype_promote
@@ -182,8 +185,6 @@ def convert_as_strided_scatter(
     self: Tensor, src: Tensor, size: Sequence[int], stride: Sequence[int], storage_offset: Any = None, *, meta_outputs: Any = None
 ) -> Tensor:
     """as_strided_scatter(Tensor self, Tensor src, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor"""
-    from fxlab.ir.model import ge_dtype
-
     storage_offset = 0 if storage_offset is None else storage_offset
     target = ge_dtype(meta_outputs.dtype) if meta_outputs is not None else self.dtype
     self, src = ge.cast_to(self, target), ge.cast_to(src, target)
@@ -253,8 +254,6 @@ def _same_layout(a: torch.Tensor, b: torch.Tensor) -> bool:
 
 def _regenerate(info: Any, moved: list[Tensor], base_metas: list[Any]) -> _MutatedArg:
     """TorchAir's ``regenerate_ge_view``: the operand the op gets for one mutated input."""
-    from torch._higher_order_ops import auto_functionalize as af
-
     index = info.base_index
     if isinstance(info, (af.NotView, af.AliasViewInfo)):
         return _MutatedArg(index, moved[index])  # an alias has its base's layout
@@ -308,7 +307,6 @@ def _mutable_op_converter(op: Any) -> Any:
     converter = CONVERTERS.get(op)
     if converter is not None:
         return converter.fn
-    from fxlab.passes.converters.auto import NotAutoConvertible, auto_converter_verdict, auto_converter
 
     fn = auto_converter(op)
     if fn is None:
@@ -349,8 +347,6 @@ def _auto_functionalized_samples() -> list[Sample]:
 @register_converter(AUTO_FUNCTIONALIZED_V2, samples=_auto_functionalized_samples)
 def convert_auto_functionalized_v2(mutable_op: Any, *, meta_outputs: Any = None, **kwargs: Any) -> tuple[Any, ...]:
     """auto_functionalized_v2(OpOverload op, *, Tensor[] _all_bases, <op arguments>, <view info>) -> (*op outputs, *updated bases)"""
-    from torch._higher_order_ops.auto_functionalize import get_mutable_args, read_view_information_from_args
-
     refused = mutated_views_of_one_base(mutable_op, kwargs)
     if refused is not None:
         raise refused

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from fxlab.scope import NpugraphExScope
+
 __all__ = ["limit_core_num", "deterministic"]
 
 
 def limit_core_num(op_aicore_num: int, op_vectorcore_num: int, stream: Any = None) -> Any:
-    from fxlab.scope import NpugraphExScope
-
     if stream is not None:
         raise NotImplementedError(
             "npugraph_ex.scope.limit_core_num(stream=...) names an NPU stream; a CPU trace has none. Leave stream out."
@@ -19,8 +19,6 @@ def limit_core_num(op_aicore_num: int, op_vectorcore_num: int, stream: Any = Non
 
 
 def deterministic(level: int) -> Any:
-    from fxlab.scope import NpugraphExScope
-
     if level not in (0, 1, 2, 3):
         raise ValueError(f"deterministic level must be 0, 1, 2, or 3, got {level}")
     return NpugraphExScope([("_op_deterministic_level", str(level))])
