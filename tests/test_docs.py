@@ -169,7 +169,9 @@ def run(command: str, home: Path, width: int, cache: Path | None = None) -> tupl
     """stdout and stderr of a command line (``a && b``: each in turn); with ``cache``, the
     cache folder and no TorchAir path."""
     out, err = "", ""
-    env = {**os.environ, "FXLAB_WIDTH": str(width), "NO_COLOR": "1", "PYTHONPATH": str(ROOT)}
+    # The checkout's environment active, as a user runs the docs' commands: its torchrun too.
+    path = os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])
+    env = {**os.environ, "FXLAB_WIDTH": str(width), "NO_COLOR": "1", "PYTHONPATH": str(ROOT), "PATH": path}
     env.pop("FXLAB_DEBUG", None)
     if cache is not None:
         env["XDG_CACHE_HOME"] = str(cache)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 
@@ -148,30 +147,6 @@ def test_another_command_needs_the_process_hook(tmp_path, monkeypatch):
     monkeypatch.setattr(run_hook, "hook_installed", lambda: False)
     code, _, stderr = run_main("run", "--out", str(tmp_path / "run"), "--", "sh", "-c", "true")
     assert code == 2 and "fxlab-run.pth is in no site-packages folder" in " ".join(stderr.split())
-
-
-def _shown(doc, command: str) -> list[str]:
-    """The lines a doc shows under ``$ command`` (its ``...`` lines left out)."""
-    text = doc.read_text(encoding="utf-8")
-    start = text.index(f"$ {command}\n") + len(command) + 3
-    return [line.rstrip() for line in text[start : text.index("```", start)].rstrip("\n").split("\n") if line.strip() not in ("...", "")]
-
-
-def test_the_docs_show_a_run_as_it_prints(tmp_path):
-    """docs/run.md and the README show the serving warm-up's run: the lines they show come
-    out of the command, in that order."""
-    from tests.conftest import ROOT
-
-    (tmp_path / "examples" / "programs").mkdir(parents=True)
-    shutil.copy(PROGRAMS / "serving_warmup.py", tmp_path / "examples" / "programs")
-    command = "fxlab run --out run -- python examples/programs/serving_warmup.py"
-    env = dict(os.environ, FXLAB_WIDTH="400", NO_COLOR="1", PYTHONPATH=str(ROOT))
-    done = subprocess.run([sys.executable, "-m", *command.split()], capture_output=True, text=True, cwd=tmp_path, env=env)
-    assert done.returncode == 0, done.stderr
-    lines = [line.rstrip() for line in (done.stdout + done.stderr).split("\n")]
-    for doc in (ROOT / "docs" / "run.md", ROOT / "README.md"):
-        positions = [lines.index(line) for line in _shown(doc, command)]
-        assert positions == sorted(positions), doc
 
 
 TERMINATED = """
