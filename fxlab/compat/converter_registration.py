@@ -15,7 +15,6 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from fxlab.ops.define import CUSTOM_OPS
 from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_TORCHAIR, Converter
 
 # Stack of open sessions; each records the targets it registered, to undo them.
@@ -65,6 +64,8 @@ def _samples_for(aten_op: Any) -> Any:
     shipped = CONVERTERS.get(aten_op)
     if shipped is not None and shipped.samples is not None:
         return shipped.samples
+    # registers: importing fxlab.ops defines the npu seed ops, which only an open compat layer does
+    from fxlab.ops.define import CUSTOM_OPS
 
     record = CUSTOM_OPS.get(aten_op)
     return record.samples if record is not None else None

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import fxlab.ops  # noqa: F401 - the npu seed ops exist before any plugin names them
 from fxlab.compat.converter_registration import close_session, open_session
 from fxlab.compat.graph_only_ops import GraphOnlyOps, eager_graph_only_ops
 from fxlab.compat.npu_device import NpuOnCpu, npu_on_cpu, unmapped_npu_device
@@ -170,6 +169,10 @@ def compat_layer(announce: Callable[[str], None] | None = None, lazy_npu: bool =
     """Stand in for ``torchair`` / ``torch_npu`` inside the block when they are missing.
     ``lazy_npu``: the npu device runs on the CPU from the block's first use of it (a model
     file); else from the start (a program run as a whole)."""
+    # registers: the npu seed ops are defined when a layer opens (before any plugin names
+    # them), not when this module is imported
+    import fxlab.ops  # noqa: F401
+
     missing = tuple(name for name in ("torchair", "torch_npu", "npugraph_ex") if not really_importable(name))
     session = CompatSession(standing_in=missing, announce=announce)
     finder = StandinFinder(session)
