@@ -9,6 +9,7 @@ Without an NPU, fxlab runs each rank on the CPU and makes the HCCL group with gl
 """
 
 import os
+import sys
 
 import torch
 import torch.distributed as dist
@@ -39,7 +40,8 @@ def rank_main(rank: int, port: str) -> None:
     model = torch.compile(ColumnParallel(rank).npu(), backend="npu")
     with torch.no_grad():
         out = model(torch.ones(2, DIM).npu())
-    print(f"rank {rank}: {tuple(out.shape)}")
+    # One write per line: the ranks print at the same time into one pipe.
+    sys.stdout.write(f"rank {rank}: {tuple(out.shape)}\n")
     dist.destroy_process_group()
 
 

@@ -10,6 +10,7 @@ runs each rank on the CPU and makes the HCCL process group with gloo.
 """
 
 import os
+import sys
 
 import torch
 import torch.distributed as dist
@@ -43,7 +44,8 @@ def main() -> None:
     x = torch.randn(4, DIM, generator=torch.Generator().manual_seed(1)).npu()
     with torch.no_grad():
         out = compiled(x)
-    print(f"rank {rank}/{world}: sum {out.sum().item():.4f}")
+    # One write per line: the ranks print at the same time into one pipe.
+    sys.stdout.write(f"rank {rank}/{world}: sum {out.sum().item():.4f}\n")
     dist.destroy_process_group()
 
 
