@@ -14,6 +14,9 @@ shows the same wherever it runs), unless ``<!-- docs-test: needs torchair -->`` 
 says it shows TorchAir's own code at work: then it runs with the TorchAir copy fxlab finds,
 and carries the ``torchair`` marker (skipped without one, as the other such tests).
 
+A ```python block after ``<!-- docs-test: python -->`` is run as a script from a fresh
+folder and must end without an error.
+
 A block that needs files a test makes first (an NPU machine's dumps) is run by that test:
 ``<!-- docs-test: run by tests/PATH -->`` before it names the test, which must exist and
 run the block's command.
@@ -195,6 +198,34 @@ def test_the_docs_show_what_the_command_prints(block: Block, home: Path, empty_c
         assert matches(command.expected, shown), (
             f"{block.id}: `{command.line}` prints (width {block.width}):\n{out}{err}\nthe docs show:\n" + "\n".join(command.expected)
         )
+
+
+def python_blocks(doc: Path) -> list[tuple[str, str]]:
+    """``(id, source)`` of each ```python block marked ``<!-- docs-test: python -->``."""
+    lines = doc.read_text(encoding="utf-8").splitlines()
+    found = []
+    for number, text in enumerate(lines, start=1):
+        if text.strip() == "```python" and number > 1 and MARKER.search(lines[number - 2] or ""):
+            if MARKER.search(lines[number - 2]).group(1).strip() == "python":  # type: ignore[union-attr]
+                end = lines.index("```", number)
+                found.append((f"{doc.relative_to(ROOT)}:{number}", "\n".join(lines[number:end]) + "\n"))
+    return found
+
+
+PYTHON_BLOCKS = [block for doc in DOCS for block in python_blocks(doc)]
+
+
+@pytest.mark.parametrize("source", [source for _, source in PYTHON_BLOCKS], ids=[name for name, _ in PYTHON_BLOCKS])
+def test_the_docs_python_runs(source: str, tmp_path: Path, empty_cache: Path) -> None:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "XDG_CACHE_HOME": str(empty_cache)}
+    for name in ("FXLAB_TORCHAIR_PATH", "FXLAB_CACHE_DIR", "FXLAB_DEBUG"):
+        env.pop(name, None)
+    done = subprocess.run([sys.executable, "-c", source], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_the_readme_shows_python_that_runs() -> None:
+    assert any(name.startswith("README.md") for name, _ in PYTHON_BLOCKS)
 
 
 @pytest.mark.parametrize("block", [b for b in ALL_BLOCKS if b.run_by], ids=[b.id for b in ALL_BLOCKS if b.run_by])
