@@ -12,22 +12,54 @@ from collections.abc import Sequence
 from typing import Any
 
 from rich import box
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.measure import Measurement
+from rich.padding import Padding
 from rich.table import Table
 from rich.text import Text
 
 from fxlab.viz.rank_report import framed_pages
-from fxlab.viz.safe_text import plain
+from fxlab.viz.safe_text import plain, visible
 
 _STATUS_STYLE = {"ok": "bold green", "unverified": "bold cyan", "partial": "bold yellow", "failed": "bold red"}
 
 
 def run_table(rows: Sequence[dict[str, Any]], program: str) -> RenderableType:
-    """What the program compiled with TorchAir's backends: one row per trace."""
+    """What the program compiled with TorchAir's backends: one row per trace (a line and
+    its details under it on a terminal too narrow for the table)."""
     if not rows:
         return plain(
             f"fxlab run · {program}: nothing was compiled with TorchAir's backends (torchair.get_npu_backend, 'npu', 'npugraph_ex')"
         )
+    return _RunTable(rows, program)
+
+
+class _RunTable:
+    """The table where it fits the terminal, else one entry per trace: a table squeezed
+    below its natural width breaks words (``reduce-ove`` / ``rhead``)."""
+
+    def __init__(self, rows: Sequence[dict[str, Any]], program: str) -> None:
+        self.rows, self.program = rows, program
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = _table(self.rows, self.program)
+        natural = Measurement.get(console, options.update_width(10_000), table).maximum  # unclamped
+        if natural <= options.max_width:
+            yield table
+            return
+        yield plain(f"fxlab run · {self.program} · {len(self.rows)} trace(s)", style="table.title")
+        for row in self.rows:
+            status = str(row.get("status", "?"))
+            yield Text.assemble((visible(f"{row['folder']}  {_compiled(row)}  "), "bold"), (status, _STATUS_STYLE.get(status, "")))
+            details = f"torch.compile → call {compile_and_call(row)} · {row.get('backend', '?')} · {row.get('mode') or '-'} · {row.get('graphs', 0)} graph(s)"
+            yield Padding(plain(details), (0, 0, 0, 2))  # wrapped lines keep the indent
+
+
+def _compiled(row: dict[str, Any]) -> str:
+    return row.get("function", "?") + (f" (recompile {row['compile_index']})" if row.get("compile_index") else "")
+
+
+def _table(rows: Sequence[dict[str, Any]], program: str) -> Table:
     table = Table(
         title=plain(f"fxlab run · {program} · {len(rows)} trace(s)", style="table.title"),
         title_justify="left",
@@ -37,8 +69,7 @@ def run_table(rows: Sequence[dict[str, Any]], program: str) -> RenderableType:
     for header in ("trace", "compiled", "torch.compile → call", "backend", "mode", "graphs", "status"):
         table.add_column(header, overflow="fold")
     for row in rows:
-        what = row.get("function", "?") + (f" (recompile {row['compile_index']})" if row.get("compile_index") else "")
-        cells = [row["folder"], what, compile_and_call(row), row.get("backend", "?"), row.get("mode") or "-"]
+        cells = [row["folder"], _compiled(row), compile_and_call(row), row.get("backend", "?"), row.get("mode") or "-"]
         status = str(row.get("status", "?"))
         table.add_row(*(plain(c) for c in cells), plain(row.get("graphs", 0)), Text(status, style=_STATUS_STYLE.get(status, "")))
     return table
