@@ -51,9 +51,9 @@ def test_files_are_the_users_a_librarys_or_torchs():
 
 
 def test_the_users_innermost_line_is_shown_and_the_librarys_frame_kept():
-    stack = _trace(("project/model.py", 11, "y = fc.all_reduce(x)"), ("/home/me/layers.py", 4, "return reduce(x)"), (TORCH_FILE, 179, "tensor = torch.ops._c10d_functional.all_reduce("))
+    stack = _trace(("project/model.py", 11, "y = fc.all_reduce(x)"), ("project/layers.py", 4, "return reduce(x)"), (TORCH_FILE, 179, "tensor = torch.ops._c10d_functional.all_reduce("))
     shown, innermost = source_frames(stack)
-    assert (shown.file, shown.line, shown.code) == ("/home/me/layers.py", 4, "return reduce(x)")
+    assert (shown.file, shown.line, shown.code) == ("project/layers.py", 4, "return reduce(x)")
     assert innermost.location == f"{TORCH_FILE}:179"
 
 
