@@ -21,9 +21,9 @@ How, and why this way (both leads were tried):
 Consequences, said in the one note the block gives: a move to the npu copies nothing
 (``x.npu()`` is ``x``, as ``x.to("cpu")`` is); Dynamo traces through the mode as it
 traces torch's own default-device mode, so a compiled forward that makes
-``torch.zeros(..., device="npu")`` or reads ``x.device`` compiles to CPU ops, and Dynamo
-then records tensor operators as methods (``a.add(b)`` for ``a + b``, as under
-``torch.set_default_device``). Two calls parse their device where no mode sees them:
+``torch.zeros(..., device="npu")`` or reads ``x.device`` compiles to CPU ops. Dynamo is
+handed only the calls the mode can change (:mod:`fxlab.compat.npu_mode_dynamo`): the
+others it traces as on an NPU machine, and pays nothing for the mode. Two calls parse their device where no mode sees them:
 ``torch.autocast("npu")`` and ``torch.Generator(device="npu")``, and a
 ``torch.device("npu")`` written inside a compiled function (Dynamo folds it as a
 constant); torch's own error then names the device string, and
@@ -53,6 +53,7 @@ from torch.overrides import TorchFunctionMode
 
 from fxlab import npu_streams
 from fxlab.compat import npu_device_api
+from fxlab.compat.npu_mode_dynamo import plain_calls_skip
 from fxlab.errors import NpuNotEmulated
 
 NOTE = (
@@ -126,6 +127,7 @@ class NpuOnCpu:
         self.module = npu_device_api.npu_module()
         self.active = False
         self._saved: list[tuple[Any, str, Any]] = []
+        self._dynamo = contextlib.ExitStack()  # Dynamo told which calls the mode can change (npu_mode_dynamo)
 
     def activate(self) -> None:
         """Push the mode and give the note, once (never while Dynamo traces a call)."""
@@ -133,6 +135,7 @@ class NpuOnCpu:
             return
         self.mode.__enter__()
         self.active = True
+        self._dynamo.enter_context(plain_calls_skip(self.mode))
         self._set(torch, DEVICE_TYPE, self.module)
         sys.modules["torch.npu"] = self.module
         if self.announce is not None:
@@ -163,6 +166,7 @@ class NpuOnCpu:
 
     def uninstall(self) -> None:
         if self.active:
+            self._dynamo.close()
             _pop_mode(self.mode)
             self.active = False
         for owner, name, previous in reversed(self._saved):
