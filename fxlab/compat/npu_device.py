@@ -23,8 +23,9 @@ Consequences, said in the one note the block gives: a move to the npu copies not
 traces torch's own default-device mode, so a compiled forward that makes
 ``torch.zeros(..., device="npu")`` or reads ``x.device`` compiles to CPU ops. Dynamo is
 handed only the calls the mode can change (:mod:`fxlab.compat.npu_mode_dynamo`): the
-others it traces as on an NPU machine, and pays nothing for the mode. Two calls parse their device where no mode sees them:
-``torch.autocast("npu")`` and ``torch.Generator(device="npu")``, and a
+others it traces as on an NPU machine, and pays nothing for the mode. Two calls parse
+their device where no mode sees them: ``torch.autocast("npu")`` and
+``torch.Generator(device="npu")``, and a
 ``torch.device("npu")`` written inside a compiled function (Dynamo folds it as a
 constant); torch's own error then names the device string, and
 :func:`unmapped_npu_device` turns it into fxlab's.
