@@ -9,7 +9,8 @@ over a stream; every other call it passes through unchanged. So while the mode i
 only one on Dynamo's stack, a traced call whose arguments are tensors, numbers, dtypes and
 the like is not dispatched to it; Dynamo traces it as it does on an NPU machine, where no
 such mode exists (``a + b`` stays an operator, not ``a.add(b)``). Any other call is
-dispatched exactly as before.
+dispatched exactly as before. One call the mode changes has nothing to look at:
+``x.pin_memory()`` inside a compiled function is traced as torch traces it.
 
 This is Dynamo's own decision function, ``can_dispatch_torch_function``, wrapped where
 Dynamo's modules look it up. Where they do not (another torch), nothing is wrapped and the
