@@ -61,22 +61,22 @@ def test_scopes_come_from_torchair(torchair_path):
     assert summary["status"] == "ok" and summary["graphs"][0]["ascend_ir"]["partial"] is False
 
 
-def test_custom_op_needing_a_converter_is_partial_with_the_reason_and_the_fix(torchair_path, tmp_path):
+def _unsupported_ops_of_npu_add_custom(torchair_path: str, tmp_path: Path, *extra: str) -> tuple[int, list[dict]]:
+    """``fxlab trace examples/npu_add_custom.py`` with TorchAir's conversion: the exit code
+    and the saved IR's FxlabUnsupported ops."""
+    out = tmp_path / "out"
     code, _, _ = run(
-        "trace",
-        str(EXAMPLES / "npu_add_custom.py"),
-        "--converter",
-        "torchair",
-        "--torchair-path",
-        torchair_path,
-        "--stages",
-        "functional,ascend_ir",
-        "--out",
-        str(tmp_path / "out"),
-    )
+        "trace", str(EXAMPLES / "npu_add_custom.py"), "--converter", "torchair", "--torchair-path", torchair_path,
+        *extra, "--stages", "functional,ascend_ir", "--out", str(out),
+    )  # fmt: skip
+    ir = json.loads((out / "graph_0" / "ascend_ir.json").read_text())
+    return code, [op for op in ir["ops"] if op["type"] == "FxlabUnsupported"]
+
+
+def test_custom_op_needing_a_converter_is_partial_with_the_reason_and_the_fix(torchair_path, tmp_path):
+    code, placeholders = _unsupported_ops_of_npu_add_custom(torchair_path, tmp_path)
     assert code == 1  # partial: what TorchAir does on an NPU machine without the user's converter
-    ir = json.loads((tmp_path / "out" / "graph_0" / "ascend_ir.json").read_text())
-    (placeholder,) = [op for op in ir["ops"] if op["type"] == "FxlabUnsupported"]
+    (placeholder,) = placeholders
     assert placeholder["fx_node"] == "npu_add_custom" and placeholder["source"].endswith("npu_add_custom.py:21")
     reason = placeholder["attrs"]["_fxlab_reason"]
     assert "No AscendIR NpuAddCustom was found to be registered" in reason
@@ -103,23 +103,9 @@ def test_an_unknown_converter_name_exits_2():
 
 def test_a_converter_that_raises_names_its_message_node_and_source_line(torchair_path, tmp_path):
     plugin = Path(__file__).resolve().parents[1] / "data" / "plugins" / "raising_converter_plugin.py"
-    code, _, _ = run(
-        "trace",
-        str(EXAMPLES / "npu_add_custom.py"),
-        "--converter",
-        "torchair",
-        "--torchair-path",
-        torchair_path,
-        "--plugin",
-        str(plugin),
-        "--stages",
-        "functional,ascend_ir",
-        "--out",
-        str(tmp_path / "out"),
-    )
+    code, placeholders = _unsupported_ops_of_npu_add_custom(torchair_path, tmp_path, "--plugin", str(plugin))
     assert code == 1
-    ir = json.loads((tmp_path / "out" / "graph_0" / "ascend_ir.json").read_text())
-    (placeholder,) = [op for op in ir["ops"] if op["type"] == "FxlabUnsupported"]
+    (placeholder,) = placeholders
     reason = placeholder["attrs"]["_fxlab_reason"]
     assert "raised at node npu_add_custom" in reason and "npu_add_custom.py:21" in reason
     assert "ValueError: unsupported layout in broken converter" in reason
