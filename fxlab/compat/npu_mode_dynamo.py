@@ -142,6 +142,14 @@ class _Peek:
 def _plain_type(kind: type) -> bool:
     if kind in _PLAIN:
         return True
-    if issubclass(kind, torch.Tensor):  # FakeTensor and friends; a subclass overriding __torch_function__ is not
-        return kind.__torch_function__ is torch.Tensor.__torch_function__ or kind is torch.nn.Parameter
+    if issubclass(kind, torch.Tensor):  # a subclass overriding __torch_function__ is not plain
+        return kind is torch.nn.Parameter or _function_of(kind.__torch_function__) is _TENSOR_TORCH_FUNCTION
     return False
+
+
+def _function_of(method: Any) -> Any:
+    """The function behind a classmethod as a class hands it out (a new bound method each time)."""
+    return getattr(method, "__func__", method)
+
+
+_TENSOR_TORCH_FUNCTION = _function_of(torch.Tensor.__torch_function__)

@@ -122,3 +122,20 @@ def test_a_dynamo_without_the_decision_leaves_every_call_dispatched(monkeypatch:
     monkeypatch.setattr(npu_mode_dynamo, "_DECIDER", "no_such_function")
     with plain_calls_skip(NpuDeviceAsCpu()) as skipping:
         assert not skipping
+
+
+class _PlainSubclass(torch.Tensor):
+    pass
+
+
+class _OwnTorchFunction(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
+        return super().__torch_function__(func, types, args, kwargs)
+
+
+def test_which_argument_types_the_mode_never_changes() -> None:
+    plain = npu_mode_dynamo._plain_type
+    assert plain(torch.Tensor) and plain(torch.nn.Parameter) and plain(_PlainSubclass)
+    assert plain(int) and plain(torch.dtype) and plain(torch.device)
+    assert not plain(_OwnTorchFunction) and not plain(str) and not plain(object)
