@@ -24,7 +24,7 @@ from _bytecode import compile_fxlab
 
 WORKER = Path(__file__).with_name("_trace_worker.py")
 BAR = 0.02  # the share of the wait a speed-up must save to stay
-VARIANTS = ("all on", "readable_fast", "fast_lines", "heap", "stack_room")
+VARIANTS = ("all on", "readable_fast", "fast_lines", "heap", "stack_room", "progress_line")
 
 
 def measure(layers: int, out: Path, off: str) -> dict:

@@ -6,7 +6,8 @@ hits both alike. Each pair (anchor, then fxlab) gives a ratio; the figure is the
 of those ratios, which follows the load better than a ratio of medians (also printed).
 The CPU-time ratio (process time, same pairs) is printed beside it: on a machine shared
 with other work it moves far less than wall time.
-Goal: <= 1.25x at 32 layers.
+Goal: <= 1.15x at 32 layers, median of 5 pairs (``--repeat 5``): the issue that rebuilt the
+house asked that ``fxlab trace`` be no slower than this (it was <= 1.25x before).
 """
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from pathlib import Path
 from _bytecode import compile_fxlab
 
 WORKER = Path(__file__).with_name("_trace_worker.py")
-GOAL_RATIO = 1.25
+GOAL_RATIO = 1.15
 PHASES = ("capture_s", "save_s", "print_s")
 
 

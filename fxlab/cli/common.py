@@ -1,5 +1,5 @@
 """What every model-taking command shares: its options, and capturing through one capture
-session with a status indicator on stderr.
+session with a progress line on stderr (:func:`fxlab.cli.console.progress`).
 
 The capture (torch, Dynamo, the passes) is imported only when a command captures, not
 when the command line starts: ``fxlab --help`` stays fast. That is why this module, and
@@ -15,7 +15,6 @@ import typer
 
 from fxlab.cli import console
 from fxlab.stage_names import ALL_STAGES
-from fxlab.viz.safe_text import plain
 
 if TYPE_CHECKING:
     from fxlab.capture.pipeline import Capture
@@ -58,8 +57,7 @@ def open_session(request: TraceRequest, progress: Callable[[str], None] | None =
 def capture_request(request: TraceRequest, after_load: Callable[[], Any] | None = None) -> Capture:
     """Capture ``request`` in a session of its own, with a spinner on stderr
     (``after_load``: what to do once the model file has run)."""
-    status = console.err().status("loading model", spinner="dots")
-    with status, open_session(request, lambda message: status.update(plain(message))) as session:
+    with console.progress("loading model") as status, open_session(request, status.update) as session:
         return session.capture(after_load=after_load)
 
 

@@ -17,7 +17,6 @@ from fxlab.errors import UsageError
 from fxlab.ir.json_values import dumps_strict
 from fxlab.passes.torchair_options import check_mode
 from fxlab.stage_names import ACLGRAPH, ASCEND_IR, ATEN, FUNCTIONAL, FX_STAGES, PRE_GE
-from fxlab.viz.safe_text import plain
 
 IR_STAGES = (ASCEND_IR, f"{ASCEND_IR}:torchair")
 TORCHAIR_STAGE = "ascend_ir:torchair"
@@ -161,8 +160,7 @@ def _model_diff(
     # TorchAir is open for the capture too, as for `fxlab trace --converter torchair`: its
     # session defines torch_npu's operators, and the captured graph's npu ops must still be
     # defined when TorchAir converts it.
-    status = console.err().status("loading model", spinner="dots")
-    with status, open_session(request, lambda message: status.update(plain(message)), with_torchair=with_torchair) as session:
+    with console.progress("loading model") as status, open_session(request, status.update, with_torchair=with_torchair) as session:
         captured = session.capture()
         trace = captured.trace
         indices = select_graphs(len(trace.graphs), graph)

@@ -16,7 +16,6 @@ from fxlab.cli.app import app
 from fxlab.cli.saved_trace import load_saved_trace
 from fxlab.errors import OutputError, UsageError
 from fxlab.ir.json_values import dumps_strict
-from fxlab.viz.safe_text import plain
 
 JSON_FILE = "dumps.json"
 HTML_FILE = "dumps.html"
@@ -86,7 +85,7 @@ def read_and_join(paths: list[Path], trace_dir: Path | None) -> tuple[Any, Any, 
     from fxlab.npu_dumps.read import read_dumps
 
     loaded = load_saved_trace(trace_dir) if trace_dir is not None else None
-    with console.err().status("reading dumps", spinner="dots") as status:
+    with console.progress("reading dumps") as status:
         dumps = read_dumps(paths, _progress(status))
     torchair = merge_torchair_graphs(dumps.torchair)
     trace_index: dict[int, int] = {}
@@ -102,7 +101,7 @@ def read_and_join(paths: list[Path], trace_dir: Path | None) -> tuple[Any, Any, 
 def _progress(status: Any) -> Any:
     def report(label: str, done: int, total: int) -> None:
         if total >= PROGRESS_FROM_CHARS:
-            status.update(plain(f"reading {Path(label).name}: {100 * done // max(total, 1)}%"))
+            status.update(f"reading {Path(label).name}: {100 * done // max(total, 1)}%")
 
     return report
 

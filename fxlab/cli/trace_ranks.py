@@ -194,7 +194,7 @@ def trace_with_ranks(job: RankJob, nproc: int, output: RankOutput) -> int:
     run_dir = Path(tempfile.mkdtemp(prefix="fxlab-ranks-"))
     try:
         job.out_folder = staged.folder if staged is not None else None
-        with console.err().status(f"tracing {nproc} ranks", spinner="dots"):
+        with console.progress(f"tracing {nproc} ranks"):
             launched = launch_ranks(nproc, _rank_entry, (job,), timeout=request.timeout, run_dir=run_dir)
         _print_rank_notes(run_dir, nproc)
         if launched.failures:
