@@ -91,6 +91,11 @@ def read_and_join(paths: list[Path], trace_dir: Path | None) -> tuple[Any, Any, 
     trace_index: dict[int, int] = {}
     if loaded is not None:  # the trace knows every op's source line: it is joined first
         from_trace = [(g.index, torchair_graph_from_ir(g.ir, f"{trace_dir}/graph_{g.index}")) for g in loaded.graphs if g.ir is not None]
+        if not from_trace:
+            dumps.notes.append(
+                f"the trace in {trace_dir} has no ascend_ir stage (it was traced in reduce-overhead or npugraph_ex mode, or with "
+                "--stages leaving it out), so it maps no GE op: trace the model again in max-autotune mode with every stage"
+            )
         trace_index = {id(graph): index for index, graph in from_trace}
         torchair = [graph for _, graph in from_trace] + torchair
     elif not torchair:

@@ -51,9 +51,14 @@ def _parents(graphs: Any) -> dict[str, str]:
     return parents
 
 
+def is_om_model(data: Any) -> bool:
+    """Whether parsed JSON has an OM model's shape: an object with a ``graph`` list."""
+    return isinstance(data, Mapping) and isinstance(data.get("graph"), list)
+
+
 def read_om_json(path: str, data: Any, name: DumpName | None) -> list[DumpGraph]:
     """The graphs of an OM model converted to JSON (``atc --mode=1 --om X --json Y``)."""
-    if not isinstance(data, Mapping) or not isinstance(data.get("graph"), list):
+    if not is_om_model(data):
         raise DumpReadError(
             f"{path}: not an OM model as JSON (no 'graph' list at the top). Convert the model with "
             "`atc --mode=1 --om MODEL.om --json MODEL.json` and pass that file."
@@ -62,6 +67,10 @@ def read_om_json(path: str, data: Any, name: DumpName | None) -> list[DumpGraph]
     for graph in data["graph"]:
         if not isinstance(graph, Mapping):
             raise DumpReadError(f"{path}: a 'graph' entry is not an object. The file is not what `atc --mode=1` writes.")
+        if not isinstance(graph.get("op", []) or [], list):
+            raise DumpReadError(
+                f"{path}: the 'op' of graph {graph.get('name', '')!r} is not a list. The file is not what `atc --mode=1` writes."
+            )
         ops = [op_from_json(op) for op in graph.get("op", []) or [] if isinstance(op, Mapping)]
         graphs.append(DumpGraph(path, OM_JSON, None, "om", str(graph.get("name", "")), None, ops))
     _json_parents(data["graph"], graphs)

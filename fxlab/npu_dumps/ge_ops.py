@@ -41,7 +41,7 @@ class RawDesc:
 def _strings(value: Any) -> list[str]:
     if value is None:
         return []
-    if isinstance(value, (str, bytes)):
+    if not isinstance(value, (list, tuple)):  # one string, or a value of another kind: as written
         value = [value]
     return [v.decode("utf-8", "surrogateescape") if isinstance(v, bytes) else str(v) for v in value]
 

@@ -11,8 +11,12 @@ code is, in order:
    ``ascend_ir`` (each op with its FX node and source line) or TorchAir's own graph dump.
 
 A SuperKernel op's originals are its members' (read from its sub-graph dump). Each GE
-graph is joined with the TorchAir graph that holds most of its original names with the
-same types (TorchAir's graph names, ``graph_<n>``, break ties)."""
+graph is joined with the TorchAir graph whose ops its original names (with the same types)
+cover best: the share of both sides' names that they have in common, so a small graph after
+a graph break, whose generic names (``MatMulV2``, ``Add``: TorchAir numbers ops afresh in
+each graph) a larger graph also holds, is joined with its own graph. TorchAir's graph
+names, ``graph_<n>``, break ties; a join that still ties, or that finds few of the GE
+graph's names, is said in a note, since its source lines may be another graph's."""
 
 from __future__ import annotations
 
@@ -71,6 +75,7 @@ def join(dumps: DumpSet, torchair: Sequence[TorchAirGraph]) -> dict[int, TorchAi
             continue
         chosen[position] = best
         _join_graph(graph, best)
+        dumps.notes.extend(_doubts(graph, best, torchair))
     if torchair:
         unjoined = sorted({g.name for i, g in enumerate(dumps.graphs) if i not in chosen and g.ops})
         if unjoined:
@@ -78,26 +83,71 @@ def join(dumps: DumpSet, torchair: Sequence[TorchAirGraph]) -> dict[int, TorchAi
     return chosen
 
 
+# A join in which fewer of the GE graph's ops than this share find an original name is
+# doubted (a different model's graph shares the generic ones, Add and Mul: half of a small graph's).
+FEW_NAMES_FOUND = 0.75
+
+
 def best_torchair_graph(graph: DumpGraph, torchair: Sequence[TorchAirGraph]) -> TorchAirGraph | None:
-    scored = [(_score(graph, candidate), candidate.name == graph.name, -i, candidate) for i, candidate in enumerate(torchair)]
-    scored = [s for s in scored if s[0] > 0]
-    if not scored:
-        return None
-    return max(scored, key=lambda s: s[:3])[3]
+    ranked = _ranked(graph, torchair)
+    return ranked[0][-1] if ranked else None
 
 
-def _score(graph: DumpGraph, candidate: TorchAirGraph) -> int:
-    """How many of ``graph``'s original names (with the same type, where GE wrote it) and
-    outputs' origin names ``candidate`` holds."""
-    score = 0
+def _ranked(graph: DumpGraph, torchair: Sequence[TorchAirGraph]) -> list[tuple[float, bool, int, TorchAirGraph]]:
+    """The candidates holding any of ``graph``'s names, best first: by the share of both
+    sides' names in common, then by name (``graph_<n>``), then in the order given."""
+    names = _original_names(graph)
+    scored = []
+    for i, candidate in enumerate(torchair):
+        found = _found(names, candidate)
+        if found:
+            scored.append((found / (len(names) + len(candidate.ops) - found), candidate.name == graph.name, -i, candidate))
+    return sorted(scored, key=lambda s: s[:3], reverse=True)
+
+
+def _original_names(graph: DumpGraph) -> dict[str, str | None]:
+    """``graph``'s original names and outputs' origin names, with the type GE wrote for
+    each (None: no type)."""
+    names: dict[str, str | None] = {}
     for op in graph.ops:
         types = op.original_types if len(op.original_types) == len(op.originals) else [None] * len(op.originals)
         for name, op_type in zip(op.originals, types):
-            known = candidate.ops.get(name)
-            if known is not None and (op_type is None or op_type == known.type):
-                score += 1
-        score += sum(1 for output in op.outputs if output.origin_name in candidate.ops)
-    return score
+            names.setdefault(name, op_type)
+        for output in op.outputs:
+            if output.origin_name:
+                names.setdefault(output.origin_name, None)
+    return names
+
+
+def _found(names: dict[str, str | None], candidate: TorchAirGraph) -> int:
+    """How many of ``names`` ``candidate`` holds (with the same type, where one was written)."""
+    found = 0
+    for name, op_type in names.items():
+        known = candidate.ops.get(name)
+        if known is not None and (op_type is None or op_type == known.type):
+            found += 1
+    return found
+
+
+def _doubts(graph: DumpGraph, chosen: TorchAirGraph, torchair: Sequence[TorchAirGraph]) -> list[str]:
+    """What a user should know about the join of ``graph`` with ``chosen``: another
+    graph fits as well, or most of its names were not found."""
+    label = f"{graph.name or graph.file} ({graph.phase})" if graph.phase else graph.name or graph.file
+    ranked = _ranked(graph, torchair)
+    named = [op for op in graph.ops if op.originals or any(o.origin_name for o in op.outputs)]
+    found = sum(1 for op in named if any(n in chosen.ops for n in [*op.originals, *(o.origin_name for o in op.outputs if o.origin_name)]))
+    notes = []
+    if len(ranked) > 1 and ranked[1][:2] == ranked[0][:2]:
+        notes.append(
+            f"{label}: {ranked[1][-1].file} fits it as well as {chosen.file}, which was taken (the first given); "
+            "its FX nodes and source lines may be the other graph's: give the trace graph folder it was compiled from"
+        )
+    if named and found < FEW_NAMES_FOUND * len(named):
+        notes.append(
+            f"{label}: only {found} of its {len(named)} ops have an original op name in {chosen.file}: the trace or TorchAir dump "
+            "may be of another model or compile, and its FX nodes and source lines may be wrong"
+        )
+    return notes
 
 
 def _join_graph(graph: DumpGraph, torchair: TorchAirGraph | None) -> None:

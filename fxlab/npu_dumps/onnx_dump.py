@@ -16,7 +16,7 @@ from google.protobuf import text_format
 from fxlab.npu_dumps.ge_ops import RawDesc, attr_def_value, build_op
 from fxlab.npu_dumps.dump_model import GE_ONNX, DumpGraph, DumpOp
 from fxlab.npu_dumps.names import DumpName
-from fxlab.npu_dumps.proto_text import Progress, TextReader, read_text
+from fxlab.npu_dumps.proto_text import DumpReadError, Progress, TextReader, read_text
 from fxlab.npu_dumps.schemas import ge_attr_def, message_class
 
 PROTO = "ge_onnx.proto"
@@ -30,6 +30,10 @@ _DESC_JSON = re.compile(r"^output_desc_(?P<i>\d+)$")
 def read_ge_onnx(path: str, text: str, name: DumpName | None, progress: Progress | None = None) -> list[DumpGraph]:
     reader = TextReader(path, text, progress)
     model = read_text(reader, message_class(PROTO, "ModelProto"), lambda r, m: r.parse_whole(m))
+    if not model.HasField("graph"):
+        raise DumpReadError(
+            f"{path}: holds no graph (an empty ModelProto). Copy the dump again from the NPU machine, or leave this file out."
+        )
     graphs: list[DumpGraph] = []
     _add_graph(graphs, model.graph, path, name, None)
     return graphs
@@ -87,6 +91,8 @@ def _json_desc(value: Any) -> RawDesc:
     try:
         data = json.loads(text)
     except ValueError:
+        return RawDesc()
+    if not isinstance(data, dict):  # not a desc GE wrote: nothing to read from it
         return RawDesc()
     desc = RawDesc(str(data.get("dtype", "")), str(data.get("layout", "")))
     for field in ("origin_dtype", "origin_layout"):

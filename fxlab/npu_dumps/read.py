@@ -1,8 +1,10 @@
 """Read files and folders copied off an NPU machine into one :class:`DumpSet`.
 
 A folder is searched recursively for the files GE and TorchAir name (see
-:mod:`fxlab.npu_dumps.names`), ``fusion_result.json`` and OM JSON; other files there are
-counted and skipped. A file given by name must be one of them. A file that cannot be read
+:mod:`fxlab.npu_dumps.names`), ``fusion_result.json`` and OM JSON (a ``.json`` holding a
+``graph`` list); other files there (the compiler's kernel JSON, fxlab's own reports) are
+counted and skipped. A file given by name must be one of them; a saved fxlab trace given
+as dumps is an error that says to pass it with ``--trace``. A file that cannot be read
 is an error naming it and its line (exit 2), never a half-read result."""
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from fxlab.npu_dumps.fusion_result import read_fusion_result
-from fxlab.npu_dumps.ge_dump import read_ge_proto, read_om_json
+from fxlab.npu_dumps.ge_dump import is_om_model, read_ge_proto, read_om_json
 from fxlab.npu_dumps.dump_model import GE_ONNX, GE_PROTO, TORCHAIR_PBTXT, TORCHAIR_PY, TORCHAIR_TXT, DumpGraph, DumpSet
 from fxlab.npu_dumps.names import SUPER_KERNEL_TYPE, DumpName, dump_name
 from fxlab.npu_dumps.onnx_dump import read_ge_onnx
@@ -27,8 +29,8 @@ def read_dumps(paths: Sequence[Path], progress: Progress | None = None) -> DumpS
     """Every dump under ``paths``, read; GE's graphs ordered by graph, format and index."""
     dumps = DumpSet()
     skipped = 0
-    for path, kind, name in _files(paths):
-        if kind is None:
+    for path, kind, name, explicit in _files(paths):
+        if kind is None or (kind == OM_JSON_KIND and not explicit and not _om_model_file(path)):
             skipped += 1
             continue
         _read_one(dumps, path, kind, name, progress)
@@ -55,16 +57,32 @@ def holds_dumps(path: Path) -> bool:
     return any(dump_name(p) is not None for p in path.rglob("*") if p.is_file())
 
 
-def _files(paths: Sequence[Path]) -> list[tuple[Path, str | None, DumpName | None]]:
+def _files(paths: Sequence[Path]) -> list[tuple[Path, str | None, DumpName | None, bool]]:
+    """Each file to read: its path, kind, name as GE or TorchAir named it, and whether
+    it was given by name (not found in a folder)."""
     found = []
     for path in paths:
         if not path.exists():
             raise DumpReadError(f"{path} does not exist: give files or folders copied off the NPU machine.")
+        if (path / "manifest.json").is_file():
+            raise DumpReadError(
+                f"{path} is a saved fxlab trace, not dumps from an NPU machine: pass it with --trace {path} "
+                "beside the dump files or folders (fxlab dumps DUMPS --trace TRACE_DIR)."
+            )
         if path.is_dir():
-            found += [(p, *_kind(p, explicit=False)) for p in sorted(path.rglob("*")) if p.is_file()]
+            found += [(p, *_kind(p, explicit=False), False) for p in sorted(path.rglob("*")) if p.is_file()]
         else:
-            found.append((path, *_kind(path, explicit=True)))
+            found.append((path, *_kind(path, explicit=True), True))
     return found
+
+
+def _om_model_file(path: Path) -> bool:
+    """Whether a ``.json`` found in a folder is an OM model (the compiler's kernel JSON
+    and fxlab's own reports sit in the same folders and are not)."""
+    try:
+        return is_om_model(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError):  # unreadable, not UTF-8 (ValueError) or not JSON: not an OM model
+        return False
 
 
 def _kind(path: Path, explicit: bool) -> tuple[str | None, DumpName | None]:

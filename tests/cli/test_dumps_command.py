@@ -172,3 +172,12 @@ def test_phase_picks_the_table_and_an_unknown_phase_is_an_error(folder):
     assert re.search(r"│ Mul_1 +│ Mul +│ +│ mul ", out)  # --all-ops: an op GE left alone, its FX node from TorchAir's py dump
     code, _, err = run_cli("dumps", str(folder), "--phase", "Nope")
     assert code == 2 and "--phase 'Nope' is in none of the dumps read: their phases are PreRunBegin, " in err
+
+
+def test_a_trace_without_the_ascend_ir_stage_says_it_maps_nothing(folder, tmp_path, write_model):
+    model = write_model("import torch\nmodel = torch.nn.Linear(4, 2)\nexample_inputs = (torch.randn(3, 4),)\n")
+    code, _, _ = run_cli("trace", str(model), "--stages", "dynamo,functional", "--out", str(tmp_path / "t"), "--summary")
+    assert code == 0
+    code, out, _ = run_cli("dumps", str(folder), "--trace", str(tmp_path / "t"), "--json")
+    assert code == 0
+    assert f"the trace in {tmp_path / 't'} has no ascend_ir stage" in " ".join(json.loads(out)["notes"])

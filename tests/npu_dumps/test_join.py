@@ -110,3 +110,52 @@ def test_an_op_renamed_by_ge_maps_through_its_outputs_origin_name():
     torchair = TorchAirGraph("t", "fxlab_trace", "graph_0", {"Add_2": TorchAirOp("Add_2", "Add", ["add"], ["m.py:37"])})
     assert join(dumps, [torchair]) == {0: torchair} and dumps.notes == []
     assert (renamed.torchair_ops, renamed.fx_nodes, renamed.source) == (["Add_2"], ["add"], ["m.py:37"])
+
+
+def _ge_graph(name: str, originals: list[tuple[str, str]]) -> "DumpGraph":
+    from fxlab.npu_dumps.dump_model import DumpGraph, DumpOp
+
+    ops = [DumpOp(n, t, originals=[n], original_types=[t]) for n, t in originals]
+    return DumpGraph(f"ge_proto_{name}.txt", "ge_proto", 2, "Build", name, 0, ops)
+
+
+def _torchair(label: str, name: str, ops: dict[str, tuple[str, str, str]]) -> "TorchAirGraph":
+    from fxlab.npu_dumps.dump_model import TorchAirGraph, TorchAirOp
+
+    return TorchAirGraph(label, "fxlab_trace", name, {n: TorchAirOp(n, t, [fx], [src]) for n, (t, fx, src) in ops.items()})
+
+
+def test_the_graph_after_a_break_joins_its_own_graph_not_the_larger_one_holding_its_names():
+    """TorchAir numbers ops afresh in each graph: graph_1's MatMulV2 and Add are names
+    graph_0 has too, and graph_0 holds more of them than nothing; graph_1 holds them all."""
+    from fxlab.npu_dumps.dump_model import DumpSet
+
+    first = _torchair("t/graph_0", "graph_0", {
+        "Data": ("Data", "arg0_1", "m.py:9"), "MatMulV2": ("MatMulV2", "addmm", "m.py:11"), "Relu": ("Relu", "relu", "m.py:12"),
+        "Mul": ("Mul", "mul", "m.py:13"), "Add": ("Add", "add", "m.py:13"),
+    })
+    second = _torchair("t/graph_1", "graph_1", {"Data": ("Data", "arg0_1", "m.py:14"), "MatMulV2": ("MatMulV2", "addmm_1", "m.py:15"), "Add": ("Add", "add_1", "m.py:15")})
+    ge = _ge_graph("graph_7", [("Data", "Data"), ("MatMulV2", "MatMulV2"), ("Add", "Add")])
+    dumps = DumpSet(graphs=[ge])
+    assert join(dumps, [first, second]) == {0: second} and dumps.notes == []
+    assert [(op.fx_nodes, op.source) for op in ge.ops] == [(["arg0_1"], ["m.py:14"]), (["addmm_1"], ["m.py:15"]), (["add_1"], ["m.py:15"])]
+
+
+def test_a_join_that_finds_few_names_or_ties_is_said():
+    from fxlab.npu_dumps.dump_model import DumpSet
+
+    other_model = _torchair("t/graph_0", "graph_0", {"Add": ("Add", "add", "other.py:3"), "Mul": ("Mul", "mul", "other.py:4")})
+    ge = _ge_graph("graph_1", [("Add", "Add"), ("Mul", "Mul"), ("RmsNorm", "RmsNorm"), ("SoftmaxV2", "SoftmaxV2"), ("Cast", "Cast")])
+    dumps = DumpSet(graphs=[ge])
+    assert join(dumps, [other_model]) == {0: other_model}
+    assert dumps.notes == [
+        "graph_1 (Build): only 2 of its 5 ops have an original op name in t/graph_0: the trace or TorchAir dump may be of another "
+        "model or compile, and its FX nodes and source lines may be wrong"
+    ]
+    twin = _torchair("u/graph_0", "graph_0", {"Add": ("Add", "add", "u.py:3"), "Mul": ("Mul", "mul", "u.py:4")})
+    dumps = DumpSet(graphs=[_ge_graph("graph_1", [("Add", "Add"), ("Mul", "Mul")])])
+    assert join(dumps, [other_model, twin]) == {0: other_model}
+    assert dumps.notes == [
+        "graph_1 (Build): u/graph_0 fits it as well as t/graph_0, which was taken (the first given); its FX nodes and source "
+        "lines may be the other graph's: give the trace graph folder it was compiled from"
+    ]

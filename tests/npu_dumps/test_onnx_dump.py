@@ -78,3 +78,12 @@ def test_onnx_dump_ops_descs_and_subgraphs(tmp_path):
         ["output 0 dtype DT_FLOAT -> DT_FLOAT16"],
     )
     assert (branch.name, branch.parent, [op.name for op in branch.ops]) == ("branch", "graph_1", ["Relu"])
+
+
+def test_a_desc_string_that_is_not_a_json_object_is_an_empty_desc(tmp_path):
+    text = ONNX_TEXT % json.dumps("[1, 2]")
+    path = tmp_path / "ge_onnx_00000002_graph_1_Build.pbtxt"
+    path.write_text(text)
+    root = read_dumps([path]).graphs[0]
+    cast = next(op for op in root.ops if op.name == "trans_Cast_4")
+    assert cast.inserted and [(o.dtype, o.layout, o.origin_name) for o in cast.outputs] == [("", "", None)]

@@ -66,6 +66,8 @@ def test_a_folder_is_searched_and_other_files_skipped(folder, tmp_path):
         ("model.json", '{"op": []}', "not an OM model as JSON"),
         ("fusion_result.json", '[{"graph_fusion": {}}]', "no 'session_and_graph_id'"),
         ("ge_proto_00000001_graph_1_Build.txt", "", "holds no graph"),
+        ("ge_onnx_00000001_graph_1_Build.pbtxt", "", "holds no graph"),
+        ("model.json", '{"graph": [{"name": "g", "op": {"name": "x"}}]}', "is not a list"),
     ],
 )
 def test_bad_input_is_one_clear_error(tmp_path, name, content, message):
@@ -78,6 +80,34 @@ def test_bad_input_is_one_clear_error(tmp_path, name, content, message):
         read_dumps([path])
     assert message in str(err.value) and str(path) in str(err.value)
     assert err.value.exit_code == 2
+
+
+def test_json_in_a_folder_that_is_no_om_model_is_skipped(folder, tmp_path):
+    """The compiler's kernel JSON and fxlab's own report sit beside the dumps."""
+    run = tmp_path / "run"
+    (run / "kernel_meta").mkdir(parents=True)
+    for path in folder.iterdir():
+        (run / path.name).write_bytes(path.read_bytes())
+    (run / "kernel_meta" / "te_softmaxv2_abc.json").write_text('{"binFileName": "te_softmaxv2_abc", "blockDim": 8}')
+    (run / "dumps.json").write_text('{"graphs": []}')
+    (run / "broken.json").write_text('{"graph": [')
+    dumps = read_dumps([run])
+    assert dumps.graphs and dumps.notes == ["3 file(s) in the folders given are not dumps fxlab reads and were skipped"]
+
+
+def test_a_saved_trace_given_as_dumps_says_to_pass_it_with_trace(tmp_path):
+    (tmp_path / "manifest.json").write_text("{}")
+    with pytest.raises(DumpReadError, match=r"is a saved fxlab trace, not dumps from an NPU machine: pass it with --trace") as err:
+        read_dumps([tmp_path])
+    assert err.value.exit_code == 2
+
+
+def test_values_of_an_unexpected_kind_are_read_as_written(tmp_path):
+    path = tmp_path / "model.json"
+    attr = [{"key": "_datadump_original_op_names", "value": {"s": 5}}]
+    path.write_text(json.dumps({"graph": [{"name": "g", "op": [{"name": "x", "type": "Add", "attr": attr, "output_desc": [{"attr": "zz"}]}]}]}))
+    (op,) = read_dumps([path]).graphs[0].ops
+    assert (op.originals, op.inserted, [o.origin_name for o in op.outputs]) == (["5"], False, [None])
 
 
 def test_an_empty_folder_says_what_is_read(tmp_path):
