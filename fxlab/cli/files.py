@@ -11,6 +11,7 @@ into a folder that held no trace. Files and folders get the modes the umask give
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -124,7 +125,7 @@ class StagedTrace:
         self._final = Path(os.path.realpath(self.out))
         _refuse_file(self.out)
         _refuse_working_folder(self.out, self._final)
-        self.had_trace = (self.out / MANIFEST).is_file()
+        self.had_trace = holds_fxlab_manifest(self.out)
         _refuse_foreign_files(self.out, self.had_trace)
         parent = self._final.parent
         try:
@@ -172,6 +173,19 @@ class StagedTrace:
         except OSError:
             pass  # nothing to keep, and the failure itself is what gets reported
         return "failed"
+
+
+def holds_fxlab_manifest(folder: Path) -> bool:
+    """Whether ``folder`` holds a manifest fxlab wrote (a trace's, a run's, a multi-rank
+    trace's, or a failed run's): a folder is replaced whole only then, never because some
+    other tool's ``manifest.json`` sits in it."""
+    try:
+        data = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # missing, unreadable, not UTF-8 (ValueError) or not JSON
+        return False
+    if not isinstance(data, dict):
+        return False
+    return "fxlab_version" in data or (data.get("status") == "failed" and "error" in data and data.get("graphs") == [])
 
 
 def _refuse_working_folder(out: Path, final: Path) -> None:

@@ -151,11 +151,15 @@ def _run(
                 ended_by, code = (-code, 128 - code) if code < 0 else (None, code)
             else:
                 process.open()
+                started_in = os.getcwd()
                 try:
                     with _saved_when_ended_by_signal(process):
                         code = run_in_process(program, process.session.explain)
                 except KeyboardInterrupt:
                     code, ended_by = 128 + signal.SIGINT, signal.SIGINT
+                finally:
+                    # The program may have changed directory; --out and --html are read as given, where fxlab started.
+                    os.chdir(started_in)
         status = process.close(code)
     except BaseException as exc:
         process.abandon(str(exc) if isinstance(exc, FxlabError) else type(exc).__name__)

@@ -73,7 +73,7 @@ def _tree(folder):
 def _old_trace(folder):
     """A saved trace of an earlier run, with a graph and a picture the new run will not have."""
     (folder / "graph_1").mkdir(parents=True)
-    (folder / MANIFEST).write_text('{"status": "ok", "graphs": []}')
+    (folder / MANIFEST).write_text('{"fxlab_version": "0.1.0", "status": "ok", "graphs": []}')
     (folder / "graph_1" / "aten.json").write_text("{}")
     (folder / "graph_1" / "aten.svg").write_text("<svg/>")
     return _tree(folder)
@@ -127,6 +127,23 @@ def test_interrupted_between_the_moves_the_old_trace_is_put_back(tmp_path, monke
     assert staged.abandon("m.py", "interrupted") == "kept"
     assert _tree(out) == before
     assert [p.name for p in tmp_path.iterdir()] == ["t"]
+
+
+def test_another_tools_manifest_does_not_make_a_folder_a_saved_trace(tmp_path):
+    (tmp_path / MANIFEST).write_text('{"name": "app"}')
+    (tmp_path / "precious.txt").write_text("mine")
+    with pytest.raises(OutputError, match=r"already holds files that are not a saved trace \(manifest.json, precious.txt\)"):
+        StagedTrace(tmp_path)
+    assert (tmp_path / "precious.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize(
+    "text", ['{"fxlab_version": "0.1.0", "status": "ok", "graphs": []}', '{"model": "m.py", "status": "failed", "error": "boom", "graphs": []}']
+)
+def test_a_folder_with_fxlabs_manifest_is_replaced(tmp_path, text):
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / MANIFEST).write_text(text)
+    assert StagedTrace(tmp_path / "t").had_trace
 
 
 def test_a_folder_of_other_files_is_never_replaced(tmp_path):

@@ -174,3 +174,20 @@ def test_a_program_ended_by_a_signal_ends_so_with_what_it_compiled_saved(tmp_pat
     assert manifest["exit_code"] == 143 and [row["folder"] for row in manifest["traces"]] == ["trace_0"]
     assert load_trace(tmp_path / "run" / "trace_0").status == "ok"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run", "term.py"]  # nothing staged is left beside it
+
+
+def test_a_program_that_changes_directory_leaves_out_and_html_where_they_were_given(tmp_path, monkeypatch):
+    script = tmp_path / "moves.py"
+    (tmp_path / "elsewhere").mkdir()
+    script.write_text(
+        "import os, torch, torch_npu\n"
+        "print(torch.compile(lambda x: x + 1, backend='npu')(torch.ones(2)).tolist())\n"
+        "os.chdir('elsewhere')\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    code, _, stderr = run_main("run", "--out", "run", "--html", "run.html", "--", "python", "moves.py")
+    assert code == 0, stderr
+    assert os.getcwd() == str(tmp_path)
+    assert json.loads((tmp_path / "run" / "manifest.json").read_text())["status"] == "ok"
+    assert "1 trace folder(s)" in stderr and (tmp_path / "run.html").is_file()
+    assert not (tmp_path / "elsewhere" / "run.html").exists()

@@ -52,7 +52,7 @@ def test_rerun_replaces_the_folder_and_a_failed_run_keeps_it(tmp_path, write_mod
 def test_ctrl_c_exits_130_saying_interrupted_and_keeps_the_old_trace(tmp_path):
     out = tmp_path / "o"
     out.mkdir()
-    (out / "manifest.json").write_text('{"status": "ok", "graphs": []}')
+    (out / "manifest.json").write_text('{"fxlab_version": "0.1.0", "status": "ok", "graphs": []}')
     model = tmp_path / "interrupt.py"
     model.write_text("import os, signal\nos.kill(os.getpid(), signal.SIGINT)\n")
     env = dict(os.environ, FXLAB_WIDTH="200", NO_COLOR="1")
@@ -60,7 +60,7 @@ def test_ctrl_c_exits_130_saying_interrupted_and_keeps_the_old_trace(tmp_path):
                           capture_output=True, text=True, env=env, timeout=300)
     assert proc.returncode == 130
     assert "error: interrupted (Ctrl-C)" in proc.stderr and "Traceback" not in proc.stderr
-    assert _tree(out) == {"manifest.json": b'{"status": "ok", "graphs": []}'}
+    assert _tree(out) == {"manifest.json": b'{"fxlab_version": "0.1.0", "status": "ok", "graphs": []}'}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["interrupt.py", "o"]
 
 
