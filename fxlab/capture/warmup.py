@@ -188,7 +188,9 @@ def reason_in_words(reason: str, graphs_of: dict[str, list[Any]] | None = None) 
     parts = [p.strip() for p in text.split("  # ")]
     location = _LOCATION.search(parts[-1]) if len(parts) > 1 else None
     code = "  # ".join(parts[1:-1] if location else parts[1:])
-    origin = ", ".join(x for x in (f"from {code}" if code else "", f"at {location.group(0)}" if location else "") if x)
+    # Dynamo keeps only the end of a long path ("mp/probe/model.py"): the file's name says it whole.
+    where = f"at {location.group(0).rsplit('/', 1)[-1]}" if location else ""
+    origin = ", ".join(x for x in (f"from {code}" if code else "", where) if x)
     return f"{graph} holds only while {_readable_guard(parts[0])}{f' ({origin})' if origin else ''}; these inputs break it"
 
 

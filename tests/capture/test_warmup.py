@@ -100,6 +100,10 @@ def test_a_converter_that_bakes_the_traced_size_fails_only_at_the_second_size(wr
             "0/0: L['x'].size()[0] <= 64  # return x[:64]  # m.py:3 in forward (_refs.py:9 in slice)",
             "graph 0 holds only while x.size(0) <= 64 (from return x[:64], at m.py:3); these inputs break it",
         ),
+        (  # Dynamo cut a long path to its end: the file's name is shown
+            "0/0: pos == 0  # self.cache[:, pos] = x  # mp/probe_acl/decode.py:13 in forward",
+            "graph 0 holds only while pos == 0 (from self.cache[:, pos] = x, at decode.py:13); these inputs break it",
+        ),
         ("1/3: 2*tokens.size()[1] == 16", "the graph Dynamo compiled as 1/3 holds only while 2*tokens.size(1) == 16; these inputs break it"),
     ],
 )

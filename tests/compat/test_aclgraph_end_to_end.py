@@ -198,3 +198,44 @@ def test_the_stream_rules_of_the_two_backends_differ_as_theirs_do(side: Any, tmp
     assert comparison.problems() == [], "\n".join(comparison.problems())
     first_add = next(n for n in comparison.reference.graphs[0].fx_graph.graph.nodes if n.name == "add")
     assert str(first_add.target) == ("aten.add_.Tensor" if mode == "npugraph_ex" else "aten.add.Tensor")
+
+
+# A serving warm-up: the batch size recompiles with a symbol that two inputs pass (the
+# tensor's size, and the size again, which nothing reads), and a position the step is
+# specialised on (a size input Dynamo fixed, which nothing reads either).
+WARM_UP_SYMBOLS = """
+import torch
+class Step(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(4, 8))
+    def forward(self, x, pos):
+        b = x.shape[0]
+        self.cache[:b].add_(x)
+        mask = torch.arange(8).view(1, 8) > pos.view(b, 1)
+        return self.cache[:b].masked_fill(mask, 0.0)
+model = Step().eval()
+example_inputs_list = [(torch.randn(b, 8), torch.arange(b) + 2) for b in (2, 3)]
+"""
+
+FIXED_POSITION = """
+import torch
+class Decode(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(2, 16, 4))
+    def forward(self, x, pos: int):
+        self.cache[:, pos] = x
+        return self.cache[:, : pos + 1].mean(1)
+model = Decode().eval()
+example_inputs_list = [(torch.randn(2, 4), p) for p in (3, 5)]
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("source", [WARM_UP_SYMBOLS, FIXED_POSITION], ids=["shared_symbol", "fixed_position"])
+def test_the_symbols_that_key_a_recompiled_graph_are_torchairs(side: Any, tmp_path: Path, source: str, mode: str) -> None:
+    comparison = program(side, tmp_path, source, mode)
+    assert comparison.problems() == [], "\n".join(comparison.problems())
+    assert comparison.trace.status == "ok", comparison.trace.aclgraph_check.verdict
+    assert len(comparison.trace.graphs) == 2

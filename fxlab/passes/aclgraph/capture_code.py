@@ -78,6 +78,7 @@ def read_inputs(gm: fx.GraphModule, info: CaptureInfo) -> None:
         value = node.meta.get("val")
         index = len(info.meta_inputs)
         info.meta_inputs.append(value)
+        info.read_inputs.append(bool(node.users))
         info.input_names.append(str(node.target))
         if isinstance(value, torch.Tensor):
             static = (
@@ -259,9 +260,26 @@ def _init(info: CaptureInfo, options: TorchAirOptions) -> str:
 
 
 def _unupdated_symbols(info: CaptureInfo) -> list[tuple[int, bool]]:
-    """Symbolic inputs a replay cannot update (no workspace op reads them): each must be
-    part of the graph key, as TorchAir lists them."""
-    return sorted((i, True) for i, v in enumerate(info.meta_inputs) if is_sym(v))
+    """The symbols a replay cannot update, which key the captured graphs, as TorchAir's
+    ``get_unupdated_sym_input_index`` lists them: for each input the graph reads (no op
+    here updates its parameters at replay, so every reader counts), a symbolic input is
+    ``(its index, True)``; a tensor's symbolic size is the input that passes that symbol
+    (the last one, when several do), ``(index, True)``, else ``(the tensor's index,
+    False)``. An input nothing reads (Dynamo passes a size twice, or a size it fixed) is
+    not listed."""
+    by_symbol = {v.node.expr: i for i, v in enumerate(info.meta_inputs) if is_sym(v)}
+    found: set[tuple[int, bool]] = set()
+    for index, (value, read) in enumerate(zip(info.meta_inputs, info.read_inputs)):
+        if not read:
+            continue
+        if is_sym(value):
+            found.add((index, True))
+        elif isinstance(value, torch.Tensor):
+            for size in value.size():
+                if isinstance(size, torch.SymInt):
+                    source = by_symbol.get(size.node.expr)
+                    found.add((source, True) if source is not None else (index, False))
+    return sorted(found)
 
 
 def _stream_dict() -> str:

@@ -26,6 +26,7 @@ class CaptureInfo:
     mutated_user_inputs: list[str] = field(default_factory=list)
     input_names: list[str] = field(default_factory=list)
     meta_inputs: list[Any] = field(default_factory=list)
+    read_inputs: list[bool] = field(default_factory=list)  # by input: whether any node of the graph reads it
     user_inputs: dict[str, int] = field(default_factory=dict)  # placeholder -> index, non-parameters
     parameter_inputs: list[int] = field(default_factory=list)
     userinput_ref_with_output: dict[int, list[int]] = field(default_factory=dict)
