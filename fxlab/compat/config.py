@@ -17,7 +17,7 @@ import torch.fx as fx
 
 from fxlab.capture.stages import functional_stage, torchair_decompositions
 from fxlab.passes.pattern_fusion import RegisteredPattern, caller_location, register_pattern
-from fxlab.passes.torchair_options import observe_backend_config
+from fxlab.passes.torchair_options import NPUGRAPH_EX_DEFAULTS, observe_backend_config
 
 # Sections of TorchAir's CompilerConfig (its configs/compiler_config.py).
 SECTIONS = (
@@ -74,25 +74,6 @@ class CompilerConfig(OptionSection):
         for section in SECTIONS:
             self._values[section] = OptionSection(section)
         self.ge_config.aicore_num = None
-
-
-# npugraph_ex's flat CompilerConfig: its options and their defaults.
-NPUGRAPH_EX_DEFAULTS: dict[str, Any] = {
-    "mode": "npugraph_ex",
-    "force_eager": False,
-    "remove_noop_ops": True,
-    "remove_cat_ops": True,
-    "inplace_pass": True,
-    "input_inplace_pass": True,
-    "pattern_fusion_pass": True,
-    "post_grad_custom_pre_pass": None,
-    "post_grad_custom_post_pass": None,
-    "static_kernel_compile": False,
-    "clone_input": True,
-    "clone_output": False,
-    "capture_limit": 64,
-    "frozen_parameter": False,
-}
 
 
 class NpugraphExConfig(OptionSection):

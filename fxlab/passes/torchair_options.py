@@ -18,6 +18,7 @@ config to :func:`observe_backend_config`, and :func:`config_of_module` finds eit
 from __future__ import annotations
 
 import contextlib
+import difflib
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -95,6 +96,25 @@ def _lookup(config: Any, dotted: str) -> tuple[bool, Any]:
     return True, _value(current)
 
 
+# npugraph_ex's flat CompilerConfig: its options and their defaults.
+NPUGRAPH_EX_DEFAULTS: dict[str, Any] = {
+    "mode": "npugraph_ex",
+    "force_eager": False,
+    "remove_noop_ops": True,
+    "remove_cat_ops": True,
+    "inplace_pass": True,
+    "input_inplace_pass": True,
+    "pattern_fusion_pass": True,
+    "post_grad_custom_pre_pass": None,
+    "post_grad_custom_post_pass": None,
+    "static_kernel_compile": False,
+    "clone_input": True,
+    "clone_output": False,
+    "capture_limit": 64,
+    "frozen_parameter": False,
+}
+
+
 # (option, TorchAir's CompilerConfig path, npugraph_ex's flat name, whether TorchAir's
 # path says the opposite: ``disable_...``)
 _BOOL_OPTIONS = (
@@ -139,7 +159,45 @@ def options_from_config(config: Any, where: str = "compiler_config") -> TorchAir
         if found and callable(fn):
             values[name] = fn
             set_by.append(f"{path}={describe_callable(fn)} ({where})")
-    return TorchAirOptions(**values, config=config, set_by=tuple(set_by))
+    return TorchAirOptions(**values, config=config, set_by=tuple(set_by), notes=_unfollowed(config, flat, where))
+
+
+# Where a CompilerConfig holds options that change what TorchAir makes of the FX graph or
+# captures (the other sections tune GE, dumps and tuning, which fxlab does not run).
+_GRAPH_SECTIONS = ("experimental_config.", "debug.aclgraph.", "aclgraph_config.", "npugraphex_config.", "inference_config.")
+_FOLLOWED = {"mode", "post_grad_custom_pre_pass", "post_grad_custom_post_pass"} | {
+    path for _, nested, flat_name, _ in _BOOL_OPTIONS for path in (nested, flat_name) if path
+}
+
+
+def _unfollowed(config: Any, flat: bool, where: str) -> tuple[str, ...]:
+    """A note naming the options ``config`` sets that fxlab does not follow (its graphs,
+    and TorchAir's own run it compares them with, are made without them), each misspelt
+    name with the option it is close to. Only a config that lists what was set (fxlab's
+    stand-in, npugraph_ex's options) is read."""
+    as_dict = getattr(config, "as_dict", None)
+    if not callable(as_dict) or not hasattr(config, "_values"):
+        return ()
+    settings = as_dict()
+    if flat:
+        defaults = NPUGRAPH_EX_DEFAULTS
+        chosen = {k: v for k, v in settings.items() if k not in _FOLLOWED and (k not in defaults or defaults[k] != v)}
+    else:
+        chosen = {k: v for k, v in settings.items() if k.startswith(_GRAPH_SECTIONS) and k not in _FOLLOWED}
+    if not chosen:
+        return ()
+    known = sorted(
+        {"mode", "post_grad_custom_pre_pass", "post_grad_custom_post_pass"}
+        | {flat_name if flat else nested for _, nested, flat_name, _ in _BOOL_OPTIONS if (flat_name if flat else nested)}
+    )
+    named = []
+    for key, value in chosen.items():
+        close = difflib.get_close_matches(key, known, n=1, cutoff=0.9)
+        named.append(f"{key}={value!r}" + (f" (did you mean {close[0]}?)" if close else ""))
+    return (
+        f"the {where} also sets {', '.join(named)}, which fxlab does not follow: its graphs, and TorchAir's own run it compares "
+        f"them with, are made without {'it' if len(named) == 1 else 'them'} (fxlab follows: {', '.join(known)})",
+    )
 
 
 def _as_bool(value: Any) -> bool:

@@ -12,7 +12,7 @@ from tests.cli.cli_runner import run_main
 from tests.conftest import EXAMPLES
 
 SIMPLE = "import torch\nmodel = torch.nn.Linear(2, 2)\nexample_inputs = (torch.randn(1, 2),)\n"
-GOOD_TRACE = {"manifest.json": '{"status": "ok", "graphs": []}', "graph_0/aten.json": "{}"}
+GOOD_TRACE = {"manifest.json": '{"fxlab_version": "0.1.0", "status": "ok", "graphs": []}', "graph_0/aten.json": "{}"}
 VALID_EMPTY_MANIFEST = {"model": "m.py", "entry": "model", "fxlab_version": "0", "torch_version": "0", "stages": ["aten"], "graphs": []}
 
 # name -> file text (str) or bytes, written into the test's folder before the command runs

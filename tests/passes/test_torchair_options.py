@@ -109,3 +109,35 @@ def test_registered_patterns_are_followed_and_listed():
         assert options.patterns == (pattern,) and options.set_by[-1].endswith("(torchair.register_replacement at plugin.py:3)")
     finally:
         forget_patterns()
+
+
+def test_options_fxlab_does_not_follow_are_named_with_the_one_a_misspelt_name_is_close_to():
+    from fxlab.passes.torchair_options import options_from_config
+
+    config = CompilerConfig()
+    config.mode = "reduce-overhead"
+    config.experimental_config.frozen_parameter = True
+    config.debug.aclgraph.disable_reinplace_inplaceable_ops = True  # the option's name ends in _pass
+    config.debug.aclgraph.remove_cat_ops = False  # followed
+    config.ge_config.aicore_num = "24|48"  # GE's, not the FX graph's
+    config.debug.graph_dump.type = "py"
+    (note,) = options_from_config(config).notes
+    assert note.startswith(
+        "the compiler_config also sets debug.aclgraph.disable_reinplace_inplaceable_ops=True (did you mean "
+        "debug.aclgraph.disable_reinplace_inplaceable_ops_pass?), experimental_config.frozen_parameter=True, which fxlab does not follow: its graphs, and "
+        "TorchAir's own run it compares them with, are made without them (fxlab follows: debug.aclgraph.disable_reinplace_"
+    )
+    followed_only = CompilerConfig()
+    followed_only.debug.aclgraph.remove_cat_ops = False
+    followed_only.ge_config.aicore_num = "24|48"
+    assert options_from_config(followed_only).notes == ()
+
+
+def test_npugraph_ex_options_away_from_their_defaults_are_named():
+    from fxlab.passes.torchair_options import options_from_config
+
+    config = NpugraphExConfig()
+    assert options_from_config(config).notes == ()
+    config.clone_input, config.capture_limit, config.inplace_pass = False, 4, False
+    (note,) = options_from_config(config).notes
+    assert note.startswith("the compiler_config also sets clone_input=False, capture_limit=4, which fxlab does not follow")
