@@ -11,7 +11,7 @@ from typing import Any
 import typer
 
 from fxlab.cli import console
-from fxlab.cli.files import write_atomic
+from fxlab.cli.files import check_output_file, write_atomic
 from fxlab.cli.app import app
 from fxlab.cli.saved_trace import load_saved_trace
 from fxlab.errors import OutputError, UsageError
@@ -51,6 +51,7 @@ def dumps_command(
     phase: str | None = typer.Option(None, "--phase", help="The phase whose ops the table lists (default: each graph's last)."),
     every_op: bool = typer.Option(False, "--all-ops", help="List every op, not only those GE fused, inserted, cut or changed."),
 ) -> None:
+    _check_outputs(out, html)
     dumps, loaded, joined = read_and_join(paths, trace)
     _check_phase(phase, dumps)
     verdicts = _super_kernel_verdicts(loaded, dumps, joined) if loaded is not None else []
@@ -68,6 +69,19 @@ def dumps_command(
     console.out().print(dumps_view(dumps, phase, every_op))
     if verdicts:
         console.out().print(super_kernel_lines(verdicts))
+
+
+def _check_outputs(out: Path | None, html: Path | None) -> None:
+    """Every output path is checked before anything is read or written: a run never
+    leaves half its files."""
+    if out is not None:
+        if out.exists() and not out.is_dir():
+            raise OutputError(f"--out {out} is a file, not a folder. Give a folder path (it is created if missing).")
+        if out.is_dir():
+            for name in (JSON_FILE, HTML_FILE):
+                check_output_file(out / name, "--out")
+    if html is not None:
+        check_output_file(html, "--html")
 
 
 def _check_phase(phase: str | None, dumps: Any) -> None:

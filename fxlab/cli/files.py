@@ -103,6 +103,21 @@ def prepare_out_dir(path: str | Path) -> Path:
     return out
 
 
+def check_output_file(path: Path, option: str) -> None:
+    """Before any work: ``path`` can be written as a file (its folder exists and is
+    writable, and it is no folder), so a long run never ends on a path that could not take
+    its output."""
+    if path.is_dir():
+        raise OutputError(f"{option} {path} is a folder, not a file. Give a file path, e.g. {path / 'report.html'}.")
+    parent = path.parent
+    if not parent.is_dir():
+        raise OutputError(
+            f"{option} {path}: the folder {parent} does not exist. Create it first, or choose a path in a folder that exists."
+        )
+    if not os.access(parent, os.W_OK):
+        raise OutputError(f"{option} {path}: the folder {parent} is not writable. Choose a path you can write to.")
+
+
 def _refuse_file(out: Path) -> None:
     if out.exists() and not out.is_dir():
         raise OutputError(f"--out {out} is a file, not a directory. Give a directory path (it is created if missing).")

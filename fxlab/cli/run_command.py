@@ -26,6 +26,7 @@ from fxlab.cli.app import app
 from fxlab.cli.common import PluginOpt, parse_stages, request_of
 from fxlab.cli.run_program import COMMAND, Program, end_by_signal, parse_program, run_child, run_in_process
 from fxlab.cli.soc_options import SocIniOpt, SocOpt
+from fxlab.cli.files import check_output_file
 from fxlab.errors import FxlabError, UsageError
 from fxlab.socs import choose_soc
 
@@ -115,6 +116,8 @@ def run_command(
     )
     if program.kind == COMMAND:
         _check_hook(program.command[0])
+    if html is not None:
+        check_output_file(html, "--html")  # before the program runs, not after it
     code, status, ended_by = _run(program, request, soc_ini, out, html, npus)
     if ended_by is not None:
         end_by_signal(ended_by)

@@ -11,7 +11,7 @@ from fxlab.cli import console
 from fxlab.cli.soc_options import SocIniOpt, SocOpt
 from fxlab.cli.app import app
 from fxlab.cli.common import EntryOpt, ModeOpt, ModelArg, PluginOpt, capture_request, parse_stages, request_of
-from fxlab.cli.files import StagedTrace, prepare_out_dir, save_trace
+from fxlab.cli.files import StagedTrace, check_output_file, prepare_out_dir, save_trace
 from fxlab.cli.graphviz import check_format
 from fxlab.cli.stage_printing import print_views
 from fxlab.errors import FxlabError, OutputError
@@ -145,6 +145,8 @@ def trace_command(
     )
     if graphviz is not None:
         check_format(graphviz)
+    if html is not None:
+        check_output_file(html, "--html")
     if nproc is not None or under_launcher():
         from fxlab.cli.trace_ranks import RankOutput, trace_ranks  # lazy: the ranks' machinery (torch), only for ranks
 

@@ -186,10 +186,8 @@ def _unfollowed(config: Any, flat: bool, where: str) -> tuple[str, ...]:
         chosen = {k: v for k, v in settings.items() if k.startswith(_GRAPH_SECTIONS) and k not in _FOLLOWED}
     if not chosen:
         return ()
-    known = sorted(
-        {"mode", "post_grad_custom_pre_pass", "post_grad_custom_post_pass"}
-        | {flat_name if flat else nested for _, nested, flat_name, _ in _BOOL_OPTIONS if (flat_name if flat else nested)}
-    )
+    paths = [flat_name if flat else nested for _, nested, flat_name, _ in _BOOL_OPTIONS]
+    known = sorted({"mode", "post_grad_custom_pre_pass", "post_grad_custom_post_pass", *(path for path in paths if path is not None)})
     named = []
     for key, value in chosen.items():
         close = difflib.get_close_matches(key, known, n=1, cutoff=0.9)

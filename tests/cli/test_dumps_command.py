@@ -181,3 +181,10 @@ def test_a_trace_without_the_ascend_ir_stage_says_it_maps_nothing(folder, tmp_pa
     code, out, _ = run_cli("dumps", str(folder), "--trace", str(tmp_path / "t"), "--json")
     assert code == 0
     assert f"the trace in {tmp_path / 't'} has no ascend_ir stage" in " ".join(json.loads(out)["notes"])
+
+
+def test_an_output_that_cannot_be_written_leaves_no_half_of_the_outputs(folder, tmp_path):
+    (tmp_path / "o" / "dumps.html").mkdir(parents=True)
+    code, _, err = run_cli("dumps", str(folder), "--out", str(tmp_path / "o"))
+    assert code == 2 and "is a folder, not a file" in " ".join(err.split())
+    assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["dumps.html"]  # no dumps.json written before the failure

@@ -202,3 +202,14 @@ def test_a_symlinked_out_folder_is_written_through(example_trace, tmp_path):
     staged.publish()
     assert (tmp_path / "link").is_symlink()
     assert sorted(p.name for p in real.iterdir()) == ["graph_0", MANIFEST]
+
+
+def test_an_output_file_is_checked_before_any_work(tmp_path):
+    from fxlab.cli.files import check_output_file
+
+    check_output_file(tmp_path / "report.html", "--html")  # a new file in a folder that exists
+    with pytest.raises(OutputError, match=r"--html .*report.html is a folder, not a file"):
+        (tmp_path / "report.html").mkdir()
+        check_output_file(tmp_path / "report.html", "--html")
+    with pytest.raises(OutputError, match=r"the folder .*nodir does not exist"):
+        check_output_file(tmp_path / "nodir" / "x.html", "--html")

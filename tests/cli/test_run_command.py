@@ -191,3 +191,11 @@ def test_a_program_that_changes_directory_leaves_out_and_html_where_they_were_gi
     assert json.loads((tmp_path / "run" / "manifest.json").read_text())["status"] == "ok"
     assert "1 trace folder(s)" in stderr and (tmp_path / "run.html").is_file()
     assert not (tmp_path / "elsewhere" / "run.html").exists()
+
+
+def test_an_html_path_that_cannot_be_written_stops_before_the_program_runs(tmp_path):
+    script = tmp_path / "leaves_a_mark.py"
+    script.write_text(f"open({str(tmp_path / 'ran')!r}, 'w').write('yes')\n")
+    code, _, stderr = run_main("run", "--out", str(tmp_path / "run"), "--html", str(tmp_path / "nodir" / "x.html"), "--", "python", str(script))
+    assert code == 2 and "does not exist" in stderr
+    assert not (tmp_path / "ran").exists() and not (tmp_path / "run").exists()
