@@ -239,3 +239,29 @@ def test_the_symbols_that_key_a_recompiled_graph_are_torchairs(side: Any, tmp_pa
     assert comparison.problems() == [], "\n".join(comparison.problems())
     assert comparison.trace.status == "ok", comparison.trace.aclgraph_check.verdict
     assert len(comparison.trace.graphs) == 2
+
+
+# TorchAir's own events (torchair.ops.record / wait) around a side stream: npugraph_ex's
+# capture code writes them as torch.npu events too.
+TORCHAIR_EVENTS = """
+import torch
+import torchair
+class Step(torch.nn.Module):
+    def forward(self, x):
+        ev = torchair.ops.record()
+        with torchair.scope.npu_stream_switch("s1", 3):
+            torchair.ops.wait([ev])
+            y = x * 2
+        return y + 1
+model = Step().eval()
+example_inputs = (torch.randn(2, 8),)
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_torchairs_own_events_are_written_as_torchair_writes_them(side: Any, tmp_path: Path, mode: str) -> None:
+    comparison = program(side, tmp_path, TORCHAIR_EVENTS, mode)
+    assert comparison.problems() == [], "\n".join(comparison.problems())
+    assert comparison.trace.status == "ok", comparison.trace.aclgraph_check.verdict
+    code = comparison.trace.graphs[0].capture_code
+    assert "event_record = torch.npu.Event()\n" in code and "event_record.wait(torch.npu.current_stream())" in code

@@ -146,16 +146,19 @@ def _forward_body(gm: fx.GraphModule) -> list[str]:
 
 def _rewrites(gm: fx.GraphModule, info: CaptureInfo) -> dict[str, list[str]]:
     """Statement prefix -> the lines TorchAir writes instead."""
-    ns = info.namespace
+    # npugraph_ex's code writes TorchAir's own events (torchair.ops.record / wait, air::)
+    # as it writes its own.
+    namespaces = {info.namespace, "air"}
     out: dict[str, list[str]] = {}
     for node in gm.graph.nodes:
         target = str(node.target)
-        if target == f"{ns}.record.default":
+        ns = target.split(".", 1)[0]
+        if ns in namespaces and target == f"{ns}.record.default":
             out[f"{node.name} = torch.ops.{target}"] = [
                 f"event_{node.name} = torch.npu.Event()",
                 f"event_{node.name}.record(torch.npu.current_stream())",
             ]
-        elif target == f"{ns}.wait.default":
+        elif ns in namespaces and target == f"{ns}.wait.default":
             out[f"{node.name} = torch.ops.{target}"] = [f"event_{w.name}.wait(torch.npu.current_stream())" for w in node.args[0]]
         elif node.op == "call_function" and callable(node.target):
             call = _npu_call(node)
