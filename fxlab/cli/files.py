@@ -104,18 +104,16 @@ def prepare_out_dir(path: str | Path) -> Path:
 
 
 def check_output_file(path: Path, option: str) -> None:
-    """Before any work: ``path`` can be written as a file (its folder exists and is
-    writable, and it is no folder), so a long run never ends on a path that could not take
-    its output."""
+    """Before any work: ``path`` can be written as a file (it is no folder, and its folder
+    exists or can be made in a writable one), so a long run never ends on a path that could
+    not take its output."""
     if path.is_dir():
         raise OutputError(f"{option} {path} is a folder, not a file. Give a file path, e.g. {path / 'report.html'}.")
-    parent = path.parent
-    if not parent.is_dir():
-        raise OutputError(
-            f"{option} {path}: the folder {parent} does not exist. Create it first, or choose a path in a folder that exists."
-        )
-    if not os.access(parent, os.W_OK):
-        raise OutputError(f"{option} {path}: the folder {parent} is not writable. Choose a path you can write to.")
+    existing = next((parent for parent in path.parents if parent.exists()), Path("."))
+    if not existing.is_dir():
+        raise OutputError(f"{option} {path}: {existing} is a file, so no folder can be made under it. Give another path.")
+    if not os.access(existing, os.W_OK):
+        raise OutputError(f"{option} {path}: the folder {existing} is not writable. Choose a path you can write to.")
 
 
 def _refuse_file(out: Path) -> None:

@@ -51,6 +51,7 @@ def write_run_page(run: RunFolder, out: Path, html: Path) -> None:
         if row.get("status") != "failed":
             reports.append((row, html_report(load_trace(out / row["folder"]))))
     try:
+        html.parent.mkdir(parents=True, exist_ok=True)  # as `fxlab trace --html` makes it
         write_atomic(html, run_page(run.program, reports))
     except OSError as exc:
         raise OutputError(f"--html {html} cannot be written ({exc.strerror or exc}). Choose a writable path.") from exc

@@ -211,5 +211,7 @@ def test_an_output_file_is_checked_before_any_work(tmp_path):
     with pytest.raises(OutputError, match=r"--html .*report.html is a folder, not a file"):
         (tmp_path / "report.html").mkdir()
         check_output_file(tmp_path / "report.html", "--html")
-    with pytest.raises(OutputError, match=r"the folder .*nodir does not exist"):
-        check_output_file(tmp_path / "nodir" / "x.html", "--html")
+    check_output_file(tmp_path / "new" / "x.html", "--html")  # its folder is made when it is written
+    (tmp_path / "a_file").write_text("")
+    with pytest.raises(OutputError, match=r"a_file is a file, so no folder can be made under it"):
+        check_output_file(tmp_path / "a_file" / "x.html", "--html")

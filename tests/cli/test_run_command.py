@@ -196,6 +196,7 @@ def test_a_program_that_changes_directory_leaves_out_and_html_where_they_were_gi
 def test_an_html_path_that_cannot_be_written_stops_before_the_program_runs(tmp_path):
     script = tmp_path / "leaves_a_mark.py"
     script.write_text(f"open({str(tmp_path / 'ran')!r}, 'w').write('yes')\n")
-    code, _, stderr = run_main("run", "--out", str(tmp_path / "run"), "--html", str(tmp_path / "nodir" / "x.html"), "--", "python", str(script))
-    assert code == 2 and "does not exist" in stderr
+    (tmp_path / "a_file").write_text("")
+    code, _, stderr = run_main("run", "--out", str(tmp_path / "run"), "--html", str(tmp_path / "a_file" / "x.html"), "--", "python", str(script))
+    assert code == 2 and "is a file, so no folder can be made under it" in stderr
     assert not (tmp_path / "ran").exists() and not (tmp_path / "run").exists()
