@@ -69,13 +69,13 @@ def join(dumps: DumpSet, torchair: Sequence[TorchAirGraph]) -> dict[int, TorchAi
     notes the graphs joined with none."""
     chosen: dict[int, TorchAirGraph] = {}
     for position, graph in enumerate(dumps.graphs):
-        best = best_torchair_graph(graph, torchair)
-        if best is None:
+        ranked = _ranked(graph, torchair)
+        if not ranked:
             _join_graph(graph, None)
             continue
-        chosen[position] = best
+        chosen[position] = best = ranked[0][-1]
         _join_graph(graph, best)
-        dumps.notes.extend(_doubts(graph, best, torchair))
+        dumps.notes.extend(_doubts(graph, ranked))
     if torchair:
         unjoined = sorted({g.name for i, g in enumerate(dumps.graphs) if i not in chosen and g.ops})
         if unjoined:
@@ -86,11 +86,6 @@ def join(dumps: DumpSet, torchair: Sequence[TorchAirGraph]) -> dict[int, TorchAi
 # A join in which fewer of the GE graph's ops than this share find an original name is
 # doubted (a different model's graph shares the generic ones, Add and Mul: half of a small graph's).
 FEW_NAMES_FOUND = 0.75
-
-
-def best_torchair_graph(graph: DumpGraph, torchair: Sequence[TorchAirGraph]) -> TorchAirGraph | None:
-    ranked = _ranked(graph, torchair)
-    return ranked[0][-1] if ranked else None
 
 
 def _ranked(graph: DumpGraph, torchair: Sequence[TorchAirGraph]) -> list[tuple[float, bool, int, TorchAirGraph]]:
@@ -129,11 +124,11 @@ def _found(names: dict[str, str | None], candidate: TorchAirGraph) -> int:
     return found
 
 
-def _doubts(graph: DumpGraph, chosen: TorchAirGraph, torchair: Sequence[TorchAirGraph]) -> list[str]:
-    """What a user should know about the join of ``graph`` with ``chosen``: another
-    graph fits as well, or most of its names were not found."""
+def _doubts(graph: DumpGraph, ranked: list[tuple[float, bool, int, TorchAirGraph]]) -> list[str]:
+    """What a user should know about the join of ``graph`` with the first of ``ranked``:
+    another graph fits as well, or most of its names were not found."""
     label = f"{graph.name or graph.file} ({graph.phase})" if graph.phase else graph.name or graph.file
-    ranked = _ranked(graph, torchair)
+    chosen = ranked[0][-1]
     named = [op for op in graph.ops if op.originals or any(o.origin_name for o in op.outputs)]
     found = sum(1 for op in named if any(n in chosen.ops for n in [*op.originals, *(o.origin_name for o in op.outputs if o.origin_name)]))
     notes = []

@@ -30,7 +30,13 @@ def read_dumps(paths: Sequence[Path], progress: Progress | None = None) -> DumpS
     dumps = DumpSet()
     skipped = 0
     for path, kind, name, explicit in _files(paths):
-        if kind is None or (kind == OM_JSON_KIND and not explicit and not _om_model_file(path)):
+        if kind == OM_JSON_KIND and not explicit:  # read once: an OM model, or skipped
+            model = _om_model_in(path)
+            if model is not None:
+                dumps.graphs += read_om_json(str(path), model, name)
+                continue
+            kind = None
+        if kind is None:
             skipped += 1
             continue
         _read_one(dumps, path, kind, name, progress)
@@ -76,13 +82,14 @@ def _files(paths: Sequence[Path]) -> list[tuple[Path, str | None, DumpName | Non
     return found
 
 
-def _om_model_file(path: Path) -> bool:
-    """Whether a ``.json`` found in a folder is an OM model (the compiler's kernel JSON
-    and fxlab's own reports sit in the same folders and are not)."""
+def _om_model_in(path: Path) -> object | None:
+    """A ``.json`` found in a folder, parsed, if it is an OM model (the compiler's kernel
+    JSON and fxlab's own reports sit in the same folders and are not): else None."""
     try:
-        return is_om_model(json.loads(path.read_text(encoding="utf-8")))
+        data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):  # unreadable, not UTF-8 (ValueError) or not JSON: not an OM model
-        return False
+        return None
+    return data if is_om_model(data) else None
 
 
 def _kind(path: Path, explicit: bool) -> tuple[str | None, DumpName | None]:
