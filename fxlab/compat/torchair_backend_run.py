@@ -22,6 +22,8 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import re
+import traceback
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -43,6 +45,7 @@ from fxlab.compat.torchair_state import fresh_compile_state, package_module, pat
 from fxlab.errors import FxlabError
 from fxlab.passes.graph_copy import copy_graph_module
 from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions, configs_not_observed, to_torchair_config
+from fxlab.source_lines import TORCH, kind
 
 
 def _first_words(exc: BaseException) -> str:
@@ -51,6 +54,32 @@ def _first_words(exc: BaseException) -> str:
     cause = getattr(exc, "inner_exception", None) or exc
     lines = [line for line in str(cause).strip().splitlines() if line.strip()]
     return f"{type(cause).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+
+
+# TorchAir's packages: the one `get_npu_backend` comes from, and npugraph_ex's.
+_TORCHAIR_PACKAGES = ("torchair", "npugraph_ex")
+# What torch.fx's interpreter adds to an exception raised at a node.
+_AT_NODE = re.compile(r"While executing %(\w+)")
+
+
+def _where_it_began(exc: BaseException) -> tuple[str | None, str | None]:
+    """``(package/file.py:line, node)``: where the failure began, when that is TorchAir's
+    own code — the innermost frame outside torch of the first exception in its chain
+    (TorchAir re-raises its compiler's errors with its error code) — and the FX node its
+    compiler was at; ``(None, None)`` when it began in fxlab's stand-ins or elsewhere."""
+    first = getattr(exc, "inner_exception", None) or exc
+    while (first.__cause__ or first.__context__) is not None:
+        first = first.__cause__ or first.__context__
+    frames = [f for f in traceback.extract_tb(first.__traceback__) if kind(f.filename) != TORCH]
+    if not frames:
+        return None, None
+    parts = Path(frames[-1].filename).parts
+    package = next((name for name in reversed(parts) if name in _TORCHAIR_PACKAGES), None)
+    if package is None:
+        return None, None
+    inside = parts[len(parts) - parts[::-1].index(package) - 1 :]
+    node = _AT_NODE.search(str(exc))
+    return f"{'/'.join(inside)}:{frames[-1].lineno}", node.group(1) if node else None
 
 
 def as_on_npu(backend: Callable[..., Any]) -> Callable[..., Any]:
@@ -130,6 +159,7 @@ def run_torchair_backend(
                     compiled(*clone_tree(args), **clone_tree(kwargs))
     except Exception as exc:  # noqa: BLE001 - the graphs compiled before the failure are still TorchAir's
         run.error = _first_words(exc)
+        run.raised_in, run.failed_node = _where_it_began(exc)
     finally:
         torch._dynamo.reset()
     return run

@@ -330,6 +330,10 @@ SYMBOLIC_COMPARISONS = {
     "operator.ne": "!=",
 }
 _WALK_EVALUATES = "npu_fx_compiler.py:208"
+SIZE_CHECK_FIX = (
+    "keep size checks out of the code TorchAir compiles (a torch._check on a size, or the check torch adds after an op "
+    "whose output size depends on the data: give that size statically)"
+)
 
 
 def symbolic_comparison(node: Any) -> str | None:
@@ -363,8 +367,7 @@ def symbolic_comparison_refusal(node: Any) -> str | None:
     return (
         f"TorchAir does not convert {described}: its walk over the graph evaluates Python's comparisons itself, on its "
         f"own packed graph values ({_WALK_EVALUATES}), and raises TypeError: '{sign}' not supported between instances of "
-        f"'{left}' and '{right}'. Fix: keep size checks out of the code TorchAir compiles (a torch._check on a size, or "
-        "the check torch adds after an op whose output size depends on the data: give that size statically)"
+        f"'{left}' and '{right}'. Fix: {SIZE_CHECK_FIX}"
     )
 
 

@@ -35,17 +35,26 @@ import torch.fx as fx
 
 from fxlab.capture.checks.aclgraph import GraphVerdict, computes, hazards
 from fxlab.capture.checks.runs import GraphRun, without_graph
-from fxlab.capture.checks.torchair_reference import Reference, ReferenceGraph, capture_differences, graph_differences, graph_signature
+from fxlab.capture.checks.torchair_reference import (
+    Reference,
+    ReferenceGraph,
+    ReferenceRun,
+    capture_differences,
+    graph_differences,
+    graph_signature,
+)
 from fxlab.capture.record_graph import LiveGraph
 from fxlab.capture.trace import GraphTrace
 from fxlab.npu_streams import CaptureStops
 from fxlab.passes.aclgraph.pipeline import aclgraph_graph
 from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions
-from fxlab.passes.torchair_refusals import TORCHAIR_FAULT
+from fxlab.passes.torchair_refusals import SIZE_CHECK_FIX, TORCHAIR_FAULT, symbolic_comparison
+from fxlab.source_lines import node_source
 from fxlab.stage_names import ACLGRAPH, FUNCTIONAL
 
 INTERNAL_ERROR = "fxlab internal error"
 REPORT = "This is a bug in fxlab: please report it with the command and the model file."
+TORCHAIR_REFUSES = "TorchAir's backend fails on this graph"
 NOT_RUN = (
     "TorchAir's own backend did not run in this check to show whose graph this is (`fxlab trace` runs it when TorchAir's "
     "sources are there: `fxlab torchair fetch`)"
@@ -89,6 +98,8 @@ class AclGraphJudge:
         found = self.reference.run
         theirs = found.graphs[graph.index] if graph.index < len(found.graphs) else None
         if theirs is None:
+            if found.raised_in is not None and graph.index == len(found.graphs):
+                return GraphVerdict(mismatches + [_fails_on(live, found)])
             why = found.error or f"it compiled {len(found.graphs)} graph(s) where the model made more"
             return GraphVerdict(mismatches, [f"graph {graph.index}: not compared with the graph {found.backend} makes: {why}"])
         differences = graph_differences(live.modules[ACLGRAPH], theirs.fx_graph, limit=1)
@@ -164,6 +175,25 @@ class AclGraphJudge:
             f"{NOT_RUN}. {REPORT}",
             *_hazards(graph),
         ]
+
+
+def _fails_on(graph: LiveGraph, found: ReferenceRun) -> str:
+    """TorchAir's backend failed on this graph in its own code: what a user's
+    ``torch.compile`` with it meets on an NPU machine, with the node and its source line."""
+    node = next((n for n in graph.modules[FUNCTIONAL].graph.nodes if n.name == found.failed_node), None)
+    source = node_source(node) if node is not None else None
+    at = f" at node {found.failed_node}" + (f" ({source})" if source else "") if found.failed_node else ""
+    described = symbolic_comparison(node) if node is not None else None
+    why = (
+        f". The node is {described}, which its compiler evaluates itself, on its own packed values. Fix: {SIZE_CHECK_FIX}"
+        if described
+        else ""
+    )
+    return (
+        f"graph {graph.index}: {TORCHAIR_REFUSES}, proven by its own run: {found.backend}, run end to end on this model from "
+        f"TorchAir's sources in this check, fails to compile this graph{at}: {found.error} [in TorchAir's {found.raised_in}]; "
+        f"torch.compile with it stops there on an NPU machine too{why}"
+    )
 
 
 def _own_run(graph: LiveGraph, theirs: ReferenceGraph) -> list[str]:

@@ -66,11 +66,16 @@ class ReferenceGraph:
 @dataclass
 class ReferenceRun:
     """Every graph TorchAir's backend compiled, in order, and what stopped it if it did;
-    ``backend`` names the backend as a sentence's subject."""
+    ``backend`` names the backend as a sentence's subject. When the failure began in
+    TorchAir's own code (not in torch's, not in fxlab's stand-ins for the NPU runtime),
+    ``raised_in`` is that file and line, and ``failed_node`` the FX node its compiler was
+    at: the graph after those compiled is one TorchAir's backend fails on."""
 
     backend: str
     graphs: list[ReferenceGraph] = field(default_factory=list)
     error: str | None = None
+    raised_in: str | None = None
+    failed_node: str | None = None
 
 
 # TorchAir's own backend run end to end on the traced model with the given options (the
