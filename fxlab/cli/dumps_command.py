@@ -27,7 +27,7 @@ PROGRESS_FROM_CHARS = 4 << 20  # a file this long shows how far its read is
     help=(
         "Read files copied off an NPU machine: GE's phase dumps (DUMP_GE_GRAPH: ge_proto_*.txt, ge_onnx_*.pbtxt), "
         "SuperKernel sub-graph dumps, OM models as JSON (atc --mode=1), TorchAir's graph dumps (txt, pbtxt, py) and "
-        "fusion_result.json. For every graph: its phases in order with what each fused, inserted and removed, and every "
+        "fusion_result.json. For every graph: its phases in order with what each fused, renamed, inserted and removed, and every "
         "op with what GE made of it (originals, passes, UB fusion scope, SuperKernel, stream and core limits, format and "
         "dtype changes). With --trace (a folder `fxlab trace --out` wrote), or TorchAir's dump among the files, every GE "
         "op maps to TorchAir's ops, FX nodes and source lines, and the SuperKernel scopes fxlab predicted are compared "
@@ -49,7 +49,7 @@ def dumps_command(
     ),
     out: Path | None = typer.Option(None, "--out", help=f"Also write {JSON_FILE} and {HTML_FILE} into this folder."),
     phase: str | None = typer.Option(None, "--phase", help="The phase whose ops the table lists (default: each graph's last)."),
-    every_op: bool = typer.Option(False, "--all-ops", help="List every op, not only those GE fused, inserted, cut or changed."),
+    every_op: bool = typer.Option(False, "--all-ops", help="List every op, not only those GE fused, renamed, inserted, cut or changed."),
 ) -> None:
     _check_outputs(out, html)
     dumps, loaded, joined = read_and_join(paths, trace)

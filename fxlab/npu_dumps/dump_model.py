@@ -55,10 +55,10 @@ class DumpOp:
     """One op of a GE graph as dumped, with what GE made of it.
 
     ``originals`` is ``_datadump_original_op_names`` where GE wrote it (a fused op: the ops
-    it replaced, transitively), else the op itself; ``inserted`` is an op GE made with
-    nothing original behind it (an empty original list, or an op GE names when it inserts
-    one: ``trans_<Type>_<n>``, partition ``PlaceHolder`` / ``End``, a SuperKernel
-    sub-graph's inner ``Data`` / ``NetOutput``)."""
+    it replaced, transitively; a renamed op: the one op it stands for), else the op itself;
+    ``inserted`` is an op GE made with nothing original behind it (an empty original list,
+    or an op GE names when it inserts one: ``trans_<Type>_<n>``, partition ``PlaceHolder``
+    / ``End``, a SuperKernel sub-graph's inner ``Data`` / ``NetOutput``)."""
 
     name: str
     type: str
@@ -91,7 +91,13 @@ class DumpOp:
 
     @property
     def fused(self) -> bool:
-        return len(self.originals) > 1 or (len(self.originals) == 1 and self.originals[0] != self.name)
+        """Several original ops became this one, or it is a SuperKernel (of one op or more)."""
+        return len(self.originals) > 1 or bool(self.super_kernel_members)
+
+    @property
+    def renamed(self) -> bool:
+        """One original op under another name: GE renamed it and fused nothing into it."""
+        return len(self.originals) == 1 and self.originals[0] != self.name and not self.super_kernel_members
 
     def changes(self) -> list[str]:
         return [change for output in self.outputs for change in output.changes()]

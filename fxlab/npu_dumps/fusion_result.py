@@ -1,7 +1,8 @@
 """``fusion_result.json``: how often each graph-fusion and UB-fusion pass matched and took
 effect, per session and graph, without op names. GE's FE writes it in two shapes: objects
 with a ``session_and_graph_id`` of ``"<session>_<graph>"`` (appended one after another, or
-in a list), or one object keyed ``session_and_graph_id_<session>_<graph>``."""
+in a list), or one object keyed ``session_and_graph_id_<session>_<graph>``. A file that
+is empty, an empty list or an empty object records no pass, and reads as no result."""
 
 from __future__ import annotations
 
@@ -51,6 +52,8 @@ def _json_values(path: str, text: str) -> list[Any]:
 def _entry(path: str, data: Any) -> list[FusionResult]:
     if not isinstance(data, Mapping):
         raise DumpReadError(f"{path}: an entry is not a JSON object: not the fusion_result.json GE writes.")
+    if not data:  # {}: no session and graph, no pass
+        return []
     if KEY in data:
         return [_result(path, str(data[KEY]), data)]
     keyed = [k for k in data if str(k).startswith(KEY + "_")]

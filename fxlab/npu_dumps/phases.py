@@ -1,10 +1,12 @@
 """The phases of one graph in the order GE dumped them, and what each phase fused,
-inserted and removed against the phase before it.
+renamed, inserted and removed against the phase before it.
 
 Phases join by graph (GE's graph id, else the graph's name) and format (GE counts dumps
 per format); their order is the dump's index. Subgraphs and SuperKernel sub-graph dumps
 are not phases of their parent. The first phase of a graph is compared with nothing
-before it: what it fused and inserted is what its ops say."""
+before it: what it fused, renamed and inserted is what its ops say. A fused op holds
+several original ops (or is a SuperKernel); a renamed op is one original op under another
+name, and is not counted as fused."""
 
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ class PhaseStep:
     before: str | None
     after: str
     fused: list[tuple[str, list[str]]] = field(default_factory=list)  # (op, the ops it replaced)
+    renamed: list[tuple[str, str]] = field(default_factory=list)  # (op, the one op it stands for)
     inserted: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
 
@@ -35,6 +38,7 @@ class PhaseStep:
             "from": self.before,
             "to": self.after,
             "fused": [{"op": op, "originals": originals} for op, originals in self.fused],
+            "renamed": [{"op": op, "original": original} for op, original in self.renamed],
             "inserted": list(self.inserted),
             "removed": list(self.removed),
         }
@@ -68,8 +72,12 @@ def _step(key: str, fmt: str, before: DumpGraph | None, after: DumpGraph) -> Pha
         earlier = old.get(op.name)
         if op.inserted and earlier is None:
             step.inserted.append(op.name)
-        elif op.fused and (earlier is None or earlier.originals != op.originals):
+        elif earlier is not None and earlier.originals == op.originals:
+            continue  # as it was in the phase before
+        elif op.fused:
             step.fused.append((op.name, list(op.originals)))
+        elif op.renamed:
+            step.renamed.append((op.name, op.originals[0]))
     if before is not None:
         kept = {name for op in after.ops for name in (op.name, *op.originals, *op.super_kernel_members)}
         step.removed = [op.name for op in before.ops if op.name not in kept]

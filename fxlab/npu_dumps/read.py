@@ -23,12 +23,20 @@ from fxlab.npu_dumps.torchair_dumps import read_torchair_pbtxt, read_torchair_py
 
 FUSION_RESULT = "fusion_result"
 OM_JSON_KIND = "om_json"
+WHAT_IS_READ = (
+    "fxlab reads GE's ge_proto_*.txt / ge_onnx_*.pbtxt phase dumps (DUMP_GE_GRAPH), "
+    "OM models as JSON (atc --mode=1), TorchAir's graph dumps (dynamo_*.txt|pbtxt|py) and fusion_result.json"
+)
+HOW_TO_DUMP_GRAPHS = (
+    "set DUMP_GE_GRAPH=2 and DUMP_GRAPH_PATH=DIR on the NPU machine, run the model again and copy DIR's ge_proto_*.txt files"
+)
 
 
 def read_dumps(paths: Sequence[Path], progress: Progress | None = None) -> DumpSet:
     """Every dump under ``paths``, read; GE's graphs ordered by graph, format and index."""
     dumps = DumpSet()
     skipped = 0
+    fusion_files: list[str] = []
     for path, kind, name, explicit in _files(paths):
         if kind == OM_JSON_KIND and not explicit:  # read once: an OM model, or skipped
             model = _om_model_in(path)
@@ -39,18 +47,39 @@ def read_dumps(paths: Sequence[Path], progress: Progress | None = None) -> DumpS
         if kind is None:
             skipped += 1
             continue
+        if kind == FUSION_RESULT:
+            fusion_files.append(str(path))
         _read_one(dumps, path, kind, name, progress)
     if skipped:
         dumps.notes.append(f"{skipped} file(s) in the folders given are not dumps fxlab reads and were skipped")
-    if not (dumps.graphs or dumps.torchair or dumps.fusion_results):
-        names = ", ".join(str(p) for p in paths)
-        raise DumpReadError(
-            f"no dumps found in {names}: fxlab reads GE's ge_proto_*.txt / ge_onnx_*.pbtxt phase dumps (DUMP_GE_GRAPH), "
-            "OM models as JSON (atc --mode=1), TorchAir's graph dumps (dynamo_*.txt|pbtxt|py) and fusion_result.json."
-        )
+    _check_found(dumps, paths, fusion_files)
     dumps.graphs.sort(key=lambda g: (g.format, g.graph_id if g.graph_id is not None else -1, g.index if g.index is not None else -1))
     link_super_kernels(dumps.graphs)
     return dumps
+
+
+def _check_found(dumps: DumpSet, paths: Sequence[Path], fusion_files: Sequence[str]) -> None:
+    """Says which fusion_result.json files record no pass, and raises when what was read
+    has nothing to show, naming what was read (a fusion_result.json without passes is
+    read, not missing) and how to dump GE's graphs."""
+    counted = {result.file for result in dumps.fusion_results if result.passes}
+    empty = [file for file in fusion_files if file not in counted]
+    dumps.notes += [f"{file} was read and records no fusion pass" for file in empty]
+    if dumps.graphs or dumps.torchair:
+        return
+    names = ", ".join(str(p) for p in paths)
+    if not fusion_files:
+        raise DumpReadError(f"no dumps found in {names}: {WHAT_IS_READ}.")
+    if len(empty) == len(fusion_files):
+        raise DumpReadError(
+            f"{', '.join(empty)} {'was' if len(empty) == 1 else 'were'} read and record{'s' if len(empty) == 1 else ''} "
+            "no fusion pass (GE's FE writes there, when the process exits, how often each graph and UB fusion pass matched: "
+            f"this run recorded none), and no GE graph dump was found in {names}: {WHAT_IS_READ}. To see what GE did, "
+            f"{HOW_TO_DUMP_GRAPHS}."
+        )
+    dumps.notes.append(
+        f"no GE graph dump in {names}: only fusion_result.json's pass counts are shown; to see the graphs, {HOW_TO_DUMP_GRAPHS}"
+    )
 
 
 def holds_dumps(path: Path) -> bool:

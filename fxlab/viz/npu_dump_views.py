@@ -1,6 +1,7 @@
 """``fxlab dumps``'s console view: per graph, its phases in order with what each fused,
-inserted and removed, then a table of the ops of one phase (the last by default) with
-what GE made of each and, once joined, the FX nodes and source lines it came from.
+renamed (said only when it renamed any), inserted and removed, then a table of the ops of
+one phase (the last by default) with what GE made of each and, once joined, the FX nodes
+and source lines it came from.
 Returns renderables; never prints. User text (op names, paths) goes in as ``Text``."""
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from rich.table import Table
 from rich.text import Text
 
 from fxlab.diff.npu_diff import NpuPhaseDiff
-from fxlab.npu_dumps.dump_model import DumpGraph, DumpOp, DumpSet
+from fxlab.npu_dumps.dump_model import DumpGraph, DumpOp, DumpSet, FusionResult
 from fxlab.npu_dumps.phases import PhaseStep, phase_chains, phase_steps
 from fxlab.reports.ge_superkernels import SegmentVerdict
 from fxlab.viz.safe_text import plain
@@ -22,8 +23,8 @@ MAX_LISTED = 6
 
 
 def what_ge_did(op: DumpOp) -> str:
-    """One line: fused from what (and by which passes), inserted, UB scope, SuperKernel,
-    stream and core limit, format and dtype changes."""
+    """One line: fused from what (and by which passes), renamed from what, inserted, UB
+    scope, SuperKernel, stream and core limit, format and dtype changes."""
     parts = []
     if op.inserted:
         parts.append("inserted by GE")
@@ -31,6 +32,8 @@ def what_ge_did(op: DumpOp) -> str:
         parts.append(f"SuperKernel of {_listed(op.super_kernel_members)}")
     elif op.fused:
         parts.append(f"fused from {_listed(op.originals)}")
+    elif op.renamed:
+        parts.append(f"renamed from {op.originals[0]}")
     if op.passes:
         parts.append(f"by {_listed(op.passes)}")
     if op.fusion_scope is not None:
@@ -54,12 +57,16 @@ def _listed(names: Sequence[str]) -> str:
 def _step_line(step: PhaseStep, graph: DumpGraph) -> Text:
     line = Text("  ")
     line.append_text(plain(step.after, "bold"))
-    line.append(f" ({len(graph.ops)} ops)")
+    line.append(f" ({len(graph.ops)} ops): {len(step.fused)} fused")
+    if step.renamed:  # said only when there are any: most phases rename nothing
+        line.append(f", {len(step.renamed)} renamed")
     if step.before is None:
-        line.append(f": {len(step.fused)} fused, {len(step.inserted)} inserted by GE")
+        line.append(f", {len(step.inserted)} inserted by GE")
     else:
-        line.append(f": {len(step.fused)} fused, {len(step.inserted)} inserted, {len(step.removed)} removed")
-    for label, names in (("fused", [op for op, _ in step.fused]), ("inserted", step.inserted), ("removed", step.removed)):
+        line.append(f", {len(step.inserted)} inserted, {len(step.removed)} removed")
+    renamed = [f"{op} (from {original})" for op, original in step.renamed]
+    listed = (("fused", [op for op, _ in step.fused]), ("renamed", renamed), ("inserted", step.inserted), ("removed", step.removed))
+    for label, names in listed:
         if names:
             line.append(f"\n      {label}: ")
             line.append_text(plain(_listed(names), "dim"))
@@ -98,18 +105,26 @@ def dumps_view(dumps: DumpSet, phase: str | None = None, every_op: bool = False)
     subgraphs = [g for g in dumps.graphs if g.parent is None and g.phase.startswith("super_kernel_sub_graph")]
     if subgraphs:
         parts.append(Text(f"SuperKernel sub-graphs: {len(subgraphs)} (members listed with their SuperKernel above)", style="dim"))
-    for result in dumps.fusion_results:
-        effective = [p for p in result.passes if p.effect_times]
-        parts.append(
-            Text(
-                f"fusion_result.json session {result.session} graph {result.graph_id}: {len(result.passes)} pass(es) matched, "
-                f"{len(effective)} took effect: " + _listed([f"{p.name} x{p.effect_times}" for p in effective])
-            )
-        )
+    parts += [_fusion_result_line(result) for result in dumps.fusion_results]
     if dumps.torchair:
         parts.append(plain(relative_paths(f"TorchAir graph dumps: {', '.join(g.file for g in dumps.torchair)}"), "dim"))
     parts += [Text.assemble(("note: ", "dim"), plain(note)) for note in dumps.notes]
     return Group(*parts)
+
+
+def _fusion_result_line(result: FusionResult) -> Text:
+    line = Text("fusion_result.json session ")
+    line.append_text(plain(result.session))
+    line.append(f" graph {result.graph_id}: ")
+    if not result.passes:
+        line.append("records no fusion pass")
+        return line
+    effective = [p for p in result.passes if p.effect_times]
+    line.append(f"{len(result.passes)} pass(es) matched, {len(effective)} took effect")
+    if effective:
+        line.append(": ")
+        line.append_text(plain(_listed([f"{p.name} x{p.effect_times}" for p in effective])))
+    return line
 
 
 def super_kernel_lines(verdicts: Sequence[SegmentVerdict]) -> RenderableType:

@@ -51,7 +51,7 @@ def ge_stage(graph: DumpGraph) -> dict[str, Any]:
     groups, group_of = group_rows(leaves, plan)
     nodes = []
     for op, leaf in zip(graph.ops, leaves):
-        kind = "inserted" if op.inserted else ("fused" if op.fused or op.super_kernel_members else "")
+        kind = "inserted" if op.inserted else "fused" if op.fused else "renamed" if op.renamed else ""
         sig = ", ".join(f"{o.dtype} {o.layout}".strip() for o in op.outputs[:3])
         nodes.append([op.name, op.type, sig, kind, group_of[leaf.key], relative_paths(", ".join(op.source)), what_ge_did(op)])
     return stage_dict(f"{GE_STAGE_PREFIX}{graph.phase}", nodes, groups, leaves, plan)
@@ -69,7 +69,10 @@ def dumps_viewer_data(dumps: DumpSet, trace: Any, joined: dict[int, int | None])
         viewer_data(trace) if trace is not None else {"model": "", "node_fields": NODE_FIELDS, "group_fields": GROUP_FIELDS, "graphs": []}
     )
     data["kinds"] = dict(
-        data.get("kinds", {}), inserted=["#e8f5e9", "#2e7d32", "inserted by GE"], fused=["#fff3e0", "#ef6c00", "fused by GE"]
+        data.get("kinds", {}),
+        inserted=["#e8f5e9", "#2e7d32", "inserted by GE"],
+        fused=["#fff3e0", "#ef6c00", "fused by GE"],
+        renamed=["#e3f2fd", "#1565c0", "renamed by GE"],
     )
     by_index = {g["index"]: g for g in data["graphs"]}
     own: dict[str, dict[str, Any]] = {}

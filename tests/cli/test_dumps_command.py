@@ -15,6 +15,7 @@ import pytest
 
 from tests.cli.cli_runner import run_cli, run_main
 from tests.conftest import ROOT
+from tests.npu_dumps.ge_dump_maker import rename_op
 from tests.npu_dumps.made_dumps import GOLDEN_TRACE, line, made_dumps
 
 
@@ -103,6 +104,52 @@ def test_hostile_op_names_are_shown_as_text(tmp_path):
     assert "[/]op[link=http://x]\\u202eevil" in out and "\u202e" not in out
     page = (tmp_path / "h.html").read_text()
     assert "\u202e" not in page and "<code>[/]op[link=http://x]\\u202eevil</code>" in page
+
+
+def test_a_fusion_result_json_with_no_pass_alone_says_it_was_read(tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "fusion_result.json").write_text("[]\n")
+    code, out, err = run_main("dumps", str(run))
+    assert (code, out) == (2, "")
+    assert " ".join(err.split()) == (
+        f"error: {run / 'fusion_result.json'} was read and records no fusion pass (GE's FE writes there, when the process "
+        "exits, how often each graph and UB fusion pass matched: this run recorded none), and no GE graph dump was found in "
+        f"{run}: fxlab reads GE's ge_proto_*.txt / ge_onnx_*.pbtxt phase dumps (DUMP_GE_GRAPH), OM models as JSON "
+        "(atc --mode=1), TorchAir's graph dumps (dynamo_*.txt|pbtxt|py) and fusion_result.json. To see what GE did, set "
+        "DUMP_GE_GRAPH=2 and DUMP_GRAPH_PATH=DIR on the NPU machine, run the model again and copy DIR's ge_proto_*.txt files."
+    )
+
+
+def test_an_op_ge_only_renamed_is_shown_renamed_not_fused(tmp_path):
+    """One TorchAir op as one GE op under another name: renamed, with its FX node and line."""
+    folder = made_dumps(tmp_path / "ge")
+    rename_op(folder / "ge_proto_00000007_graph_1_AfterSkGraph.txt", "Add_2", "Add_2_GE")
+    code, out, _ = run_cli("dumps", str(folder), "--trace", str(GOLDEN_TRACE), width=400)
+    assert code == 0
+    lines = out.splitlines()
+    at = lines.index("  AfterSkGraph (22 ops): 4 fused, 1 renamed, 0 inserted, 0 removed")
+    assert lines[at + 2] == "      renamed: Add_2_GE (from Add_2)"
+    row = next(r for r in lines if r.startswith("│ Add_2_GE "))
+    assert re.split(r"\s*│\s*", row.strip("│ ")) == ["Add_2_GE", "Add", "renamed from Add_2", "add", line(37)]
+    code, out, _ = run_cli("dumps", str(folder), "--trace", str(GOLDEN_TRACE), "--json", "--html", str(tmp_path / "p.html"))
+    assert code == 0
+    (step,) = [s for s in json.loads(out)["phases"] if s["to"] == "AfterSkGraph"]
+    assert [f["op"] for f in step["fused"]] == [
+        "sk_mlp_split_7_13_start_Transpose_end_trans_TransData_1",
+        "sk_mlp_split_9_11_start_Swish_end_Swish",
+        "sk_mlp_split_14_20_start_Transpose_1_end_trans_TransData_3",
+        "sk_norm_start_Mul_3Cast_1_end_Add_3",
+    ]
+    assert step["renamed"] == [{"op": "Add_2_GE", "original": "Add_2"}]
+    page = (tmp_path / "p.html").read_text()
+    data = json.loads(re.search(r'<script type="application/json" id="fxlab-data">(.*?)</script>', page, re.S).group(1))
+    stage = next(s for s in data["graphs"][0]["stages"] if s["name"] == "ge:AfterSkGraph")
+    kind = data["node_fields"].index("kind")
+    assert {n[0]: n[kind] for n in stage["nodes"] if n[0] in ("Add_2_GE", "sk_mlp_split_9_11_start_Swish_end_Swish")} == {
+        "Add_2_GE": "renamed",
+        "sk_mlp_split_9_11_start_Swish_end_Swish": "fused",
+    }
 
 
 def test_diff_trace_against_npu_dump(folder):

@@ -39,6 +39,7 @@ from google.protobuf import text_format
 
 from fxlab.capture.serialize import load_trace
 from fxlab.ir.ge_proto import model_def_message
+from fxlab.ir.ge_schema import schema
 from fxlab.ir.model import IrGraph
 
 GRAPH_ID = 1
@@ -290,6 +291,21 @@ def _make_super_kernel(graph: Any, scope_name: str, members: list[str], number: 
     _move_before(graph, sk.name, members[0])
     _remove(graph, inside)
     return sub
+
+
+def rename_op(path: Path, old: str, new: str) -> None:
+    """GE renaming op ``old`` of the dump at ``path`` to ``new`` and fusing nothing into it
+    (one TorchAir op became one GE op): ``_datadump_original_op_names`` names ``old`` alone,
+    and the ops that read it read ``new``."""
+    model = text_format.Parse(path.read_text(encoding="utf-8"), schema().ModelDef())
+    graph = model.graph[0]
+    op = _ops(graph)[old]
+    op.name = new
+    _set_list(op, "_datadump_original_op_names", [old])
+    _set_list(op, "_datadump_original_op_types", [op.type])
+    for index in range(len(op.output_desc)):
+        _rewire(graph, f"{old}:{index}", f"{new}:{index}")
+    path.write_text(text_format.MessageToString(model), encoding="utf-8")
 
 
 def make_dumps(trace_dir: Path, out: Path, graph_index: int = 0) -> list[Path]:

@@ -9,6 +9,7 @@ import pytest
 from fxlab.capture.serialize import load_trace
 from fxlab.npu_dumps.join import join, merge_torchair_graphs, torchair_graph_from_ir
 from fxlab.npu_dumps.read import read_dumps
+from tests.npu_dumps.ge_dump_maker import rename_op
 from tests.npu_dumps.made_dumps import GOLDEN_TRACE, line, made_dumps
 
 
@@ -159,3 +160,12 @@ def test_a_join_that_finds_few_names_or_ties_is_said():
         "graph_1 (Build): u/graph_0 fits it as well as t/graph_0, which was taken (the first given); its FX nodes and source "
         "lines may be the other graph's: give the trace graph folder it was compiled from"
     ]
+
+
+def test_a_renamed_op_maps_through_its_one_original(tmp_path):
+    folder = made_dumps(tmp_path / "ge")
+    rename_op(folder / "ge_proto_00000007_graph_1_AfterSkGraph.txt", "Add_2", "Add_2_GE")
+    dumps, _ = _with_trace(folder)
+    op = _phase(dumps, "AfterSkGraph").op("Add_2_GE")
+    assert (op.originals, op.renamed, op.fused) == (["Add_2"], True, False)
+    assert (op.torchair_ops, op.fx_nodes, op.source) == (["Add_2"], ["add"], [line(37)])

@@ -115,6 +115,53 @@ def test_an_empty_folder_says_what_is_read(tmp_path):
         read_dumps([tmp_path])
 
 
+HOW_TO_DUMP_GRAPHS = (
+    "set DUMP_GE_GRAPH=2 and DUMP_GRAPH_PATH=DIR on the NPU machine, run the model again and copy DIR's ge_proto_*.txt files"
+)
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "",
+        "[]\n",
+        "{}\n",
+        '{"session_and_graph_id_0_1": {}}\n',
+        '{"session_and_graph_id": "0_1", "graph_fusion": {}, "ub_fusion": {}}\n{"session_and_graph_id": "0_2"}\n',
+    ],
+)
+def test_a_fusion_result_that_records_no_pass_alone_says_it_was_read(tmp_path, content):
+    """Not "no dumps found": the file was found and read, and it records nothing."""
+    (tmp_path / "fusion_result.json").write_text(content)
+    with pytest.raises(DumpReadError) as err:
+        read_dumps([tmp_path])
+    assert str(err.value) == (
+        f"{tmp_path / 'fusion_result.json'} was read and records no fusion pass (GE's FE writes there, when the process exits, "
+        "how often each graph and UB fusion pass matched: this run recorded none), and no GE graph dump was found in "
+        f"{tmp_path}: fxlab reads GE's ge_proto_*.txt / ge_onnx_*.pbtxt phase dumps (DUMP_GE_GRAPH), OM models as JSON "
+        "(atc --mode=1), TorchAir's graph dumps (dynamo_*.txt|pbtxt|py) and fusion_result.json. To see what GE did, "
+        f"{HOW_TO_DUMP_GRAPHS}."
+    )
+    assert err.value.exit_code == 2
+
+
+def test_what_fusion_result_json_records_is_said_beside_what_else_was_read(folder, tmp_path):
+    run = tmp_path / "run"
+    run.mkdir()
+    for path in folder.iterdir():
+        (run / path.name).write_bytes(path.read_bytes())
+    (run / "fusion_result.json").write_text("[]\n")
+    dumps = read_dumps([run])
+    assert (dumps.fusion_results, dumps.notes) == ([], [f"{run / 'fusion_result.json'} was read and records no fusion pass"])
+    only = tmp_path / "only"
+    only.mkdir()
+    counts = {"graph_fusion": {"MatMulBiasAddFusionPass": {"match_times": "2", "effect_times": "2"}}}
+    (only / "fusion_result.json").write_text(json.dumps({"session_and_graph_id_0_1": counts}))
+    assert read_dumps([only]).notes == [
+        f"no GE graph dump in {only}: only fusion_result.json's pass counts are shown; to see the graphs, {HOW_TO_DUMP_GRAPHS}"
+    ]
+
+
 def _om_json(model_text: str) -> dict:
     """The ModelDef as atc --mode=1 writes it: protobuf JSON, maps as key/value lists,
     bytes as text."""
