@@ -357,6 +357,9 @@ def convert_auto_functionalized_v2(mutable_op: Any, *, meta_outputs: Any = None,
     builder = current_builder()
     returns = len(mutable_op._schema.returns)
     metas = list(meta_outputs) if isinstance(meta_outputs, (list, tuple)) else []
+    # The node's outputs are the op's own, then the updated bases; an op that returns
+    # nothing still has one output (None) before them, as torch's auto_functionalized_v2 gives.
+    base_metas = metas[max(returns, 1) :]
     # TorchAir gives each moved base its base's meta, and each AsStrided view its view's.
     moved = [ge.set_dtype(ge.op1("TensorMove", {"x": b}, shapes=[b.shape]), b.dtype) for b in bases]
     for base, copy in zip(bases, moved):
@@ -369,7 +372,7 @@ def convert_auto_functionalized_v2(mutable_op: Any, *, meta_outputs: Any = None,
         if info is None:
             kwargs[name] = None
             continue
-        mutated.append(_regenerate(info, moved, metas[returns:]))
+        mutated.append(_regenerate(info, moved, base_metas))
         kwargs[name] = mutated[-1].tensor
     own_meta = None if returns == 0 else metas[0] if returns == 1 else tuple(metas[:returns])
     first_new = len(builder.graph.ops)

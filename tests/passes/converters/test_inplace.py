@@ -158,6 +158,22 @@ def test_op_without_returns_keeps_float_argument_as_attr() -> None:
     _check_against_eager(no_returns, graph, torch.randn(3, 2))
 
 
+def no_returns_on_a_column(state: torch.Tensor) -> torch.Tensor:
+    torch.ops.fxlabtest.inplace_scale(state[:, 1], 2.5)
+    return state + 1
+
+
+def test_op_without_returns_on_a_strided_view_is_as_strided_then_view_copy() -> None:
+    # The node's outputs are (None, updated base): the base's value is its second.
+    graph = _convert(no_returns_on_a_column, torch.randn(4, 3)).graph
+    core = [t for t in graph.types if t != "Const"]
+    assert core[:5] == ["Data", "TensorMove", "AsStrided", "InplaceScale", "ViewCopy"]
+    as_strided = _op(graph, "AsStrided")
+    assert [_const_value(graph, t) for t in as_strided.inputs[1:]] == [[4], [3], 1]
+    assert _op(graph, "InplaceScale").inputs[0] == "AsStrided:0"
+    _check_against_eager(no_returns_on_a_column, graph, torch.randn(4, 3))
+
+
 def scalar_argument(state: torch.Tensor) -> torch.Tensor:
     torch.ops.fxlabtest.scalar_arg(state, 2)
     return state + 1
