@@ -265,3 +265,48 @@ def test_torchairs_own_events_are_written_as_torchair_writes_them(side: Any, tmp
     assert comparison.trace.status == "ok", comparison.trace.aclgraph_check.verdict
     code = comparison.trace.graphs[0].capture_code
     assert "event_record = torch.npu.Event()\n" in code and "event_record.wait(torch.npu.current_stream())" in code
+
+
+# -- lengths the replay updates ---------------------------------------------------------------
+# Serving code hands the attention its sequence lengths as a Python list each step; compiled
+# with dynamic=True they are graph inputs. TorchAir's capture code then runs the attention in
+# a task group of its own while capturing, notes it for the replay to update its lengths
+# (updated_ops_param, ops_update_rulers), and leaves those inputs out of the symbols that
+# key the captured graphs.
+LENGTHS_AS_INPUTS = """
+import torch
+import torch_npu
+
+compile_options = {"dynamic": True}
+
+class Decode(torch.nn.Module):
+    def forward(self, q, key_cache, value_cache, block_table, context_lens):
+        attn, _ = torch_npu.npu_fused_infer_attention_score(
+            q, key_cache.view(8, 4, 32), value_cache.view(8, 4, 32), block_table=block_table,
+            actual_seq_lengths_kv=context_lens, block_size=4, num_heads=4, num_key_value_heads=2,
+            input_layout="BSH", scale=0.25,
+        )
+        return attn * 2
+model = Decode().eval()
+example_inputs = (
+    torch.randn(2, 1, 64).half(), torch.randn(8, 4, 2, 16).half(), torch.randn(8, 4, 2, 16).half(),
+    torch.tensor([[5, 2, 7], [0, 3, 1]], dtype=torch.int32), [6, 10],
+)
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_lengths_the_replay_updates_are_written_as_torchair_writes_them(side: Any, tmp_path: Path, mode: str) -> None:
+    path = tmp_path / "program.py"
+    path.write_text(LENGTHS_AS_INPUTS)
+    comparison = compare(side, path, mode, with_torch_npu=True)
+    assert comparison.problems() == [], "\n".join(comparison.problems())
+    check = comparison.trace.aclgraph_check
+    assert check.mismatches == [] and "the same graph and capture code as" in check.verdict, check.verdict
+    code = comparison.trace.graphs[0].capture_code
+    attention = "npu_fused_infer_attention_score_out"
+    assert f"updated_ops_param={{'{attention}': ['actual_seq_lengths_kv'], 'arg_index_{attention}': []}}," in code
+    assert f"ops_update_rulers={{'{attention}': {{'actual_seq_lengths_kv': [('index', 8), ('index', 9)]}}}}," in code
+    # The sizes' symbols key the captured graphs; the lengths (inputs 8 and 9) are updated instead.
+    assert "unupdated_sym_input_index=[(0, True), (1, True), (4, True), (6, True)]," in code
+    assert f"external_event_{attention} = torch.npu.ExternalEvent()" in code and f'node_name="{attention}",' in code

@@ -21,6 +21,7 @@ import torch.fx as fx
 
 from fxlab import npu_streams
 from fxlab.passes.aclgraph.capture_info import STATIC_INPUT, CaptureInfo
+from fxlab.passes.aclgraph.replace_dynamic_workspace_ops import read_outside_updates, replay_updates
 from fxlab.passes.aclgraph.sym_shapes import is_sym
 from fxlab.passes.torchair_options import NPUGRAPH_EX, TorchAirOptions
 
@@ -72,13 +73,14 @@ globals().update({{"nan": float("nan")}})
 
 def read_inputs(gm: fx.GraphModule, info: CaptureInfo) -> None:
     """What TorchAir's converter walk records about the graph inputs and outputs."""
+    read = read_outside_updates(gm)
     for node in gm.graph.nodes:
         if node.op != "placeholder":
             continue
         value = node.meta.get("val")
         index = len(info.meta_inputs)
         info.meta_inputs.append(value)
-        info.read_inputs.append(bool(node.users))
+        info.read_inputs.append(node in read)
         info.input_names.append(str(node.target))
         if isinstance(value, torch.Tensor):
             static = (
@@ -92,6 +94,7 @@ def read_inputs(gm: fx.GraphModule, info: CaptureInfo) -> None:
             else:
                 info.user_inputs.setdefault(str(node.target), index)
     _outputs_aliasing_inputs(gm, info)
+    info.ops_update_rulers, info.updated_ops_param = replay_updates(gm)
 
 
 def _outputs_aliasing_inputs(gm: fx.GraphModule, info: CaptureInfo) -> None:
@@ -109,7 +112,7 @@ def _outputs_aliasing_inputs(gm: fx.GraphModule, info: CaptureInfo) -> None:
 
 def capture_code(gm: fx.GraphModule, info: CaptureInfo, options: TorchAirOptions) -> str:
     package = "npugraph_ex" if options.mode == NPUGRAPH_EX else "torchair"
-    parts = [_HEAD.format(package=package), *_constants(gm), _forward(gm, info), _init(info, options)]
+    parts = [_HEAD.format(package=package), *_constants(gm), _forward(gm, info, package), _init(info, options)]
     if info.user_stream_labels:
         parts.append(_stream_dict())
     if info.tagged_event_names:
@@ -182,12 +185,18 @@ def _npu_call(node: fx.Node) -> tuple[str, str] | None:
     return known.get(node.target)
 
 
-def _forward(gm: fx.GraphModule, info: CaptureInfo) -> str:
+def _forward(gm: fx.GraphModule, info: CaptureInfo, package: str) -> str:
     lines = ["def forward(*args, node_info=[], is_capturing: bool = False):"]
     indent = 1
     names = ", ".join(info.input_names) + ("," if len(info.input_names) == 1 else "")
     if info.input_names:
         lines.append("    " + f"{names} = args")
+    updated = _updated_ops_code(gm, info)
+    if updated:
+        lines += [
+            f"    from {package}._acl_concrete_graph.utils import reconstruct_args_kwargs",
+            f"    from {package}._acl_concrete_graph.acl_graph import UpdatedNodeInfo",
+        ]
     if info.user_stream_labels:
         lines.append("    global _GLOBAL_USER_TAG_TO_STREAM")
     rewrites = _rewrites(gm, info)
@@ -195,6 +204,10 @@ def _forward(gm: fx.GraphModule, info: CaptureInfo) -> str:
     constants = [n.name for n in gm.graph.nodes if n.op == "get_attr" and "_constant" in n.name]
     for raw in _forward_body(gm):
         line = raw.strip()
+        update = next((code for key, code in updated.items() if key in line), None)
+        if update is not None:  # the call, then what the line frees after it
+            lines += ["    " * indent + code if code else "" for code in [*update, line.partition(";")[2].strip()]]
+            continue
         replaced = next((new for key, new in rewrites.items() if key in line), None)
         constant = next((c for c in constants if f"{c} = self" in line), None)
         enter = next((k for k in enters if f"{k} = " in line), None)
@@ -216,6 +229,45 @@ def _forward(gm: fx.GraphModule, info: CaptureInfo) -> str:
         else:
             lines.append("    " * indent + line if line else "")
     return "\n".join(lines) + "\n"
+
+
+def _updated_ops_code(gm: fx.GraphModule, info: CaptureInfo) -> dict[str, list[str]]:
+    """TorchAir's ``_codegen_fx_forward_updated_ops``: each op the replay updates runs in a
+    task group of its own while the graph is captured, and is noted (``UpdatedNodeInfo``)
+    for the replay to update its lengths; by statement prefix, the lines written instead."""
+    params = info.updated_ops_param
+    out: dict[str, list[str]] = {}
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or node.name not in params:
+            continue
+        name, call = node.name, f"torch.ops.{node.target}"
+        out[f"{name} = {call}"] = [
+            "",
+            "if is_capturing:",
+            f"    external_event_{name} = torch.npu.ExternalEvent()",
+            f"    capture_stream_{name} = torch.npu.current_stream()",
+            f"    external_event_{name}.wait(capture_stream_{name})",
+            f"    external_event_{name}.reset(capture_stream_{name})",
+            f"    torch.npu.graph_task_group_begin(capture_stream_{name})",
+            "",
+            f"{name} = {call}(*{node.args}, **{node.kwargs})",
+            "",
+            "if is_capturing:",
+            f"    handle_{name} = torch.npu.graph_task_group_end(capture_stream_{name})",
+            f"    node_args, node_kwargs = reconstruct_args_kwargs({node.args}, {node.kwargs})",
+            "    node_info.append(UpdatedNodeInfo(",
+            f'        node_name="{name}",',
+            f"        updated_func={call},",
+            f"        updated_param_name={params[name]},",
+            f"        updated_param_index={params[f'arg_index_{name}']},",
+            "        args=node_args,",
+            "        kwargs=node_kwargs,",
+            f"        handle=handle_{name},",
+            f"        event=external_event_{name},",
+            "        core=torch.npu.get_stream_limit(torch.npu.current_stream()))",
+            "    )",
+        ]
+    return out
 
 
 def _configs(options: TorchAirOptions) -> list[str]:
@@ -245,8 +297,8 @@ def _init(info: CaptureInfo, options: TorchAirOptions) -> str:
         f'fx_graph_name="{info.graph_name}"',
         f"user_inputs_mapping={user_inputs}",
         f"unupdated_sym_input_index={_unupdated_symbols(info)}",
-        "updated_ops_param={}",
-        "ops_update_rulers={}",
+        f"updated_ops_param={info.updated_ops_param}",
+        f"ops_update_rulers={info.ops_update_rulers}",
         f"mutated_user_inputs={info.mutated_user_inputs}",
         f"tagged_event_names={info.tagged_event_names}",
         f"parameter_user_inputs={info.parameter_inputs}",
@@ -264,8 +316,8 @@ def _init(info: CaptureInfo, options: TorchAirOptions) -> str:
 
 def _unupdated_symbols(info: CaptureInfo) -> list[tuple[int, bool]]:
     """The symbols a replay cannot update, which key the captured graphs, as TorchAir's
-    ``get_unupdated_sym_input_index`` lists them: for each input the graph reads (no op
-    here updates its parameters at replay, so every reader counts), a symbolic input is
+    ``get_unupdated_sym_input_index`` lists them: for each input the graph reads other than
+    as a length the replay updates (:func:`read_outside_updates`), a symbolic input is
     ``(its index, True)``; a tensor's symbolic size is the input that passes that symbol
     (the last one, when several do), ``(index, True)``, else ``(the tensor's index,
     False)``. An input nothing reads (Dynamo passes a size twice, or a size it fixed) is

@@ -26,10 +26,12 @@ class CaptureInfo:
     mutated_user_inputs: list[str] = field(default_factory=list)
     input_names: list[str] = field(default_factory=list)
     meta_inputs: list[Any] = field(default_factory=list)
-    read_inputs: list[bool] = field(default_factory=list)  # by input: whether any node of the graph reads it
+    read_inputs: list[bool] = field(default_factory=list)  # by input: read by a node, other than as a length the replay updates
     user_inputs: dict[str, int] = field(default_factory=dict)  # placeholder -> index, non-parameters
     parameter_inputs: list[int] = field(default_factory=list)
     userinput_ref_with_output: dict[int, list[int]] = field(default_factory=dict)
+    ops_update_rulers: dict[str, dict[Any, list[tuple[str, Any]]]] = field(default_factory=dict)  # what the replay updates, by op
+    updated_ops_param: dict[str, list[Any]] = field(default_factory=dict)
 
     def add_stream_label(self, label: str) -> None:
         if label not in self.user_stream_labels:

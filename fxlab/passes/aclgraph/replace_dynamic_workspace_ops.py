@@ -19,7 +19,7 @@ import torch
 import torch.fx as fx
 
 from fxlab.passes.aclgraph.sym_shapes import SymShapeBuilder, symbol_inputs
-from fxlab.passes.infra import PassResult
+from fxlab.passes.infra import PassError, PassFailedError, PassResult
 
 
 @dataclass(frozen=True)
@@ -103,3 +103,92 @@ def _add_outputs(gm: fx.GraphModule, node: fx.Node, entry: WorkspaceOp, kwargs: 
         gm.graph.call_function(torch.empty, args=(shapes.shape(r.shape),), kwargs={"dtype": r.dtype, "device": r.device}) for r in results
     ]
     kwargs["out"] = outputs[0] if len(outputs) == 1 else outputs
+
+
+# -- what the replay updates ------------------------------------------------------------------
+UpdateRule = list[tuple[str, Any]]  # ("index", graph input) or ("fixed", constant), per list item
+
+
+def replay_updates(gm: fx.GraphModule) -> tuple[dict[str, dict[Any, UpdateRule]], dict[str, list[Any]]]:
+    """TorchAir's ``get_updated_ops_rulers_param`` on the graph it captures: for each op the
+    replay updates (an ``.out`` attention op, atb's paged attention) whose lengths name
+    graph inputs, how each updated parameter is rebuilt from the replay's inputs (its
+    ``ops_update_rulers``), and the parameter names by op, then the argument indexes under
+    ``arg_index_<op>`` (its ``updated_ops_param``)."""
+    by_out = {entry.out_operator: entry for entry in workspace_ops().values()}
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    rulers: dict[str, dict[Any, UpdateRule]] = {}
+    params: dict[str, list[Any]] = {}
+    for node in gm.graph.nodes:
+        entry = by_out.get(node.target)
+        if entry is None:
+            continue
+        node_rulers, by_index = _update_rules(node, entry, placeholders)
+        if node_rulers:
+            rulers[node.name] = node_rulers
+            params[node.name] = [key for key in node_rulers if key not in by_index]
+            params[f"arg_index_{node.name}"] = [key for key in node_rulers if key in by_index]
+    return rulers, params
+
+
+def _update_rules(node: fx.Node, entry: WorkspaceOp, placeholders: list[fx.Node]) -> tuple[dict[Any, UpdateRule], set[int]]:
+    """TorchAir's ``get_update_ruler``: a length list is rebuilt at replay only when an item
+    of it is a graph input; an updated argument only when it is one."""
+    rulers: dict[Any, UpdateRule] = {}
+    for name, value in node.kwargs.items():
+        if name not in entry.updated_params or not isinstance(value, (list, tuple)):
+            continue
+        rule = [_update_rule(node, name, item, placeholders) for item in value]
+        if any(kind == "index" for kind, _ in rule):
+            rulers[name] = rule
+    by_index = set()
+    for index, arg in enumerate(node.args):
+        if index in (entry.updated_arg_indices or ()) and isinstance(arg, fx.Node) and arg in placeholders:
+            rulers[index] = [("index", placeholders.index(arg))]
+            by_index.add(index)
+    return rulers, by_index
+
+
+def _update_rule(node: fx.Node, name: str, item: Any, placeholders: list[fx.Node]) -> tuple[str, Any]:
+    if item in placeholders:
+        return ("index", placeholders.index(item))
+    if isinstance(item, (int, float, bool)):
+        return ("fixed", item)
+    raise PassFailedError(
+        "get_updated_ops_rulers_param",
+        "torchair",
+        PassError(
+            f"{node.name}: the length list {name} holds {item}, neither a graph input nor a constant; TorchAir's backend "
+            "raises here ('For updated param value only sym and constant is supported')"
+        ),
+    )
+
+
+def read_outside_updates(gm: fx.GraphModule) -> set[fx.Node]:
+    """The graph inputs some node reads other than as a length the replay updates: TorchAir's
+    test in ``get_unupdated_sym_input_index`` (an input only an updated op reads, and only as
+    an updated length, does not key the captured graphs)."""
+    skipped: dict[Any, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+    for entry in workspace_ops().values():
+        if entry.workspace_keys:
+            skipped[entry.get_workspace] = (entry.updated_params, ())
+        skipped[entry.out_operator] = (entry.updated_params, entry.updated_arg_indices or ())
+    read = set()
+    for node in gm.graph.nodes:
+        if node.op != "placeholder":
+            continue
+        for user in node.users:
+            keys, indices = skipped.get(user.target, ((), ()))
+            if user.target not in skipped or node in _inputs_besides(user, keys, indices):
+                read.add(node)
+                break
+    return read
+
+
+def _inputs_besides(node: fx.Node, keys: tuple[str, ...], indices: tuple[int, ...]) -> set[fx.Node]:
+    """The nodes ``node`` reads through its arguments other than ``keys`` and ``indices``."""
+    args = [arg for index, arg in enumerate(node.args) if index not in indices]
+    kwargs = [value for name, value in node.kwargs.items() if name not in keys]
+    found: set[fx.Node] = set()
+    fx.node.map_arg((args, kwargs), lambda n: found.add(n))
+    return found
