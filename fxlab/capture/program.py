@@ -52,7 +52,7 @@ from fxlab.passes.graph_copy import copy_graph_module
 from fxlab.passes.pattern_fusion import registered_patterns
 from fxlab.passes.torchair_options import TorchAirOptions, backend_options, stages_of_mode
 from fxlab.source_lines import calling_line
-from fxlab.stage_names import ALL_STAGES, ATEN, FUNCTIONAL
+from fxlab.stage_names import ACLGRAPH, ALL_STAGES, ATEN, FUNCTIONAL
 from fxlab.version import __version__ as FXLAB_VERSION
 
 TRACE_FOLDER = "trace_{number}"
@@ -96,8 +96,24 @@ class ProgramTrace:
             "mode": trace.mode if trace is not None else None,
             "graphs": len(trace.graphs) if trace is not None else 0,
             "status": trace.status if trace is not None else "failed",
+            "why_partial": partial_reasons(trace) if trace is not None and trace.status == "partial" else [],
             "error": self.error,
         }
+
+
+def partial_reasons(trace: Trace) -> list[str]:
+    """Why a trace is ``partial``, in the words ``fxlab trace`` shows: a graph's error, an op
+    the conversion left out, a check that disagrees (the first call's, then later calls')."""
+    reasons = [f"graph {g.index}: {g.error}" for g in trace.graphs if g.error]
+    for graph in trace.graphs:
+        left_out = graph.conversion.not_converted if graph.conversion is not None and graph.partial else []
+        reasons += [f"graph {graph.index}: {e['op']} ({e['nodes']} node(s)) not converted: {e['reason'] or e['status']}" for e in left_out]
+    reasons += [f"{label}: {check.verdict}" for label, check in trace.checks() if check.failed]
+    graph_check = "aclgraph graph on CPU vs compiled" if ACLGRAPH in trace.stages else "Ascend IR on CPU vs compiled"
+    for call in trace.calls[1:]:  # the first call's checks are the trace's own
+        named = (("eager vs compiled", call.check), (graph_check, call.ir_check))
+        reasons += [f"call {call.index}: {label}: {check.verdict}" for label, check in named if check is not None and check.failed]
+    return reasons
 
 
 # The worst first: a run's status is the worst of its traces'.

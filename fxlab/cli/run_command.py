@@ -13,10 +13,9 @@ each trace's status go to stderr.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,7 +23,16 @@ import typer
 
 from fxlab.cli.app import app
 from fxlab.cli.common import PluginOpt, parse_stages, request_of
-from fxlab.cli.run_program import COMMAND, Program, end_by_signal, parse_program, run_child, run_in_process
+from fxlab.cli.run_program import (
+    COMMAND,
+    CannotStart,
+    Program,
+    check_runnable,
+    end_by_signal,
+    parse_program,
+    run_child,
+    run_in_process,
+)
 from fxlab.cli.soc_options import SocIniOpt, SocOpt
 from fxlab.cli.files import check_output_file
 from fxlab.errors import FxlabError, UsageError
@@ -32,6 +40,7 @@ from fxlab.socs import choose_soc
 
 if TYPE_CHECKING:
     from fxlab.capture.request import TraceRequest
+    from fxlab.cli.run_folder import RunFolder
     from fxlab.cli.run_hook import TracedProcess
 
 DEFAULT_OUT = Path("fxlab-run")
@@ -115,6 +124,7 @@ def run_command(
         convert_refused=convert_refused,
     )
     if program.kind == COMMAND:
+        check_runnable(program)  # before anything is staged: --out is left as it was
         _check_hook(program.command[0])
     if html is not None:
         check_output_file(html, "--html")  # before the program runs, not after it
@@ -142,55 +152,54 @@ def _run(
     that ended it or None)."""
     # lazy: the run's modules (~4 ms at every start) and the npu device (torch)
     from fxlab.cli.run_hook import TracedProcess, environment, hook_environment, options_of
-    from fxlab.cli.run_report import print_run, write_run_page
     from fxlab.compat.npu_device_api import NPUS_VARIABLE
 
-    process = TracedProcess(request, program.command, out=out)
+    process = TracedProcess(request, program.command, out=out, report=_reporter(out, html))
     ended_by: int | None = None
     try:
         with environment({**hook_environment(process.root, options_of(request, soc_ini), program.name), NPUS_VARIABLE: str(npus)}):
             if program.kind == COMMAND:
-                code = run_child(program, dict(os.environ))
-                ended_by, code = (-code, 128 - code) if code < 0 else (None, code)
+                code, ended_by = _run_child(program, process)
             else:
                 process.open()
                 started_in = os.getcwd()
                 try:
-                    with _saved_when_ended_by_signal(process):
-                        code = run_in_process(program, process.session.explain)
+                    code = run_in_process(program, process.session.explain)
                 except KeyboardInterrupt:
                     code, ended_by = 128 + signal.SIGINT, signal.SIGINT
                 finally:
                     # The program may have changed directory; --out and --html are read as given, where fxlab started.
                     os.chdir(started_in)
         status = process.close(code)
+    except CannotStart:
+        process.discard()  # the program never ran: nothing to say in --out
+        raise
     except BaseException as exc:
         process.abandon(str(exc) if isinstance(exc, FxlabError) else type(exc).__name__)
         raise
-    print_run(process.run, status, out)
-    if html is not None:
-        write_run_page(process.run, out, html)
+    process.report(process.run, status)
     return code, status, ended_by
 
 
-ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+def _run_child(program: Program, process: TracedProcess) -> tuple[int, int | None]:
+    """Run the command as a child process; (its exit code, the signal that ended it or
+    None). Its code is the run's record of it too, when it traced (its own record cannot
+    see a signal)."""
+    started: list[int] = []
+    code = run_child(program, dict(os.environ), started.append)
+    ended_by, code = (-code, 128 - code) if code < 0 else (None, code)
+    process.run.exit_codes[started[0]] = code
+    return code, ended_by
 
 
-@contextlib.contextmanager
-def _saved_when_ended_by_signal(process: TracedProcess) -> Iterator[None]:
-    """A signal that ends the program as it would end it without fxlab (SIGTERM, SIGHUP,
-    while the program keeps their default action) first puts what the run saved into place."""
+def _reporter(out: Path, html: Path | None) -> Callable[[RunFolder, str], None]:
+    """What ``fxlab run`` says when the program ends: the table, and the --html page."""
 
-    def save_and_end(number: int, frame: object) -> None:
-        process.save_now(128 + number)
-        end_by_signal(number)
+    def report(run: RunFolder, status: str) -> None:
+        from fxlab.cli.run_report import print_run, write_run_page  # lazy: the run's modules, ~4 ms at every start
 
-    ours = {number: save_and_end for number in ENDING_SIGNALS if signal.getsignal(number) is signal.SIG_DFL}
-    for number, handler in ours.items():
-        signal.signal(number, handler)
-    try:
-        yield
-    finally:
-        for number, handler in ours.items():
-            if signal.getsignal(number) is handler:
-                signal.signal(number, signal.SIG_DFL)
+        print_run(run, status, out)
+        if html is not None:
+            write_run_page(run, out, html)
+
+    return report

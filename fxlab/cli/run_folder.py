@@ -21,8 +21,11 @@ the whole.
 from __future__ import annotations
 
 import fcntl
+import glob
 import json
 import os
+import shutil
+import socket
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +40,7 @@ if TYPE_CHECKING:
 NPU_DUMPS = "npu_dumps"
 CHILD_PREFIXES = ("rank_", "process_")
 _COUNTER = ".processes"  # how many process_<n> folders the run has handed out
+_OWNER = ".staged-by"  # the root that staged the folder: "host pid"
 
 
 class RunFolder:
@@ -46,6 +50,7 @@ class RunFolder:
         self.folder, self.program, self.command = Path(folder), program, list(command)
         self.traces: list[dict[str, Any]] = []  # a row per trace saved
         self.notes: list[str] = []
+        self.exit_codes: dict[int, int] = {}  # process id -> exit code, of the processes this one saw end (its own children)
 
     def add(self, built: ProgramTrace) -> None:
         """Save a trace the moment it is made; only its row is kept after."""
@@ -76,7 +81,7 @@ class RunFolder:
             found.append(
                 {
                     "folder": name,
-                    "exit_code": data.get("exit_code"),
+                    "exit_code": self.exit_codes.get(data.get("pid"), data.get("exit_code")),
                     "status": data.get("status"),
                     "rows": rows,
                     "notes": data.get("notes", []),
@@ -94,6 +99,7 @@ class RunFolder:
             "fxlab_version": __version__,
             "torch_version": torch.__version__,
             "exit_code": exit_code,
+            "pid": os.getpid(),
             "status": status,
             "notes": self.notes,
             "traces": self.traces,
@@ -130,6 +136,42 @@ def child_folder(root: Path, rank: int | None) -> Path:
     return root / f"process_{number}"
 
 
-def forget_counter(root: Path) -> None:
-    """The counter is the run's bookkeeping, not part of what it saved."""
+def forget_bookkeeping(root: Path) -> None:
+    """The counter and the owner's mark are the run's bookkeeping, not part of what it saved."""
     (root / _COUNTER).unlink(missing_ok=True)
+    (root / _OWNER).unlink(missing_ok=True)
+
+
+def mark_staged(staged: Path) -> None:
+    """Say which process staged the folder: a run whose root ended without moving it into
+    place (killed, crashed: no exit handler ran) leaves it, and the next run removes it."""
+    (staged / _OWNER).write_text(f"{socket.gethostname()} {os.getpid()}", encoding="utf-8")
+
+
+def remove_stale_staged(staged: Path) -> list[str]:
+    """Remove the folders beside ``staged`` that earlier runs of the same ``DIR`` staged
+    and left, their root gone; the names removed. A folder another tool staged (no mark),
+    or a run on another host or still running stages, is left alone."""
+    prefix = staged.name.rpartition(".fxlab-")[0] + ".fxlab-"
+    removed = []
+    for other in sorted(staged.parent.glob(glob.escape(prefix) + "*")):
+        if other != staged and _root_is_gone(other):
+            shutil.rmtree(other, ignore_errors=True)
+            removed.append(other.name)
+    return removed
+
+
+def _root_is_gone(staged: Path) -> bool:
+    try:
+        host, _, pid = (staged / _OWNER).read_text(encoding="utf-8").partition(" ")
+    except (OSError, ValueError):
+        return False
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except OSError:  # another user's process: alive
+        return False
+    return False

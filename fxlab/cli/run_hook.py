@@ -14,7 +14,9 @@ run folder (:mod:`fxlab.cli.run_folder`). The first such process of a run (``fxl
 itself, else the process the user started) is the root: it stages the folder, tells the
 processes after it where (``FXLAB_TRACE_STAGED``), writes the run's manifest and moves
 the folder into place when it ends; a process the program starts writes ``rank_<r>/``
-(a rank) or ``process_<n>/`` inside it, when it traced something.
+(a rank) or ``process_<n>/`` inside it, when it traced something. An end that runs no
+exit handler (``os._exit``, SIGTERM) saves first, and each process records the exit code
+it can see (:mod:`fxlab.cli.run_exit`).
 """
 
 from __future__ import annotations
@@ -23,17 +25,21 @@ import atexit
 import contextlib
 import json
 import os
+import shutil
 import site
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from fxlab.cli import console
 from fxlab.cli.files import StagedTrace
 from fxlab.cli.run_dumps import NpuDumps
-from fxlab.cli.run_folder import RunFolder, child_folder, forget_counter
+from fxlab.cli.run_exit import ExitNotes, saved_at_os_exit, saved_when_ended_by_signal
+from fxlab.cli.run_folder import RunFolder, child_folder, forget_bookkeeping, mark_staged, remove_stale_staged
 from fxlab.cli.run_program import fxlab_cause
 from fxlab.cli.run_report import print_run
+from fxlab.errors import FxlabError
 from fxlab.socs import choose_soc
 
 if TYPE_CHECKING:
@@ -108,19 +114,41 @@ def hook_installed() -> bool:
 
 
 # -- one process of the run ---------------------------------------------------------------------
+Report = Callable[[RunFolder, str], None]  # the root says what the run saved: its folder, the run's status
+
+
 class TracedProcess:
     """This process's part of a run: its session, its folder, and its end."""
 
-    def __init__(self, request: TraceRequest, command: Sequence[str], *, out: Path | None = None, staged_root: Path | None = None) -> None:
-        """The root stages ``out``; a process after it writes inside ``staged_root``."""
+    def __init__(
+        self,
+        request: TraceRequest,
+        command: Sequence[str],
+        *,
+        out: Path | None = None,
+        staged_root: Path | None = None,
+        report: Report | None = None,
+    ) -> None:
+        """The root stages ``out`` (and ``report`` says what it saved: by default the
+        table); a process after it writes inside ``staged_root``."""
         self.request, self.command = request, list(command)
+        self._made = _first_missing(Path(os.path.realpath(out)).parent) if out is not None else None  # staging makes it
         self.staged = StagedTrace(out) if out is not None else None
         self.root = self.staged.folder if self.staged is not None else Path(staged_root or ".")
         self.folder: Path | None = self.root if self.staged is not None else None  # a child's: when it first saves
         self.run = RunFolder(self.folder or self.root, request.model_name, command)
+        if self.staged is not None:
+            mark_staged(self.root)
+            for name in remove_stale_staged(self.root):
+                self.run.note(f"removed {name}, the folder an earlier run of {out} staged beside it and left when it was killed or crashed")
+        self.report: Report = report or self._print_run
         self.session: Any = None
         self.dumps: NpuDumps | None = None  # an NPU machine's TorchAir and GE dumps
+        self.exits = ExitNotes()
         self._stack = contextlib.ExitStack()
+
+    def _print_run(self, run: RunFolder, status: str) -> None:
+        print_run(run, status, self.staged.out if self.staged is not None else self.root)
 
     def open(self, note: Callable[[str], None] | None = None) -> TracedProcess:
         """The session around the program (npu device on the CPU, stand-ins, watched compiles)."""
@@ -143,6 +171,10 @@ class TracedProcess:
                 )
             )
             stack.callback(self._note_all, gloo_notes)
+            # An end that runs no exit handler saves first; sys.exit notes the exit code for close().
+            stack.enter_context(saved_at_os_exit(self.end_now))
+            stack.enter_context(saved_when_ended_by_signal(self.end_now))
+            stack.enter_context(self.exits.watching())
             self._stack = stack.pop_all()
         return self
 
@@ -155,19 +187,28 @@ class TracedProcess:
             self.folder = child_folder(self.root, _rank())
             self.run.folder = self.folder
         self.run.add(built)
+        if self.staged is None:  # a process the program started: its traces are listed even if it is killed
+            self.run.write_manifest(None, self._status())
 
     def close(self, exit_code: int | None) -> str:
         """End the session; write this process's manifest; the root moves the run into
         place. The run's status."""
-        from fxlab.capture.program import run_status  # lazy: see open()
-
         self._stack.close()
         self._collect_dumps()
-        status = run_status([row["status"] for row in self.run.rows()])
+        return self._save(exit_code)
+
+    def _status(self) -> str:
+        from fxlab.capture.program import run_status  # lazy: see open()
+
+        return run_status([row["status"] for row in self.run.rows()])
+
+    def _save(self, exit_code: int | None) -> str:
+        """Write this process's manifest; the root moves the run into place. The run's status."""
+        status = self._status()
         if self.folder is not None:
             self.run.write_manifest(exit_code, status)
         if self.staged is not None:
-            forget_counter(self.root)
+            forget_bookkeeping(self.root)
             self.staged.publish()
             self.run.folder = self.staged.out  # where the children's folders are read from now
         return status
@@ -181,22 +222,42 @@ class TracedProcess:
         if self.folder is not None:
             self.dumps.collect(self.folder)
 
-    def save_now(self, exit_code: int) -> None:
-        """Write what the run has saved so far and move it into place, the session left
-        open: the process is about to end (a signal), and nothing of the program is undone."""
-        from fxlab.capture.program import run_status  # lazy: see open()
-
-        if self.folder is not None:
-            self.run.write_manifest(exit_code, run_status([row["status"] for row in self.run.rows()]))
+    def end_now(self, exit_code: int) -> None:
+        """The process ends now and runs no exit handler (``os._exit``, a signal): what the run
+        has saved is written and moved into place, the session left open (nothing of the
+        program is undone), and the root says what it saved."""
+        status = self._save(exit_code)
         if self.staged is not None:
-            forget_counter(self.root)
-            self.staged.publish()
+            try:
+                self.report(self.run, status)
+            except FxlabError as exc:  # the run is saved; what could not be written (--html) is said
+                console.error(str(exc))
+
+    def discard(self) -> None:
+        """The program could not be started: the root's folder is removed, ``--out`` left as it was."""
+        self._stack.close()
+        if self.staged is None:
+            return
+        shutil.rmtree(self.staged.folder, ignore_errors=True)
+        made = self.staged.folder.parent
+        while self._made is not None and (made == self._made or self._made in made.parents):
+            with contextlib.suppress(OSError):  # the folders staging made for --out, while empty
+                made.rmdir()
+            made = made.parent
 
     def abandon(self, reason: str) -> None:
         """After fxlab itself failed: the root's folder is removed, ``--out`` left as it was."""
         self._stack.close()
         if self.staged is not None:
             self.staged.abandon(self.request.model_name, reason)
+
+
+def _first_missing(folder: Path) -> Path | None:
+    """The outermost folder of ``folder``'s path that does not exist yet (None: it exists)."""
+    missing = None
+    while not folder.exists() and folder != folder.parent:
+        missing, folder = folder, folder.parent
+    return missing
 
 
 def on_npu_machine() -> bool:
@@ -299,9 +360,9 @@ def _program_of(argv: Sequence[str]) -> str:
 
 def _at_exit(process: TracedProcess) -> None:
     try:
-        status = process.close(None)
+        status = process.close(process.exits.code())
     except Exception as exc:  # noqa: BLE001 - the program has ended: say it, never raise at exit
         print(f"fxlab: the run could not be saved ({type(exc).__name__}: {exc}).", file=sys.stderr)
         return
     if process.staged is not None:  # the root: it says what the run saved
-        print_run(process.run, status, process.staged.out)
+        process.report(process.run, status)

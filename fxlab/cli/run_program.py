@@ -18,6 +18,7 @@ from __future__ import annotations
 import contextlib
 import os
 import runpy
+import shutil
 import signal
 import subprocess
 import sys
@@ -60,6 +61,34 @@ def parse_program(command: Sequence[str]) -> Program:
             raise UsageError(f"{words[1]} is not a file: give the Python script to run, e.g. `fxlab run -- python path/to/script.py`.")
         return Program(words, SCRIPT, words[1], words[2:])
     return Program(words)
+
+
+class CannotStart(UsageError):
+    """The command cannot be started: no such program, or not one this system can run."""
+
+
+def check_runnable(program: Program, path: str | None = None) -> None:
+    """Refuse a command that cannot be started, before the run stages anything: ``PATH`` is
+    searched as the child process would search it (``path``: another ``PATH``)."""
+    name = program.command[0]
+    if shutil.which(name, path=path) is not None:
+        return
+    use = "e.g. `fxlab run -- python script.py` for a Python script, `fxlab run -- ./run.sh` for a program in this folder"
+    if os.sep not in name and os.path.isfile(name):
+        raise CannotStart(
+            f"{name}: no such command on PATH; a file of that name is in this folder: give its path (./{name}), or its "
+            f"interpreter, e.g. `fxlab run -- python {name}`."
+        )
+    if os.sep not in name:
+        raise CannotStart(f"{name}: no such command (no program of that name on PATH). Check its spelling, or give its path; {use}.")
+    if not os.path.exists(name):
+        raise CannotStart(f"{name}: no such file. Check the path, or give the program's name as you would type it; {use}.")
+    if os.path.isdir(name):
+        raise CannotStart(f"{name} is a folder, not a program. Give the program to run after --; {use}.")
+    raise CannotStart(
+        f"{name} cannot be run: it is not executable. Make it executable (chmod +x {name}), or run it through its "
+        f"interpreter, e.g. `fxlab run -- python {name}` or `fxlab run -- sh {name}`."
+    )
 
 
 def is_this_python(word: str) -> bool:
@@ -154,21 +183,26 @@ def _is_fxlab(filename: str) -> bool:
 
 def end_by_signal(number: int) -> None:
     """End this process by signal ``number`` as an uncaught one would (its default action)."""
-    signal.signal(number, signal.SIG_DFL)
+    with contextlib.suppress(OSError):  # SIGKILL (the OOM killer's) has no handler to reset
+        signal.signal(number, signal.SIG_DFL)
     os.kill(os.getpid(), number)
 
 
 # -- as a child process --------------------------------------------------------------------------
-def run_child(program: Program, env: dict[str, str]) -> int:
+def run_child(program: Program, env: dict[str, str], started: Callable[[int], None] | None = None) -> int:
     """Run the command as a child process; its exit code (-N when signal N ended it).
-    While it runs, Ctrl-C is left to the child (it reaches the whole foreground group) and
-    SIGTERM / SIGHUP sent to fxlab are passed on to it."""
+    ``started`` hears its process id. While it runs, Ctrl-C is left to the child (it reaches
+    the whole foreground group) and SIGTERM / SIGHUP sent to fxlab are passed on to it."""
     try:
         child = subprocess.Popen(list(program.command), env=env)
-    except FileNotFoundError as exc:
-        raise UsageError(f"{program.command[0]}: no such command. Give the program to run after --, as you would run it.") from exc
-    except PermissionError as exc:
-        raise UsageError(f"{program.command[0]} cannot be run ({exc.strerror}). Give a program you can run.") from exc
+    except OSError as exc:  # gone since check_runnable, or not a format this system runs (no #! line)
+        check_runnable(program, env.get("PATH"))
+        raise CannotStart(
+            f"{program.command[0]} cannot be run ({exc.strerror or exc}). Give a program you can run; a script without a #! line "
+            "runs through its interpreter, e.g. `fxlab run -- python script.py`."
+        ) from exc
+    if started is not None:
+        started(child.pid)
     forwarded = (signal.SIGTERM, signal.SIGHUP)
     saved = {number: signal.getsignal(number) for number in (signal.SIGINT, *forwarded)}
     signal.signal(signal.SIGINT, signal.SIG_IGN)

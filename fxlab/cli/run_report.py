@@ -8,10 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from rich.text import Text
+
 from fxlab.cli import console
 from fxlab.cli.files import write_atomic
 from fxlab.cli.run_folder import RunFolder
 from fxlab.errors import OutputError
+from fxlab.viz.safe_text import plain
 
 
 def print_run(run: RunFolder, status: str, out: Path) -> None:
@@ -24,9 +27,23 @@ def print_run(run: RunFolder, status: str, out: Path) -> None:
     err = console.err()
     err.print(run_table(rows, run.program), crop=False)
     err.print(run_lines(rows), crop=False)
+    for line in partial_lines(rows):
+        err.print(line, crop=False)
     pair = _pair_to_compare(rows)
     hint = f"; compare two: fxlab diff {out}/{pair[0]} {out}/{pair[1]}" if pair else ""
     console.note(f"run saved to {out}/ (manifest.json, {len(rows)} trace folder(s){hint}) · status: {status}")
+
+
+def partial_lines(rows: list[dict[str, Any]]) -> list[Text]:
+    """Under the table: why each partial trace is partial, briefly (the first reason; the
+    trace's manifest row has them all, ``fxlab trace``'s words)."""
+    lines = []
+    for row in rows:
+        reasons = [str(reason) for reason in row.get("why_partial") or []]
+        if row.get("status") == "partial" and reasons:
+            more = f" (and {len(reasons) - 1} more: the manifest's why_partial)" if len(reasons) > 1 else ""
+            lines.append(plain(f"{row['folder']}: partial: {reasons[0]}{more}", style="yellow"))
+    return lines
 
 
 def _pair_to_compare(rows: list[dict[str, Any]]) -> tuple[str, str] | None:

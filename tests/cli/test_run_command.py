@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -141,6 +142,43 @@ def test_bad_commands_are_refused_before_anything_runs(tmp_path, monkeypatch, ar
     assert code == 2 and said in stderr and stdout == "" and not (tmp_path / "run").exists()
 
 
+HOW_TO = "e.g. `fxlab run -- python script.py` for a Python script, `fxlab run -- ./run.sh` for a program in this folder."
+
+
+@pytest.mark.parametrize(
+    ("command", "said"),
+    [
+        ("nosuchcmd", f"nosuchcmd: no such command (no program of that name on PATH). Check its spelling, or give its path; {HOW_TO}"),
+        ("./nosuch", f"./nosuch: no such file. Check the path, or give the program's name as you would type it; {HOW_TO}"),
+        ("prog.py", "prog.py: no such command on PATH; a file of that name is in this folder: give its path (./prog.py), or its interpreter, e.g. `fxlab run -- python prog.py`."),
+        ("./prog.py", "./prog.py cannot be run: it is not executable. Make it executable (chmod +x ./prog.py), or run it through its interpreter, e.g. `fxlab run -- python ./prog.py` or `fxlab run -- sh ./prog.py`."),
+        ("./a_folder", f"./a_folder is a folder, not a program. Give the program to run after --; {HOW_TO}"),
+        ("./no_hash_bang", "./no_hash_bang cannot be run (Exec format error). Give a program you can run; a script without a #! line runs through its interpreter, e.g. `fxlab run -- python script.py`."),
+    ],
+)
+def test_a_program_that_cannot_start_is_refused_and_nothing_is_written(tmp_path, monkeypatch, command, said):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "prog.py").write_text("print('ran')\n")
+    (tmp_path / "a_folder").mkdir()
+    (tmp_path / "no_hash_bang").write_text("echo ran\n")
+    (tmp_path / "no_hash_bang").chmod(0o755)  # executable, but no format the system can start
+    before = sorted(p.name for p in tmp_path.iterdir())
+    code, stdout, stderr = run_main("run", "--out", "runs/run", "--", command, "--flag")
+    assert (code, stdout, " ".join(stderr.split())) == (2, "", f"error: {said}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # --out and its parent were not made, nothing is staged
+
+
+def test_a_program_that_cannot_start_leaves_the_previous_run_as_it_was(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ok.py").write_text("print('ran')\n")
+    assert run_main("run", "--out", "run", "--", "python", "ok.py")[0] == 0
+    saved = (tmp_path / "run" / "manifest.json").read_bytes()
+    code, _, stderr = run_main("run", "--out", "run", "--", "nosuchcmd")
+    assert code == 2 and stderr.startswith("error: nosuchcmd: no such command")
+    assert (tmp_path / "run" / "manifest.json").read_bytes() == saved
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ok.py", "run"]
+
+
 def test_another_command_needs_the_process_hook(tmp_path, monkeypatch):
     import fxlab.cli.run_hook as run_hook
 
@@ -174,6 +212,81 @@ def test_a_program_ended_by_a_signal_ends_so_with_what_it_compiled_saved(tmp_pat
     assert manifest["exit_code"] == 143 and [row["folder"] for row in manifest["traces"]] == ["trace_0"]
     assert load_trace(tmp_path / "run" / "trace_0").status == "ok"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run", "term.py"]  # nothing staged is left beside it
+
+
+OS_EXIT = """
+import os
+import torch
+import torch_npu
+
+f = torch.compile(lambda x: x.cos() + 1, backend="npu")
+f(torch.ones(3, device="npu"))
+print("compiled", flush=True)
+os._exit(5)
+"""
+
+
+def test_a_program_ending_by_os_exit_has_its_run_saved_and_nothing_staged_left(tmp_path):
+    from tests.conftest import ROOT
+
+    (tmp_path / "ends.py").write_text(OS_EXIT)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), FXLAB_WIDTH="200")
+    command = [sys.executable, "-m", "fxlab", "run", "--out", "run", "--html", "run.html", "--", "python", "ends.py"]
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True)
+    assert (done.returncode, done.stdout) == (5, "compiled\n"), done.stderr
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert (manifest["exit_code"], manifest["status"], [row["folder"] for row in manifest["traces"]]) == (5, "ok", ["trace_0"])
+    assert load_trace(tmp_path / "run" / "trace_0").status == "ok"
+    assert "note: run saved to run/ (manifest.json, 1 trace folder(s)) · status: ok" in done.stderr  # the table, as at any end
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ends.py", "run", "run.html"]  # nothing staged is left beside it
+
+
+SLEEPS = """
+import time
+import torch
+import torch_npu
+
+f = torch.compile(lambda x: x.cos() + 1, backend="npu")
+f(torch.ones(3, device="npu"))
+open("compiled", "w").close()
+time.sleep(60)
+"""
+
+
+def test_a_run_killed_outright_leaves_a_staged_folder_the_next_run_removes(tmp_path, monkeypatch):
+    from tests.conftest import ROOT
+
+    (tmp_path / "sleeps.py").write_text(SLEEPS)
+    (tmp_path / "ok.py").write_text("print('ran')\n")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    killed = subprocess.Popen([sys.executable, "-m", "fxlab", "run", "--out", "run", "--", "python", "sleeps.py"], cwd=tmp_path, env=env, stderr=subprocess.DEVNULL)
+    try:
+        while not (tmp_path / "compiled").exists() and killed.poll() is None:
+            time.sleep(0.1)
+    finally:
+        killed.kill()  # SIGKILL: no handler of fxlab's runs
+        killed.wait()
+    left = [p.name for p in tmp_path.iterdir() if p.name.startswith(".run.fxlab-")]
+    assert len(left) == 1 and not (tmp_path / "run").exists()
+    monkeypatch.chdir(tmp_path)
+    code, _, stderr = run_main("run", "--out", "run", "--", "python", "ok.py")
+    assert code == 0 and f"note: removed {left[0]}, the folder an earlier run of run staged beside it and left when it was killed or crashed" in " ".join(stderr.split())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["compiled", "ok.py", "run", "sleeps.py"]
+
+
+def test_a_partial_trace_says_why_under_the_table(tmp_path, monkeypatch):
+    (tmp_path / "refused.py").write_text(
+        "import torch, torch_npu\nf = torch.compile(lambda x: torch.special.bessel_j0(x) + 1, backend='npu')\nf(torch.ones(4))\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    code, _, stderr = run_main("run", "--out", "run", "--", "python", "refused.py")
+    assert code == 0
+    left_out = load_trace(tmp_path / "run" / "trace_0").graphs[0].conversion.not_converted
+    assert [entry["op"] for entry in left_out] == ["aten.special_bessel_j0.default"]
+    why = f"graph 0: aten.special_bessel_j0.default (1 node(s)) not converted: {left_out[0]['reason']}"
+    row = json.loads((tmp_path / "run" / "manifest.json").read_text())["traces"][0]
+    assert (row["status"], row["why_partial"]) == ("partial", [why])
+    assert f"trace_0: partial: {why} note: run saved to run/" in " ".join(stderr.split())
 
 
 def test_a_program_that_changes_directory_leaves_out_and_html_where_they_were_given(tmp_path, monkeypatch):

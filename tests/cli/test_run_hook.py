@@ -69,6 +69,7 @@ def test_torchrun_ranks_each_get_a_folder_with_the_cross_rank_check(hooked_env, 
         notes = json.loads((out / f"rank_{rank}" / "manifest.json").read_text())["notes"]
         assert any("asks for 'hccl': fxlab made it with gloo" in note for note in notes)
     assert "rank_0/trace_0" in done.stderr and "rank_1/trace_0" in done.stderr
+    assert [(p["folder"], p["exit_code"]) for p in manifest["processes"]] == [("rank_0", 0), ("rank_1", 0)]
 
 
 def test_spawned_ranks_write_their_folders_inside_the_run(hooked_env, tmp_path):
@@ -84,7 +85,74 @@ def test_spawned_ranks_write_their_folders_inside_the_run(hooked_env, tmp_path):
     assert sorted(done.stdout.splitlines()) == ["rank 0: (2, 16)", "rank 1: (2, 16)"]
     rows = [(r["folder"], r["backend"], r["status"]) for r in _rows(out)]
     assert rows == [("rank_0/trace_0", "'npu'", "ok"), ("rank_1/trace_0", "'npu'", "ok")]
+    processes = json.loads((out / "manifest.json").read_text())["processes"]
+    assert [(p["folder"], p["exit_code"]) for p in processes] == [("rank_0", 0), ("rank_1", 0)]  # multiprocessing's sys.exit(0)
     assert load_trace(out / "rank_1" / "trace_0").model == str(PROGRAMS / "spawn_ranks.py")  # the program the root runs
+
+
+ENDS = """
+import os
+import signal
+import sys
+import torch
+import torch_npu
+
+f = torch.compile(lambda x: x.cos() + 1, backend="npu")
+f(torch.ones(3, device="npu"))
+how = sys.argv[1]
+if how == "exit":
+    sys.exit(3)
+if how == "raise":
+    raise RuntimeError("the program failed")
+if how == "os_exit":
+    os._exit(5)
+if how == "kill":
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_each_process_of_the_program_records_how_it_ended(hooked_env, tmp_path):
+    (tmp_path / "ends.py").write_text(ENDS)
+    shell = "python -u ends.py exit; python -u ends.py raise; python -u ends.py os_exit; exit 0"  # none is fxlab's own child
+    done = subprocess.run(
+        [sys.executable, "-m", "fxlab", "run", "--out", "run", "--", "sh", "-c", shell], env=hooked_env, capture_output=True, text=True, cwd=tmp_path
+    )
+    assert done.returncode == 0 and "RuntimeError: the program failed" in done.stderr
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert [(p["folder"], p["exit_code"], p["status"]) for p in manifest["processes"]] == [
+        ("process_0", 3, "ok"),
+        ("process_1", 1, "ok"),
+        ("process_2", 5, "ok"),  # os._exit: saved before it ended
+    ]
+    assert [r["folder"] for r in _rows(tmp_path / "run")] == ["process_0/trace_0", "process_1/trace_0", "process_2/trace_0"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # nothing staged is left beside it
+
+
+def test_a_child_killed_outright_keeps_its_traces_and_the_signal_is_recorded(hooked_env, tmp_path):
+    (tmp_path / "ends.py").write_text(ENDS)
+    done = subprocess.run(
+        [sys.executable, "-m", "fxlab", "run", "--out", "run", "--", "python", "-u", "ends.py", "kill"],
+        env=hooked_env,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert done.returncode == -9, done.stderr
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert manifest["exit_code"] == 137 and [(p["folder"], p["exit_code"]) for p in manifest["processes"]] == [("process_0", 137)]
+    assert [r["folder"] for r in _rows(tmp_path / "run")] == ["process_0/trace_0"]
+    assert "process_0/trace_0" in done.stderr
+
+
+def test_a_root_ending_by_os_exit_moves_the_run_into_place(hooked_env, tmp_path):
+    (tmp_path / "ends.py").write_text(ENDS)
+    env = {**hooked_env, "FXLAB_TRACE": "run"}
+    done = subprocess.run([sys.executable, "ends.py", "os_exit"], env=env, capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 5, done.stderr
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert (manifest["exit_code"], [r["folder"] for r in manifest["traces"]]) == (5, ["trace_0"])
+    assert "note: run saved to run/ (manifest.json, 1 trace folder(s)) · status: ok" in done.stderr
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # nothing staged is left beside it
 
 
 def _rows(out: Path) -> list[dict]:

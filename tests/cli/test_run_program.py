@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from fxlab.cli.run_program import COMMAND, MODULE, SCRIPT, Program, parse_program, run_child, run_in_process
+from fxlab.cli.run_program import COMMAND, MODULE, SCRIPT, CannotStart, Program, parse_program, run_child, run_in_process
 from fxlab.errors import UsageError
 
 
@@ -44,8 +44,11 @@ def test_a_scripts_traceback_and_exit_code_are_pythons_own(tmp_path, capsys):
     assert sys.argv[1:] != ["key"]  # put back
 
 
-def test_a_childs_exit_code_and_the_signal_that_ended_it():
+def test_a_childs_exit_code_and_the_signal_that_ended_it(tmp_path):
     assert run_child(Program(("sh", "-c", "exit 7")), {}) == 7
     assert run_child(Program(("sh", "-c", "kill -TERM $$")), {}) == -signal.SIGTERM
-    with pytest.raises(UsageError, match="no-such-command-here: no such command"):
+    started: list[int] = []
+    assert run_child(Program(("sh", "-c", f"echo $$ > {tmp_path / 'pid'}")), {}, started.append) == 0
+    assert started == [int((tmp_path / "pid").read_text())]  # the process id the run records its exit code under
+    with pytest.raises(CannotStart, match="no-such-command-here: no such command"):
         run_child(Program(("no-such-command-here",)), {})
