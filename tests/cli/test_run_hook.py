@@ -30,6 +30,8 @@ def hooked_env(tmp_path):
     (site_folder / "sitecustomize.py").write_text(f"import site\nsite.addsitedir({str(site_folder)!r})\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("FXLAB_TRACE")}
     env.update(PYTHONPATH=f"{ROOT}{os.pathsep}{site_folder}", FXLAB_WIDTH="200", NO_COLOR="1")
+    # `python` in a command is this interpreter, as in an activated virtual environment.
+    env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     return env
 
 
