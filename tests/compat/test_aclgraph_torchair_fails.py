@@ -10,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
+import torch._dynamo
 
 from fxlab.capture.request import TraceRequest
 from fxlab.passes.torchair_options import ACLGRAPH_STAGES
@@ -45,8 +47,11 @@ def test_a_graph_torchairs_own_backend_fails_on_is_said_to_be_so_with_the_node_a
 ) -> None:
     path = tmp_path / "program.py"
     path.write_text(UNBACKED_SIZE_CHECK)
-    with CaptureSession(TraceRequest(path, stages=ACLGRAPH_STAGES, mode=mode, torchair_path=torchair_path)) as session:
-        captured = session.capture()
+    # The model file sets Dynamo's capture_scalar_outputs for the process: put back after.
+    with torch._dynamo.config.patch(capture_scalar_outputs=False):
+        with CaptureSession(TraceRequest(path, stages=ACLGRAPH_STAGES, mode=mode, torchair_path=torchair_path)) as session:
+            captured = session.capture()
+    assert torch._dynamo.config.capture_scalar_outputs is False
     assert captured.reference is not None
     run = captured.reference.run  # TorchAir's own backend, entered as a user enters it
     assert run.graphs == [] and run.error == "TypeError: '>=' not supported between instances of 'ValuePack' and 'int'"
