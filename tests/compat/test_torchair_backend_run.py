@@ -3,6 +3,7 @@ a failure that began in TorchAir's (or npugraph_ex's) own code is said to be Tor
 one that began in fxlab's stand-ins, even when TorchAir re-raised it, is not."""
 from __future__ import annotations
 
+from fxlab.compat import native_standins
 from fxlab.compat.torchair_backend_run import _where_it_began
 
 
@@ -34,7 +35,7 @@ def test_npugraph_exs_own_files_count_as_torchairs():
 
 
 def test_a_failure_that_began_in_fxlabs_stand_ins_is_not_torchairs_even_when_torchair_reraised_it():
-    stand_in = _raiser("/work/fxlab/compat/native_standins/torch_npu_runtime.py", "raise RuntimeError('no NPU')")
+    stand_in = _raiser(native_standins.__file__, "raise RuntimeError('no NPU')")  # fxlab's own file
     rewrap = _raiser("/cache/torch_npu/dynamo/torchair/_utils/error_code.py")
     exc = _caught(lambda: rewrap(stand_in))
     assert str(exc) == "wrapped" and str(exc.__context__) == "no NPU"  # TorchAir's error-code wrapper re-raised it
