@@ -9,9 +9,10 @@ results), which is not saved.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 import torch.fx as fx
@@ -23,6 +24,7 @@ from fxlab.capture.request import TraceRequest
 from fxlab.capture.trace import ConversionRecord, GraphTrace
 from fxlab.ir.dump_py import graph_to_py
 from fxlab.ir.host_outputs import host_output_notes
+from fxlab.ir.model import IrGraph
 from fxlab.passes.aclgraph.pipeline import aclgraph_graph
 from fxlab.passes.annotate_scopes import annotate_scopes
 from fxlab.passes.conversion_result import ConversionResult
@@ -63,6 +65,10 @@ class LiveGraph:
     modules: dict[str, fx.GraphModule] = field(default_factory=dict)
     conversion: ConversionResult | None = None
     user_pass_runs: list[UserPassRun] = field(default_factory=list)
+    # The same graph's Ascend IR converted again with the view optimisation off (made only
+    # when the check needs it); None when the IR was made without it.
+    ir_without_view_optimisation: Callable[[], IrGraph] | None = None
+    converted_by_torchair: bool = False  # the IR is TorchAir's own conversion (--converter torchair)
 
     def converted_module(self) -> fx.GraphModule | None:
         """The FX graph the Ascend IR was converted from: TorchAir's own after its passes
@@ -151,7 +157,10 @@ def _convert(graph: GraphTrace, live: LiveGraph, options: TorchAirOptions, torch
         result = torchair.convert(source, name, options)
     converted = result.fx_graph or source
     summary = summarize_conversion(converted, result)
-    live.conversion, graph.ir = result, result.graph
+    live.conversion, graph.ir, live.converted_by_torchair = result, result.graph, torchair is not None
+    if options.enable_view_optimize and (torchair is not None or PRE_GE in live.modules):
+        without = replace(options, enable_view_optimize=False)
+        live.ir_without_view_optimisation = functools.cache(lambda: _reconvert(live, name, without, torchair, convert_refused))
     graph.ir_py = graph_to_py(result.graph, converted)
     if result.ge_passes:
         graph.passes[GE_GRAPH_PASSES] = result.ge_passes
@@ -168,6 +177,16 @@ def _convert(graph: GraphTrace, live: LiveGraph, options: TorchAirOptions, torch
         auto_converted=summary.auto_converted,
         summary=summary.rows,
     )
+
+
+def _reconvert(live: LiveGraph, name: str, options: TorchAirOptions, torchair: TorchAirCode | None, convert_refused: bool) -> IrGraph:
+    """The graph's Ascend IR made again from its functional graph with other options, by
+    the same converter (nothing recorded)."""
+    functional = live.modules[FUNCTIONAL]
+    if torchair is not None:
+        return torchair.convert(functional, name, options).graph
+    source = pre_ge_graph(functional, options).gm
+    return after_conversion(convert_to_ascend_ir(source, name, convert_refused=convert_refused)).graph
 
 
 def mutated_inputs(modules: dict[str, fx.GraphModule]) -> list[str]:

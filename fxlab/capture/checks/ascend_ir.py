@@ -19,6 +19,7 @@ import torch.fx as fx
 
 from fxlab.capture.checks.runs import CpuRun, GraphRun, OutputPolicy, RunRecorder, run_against, why_not_recorded
 from fxlab.capture.checks.values import Comparison
+from fxlab.capture.checks.view_optimisation import view_optimisation_fault
 from fxlab.capture.record_graph import LiveGraph
 from fxlab.capture.trace import CheckResult, GraphTrace
 from fxlab.ir.approximations import FUSED_PRECISION, GE_APPROXIMATIONS, exact_kernels
@@ -78,7 +79,8 @@ def _verify_graph(graph: GraphTrace, live: LiveGraph, recorder: RunRecorder, cmp
             as_exact.notes.extend(fused)
             as_ge = as_exact
     if as_ge.mismatches:
-        as_ge.mismatches += _torchair_faults(graph, live)
+        # Why, before what: the check keeps only the first lines of a long list.
+        as_ge.mismatches[:0] = _torchair_faults(graph, live) + _view_optimisation(graph, live, run, policy)
     as_ge.notes.extend(_custom_op_kernel_notes(graph))
     cmp.merge(as_ge)
     return _drawn_note(policy, run)
@@ -108,10 +110,11 @@ def _drawn_note(policy: OutputPolicy, run: GraphRun) -> str | None:
 
 
 def _run_ir(
-    graph: GraphTrace, run: GraphRun, policy: OutputPolicy, kernels_by_op: Mapping[str, Any] | None = None
+    graph: GraphTrace, run: GraphRun, policy: OutputPolicy, kernels_by_op: Mapping[str, Any] | None = None, ir: IrGraph | None = None
 ) -> tuple[Comparison, str | None]:
-    """One reference run of the graph's IR on the recorded inputs, compared with the
-    compiled run; or the reason it could not run."""
+    """One reference run of the graph's IR (or of ``ir``, another conversion of it) on the
+    recorded inputs, compared with the compiled run; or the reason it could not run."""
+    ir = ir or _ir_of(graph)
     values: dict[str, Any] = {}
     expected = policy.expected(run)
 
@@ -121,7 +124,7 @@ def _run_ir(
             x if isinstance(x, torch.Tensor) else torch.tensor(x, dtype=torch.int64) for x in inputs if isinstance(x, (torch.Tensor, int))
         ]
         try:
-            outputs = execute_fx_outputs(_ir_of(graph), ir_inputs, values, kernels_by_op)
+            outputs = execute_fx_outputs(ir, ir_inputs, values, kernels_by_op)
         except ExecutionError as exc:
             return CpuRun(not_run=str(exc))
         except Exception as exc:  # noqa: BLE001 - reported as a check that could not run
@@ -133,22 +136,22 @@ def _run_ir(
     cmp, ran = run_against(run, execute, policy)
     if ran.outputs is None:
         return cmp, ran.not_run
-    _compare_converted_values(graph, policy, expected, values, cmp)
+    _compare_converted_values(graph.index, ir, policy, expected, values, cmp)
     return cmp, None
 
 
 def _compare_converted_values(
-    graph: GraphTrace, policy: OutputPolicy, expected: list[Any], values: dict[str, Any], cmp: Comparison
+    index: int, ir: IrGraph, policy: OutputPolicy, expected: list[Any], values: dict[str, Any], cmp: Comparison
 ) -> None:
     """An output made on the host still had its converter run: check what it computed,
     where the runtime uses it."""
-    for i, a in converted_values(_ir_of(graph), values).items():
+    for i, a in converted_values(ir, values).items():
         if i in policy.fresh or i >= len(expected):
             continue
         if i in policy.remade:
             cmp.notes.extend(policy.unused_value_note(i, expected[i], a, " as its converter computed it (in GE)"))
             continue
-        label = f"graph {graph.index} output {i} as its converter computed it (in GE, not returned)"
+        label = f"graph {index} output {i} as its converter computed it (in GE, not returned)"
         if policy.drawing and isinstance(expected[i], torch.Tensor):
             cmp.add_form(label, expected[i], a)
         else:
@@ -230,6 +233,21 @@ def _torchair_faults(graph: GraphTrace, live: LiveGraph) -> list[str]:
         if why:
             faults.setdefault(why, []).append(node.name)
     return [f"graph {graph.index}: {', '.join(names)}: {why}" for why, names in faults.items()]
+
+
+def _view_optimisation(graph: GraphTrace, live: LiveGraph, run: GraphRun, policy: OutputPolicy) -> list[str]:
+    """For a graph whose IR disagrees: the view optimisation named as the cause, when the
+    same graph converted without it agrees (:mod:`fxlab.capture.checks.view_optimisation`)."""
+    if live.ir_without_view_optimisation is None:
+        return []
+    try:
+        without_ir = live.ir_without_view_optimisation()
+    except Exception:  # noqa: BLE001 - a graph that does not convert without it proves nothing either way
+        return []
+    without, reason = _run_ir(graph, run, policy, ir=without_ir)
+    if reason or not without.compared or without.mismatches:
+        return []
+    return [view_optimisation_fault(graph.index, live, run, without)]
 
 
 def _unconverted_targets(graph: LiveGraph) -> list[str]:
