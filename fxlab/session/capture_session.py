@@ -4,7 +4,9 @@ as long as it runs and closed after.
 While a session is open: TorchAir's own code (``converter="torchair"``), fxlab's
 stand-ins for ``torchair`` / ``torch_npu`` when the real ones are not importable (each
 announced once through ``note``), TorchAir's collectives as it captures them, and
-torch's own warnings kept as notes of the trace. :meth:`CaptureSession.capture` loads
+torch's own warnings kept as notes of the trace. What a model file sets in Dynamo's and
+aot_autograd's configs (``capture_scalar_outputs``, say) holds for its capture only: the
+caller's settings are back when the session closes. :meth:`CaptureSession.capture` loads
 the model (a file with its plugins, or an object and its inputs) and captures it.
 
 ``fxlab trace``, ``fxlab diff``, ``fxlab scopes``, ``fxlab ops coverage``, every rank of
@@ -15,9 +17,13 @@ only adds its spinner and printing through the callbacks.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from types import TracebackType
 from typing import Any
+
+import torch
+import torch._dynamo
+import torch._functorch.config
 
 from fxlab.capture.loader import LoadedModel, load_model, load_object
 from fxlab.capture.pipeline import Capture, capture_trace
@@ -69,6 +75,7 @@ class CaptureSession:
                 self.torchair = stack.enter_context(
                     torchair_side(request.torchair_path, request.soc.name, request.mode, self.note, self.warn)
                 )
+            stack.enter_context(_compile_configs_kept())
             self._compat = stack.enter_context(compat_layer(announce=self.note))
             stack.enter_context(torchair_collectives())
             self._torch_notes = stack.enter_context(torch_warnings_as_notes())
@@ -115,6 +122,21 @@ class CaptureSession:
         whose graph a mismatch is: run when TorchAir's sources are found (the check runs it
         only on the aclgraph path, and only when a graph is judged)."""
         return aclgraph_reference(converter, self.request.torchair_path, self.request.soc.name)
+
+
+@contextlib.contextmanager
+def _compile_configs_kept() -> Iterator[None]:
+    """Dynamo's and aot_autograd's configs as they were before the block, after it: a
+    model file's settings are its own capture's, not the caller's process's."""
+    configs = (torch._dynamo.config, torch._functorch.config)
+    saved = [config.get_config_copy() for config in configs]
+    try:
+        yield
+    finally:
+        for config, before in zip(configs, saved):
+            after = config.get_config_copy()
+            # Only what changed: the rest keeps its default-or-set state (and deprecated keys stay unread).
+            config.load_config({key: value for key, value in before.items() if after.get(key) is not value})
 
 
 def capture(request: TraceRequest, progress: Say | None = None, note: Say | None = None, warn: Say | None = None) -> Capture:

@@ -59,3 +59,32 @@ def test_a_model_that_exits_while_it_runs_is_an_error_naming_the_model():
     with pytest.raises(FxlabError, match=r"the model called exit \(SystemExit: 3\) while fxlab ran it") as raised:
         fxlab.trace(_exits, (torch.ones(1),))
     assert "Remove the exit() / sys.exit() call from the code _exits runs." in str(raised.value)
+
+
+SETS_DYNAMO_CONFIG = """
+import torch
+import torch._dynamo
+
+torch._dynamo.config.capture_scalar_outputs = True  # `.item()` stays in the graph
+
+
+def f(x):
+    return x * x.sum().item()
+
+
+model = f
+example_inputs = (torch.ones(3),)
+"""
+
+
+def test_what_a_model_file_sets_in_dynamos_config_holds_for_its_capture_only(write_model):
+    path = write_model(SETS_DYNAMO_CONFIG)
+    with torch._dynamo.config.patch(cache_size_limit=5):  # the caller's own setting
+        first = fxlab.trace(path, stages=("dynamo",))
+        assert torch._dynamo.config.capture_scalar_outputs is False and torch._dynamo.config.cache_size_limit == 5
+        # The same function from an object: Dynamo's default breaks the graph at `.item()`.
+        scope: dict = {}
+        exec(SETS_DYNAMO_CONFIG.replace("torch._dynamo.config.capture_scalar_outputs = True", ""), scope)
+        second = fxlab.trace(scope["f"], scope["example_inputs"], stages=("dynamo",))
+    assert [len(t.graphs) for t in (first, second)] == [1, 2]
+    assert "item" in " ".join(first.graphs[0].stages["dynamo"].targets())
