@@ -1,6 +1,6 @@
 """A trace's ``ascend_ir`` stage against one phase of GE's graph on the NPU machine, grouped
-by source line: which of TorchAir's ops GE fused (into what), which it kept, changed
-(type, format, dtype), removed, and which ops GE inserted. The GE phase must be joined with
+by source line: which of TorchAir's ops GE fused (into what), which it kept, renamed,
+changed (type, format, dtype), removed, and which ops GE inserted. The GE phase must be joined with
 the trace first (:func:`fxlab.npu_dumps.join.join`), so each GE op knows its TorchAir ops."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from typing import Any
 from fxlab.ir.model import IrGraph
 from fxlab.npu_dumps.dump_model import DumpGraph, DumpOp
 
-SAME, FUSED, CHANGED, INSERTED, REMOVED = "same", "fused", "changed", "inserted", "removed"
+SAME, FUSED, RENAMED, CHANGED, INSERTED, REMOVED = "same", "fused", "renamed", "changed", "inserted", "removed"
+KINDS = (FUSED, RENAMED, CHANGED, INSERTED, REMOVED, SAME)
 INSERTED_LINE = "(inserted by GE: no source line)"
 
 
@@ -51,7 +52,7 @@ class NpuPhaseDiff:
             "graph": self.graph,
             "ge_graph": self.ge_graph,
             "phase": self.phase,
-            "counts": {k: self.count(k) for k in (SAME, FUSED, CHANGED, INSERTED, REMOVED)},
+            "counts": {k: self.count(k) for k in KINDS},
             "lines": [{"source": line.source, "entries": [e.to_json() for e in line.entries]} for line in self.lines],
         }
 
@@ -90,10 +91,13 @@ def _entry(op: DumpOp, ir_ops: dict[str, Any]) -> NpuEntry:
         )
         passes = f" by {', '.join(op.passes)}" if op.passes else ""
         return NpuEntry(FUSED, list(op.torchair_ops), op.name, what + passes + also)
-    known = ir_ops.get(op.name)
+    original = op.torchair_ops[0] if len(op.torchair_ops) == 1 else op.name
+    known = ir_ops.get(original)
     changes = op.changes()
     if known is not None and known.type != op.type:
         changes.insert(0, f"type {known.type} -> {op.type}")
+    if original != op.name:  # one of TorchAir's ops under the name GE gave it
+        return NpuEntry(RENAMED, list(op.torchair_ops), op.name, "; ".join([f"renamed from {original}", *changes]) + also)
     if changes:
         return NpuEntry(CHANGED, list(op.torchair_ops), op.name, "; ".join(changes) + also)
     return NpuEntry(SAME, list(op.torchair_ops), op.name, op.type)

@@ -12,7 +12,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from fxlab.diff.npu_diff import NpuPhaseDiff
+from fxlab.diff.npu_diff import KINDS, NpuPhaseDiff
 from fxlab.npu_dumps.dump_model import DumpGraph, DumpOp, DumpSet, FusionResult
 from fxlab.npu_dumps.phases import PhaseStep, phase_chains, phase_steps
 from fxlab.reports.ge_superkernels import SegmentVerdict
@@ -152,6 +152,7 @@ def super_kernel_lines(verdicts: Sequence[SegmentVerdict]) -> RenderableType:
 _KIND_MARKS = {
     "same": ("=", "dim"),
     "fused": ("~", "yellow"),
+    "renamed": ("~", "magenta"),
     "changed": ("~", "cyan"),
     "inserted": ("+", "green"),
     "removed": ("-", "red"),
@@ -162,7 +163,7 @@ def npu_diff_view(diffs: Sequence[NpuPhaseDiff]) -> RenderableType:
     """``fxlab diff TRACE NPU_DUMP``: per source line, what GE did to TorchAir's ops."""
     parts: list[RenderableType] = []
     for diff in diffs:
-        counts = ", ".join(f"{diff.count(k)} {k}" for k in ("fused", "changed", "inserted", "removed", "same"))
+        counts = ", ".join(f"{diff.count(k)} {k}" for k in KINDS)
         parts.append(
             Text.assemble((f"graph {diff.graph} · ascend_ir → ", "bold"), plain(f"{diff.ge_graph} {diff.phase}", "bold"), f": {counts}")
         )

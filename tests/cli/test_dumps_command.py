@@ -155,10 +155,10 @@ def test_an_op_ge_only_renamed_is_shown_renamed_not_fused(tmp_path):
 def test_diff_trace_against_npu_dump(folder):
     code, out, _ = run_cli("diff", str(GOLDEN_TRACE), str(folder), width=300)
     assert code == 1  # as diff(1): differences
-    assert "graph 0 · ascend_ir → graph 1 AfterSkGraph: 4 fused, 0 changed, 8 inserted, 9 removed" in out
+    assert "graph 0 · ascend_ir → graph 1 AfterSkGraph: 4 fused, 0 renamed, 0 changed, 8 inserted, 9 removed" in out
     assert "~ fused    Transpose, MatMulV2, Mul, Add → sk_mlp_split_7_13_start_Transpose_end_trans_TransData_1" in out
     code, out, _ = run_cli("diff", str(GOLDEN_TRACE), str(folder), "--json")
-    assert json.loads(out)["graphs"][0]["counts"] == {"same": 10, "fused": 4, "changed": 0, "inserted": 8, "removed": 9}
+    assert json.loads(out)["graphs"][0]["counts"] == {"same": 10, "fused": 4, "renamed": 0, "changed": 0, "inserted": 8, "removed": 9}
 
 
 # -- the docs show what the command prints ------------------------------------------------------

@@ -6,6 +6,7 @@ from fxlab.capture.serialize import load_trace
 from fxlab.diff.npu_diff import INSERTED_LINE, diff_ir_with_phase
 from fxlab.npu_dumps.join import join, torchair_graph_from_ir
 from fxlab.npu_dumps.read import read_dumps
+from tests.npu_dumps.ge_dump_maker import rename_op
 from tests.npu_dumps.made_dumps import GOLDEN_TRACE, line, made_dumps
 
 
@@ -30,3 +31,17 @@ def test_ascend_ir_against_the_last_phase_by_source_line(tmp_path):
     assert (diff.count("fused"), diff.count("inserted"), diff.count("removed"), diff.identical) == (4, 8, 9, False)
     fused = next(ln for ln in diff.lines if ln.source == line(39)).entries[0]
     assert fused.detail == f"SuperKernel of Mul_3Cast_1, Add_3; also lines {line(40)}"
+
+
+def test_an_op_ge_only_renamed_is_said_renamed_not_same(tmp_path):
+    folder = made_dumps(tmp_path)
+    rename_op(folder / "ge_proto_00000007_graph_1_AfterSkGraph.txt", "Add_2", "Add_2_GE")
+    dumps = read_dumps([folder])
+    trace = load_trace(GOLDEN_TRACE)
+    join(dumps, [torchair_graph_from_ir(g.ir, "trace") for g in trace.graphs])
+    last = next(g for g in dumps.graphs if g.phase == "AfterSkGraph")
+    diff = diff_ir_with_phase(0, trace.graphs[0].ir, last)
+    entries = [(e.kind, e.torchair_ops, e.ge_op, e.detail) for ln in diff.lines if ln.source == line(37) for e in ln.entries]
+    assert ("renamed", ["Add_2"], "Add_2_GE", "renamed from Add_2") in entries
+    assert not any(e[1] == ["Add_2"] and e[0] != "renamed" for e in entries)  # neither same nor removed
+    assert diff.count("renamed") == 1 and diff.to_json()["counts"]["renamed"] == 1
