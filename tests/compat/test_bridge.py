@@ -20,7 +20,7 @@ from fxlab.compat.torchair_loader import _GuardRegistrations
 from fxlab.compat.torchair_copies import TorchAirNotFoundError, find_torchair
 from fxlab.compat.torchair_versions import TorchAirVersion
 from fxlab.ir.lint import lint_ir
-from fxlab.passes.conversion_result import UNSUPPORTED_OP_TYPE, ConversionResult, Status
+from fxlab.passes.conversion_result import FAILED_STATUSES, UNSUPPORTED_OP_TYPE, ConversionResult, Status
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
 from fxlab.diff.ir_diff import diff_ir
 from fxlab.ir.execute import execute
@@ -622,3 +622,17 @@ def test_data_dependent_sizes_are_walked_in_the_compiles_fake_mode_as_on_an_npu_
     assert "GuardOnDataDependentSymNode: Could not guard on data-dependent expression" in record.message
     assert "[in TorchAir's _ge_concrete_graph/utils.py:254]" in record.message
     assert result.partial and convert_to_ascend_ir(gm, "graph").partial
+
+
+def _nan_to_zero(x):
+    return (torch.nan_to_num(x, nan=0.0),)
+
+
+def test_nan_to_num_without_its_infinities_fails_in_torchairs_converter_as_the_builtin_says(torchair):
+    x = torch.tensor([float("nan"), float("inf"), -float("inf"), 2.0])
+    result = run_torchair_conversion(functional_graph(_nan_to_zero, x), "graph", torchair)
+    (failed,) = [n for n in result.nodes if n.status in FAILED_STATUSES and "nan_to_num" in str(n.target)]
+    assert "TypeError: must be real number, not NoneType" in failed.message
+    builtin = convert_to_ascend_ir(functional_graph(_nan_to_zero, x), "graph")
+    (refused,) = [n for n in builtin.nodes if n.status in FAILED_STATUSES and "nan_to_num" in str(n.target)]
+    assert "TorchAir's converter sets GE's float attrs from them and fails on None" in refused.message

@@ -162,7 +162,11 @@ def _nan_samples() -> list[Sample]:
 def _nan_to_num(self: ge.Tensor, nan: float | None, posinf: float | None, neginf: float | None) -> ge.Tensor:
     if nan is None or posinf is None or neginf is None:
         # TorchAir hands the missing values to float attrs, which protobuf refuses.
-        raise NotImplementedError("nan_to_num is converted only with nan, posinf and neginf all given (TorchAir's converter needs them)")
+        raise NotImplementedError(
+            "nan_to_num is converted only with nan, posinf and neginf all given (TorchAir's converter sets GE's float attrs from "
+            "them and fails on None). Fix: give all three, e.g. torch.nan_to_num(x, nan=0.0, posinf=torch.finfo(x.dtype).max, "
+            "neginf=torch.finfo(x.dtype).min), which is what nan_to_num does when they are left out"
+        )
     return ge.op1("NanToNum", {"x": self}, {"nan": float(nan), "posinf": float(posinf), "neginf": float(neginf)})
 
 

@@ -43,3 +43,18 @@ def test_nan_to_num_needs_every_replacement():
     graph = lower_call(aten.nan_to_num.default, torch.tensor([float("nan"), float("inf")]), 0.0, 5.0, -5.0)
     op = graph.ops_of_type("NanToNum")[0]
     assert (op.attr_value("nan"), op.attr_value("posinf"), op.attr_value("neginf")) == (0.0, 5.0, -5.0)
+
+
+
+def test_nan_to_num_without_its_infinities_names_the_call_that_converts():
+    from fxlab.passes.conversion_result import FAILED_STATUSES
+    from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
+    from tests.functional_graphs import functional_graph
+
+    x = torch.tensor([float("nan"), float("inf"), -float("inf"), 2.0])
+    result = convert_to_ascend_ir(functional_graph(lambda t: (torch.nan_to_num(t, nan=0.0),), x), "g")
+    (refused,) = [n for n in result.nodes if n.status in FAILED_STATUSES and "nan_to_num" in str(n.target)]
+    assert "Fix: give all three, e.g. torch.nan_to_num(x, nan=0.0, posinf=torch.finfo(x.dtype).max" in refused.message
+    big = torch.finfo(x.dtype)
+    graph = lower_call(aten.nan_to_num.default, x, 0.0, big.max, big.min)  # the fix converts, and is what nan=0.0 alone computes
+    assert types(graph) == ["NanToNum"] and torch.equal(torch.nan_to_num(x, nan=0.0), torch.nan_to_num(x, 0.0, big.max, big.min))
