@@ -20,6 +20,7 @@ import torch.fx as fx
 from fxlab.capture.checks.runs import CpuRun, GraphRun, OutputPolicy, RunRecorder, run_against, why_not_recorded
 from fxlab.capture.checks.values import Comparison
 from fxlab.capture.checks.view_optimisation import view_optimisation_fault
+from fxlab.capture.ranks import has_collectives
 from fxlab.capture.record_graph import LiveGraph
 from fxlab.capture.trace import CheckResult, GraphTrace
 from fxlab.ir.approximations import FUSED_PRECISION, GE_APPROXIMATIONS, exact_kernels
@@ -238,8 +239,8 @@ def _torchair_faults(graph: GraphTrace, live: LiveGraph) -> list[str]:
 def _view_optimisation(graph: GraphTrace, live: LiveGraph, run: GraphRun, policy: OutputPolicy) -> list[str]:
     """For a graph whose IR disagrees: the view optimisation named as the cause, when the
     same graph converted without it agrees (:mod:`fxlab.capture.checks.view_optimisation`)."""
-    if live.ir_without_view_optimisation is None:
-        return []
+    if live.ir_without_view_optimisation is None or has_collectives([live.modules.get(FUNCTIONAL)]):
+        return []  # a second run of a graph with collectives would wait for ranks that do not run it
     try:
         without_ir = live.ir_without_view_optimisation()
     except Exception:  # noqa: BLE001 - a graph that does not convert without it proves nothing either way
