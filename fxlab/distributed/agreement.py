@@ -138,11 +138,14 @@ class RankAgreement:
                 "On the device this collective would hang. Make every rank of the group call the same collectives in the same order."
             )
         theirs = CollectiveCall.from_json(json.loads(self.store.get(key)))
-        why = disagreement(call, theirs)
+        # Both ranks know both calls: judged and said in rank order, so the message is the
+        # same whichever rank gets here first.
+        (low, low_call), (high, high_call) = sorted([(self.rank, call), (peer, theirs)], key=lambda side: side[0])
+        why = disagreement(low_call, high_call)
         if why is not None:
             raise RankMismatchError(
-                f"ranks {self.rank} and {peer} disagree on {what}: {why}. Rank {self.rank} calls {call.describe()} at {call.where()}; "
-                f"rank {peer} calls {theirs.describe()} at {theirs.where()}. On the device this collective would hang or compute "
+                f"ranks {low} and {high} disagree on {what}: {why}. Rank {low} calls {low_call.describe()} at {low_call.where()}; "
+                f"rank {high} calls {high_call.describe()} at {high_call.where()}. On the device this collective would hang or compute "
                 "garbage. Make every rank of the group call the same collectives, with the same shapes, in the same order."
             )
 

@@ -70,6 +70,7 @@ def test_a_disagreement_is_an_error_on_both_ranks_within_moments():
     message = str(raised[0])
     assert "ranks 0 and 1 disagree on collective #1 on group tag=ptd:0;rank_list=0,1: they call different collectives" in message
     assert "Rank 0 calls all_reduce (sum) of float32[4, 8]" in message and "rank 1 calls all_gather_into_tensor of float32[4, 8]" in message
+    assert str(raised[1]) == message  # whichever rank says it first (the launcher keeps the first), it reads the same
 
 
 def test_a_rank_that_ended_without_the_collective_is_named():
