@@ -20,7 +20,7 @@ from fxlab.capture.backend import CapturedGraph, CapturingBackend
 from fxlab.capture.checks.aclgraph import Judge, verify_aclgraph
 from fxlab.capture.checks.aclgraph_blame import AclGraphJudge
 from fxlab.capture.checks.ascend_ir import verify_ir
-from fxlab.capture.checks.custom_ops import fake_vs_kernel, has_custom_ops, op_left_out_of_graph
+from fxlab.capture.checks.custom_ops import GraphBreaks, fake_vs_kernel, has_custom_ops, op_left_out_of_graph, ops_left_out_between_graphs
 from fxlab.capture.checks.eager import compare_eager_compiled
 from fxlab.capture.checks.runs import RunRecorder, drawing_ops
 from fxlab.capture.checks.torchair_reference import Reference, ReferenceRun
@@ -95,6 +95,7 @@ def capture_trace(
     draws_random = lambda: random_ops(backend.graphs)  # noqa: E731
     log.first_call(loaded)
     say(f"running {loaded.name} eagerly and under torch.compile")
+    breaks = GraphBreaks()
     # Dynamo recurses deeply: its frames get one large stack chunk (fxlab/stack.py).
     check = with_stack_room(compare_eager_compiled, loaded, compile_fn, draws_random, compiled_first=ranks is not None)
     not_executed = collectives_not_executed(g.modules.get(FUNCTIONAL) for g in backend.graphs)
@@ -110,6 +111,7 @@ def capture_trace(
         not_executed=not_executed,
         notes=[note for note in [compiling.note, inference_note(loaded.fn), *call_notes] if note],
         dynamic=compiling.dynamic,
+        graph_breaks=breaks.since(),
     )
     trace = Trace(
         model=str(loaded.path) if loaded.path else loaded.name,
@@ -139,6 +141,7 @@ class DrivenRun:
     not_executed: str | None = None  # why no collective moved data (the fake process group)
     notes: list[str] = field(default_factory=list)
     dynamic: bool | None = None  # torch.compile's dynamic, for TorchAir's own run as the aclgraph check's reference
+    graph_breaks: list[str] = field(default_factory=list)  # Dynamo's reasons for the graph breaks of the run, graph or not
 
 
 def trace_driven_run(
@@ -166,6 +169,7 @@ def trace_driven_run(
     captured = Capture(trace, options=options, loaded=loaded)
     _record_graphs(captured, driven.graphs, request, torchair, say)
     _check_custom_ops(captured, driven.recorder)
+    trace.problems.extend(ops_left_out_between_graphs(driven.graph_breaks, [g.break_reason for g in trace.graphs]))
     judge = _judge(loaded, options, driven.dynamic, reference if ranks is None else None)
     captured.reference = judge.reference
     verify = _Verifier(captured, request.verify, say, driven.not_executed, judge)
@@ -328,7 +332,7 @@ def trace_status(trace: Trace) -> str:
     """``partial`` for a real difference: a graph with an error, an op not converted, a
     check that disagrees. Else ``unverified`` when a check could not run (or not for
     everything) or a GE op type was assumed without its prototype; else ``ok``."""
-    if any(g.error or g.partial for g in trace.graphs):
+    if trace.problems or any(g.error or g.partial for g in trace.graphs):
         return "partial"
     # the first call's checks, and those of each later call (a warm-up, a second size)
     checks = [check for _, check in trace.checks()]

@@ -97,6 +97,7 @@ def manifest(trace: Trace) -> dict[str, Any]:
         "options_set": list(trace.options_set),
         "status": trace.status,
         "notes": list(trace.notes),
+        **({"problems": list(trace.problems)} if trace.problems else {}),  # written only where there is something to say
         "check": check_to_json(trace.check),
         "ir_check": check_to_json(trace.ir_check),
         "aclgraph_check": check_to_json(trace.aclgraph_check),
@@ -329,6 +330,7 @@ def _trace_from_json(data: dict[str, Any], file_at: FileAt) -> Trace:
         compile_options=dict(data.get("compile_options", {})),
         status=str(data.get("status", "ok")),
         notes=list(data.get("notes", [])),
+        problems=list(data.get("problems", [])),
         check=check_from_json(data.get("check")),
         ir_check=check_from_json(data.get("ir_check")),
         aclgraph_check=check_from_json(data.get("aclgraph_check")),

@@ -270,6 +270,9 @@ class Trace:
     compile_options: dict[str, Any] = field(default_factory=dict)
     status: str = "ok"  # ok | unverified | partial | failed (see STATUSES)
     notes: list[str] = field(default_factory=list)
+    # What is wrong outside any graph (a custom op Dynamo ran eagerly between graphs): each
+    # makes the trace partial.
+    problems: list[str] = field(default_factory=list)
     check: CheckResult | None = None  # eager vs compiled
     ir_check: CheckResult | None = None  # the Ascend IR on CPU vs the compiled run
     aclgraph_check: CheckResult | None = None  # the aclgraph graph on CPU vs the compiled run

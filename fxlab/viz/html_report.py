@@ -190,6 +190,7 @@ def _checks(trace: Trace) -> str:
             items.append(f"<li>{_e(label)}: {_verdict(check)}</li>")
             items += [f'<li class="dim">note: {_e(note)}</li>' for note in check.notes]
     items += [f'<li class="partial">graph {g.index}: {_e(g.error)}</li>' for g in trace.graphs if g.error]
+    items += [f'<li class="partial">{_e(problem)}</li>' for problem in trace.problems]
     items += [f'<li class="partial">{_e(line.plain)}</li>' for g in trace.graphs for line in conversion_lines(g)]
     items += [f'<li class="dim">{_e(note)}</li>' for note in trace.notes]
     return "<h2>Checks</h2>\n<ul>" + ("".join(items) or '<li class="dim">no checks recorded</li>') + "</ul>"

@@ -316,6 +316,7 @@ def _check_lines(trace: Trace) -> list[RenderableType]:
     for graph in trace.graphs:
         if graph.error:
             lines.append(plain(f"graph {graph.index}: {graph.error}", style="yellow"))
+    lines += [plain(problem, style="yellow") for problem in trace.problems]
     for note in trace.notes:
         lines.append(plain(note, style="dim"))
     status_style = {"ok": "bold green", "unverified": "bold cyan", "partial": "bold yellow"}.get(trace.status, "bold red")
@@ -373,6 +374,7 @@ def json_summary(trace: Trace, out_dir: str | None = None) -> dict[str, Any]:
         "aclgraph_check": _check_json(trace.aclgraph_check),
         "user_pass_check": _check_json(trace.user_pass_check),
         "notes": trace.notes,
+        "problems": trace.problems,
         "graphs": graphs,
         **_calls_json(trace),
         "out": out_dir,

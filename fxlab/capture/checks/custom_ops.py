@@ -17,6 +17,7 @@ from typing import Any
 import sympy
 import torch
 import torch.fx as fx
+from torch._dynamo.utils import counters
 from torch.utils._pytree import tree_leaves
 
 from fxlab.capture.checks.values import clone_tree
@@ -121,3 +122,27 @@ def op_left_out_of_graph(break_reason: str | None) -> str | None:
         f"function), broke the graph around it and ran it eagerly, so it is in no stage and not in the Ascend IR. "
         f'Register a fake function: @torch.library.register_fake("{qualname}") (or define_op(..., fake=...)).'
     )
+
+
+class GraphBreaks:
+    """Dynamo's graph-break reasons from now on. Its counters keep every break, one that
+    ended no graph too (the code before the break compiled to nothing, so no graph carries
+    its reason): a custom op without a fake function, called first in a function, breaks so."""
+
+    def __init__(self) -> None:
+        self._before = dict(counters["graph_break"])
+
+    def since(self) -> list[str]:
+        return [reason for reason, seen in counters["graph_break"].items() if seen > self._before.get(reason, 0)]
+
+
+def ops_left_out_between_graphs(reasons: Sequence[str], graph_reasons: Sequence[str | None]) -> list[str]:
+    """:func:`op_left_out_of_graph`'s sentence for each custom op a graph break of
+    ``reasons`` left out that no graph's own break reason (``graph_reasons``) names, once."""
+    said = {op_left_out_of_graph(reason) for reason in graph_reasons}
+    found: list[str] = []
+    for reason in reasons:
+        sentence = op_left_out_of_graph(reason)
+        if sentence is not None and sentence not in said and sentence not in found:
+            found.append(sentence)
+    return found

@@ -60,6 +60,32 @@ def test_custom_op_without_meta_is_named_with_reason_and_fix(write_model):
     assert '@torch.library.register_fake("fxlabnometa::twice")' in trace.graphs[0].error
 
 
+# The op is the function's first call: the code before the break compiles to nothing, so
+# no graph ends there to carry Dynamo's reason.
+NO_META_FIRST = """
+import torch
+lib = torch.library.Library("fxlabnometafirst", "DEF")
+lib.define("scale_add(Tensor x, Tensor y, float alpha) -> Tensor")
+lib.impl("scale_add", lambda x, y, alpha: x + alpha * y, "CPU")
+def f(x, y):
+    return torch.ops.fxlabnometafirst.scale_add(x, y, 0.5).relu()
+model = f
+example_inputs = (torch.randn(3, 4), torch.randn(3, 4))
+"""
+
+
+def test_custom_op_without_meta_before_any_graph_is_a_problem_of_the_trace(write_model, tmp_path):
+    from fxlab.capture.serialize import load_trace
+    from fxlab.cli.files import save_trace
+
+    trace = trace_of(write_model(NO_META_FIRST))
+    assert [g.error for g in trace.graphs if g.error] == [] and trace.check.ok
+    assert trace.status == "partial" and len(trace.problems) == 1
+    assert trace.problems[0].startswith("custom op fxlabnometafirst::scale_add ran outside the graph: Dynamo could not run it")
+    save_trace(trace, tmp_path / "saved")
+    assert load_trace(tmp_path / "saved").problems == trace.problems
+
+
 def test_right_meta_of_an_inplace_op_passes(write_model):
     from fxlab.capture.pipeline import assumed_ge_types
 
