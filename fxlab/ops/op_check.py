@@ -16,7 +16,7 @@ from typing import Any
 from collections.abc import Callable
 
 import torch
-from torch._subclasses.fake_tensor import FakeTensorMode
+from torch._subclasses.fake_tensor import FakeTensorMode, UnsupportedOperatorException
 from torch.utils import _pytree as pytree
 
 from fxlab.ir.execute import ExecutionError, execute
@@ -100,11 +100,22 @@ def _prototype_type(path: str | Path, facts: OpFacts) -> str | None:
 
 
 def _guarded(name: str, check: Callable[[], CheckItem]) -> CheckItem:
+    label = name.strip("_").replace("_", " ")
     try:
         return check()
+    except UnsupportedOperatorException as exc:  # the one cause users meet first: say it plainly
+        op = exc.func.name() if hasattr(exc.func, "name") else str(exc.func)
+        return CheckItem(
+            label,
+            FAIL,
+            f"{op} has no fake (Meta) function, so it cannot run on fake tensors: under torch.compile Dynamo breaks the graph "
+            "around it and runs it eagerly, and it is in no GE graph",
+            f'Register one: @torch.library.register_fake("{op}") on a function returning empty tensors of the outputs\' shapes '
+            "and dtypes (or define_op(..., fake=...)).",
+        )
     except Exception as exc:  # noqa: BLE001 - a check that breaks is a failed check, reported
         return CheckItem(
-            name.strip("_").replace("_", " "),
+            label,
             FAIL,
             f"the check itself raised {type(exc).__name__}: {exc}",
             "Run the op by hand on the sample inputs to see the error.",

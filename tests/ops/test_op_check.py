@@ -57,6 +57,10 @@ define_op("fxlabtest::bad_name(Tensor x) -> Tensor", kernels={"cpu": lambda x: x
 define_op("fxlabtest::no_samples(Tensor x, float alpha=0.5) -> Tensor", kernels={"cpu": lambda x, alpha=0.5: x * alpha},
           fake=lambda x, alpha=0.5: torch.empty_like(x))
 
+_no_fake = torch.library.Library("fxlabtest_nofake", "DEF")  # kept alive: the op lives as long as the library
+_no_fake.define("scale_add(Tensor x, Tensor y, float alpha) -> Tensor")
+_no_fake.impl("scale_add", lambda x, y, alpha: x + alpha * y, "CPU")
+
 
 def _by_name(report):
     return {item.name: item for item in report.items}
@@ -127,6 +131,15 @@ def test_op_without_samples_gets_samples_from_its_schema() -> None:
     warned = [item.name for item in report.items if item.status == WARN]
     assert report.ok and report.verdict == f"all checks passed, with {len(warned)} warning(s): {', '.join(warned)}"
     assert report.to_json()["verdict"] == report.verdict
+
+
+def test_op_without_a_fake_function_is_told_to_register_one() -> None:
+    report = check_op("fxlabtest_nofake::scale_add")
+    for name in ("fake vs kernel", "converter"):
+        item = _by_name(report)[name]
+        assert item.status == FAIL and item.detail.startswith("fxlabtest_nofake::scale_add has no fake (Meta) function")
+        assert item.fix.startswith('Register one: @torch.library.register_fake("fxlabtest_nofake::scale_add")')
+    assert not report.ok
 
 
 def test_unknown_op_suggests_close_names() -> None:
