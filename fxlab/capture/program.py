@@ -384,7 +384,8 @@ class WatchedFunction:
         built = ProgramTrace(event.folder, program=self._origin(event, record))
         try:
             with self.program.quiet():
-                built.capture = self._trace(event, check, record, built.program)
+                breaks = watch.breaks.since() if watch is not None else []
+                built.capture = self._trace(event, check, record, built.program, breaks)
         except Exception as exc:
             if os.environ.get("FXLAB_DEBUG"):
                 raise
@@ -417,13 +418,15 @@ class WatchedFunction:
             list(dict.fromkeys(words)),
         )
 
-    def _trace(self, event: CompileEvent, check: CheckResult, record: CallRecord, origin: ProgramCompile | None) -> Capture:
+    def _trace(
+        self, event: CompileEvent, check: CheckResult, record: CallRecord, origin: ProgramCompile | None, graph_breaks: list[str]
+    ) -> Capture:
         program = self.program
         trace = Trace(program.request.model_name, self.name, FXLAB_VERSION, torch.__version__, check=check, program=origin)
         trace.compile_options = {"dynamic": self.dynamic, "source": f"torch.compile at {self.compiled_at}"}
         functional = (graph.modules.get(FUNCTIONAL) for graph in event.backend.graphs)
         not_executed = REAL_BACKEND_NOTE if self.backend.real is not None else collectives_not_executed(functional)
-        driven = DrivenRun(event.backend.graphs, event.recorder, [record], not_executed=not_executed)
+        driven = DrivenRun(event.backend.graphs, event.recorder, [record], not_executed=not_executed, graph_breaks=graph_breaks)
         request = program.request_for(event.options.mode)
         return trace_driven_run(trace, driven, request, event.options, torchair=program.torchair, ranks=program.ranks)
 

@@ -230,3 +230,31 @@ def test_no_verify_keeps_no_graph_runs(tmp_path, verify):
     path.write_text(QUICK_START)
     (built,), _ = run_program(path, verify=verify)
     assert built.capture.trace.ir_check.skipped == "--no-verify was given"
+
+
+NO_FAKE_FIRST = """
+import torch
+import torch_npu
+
+lib = torch.library.Library("fxlabprognofake", "DEF")
+lib.define("scale_add(Tensor x, Tensor y, float alpha) -> Tensor")
+lib.impl("scale_add", lambda x, y, alpha: x + alpha * y, "CPU")
+
+
+def step(x, y):
+    return torch.ops.fxlabprognofake.scale_add(x, y, 0.5).relu()
+
+
+decode = torch.compile(step, backend="npu")
+out = decode(torch.ones(2, 4, device="npu"), torch.ones(2, 4, device="npu"))
+"""
+
+
+def test_a_custom_op_without_a_fake_function_before_any_graph_makes_the_programs_trace_partial(tmp_path):
+    path = tmp_path / "prog.py"
+    path.write_text(NO_FAKE_FIRST)
+    (built,), scope = run_program(path, stages=("dynamo", "functional", "ascend_ir"))
+    trace = built.capture.trace
+    assert trace.status == "partial" and len(trace.problems) == 1
+    assert trace.problems[0].startswith("custom op fxlabprognofake::scale_add ran outside the graph")
+    assert torch.equal(scope["out"], torch.full((2, 4), 1.5))  # the program got its result

@@ -24,6 +24,7 @@ from typing import Any
 import torch
 from torch.utils._pytree import tree_leaves
 
+from fxlab.capture.checks.custom_ops import GraphBreaks
 from fxlab.capture.checks.eager import CallRun, compare_runs
 from fxlab.capture.checks.runs import missing_cpu_kernel
 from fxlab.capture.checks.values import clone_tree
@@ -66,6 +67,7 @@ class CallWatch:
         self.snapshot: Snapshot | None = None
         self.missing: str | None = None  # why the eager check cannot run on this call
         self.reasons_before: dict[Any, list[str]] = {}  # Dynamo's recompile reasons when the call began
+        self.breaks = GraphBreaks()  # Dynamo's graph breaks from the call's start
 
     def saw_graph(self, graph_inputs: Sequence[Any], names: Sequence[str]) -> None:
         """A graph compiled during the call, before it runs: the first one snapshots the
