@@ -168,8 +168,7 @@ def trace_driven_run(
     trace.notes.extend(driven.notes)
     captured = Capture(trace, options=options, loaded=loaded)
     _record_graphs(captured, driven.graphs, request, torchair, say)
-    _check_custom_ops(captured, driven.recorder)
-    trace.problems.extend(ops_left_out_between_graphs(driven.graph_breaks, [g.break_reason for g in trace.graphs]))
+    _check_custom_ops(captured, driven.recorder, driven.graph_breaks)
     judge = _judge(loaded, options, driven.dynamic, reference if ranks is None else None)
     captured.reference = judge.reference
     verify = _Verifier(captured, request.verify, say, driven.not_executed, judge)
@@ -241,9 +240,12 @@ def checked_stage(stages: Sequence[str]) -> str:
     return ACLGRAPH if ACLGRAPH in stages else ASCEND_IR
 
 
-def _check_custom_ops(captured: Capture, recorder: RunRecorder) -> None:
+def _check_custom_ops(captured: Capture, recorder: RunRecorder, graph_breaks: Sequence[str]) -> None:
     """Custom ops whose fake function disagrees with their kernel on the traced inputs,
-    and custom ops Dynamo ran outside the graph: each a problem of its graph."""
+    and custom ops Dynamo ran outside the graph: each a problem of its graph, or of the
+    trace when no graph ends at the break (``graph_breaks``: the run's break reasons)."""
+    trace = captured.trace
+    trace.problems.extend(ops_left_out_between_graphs(graph_breaks, [g.break_reason for g in trace.graphs]))
     for graph, live in zip(captured.trace.graphs, captured.graphs):
         problems = []
         left_out = op_left_out_of_graph(graph.break_reason)
