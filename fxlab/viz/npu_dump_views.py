@@ -73,16 +73,18 @@ def _step_line(step: PhaseStep, graph: DumpGraph) -> Text:
     return line
 
 
-def ops_table(graph: DumpGraph, every_op: bool = False) -> Table:
+def ops_table(graph: DumpGraph, every_op: bool = False) -> RenderableType:
     """The ops of one phase: every op GE fused, inserted, cut into a SuperKernel or
-    changed (``every_op``: all of them)."""
-    table = Table(title=Text.assemble(plain(graph.phase, "bold"), " · ", plain(graph.name)), title_justify="left", show_lines=False)
+    changed (``every_op``: all of them); a sentence instead of an empty table when GE
+    did none of that."""
+    title = Text.assemble(plain(graph.phase, "bold"), " · ", plain(graph.name))
+    rows = [(op, did) for op in graph.ops if (did := what_ge_did(op)) or every_op]
+    if not rows:
+        return Text.assemble(title, f": GE fused, renamed, inserted and changed none of its {len(graph.ops)} ops (--all-ops lists them).")
+    table = Table(title=title, title_justify="left", show_lines=False)
     for header in ("GE op", "type", "what GE did", "FX node(s)", "source"):
         table.add_column(header, overflow="fold")
-    for op in graph.ops:
-        did = what_ge_did(op)
-        if not (every_op or did):
-            continue
+    for op, did in rows:
         table.add_row(
             plain(op.name),
             plain(op.type),

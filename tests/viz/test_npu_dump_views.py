@@ -1,9 +1,13 @@
-"""The one-line account of what GE did with an op."""
+"""The one-line account of what GE did with an op, and the table of a phase's ops."""
 
 from __future__ import annotations
 
-from fxlab.npu_dumps.dump_model import DumpOp, OutputInfo
-from fxlab.viz.npu_dump_views import what_ge_did
+import io
+
+from rich.console import Console
+
+from fxlab.npu_dumps.dump_model import DumpGraph, DumpOp, OutputInfo
+from fxlab.viz.npu_dump_views import ops_table, what_ge_did
 
 
 def test_what_ge_did_says_fusion_scope_stream_cores_and_changes():
@@ -26,3 +30,16 @@ def test_what_ge_did_says_fusion_scope_stream_cores_and_changes():
     assert what_ge_did(DumpOp("Add", "Add", originals=["Add"])) == ""
     many = DumpOp("sk_x_start_a_end_h", "SuperKernel", originals=list("abcdefgh"), super_kernel_members=list("abcdefgh"))
     assert what_ge_did(many) == "SuperKernel of a, b, c, d, e, f (+2)"
+
+
+def _render(renderable) -> str:
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(renderable)
+    return console.export_text()
+
+
+def test_a_phase_ge_left_alone_is_said_in_words_not_an_empty_table():
+    graph = DumpGraph("ge_proto_00001_Build.txt", "ge_proto", 0, "Build", "g[bold]0", ops=[DumpOp("Add", "Add", originals=["Add"]), DumpOp("Mul", "Mul", originals=["Mul"])])
+    assert _render(ops_table(graph)).strip() == "Build · g[bold]0: GE fused, renamed, inserted and changed none of its 2 ops (--all-ops lists them)."
+    listed = _render(ops_table(graph, every_op=True))
+    assert "GE op" in listed and "Add" in listed and "Mul" in listed
