@@ -53,6 +53,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from fxlab import npu_streams
+from fxlab.npu_kernels import npu_kernels_serve_cpu
 from fxlab.compat import npu_device_api
 from fxlab.compat.npu_mode_dynamo import plain_calls_skip
 from fxlab.errors import NpuNotEmulated
@@ -129,6 +130,7 @@ class NpuOnCpu:
         self.active = False
         self._saved: list[tuple[Any, str, Any]] = []
         self._dynamo = contextlib.ExitStack()  # Dynamo told which calls the mode can change (npu_mode_dynamo)
+        self._kernels = contextlib.ExitStack()  # the program's npu kernels serving CPU tensors (fxlab.npu_kernels)
 
     def activate(self) -> None:
         """Push the mode and give the note, once (never while Dynamo traces a call)."""
@@ -144,6 +146,7 @@ class NpuOnCpu:
 
     def install(self, lazy: bool) -> None:
         npu_device_api.reset()
+        self._kernels.enter_context(npu_kernels_serve_cpu())  # at once: a file registers its kernels as it is imported
         self._set(torch.Tensor, "npu", self._activating(tensor_npu))
         self._set(torch.nn.Module, "npu", self._activating(module_npu))
         self._set(torch, DEVICE_TYPE, _LazyModule(self) if lazy else self.module)
@@ -173,6 +176,7 @@ class NpuOnCpu:
         for owner, name, previous in reversed(self._saved):
             _restore(owner, name, previous)
         self._saved.clear()
+        self._kernels.close()
         npu_device_api.reset()
 
     def _set(self, owner: Any, name: str, value: Any) -> None:

@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from fxlab.errors import FxlabError
+from fxlab.npu_kernels import serves_cpu
 from fxlab.ops.define import CUSTOM_OPS, CustomOp, existing_overload, has_fake, plugin_defined_ops
 from fxlab.ops.prototype import Prototype, camel_case, registered_prototype
 from fxlab.passes.converters.auto import GePrototype, auto_converter_verdict
@@ -148,6 +149,8 @@ def dispatch_kernels(qualname: str, record: CustomOp | None = None) -> dict[str,
         if match is None or "(inactive)" in line:
             continue
         key, site = match["key"], match["site"]
+        if key == "CPU" and serves_cpu(qualname):
+            continue  # the op's npu kernel, registered for CPU by fxlab (no NPU here): not the op's own
         if record is not None and site.startswith(DEFINE_MODULE):
             site = (record.fake if key == "Meta" else record.kernels.get(key)) or site
         kernels[key] = site

@@ -113,6 +113,53 @@ def test_what_only_an_npu_does_is_one_paragraph_naming_the_call_and_line(tmp_pat
     assert stderr.startswith(f"error: torch.npu.NPUGraph ({script}, line 4) needs capturing and replaying an ACL graph")
 
 
+VLLM_STYLE_OP = """
+import torch
+import torch_npu
+import torchair
+
+lib = torch.library.Library("fxlab_run_vllm_style", "FRAGMENT")
+lib.define("attention_into(Tensor query, Tensor key, Tensor(a!) output, str layer_name) -> ()")
+
+
+def attention_into(query, key, output, layer_name):
+    output.copy_((query @ key.t()).softmax(-1) @ key)
+
+
+lib.impl("attention_into", attention_into, dispatch_key="PrivateUse1")  # as direct_register_custom_op(..., dispatch_key="PrivateUse1")
+lib._register_fake("attention_into", lambda query, key, output, layer_name: None)
+
+
+class Layer(torch.nn.Module):
+    def forward(self, x):
+        out = torch.empty_like(x)
+        torch.ops.fxlab_run_vllm_style.attention_into(x, x * 2, out, "layers.0")
+        return out + 1
+
+
+config = torchair.CompilerConfig()
+config.mode = "reduce-overhead"
+x = torch.randn(4, 8, device="npu")
+expected = torch.empty_like(x)
+attention_into(x, x * 2, expected, "layers.0")
+got = torch.compile(Layer(), backend=torchair.get_npu_backend(compiler_config=config))(x)
+print("same as the kernel:", torch.allclose(got, expected + 1))
+"""
+
+
+def test_a_custom_op_with_only_an_npu_kernel_runs_as_serving_code_registers_it(tmp_path):
+    """vLLM Ascend registers its ops' kernels under PrivateUse1 alone: here npu tensors are
+    CPU tensors, and that kernel serves them."""
+    script = tmp_path / "serving_op.py"
+    script.write_text(VLLM_STYLE_OP)
+    code, stdout, stderr = run_main("run", "--out", str(tmp_path / "run"), "--", "python", str(script))
+    assert (code, stdout) == (0, "same as the kernel: True\n"), stderr
+    trace = load_trace(tmp_path / "run" / "trace_0")
+    assert trace.status == "ok" and trace.check.ok
+    functional = trace.graphs[0].stages["functional"].nodes
+    assert "fxlab_run_vllm_style.attention_into.default" in [node.args.split(",")[0] for node in functional if node.target == "higher_order.auto_functionalized_v2"]
+
+
 def test_a_module_runs_as_python_m_runs_it(tmp_path, monkeypatch):
     package = tmp_path / "serve"
     package.mkdir()

@@ -130,6 +130,43 @@ def test_npugraph_ex_mode_runs_its_own_passes(write_model):
     assert passes[passes.index("decompose_auto_functionalized") + 1] == "eliminate_self_copy" and "replace_deterministic_nodes" in passes
 
 
+NPU_ONLY_KERNEL = """
+import torch
+import torch_npu
+
+
+@torch.library.custom_op("fxlab_trace_npu_kernel::add_into", mutates_args=("out",), device_types="npu")
+def add_into(x: torch.Tensor, y: torch.Tensor, out: torch.Tensor) -> None:
+    out.copy_(x + y)
+
+
+@add_into.register_fake
+def _(x, y, out):
+    return None
+
+
+class M(torch.nn.Module):
+    def forward(self, x, y):
+        out = torch.empty_like(x)
+        torch.ops.fxlab_trace_npu_kernel.add_into(x, y, out)
+        return out * 2
+
+
+model = M()
+example_inputs = (torch.randn(2, 4), torch.randn(2, 4))
+"""
+
+
+@pytest.mark.parametrize("mode", ["reduce-overhead", "max-autotune"])
+def test_a_custom_op_whose_kernel_is_for_the_npu_alone_runs_and_checks(write_model, mode):
+    """``device_types="npu"``: torch knows no npu device type, and here npu tensors are
+    CPU tensors; the kernel serves them, and the checks run it."""
+    code, summary, err = trace(str(write_model(NPU_ONLY_KERNEL)), "--mode", mode)
+    assert code == 0 and summary["check"]["ok"], err
+    # max-autotune: the op is auto-converted without an Ascend C prototype, so its GE op is assumed
+    assert summary["status"] == ("ok" if mode == "reduce-overhead" else "unverified")
+
+
 @pytest.mark.parametrize(
     "model,extra",
     [("ATEN_MIX", []), ("my_inplace", []), ("llama_decoder", []), ("user_passes", ["--plugin", str(PLUGIN)])],
