@@ -17,8 +17,14 @@ def _transposed(x: torch.Tensor, flag: bool) -> torch.Tensor:
 @register_kernel("MatMul", "MatMulV2")
 def matmul(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
     x1, x2, bias = inputs[0], inputs[1], inputs[2] if len(inputs) > 2 else None
-    out = torch.matmul(_transposed(x1, attrs.get("transpose_x1", False)), _transposed(x2, attrs.get("transpose_x2", False)))
-    return [out if bias is None else out + bias]
+    x1, x2 = _transposed(x1, attrs.get("transpose_x1", False)), _transposed(x2, attrs.get("transpose_x2", False))
+    if bias is None:
+        return [torch.matmul(x1, x2)]
+    if x1.dim() == 2 and x2.dim() == 2:
+        # The bias joins the product before it is rounded (as addmm, and the cube unit,
+        # add it): rounding the product first differs in float16 by an ulp.
+        return [torch.addmm(bias, x1, x2)]
+    return [torch.matmul(x1, x2) + bias]
 
 
 @register_kernel("BatchMatMul")
