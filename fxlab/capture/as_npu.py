@@ -88,8 +88,12 @@ def _value(arg: Any) -> Any:
 
 def _choice(node: fx.Node, fused_available: bool) -> str | None:
     """Why this call takes the math form; None when it takes the fused one."""
-    mask, dropout = _value(_arg(node, 3, "attn_mask", None)), _value(_arg(node, 4, "dropout_p", 0.0))
     query = _value(node.args[0]) if node.args else None
+    return _why_math(query, _value(_arg(node, 3, "attn_mask", None)), _value(_arg(node, 4, "dropout_p", 0.0)), fused_available)
+
+
+def _why_math(query: Any, mask: Any, dropout: Any, fused_available: bool) -> str | None:
+    """Why an SDPA call with these values takes the math form; None: the fused one."""
     if not fused_available:
         return "every call here: no torch_npu operators defined (torch_npu was not imported under fxlab's compat layer)"
     if isinstance(dropout, (int, float)) and dropout > 0:
@@ -102,15 +106,52 @@ def _choice(node: fx.Node, fused_available: bool) -> str | None:
 
 
 def resolve_sdpa_as_on_npu(gm: fx.GraphModule) -> list[str]:
-    """Rewrite ``gm``'s SDPA calls as on an NPU machine; one note per kind of choice made."""
+    """Rewrite ``gm``'s SDPA calls as on an NPU machine; one note per kind of choice made.
+    The SDPA call inside ``F.multi_head_attention_forward`` (``nn.MultiheadAttention``,
+    which Dynamo keeps as one call) is made when aot_autograd traces it: its note joins the
+    returned list then."""
     fused_available = _fused_op() is not None
     made: Counter[str] = Counter()
+    notes: list[str] = []
     for node in gm.graph.nodes:
-        if node.op != "call_function" or node.target not in SDPA_TARGETS:
+        if node.op != "call_function":
             continue
-        why = _choice(node, fused_available)
-        node.target = sdpa_as_math if why else sdpa_as_fused
-        made[MATH.format(why=why) if why else FUSED] += 1
+        if node.target is MULTI_HEAD_ATTENTION:
+            node.target = _multi_head_attention_as_on_npu(node.name, notes, fused_available)
+            made["inside"] += 1
+        elif node.target in SDPA_TARGETS:
+            why = _choice(node, fused_available)
+            node.target = sdpa_as_math if why else sdpa_as_fused
+            made[MATH.format(why=why) if why else FUSED] += 1
     if made:
         gm.recompile()
-    return [f"as on an NPU machine: F.scaled_dot_product_attention ({count} call(s)) -> {choice}" for choice, count in made.items()]
+    made.pop("inside", None)
+    notes += [f"as on an NPU machine: F.scaled_dot_product_attention ({count} call(s)) -> {choice}" for choice, count in made.items()]
+    return notes
+
+
+MULTI_HEAD_ATTENTION = torch.nn.functional.multi_head_attention_forward
+
+
+def _multi_head_attention_as_on_npu(name: str, notes: list[str], fused_available: bool) -> Any:
+    """``F.multi_head_attention_forward`` with its SDPA call made as on an NPU machine (it
+    calls ``F.scaled_dot_product_attention`` by its module's name); the choice is noted
+    once per call node."""
+
+    def sdpa(query: Any, key: Any, value: Any, attn_mask: Any = None, dropout_p: float = 0.0, is_causal: bool = False, **kwargs: Any) -> Any:
+        why = _why_math(query, attn_mask, dropout_p, fused_available)
+        note = f"as on an NPU machine: F.scaled_dot_product_attention in F.multi_head_attention_forward ({name}) -> {MATH.format(why=why) if why else FUSED}"
+        if note not in notes:  # aot_autograd traces the graph more than once
+            notes.append(note)
+        return (sdpa_as_math if why else sdpa_as_fused)(query, key, value, attn_mask, dropout_p, is_causal, **kwargs)
+
+    def multi_head_attention_forward(*args: Any, **kwargs: Any) -> Any:
+        functional = torch.nn.functional
+        real = functional.scaled_dot_product_attention
+        functional.scaled_dot_product_attention = sdpa
+        try:
+            return MULTI_HEAD_ATTENTION(*args, **kwargs)
+        finally:
+            functional.scaled_dot_product_attention = real
+
+    return multi_head_attention_forward

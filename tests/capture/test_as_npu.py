@@ -61,3 +61,41 @@ def test_without_torch_npu_operators_every_call_takes_the_math_form(write_model)
     assert "npu.npu_fusion_attention.default" not in targets and targets.count("aten._safe_softmax.default") == 3
     assert trace.check.ok
     assert any("no torch_npu operators defined" in n for n in trace.notes)
+
+
+MULTI_HEAD = '''
+import torch
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = torch.nn.MultiheadAttention(16, 2, batch_first=True)
+
+    def forward(self, x, mask):
+        plain, _ = self.attn(x, x, x, need_weights=False)
+        masked, _ = self.attn(x, x, x, attn_mask=mask, need_weights=False)
+        return plain + masked
+
+
+def get_model_and_inputs():
+    torch.manual_seed(0)
+    return Block().eval(), (torch.randn(2, 5, 16), torch.randn(5, 5))
+'''
+
+
+def test_the_sdpa_inside_multi_head_attention_is_made_as_on_an_npu_machine(write_model):
+    """``nn.MultiheadAttention``: Dynamo keeps ``F.multi_head_attention_forward`` as one
+    call, whose SDPA, captured on CPU, would be the CPU-only flash attention op."""
+    from fxlab.compat.torch_npu_ops import torch_npu_definitions
+
+    with torch_npu_definitions():
+        trace = trace_of(write_model(MULTI_HEAD), stages=("dynamo", "functional", "ascend_ir"))
+    targets = _functional_targets(trace)
+    assert "aten._scaled_dot_product_flash_attention_for_cpu.default" not in targets
+    assert targets.count("npu.npu_fusion_attention.default") == 1 and targets.count("aten._safe_softmax.default") == 1  # the float mask: math
+    assert [op.type for op in trace.graphs[0].ir.ops].count("FlashAttentionScore") == 1
+    assert trace.check.ok and trace.ir_check.ok and trace.status == "ok"
+    plain, masked = [n for n in trace.notes if "in F.multi_head_attention_forward" in n]  # one note per call
+    assert "(multi_head_attention_forward) -> torch_npu.npu_fusion_attention" in plain
+    assert "(multi_head_attention_forward_1) -> torch's math decomposition" in masked and "a float mask" in masked
