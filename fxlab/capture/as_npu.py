@@ -138,7 +138,9 @@ def _multi_head_attention_as_on_npu(name: str, notes: list[str], fused_available
     calls ``F.scaled_dot_product_attention`` by its module's name); the choice is noted
     once per call node."""
 
-    def sdpa(query: Any, key: Any, value: Any, attn_mask: Any = None, dropout_p: float = 0.0, is_causal: bool = False, **kwargs: Any) -> Any:
+    def sdpa(
+        query: Any, key: Any, value: Any, attn_mask: Any = None, dropout_p: float = 0.0, is_causal: bool = False, **kwargs: Any
+    ) -> Any:
         why = _why_math(query, attn_mask, dropout_p, fused_available)
         note = f"as on an NPU machine: F.scaled_dot_product_attention in F.multi_head_attention_forward ({name}) -> {MATH.format(why=why) if why else FUSED}"
         if note not in notes:  # aot_autograd traces the graph more than once
@@ -148,7 +150,7 @@ def _multi_head_attention_as_on_npu(name: str, notes: list[str], fused_available
     def multi_head_attention_forward(*args: Any, **kwargs: Any) -> Any:
         functional = torch.nn.functional
         real = functional.scaled_dot_product_attention
-        functional.scaled_dot_product_attention = sdpa
+        functional.scaled_dot_product_attention = sdpa  # type: ignore[assignment]
         try:
             return MULTI_HEAD_ATTENTION(*args, **kwargs)
         finally:
