@@ -71,10 +71,29 @@ def read_om_json(path: str, data: Any, name: DumpName | None) -> list[DumpGraph]
             raise DumpReadError(
                 f"{path}: the 'op' of graph {graph.get('name', '')!r} is not a list. The file is not what `atc --mode=1` writes."
             )
-        ops = [op_from_json(op) for op in graph.get("op", []) or [] if isinstance(op, Mapping)]
+        ops = [op_from_json(_checked_op(path, str(graph.get("name", "")), op)) for op in graph.get("op", []) or []]
         graphs.append(DumpGraph(path, OM_JSON, None, "om", str(graph.get("name", "")), None, ops))
     _json_parents(data["graph"], graphs)
     return graphs
+
+
+# An op's fields that hold lists in what `atc --mode=1` writes ("attr" may be an object too).
+_OP_LISTS = ("input", "output_desc", "input_desc", "subgraph_name")
+
+
+def _checked_op(path: str, graph: str, op: Any) -> Mapping[str, Any]:
+    """An op entry of OM JSON, its fields of the kinds ``atc`` writes, else the error naming it."""
+    if not isinstance(op, Mapping):
+        raise DumpReadError(f"{path}: an 'op' entry of graph {graph!r} is not an object. The file is not what `atc --mode=1` writes.")
+    wrong = [key for key in _OP_LISTS if op.get(key) is not None and not isinstance(op[key], list)]
+    if op.get("attr") is not None and not isinstance(op["attr"], (list, Mapping)):
+        wrong.append("attr")
+    if wrong:
+        raise DumpReadError(
+            f"{path}: op {str(op.get('name', ''))!r} of graph {graph!r} has {', '.join(repr(key) for key in wrong)} that is not a list. "
+            "The file is not what `atc --mode=1` writes: convert the model again with `atc --mode=1 --om MODEL.om --json MODEL.json`."
+        )
+    return op
 
 
 def _json_parents(raw: list[Any], graphs: list[DumpGraph]) -> None:

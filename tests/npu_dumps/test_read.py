@@ -68,6 +68,11 @@ def test_a_folder_is_searched_and_other_files_skipped(folder, tmp_path):
         ("ge_proto_00000001_graph_1_Build.txt", "", "holds no graph"),
         ("ge_onnx_00000001_graph_1_Build.pbtxt", "", "holds no graph"),
         ("model.json", '{"graph": [{"name": "g", "op": {"name": "x"}}]}', "is not a list"),
+        ("model.json", '{"graph": [{"name": "g", "op": [5]}]}', "an 'op' entry of graph 'g' is not an object"),
+        ("model.json", '{"graph": [{"name": "g", "op": [{"name": "a", "input": 5}]}]}', "op 'a' of graph 'g' has 'input' that is not a list"),
+        ("model.json", '{"graph": [{"name": "g", "op": [{"name": "a", "output_desc": 5}]}]}', "has 'output_desc' that is not a list"),
+        ("model.json", '{"graph": [{"name": "g", "op": [{"name": "a", "attr": 5}]}]}', "has 'attr' that is not a list"),
+        ("model.json", '{"graph": [{"name": "g", "op": [{"name": "a", "subgraph_name": 5}]}]}', "has 'subgraph_name' that is not a list"),
     ],
 )
 def test_bad_input_is_one_clear_error(tmp_path, name, content, message):
