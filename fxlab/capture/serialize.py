@@ -18,6 +18,7 @@ The layout::
 from __future__ import annotations
 
 import json
+import shlex
 from collections.abc import Callable
 from dataclasses import asdict
 from json.encoder import encode_basestring_ascii as _quote  # what json.dumps uses for str
@@ -272,21 +273,21 @@ def _manifest_of(out: Path) -> dict[str, Any]:
         data = json.loads((out / MANIFEST).read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise OutputError(
-            f"{out} holds no saved trace ({MANIFEST} is missing). Write one with `fxlab trace MODEL.py --out {out}`."
+            f"{out} holds no saved trace ({MANIFEST} is missing). Write one with `fxlab trace MODEL.py --out {shlex.quote(str(out))}`."
         ) from exc
     except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
         raise _unreadable(out, exc) from exc
     if not isinstance(data, dict):
         raise OutputError(
             f"{out / MANIFEST} holds {_JSON_KINDS.get(type(data), 'a JSON value')}, not the object `fxlab trace --out` writes. "
-            f"Write the trace again with `fxlab trace MODEL.py --out {out}`."
+            f"Write the trace again with `fxlab trace MODEL.py --out {shlex.quote(str(out))}`."
         )
     if data.get("status") == "failed":
-        raise OutputError(f"the trace in {out} is from a failed run: {data.get('error')}. Run `fxlab trace` again.")
+        raise OutputError(f"the trace in {out} is from a failed run: {str(data.get('error')).rstrip('.')}. Run `fxlab trace` again.")
     if isinstance(data.get("ranks"), list) and "graphs" not in data:  # fxlab trace --nproc N --out
         raise OutputError(
             f"{out} holds a trace of {len(data['ranks'])} ranks: pass one rank's folder, e.g. {out / 'rank_0'} "
-            f"(`fxlab diff {out / 'rank_0'} {out / 'rank_1'}` compares two ranks)."
+            f"(`fxlab diff {shlex.quote(str(out / 'rank_0'))} {shlex.quote(str(out / 'rank_1'))}` compares two ranks)."
         )
     if isinstance(data.get("traces"), list) and "graphs" not in data:  # fxlab run --out: a program's traces
         first = next((str(t.get("folder")) for t in data["traces"] if isinstance(t, dict) and t.get("folder")), None)

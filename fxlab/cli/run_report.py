@@ -5,6 +5,7 @@ own output keeps stdout to itself."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,7 @@ def print_run(run: RunFolder, status: str, out: Path) -> None:
     for line in partial_lines(rows):
         err.print(line, crop=False)
     pair = _pair_to_compare(rows)
-    hint = f"; compare two: fxlab diff {out}/{pair[0]} {out}/{pair[1]}" if pair else ""
+    hint = f"; compare two: fxlab diff {shlex.quote(str(out / pair[0]))} {shlex.quote(str(out / pair[1]))}" if pair else ""
     console.note(f"run saved to {out}/ (manifest.json, {len(rows)} trace folder(s){hint}) · status: {status}")
 
 

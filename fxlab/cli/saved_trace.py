@@ -3,6 +3,7 @@ one clear error when the folder is not a trace."""
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ def load_saved_trace(path: Path) -> Any:
         raise
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise UsageError(
-            f"{path} is not a readable saved trace ({type(exc).__name__}: {exc}). Write it again with `fxlab trace MODEL.py --out {path}`."
+            f"{path} is not a readable saved trace ({type(exc).__name__}: {exc}). Write it again with `fxlab trace MODEL.py --out {shlex.quote(str(path))}`."
         ) from exc
 
 

@@ -250,3 +250,18 @@ def test_node_json_text_of_unusual_field_values_is_json_dumps_too():
     for node in odd[:3]:
         assert node_json_text(node) == _reference_node_json(node)
     assert json.loads(node_json_text(odd[3]))["provenance"]["line"] == "NaN"  # strict JSON, never a bare NaN
+
+
+def test_commands_to_paste_quote_the_paths_they_name(tmp_path):
+    folder = tmp_path / "my traces $HOME"
+    folder.mkdir()
+    with pytest.raises(OutputError) as raised:
+        load_trace(folder)
+    assert f"`fxlab trace MODEL.py --out '{folder}'`" in str(raised.value)
+    (folder / MANIFEST).write_text('{"ranks": [{}, {}]}')
+    with pytest.raises(OutputError) as raised:
+        load_trace(folder)
+    assert f"`fxlab diff '{folder / 'rank_0'}' '{folder / 'rank_1'}'` compares two ranks" in str(raised.value)
+    (folder / MANIFEST).write_text(failed_manifest_text("m.py", "boom."))
+    with pytest.raises(OutputError, match=r"failed run: boom\. Run `fxlab trace` again\.$"):  # one full stop
+        load_trace(folder)
