@@ -167,6 +167,38 @@ def test_a_custom_op_whose_kernel_is_for_the_npu_alone_runs_and_checks(write_mod
     assert summary["status"] == ("ok" if mode == "reduce-overhead" else "unverified")
 
 
+STREAM_IN_FORWARD = """
+import torch
+import torch_npu
+
+
+class Side(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+        self.side = torch.npu.Stream()
+
+    def forward(self, x):
+        h = self.lin(x)
+        with torch.npu.stream(self.side):
+            g = torch.sigmoid(h)
+        return h * g
+
+
+torch.manual_seed(0)
+model = Side().eval()
+example_inputs = (torch.randn(2, 8),)
+"""
+
+
+def test_a_forward_using_torch_npu_streams_is_compared_with_torchairs_own_backend(torchair_path, write_model):
+    """The model's own ``torch.npu.stream(...)`` runs again inside TorchAir's reference run."""
+    where = ["--torchair-path", str(torchair_path)] if torchair_path is not None else []
+    code, summary, err = trace(str(write_model(STREAM_IN_FORWARD)), "--mode", "reduce-overhead", *where)
+    assert code == 0 and summary["status"] == "ok", err
+    assert summary["aclgraph_check"]["ok"] and "graph 0: the same graph and capture code as TorchAir's own backend" in summary["aclgraph_check"]["verdict"]
+
+
 @pytest.mark.parametrize(
     "model,extra",
     [("ATEN_MIX", []), ("my_inplace", []), ("llama_decoder", []), ("user_passes", ["--plugin", str(PLUGIN)])],

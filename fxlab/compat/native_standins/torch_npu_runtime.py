@@ -78,6 +78,9 @@ def npu_namespace(soc: str, cann: str) -> types.SimpleNamespace:
         # The stream calls TorchAir's aclgraph passes put into a graph: fxlab's CPU ones,
         # so a graph after TorchAir's passes holds the same targets as after fxlab's.
         current_stream=npu_streams.current_stream,
+        # A model's own stream calls (its forward runs again in TorchAir's reference run).
+        default_stream=npu_streams.default_stream,
+        stream=npu_streams.stream,
         # npugraph_ex's replace_stream_event_pass compares every node's target with it.
         set_stream=npu_streams.set_stream,
         get_stream_limit=npu_streams.get_stream_limit,
