@@ -282,6 +282,7 @@ def _try_second_size(
             draws_random,
             argument_names(loaded.fn),
             f"derived ({how}): {changes}",
+            derived=True,
         )
         return None
     except CaptureError as exc:
@@ -296,11 +297,12 @@ def _run_call(
     draws_random: Callable[[], list[str]] | None,
     names: list[str],
     origin: str,
+    derived: bool = False,
 ) -> None:
     log.upcoming = (describe_inputs(loaded.args, loaded.kwargs, names), origin)
     before = len(log.calls)
     try:
-        check = with_stack_room(compare_eager_compiled, loaded, compile_fn, draws_random)
+        check = with_stack_room(compare_eager_compiled, loaded, compile_fn, draws_random, derived=derived)
     except CaptureError as exc:
         raise CaptureError(f"{origin} ({log.upcoming[0]}): {exc}") from exc
     if len(log.calls) > before:

@@ -245,3 +245,31 @@ def test_a_second_size_tried_again_records_the_graphs_it_runs(write_model):
     first, second = trace.calls
     assert second.origin == "derived (+1): dim 0 of x: 2 -> 3" and 0 in second.graphs
     assert second.ir_check is not None and second.ir_check.ok and not second.ir_check.not_run, second.ir_check
+
+
+ROTARY = """
+import torch
+import torch_npu
+
+
+class Rotary(torch.nn.Module):
+    def forward(self, x, cos, sin):
+        q = (x * 2).view(1, 4, 2, 16)  # the head dim fixed at 16 by the model
+        return torch_npu.npu_rotary_mul(q, cos, sin)
+
+
+torch.manual_seed(0)
+model = Rotary()
+example_inputs = (torch.randn(1, 4, 32), torch.randn(1, 4, 1, 16), torch.randn(1, 4, 1, 16))
+compile_options = {"dynamic": True}
+"""
+
+
+def test_a_second_size_an_operator_refuses_is_no_call_and_no_fault_of_fxlabs_kernel(write_model):
+    """Growing cos and sin's last dim makes inputs torch_npu's rotary op refuses (the
+    model fixes the head dim): that size is dropped, as any the model cannot run at."""
+    trace = trace_of(write_model(ROTARY), stages=STAGES)
+    assert trace.status == "ok" and trace.check.ok and len(trace.calls) == 1
+    (note,) = [n for n in trace.notes if n.startswith("the dynamic graph(s) were checked at the traced size only")]
+    assert "npu.npu_rotary_mul does not take these inputs (RuntimeError: The size of tensor a (16) must match" in note
+    assert "fxlab's fault" not in note

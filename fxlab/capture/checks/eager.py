@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from fxlab.capture.checks.runs import missing_cpu_kernel
+from fxlab.capture.checks.runs import kernel_fault, missing_cpu_kernel
 from fxlab.capture.checks.values import Comparison, clone_tree, compare_inputs, compare_outputs
 from fxlab.capture.compile_error import summarize_compile_error
 from fxlab.capture.loader import LoadedModel
@@ -80,23 +80,31 @@ def compare_eager_compiled(
     draws_random: Callable[[], list[str]] | None = None,
     *,
     compiled_first: bool = False,
+    derived: bool = False,
 ) -> CheckResult:
     """Run eager and compiled on clones of the inputs from the same model state; compare
     outputs, input mutations and parameter/buffer mutations. Leaves the model's state as
     it found it. Raises :class:`CaptureError` if eager or compilation fails.
     ``compiled_first`` runs the compiled model before eager (a rank of a multi-rank trace:
-    its graphs' collectives are checked across ranks before any of them runs)."""
+    its graphs' collectives are checked across ranks before any of them runs).
+    ``derived``: fxlab made the inputs (a second size): an operator whose CPU reference
+    kernel fails on them is taken to refuse them, a :class:`CaptureError` as any other
+    eager failure, not a fault of fxlab's kernel."""
     # Both runs start from one seed, so a model that draws random numbers draws the same
     # ones in both where the compiled graph draws them in eager's order; the caller's
     # random state is left as it was.
     with torch.random.fork_rng(devices=[]):
-        return _compare_from_one_seed(loaded, compile_fn, draws_random, compiled_first)
+        return _compare_from_one_seed(loaded, compile_fn, draws_random, compiled_first, derived)
 
 
 def _compare_from_one_seed(
-    loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]], draws_random: Callable[[], list[str]] | None, compiled_first: bool
+    loaded: LoadedModel,
+    compile_fn: Callable[[Any], Callable[..., Any]],
+    draws_random: Callable[[], list[str]] | None,
+    compiled_first: bool,
+    derived: bool = False,
 ) -> CheckResult:
-    model = _Model(loaded, compile_fn)
+    model = _Model(loaded, compile_fn, derived)
     eager_args, eager_kwargs = clone_tree(loaded.args), clone_tree(loaded.kwargs)
     args, kwargs = clone_tree(loaded.args), clone_tree(loaded.kwargs)
     with torch.no_grad():
@@ -155,8 +163,8 @@ class _Model:
     """The model and how to compile it, with its parameters and buffers as they were: each
     run starts from them and puts them back."""
 
-    def __init__(self, loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]]) -> None:
-        self.loaded, self.compile_fn = loaded, compile_fn
+    def __init__(self, loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]], derived: bool = False) -> None:
+        self.loaded, self.compile_fn, self.derived = loaded, compile_fn, derived
         self.state = _state(loaded.fn)
         self.saved = _save(self.state)
 
@@ -169,6 +177,10 @@ class _Model:
         except FxlabError:  # fxlab's own word on it (an NPU-only call on the CPU standing in for the NPU)
             raise
         except Exception as exc:
+            fault = kernel_fault(exc) if self.derived else None
+            if fault is not None:
+                _restore(self.state, self.saved)
+                raise CaptureError(f"{fault.op} does not take these inputs ({fault.detail})") from exc
             missing = missing_cpu_kernel(exc)
             if missing is not None:
                 _restore(self.state, self.saved)

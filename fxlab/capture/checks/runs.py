@@ -22,7 +22,7 @@ import torch.fx as fx
 from fxlab.capture.checks.custom_ops import has_custom_ops
 from fxlab.capture.checks.values import Comparison, clone_tree
 from fxlab.capture.stages import REGENERATED_OUTPUTS
-from fxlab.ir.kernels.registry import KernelGap
+from fxlab.ir.kernels.registry import KernelFault, KernelGap
 from fxlab.npu_streams import CaptureStops
 from fxlab.scope import scope_stack_kept  # defines the scope markers and event operators (fxlab.npu_streams) a graph may call
 
@@ -105,6 +105,17 @@ def missing_cpu_kernel(exc: BaseException | None) -> str | None:
         found = _NO_CPU_KERNEL.search(str(exc))
         if isinstance(exc, NotImplementedError) and found:
             return f"{found.group(1).replace('::', '.')} has no CPU kernel"
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def kernel_fault(exc: BaseException | None) -> KernelFault | None:
+    """The failure of one of fxlab's CPU reference kernels behind ``exc``, if that is what it is."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, KernelFault):
+            return exc
         exc = exc.__cause__ or exc.__context__
     return None
 
