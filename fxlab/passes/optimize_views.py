@@ -36,6 +36,7 @@ from typing import Any
 import torch
 import torch.fx as fx
 from torch._guards import detect_fake_mode
+from torch._refs import _reshape_view_helper
 from torch.fx.experimental.symbolic_shapes import optimization_hint
 
 from fxlab.passes.infra import PassResult
@@ -195,8 +196,12 @@ class ViewOptimizer:
         if parent.base is source and source not in self.views:
             self.bases.setdefault(source, parent)
         view: Any = node.target  # one of VIEW_TARGETS
-        with self._mode() if symbolic else contextlib.nullcontext():
-            meta = view(parent.meta, *_values(node.args[1:]), **node.kwargs)
+        args = _values(node.args[1:])
+        if symbolic:
+            with self._mode():
+                meta = view(parent.meta, *args, **node.kwargs)
+        else:
+            meta = as_fake_views(view, parent.meta, args)
         return ViewOf(parent.base, parent.base_shape, meta, parent.sizes)
 
     def _keep_size_pack(self, node: fx.Node) -> None:
@@ -294,6 +299,23 @@ class ViewOptimizer:
                 node.meta["val"] = target(*_values(args))
         node.meta[GE_OWNER_KEY] = reader.name
         return node
+
+
+def as_fake_views(view: Any, meta: torch.Tensor, args: Sequence[Any]) -> torch.Tensor:
+    """``view(meta, *args)`` on a ``meta``-device tensor with the strides a fake tensor gets,
+    which TorchAir's view optimisation compares: a fake tensor's ``view`` is torch's Python
+    reference (``_reshape_view_helper``), whose strides of size-1 dims can differ from the
+    C++ kernel's (a ``[1, 2, 8]`` view of a permuted ``[2, 1, 1, 8]`` view: ``(8, 8, 1)``,
+    not ``(16, 8, 1)``), and ``reshape`` is that ``view``, or a contiguous copy where the
+    C++ kernel cannot view."""
+    if view is aten.reshape.default:
+        try:
+            meta.view(*args)
+        except RuntimeError:
+            meta = meta.contiguous()
+    elif view is not aten.view.default:
+        return view(meta, *args)
+    return _reshape_view_helper(meta, *args, allow_copy=False)
 
 
 def _values(args: Any) -> Any:

@@ -95,3 +95,30 @@ def test_the_trace_names_the_view_optimisation_with_its_setting(torchair: Any, t
         assert f"It first changes slice_2 ({path}:8), which reads view_2 = aten.view(t_1, [-1]), rebuilt" in said
         assert "reshape_default = aten.reshape(clamp, [16])" in said
         assert _ops(captured.trace.graphs[0].ir) == _ops(_torchairs_graph(torchair, True))  # the built-in GE graph is TorchAir's
+
+
+# einsum leaves `view(permute(view(bmm, [2, 1, 1, 8]), ...), [1, 2, 8])`: a view of the
+# bmm's own shape whose size-1 dim has another stride on a fake tensor than on the CPU;
+# TorchAir rebuilds it as a Reshape.
+EINSUM_VIEW = """
+import torch
+
+
+def f(a, b):
+    s = torch.einsum("btd,bsd->bts", a, b)
+    return s, s[:, -1]
+
+
+model = f
+example_inputs = (torch.randn(1, 2, 4), torch.randn(1, 8, 4))
+"""
+
+
+def test_a_view_whose_size_one_dim_has_another_stride_converts_as_torchairs_own(torchair_path, tmp_path):
+    from tests.cli.cli_runner import run_cli
+
+    model = tmp_path / "einsum_view.py"
+    model.write_text(EINSUM_VIEW)
+    where = ["--torchair-path", str(torchair_path)] if torchair_path is not None else []
+    code, out, err = run_cli("diff", str(model), "--from", "ascend_ir", "--to", "ascend_ir:torchair", *where, width=200)
+    assert code == 0 and out.rstrip().endswith("ascend_ir → ascend_ir:torchair: no differences"), out + err

@@ -1,12 +1,15 @@
 from __future__ import annotations
 
+import random
+
 import pytest
 import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
 
 from fxlab import scope
 from tests.functional_graphs import functional_graph
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
-from fxlab.passes.optimize_views import FIRST_REBUILD, GE_OWNER_KEY, optimize_views, rebuild_steps
+from fxlab.passes.optimize_views import FIRST_REBUILD, GE_OWNER_KEY, as_fake_views, optimize_views, rebuild_steps
 from fxlab.passes.view_to_reshape import view_to_reshape
 
 
@@ -193,3 +196,50 @@ def test_the_first_rebuilt_views_sizes_serve_it_alone_later_ones_the_rest_of_the
     first, second = graph.ops_of_type("Mul")
     packs = {op.fx_node: op for op in graph.ops if op.type == "Pack"}
     assert packs["mm"].inputs[0] == f"{first.name}:0" and packs["mm_1"].inputs[0] == f"{second.name}:0"
+
+
+def _random_view_step(rng: random.Random, t: torch.Tensor) -> tuple[object, tuple] | None:
+    aten = torch.ops.aten
+    kind = rng.choice(["view", "reshape", "permute", "transpose"])
+    if kind == "permute":
+        perm = list(range(t.dim()))
+        rng.shuffle(perm)
+        return aten.permute.default, (perm,)
+    if kind == "transpose":
+        return (aten.transpose.int, tuple(rng.sample(range(t.dim()), 2))) if t.dim() >= 2 else None
+    n, dims = t.numel(), []
+    while n > 1 and len(dims) < 3:
+        d = rng.choice([x for x in (1, 2, 3, 4, n) if n % x == 0])
+        dims.append(d)
+        n //= d
+    dims.append(n)
+    if rng.random() < 0.3:
+        dims.insert(rng.randint(0, len(dims)), 1)
+    return (aten.view.default if kind == "view" else aten.reshape.default), (dims,)
+
+
+def test_views_replayed_on_meta_tensors_get_a_fake_tensors_strides():
+    """TorchAir replays views on fake tensors, whose ``view`` gives size-1 dims other
+    strides than the C++ kernel; the meta replay must agree, stride for stride."""
+    rng, mode, steps = random.Random(0), FakeTensorMode(), 0
+    for _ in range(1500):
+        shape = [rng.choice([1, 1, 2, 3, 4]) for _ in range(rng.randint(1, 5))]
+        meta = torch.empty(shape, device="meta")
+        with mode:
+            fake = torch.empty(shape)
+        for _ in range(rng.randint(1, 5)):
+            step = _random_view_step(rng, meta)
+            if step is None:
+                continue
+            view, args = step
+            try:
+                with mode:
+                    fake = view(fake, *args)
+            except (RuntimeError, ValueError):  # not a view of this tensor: no graph holds it
+                break
+            meta = as_fake_views(view, meta, args)
+            assert (tuple(meta.shape), meta.stride()) == (tuple(fake.shape), fake.stride()), (shape, view, args)
+            steps += 1
+    assert steps > 3000
+    base = torch.empty(1, 2, 8, device="meta").view(2, 1, 1, 8).permute(2, 0, 3, 1)
+    assert as_fake_views(torch.ops.aten.view.default, base, ([1, 2, 8],)).stride() == (8, 8, 1)  # the C++ kernel: (16, 8, 1)
