@@ -21,8 +21,10 @@ choice is returned as a sentence for the trace's notes.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -157,3 +159,24 @@ def _multi_head_attention_as_on_npu(name: str, notes: list[str], fused_available
             functional.scaled_dot_product_attention = real
 
     return multi_head_attention_forward
+
+
+LSTM_NOTE = (
+    "as on an NPU machine: torch.lstm decomposed without oneDNN's mkldnn_rnn_layer, which torch's decomposition "
+    "picks only for CPU tensors"
+)
+
+
+@contextlib.contextmanager
+def decomposed_as_on_npu(gm: fx.GraphModule) -> Iterator[list[str]]:
+    """For the block (aot_autograd tracing ``gm``), torch's decompositions choose as for
+    NPU tensors: ``torch.lstm``'s takes oneDNN's CPU-only ``mkldnn_rnn_layer`` for CPU
+    tensors while oneDNN is on, so it is off. Yields the note to give (none when the
+    graph has no LSTM)."""
+    lstm = any(node.op == "call_function" and node.target is torch.lstm for node in gm.graph.nodes)
+    enabled = torch._C._get_mkldnn_enabled()
+    torch._C._set_mkldnn_enabled(False)
+    try:
+        yield [LSTM_NOTE] if lstm else []
+    finally:
+        torch._C._set_mkldnn_enabled(enabled)

@@ -17,7 +17,7 @@ from typing import Any
 
 import torch.fx as fx
 
-from fxlab.capture.as_npu import resolve_sdpa_as_on_npu
+from fxlab.capture.as_npu import decomposed_as_on_npu, resolve_sdpa_as_on_npu
 from fxlab.capture.aten_recorder import AtenRecorder
 from fxlab.capture.scope_frames import point_scope_markers_at_user_code
 from fxlab.capture.stages import aten_stage, fake_mode_of, functional_stage
@@ -72,18 +72,25 @@ class CapturingBackend:
         # aot_autograd adds meta to Dynamo's graph as it traces: record a copy.
         captured.modules[DYNAMO] = copy_graph_module(gm)
         captured.device_choices = resolve_sdpa_as_on_npu(gm)
-        if not self.want_aten:
-            functional, compiled = functional_stage(gm, example_inputs, self.decompositions, self.wrap_compiled)
-        else:
-            recorder = AtenRecorder(gm, fake_mode_of(example_inputs))
-            with recorder.installed():
-                functional, compiled = functional_stage(gm, example_inputs, self.decompositions, self.wrap_compiled)
-            self._keep_aten(captured, gm, example_inputs, recorder)
-            # aot's compiled code may keep the recorder alive as long as the program runs it
-            # (a program run as a whole): it lets go of the graphs.
-            recorder.gm, recorder.graph_module = None, None  # type: ignore[assignment]
+        with decomposed_as_on_npu(gm) as notes:
+            captured.device_choices += notes
+            functional, compiled = self._functional(captured, gm, example_inputs)
         captured.modules[FUNCTIONAL] = functional
         return compiled
+
+    def _functional(self, captured: CapturedGraph, gm: fx.GraphModule, example_inputs: Sequence[Any]) -> tuple[fx.GraphModule, Any]:
+        """aot_autograd's functional graph and compiled callable, recording the ``aten``
+        stage on the way when it is wanted."""
+        if not self.want_aten:
+            return functional_stage(gm, example_inputs, self.decompositions, self.wrap_compiled)
+        recorder = AtenRecorder(gm, fake_mode_of(example_inputs))
+        with recorder.installed():
+            functional, compiled = functional_stage(gm, example_inputs, self.decompositions, self.wrap_compiled)
+        self._keep_aten(captured, gm, example_inputs, recorder)
+        # aot's compiled code may keep the recorder alive as long as the program runs it
+        # (a program run as a whole): it lets go of the graphs.
+        recorder.gm, recorder.graph_module = None, None  # type: ignore[assignment]
+        return functional, compiled
 
     @staticmethod
     def _keep_aten(captured: CapturedGraph, gm: fx.GraphModule, example_inputs: Sequence[Any], recorder: AtenRecorder) -> None:

@@ -35,7 +35,7 @@ from torch._guards import detect_fake_mode
 
 import fxlab.scope
 from fxlab.capture.checks.torchair_reference import ReferenceGraph, ReferenceRun
-from fxlab.capture.as_npu import resolve_sdpa_as_on_npu
+from fxlab.capture.as_npu import decomposed_as_on_npu, resolve_sdpa_as_on_npu
 from fxlab.capture.checks.values import clone_tree
 from fxlab.compat.aclgraph_bridge import register_patterns
 from fxlab.compat.bridge import DEVICE, open_torchair, place_created_tensors_on_device
@@ -85,11 +85,13 @@ def _where_it_began(exc: BaseException) -> tuple[str | None, str | None]:
 def as_on_npu(backend: Callable[..., Any]) -> Callable[..., Any]:
     """``backend`` given each Dynamo graph with the device-dependent choices an NPU machine
     makes before any backend sees the graph (torch_npu's SDPA kernel: fxlab.capture.as_npu),
-    which a CPU run would make otherwise; fxlab's capture makes the same ones."""
+    and aot_autograd's decompositions choosing as for NPU tensors, which a CPU run would
+    make otherwise; fxlab's capture makes the same ones."""
 
     def on_npu(gm: fx.GraphModule, example_inputs: list[Any]) -> Any:
         resolve_sdpa_as_on_npu(gm)
-        return backend(gm, example_inputs)
+        with decomposed_as_on_npu(gm):
+            return backend(gm, example_inputs)
 
     return on_npu
 

@@ -99,3 +99,38 @@ def test_the_sdpa_inside_multi_head_attention_is_made_as_on_an_npu_machine(write
     plain, masked = [n for n in trace.notes if "in F.multi_head_attention_forward" in n]  # one note per call
     assert "(multi_head_attention_forward) -> torch_npu.npu_fusion_attention" in plain
     assert "(multi_head_attention_forward_1) -> torch's math decomposition" in masked and "a float mask" in masked
+
+
+LSTM = '''
+import torch
+import torch._dynamo
+
+torch._dynamo.config.allow_rnn = True  # else Dynamo runs the LSTM eagerly
+
+
+class Tagger(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.LSTM(8, 12, batch_first=True)
+        self.head = torch.nn.Linear(12, 3)
+
+    def forward(self, x):
+        out, (h, c) = self.rnn(x)
+        return self.head(out[:, -1]), h
+
+
+def get_model_and_inputs():
+    torch.manual_seed(0)
+    return Tagger().eval(), (torch.randn(2, 5, 8),)
+'''
+
+
+def test_an_lstm_decomposes_as_for_npu_tensors_not_into_onednns_cpu_op(write_model):
+    import torch
+
+    trace = trace_of(write_model(LSTM), stages=("dynamo", "functional", "ascend_ir"))
+    targets = _functional_targets(trace)
+    assert "aten.mkldnn_rnn_layer.default" not in targets and "aten.mm.default" in targets
+    assert trace.check.ok and trace.ir_check.ok and trace.status == "ok"
+    assert "graph 0: as on an NPU machine: torch.lstm decomposed without oneDNN's mkldnn_rnn_layer, which torch's decomposition picks only for CPU tensors." in trace.notes
+    assert torch._C._get_mkldnn_enabled()  # oneDNN is on again after the capture
