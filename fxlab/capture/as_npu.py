@@ -162,8 +162,7 @@ def _multi_head_attention_as_on_npu(name: str, notes: list[str], fused_available
 
 
 LSTM_NOTE = (
-    "as on an NPU machine: torch.lstm decomposed without oneDNN's mkldnn_rnn_layer, which torch's decomposition "
-    "picks only for CPU tensors"
+    "as on an NPU machine: torch.lstm decomposed without oneDNN's mkldnn_rnn_layer, which torch's decomposition picks only for CPU tensors"
 )
 
 
