@@ -112,6 +112,7 @@ def capture_trace(
         notes=[note for note in [compiling.note, inference_note(loaded.fn), *call_notes] if note],
         dynamic=compiling.dynamic,
         graph_breaks=breaks.since(),
+        untraced=breaks.untraced_since(),
     )
     trace = Trace(
         model=str(loaded.path) if loaded.path else loaded.name,
@@ -142,6 +143,7 @@ class DrivenRun:
     notes: list[str] = field(default_factory=list)
     dynamic: bool | None = None  # torch.compile's dynamic, for TorchAir's own run as the aclgraph check's reference
     graph_breaks: list[str] = field(default_factory=list)  # Dynamo's reasons for the graph breaks of the run, graph or not
+    untraced: list[str] = field(default_factory=list)  # what Dynamo could not trace in the run (it ran that code eagerly)
 
 
 def trace_driven_run(
@@ -164,6 +166,8 @@ def trace_driven_run(
     trace.calls = driven.calls
     if driven.calls and driven.calls[0].check is None:
         driven.calls[0].check = trace.check
+    if not driven.graphs:
+        trace.notes.append(no_graph_note(driven.untraced))
     trace.notes.extend(options.notes)
     trace.notes.extend(driven.notes)
     captured = Capture(trace, options=options, loaded=loaded)
@@ -177,6 +181,18 @@ def trace_driven_run(
     _check_user_passes(captured, driven.recorder, say)
     trace.status = trace_status(trace)
     return captured
+
+
+def no_graph_note(untraced: Sequence[str]) -> str:
+    """Why a run gave no graph: what Dynamo could not trace, in its words (what, why, its
+    first hint), or that what it traced ran no tensor operation."""
+    if not untraced:
+        return "Dynamo captured no graph: the code it traced ran no tensor operation, so there was nothing to compile"
+    lines = [line.strip() for line in untraced[0].splitlines() if line.strip()]
+    explanation = next((line.removeprefix("Explanation:").strip() for line in lines if line.startswith("Explanation:")), "")
+    hint = next((line.removeprefix("Hint:").strip() for line in lines if line.startswith("Hint:")), "")
+    why = f" ({explanation.rstrip('.')})" if explanation else ""
+    return f"Dynamo captured no graph, so the model ran eagerly: {lines[0].rstrip('.')}{why}" + (f". {hint.rstrip('.')}" if hint else "")
 
 
 def _compiler(backend: CapturingBackend, dynamic: bool | None, ranks: RankHooks | None) -> Callable[[Any], Callable[..., Any]]:

@@ -1,6 +1,8 @@
 """Stage contents of the examples, exactly as each stage of the pipeline makes them (docs/architecture.md, "The flow")."""
 from __future__ import annotations
 
+import pytest
+
 from fxlab.capture.record_graph import readable_input_name
 from tests.sessions import trace_of
 
@@ -139,3 +141,23 @@ def test_an_input_nothing_reads_is_dropped_noted_and_the_ir_check_still_feeds_ea
     )
     assert graph.conversion.ge_options["ge.exec.outputReuseInputMemIndexes"] == "1,2"
     assert trace.ir_check.ok and trace.ir_check.compared == 5 and not trace.ir_check.not_run
+
+
+NO_GRAPH = {
+    "lstm": (
+        "import torch\n\nmodel = torch.nn.LSTM(4, 6, batch_first=True)\nexample_inputs = (torch.randn(2, 3, 4),)\n",
+        "Dynamo captured no graph, so the model ran eagerly: Attempted to wrap RNN, GRU, or LSTM (Dynamo does not support RNN, GRU, or LSTM). "
+        "Set torch._dynamo.config.allow_rnn=True to enable experimental support for RNN, GRU, and LSTM in Dynamo",
+    ),
+    "no tensor op": (
+        "import torch\n\ndef f(x):\n    return [1, 2]\n\nmodel = f\nexample_inputs = (torch.randn(2),)\n",
+        "Dynamo captured no graph: the code it traced ran no tensor operation, so there was nothing to compile",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(NO_GRAPH))
+def test_a_run_with_no_graph_says_why(write_model, case):
+    source, said = NO_GRAPH[case]
+    trace = trace_of(write_model(source), stages=("dynamo", "functional"))
+    assert trace.graphs == [] and trace.notes[0] == said

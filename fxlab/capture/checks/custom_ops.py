@@ -131,9 +131,14 @@ class GraphBreaks:
 
     def __init__(self) -> None:
         self._before = dict(counters["graph_break"])
+        self._untraced_before = dict(counters["unimplemented"])
 
     def since(self) -> list[str]:
         return [reason for reason, seen in counters["graph_break"].items() if seen > self._before.get(reason, 0)]
+
+    def untraced_since(self) -> list[str]:
+        """What Dynamo could not trace from now on (it runs that code eagerly), in its words."""
+        return [reason for reason, seen in counters["unimplemented"].items() if seen > self._untraced_before.get(reason, 0)]
 
 
 def ops_left_out_between_graphs(reasons: Sequence[str], graph_reasons: Sequence[str | None]) -> list[str]:
