@@ -111,4 +111,18 @@ def _break_reason(gm: fx.GraphModule) -> tuple[str | None, str | None]:
         return None, None
     frames = list(getattr(reason, "user_stack", []) or [])
     location = f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
-    return str(reason.reason).strip(), location
+    return _in_words(str(reason.reason).strip()), location
+
+
+DATA_DEPENDENT_BRANCH = (
+    "a branch on a tensor's value (data-dependent control flow, which Dynamo does not trace; "
+    "torch.where, or torch.cond for two computations, keeps it in one graph)"
+)
+
+
+def _in_words(reason: str) -> str:
+    """Dynamo's terse reason as a sentence where it has one (a conditional jump on a tensor:
+    ``generic_jump TensorVariable()``); else as Dynamo gave it."""
+    if reason.startswith("generic_jump"):
+        return f"{DATA_DEPENDENT_BRANCH} [Dynamo: {reason}]"
+    return reason

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from fxlab.capture.backend import DATA_DEPENDENT_BRANCH
 from fxlab.capture.record_graph import readable_input_name
 from tests.sessions import trace_of
 
@@ -161,3 +162,25 @@ def test_a_run_with_no_graph_says_why(write_model, case):
     source, said = NO_GRAPH[case]
     trace = trace_of(write_model(source), stages=("dynamo", "functional"))
     assert trace.graphs == [] and trace.notes[0] == said
+
+
+BRANCH = """
+import torch
+
+
+def f(x):
+    y = x * 2
+    if y.sum() > 0:
+        return y + 1
+    return y - 1
+
+
+model = f
+example_inputs = (torch.ones(3),)
+"""
+
+
+def test_a_break_at_a_branch_on_a_tensor_is_said_in_words(write_model):
+    trace = trace_of(write_model(BRANCH), stages=("dynamo", "functional"))
+    assert trace.graphs[0].break_reason == f"{DATA_DEPENDENT_BRANCH} [Dynamo: generic_jump TensorVariable()]"
+    assert trace.graphs[0].break_location.endswith("model.py:7")
