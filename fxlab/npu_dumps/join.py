@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from fxlab.ir.model import IrGraph
-from fxlab.npu_dumps.dump_model import DumpGraph, DumpOp, DumpSet, TorchAirGraph, TorchAirOp
+from fxlab.npu_dumps.dump_model import TORCHAIR_PY, DumpGraph, DumpOp, DumpSet, TorchAirGraph, TorchAirOp
 from fxlab.npu_dumps.names import fx_node_of_tensor_name
 
 TRACE_FORMAT = "fxlab_trace"
@@ -86,6 +86,8 @@ def join(dumps: DumpSet, torchair: Sequence[TorchAirGraph]) -> dict[int, TorchAi
 # A join in which fewer of the GE graph's ops than this share find an original name is
 # doubted (a different model's graph shares the generic ones, Add and Mul: half of a small graph's).
 FEW_NAMES_FOUND = 0.75
+# Ops TorchAir's py dump writes with no name of their own: constants inline, the output as a return.
+PY_DUMP_UNNAMED = ("Const", "NetOutput")
 
 
 def _ranked(graph: DumpGraph, torchair: Sequence[TorchAirGraph]) -> list[tuple[float, bool, int, TorchAirGraph]]:
@@ -129,7 +131,8 @@ def _doubts(graph: DumpGraph, ranked: list[tuple[float, bool, int, TorchAirGraph
     another graph fits as well, or most of its names were not found."""
     label = f"{graph.name or graph.file} ({graph.phase})" if graph.phase else graph.name or graph.file
     chosen = ranked[0][-1]
-    named = [op for op in graph.ops if op.originals or any(o.origin_name for o in op.outputs)]
+    unnamed = PY_DUMP_UNNAMED if chosen.format == TORCHAIR_PY else ()
+    named = [op for op in graph.ops if op.type not in unnamed and (op.originals or any(o.origin_name for o in op.outputs))]
     found = sum(1 for op in named if any(n in chosen.ops for n in [*op.originals, *(o.origin_name for o in op.outputs if o.origin_name)]))
     notes = []
     if len(ranked) > 1 and ranked[1][:2] == ranked[0][:2]:

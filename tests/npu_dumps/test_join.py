@@ -99,6 +99,8 @@ def test_torchair_py_dump_alone_gives_fx_nodes_and_lines(folder):
     sk = last.op("sk_mlp_split_14_20_start_Transpose_1_end_trans_TransData_3")
     assert (sk.torchair_ops, sk.fx_nodes, sk.source) == (["Transpose_1", "MatMulV2_1", "Mul_2", "Add_1"], ["addmm_1"], [line(35)])
     assert (last.op("Add_2").fx_nodes, last.op("Add_2").source) == (["add"], [line(37)])
+    # the py dump writes constants inline and the output as a return: no doubt for them
+    assert not [note for note in dumps.notes if "original op name" in note]
 
 
 def test_an_op_renamed_by_ge_maps_through_its_outputs_origin_name():
