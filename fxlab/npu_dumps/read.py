@@ -53,9 +53,26 @@ def read_dumps(paths: Sequence[Path], progress: Progress | None = None) -> DumpS
     if skipped:
         dumps.notes.append(f"{skipped} file(s) in the folders given are not dumps fxlab reads and were skipped")
     _check_found(dumps, paths, fusion_files)
+    _check_one_run(dumps.graphs)
     dumps.graphs.sort(key=lambda g: (g.format, g.graph_id if g.graph_id is not None else -1, g.index if g.index is not None else -1))
     link_super_kernels(dumps.graphs)
     return dumps
+
+
+def _check_one_run(graphs: Sequence[DumpGraph]) -> None:
+    """One graph's phase dumped twice, from two files: the dumps are of two runs (or ranks),
+    whose phases cannot be put in one order."""
+    seen: dict[tuple[str, str, str], str] = {}
+    for graph in graphs:
+        if graph.parent is not None or graph.format not in (GE_PROTO, GE_ONNX):
+            continue
+        key = (graph.format, graph.key, graph.phase)
+        first = seen.setdefault(key, graph.file)
+        if first != graph.file:
+            raise DumpReadError(
+                f"{graph.key}'s phase {graph.phase} is dumped twice, in {first} and in {graph.file}: the dumps are of two runs, "
+                "compiles or ranks, and their phases cannot be put in one order. Give the dumps of one run (one rank's folder)."
+            )
 
 
 def _check_found(dumps: DumpSet, paths: Sequence[Path], fusion_files: Sequence[str]) -> None:
@@ -108,7 +125,18 @@ def _files(paths: Sequence[Path]) -> list[tuple[Path, str | None, DumpName | Non
             found += [(p, *_kind(p, explicit=False), False) for p in sorted(path.rglob("*")) if p.is_file()]
         else:
             found.append((path, *_kind(path, explicit=True), True))
-    return found
+    return _each_once(found)
+
+
+def _each_once(found: list[tuple[Path, str | None, DumpName | None, bool]]) -> list[tuple[Path, str | None, DumpName | None, bool]]:
+    """Each file once, however often it was given (a folder and a file in it, a path twice);
+    given by name if it was given so once."""
+    by_file: dict[Path, tuple[Path, str | None, DumpName | None, bool]] = {}
+    for entry in found:
+        key = entry[0].resolve()
+        if key not in by_file or entry[3]:
+            by_file[key] = entry
+    return list(by_file.values())
 
 
 def _om_model_in(path: Path) -> object | None:

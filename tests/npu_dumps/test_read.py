@@ -233,3 +233,19 @@ def test_fusion_result_in_both_shapes(tmp_path):
         ("0", 2, [{"name": "ConvBatchnormFusionPass", "kind": "graph_fusion", "match_times": 3, "effect_times": 1}]),
         ("1", 3, [{"name": "ConvBatchnormFusionPass", "kind": "graph_fusion", "match_times": 3, "effect_times": 1}]),
     ]
+
+
+def test_a_file_given_twice_is_read_once(folder):
+    first = sorted(folder.glob("ge_proto_*PreRunBegin.txt"))[0]
+    once, again = read_dumps([folder]), read_dumps([folder, folder, first])
+    assert [(g.file, g.phase) for g in again.graphs] == [(g.file, g.phase) for g in once.graphs]
+
+
+def test_the_dumps_of_two_runs_are_refused_naming_the_phase_dumped_twice(folder, tmp_path):
+    other = tmp_path / "run_2"
+    other.mkdir()
+    first = sorted(folder.glob("ge_proto_*PreRunBegin.txt"))[0]
+    (other / first.name).write_bytes(first.read_bytes())
+    with pytest.raises(DumpReadError, match=r"graph 1's phase PreRunBegin is dumped twice, in .* and in .*: the dumps are of two runs") as err:
+        read_dumps([folder, other])
+    assert err.value.exit_code == 2
