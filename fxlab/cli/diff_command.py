@@ -70,6 +70,7 @@ def diff_command(
         _reject_model_options(before_functionalize, from_stage, to_stage, torchair_path, plugin, entry, mode)
         raise typer.Exit(npu_phase_diff(paths[0], paths[1], graph, as_json))
     if len(paths) == 2:
+        _check_pair(paths[0], paths[1], holds_dumps)
         _reject_model_options(before_functionalize, from_stage, to_stage, torchair_path, plugin, entry, mode)
         diff = _saved_traces_diff(paths[0], paths[1], graph)
     elif len(paths) == 1:
@@ -78,9 +79,24 @@ def diff_command(
         left, right = stage_pair(before_functionalize, from_stage, to_stage, torchair_path)
         diff = _model_diff(paths[0], left, right, plugin, entry, graph, torchair_path, mode_for(left, right, mode))
     else:
-        raise UsageError(f"fxlab diff takes one model file or two saved trace directories, not {len(paths)} paths.")
+        raise UsageError(
+            f"fxlab diff takes one model file, two saved trace directories, or a saved trace and NPU dumps (TRACE NPU_DUMP), not {len(paths)} paths."
+        )
     _render(diff, as_json)
     raise typer.Exit(0 if diff.identical else 1)  # as diff(1): 0 the same, 1 differences, 2 trouble
+
+
+def _check_pair(first: Path, second: Path, holds_dumps: Any) -> None:
+    """Two paths that are not two traces, said as what they are: dumps given first, or a
+    folder that is neither a trace nor dumps."""
+    if holds_dumps(first) and is_saved_trace(second):
+        raise UsageError(f"{first} holds NPU dumps and {second} a saved trace: give the trace first (fxlab diff TRACE NPU_DUMP).")
+    for path in (first, second):
+        if path.is_dir() and not is_saved_trace(path) and not holds_dumps(path):
+            raise UsageError(
+                f"{path} holds neither a saved trace (manifest.json) nor GE dumps fxlab reads: give two trace folders "
+                "(`fxlab trace MODEL.py --out DIR`), or a trace and a folder of dumps copied off an NPU machine (see `fxlab dumps --help`)."
+            )
 
 
 def stage_pair(before_functionalize: bool, left: str | None, right: str | None, torchair_path: Path | None) -> tuple[str, str]:

@@ -175,6 +175,11 @@ def npu_phase_diff(trace_dir: Path, dump_path: Path, graph: int | None, as_json:
     from fxlab.viz.npu_dump_views import npu_diff_view
 
     dumps, trace, joined = read_and_join([dump_path], trace_dir)
+    if not any(g.ir is not None for g in trace.graphs):
+        raise UsageError(
+            f"{trace_dir} holds no Ascend IR (its stages: {', '.join(trace.stages)}), so nothing in it compares with GE's graphs: "
+            "trace the model again with the ascend_ir stage (the default stages of `fxlab trace MODEL.py --out DIR`)."
+        )
     diffs = []
     for chain in phase_chains(dumps.graphs).values():
         last = chain[-1]

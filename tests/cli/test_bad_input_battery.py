@@ -95,9 +95,9 @@ CASES: list[tuple[str, list[str], int, list[str]]] = [
     ("double minus aicore_num", ["scopes", MY_INPLACE, "--aicore-num", "--5|4"], 2, ["is not an aicore_num value", "e.g. \"24|48\""]),
     ("aicore_num without bar", ["scopes", MY_INPLACE, "--aicore-num", "24"], 2, ["is not an aicore_num value", "write \"A|V\""]),
     # -- diff
-    ("three paths", ["diff", "{d}/t_valid", "{d}/t_valid", "{d}/t_valid"], 2, ["not 3 paths", "one model file or two saved trace directories"]),
+    ("three paths", ["diff", "{d}/t_valid", "{d}/t_valid", "{d}/t_valid"], 2, ["not 3 paths", "one model file, two saved trace directories, or a saved trace and NPU dumps (TRACE NPU_DUMP)"]),
     ("one folder", ["diff", "{d}/t_valid"], 2, ["is a directory", "give a model file, or two saved trace directories"]),
-    ("no trace in folder", ["diff", "{d}/t_valid", "{d}/t_empty"], 2, ["holds no saved trace", "fxlab trace MODEL.py --out"]),
+    ("no trace in folder", ["diff", "{d}/t_valid", "{d}/t_empty"], 2, ["holds neither a saved trace (manifest.json) nor GE dumps", "fxlab trace MODEL.py --out DIR"]),
     ("manifest null", ["diff", "{d}/t_valid", "{d}/t_null"], 2, ["holds null", "Write the trace again"]),
     ("manifest list", ["diff", "{d}/t_list", "{d}/t_valid"], 2, ["holds a JSON array", "Write the trace again"]),
     ("manifest path index", ["diff", "{d}/t_valid", "{d}/t_index"], 2, ["graph index '../../etc' is not an integer", "Write it again"]),

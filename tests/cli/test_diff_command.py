@@ -237,7 +237,7 @@ def test_bad_saved_traces(capsys, tmp_path, saved_runs) -> None:
         manifest.write_bytes(text) if isinstance(text, bytes) else manifest.write_text(text)
     good = str(saved_runs[0])
     cases = [
-        ([good, str(empty)], "holds no saved trace (manifest.json is missing)"),
+        ([good, str(empty)], "holds neither a saved trace (manifest.json) nor GE dumps fxlab reads"),
         ([str(failed), good], "is from a failed run: the model raised"),
         ([good, str(corrupt)], "is not a readable saved trace (JSONDecodeError"),
         ([good, str(tmp_path / "null")], "manifest.json holds null, not the object `fxlab trace --out` writes"),

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.cli_runner import run_cli, run_main
-from tests.conftest import ROOT
+from tests.conftest import EXAMPLES, ROOT
 from tests.npu_dumps.ge_dump_maker import rename_op
 from tests.npu_dumps.made_dumps import GOLDEN_TRACE, line, made_dumps
 
@@ -235,3 +235,17 @@ def test_an_output_that_cannot_be_written_leaves_no_half_of_the_outputs(folder, 
     code, _, err = run_cli("dumps", str(folder), "--out", str(tmp_path / "o"))
     assert code == 2 and "is a folder, not a file" in " ".join(err.split())
     assert sorted(p.name for p in (tmp_path / "o").iterdir()) == ["dumps.html"]  # no dumps.json written before the failure
+
+
+def test_diff_of_a_trace_and_dumps_says_what_is_wrong_with_the_pair(tmp_path):
+    """Dumps given first, and a trace saved without the Ascend IR, are said as such."""
+    from tests.npu_dumps.made_dumps import GOLDEN_TRACE, made_dumps
+
+    dumps = made_dumps(tmp_path / "ge")
+    code, _, err = run_cli("diff", str(dumps), str(GOLDEN_TRACE))
+    assert code == 2 and "holds NPU dumps and" in err and "give the trace first (fxlab diff TRACE NPU_DUMP)" in " ".join(err.split())
+    functional_only = tmp_path / "functional_only"
+    code, _, err = run_cli("trace", str(EXAMPLES / "superkernel_scopes.py"), "--stages", "functional", "--out", str(functional_only))
+    assert code == 0, err
+    code, _, err = run_cli("diff", str(functional_only), str(dumps))
+    assert code == 2 and "holds no Ascend IR (its stages: functional)" in " ".join(err.split())
