@@ -102,7 +102,14 @@ def diff_saved_traces(left: Any, right: Any, *, left_label: str, right_label: st
         rgraph = right.graphs[index] if index < counts[1] else None
         for stage in stages:
             lside, rside = (_stage_of(g, stage) for g in (lgraph, rgraph))
-            result.graphs.append(diff_graph(index, lside, rside, stage, stage, left_label=left_label, right_label=right_label))
+            entry = diff_graph(index, lside, rside, stage, stage, left_label=left_label, right_label=right_label)
+            if entry.missing:  # said of the traces, whose labels these are
+                entry.missing = "; ".join(
+                    f"{label} has no graph {index}" if g is None else f"{label}'s graph {index} has no {stage} stage"
+                    for label, g, side in ((left_label, lgraph, lside), (right_label, rgraph, rside))
+                    if side is None
+                )
+            result.graphs.append(entry)
     return result
 
 

@@ -29,9 +29,9 @@ def test_traces_with_other_graphs_and_stages_say_so(example_trace) -> None:
     diff = diff_saved_traces(full, fewer, left_label="a", right_label="b")
     assert diff.notes == ["only a recorded stage(s) dynamo", "a has 2 graph(s), b has 1"]
     missing = [g for g in diff.graphs if g.missing]
-    assert {g.graph for g in missing} == {1} and missing[0].missing == "graph 1 has no b"
+    assert {g.graph for g in missing} == {1} and missing[0].missing == "b has no graph 1"
     assert not diff.identical
-    assert json.loads(json.dumps(diff.to_json()))["graphs"][-1]["missing"] == "graph 1 has no b"
+    assert json.loads(json.dumps(diff.to_json()))["graphs"][-1]["missing"] == "b has no graph 1"
 
 
 def test_graph_selection() -> None:
