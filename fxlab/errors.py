@@ -23,6 +23,13 @@ class CaptureError(FxlabError):
     exit_code = 3
 
 
+class EagerModelError(CaptureError):
+    """The model fails when run eagerly on its inputs: the input is at fault, not
+    ``torch.compile`` (bad input, as a model file that does not import)."""
+
+    exit_code = 2
+
+
 class OutputError(FxlabError):
     """``--out`` cannot be written."""
 

@@ -151,7 +151,12 @@ def trace_command(
         from fxlab.cli.trace_ranks import RankOutput, trace_ranks  # lazy: the ranks' machinery (torch), only for ranks
 
         raise typer.Exit(trace_ranks(request, RankOutput(out, html, as_json, graphviz, summary_only)))
-    trace = capture_and_save(request, out)
+    try:
+        trace = capture_and_save(request, out)
+    except FxlabError as exc:
+        if as_json:  # a script reading stdout gets the failure as JSON too (the message stays on stderr)
+            console.out().print_json(dumps_strict({"status": "failed", "error": str(exc), "exit_code": exc.exit_code}))
+        raise
     write_extras(trace, graphviz, html, out, picture_options(expand, focus, depth))  # after the trace is saved
     if as_json:
         from fxlab.viz.trace_views import json_summary  # lazy: imports torch (seconds); `fxlab --help` must not

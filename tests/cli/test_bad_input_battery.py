@@ -65,7 +65,7 @@ CASES: list[tuple[str, list[str], int, list[str]]] = [
     ("entry exits", ["trace", "{d}/exits.py"], 2, ["raised SystemExit: 4", "Fix get_model_and_inputs()"]),
     ("inputs are an int", ["trace", "{d}/inputs_int.py"], 2, ["example inputs are an int", "give a tuple of arguments"]),
     ("inputs are objects", ["trace", "{d}/inputs_object.py"], 2, ["but argument 0 is an object", "Pass the object's tensors"]),
-    ("eager run fails", ["trace", "{d}/eager_fails.py"], 3, ["when run eagerly", "must first run eagerly"]),
+    ("eager run fails", ["trace", "{d}/eager_fails.py"], 2, ["when run eagerly", "must first run eagerly"]),
     ("binary model file", ["trace", "{d}/binary.py"], 2, ["binary.py, has a syntax error: source code string cannot contain null bytes", "Fix it"]),
     ("latin-1 model file", ["trace", "{d}/latin1.py"], 2, ["latin1.py", "Fix"]),
     ("unknown entry", ["trace", "{d}/simple.py", "--entry", "nope"], 2, ["`nope` is not defined", "Give the name of a function"]),

@@ -298,3 +298,13 @@ def test_every_auto_converted_op_is_listed_with_its_assumed_type_and_prototype(w
     (auto,) = data["graphs"][0]["ascend_ir"]["auto_converted"]
     assert auto == {"op": "fxlabproto.shift.default", "nodes": 1, "ge_type": "Shift", "prototype": True, "defined_by": "user", "defined_at": auto["defined_at"]}
     assert auto["defined_at"].split("fxlab/")[-1].startswith("ops/define.py:")
+
+
+def test_a_failed_capture_with_json_prints_the_failure_as_json_too(tmp_path):
+    model = tmp_path / "fails.py"
+    model.write_text("import torch\n\ndef f(x):\n    return x @ x\n\nmodel = f\nexample_inputs = (torch.ones(2, 3),)\n")
+    code, out, err = run_cli("trace", str(model), "--json")
+    summary = json.loads(out)
+    assert code == 2 and summary["status"] == "failed" and summary["exit_code"] == 2
+    assert summary["error"].startswith("the model raised RuntimeError when run eagerly on its example inputs")
+    assert "the model raised RuntimeError" in err  # the paragraph on stderr as without --json

@@ -19,7 +19,7 @@ from fxlab.capture.checks.values import Comparison, clone_tree, compare_inputs, 
 from fxlab.capture.compile_error import summarize_compile_error
 from fxlab.capture.loader import LoadedModel
 from fxlab.capture.trace import CheckResult
-from fxlab.errors import CaptureError, FxlabError
+from fxlab.errors import CaptureError, EagerModelError, FxlabError
 from fxlab.source_lines import raise_location
 
 
@@ -186,7 +186,7 @@ class _Model:
                 _restore(self.state, self.saved)
                 return self._capture_without_running(missing)
             where = raise_location(exc)
-            raise CaptureError(
+            raise EagerModelError(
                 f"the model raised {type(exc).__name__} when run eagerly on its example inputs{f' (at {where})' if where else ''}: "
                 f"{exc}. {undefined_op_hint(exc)}fxlab compares compiled with eager, so the model must first run eagerly."
             ) from exc
