@@ -115,7 +115,10 @@ class Event:
         self.recorded_at: float | None = None
 
     def record(self, stream: Any = None) -> None:
-        self.recorded_at = time.perf_counter()
+        # Dynamo cannot trace a clock: read it only in eager code, so a record inside a
+        # compiled forward does not split its graph (there is nothing to time on the CPU).
+        if not torch.compiler.is_compiling():
+            self.recorded_at = time.perf_counter()
 
     def wait(self, stream: Any = None) -> None:
         return None

@@ -24,3 +24,24 @@ def test_the_event_operators_do_nothing_on_cpu_and_record_gives_an_empty_tensor(
     npu_streams.set_deterministic_level(2)
     assert npu_streams.get_deterministic_level() == 2
     npu_streams.set_deterministic_level(level)
+
+
+def test_an_event_recorded_in_a_compiled_function_leaves_it_one_graph():
+    graphs = []
+
+    def count(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward
+
+    def f(x):
+        y = x * 2
+        npu_streams.Event().record()
+        return y + 1
+
+    torch._dynamo.reset()
+    out = torch.compile(f, backend=count)(torch.ones(3))
+    assert len(graphs) == 1 and out.tolist() == [3.0, 3.0, 3.0]
+    start, end = npu_streams.Event(enable_timing=True), npu_streams.Event(enable_timing=True)
+    start.record()
+    end.record()
+    assert start.elapsed_time(end) >= 0.0  # eager records still keep their time
