@@ -88,13 +88,17 @@ def _stages(mode: str | None) -> tuple[str, ...]:
 def _aclgraph_report(trace: Any, as_json: bool) -> None:
     """Streams, events and stream core limits of each graph (the aclgraph path has no
     GE ops, so SuperKernel scopes and op-level core attrs do not apply)."""
+    errors = [f"graph {g.index}: {g.error}" for g in trace.graphs if g.error]  # a pass that failed on the graph (a bad core limit)
     if as_json:
-        console.out().print_json(dumps_strict({"mode": trace.mode, "graphs": [g.streams or {"index": g.index} for g in trace.graphs]}))
-        raise typer.Exit(0)
+        graphs = [g.streams or {"index": g.index} for g in trace.graphs]
+        console.out().print_json(dumps_strict({"mode": trace.mode, "graphs": graphs, "errors": errors}))
+        raise typer.Exit(1 if errors else 0)
     from fxlab.viz.pass_views import aclgraph_scopes_view  # lazy: imports torch (seconds); `fxlab --help` must not
 
     console.out().print(aclgraph_scopes_view(trace))
-    raise typer.Exit(0)
+    for error in errors:
+        console.error(error)
+    raise typer.Exit(1 if errors else 0)
 
 
 def _parse_global(text: str, origin: str) -> Any:

@@ -133,5 +133,8 @@ def aclgraph_scopes_view(trace: Any) -> RenderableType:
     ]
     for graph in trace.graphs:
         found = streams_lines(graph)
+        if graph.error and not found:  # the passes stopped: what they would have found is not known
+            lines.append(plain(f"graph {graph.index}: not known, TorchAir's aclgraph passes stopped on it (below)", style="red"))
+            continue
         lines += found or [plain(f"graph {graph.index}: one stream, no core limit, no event", style="dim")]
     return Group(*lines)

@@ -95,3 +95,20 @@ def test_on_the_aclgraph_path_the_report_shows_streams_events_and_stream_limits(
     code, out, _ = run_cli("scopes", str(EXAMPLES / "multi_stream.py"), "--mode", "reduce-overhead", "--soc", "Ascend910B4", "--json")
     (graph,) = json.loads(out)["graphs"]
     assert "more cores than Ascend910B4 has (16 + 16 AI cores > 20; 32 + 32 vector cores > 40)" in graph["warnings"][0]
+
+
+def test_on_the_aclgraph_path_a_core_limit_its_passes_cannot_read_is_an_error(tmp_path) -> None:
+    from tests.cli.cli_runner import run_cli
+
+    model = tmp_path / "half_core.py"
+    model.write_text(
+        "import torch\nimport torchair\n\n"
+        "def model(x):\n"
+        "    with torchair.scope.limit_core_num(1.5, '8'):\n"
+        "        h = x * 2\n"
+        "    return h + 1\n\n"
+        "example_inputs = (torch.randn(3),)\n"
+    )
+    code, out, err = run_cli("scopes", str(model), "--mode", "reduce-overhead", width=200)
+    assert code == 1 and "graph 0: not known, TorchAir's aclgraph passes stopped on it" in out and "no core limit" not in out
+    assert "error: graph 0: aclgraph stage: the pass replace_core_limit_nodes failed: ValueError: invalid literal for int() with base 10: '1.5'" in err
