@@ -55,7 +55,7 @@ def read_dumps(paths: Sequence[Path], progress: Progress | None = None) -> DumpS
     _check_found(dumps, paths, fusion_files)
     _check_one_run(dumps.graphs)
     dumps.graphs.sort(key=lambda g: (g.format, g.graph_id if g.graph_id is not None else -1, g.index if g.index is not None else -1))
-    link_super_kernels(dumps.graphs)
+    dumps.notes += link_super_kernels(dumps.graphs)
     return dumps
 
 
@@ -224,9 +224,10 @@ def _json(path: Path, text: str) -> object:
         raise DumpReadError(f"{where}: not JSON ({exc}). Convert the OM model again with `atc --mode=1` and copy the whole file.") from exc
 
 
-def link_super_kernels(graphs: Sequence[DumpGraph]) -> None:
+def link_super_kernels(graphs: Sequence[DumpGraph]) -> list[str]:
     """Each ``SuperKernel`` op's members: the ops whose ``sk_parent_node_name`` names it
-    (in its ``super_kernel_sub_graph<N>`` dump); its originals are theirs."""
+    (in its ``super_kernel_sub_graph<N>`` dump); its originals are theirs. Returns a note
+    for the SuperKernel ops whose sub-graph dump is not among the files read."""
     members: dict[str, list[str]] = {}
     originals: dict[str, tuple[list[str], list[str]]] = {}
     for graph in graphs:
@@ -242,3 +243,10 @@ def link_super_kernels(graphs: Sequence[DumpGraph]) -> None:
                 op.super_kernel_members = members[op.name]
                 if op.originals == [op.name]:
                     op.originals, op.original_types = originals[op.name]
+    unlisted = sorted({op.name for graph in graphs for op in graph.ops if op.type == SUPER_KERNEL_TYPE and op.name not in members})
+    if not unlisted:
+        return []
+    return [
+        f"no super_kernel_sub_graph dump lists the members of {', '.join(unlisted)}: which ops they hold is not known, and "
+        "those ops show as removed. Copy every ge_proto_*_super_kernel_sub_graph*.txt off the NPU machine with the other dumps."
+    ]

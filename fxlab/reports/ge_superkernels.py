@@ -72,6 +72,7 @@ def compare_super_kernels(
                 holder.setdefault(name, op.name)
     by_name = {op.name: op for g in every_graph for op in g.ops if not op.super_kernel_members}
     by_name.update((op.name, op) for op in ge_graph.ops)  # the phase compared says last
+    unlisted = [op.name for op in ge_graph.ops if op.type == SUPER_KERNEL_TYPE and op.name not in members]
     verdicts = []
     for scope in report.super_kernels:
         if scope.graph != graph_index:
@@ -79,7 +80,7 @@ def compare_super_kernels(
         for number, segment in enumerate(scope.segments, start=1):
             predicted = [op.name for op in segment.ops if op.type not in NOT_FUSED_TYPES]
             if predicted:
-                verdicts.append(_verdict(graph_index, scope.name, number, predicted, holder, members, by_name))
+                verdicts.append(_verdict(graph_index, scope.name, number, predicted, holder, members, by_name, unlisted))
     return verdicts
 
 
@@ -91,13 +92,14 @@ def _verdict(
     holder: dict[str, str],
     members: dict[str, list[DumpOp]],
     by_name: dict[str, DumpOp],
+    unlisted: Sequence[str] = (),
 ) -> SegmentVerdict:
     verdict = SegmentVerdict(graph, scope, number, predicted)
     for name in predicted:
         sk = holder.get(name)
         if sk is None:
             verdict.outside.append(name)
-            verdict.cuts.append(_outside_reason(name, by_name.get(name)))
+            verdict.cuts.append(_outside_reason(name, by_name.get(name), unlisted))
         elif sk not in verdict.super_kernels:
             verdict.super_kernels.append(sk)
     for left, right in zip(verdict.super_kernels, verdict.super_kernels[1:]):
@@ -105,9 +107,11 @@ def _verdict(
     return verdict
 
 
-def _outside_reason(name: str, op: DumpOp | None) -> str:
+def _outside_reason(name: str, op: DumpOp | None, unlisted: Sequence[str] = ()) -> str:
     if op is not None and op.supports_super_kernel == 0:
         return f"{name} is in no SuperKernel: the dump marks it supportSuperKernel=0 (a kernel that cannot join one)"
+    if unlisted:  # their super_kernel_sub_graph dumps were not given
+        return f"{name} is in no SuperKernel the dumps list the members of; it may be in {', '.join(unlisted)}, whose sub-graph dump is missing"
     return f"{name} is in no SuperKernel; the dump does not say why"
 
 

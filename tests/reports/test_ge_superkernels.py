@@ -71,3 +71,18 @@ def test_an_op_left_out_of_every_super_kernel_says_why_when_the_dump_does(tmp_pa
         ["Add_3"],
         ["Add_3 is in no SuperKernel: the dump marks it supportSuperKernel=0 (a kernel that cannot join one)"],
     )
+
+
+def test_a_missing_sub_graph_dump_is_said_not_taken_for_an_op_left_out(tmp_path):
+    folder = made_dumps(tmp_path)
+    holding_swish = next(p for p in folder.glob("*super_kernel_sub_graph*.txt") if '"Swish"' in p.read_text())
+    holding_swish.unlink()
+    dumps = read_dumps([folder])
+    (note,) = [n for n in dumps.notes if n.startswith("no super_kernel_sub_graph dump lists the members of")]
+    assert "sk_mlp_split_9_11_start_Swish_end_Swish" in note and "Copy every ge_proto_*_super_kernel_sub_graph*.txt" in note
+    trace = load_trace(GOLDEN_TRACE)
+    join(dumps, [torchair_graph_from_ir(g.ir, "trace") for g in trace.graphs])
+    last = next(g for g in dumps.graphs if g.phase == "AfterSkGraph")
+    report = build_scope_report([GraphInput(0, None, trace.graphs[0].ir)])
+    cuts = [cut for v in compare_super_kernels(report, 0, last, dumps.graphs) for cut in v.cuts if cut.startswith("Swish")]
+    assert cuts == ["Swish is in no SuperKernel the dumps list the members of; it may be in sk_mlp_split_9_11_start_Swish_end_Swish, whose sub-graph dump is missing"]
