@@ -94,10 +94,27 @@ def _entry(op: DumpOp, ir_ops: dict[str, Any]) -> NpuEntry:
     original = op.torchair_ops[0] if len(op.torchair_ops) == 1 else op.name
     known = ir_ops.get(original)
     changes = op.changes()
-    if known is not None and known.type != op.type:
-        changes.insert(0, f"type {known.type} -> {op.type}")
+    if known is not None:
+        changes += _against_trace(op, known)
+        if known.type != op.type:
+            changes.insert(0, f"type {known.type} -> {op.type}")
     if original != op.name:  # one of TorchAir's ops under the name GE gave it
         return NpuEntry(RENAMED, list(op.torchair_ops), op.name, "; ".join([f"renamed from {original}", *changes]) + also)
     if changes:
         return NpuEntry(CHANGED, list(op.torchair_ops), op.name, "; ".join(changes) + also)
     return NpuEntry(SAME, list(op.torchair_ops), op.name, op.type)
+
+
+def _against_trace(op: DumpOp, known: Any) -> list[str]:
+    """Format and dtype changes of ``op``'s outputs against the trace's own op, where the
+    dump does not record the origin itself (no ``origin_format`` / ``origin_data_type``)."""
+    found = []
+    for output in op.outputs:
+        if output.index >= len(known.output_desc):
+            continue
+        desc = known.output_desc[output.index]
+        if output.layout and not output.origin_layout and output.layout != desc.layout:
+            found.append(f"output {output.index} format {desc.layout} -> {output.layout}")
+        if output.dtype and not output.origin_dtype and output.dtype != desc.dtype.name:
+            found.append(f"output {output.index} dtype {desc.dtype.name} -> {output.dtype}")
+    return found

@@ -45,3 +45,16 @@ def test_an_op_ge_only_renamed_is_said_renamed_not_same(tmp_path):
     assert ("renamed", ["Add_2"], "Add_2_GE", "renamed from Add_2") in entries
     assert not any(e[1] == ["Add_2"] and e[0] != "renamed" for e in entries)  # neither same nor removed
     assert diff.count("renamed") == 1 and diff.to_json()["counts"]["renamed"] == 1
+
+
+def test_a_format_or_dtype_changed_without_origin_attrs_is_found_against_the_trace(tmp_path):
+    dumps = read_dumps([made_dumps(tmp_path)])
+    trace = load_trace(GOLDEN_TRACE)
+    join(dumps, [torchair_graph_from_ir(g.ir, "trace") for g in trace.graphs])
+    last = next(g for g in dumps.graphs if g.phase == "AfterSkGraph")
+    (output,) = last.op("Add_2").outputs
+    assert (output.layout, output.origin_layout, output.origin_dtype) == ("ND", "", "")  # as GE writes it when nothing changed
+    output.layout, output.dtype = "NC1HWC0", "DT_FLOAT16"
+    diff = diff_ir_with_phase(0, trace.graphs[0].ir, last)
+    entries = [(e.kind, e.ge_op, e.detail) for ln in diff.lines if ln.source == line(37) for e in ln.entries]
+    assert ("changed", "Add_2", "output 0 format ND -> NC1HWC0; output 0 dtype DT_FLOAT -> DT_FLOAT16") in entries
