@@ -99,6 +99,13 @@ class DumpOp:
         """One original op under another name: GE renamed it and fused nothing into it."""
         return len(self.originals) == 1 and self.originals[0] != self.name and not self.super_kernel_members
 
+    @property
+    def retyped(self) -> str | None:
+        """The type of the one original op when GE gave it another (``Mul`` -> ``Muls``)."""
+        if len(self.originals) == 1 and len(self.original_types) == 1 and self.original_types[0] not in ("", self.type):
+            return self.original_types[0]
+        return None
+
     def changes(self) -> list[str]:
         return [change for output in self.outputs for change in output.changes()]
 

@@ -34,6 +34,8 @@ def what_ge_did(op: DumpOp) -> str:
         parts.append(f"fused from {_listed(op.originals)}")
     elif op.renamed:
         parts.append(f"renamed from {op.originals[0]}")
+    if op.retyped and not op.fused:
+        parts.append(f"type {op.retyped} -> {op.type}")
     if op.passes:
         parts.append(f"by {_listed(op.passes)}")
     if op.fusion_scope is not None:
@@ -79,6 +81,8 @@ def ops_table(graph: DumpGraph, every_op: bool = False) -> RenderableType:
     did none of that."""
     title = Text.assemble(plain(graph.phase, "bold"), " · ", plain(graph.name))
     rows = [(op, did) for op in graph.ops if (did := what_ge_did(op)) or every_op]
+    if not graph.ops:
+        return Text.assemble(title, ": the dump holds no op (an empty graph, or a dump cut short).")
     if not rows:
         return Text.assemble(title, f": GE fused, renamed, inserted and changed none of its {len(graph.ops)} ops (--all-ops lists them).")
     table = Table(title=title, title_justify="left", show_lines=False)

@@ -28,6 +28,8 @@ def test_what_ge_did_says_fusion_scope_stream_cores_and_changes():
     )
     assert what_ge_did(DumpOp("trans_Cast_0", "Cast", inserted=True)) == "inserted by GE"
     assert what_ge_did(DumpOp("Add", "Add", originals=["Add"])) == ""
+    assert what_ge_did(DumpOp("Mul", "Muls", originals=["Mul"], original_types=["Mul"])) == "type Mul -> Muls"
+    assert what_ge_did(DumpOp("Mul_GE", "Muls", originals=["Mul"], original_types=["Mul"])) == "renamed from Mul; type Mul -> Muls"
     many = DumpOp("sk_x_start_a_end_h", "SuperKernel", originals=list("abcdefgh"), super_kernel_members=list("abcdefgh"))
     assert what_ge_did(many) == "SuperKernel of a, b, c, d, e, f (+2)"
 
@@ -41,5 +43,7 @@ def _render(renderable) -> str:
 def test_a_phase_ge_left_alone_is_said_in_words_not_an_empty_table():
     graph = DumpGraph("ge_proto_00001_Build.txt", "ge_proto", 0, "Build", "g[bold]0", ops=[DumpOp("Add", "Add", originals=["Add"]), DumpOp("Mul", "Mul", originals=["Mul"])])
     assert _render(ops_table(graph)).strip() == "Build · g[bold]0: GE fused, renamed, inserted and changed none of its 2 ops (--all-ops lists them)."
+    empty = DumpGraph("ge_proto_00000002_Build.txt", "ge_proto", 0, "Build", "g0")
+    assert _render(ops_table(empty)).strip() == "Build · g0: the dump holds no op (an empty graph, or a dump cut short)."
     listed = _render(ops_table(graph, every_op=True))
     assert "GE op" in listed and "Add" in listed and "Mul" in listed
