@@ -73,6 +73,12 @@ class StageSide:
             for dst, src in (epilogue_operands(n) for n in stage.nodes if n.kind == KIND_COPY_EPILOGUE)
             if src in self.records and self.records[src].op != "placeholder"  # no cycles
         }
+        # Likewise an ATen in-place op on a graph input (``add_(arg0_1, ...)``): what it
+        # returns is that input's new value, which the other stage writes back.
+        for node in stage.nodes:
+            written = node.args.split(",", 1)[0].strip() if node.mutates == ["self"] and is_overload(node.target) else ""
+            if written in self.records and self.records[written].op == "placeholder":
+                self.written_back.setdefault(node.name, written)
         self._pieces: dict[str, list[str]] = {}
 
     def _unpacked_parent(self, node: NodeRecord) -> tuple[str, int] | None:

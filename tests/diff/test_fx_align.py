@@ -65,6 +65,18 @@ def test_a_value_written_back_into_an_input_is_that_input() -> None:
     assert side.key_of("add") == "input0" and side.key_of("x") == "input0"
 
 
+def test_an_inplace_op_on_an_input_returns_that_inputs_new_value() -> None:
+    """``add_(x, 1)`` in the aten stage is what the functional stage writes back into x:
+    a reader of either reads the input's new value."""
+    add_ = node("add_", "aten.add_.Tensor", "x, 1")
+    add_.mutates = ["self"]
+    on_intermediate = node("mul_", "aten.mul_.Tensor", "add_, 2")
+    on_intermediate.mutates = ["self"]
+    side = StageSide(StageTrace("aten", "", [node("x", "x", op="placeholder"), add_, on_intermediate]), "L")
+    side.keys["x"] = "input0"
+    assert side.key_of("add_") == "input0" and side.key_of("mul_") == "L:mul_"  # only an op on a graph input
+
+
 def test_same_computations_pair_across_reordered_copies() -> None:
     def stage(*nodes: NodeRecord) -> StageTrace:
         return StageTrace("s", "", [node("a", "a", op="placeholder"), node("b", "b", op="placeholder"), *nodes])
