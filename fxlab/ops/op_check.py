@@ -86,9 +86,17 @@ def check_op(name: str, prototype: str | Path | None = None) -> CheckReport:
         report.items.append(_guarded(check.__name__, functools.partial(check, overload, samples)))
     report.items.extend(_inplace_rules(overload, samples))
     report.items.extend(_prototype_checks(overload, facts, proto))
-    report.items.append(_auto_converter(overload, facts, proto))
-    report.items.append(_guarded("converter", lambda: _converter_runs(overload, facts, samples)))
+    auto = _auto_converter(overload, facts, proto)
+    report.items.append(auto)
+    if facts.converter == "auto" and auto.status == FAIL:  # the prototype given here rules the auto converter out
+        report.items.append(CheckItem("converter", FAIL, NO_CONVERTER, REGISTER_CONVERTER))
+    else:
+        report.items.append(_guarded("converter", lambda: _converter_runs(overload, facts, samples)))
     return report
+
+
+NO_CONVERTER = "no converter is registered and the auto converter does not apply"
+REGISTER_CONVERTER = "Register one with @torchair.register_fx_node_ge_converter(torch.ops.<ns>.<op>.default)."
 
 
 def _prototype_type(path: str | Path, facts: OpFacts) -> str | None:
@@ -434,8 +442,8 @@ def _converter_runs(overload: Any, facts: OpFacts, samples: list[Sample]) -> Che
         return CheckItem(
             "converter",
             FAIL,
-            "no converter is registered and the auto converter does not apply",
-            "Register one with @torchair.register_fx_node_ge_converter(torch.ops.<ns>.<op>.default).",
+            NO_CONVERTER,
+            REGISTER_CONVERTER,
         )
     types: list[str] = []
     not_run: list[str] = []

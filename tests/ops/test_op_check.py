@@ -225,3 +225,17 @@ def test_an_output_that_is_the_mutated_input_is_made_on_the_host_in_the_converte
     item = _by_name(check_op("fxlabtest::bad_return"))["converter"]
     assert item.status == PASS, item.detail
     assert item.detail.startswith("the auto converter runs on fake inputs, returns 1 tensor output(s), and emits BadReturn; its IR run on CPU matches")
+
+
+define_op("fxlabtest::auto_named(Tensor x) -> Tensor", kernels={"cpu": lambda x: x * 3}, fake=lambda x: torch.empty_like(x),
+          samples=[Sample((torch.randn(3),))])
+
+
+def test_a_prototype_given_on_the_command_line_that_rules_out_the_auto_converter_fails_the_converter_too() -> None:
+    """With no prototype of its own the op is auto-converted (assumed); the one given
+    with --prototype is named otherwise, so the auto converter cannot convert it: the
+    converter check must not pass on what the auto converter would emit."""
+    assert _by_name(check_op("fxlabtest::auto_named"))["converter"].status != FAIL
+    by_name = _by_name(check_op("fxlabtest::auto_named", prototype=DATA / "bad_name.json"))
+    assert by_name["auto converter"].status == FAIL
+    assert (by_name["converter"].status, by_name["converter"].detail) == (FAIL, "no converter is registered and the auto converter does not apply")
