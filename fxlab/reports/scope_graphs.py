@@ -7,10 +7,11 @@ scope_enter before it, fails the compile with a ``RuntimeError``. No scope carri
 from one graph to the next.
 
 A graph break inside a ``with torchair.scope...`` block gives exactly such graphs: Dynamo
-cannot resume inside a user context manager, so it runs the whole function holding the
-``with`` eagerly (its ops are in no graph, none in a SuperKernel or under a core limit)
-and compiles the scope's ``__enter__`` / ``__exit__`` alone, a graph each, holding only a
-marker (the marker's line is the model's ``with``: :mod:`fxlab.capture.scope_frames`).
+cannot resume inside a user context manager, so it runs the function holding the ``with``
+eagerly from that ``with`` on (what comes before it compiles as usual; the ops in the
+block are in no graph, none in a SuperKernel or under a core limit) and compiles the
+scope's ``__enter__`` / ``__exit__`` alone, a graph each, holding only a marker (the
+marker's line is the model's ``with``: :mod:`fxlab.capture.scope_frames`).
 
 A scope that covers no GE op (all of those, and an empty one) is still checked: its
 SuperKernel options and its core counts, as the IR-level report checks the scopes whose
@@ -159,9 +160,10 @@ def _graph_break_finding(alone: Sequence[GraphScopes]) -> Finding:
     lines = sorted({s.where(m) for s in alone for m in [*s.enter_sources, *s.exit_sources]})
     numbers = ", ".join(str(s.index) for s in alone)
     message = (
-        f"Dynamo did not trace the function holding the `with` block(s) at {', '.join(lines)}: a graph break inside a "
-        "torchair.scope block (Dynamo cannot resume inside a user context manager) makes it run that whole function "
-        "eagerly, so the ops inside the scopes are in no graph, and no SuperKernel or core limit applies to them. Only "
+        f"Dynamo did not trace the `with` block(s) at {', '.join(lines)}: a graph break inside a torchair.scope block "
+        "(Dynamo cannot resume inside a user context manager) makes it run the function eagerly from that `with` on (what "
+        "comes before it compiles as usual), so the ops inside the scopes are in no graph, and no SuperKernel or core limit "
+        "applies to them. Only "
         f"the scopes' own enter and exit calls were compiled, each a graph of its own (graph(s) {numbers}), which TorchAir "
         "refuses. Move the graph break (an .item(), a print, a data-dependent branch) out of the block."
     )

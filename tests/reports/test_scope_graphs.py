@@ -84,6 +84,7 @@ def test_a_break_inside_scopes_is_reported_per_graph_at_the_models_lines(write_m
     assert all(UNCLOSED_SCOPE_ERROR in f.message for f in unpaired[:2])
     (broken,) = findings_of(report, "graph-break-in-scope")
     assert f"`with` block(s) at {sk_line}, {limit_line}" in broken.message and "(graph(s) 0, 1, 2)" in broken.message
+    assert "eagerly from that `with` on (what comes before it compiles as usual)" in broken.message
     text = " ".join(f.message for f in report.findings)
     assert "fxlab/scope.py" not in text and "still open" not in text  # the limit block closed before the break
 
