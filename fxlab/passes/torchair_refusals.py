@@ -68,6 +68,16 @@ REWRITES = {
     ),
     "aten.index_put": "index with a slice assignment or torch.scatter / scatter_update_, which TorchAir converts",
     "aten.roll": "write the roll as torch.cat of two slices, which TorchAir converts",
+    # nn.TransformerEncoderLayer / nn.MultiheadAttention in eval mode without grad take torch's
+    # fused fast path (allowed on the NPU too), whose ops TorchAir has no converter for.
+    "aten._transformer_encoder_layer_fwd": (
+        "turn torch's fused fast path off with torch.backends.mha.set_fastpath_enabled(False) before compiling: "
+        "the layer then runs as its matmuls, softmax and layer norms, which TorchAir converts"
+    ),
+    "aten._native_multi_head_attention": (
+        "turn torch's fused fast path off with torch.backends.mha.set_fastpath_enabled(False) before compiling: "
+        "the attention then runs as its matmuls and softmax, which TorchAir converts"
+    ),
     "transformers.grouped_mm_fallback": (
         'run the experts as batched matmuls (config._experts_implementation = "batched_mm", or '
         'experts_implementation="batched_mm" in from_pretrained), which TorchAir converts'

@@ -134,3 +134,31 @@ def test_an_lstm_decomposes_as_for_npu_tensors_not_into_onednns_cpu_op(write_mod
     assert trace.check.ok and trace.ir_check.ok and trace.status == "ok"
     assert "graph 0: as on an NPU machine: torch.lstm decomposed without oneDNN's mkldnn_rnn_layer, which torch's decomposition picks only for CPU tensors." in trace.notes
     assert torch._C._get_mkldnn_enabled()  # oneDNN is on again after the capture
+
+
+ENCODER_LAYER = '''
+import torch
+
+torch.backends.mha.set_fastpath_enabled(False)  # the fix the refusal of the fused fast path gives
+
+
+def get_model_and_inputs():
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(16, 2, dim_feedforward=32, batch_first=True).eval()
+    return layer, (torch.randn(2, 5, 16),)
+'''
+
+
+def test_an_encoder_layer_off_the_fast_path_converts(write_model):
+    import torch
+
+    from fxlab.compat.torch_npu_ops import torch_npu_definitions
+
+    try:
+        with torch_npu_definitions():
+            trace = trace_of(write_model(ENCODER_LAYER), stages=("dynamo", "functional", "ascend_ir"))
+    finally:
+        torch.backends.mha.set_fastpath_enabled(True)
+    targets = _functional_targets(trace)
+    assert "aten._transformer_encoder_layer_fwd.default" not in targets and "npu.npu_fusion_attention.default" in targets
+    assert trace.check.ok and trace.ir_check.ok and trace.status == "ok"

@@ -82,6 +82,12 @@ def test_the_reason_names_torchairs_verdict_and_where_its_converter_is():
     assert not_converted_reason(torch.ops.aten.roll.default).startswith("TorchAir refuses aten.roll.default: its converter only raises")
 
 
+def test_torchs_fused_attention_fast_path_is_refused_with_the_switch_that_turns_it_off():
+    for op in (torch.ops.aten._transformer_encoder_layer_fwd.default, torch.ops.aten._native_multi_head_attention.default):
+        reason = not_converted_reason(op)
+        assert reason.startswith(f"TorchAir has no converter for {op}") and "Fix: turn torch's fused fast path off with torch.backends.mha.set_fastpath_enabled(False)" in reason
+
+
 # -- comparisons of sizes ---------------------------------------------------------------------
 def _checked_rows(x: torch.Tensor) -> torch.Tensor:
     torch._check(x.shape[0] >= 4)
