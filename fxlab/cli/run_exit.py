@@ -10,6 +10,8 @@ that runs no exit handler, and the exit code the process records.
   the same way (:func:`saved_when_ended_by_signal`): saved first, then ended by the signal.
 - An ``atexit`` handler cannot read the exit code: :class:`ExitNotes` notes the code of a
   ``sys.exit`` call in the main thread, and an uncaught exception is ``sys.last_value``.
+  A ``raise SystemExit(n)`` written out passes through nothing the process sees; the
+  traced process that waits for it does (:func:`noting_child_exits`), and its record wins.
 
 Each acts only in the process that installed it: a child forked from it inherits the
 hooks, but the run is not its to save.
@@ -74,6 +76,29 @@ def saved_when_ended_by_signal(save: Save) -> Iterator[None]:
                 signal.signal(number, signal.SIG_DFL)
 
 
+@contextlib.contextmanager
+def noting_child_exits(codes: dict[int, int]) -> Iterator[None]:
+    """For the block, the exit code of each child this process waits for is noted in
+    ``codes`` by process id (128 + the signal for a child a signal ended), as ``subprocess``
+    and ``multiprocessing`` wait for theirs: through ``os.waitpid``."""
+    real, owner = os.waitpid, os.getpid()
+
+    def waitpid_noting(pid: int, options: int) -> tuple[int, int]:
+        found, status = real(pid, options)
+        if found > 0 and os.getpid() == owner:
+            with contextlib.suppress(ValueError):  # a stopped child has not ended
+                code = os.waitstatus_to_exitcode(status)
+                codes[found] = 128 - code if code < 0 else code
+        return found, status
+
+    os.waitpid = waitpid_noting
+    try:
+        yield
+    finally:
+        if os.waitpid is waitpid_noting:
+            os.waitpid = real
+
+
 def save_quietly(save: Save, code: int) -> None:
     """The process is ending: a failure to save is said, never raised."""
     try:
@@ -86,7 +111,8 @@ class ExitNotes:
     """The exit code a traced process ends with, as its ``atexit`` handler can know it:
     1 after an uncaught exception (130 after Ctrl-C, which ends Python by SIGINT), else the
     code of the last ``sys.exit`` its main thread called, else 0. A ``raise SystemExit(n)``
-    written out passes through nothing fxlab sees: it is recorded as 0."""
+    written out passes through nothing the process sees: it records 0 (the traced process
+    that waits for it records ``n``: :func:`noting_child_exits`)."""
 
     def __init__(self) -> None:
         self.asked: object = None  # sys.exit's argument

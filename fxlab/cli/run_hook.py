@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 from fxlab.cli import console
 from fxlab.cli.files import StagedTrace
 from fxlab.cli.run_dumps import NpuDumps
-from fxlab.cli.run_exit import ExitNotes, saved_at_os_exit, saved_when_ended_by_signal
+from fxlab.cli.run_exit import ExitNotes, noting_child_exits, saved_at_os_exit, saved_when_ended_by_signal
 from fxlab.cli.run_folder import RunFolder, child_folder, forget_bookkeeping, mark_staged, remove_stale_staged
 from fxlab.cli.run_program import fxlab_cause
 from fxlab.cli.run_report import print_run
@@ -175,6 +175,7 @@ class TracedProcess:
             stack.enter_context(saved_at_os_exit(self.end_now))
             stack.enter_context(saved_when_ended_by_signal(self.end_now))
             stack.enter_context(self.exits.watching())
+            stack.enter_context(noting_child_exits(self.run.exit_codes))
             self._stack = stack.pop_all()
         return self
 

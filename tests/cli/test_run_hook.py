@@ -130,6 +130,20 @@ def test_each_process_of_the_program_records_how_it_ended(hooked_env, tmp_path):
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # nothing staged is left beside it
 
 
+def test_a_python_parent_records_the_code_its_child_raised_systemexit_with(hooked_env, tmp_path):
+    # The child's own record cannot see a `raise SystemExit(n)` written out (it notes sys.exit
+    # only); the traced program that waits for it sees the code.
+    (tmp_path / "child.py").write_text(ENDS.replace("sys.exit(3)", "raise SystemExit(4)"))
+    parent = "import subprocess, sys\nfor how in ('exit', 'os_exit'):\n    print(subprocess.run([sys.executable, 'child.py', how]).returncode)\n"
+    (tmp_path / "parent.py").write_text(parent)
+    done = subprocess.run(
+        [sys.executable, "-m", "fxlab", "run", "--out", "run", "--", "python", "parent.py"], env=hooked_env, capture_output=True, text=True, cwd=tmp_path
+    )
+    assert done.returncode == 0 and done.stdout.split() == ["4", "5"], done.stderr
+    manifest = json.loads((tmp_path / "run" / "manifest.json").read_text())
+    assert [(p["folder"], p["exit_code"]) for p in manifest["processes"]] == [("process_0", 4), ("process_1", 5)]
+
+
 def test_a_child_killed_outright_keeps_its_traces_and_the_signal_is_recorded(hooked_env, tmp_path):
     (tmp_path / "ends.py").write_text(ENDS)
     done = subprocess.run(
