@@ -38,12 +38,26 @@ class RawDesc:
     attrs: dict[str, Any] = field(default_factory=dict)
 
 
+class WrongAttr(ValueError):
+    """An op's attr holds a value of another kind than GE writes there (the reader names the file)."""
+
+
 def _strings(value: Any) -> list[str]:
     if value is None:
         return []
     if not isinstance(value, (list, tuple)):  # one string, or a value of another kind: as written
         value = [value]
     return [v.decode("utf-8", "surrogateescape") if isinstance(v, bytes) else str(v) for v in value]
+
+
+def _names(op: DumpOp, attrs: Mapping[str, Any], key: str) -> list[str]:
+    """A list of names GE writes as strings (op names, op types, pass names); a value of
+    another kind is not GE's, and read as a name it would join the op to no FX node."""
+    value = attrs.get(key)
+    items = value if isinstance(value, (list, tuple)) else [] if value is None else [value]
+    if any(not isinstance(item, (str, bytes)) for item in items):
+        raise WrongAttr(f"op {op.name!r} has {key} = {value!r}, where GE writes a list of names")
+    return _strings(items)
 
 
 def _text(value: Any) -> str | None:
@@ -69,7 +83,7 @@ def build_op(name: str, op_type: str, inputs: Sequence[str], attrs: Mapping[str,
     """The :class:`DumpOp` of one op, from its plain attrs and output descs."""
     op = DumpOp(name=name, type=op_type, inputs=list(inputs))
     _originals(op, attrs)
-    op.passes = _strings(attrs.get(PASS_NAME))
+    op.passes = _names(op, attrs, PASS_NAME)
     op.fusion_scope = _int(attrs.get(FUSION_SCOPE))
     op.multi_op = bool(_int(attrs.get(IS_MULTI_OP)))
     op.super_kernel_scope = _text(attrs.get(SUPER_KERNEL_SCOPE)) or None
@@ -86,8 +100,8 @@ def _originals(op: DumpOp, attrs: Mapping[str, Any]) -> None:
     """GE's original op names where it wrote them; else the op is its own original,
     unless its name is one GE gives ops it inserts."""
     if ORIGINAL_NAMES in attrs:
-        op.originals = _strings(attrs[ORIGINAL_NAMES])
-        op.original_types = _strings(attrs.get(ORIGINAL_TYPES))
+        op.originals = _names(op, attrs, ORIGINAL_NAMES)
+        op.original_types = _names(op, attrs, ORIGINAL_TYPES)
         op.inserted = not op.originals
         return
     if inserted_by_name(op.name, op.type):

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from fxlab.npu_dumps.fusion_result import read_fusion_result
 from fxlab.npu_dumps.ge_dump import is_om_model, read_ge_proto, read_om_json
+from fxlab.npu_dumps.ge_ops import WrongAttr
 from fxlab.npu_dumps.dump_model import GE_ONNX, GE_PROTO, TORCHAIR_PBTXT, TORCHAIR_PY, TORCHAIR_TXT, DumpGraph, DumpSet
 from fxlab.npu_dumps.names import SUPER_KERNEL_TYPE, DumpName, dump_name
 from fxlab.npu_dumps.onnx_dump import read_ge_onnx
@@ -194,6 +195,13 @@ def _text(path: Path) -> str:
 
 
 def _read_one(dumps: DumpSet, path: Path, kind: str, name: DumpName | None, progress: Progress | None) -> None:
+    try:
+        _read_kind(dumps, path, kind, name, progress)
+    except WrongAttr as exc:
+        raise DumpReadError(f"{path}: {exc}. The file is not as GE wrote it: copy the dump off the NPU machine again.") from exc
+
+
+def _read_kind(dumps: DumpSet, path: Path, kind: str, name: DumpName | None, progress: Progress | None) -> None:
     label = str(path)
     text = _text(path)
     if kind == GE_PROTO:

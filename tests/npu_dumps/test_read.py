@@ -109,10 +109,38 @@ def test_a_saved_trace_given_as_dumps_says_to_pass_it_with_trace(tmp_path):
 
 def test_values_of_an_unexpected_kind_are_read_as_written(tmp_path):
     path = tmp_path / "model.json"
-    attr = [{"key": "_datadump_original_op_names", "value": {"s": 5}}]
+    attr = [{"key": "_datadump_original_op_names", "value": {"s": "add_1"}}]
     path.write_text(json.dumps({"graph": [{"name": "g", "op": [{"name": "x", "type": "Add", "attr": attr, "output_desc": [{"attr": "zz"}]}]}]}))
     (op,) = read_dumps([path]).graphs[0].ops
-    assert (op.originals, op.inserted, [o.origin_name for o in op.outputs]) == (["5"], False, [None])
+    assert (op.originals, op.inserted, [o.origin_name for o in op.outputs]) == (["add_1"], False, [None])
+
+
+@pytest.mark.parametrize(
+    "key,value",
+    [
+        ("_datadump_original_op_names", {"i": 5}),
+        ("_datadump_original_op_names", {"s": 5}),
+        ("_datadump_original_op_names", {"list": {"i": [1, 2]}}),
+        ("_datadump_original_op_types", {"list": {"s": ["Add", 3]}}),
+        ("pass_name", {"f": 1.5}),
+    ],
+)
+def test_names_of_another_kind_are_refused_not_read_as_names(tmp_path, key, value):
+    """A number where GE writes op names would be a name that joins no FX node."""
+    path = tmp_path / "model.json"
+    attr = [{"key": "_datadump_original_op_names", "value": {"s": "add_1"}}, {"key": key, "value": value}]
+    path.write_text(json.dumps({"graph": [{"name": "g", "op": [{"name": "x", "type": "Add", "attr": attr}]}]}))
+    with pytest.raises(DumpReadError, match=f"{path}: op 'x' has {key} = .*, where GE writes a list of names") as err:
+        read_dumps([path])
+    assert err.value.exit_code == 2
+
+
+def test_a_number_for_original_names_in_a_text_dump_is_refused(tmp_path):
+    path = tmp_path / "ge_proto_00000001_graph_1_Build.txt"
+    op = 'op {\n name: "x"\n type: "Add"\n attr {\n  key: "_datadump_original_op_names"\n  value {\n   i: 7\n  }\n }\n}\n'
+    path.write_text(f'graph {{\n name: "g"\n {op}}}\n')
+    with pytest.raises(DumpReadError, match="op 'x' has _datadump_original_op_names = 7, where GE writes a list of names"):
+        read_dumps([path])
 
 
 def test_an_empty_folder_says_what_is_read(tmp_path):
