@@ -67,7 +67,7 @@ def scopes_command(
     )
     captured = capture_request(request)
     if captured.trace.mode != MAX_AUTOTUNE:
-        _aclgraph_report(captured.trace, as_json)
+        _aclgraph_report(captured, as_json)
         return
     report = report_for_trace(captured, soc_info, _global_limit(aicore_num, captured.loaded))
     if as_json:
@@ -85,10 +85,17 @@ def _stages(mode: str | None) -> tuple[str, ...]:
     return (DYNAMO, FUNCTIONAL, ASCEND_IR) if mode == MAX_AUTOTUNE else (DYNAMO, FUNCTIONAL, ACLGRAPH)
 
 
-def _aclgraph_report(trace: Any, as_json: bool) -> None:
+def _aclgraph_report(captured: Any, as_json: bool) -> None:
     """Streams, events and stream core limits of each graph (the aclgraph path has no
-    GE ops, so SuperKernel scopes and op-level core attrs do not apply)."""
+    GE ops, so SuperKernel scopes and op-level core attrs do not apply), and a graph
+    break inside a scope, said as in max-autotune."""
+    from fxlab.reports.scope_report import graph_break_in_scopes  # lazy: imports torch (seconds); `fxlab --help` must not
+
+    trace = captured.trace
     errors = [f"graph {g.index}: {g.error}" for g in trace.graphs if g.error]  # a pass that failed on the graph (a bad core limit)
+    broken = graph_break_in_scopes(captured)
+    if broken is not None:
+        errors.append(f"[{broken.code}] {broken.message}")
     if as_json:
         graphs = [g.streams or {"index": g.index} for g in trace.graphs]
         console.out().print_json(dumps_strict({"mode": trace.mode, "graphs": graphs, "errors": errors}))

@@ -133,7 +133,6 @@ def pairing_findings(graphs: Sequence[GraphScopes]) -> list[Finding]:
     """An error per unpaired marker of each graph, as TorchAir fails the compile on it,
     and one explaining the graph break when the unpaired markers stand alone."""
     findings: list[Finding] = []
-    alone: list[GraphScopes] = []
     for scopes in graphs:
         for span in scopes.annotation.unclosed:
             where = scopes.where(span.enter)
@@ -149,11 +148,15 @@ def pairing_findings(graphs: Sequence[GraphScopes]) -> list[Finding]:
                 f'scope markers on their own and fails the compile ("{UNOPENED_SCOPE_ERROR}").'
             )
             findings.append(Finding("error", "unbalanced-scope", message, scopes.index, where))
-        if scopes.markers_only and not scopes.annotation.balanced:
-            alone.append(scopes)
-    if alone:
-        findings.append(_graph_break_finding(alone))
-    return findings
+    broken = graph_break_in_scope(graphs)
+    return findings + ([broken] if broken else [])
+
+
+def graph_break_in_scope(graphs: Sequence[GraphScopes]) -> Finding | None:
+    """The error explaining a graph break inside a scope, when some graphs hold nothing but
+    unpaired scope markers (the enter and exit calls Dynamo compiled alone); else None."""
+    alone = [scopes for scopes in graphs if scopes.markers_only and not scopes.annotation.balanced]
+    return _graph_break_finding(alone) if alone else None
 
 
 def _graph_break_finding(alone: Sequence[GraphScopes]) -> Finding:
@@ -162,8 +165,8 @@ def _graph_break_finding(alone: Sequence[GraphScopes]) -> Finding:
     message = (
         f"Dynamo did not trace the `with` block(s) at {', '.join(lines)}: a graph break inside a torchair.scope block "
         "(Dynamo cannot resume inside a user context manager) makes it run the function eagerly from that `with` on (what "
-        "comes before it compiles as usual), so the ops inside the scopes are in no graph, and no SuperKernel or core limit "
-        "applies to them. Only "
+        "comes before it compiles as usual), so the ops inside the scopes are in no graph, and no SuperKernel, core limit or "
+        "stream switch applies to them. Only "
         f"the scopes' own enter and exit calls were compiled, each a graph of its own (graph(s) {numbers}), which TorchAir "
         "refuses. Move the graph break (an .item(), a print, a data-dependent branch) out of the block."
     )

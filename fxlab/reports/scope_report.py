@@ -27,7 +27,15 @@ import torch.fx as fx
 
 from fxlab.ir.model import IrGraph, IrOp
 from fxlab.passes.annotate_scopes import ScopeSpan
-from fxlab.reports.scope_graphs import EmptyScope, Finding, GraphScopes, empty_scope_findings, graph_scopes, pairing_findings
+from fxlab.reports.scope_graphs import (
+    EmptyScope,
+    Finding,
+    GraphScopes,
+    empty_scope_findings,
+    graph_break_in_scope,
+    graph_scopes,
+    pairing_findings,
+)
 from fxlab.scope import OP_AICORE_NUM, OP_VECTORCORE_NUM, SUPER_KERNEL_OPTIONS, SUPER_KERNEL_SCOPE, USER_STREAM_LABEL
 from fxlab.socs import SocInfo, check_core_count
 from fxlab.reports.superkernel_options import SuperKernelOptions, parse_super_kernel_options
@@ -249,11 +257,20 @@ def _covered_by(report: ScopeReport, index: int) -> Callable[[ScopeSpan], bool]:
 
 def report_for_trace(captured: Any, soc: SocInfo | None = None, global_limit: GlobalCoreLimit | None = None) -> ScopeReport:
     """:func:`build_scope_report` over a capture (its trace's IR, its live graph modules)."""
+    return build_scope_report(_graph_inputs(captured), soc, global_limit)
+
+
+def graph_break_in_scopes(captured: Any) -> Finding | None:
+    """A graph break inside a scope, in a capture of any mode (see :func:`graph_break_in_scope`)."""
+    return graph_break_in_scope([graph_scopes(g.index, g.gm, g.break_reason) for g in _graph_inputs(captured)])
+
+
+def _graph_inputs(captured: Any) -> list[GraphInput]:
     inputs = []
     for graph, live in zip(captured.trace.graphs, captured.graphs):
         gm = live.modules.get(FUNCTIONAL) or live.modules.get(DYNAMO)
         inputs.append(GraphInput(graph.index, gm, graph.ir, graph.break_reason))
-    return build_scope_report(inputs, soc, global_limit)
+    return inputs
 
 
 def global_limit_of(module: Any) -> tuple[str, str] | None:

@@ -112,3 +112,26 @@ def test_on_the_aclgraph_path_a_core_limit_its_passes_cannot_read_is_an_error(tm
     code, out, err = run_cli("scopes", str(model), "--mode", "reduce-overhead", width=200)
     assert code == 1 and "graph 0: not known, TorchAir's aclgraph passes stopped on it" in out and "no core limit" not in out
     assert "error: graph 0: aclgraph stage: the pass replace_core_limit_nodes failed: ValueError: invalid literal for int() with base 10: '1.5'" in err
+
+
+def test_on_the_aclgraph_path_a_graph_break_inside_a_scope_is_said_at_the_with_line(tmp_path) -> None:
+    from tests.cli.cli_runner import run_cli
+
+    model = tmp_path / "break_in_stream.py"
+    model.write_text(
+        "import torch\nimport torchair\n\n"
+        "def model(x):\n"
+        "    y = x * 2\n"
+        "    with torchair.scope.npu_stream_switch('s1', 3):\n"
+        "        z = y.sin()\n"
+        "        torch._dynamo.graph_break()\n"
+        "        z = z + 1\n"
+        "    return z.cos()\n\n"
+        "example_inputs = (torch.randn(3),)\n"
+    )
+    code, out, err = run_cli("scopes", str(model), "--mode", "reduce-overhead", width=400)
+    assert code == 1
+    assert f"error: [graph-break-in-scope] Dynamo did not trace the `with` block(s) at {model}:6" in err
+    assert "(graph(s) 0, 1), which TorchAir refuses. Move the graph break" in err
+    code, out, _ = run_cli("scopes", str(model), "--mode", "reduce-overhead", "--json")
+    assert code == 1 and any(e.startswith("[graph-break-in-scope]") for e in json.loads(out)["errors"])
