@@ -207,6 +207,17 @@ def _fxlab_converter_ops() -> list[str]:
     return sorted({*by_name, *(str(c.target) for c in CONVERTERS if c.origin == ORIGIN_FXLAB or c.replaced is not None)})
 
 
+def _note_ops_left_out(trace: Any) -> None:
+    """Custom ops a graph break left out of the graphs: in no graph, so in no row either."""
+    from fxlab.capture.checks.custom_ops import ops_said_left_out  # lazy: imports torch (seconds); `fxlab --help` must not
+
+    for qualname in ops_said_left_out([*trace.problems, *(g.error for g in trace.graphs if g.error)]):
+        console.note(
+            f"custom op {qualname} ran outside the graphs: Dynamo broke the graph around it (it has no fake/Meta function), "
+            f"so no converter is asked for it. `fxlab ops check {qualname}` says what it lacks."
+        )
+
+
 ONE_RANK_TIMEOUT = 300.0  # seconds a collective of the one-rank group may take
 ONE_RANK_NOTE = (
     "{model} uses torch.distributed: its ops were read from rank 0 of a world of one (a gloo process group on CPU, "
@@ -230,6 +241,7 @@ def _model_ops(model: Path, entry: str | None, plugin: list[Path] | None) -> dic
             captured = capture_request(request, after_load=lambda: ensure_group(ONE_RANK_TIMEOUT))
         for note in [ONE_RANK_NOTE.format(model=model), *notes]:
             console.note(note)
+    _note_ops_left_out(captured.trace)
     counts: dict[str, int] = {}
     for graph in captured.graphs:
         for node in graph.modules[PRE_GE].graph.nodes:

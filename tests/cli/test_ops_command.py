@@ -111,6 +111,29 @@ def test_ops_coverage_of_a_model_lists_its_ops_and_fails_on_refused_ones(capsys,
     assert "4 ops: TorchAir converts 2, refuses 2" in out
 
 
+LEFT_OUT_MODEL = """
+import torch
+lib = torch.library.Library("acme_cov", "DEF")
+lib.define("scale(Tensor x) -> Tensor")
+lib.impl("scale", lambda x: x * 3, "CPU")
+
+def model(x):
+    return torch.ops.acme_cov.scale(x.sin()).cos()
+
+example_inputs = (torch.randn(4),)
+"""
+
+
+def test_ops_coverage_of_a_model_names_a_custom_op_a_graph_break_left_out(capsys, write_model, monkeypatch) -> None:
+    monkeypatch.setenv("FXLAB_WIDTH", "400")
+    code, out, err = _run(["ops", "coverage", str(write_model(LEFT_OUT_MODEL))], capsys)
+    assert code == 0 and "│ aten.sin.default" in out and "│ aten.cos.default" in out
+    assert (
+        "note: custom op acme_cov::scale ran outside the graphs: Dynamo broke the graph around it (it has no fake/Meta "
+        "function), so no converter is asked for it. `fxlab ops check acme_cov::scale` says what it lacks." in err
+    )
+
+
 NPU_DEFINE_COLLECTIVES = ("all_to_all_single_npu", "broadcast", "_send", "_recv")
 
 

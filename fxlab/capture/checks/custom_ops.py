@@ -110,6 +110,16 @@ def fake_vs_kernel(gm: fx.GraphModule, inputs: Sequence[Any]) -> list[str]:
     return checker.problems
 
 
+_LEFT_OUT = "custom op {qualname} ran outside the graph"
+_LEFT_OUT_SAID = re.compile(re.escape(_LEFT_OUT).replace(re.escape("{qualname}"), r"(\S+)"))
+
+
+def ops_said_left_out(texts: Sequence[str]) -> list[str]:
+    """The custom ops (``namespace::name``) that :func:`op_left_out_of_graph`'s sentences
+    among ``texts`` (a trace's problems and graph errors) name, in order, once each."""
+    return list(dict.fromkeys(found for text in texts for found in _LEFT_OUT_SAID.findall(text)))
+
+
 def op_left_out_of_graph(break_reason: str | None) -> str | None:
     """The sentence for a graph break caused by a custom op Dynamo could not run on fake
     tensors (it has no fake/Meta function), or None."""
@@ -118,7 +128,7 @@ def op_left_out_of_graph(break_reason: str | None) -> str | None:
         return None
     qualname = f"{match.group(1)}::{match.group(2)}"
     return (
-        f"custom op {qualname} ran outside the graph: Dynamo could not run it on fake tensors (it has no fake/Meta "
+        f"{_LEFT_OUT.format(qualname=qualname)}: Dynamo could not run it on fake tensors (it has no fake/Meta "
         f"function), broke the graph around it and ran it eagerly, so it is in no stage and not in the Ascend IR. "
         f'Register a fake function: @torch.library.register_fake("{qualname}") (or define_op(..., fake=...)).'
     )
