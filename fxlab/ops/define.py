@@ -222,6 +222,13 @@ def has_fake(qualname: str) -> bool:
     return singleton.find(qualname).fake_impl.kernel is not None or has_kernel(qualname, "Meta")
 
 
+def fake_function_site(qualname: str) -> str | None:
+    """Where the op's fake function was registered (the ``register_fake`` call, as torch
+    records it), or None: the dispatcher records torch's own library as its Meta kernel's site."""
+    kernel = singleton.find(qualname).fake_impl.kernel
+    return str(kernel.source) if kernel is not None and getattr(kernel, "source", None) else None
+
+
 def _sample_source(samples: Sequence[Sample] | Callable[[], Sequence[Sample]] | None) -> Callable[[], Sequence[Sample]] | None:
     if samples is None or callable(samples):
         return samples

@@ -16,7 +16,7 @@ import torch
 
 from fxlab.errors import FxlabError
 from fxlab.npu_kernels import serves_cpu
-from fxlab.ops.define import CUSTOM_OPS, CustomOp, existing_overload, has_fake, plugin_defined_ops
+from fxlab.ops.define import CUSTOM_OPS, CustomOp, existing_overload, fake_function_site, has_fake, plugin_defined_ops
 from fxlab.ops.prototype import Prototype, camel_case, registered_prototype
 from fxlab.passes.converters.auto import GePrototype, auto_converter_verdict
 from fxlab.passes.torchair_refusals import TORCH_NAMESPACES
@@ -130,7 +130,10 @@ def op_facts(overload: Any) -> OpFacts:
     record = CUSTOM_OPS.get(overload)
     kernels = dispatch_kernels(qualname, record)
     fake = kernels.pop("Meta", "")
-    if not fake and has_fake(qualname):
+    registered = fake_function_site(qualname)
+    if registered and not (record is not None and record.fake):  # define_op's record names the function itself
+        fake = registered
+    elif not fake and has_fake(qualname):
         fake = "register_fake"
     prototype = prototype_of(overload, record)
     converter, where, replaced = converter_origin(overload, prototype)
