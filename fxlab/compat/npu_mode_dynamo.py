@@ -15,6 +15,14 @@ dispatched exactly as before. One call the mode changes has nothing to look at:
 This is Dynamo's own decision function, ``can_dispatch_torch_function``, wrapped where
 Dynamo's modules look it up. Where they do not (another torch), nothing is wrapped and the
 mode is dispatched every call: slower, the same result.
+
+Dynamo also meets the mode outside the graphs it traces: a compiled function's prologue
+turns an unspecialized float input (a module's ``self.temperature``) into a tensor with
+``torch.as_tensor(value, dtype=...)``, a call the mode sees, and the mode's
+``__torch_function__`` is then a Python frame of its own, which Dynamo would compile as a
+graph of fxlab's, specialised on the float's value: a recompile per value, graphs no NPU
+machine makes. :func:`plain_calls_skip` has that frame, and what it calls, run as plain
+Python (Dynamo still inlines the mode into the graphs it traces).
 """
 
 from __future__ import annotations
@@ -75,6 +83,7 @@ def plain_calls_skip(mode: object) -> Iterator[bool]:
     if not modules or peek is None:
         yield False
         return
+    _never_compiled_alone(type(mode).__torch_function__)
     original = getattr(modules[0], _DECIDER)
     decider = _skipping_plain_calls(original, mode, peek)
     saved = [(module, getattr(module, _DECIDER)) for module in modules]
@@ -86,6 +95,17 @@ def plain_calls_skip(mode: object) -> Iterator[bool]:
         for module, previous in saved:
             if getattr(module, _DECIDER) is decider:
                 setattr(module, _DECIDER, previous)
+
+
+def _never_compiled_alone(fn: Callable[..., Any]) -> None:
+    """Dynamo runs ``fn``, entered as a frame of its own, and the frames it calls, as plain
+    Python (see the module docstring); inlining it while tracing is unchanged."""
+    try:  # lazy, as in _dynamo_modules
+        from torch._dynamo.eval_frame import FrameExecStrategy, set_code_exec_strategy
+        from torch._dynamo.types import FrameAction
+    except ImportError:
+        return
+    set_code_exec_strategy(fn.__code__, FrameExecStrategy(FrameAction.SKIP, FrameAction.SKIP))
 
 
 def _skipping_plain_calls(original: Callable[..., bool], mode: object, peek: _Peek) -> Callable[..., bool]:

@@ -70,6 +70,38 @@ def test_a_compiled_function_naming_the_npu_compiles_to_cpu_ops_and_eagers_numbe
     assert to_calls == [("cpu",), ("cpu", torch.float32)]
 
 
+class _Temperature(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.t = 1.0
+
+    def forward(self, logits: torch.Tensor) -> torch.Tensor:
+        return (logits / self.t).softmax(-1)
+
+
+def test_a_float_attribute_that_changes_compiles_as_without_the_mode() -> None:
+    """The compiled prologue's torch.as_tensor(float) runs under the mode: no graph of the
+    mode's own, no recompile per value (plain torch: the first value, then one graph
+    taking the float as an input)."""
+    graphs: list[list[str]] = []
+
+    def backend(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
+        graphs.append([getattr(n.target, "__name__", n.target) for n in gm.graph.nodes if n.op in ("call_function", "call_method")])
+        return gm.forward
+
+    model, x = _Temperature(), torch.tensor([1.0, 2.0, 3.0])
+    torch._dynamo.reset()
+    try:
+        compiled = torch.compile(model, backend=backend)
+        with npu_on_cpu():
+            for t in (1.0, 0.7, 0.5, 0.3):
+                model.t = t
+                torch.testing.assert_close(compiled(x), (x / t).softmax(-1))
+    finally:
+        torch._dynamo.reset()
+    assert graphs == [["truediv", "softmax"], ["item", "truediv", "softmax"]]
+
+
 def test_without_the_skip_every_call_goes_through_the_mode() -> None:
     """The same function with the mode pushed alone (no skip): Dynamo records the
     operators as the mode's calls of tensor methods, which the skip avoids."""
