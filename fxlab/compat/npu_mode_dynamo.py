@@ -83,7 +83,7 @@ def plain_calls_skip(mode: object) -> Iterator[bool]:
     if not modules or peek is None:
         yield False
         return
-    _never_compiled_alone(type(mode).__torch_function__)
+    _never_compiled_alone(type(mode).__torch_function__)  # type: ignore[attr-defined]
     original = getattr(modules[0], _DECIDER)
     decider = _skipping_plain_calls(original, mode, peek)
     saved = [(module, getattr(module, _DECIDER)) for module in modules]
