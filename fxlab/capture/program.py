@@ -41,7 +41,7 @@ from fxlab.capture.backend import CapturingBackend
 from fxlab.capture.checks.runs import RunRecorder
 from fxlab.capture.input_sets import argument_names, describe_inputs
 from fxlab.capture.pipeline import Capture, DrivenRun, checked_stage, random_ops, trace_driven_run
-from fxlab.capture.checks.program_calls import CallWatch, eager_check
+from fxlab.capture.checks.program_calls import CallWatch, eager_check, function_globals
 from fxlab.capture.readable import clear_readable_cache
 from fxlab.capture.ranks import RankHooks, collectives_not_executed, wrap_before_runs
 from fxlab.capture.record_graph import TorchAirCode
@@ -347,7 +347,7 @@ class WatchedFunction:
         if self.program.is_checking():
             return None
         module = self.module or (args[0] if args and isinstance(args[0], torch.nn.Module) else None)
-        watch = CallWatch(args, kwargs, frame, module)
+        watch = CallWatch(args, kwargs, frame, module, function_globals(self.eager))
         watch.reasons_before = guard_failures_now()
         self._calls.__dict__.setdefault("stack", []).append(watch)
         return watch

@@ -111,6 +111,8 @@ import torch
 import torch_npu
 import torchair
 
+CALLS = 0
+
 
 class Cache(torch.nn.Module):
     def __init__(self):
@@ -119,6 +121,8 @@ class Cache(torch.nn.Module):
         self.calls = 0
 
     def forward(self, x, slot):
+        global CALLS
+        CALLS += 1
         self.calls += 1
         self.cache[slot].add_(x.sum(0))
         return self.cache * x.mean()
@@ -134,11 +138,12 @@ with torch.no_grad():
 
 
 def test_the_program_ends_as_it_would_without_fxlab(tmp_path):
-    """The eager check runs the module again on each compiling call: its buffer writes and
-    attribute counts must not show in the program."""
+    """The eager check runs the module again on each compiling call: its buffer writes,
+    attribute counts and the counter among its module's globals must not show in the program."""
     path = tmp_path / "stateful.py"
     path.write_text(STATEFUL)
     traces, scope = run_program(path, stages=("dynamo", "functional", "ascend_ir"))
+    assert scope["CALLS"] == 3
     plain = type(scope["module"])()
     with torch.no_grad():
         expected = [plain(x, slot) for x, slot in scope["inputs"]]

@@ -5,7 +5,8 @@ The program sees only its own compiled call. When that call makes Dynamo compile
 call is snapshotted as the first graph reaches the backend, before anything of the call
 has run: clones of its arguments and of the state tensors it may write (the module's
 buffers, the graphs' other inputs; parameters by their version counter only), the
-module's plain Python attributes, and the random state the call began with. After the
+module's plain Python attributes and the plain globals of the function's own module (a
+call counter), and the random state the call began with. After the
 compiled call returns, the original function runs eagerly from that snapshot (on clones,
 with the call's random state, Dynamo off, its printing swallowed), is compared with the
 compiled call leaf by leaf (:func:`~fxlab.capture.checks.eager.compare_runs`), and everything
@@ -58,8 +59,16 @@ class CallWatch:
     """One call of a watched function: its real arguments, the random state it began
     with, and, once Dynamo compiles during it, its snapshot (or why there is none)."""
 
-    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any], frame: Any, module: torch.nn.Module | None) -> None:
+    def __init__(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        frame: Any,
+        module: torch.nn.Module | None,
+        code_globals: dict[str, Any] | None = None,
+    ) -> None:
         self.args, self.kwargs, self.frame, self.module = args, kwargs, frame, module
+        self.code_globals = code_globals  # the globals of the function's own module
         self.rng = torch.get_rng_state()
         self.arg_versions = _versions(tree_leaves((args, kwargs)))
         self.graphs_ran = False  # a compiled graph of the function ran during this call
@@ -92,8 +101,13 @@ class CallWatch:
         if self.module is not None:
             named = [*self.module.named_parameters(), *self.module.named_buffers()]
             snapshot.state = {id(t): _saved(t, name, keep=True) for name, t in named}
-            snapshot.attributes = plain_attributes(self.module)
+        snapshot.attributes = self.plain_values()
         self.snapshot = snapshot
+
+    def plain_values(self) -> list[tuple[object, str, Any]]:
+        """The module's plain attributes and the plain globals of the function's module, now."""
+        attributes = plain_attributes(self.module) if self.module is not None else []
+        return attributes + plain_globals(self.code_globals)
 
 
 def _saved(tensor: torch.Tensor, name: str, keep: bool) -> StateTensor:
@@ -118,9 +132,26 @@ def plain_attributes(module: torch.nn.Module) -> list[tuple[object, str, Any]]:
     ]
 
 
+def plain_globals(namespace: dict[str, Any] | None) -> list[tuple[object, str, Any]]:
+    """The plain values of a module's globals (a ``global CALLS; CALLS += 1`` counter)."""
+    if namespace is None:
+        return []
+    return [(namespace, key, value) for key, value in namespace.items() if not key.startswith("__") and type(value) in PLAIN_ATTRIBUTES]
+
+
+def function_globals(fn: Any) -> dict[str, Any] | None:
+    """The globals of the module a compiled function (or a module's ``forward``) is written in."""
+    code = type(fn).forward if isinstance(fn, torch.nn.Module) else fn
+    found = getattr(code, "__globals__", None)
+    return found if isinstance(found, dict) else None
+
+
 def _set_attributes(values: list[tuple[object, str, Any]]) -> None:
     for owner, key, value in values:
-        object.__setattr__(owner, key, value)
+        if isinstance(owner, dict):
+            owner[key] = value
+        else:
+            object.__setattr__(owner, key, value)
 
 
 # -- the eager run --------------------------------------------------------------------------------
@@ -139,7 +170,7 @@ def eager_check(
             ok=True, skipped=f"the call wrote into {', '.join(lost[:3])}, whose value before the call fxlab does not keep (a parameter)"
         )
     after = {key: s.tensor.detach().clone() for key, s in snapshot.state.items() if s.before is not None}
-    attributes_after = plain_attributes(watch.module) if watch.module is not None else []
+    attributes_after = watch.plain_values()
     rng_after = torch.get_rng_state()
     try:
         with _put_back(snapshot, after, attributes_after, rng_after):
