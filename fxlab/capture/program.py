@@ -97,6 +97,7 @@ class ProgramTrace:
             "graphs": len(trace.graphs) if trace is not None else 0,
             "status": trace.status if trace is not None else "failed",
             "why_partial": partial_reasons(trace) if trace is not None and trace.status == "partial" else [],
+            "config_notes": list(self.capture.options.notes) if self.capture is not None else [],  # what of the config fxlab did not follow
             "error": self.error,
         }
 

@@ -23,6 +23,7 @@ def print_run(run: RunFolder, status: str, out: Path) -> None:
 
     rows = run.rows()
     notes = [*run.notes, *(note for child in run.children() for note in child["notes"])]
+    notes += [str(note) for row in rows for note in row.get("config_notes") or []]  # the same config compiles often: said once
     for note in dict.fromkeys(notes):
         console.note(note)
     err = console.err()

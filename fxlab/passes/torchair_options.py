@@ -193,8 +193,8 @@ def _unfollowed(config: Any, flat: bool, where: str) -> tuple[str, ...]:
         close = difflib.get_close_matches(key, known, n=1, cutoff=0.9)
         named.append(f"{key}={value!r}" + (f" (did you mean {close[0]}?)" if close else ""))
     return (
-        f"the {where} also sets {', '.join(named)}, which fxlab does not follow: its graphs, and TorchAir's own run it compares "
-        f"them with, are made without {'it' if len(named) == 1 else 'them'} (fxlab follows: {', '.join(known)})",
+        f"{where if where.startswith('the ') else f'the {where}'} also sets {', '.join(named)}, which fxlab does not follow: its graphs (and TorchAir's own run, where it "
+        f"compares them with one) are made without {'it' if len(named) == 1 else 'them'} (fxlab follows: {', '.join(known)})",
     )
 
 

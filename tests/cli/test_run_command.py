@@ -38,6 +38,32 @@ def test_a_quick_start_script_runs_with_its_arguments_and_its_compile_is_saved(t
         load_trace(out)
 
 
+CONFIG_NOT_FOLLOWED = """
+import torch
+import torchair
+
+config = torchair.CompilerConfig()
+config.experimental_config.frozen_parameter = True
+step = torch.compile(lambda x: x.sin() * 2, backend=torchair.get_npu_backend(compiler_config=config))
+for n in (2, 3):
+    step(torch.ones(n))
+"""
+
+
+def test_what_the_config_sets_that_fxlab_does_not_follow_is_said_once_at_the_end(tmp_path):
+    program = tmp_path / "frozen.py"
+    program.write_text(CONFIG_NOT_FOLLOWED)
+    code, _, stderr = run_main("run", "--out", str(tmp_path / "run"), "--", "python", str(program))
+    rows = json.loads((tmp_path / "run" / "manifest.json").read_text())["traces"]
+    assert code == 0 and len(rows) == 2
+    note = (
+        "the config of torchair.get_npu_backend(...) also sets experimental_config.frozen_parameter=True, which fxlab does "
+        "not follow: its graphs (and TorchAir's own run, where it compares them with one) are made without it"
+    )
+    assert " ".join(stderr.split()).count(f"note: {note}") == 1
+    assert all(len(row["config_notes"]) == 1 and row["config_notes"][0].startswith(note) for row in rows)
+
+
 def test_a_serving_warm_up_recompiles_with_its_reason_and_the_traces_diff(tmp_path):
     out = tmp_path / "run"
     code, stdout, stderr = run_main("run", "--out", str(out), "--html", str(tmp_path / "run.html"), "--", "python", str(PROGRAMS / "serving_warmup.py"))

@@ -124,8 +124,8 @@ def test_options_fxlab_does_not_follow_are_named_with_the_one_a_misspelt_name_is
     (note,) = options_from_config(config).notes
     assert note.startswith(
         "the compiler_config also sets debug.aclgraph.disable_reinplace_inplaceable_ops=True (did you mean "
-        "debug.aclgraph.disable_reinplace_inplaceable_ops_pass?), experimental_config.frozen_parameter=True, which fxlab does not follow: its graphs, and "
-        "TorchAir's own run it compares them with, are made without them (fxlab follows: debug.aclgraph.disable_reinplace_"
+        "debug.aclgraph.disable_reinplace_inplaceable_ops_pass?), experimental_config.frozen_parameter=True, which fxlab does not follow: its graphs "
+        "(and TorchAir's own run, where it compares them with one) are made without them (fxlab follows: debug.aclgraph.disable_reinplace_"
     )
     followed_only = CompilerConfig()
     followed_only.debug.aclgraph.remove_cat_ops = False
