@@ -24,7 +24,7 @@ from typing import Any
 
 from fxlab.compat.converter_registration import close_session, open_session
 from fxlab.compat.graph_only_ops import GraphOnlyOps, eager_graph_only_ops
-from fxlab.compat.npu_device import NpuOnCpu, npu_on_cpu, unmapped_npu_device
+from fxlab.compat.npu_device import NpuOnCpu, npu_op_without_cpu_kernel, npu_on_cpu, unmapped_npu_device
 from fxlab.compat.public_names import is_known_module, standin_gap
 from fxlab.compat.torch_npu_ops import torch_npu_definitions
 from fxlab.compat.torchair_calls import TAGGED_EVENTS
@@ -69,8 +69,9 @@ class CompatSession:
 
     def explain(self, exc: BaseException) -> FxlabError | None:
         """fxlab's own error for one the block's code raised, when fxlab's layer is why
-        (the npu device named where the CPU emulation cannot see it); else None."""
-        return unmapped_npu_device(exc, self.npu_device)
+        (the npu device named where the CPU emulation cannot see it, a torch_npu operator
+        with no CPU kernel here); else None."""
+        return unmapped_npu_device(exc, self.npu_device) or npu_op_without_cpu_kernel(exc)
 
     def mark_used(self, top_level: str) -> None:
         if top_level not in self.used:

@@ -43,6 +43,7 @@ machine. A program run as a whole (``fxlab run``) opens it at once.
 from __future__ import annotations
 
 import contextlib
+import re
 import sys
 import traceback
 import types
@@ -253,17 +254,42 @@ def npu_on_cpu(announce: Callable[[str], None] | None = None, lazy: bool = False
         emulation.uninstall()
 
 
+# torch's error for an operator run on CPU tensors with no CPU kernel.
+_NO_CPU_KERNEL = re.compile(r"Could not run 'npu::(\w+)' with arguments from the 'CPU' backend")
+
+
+def npu_op_without_cpu_kernel(exc: BaseException | None) -> NpuNotEmulated | None:
+    """fxlab's error for a torch_npu operator run eagerly on the CPU tensors that stand for
+    npu tensors when it has no CPU kernel (torch's own lists every dispatch key), or None."""
+    chain = _chain(exc)
+    found = next((m for e in chain if isinstance(e, NotImplementedError) and (m := _NO_CPU_KERNEL.search(str(e)))), None)
+    if found is None:
+        return None
+    where = npu_device_api.script_line(traceback.extract_tb(chain[-1].__traceback__))
+    return NpuNotEmulated(
+        f"the call at {where} runs torch_npu's npu.{found.group(1)} eagerly, and it has no CPU kernel here: without an NPU, "
+        "fxlab defines torch_npu's operators from their schemas with their Meta functions (enough to compile and trace a call "
+        "inside a compiled function), and CPU kernels for some of them only. Run the script on an NPU machine, or leave the "
+        "call out of runs without one."
+    )
+
+
+def _chain(exc: BaseException | None) -> list[BaseException]:
+    """``exc`` and what caused it, outermost first."""
+    chain: list[BaseException] = []
+    while exc is not None and exc not in chain:
+        chain.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return chain
+
+
 def unmapped_npu_device(exc: BaseException | None, emulation: NpuOnCpu | None = None) -> NpuNotEmulated | None:
     """fxlab's error for torch's "device string: npu" (found in ``exc`` or what caused it),
     raised where the emulation cannot see the device: before the block's first use of the
     NPU API (``emulation`` lazy and not active yet), or in ``torch.autocast("npu")``,
     ``torch.Generator(device="npu")``, a ``torch.device("npu")`` inside a compiled
     function. None for any other error."""
-    chain: list[BaseException] = []
-    while exc is not None and exc not in chain:
-        chain.append(exc)
-        exc = exc.__cause__ or exc.__context__
-    raised = [e for e in chain if _UNPARSED in str(e)]
+    raised = [e for e in _chain(exc) if _UNPARSED in str(e)]
     if not raised:
         return None
     cause = raised[-1]  # torch's own, where the device string was parsed

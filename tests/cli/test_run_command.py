@@ -139,6 +139,16 @@ def test_what_only_an_npu_does_is_one_paragraph_naming_the_call_and_line(tmp_pat
     assert stderr.startswith(f"error: torch.npu.NPUGraph ({script}, line 4) needs capturing and replaying an ACL graph")
 
 
+def test_a_torch_npu_operator_with_no_cpu_kernel_is_one_paragraph_naming_the_line(tmp_path):
+    script = tmp_path / "npu_format.py"
+    script.write_text("import torch\nimport torch_npu\n\nx = torch.ones(4).npu()\nprint(torch_npu.get_npu_format(x))\n")
+    code, _, stderr = run_main("run", "--out", str(tmp_path / "run"), "--", "python", str(script))
+    assert code == 2 and "Traceback" not in stderr and "AutogradCPU" not in stderr
+    assert " ".join(stderr.split()).startswith(
+        f"error: the call at {script}, line 5 runs torch_npu's npu.get_npu_format eagerly, and it has no CPU kernel here"
+    )
+
+
 VLLM_STYLE_OP = """
 import torch
 import torch_npu
