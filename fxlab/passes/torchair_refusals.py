@@ -230,6 +230,15 @@ WRONG_RESULTS = {
         "where ATen's are y, batch mean, batch rstd, running mean, running var, so the graph TorchAir builds writes the batch "
         "statistics into the running statistics (the layer's output is right)"
     ),
+    "aten._embedding_bag.default": (
+        "TorchAir's converter defaults mode to 1 (mean) where ATen's schema defaults it to 0 (sum), so a call that leaves mode "
+        "out (nn.EmbeddingBag(mode='sum'), whose mode Dynamo's graph drops as the default) averages each bag in the graph "
+        "TorchAir builds"
+    ),
+    "aten._embedding_bag_forward_only.default": (
+        "TorchAir's converter defaults mode to 1 (mean) where ATen's schema defaults it to 0 (sum), so a call that leaves mode "
+        "out averages each bag in the graph TorchAir builds"
+    ),
     "npu.npu_group_norm_silu.default": (
         "TorchAir's converter defaults eps to 1e-4 where torch_npu's schema defaults it to 1e-5, so a call that leaves eps out "
         "gets eps=1e-4 in the graph TorchAir builds (pass eps explicitly)"

@@ -394,6 +394,26 @@ def test_builtin_pre_ge_conversion_equals_torchairs_on_no_ops_and_views(torchair
     assert len(convert_to_ascend_ir(gm, "graph").graph.ops) > len(builtin.ops)  # without TorchAir's passes
 
 
+def _embedding_bag_sum(weight, indices, offsets):
+    return (F.embedding_bag(indices, weight, offsets, mode="sum"),)
+
+
+def test_builtin_embedding_bag_without_mode_is_torchairs_mean(torchair):
+    """The functional graph drops mode=0 (sum) as the schema's default; TorchAir's converter
+    reads a missing mode as 1 (mean), and the built-in graph is TorchAir's graph."""
+    gm = functional_graph(_embedding_bag_sum, torch.randn(10, 4), torch.tensor([1, 2, 4, 5, 4, 3]), torch.tensor([0, 2]))
+    (node,) = [n for n in gm.graph.nodes if "embedding_bag" in str(n.target)]
+    assert len(node.args) == 3 and "mode" not in node.kwargs
+    from fxlab.passes.ge_passes import ge_graph_passes
+    from fxlab.passes.pre_ge import pre_ge_graph
+
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm).gm, "graph").graph
+    ge_graph_passes(builtin)
+    theirs = run_torchair_conversion(gm, "graph", torchair).graph
+    assert diff_ir(builtin, theirs).identical
+    assert [op.attr_value("mode") for op in (builtin.ops_of_type("EmbeddingBag")[0], theirs.ops_of_type("EmbeddingBag")[0])] == ["mean", "mean"]
+
+
 def _dropout_and_noise(x):
     return (F.dropout(x, 0.3, training=True) + torch.rand(4, 8),)
 

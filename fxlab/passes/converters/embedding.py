@@ -14,6 +14,9 @@ from fxlab.passes.converters.registry import Sample, register_converter
 
 aten = torch.ops.aten
 MODES = {0: "sum", 1: "mean", 2: "max"}  # any other mode reads as mean, as in TorchAir
+# TorchAir's converters default a missing mode to 1 (mean), ATen's schema to 0 (sum): the GE
+# graph is TorchAir's (its departure from ATen is named in torchair_refusals.WRONG_RESULTS).
+TORCHAIR_DEFAULT_MODE = 1
 
 
 def _samples() -> list[Sample]:
@@ -56,7 +59,7 @@ def convert_embedding_bag(
     indices: ge.Tensor,
     offsets: ge.Tensor,
     scale_grad_by_freq: bool = False,
-    mode: int = 0,
+    mode: int = TORCHAIR_DEFAULT_MODE,
     sparse: bool = False,
     per_sample_weights: ge.Tensor | None = None,
     include_last_offset: bool = False,
@@ -73,7 +76,7 @@ def convert_embedding_bag_forward_only(
     indices: ge.Tensor,
     offsets: ge.Tensor,
     scale_grad_by_freq: bool = False,
-    mode: int = 0,
+    mode: int = TORCHAIR_DEFAULT_MODE,
     sparse: bool = False,
     per_sample_weights: ge.Tensor | None = None,
     include_last_offset: bool = False,
