@@ -30,6 +30,13 @@ class EagerModelError(CaptureError):
     exit_code = 2
 
 
+class FxlabBug(FxlabError):
+    """fxlab's own fault, proven (the same model compiles and runs without fxlab's backend):
+    not the user's input; the message asks for a report."""
+
+    exit_code = 70  # sysexits' EX_SOFTWARE, as for any other failure of fxlab itself
+
+
 class OutputError(FxlabError):
     """``--out`` cannot be written."""
 

@@ -168,6 +168,12 @@ class _PreFunctionalMode(TorchDispatchMode):
         return out
 
 
+def _higher_order_ops(gm: fx.GraphModule) -> list[str]:
+    """The higher-order operators (``torch.cond``, ``torch.utils.checkpoint`` ...) the Dynamo graph calls."""
+    found = {node.target.name() for node in gm.graph.nodes if isinstance(node.target, torch._ops.HigherOrderOperator)}
+    return sorted(found)
+
+
 class AtenRecorder:
     """Records the ``aten`` stage of ``gm`` while aot_autograd traces it.
 
@@ -187,6 +193,10 @@ class AtenRecorder:
 
     @contextlib.contextmanager
     def installed(self) -> Iterator[AtenRecorder]:
+        higher_order = _higher_order_ops(self.gm)
+        if higher_order:  # each dispatches to a mode only by a rule of its own, which this mode has not
+            self.reason = f"a higher-order operator ({', '.join(higher_order)})"
+            self.fake_mode = None
         if self.fake_mode is None:
             yield self
             return

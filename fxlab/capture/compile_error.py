@@ -11,22 +11,22 @@ from fxlab.errors import CaptureError
 def summarize_compile_error(exc: BaseException, loaded: LoadedModel) -> CaptureError:
     """Dynamo's error in one paragraph, with the user's source line when it has one."""
     where = _user_frame(exc, loaded)
-    root = _root_cause(exc)
-    cause = f"; caused by {_first_line(root)}" if root is not exc else ""
+    root = root_cause(exc)
+    cause = f"; caused by {first_line(root)}" if root is not exc else ""
     return CaptureError(
-        f"the model failed under torch.compile ({_first_line(exc)}{cause})"
+        f"the model failed under torch.compile ({first_line(exc)}{cause})"
         + (f" at {where}" if where else "")
         + ". Check that the model runs eagerly on the example inputs and that every custom op has a Meta/fake "
         "function (`fxlab ops check OP`); run with TORCH_LOGS=graph_breaks for Dynamo's own detail."
     )
 
 
-def _first_line(exc: BaseException) -> str:
+def first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
 
 
-def _root_cause(exc: BaseException) -> BaseException:
+def root_cause(exc: BaseException) -> BaseException:
     seen = {id(exc)}
     while (nxt := exc.__cause__ or exc.__context__) is not None and id(nxt) not in seen:
         seen.add(id(nxt))

@@ -115,6 +115,25 @@ def test_dynamic_shapes_fall_back_to_a_separate_trace():
     assert "aten.mul_.Tensor" in targets
 
 
+def test_a_higher_order_operator_falls_back_to_a_separate_trace():
+    """torch.cond dispatches to a mode only by a rule of its own: the recorder steps aside,
+    and the aten stage is traced with make_fx, cond and its branches kept."""
+
+    def fn(x: torch.Tensor) -> torch.Tensor:
+        return torch.cond(x.sum() > 0, lambda t: t.sin() * 2, lambda t: t.cos() - 1, (x,))
+
+    x = torch.randn(3, 4)
+    backend = CapturingBackend()
+    torch._dynamo.reset()
+    with torch.no_grad():
+        out = torch.compile(fn, backend=backend)(x)
+    torch.testing.assert_close(out, fn(x))
+    (captured,) = backend.graphs
+    assert captured.aten_retraced == "a higher-order operator (cond)"
+    targets = [str(n.target) for n in captured.modules["aten"].graph.nodes if n.op == "call_function"]
+    assert "cond" in targets
+
+
 def test_dynamo_graph_and_mode_stack_are_left_as_found():
     seen: list[tuple[list[str], fx.GraphModule]] = []
 

@@ -93,6 +93,22 @@ def test_model_failing_under_compile_names_user_line(write_model, tmp_path):
     assert manifest["status"] == "failed"
 
 
+def test_a_capture_failure_of_fxlabs_own_is_said_as_fxlabs_bug_once_aot_eager_compiles_the_model(write_model, tmp_path, monkeypatch):
+    """Blame only where proven: the model compiles with torch's aot_eager, so a failure in
+    fxlab's backend (here one put into it) is fxlab's, exit 70, not the model's exit 3."""
+    from fxlab.capture import backend
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a recorder that cannot record")
+
+    monkeypatch.setattr(backend.CapturingBackend, "_functional", broken)
+    path = write_model("import torch\ndef model(x):\n    return x.sin() + 1\nexample_inputs = (torch.randn(2),)\n")
+    code, _, err = run("trace", str(path), "--out", str(tmp_path / "o"))
+    said = " ".join(err.split())
+    assert code == 70 and "Traceback" not in err
+    assert "fxlab's capture failed on model.py (RuntimeError: a recorder that cannot record) where torch.compile(model, backend='aot_eager') compiles and runs it: this is a bug in fxlab, not in the model." in said
+
+
 def test_unsupported_op_gives_partial_trace_and_summary_row(write_model, tmp_path):
     path = write_model(
         "import torch\n"

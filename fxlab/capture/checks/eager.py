@@ -16,10 +16,10 @@ import torch
 
 from fxlab.capture.checks.runs import kernel_fault, missing_cpu_kernel
 from fxlab.capture.checks.values import Comparison, clone_tree, compare_inputs, compare_outputs
-from fxlab.capture.compile_error import summarize_compile_error
+from fxlab.capture.compile_error import first_line, root_cause, summarize_compile_error
 from fxlab.capture.loader import LoadedModel
 from fxlab.capture.trace import CheckResult
-from fxlab.errors import CaptureError, EagerModelError, FxlabError
+from fxlab.errors import CaptureError, EagerModelError, FxlabBug, FxlabError
 from fxlab.source_lines import raise_location
 
 
@@ -202,9 +202,28 @@ class _Model:
         except CaptureError:
             raise
         except Exception as exc:
+            if self._compiles_with_aot_eager(args, kwargs):
+                raise FxlabBug(
+                    f"fxlab's capture failed on {self.loaded.name} ({first_line(root_cause(exc))}) where "
+                    "torch.compile(model, backend='aot_eager') compiles and runs it: this is a bug in fxlab, not in the model. "
+                    "Please report it with the model file; FXLAB_DEBUG=1 shows the traceback."
+                ) from exc
             raise summarize_compile_error(exc, self.loaded) from exc
         finally:
             _restore(self.state, self.saved)
+
+    def _compiles_with_aot_eager(self, args: Any, kwargs: Any) -> bool:
+        """Whether the model compiles and runs with torch's own ``aot_eager`` backend (who
+        is at fault when fxlab's capture fails: proven by running it)."""
+        _restore(self.state, self.saved)
+        torch._dynamo.reset()
+        try:
+            torch.compile(self.loaded.fn, backend="aot_eager")(*clone_tree(args), **clone_tree(kwargs))
+        except Exception:  # noqa: BLE001 - it fails without fxlab too: the model's (or torch's) error
+            return False
+        finally:
+            torch._dynamo.reset()
+        return True
 
     def _capture_without_running(self, reason: str) -> CheckResult:
         """Capture (Dynamo and the backend need only Meta functions) although neither eager
