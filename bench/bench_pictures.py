@@ -79,10 +79,12 @@ def dot_text_ratio(captured: Any, repeat: int = 3) -> dict[str, Any]:
     (its pydot graph, as text) of the live GraphModule the stage was recorded from."""
     from torch.fx.passes.graph_drawer import FxGraphDrawer
 
-    from fxlab.viz.dot import fx_stage_dot
+    from fxlab.viz.fold import FoldOptions
+    from fxlab.viz.pictures import stage_picture
 
-    gm, recorded = captured.graphs[0].modules["functional"], captured.trace.graphs[0].stages["functional"]
-    records_s = _best(repeat, lambda: fx_stage_dot(recorded))
+    gm, recorded = captured.graphs[0].modules["functional"], captured.trace.graphs[0]
+    every_node = FoldOptions(cap=len(gm.graph.nodes) + 1)  # nothing folded, as FxGraphDrawer draws it
+    records_s = _best(repeat, lambda: stage_picture(recorded, "functional", options=every_node))
     torch_s = _best(repeat, lambda: FxGraphDrawer(gm, "functional").get_dot_graph().to_string())
     return {
         "nodes": len(gm.graph.nodes), "fxlab_dot_records_s": round(records_s, 3),
