@@ -31,7 +31,9 @@ import torch
 
 SOURCE_KEY = "fxlab.source"
 NO_FRAME: tuple[None, None, None] = (None, None, None)
-_FRAME = re.compile(r'^\s*File "([^"]*)", line (\d+)')
+# A traceback entry's header, ``  File "PATH", line N, in FUNC``. The path is written as it
+# is, quotes and newlines included (a folder named so): it runs to the first ``", line N``.
+_FRAME_HEADER = re.compile(r'^[ \t]*File "(.+?)", line (\d+)[^\n]*', re.MULTILINE | re.DOTALL)
 USER, LIBRARY, TORCH = 0, 1, 2
 
 
@@ -47,16 +49,22 @@ class Frame:
         return f"{self.file}:{self.line}"
 
 
+def frame_headers(stack_trace: str) -> list[re.Match[str]]:
+    """Each frame's header line in a ``stack_trace`` text, outermost first: ``group(1)`` is
+    its file, ``group(2)`` its line number, ``start()`` where the entry begins."""
+    return list(_FRAME_HEADER.finditer(stack_trace))
+
+
 @functools.lru_cache(maxsize=4096)
 def frames(stack_trace: str) -> tuple[Frame, ...]:
     """The frames of a ``stack_trace`` text, outermost first, each with its code line."""
-    lines = stack_trace.rstrip().splitlines()
+    text = stack_trace.rstrip()
+    headers = frame_headers(text)
     found = []
-    for i, text in enumerate(lines):
-        match = _FRAME.match(text)
-        if match:
-            code = lines[i + 1].strip() if i + 1 < len(lines) and not _FRAME.match(lines[i + 1]) else None
-            found.append(Frame(match.group(1), int(match.group(2)), code or None))
+    for i, header in enumerate(headers):
+        body = text[header.end() : headers[i + 1].start() if i + 1 < len(headers) else len(text)].strip("\n")
+        code = body.split("\n", 1)[0].strip() if body else None
+        found.append(Frame(header.group(1), int(header.group(2)), code or None))
     return tuple(found)
 
 

@@ -26,6 +26,22 @@ def test_the_shown_frame_with_its_code() -> None:
     assert source_frame('  File "/m.py", line three') == NO_FRAME
 
 
+def test_a_folder_whose_name_holds_quotes_or_a_newline_is_read_whole(tmp_path) -> None:
+    """Python writes a frame's file as it is; the model's line is still found (the model
+    file in such a folder, traced end to end)."""
+    assert source_frame('  File "/a"b/m.py", line 7, in f\n    y = 1\n') == ('/a"b/m.py', 7, "y = 1")
+    assert source_frame('  File "/a\nb/m.py", line 7, in f\n    y = 1\n') == ("/a\nb/m.py", 7, "y = 1")
+    folder = tmp_path / 'odd "name"\nhere'
+    folder.mkdir()
+    model = folder / "m.py"
+    model.write_text("import torch\ndef model(x):\n    return x.sin() + 1\nexample_inputs = (torch.randn(2),)\n")
+    import fxlab
+
+    trace = fxlab.trace(str(model))
+    ops = [op for op in trace.graphs[0].ir.ops if op.type in ("Sin", "Add")]
+    assert [op.source for op in ops] == [f"{model}:3", f"{model}:3"]
+
+
 def test_a_nodes_source_is_parsed_once_and_read_from_its_meta_after() -> None:
     graph = fx.Graph()
     node = graph.call_function(torch.relu, (graph.placeholder("x"),))

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import linecache
 import os
-import re
 import sys
 import types
 
@@ -27,8 +26,7 @@ import torch
 import torch.fx as fx
 
 import fxlab.scope
-
-_FRAME = re.compile(r'^\s*File "([^"]*)", line \d+')
+from fxlab.source_lines import frame_headers
 
 
 def _is_scope_library(path: str) -> bool:
@@ -39,14 +37,14 @@ def _is_scope_library(path: str) -> bool:
 def trimmed_stack_trace(stack_trace: str) -> str:
     """``stack_trace`` without its trailing frames in a scope library (unchanged when
     every frame is, or none is)."""
-    lines = stack_trace.rstrip("\n").split("\n")
-    starts = [i for i, line in enumerate(lines) if _FRAME.match(line)]
-    keep = len(starts)
-    while keep > 1 and _is_scope_library(_FRAME.match(lines[starts[keep - 1]]).group(1)):  # type: ignore[union-attr]
+    text = stack_trace.rstrip("\n")
+    headers = frame_headers(text)
+    keep = len(headers)
+    while keep > 1 and _is_scope_library(headers[keep - 1].group(1)):
         keep -= 1
-    if keep == len(starts):
+    if keep == len(headers):
         return stack_trace
-    return "\n".join(lines[: starts[keep]]) + "\n"
+    return text[: headers[keep].start()]
 
 
 def point_scope_markers_at_user_code(gm: fx.GraphModule) -> bool:
@@ -70,7 +68,7 @@ def point_scope_markers_at_user_code(gm: fx.GraphModule) -> bool:
 
 
 def _library_frames_only(stack_trace: str) -> bool:
-    files = [m.group(1) for m in map(_FRAME.match, stack_trace.split("\n")) if m]
+    files = [header.group(1) for header in frame_headers(stack_trace)]
     return bool(files) and all(_is_scope_library(f) for f in files)
 
 
