@@ -104,7 +104,10 @@ def _compare_from_one_seed(
     compiled_first: bool,
     derived: bool = False,
 ) -> CheckResult:
-    model = _Model(loaded, compile_fn, derived)
+    # Who is at fault when the capture fails is proven by compiling without fxlab, on the
+    # first call of one process only: a rank's collectives would wait for the other ranks,
+    # and a later size's failure is the caller's to handle (Dynamo's caches stay as they are).
+    model = _Model(loaded, compile_fn, derived, probe_blame=not (derived or compiled_first))
     eager_args, eager_kwargs = clone_tree(loaded.args), clone_tree(loaded.kwargs)
     args, kwargs = clone_tree(loaded.args), clone_tree(loaded.kwargs)
     with torch.no_grad():
@@ -163,8 +166,10 @@ class _Model:
     """The model and how to compile it, with its parameters and buffers as they were: each
     run starts from them and puts them back."""
 
-    def __init__(self, loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]], derived: bool = False) -> None:
-        self.loaded, self.compile_fn, self.derived = loaded, compile_fn, derived
+    def __init__(
+        self, loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]], derived: bool = False, probe_blame: bool = False
+    ) -> None:
+        self.loaded, self.compile_fn, self.derived, self.probe_blame = loaded, compile_fn, derived, probe_blame
         self.state = _state(loaded.fn)
         self.saved = _save(self.state)
 
@@ -202,7 +207,7 @@ class _Model:
         except CaptureError:
             raise
         except Exception as exc:
-            if self._compiles_with_aot_eager(args, kwargs):
+            if self.probe_blame and self._compiles_with_aot_eager(args, kwargs):
                 raise FxlabBug(
                     f"fxlab's capture failed on {self.loaded.name} ({first_line(root_cause(exc))}) where "
                     "torch.compile(model, backend='aot_eager') compiles and runs it: this is a bug in fxlab, not in the model. "
