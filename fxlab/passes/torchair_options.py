@@ -288,7 +288,8 @@ def resolve_options(module: Any, mode: str | None = None, patterns: tuple[Any, .
     if mode is not None and mode != file_mode:
         options = options.with_mode(mode)
         if found is not None:
-            options = replace(options, notes=(*options.notes, f"--mode {mode} overrides the model file's mode {file_mode}"))
+            what = f"mode {file_mode}" if file_mode != MAX_AUTOTUNE else f"mode ({MAX_AUTOTUNE}, TorchAir's default where it is not set)"
+            options = replace(options, notes=(*options.notes, f"--mode {mode} overrides the model file's CompilerConfig's {what}"))
     return with_patterns(options, patterns)
 
 

@@ -91,7 +91,7 @@ def test_mode_overrides_the_files_config_and_says_so():
     module = types.SimpleNamespace(compiler_config=config)
     assert resolve_options(module).mode == "reduce-overhead"
     options = resolve_options(module, "max-autotune")
-    assert options.mode == "max-autotune" and options.notes == ("--mode max-autotune overrides the model file's mode reduce-overhead",)
+    assert options.mode == "max-autotune" and options.notes == ("--mode max-autotune overrides the model file's CompilerConfig's mode reduce-overhead",)
 
 
 def test_torchairs_own_npugraph_ex_mode_is_its_aclgraph_path():
