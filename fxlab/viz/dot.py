@@ -51,8 +51,9 @@ _HEADER = (
 
 def quote(text: str) -> str:
     """A DOT double-quoted string; newlines become centred line breaks, bidi and
-    control characters show as ``\\uXXXX`` (they would reorder the picture's text)."""
-    return '"' + visible(text).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+    control characters show as ``\\uXXXX`` (they would reorder the picture's text); ``&``
+    is written ``&amp;``, as graphviz reads character entities (``&amp;``, ``&lt;``) in labels."""
+    return '"' + visible(text).replace("&", "&amp;").replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
 
 
 def scope_colour(name: str) -> tuple[str, str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 from collections.abc import Mapping, Sequence
 
+from fxlab.escape import one_line
 from fxlab.viz.safe_text import plain, visible
 from fxlab.viz.trace_views import relative_paths
 from rich.console import Group, RenderableType
@@ -31,7 +32,7 @@ def scope_tag(frames: Sequence[Mapping[str, Any]]) -> Text:
         for label, style in _frame_labels(attrs):
             if tag:
                 tag.append(" ")
-            tag.append(f"[{visible(label)}]", style=style)
+            tag.append(f"[{one_line(label)}]", style=style)
     return tag
 
 
@@ -110,10 +111,10 @@ def _empty_scopes_table(report: ScopeReport) -> Table:
 
 def _super_kernel_table(scope: SuperKernelScope) -> Table:
     options = scope.options.text or "(defaults)"
-    title = Text.assemble(("SuperKernel ", "bold"), (visible(scope.name), f"bold {_colour(scope.name)}"), f"  graph {scope.graph}")
+    title = Text.assemble(("SuperKernel ", "bold"), (one_line(scope.name), f"bold {_colour(scope.name)}"), f"  graph {scope.graph}")
     if scope.stream:
-        title.append(visible(f"  stream {scope.stream}"))
-    title.append(visible(f"  options: {options}"), style="dim")
+        title.append(one_line(f"  stream {scope.stream}"))
+    title.append(one_line(f"  options: {options}"), style="dim")
     table = Table(title=title, title_justify="left", show_lines=False)
     for column in ("segment", "GE op", "type", "FX node", "source"):
         table.add_column(column, overflow="fold")  # a narrow terminal wraps a name, never cuts it

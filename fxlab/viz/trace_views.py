@@ -21,6 +21,7 @@ from fxlab.capture.trace import GraphTrace, StageTrace, Trace
 from fxlab.viz.call_views import calls_view
 from fxlab.viz.fast_lines import Cell, LinesPanel, LinesTable, StyledLine
 from fxlab.viz.pass_views import streams_lines
+from fxlab.escape import one_line
 from fxlab.viz.safe_text import plain, visible
 from fxlab.stage_names import ACLGRAPH, ASCEND_IR, ATEN, DYNAMO, FUNCTIONAL, PRE_GE
 from fxlab.passes.torchair_options import MAX_AUTOTUNE
@@ -89,7 +90,7 @@ def relative_paths(text: str) -> str:
 
 def scope_tag(scope: dict[str, Any]) -> str:
     attrs = scope.get("attrs", scope)  # a scope frame from annotate_scopes, or bare attrs
-    shown = [f"{k.strip('_')}={visible(str(v))}" for k, v in attrs.items() if k in SCOPE_KEYS_SHOWN]
+    shown = [f"{k.strip('_')}={one_line(str(v))}" for k, v in attrs.items() if k in SCOPE_KEYS_SHOWN]  # a tag ends its line
     return "[" + ", ".join(shown) + "]" if shown else ""
 
 
@@ -111,7 +112,7 @@ def ir_view(graph: GraphTrace) -> RenderableType:
             [
                 Cell.plain(visible(fx_node)),
                 Cell(words),
-                _words(visible(", ".join(attrs))),
+                _words(one_line(", ".join(attrs))),
                 Cell.plain(visible(_short_source(ops[0].source))),
             ]
         )

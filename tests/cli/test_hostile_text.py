@@ -9,8 +9,8 @@ import pytest
 
 from tests.cli.cli_runner import run_main
 
-SCOPE = "[/]sk[link=http://x]\u202eevil"
-SCOPE_SHOWN = "[/]sk[link=http://x]\\u202eevil"
+SCOPE = "[/]sk[link=http://x]\u202eevil\nos.system('x') &amp;"
+SCOPE_SHOWN = "[/]sk[link=http://x]\\u202eevil\\nos.system('x') &amp;"  # one line: a tag ends the line it is on
 
 HOSTILE_MODEL = f'''
 import torch
@@ -54,7 +54,9 @@ def test_trace_shows_every_view_with_names_as_they_are(hostile_model):
     page = Path("r[/].html").read_text()
     assert all("\u202e" not in text for text in [*pictures, page])
     assert "\\u202eevil" in page and any("\\u202eevil" in text for text in pictures)
+    assert any("&amp;amp;" in text for text in pictures)  # graphviz reads &amp; as &: drawn as written
     assert f"super_kernel_scope={SCOPE_SHOWN}" in out
+    assert not any(line.lstrip().startswith("os.system") for line in out.splitlines())
     assert "# [red]code[/] comment" in out
     assert "[bold]d[/]e/m[link=x].py" in out  # the summary title and source lines
     # lists inside signatures were dropped as markup before: "(, -1)"
