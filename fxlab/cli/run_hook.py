@@ -37,7 +37,7 @@ from fxlab.cli.files import StagedTrace
 from fxlab.cli.run_dumps import NpuDumps
 from fxlab.cli.run_exit import ExitNotes, noting_child_exits, saved_at_os_exit, saved_when_ended_by_signal
 from fxlab.cli.run_folder import RunFolder, child_folder, forget_bookkeeping, mark_staged, remove_stale_staged
-from fxlab.cli.run_program import fxlab_cause
+from fxlab.cli.run_program import fxlab_cause, without_fxlab_frames
 from fxlab.cli.run_report import print_run
 from fxlab.errors import FxlabError
 from fxlab.socs import choose_soc
@@ -324,7 +324,7 @@ def _fxlab_errors_in_words(previous: Callable[..., Any], process: TracedProcess)
     def hook(kind: type[BaseException], value: BaseException, traceback: Any) -> None:
         ours = fxlab_cause(value) or (process.session.explain(value) if process.session is not None else None)
         if ours is None:
-            previous(kind, value, traceback)
+            previous(kind, value, without_fxlab_frames(traceback))
         else:
             print(f"error: {ours}", file=sys.stderr)
 

@@ -22,6 +22,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,14 +160,29 @@ def _exit_code(code: object) -> int:
 
 
 def _print_uncaught(exc: BaseException, program: Program) -> None:
-    """The traceback Python prints for the program: from its own first frame on."""
+    """The traceback Python prints for the program: from its own first frame on (none for
+    a program that does not compile: Python shows the SyntaxError alone), fxlab's frames
+    left out."""
     traceback = exc.__traceback__
     while traceback is not None and not _is_program_frame(traceback.tb_frame.f_code.co_filename, program):
         traceback = traceback.tb_next
-    if traceback is not None:
-        exc.__traceback__ = traceback  # the hook prints the exception's own traceback
+    exc.__traceback__ = without_fxlab_frames(traceback)  # the hook prints the exception's own traceback
     sys.stderr.flush()
     sys.excepthook(type(exc), exc, exc.__traceback__)
+
+
+def without_fxlab_frames(traceback: types.TracebackType | None) -> types.TracebackType | None:
+    """``traceback`` without the frames of fxlab's own code (the wrapper around each compiled
+    call a program makes): what ``python PROGRAM`` prints has none."""
+    frames = []
+    while traceback is not None:
+        if not _is_fxlab(traceback.tb_frame.f_code.co_filename):
+            frames.append(traceback)
+        traceback = traceback.tb_next
+    rebuilt = None
+    for frame in reversed(frames):
+        rebuilt = types.TracebackType(rebuilt, frame.tb_frame, frame.tb_lasti, frame.tb_lineno)
+    return rebuilt
 
 
 def _is_program_frame(filename: str, program: Program) -> bool:

@@ -119,6 +119,35 @@ def test_a_failing_script_fails_the_same_way_with_fxlab(tmp_path):
     assert (tmp_path / "run" / "trace_0" / "manifest.json").is_file()  # the compile was saved before it failed
 
 
+RAISES_THROUGH_THE_COMPILED_CALL = """
+import torch
+try:
+    import torchair
+    backend = torchair.get_npu_backend()
+except ImportError:  # without fxlab and without an NPU
+    backend = "aot_eager"
+
+
+@torch.compile(backend=backend)
+def step(x):
+    return x * 2
+
+
+step(torch.ones(2))
+step(None)
+"""
+
+
+@pytest.mark.parametrize("source", ["import torch\nx = (1,\n", RAISES_THROUGH_THE_COMPILED_CALL], ids=["syntax_error", "through_compiled_call"])
+def test_a_failing_program_prints_pythons_own_traceback_without_fxlabs_frames(tmp_path, source):
+    script = tmp_path / "fails.py"
+    script.write_text(source)
+    alone = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
+    code, _, stderr = run_main("run", "--out", str(tmp_path / "run"), "--", "python", str(script))
+    assert alone.returncode == code == 1
+    assert stderr.startswith(alone.stderr) and "fxlab" not in stderr[: len(alone.stderr)]
+
+
 @pytest.mark.parametrize(
     ("body", "code", "said"),
     [("import sys\nsys.exit(3)\n", 3, ""), ("raise SystemExit('stopping here')\n", 1, "stopping here\n"), ("print('fine')\n", 0, "")],
