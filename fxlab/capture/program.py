@@ -71,6 +71,9 @@ class ProgramBackend:
     decompositions: dict[Any, Callable[..., Any]] | None = None  # None: TorchAir's default table
     real: Callable[..., Any] | None = None  # TorchAir's own backend (an NPU machine): it compiles what runs
     dumps_to: str | None = None  # where the program's own config has TorchAir dump its graphs
+    # An option torch.compile was given that the backend refuses: TorchAir raises it when it
+    # first compiles a graph, not when torch.compile is called.
+    refused_options: Exception | None = None
 
 
 # backend, torch.compile's options -> the backend, when it is TorchAir's
@@ -291,6 +294,8 @@ class WatchedFunction:
 
     # -- the backend Dynamo is handed ---------------------------------------------------------------
     def __call__(self, gm: fx.GraphModule, example_inputs: list[Any], **kwargs: Any) -> Callable[..., Any]:
+        if self.backend.refused_options is not None:
+            raise self.backend.refused_options
         watch = self.current()
         event = watch.event if watch is not None else None
         if event is None:

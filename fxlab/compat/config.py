@@ -150,8 +150,11 @@ def apply_compile_options(config: Any, options: dict[str, Any] | None) -> None:
     flat = isinstance(config, NpugraphExConfig)
     for name, value in dict(options or {}).items():
         if flat:
-            if name not in config._values:
-                raise ValueError(f"Invalid option '{name}'. Supported options: {sorted(config._values)}")
+            if name not in config._values:  # npugraph_ex's words
+                raise ValueError(
+                    f"Invalid option '{name}'. The 'CompilerConfig' object does not have attribute '{name}'. "
+                    f"Supported attributes are: {sorted(config._values)}"
+                )
             setattr(config, name, value)
             continue
         if name not in NESTED_OPTION_PATHS:

@@ -52,10 +52,13 @@ def torchair_backend(
     if found is None:
         return None
     label, config, decompositions, real = found
-    if _is_torchair_class(config):
-        _apply_own_options(config, options)
-    else:
-        apply_compile_options(config, options)
+    try:
+        if _is_torchair_class(config):
+            _apply_own_options(config, options)
+        else:
+            apply_compile_options(config, options)
+    except ValueError as refused:  # raised at the first compile, as TorchAir's backend raises it
+        return ProgramBackend(label, config, decompositions, real, refused_options=refused)
     chosen = None
     if real is not None and torchair_dumps is not None and not dump_graphs(config, torchair_dumps):
         chosen = _dump_folder(config)

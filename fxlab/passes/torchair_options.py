@@ -112,6 +112,24 @@ NPUGRAPH_EX_DEFAULTS: dict[str, Any] = {
     "clone_output": False,
     "capture_limit": 64,
     "frozen_parameter": False,
+    # The rest of npugraph_ex 2.13's options (configs/compiler_config.py), so that a program
+    # setting them compiles as with npugraph_ex; none changes the FX graphs fxlab records.
+    "use_graph_pool": None,
+    "reuse_graph_pool_in_same_fx": True,
+    "disable_static_kernel_compile_cache": False,
+    "dump_tensor_data": False,
+    "data_dump_stage": "optimized",
+    "data_dump_dir": "./",
+    "_vllm_aclnn_static_kernel_sym_index": 0,
+    "_vllm_aclnn_static_kernel_sym_range": None,
+    "super_kernel_optimize": False,
+    "super_kernel_optimize_options": None,
+    "super_kernel_debug_options": None,
+    "deadlock_check": False,
+    "capture_error_mode": "global",
+    "force_recapture": False,
+    "unsafe_skip_npugraph_capture_validation": False,
+    "record_statistics_debug_info": False,
 }
 
 

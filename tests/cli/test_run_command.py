@@ -38,6 +38,29 @@ def test_a_quick_start_script_runs_with_its_arguments_and_its_compile_is_saved(t
         load_trace(out)
 
 
+NPUGRAPH_EX_OPTIONS = """
+import torch
+import torch_npu
+
+step = torch.compile(lambda x: x.cos() + 1, backend="npugraph_ex", options={OPTIONS})
+print("compiled")
+print(round(step(torch.ones(3)).sum().item(), 4))
+"""
+
+
+def test_npugraph_ex_takes_every_option_of_its_own_and_refuses_a_misspelt_one_at_the_first_call(tmp_path):
+    program = tmp_path / "serve.py"
+    options = '{"capture_error_mode": "thread_local", "deadlock_check": True, "reuse_graph_pool_in_same_fx": False}'
+    program.write_text(NPUGRAPH_EX_OPTIONS.replace("{OPTIONS}", options))
+    code, stdout, _ = run_main("run", "--out", str(tmp_path / "run"), "--", "python", str(program))
+    rows = json.loads((tmp_path / "run" / "manifest.json").read_text())["traces"]
+    assert code == 0 and stdout.split() == ["compiled", "4.6209"] and [row["status"] for row in rows] == ["ok"]
+    program.write_text(NPUGRAPH_EX_OPTIONS.replace("{OPTIONS}", '{"frozen_paramter": True}'))
+    code, stdout, stderr = run_main("run", "--out", str(tmp_path / "run"), "--", "python", str(program))
+    assert code == 1 and stdout.split() == ["compiled"]  # raised by the backend at the first compile, as npugraph_ex does
+    assert "ValueError: Invalid option 'frozen_paramter'. The 'CompilerConfig' object does not have attribute 'frozen_paramter'." in stderr
+
+
 CONFIG_NOT_FOLLOWED = """
 import torch
 import torchair
