@@ -66,14 +66,39 @@ class OptionSection:
         return f"{type(self).__name__}({self.as_dict()})"
 
 
+# TorchAir 2.13's modes (configs/compiler_config.py: OptionValue("max-autotune", [...])).
+TORCHAIR_MODES = ["max-autotune", "reduce-overhead", "npugraph_ex"]
+
+
+class ModeValue(str):
+    """``config.mode`` as read back: the mode, and TorchAir's ``config.mode.value``."""
+
+    @property
+    def value(self) -> str:
+        return str(self)
+
+
 class CompilerConfig(OptionSection):
-    """Stand-in for ``torchair.CompilerConfig``: ``mode`` defaults to ``"max-autotune"``."""
+    """Stand-in for ``torchair.CompilerConfig``: ``mode`` defaults to ``"max-autotune"``, and
+    takes TorchAir's modes only, as TorchAir's option does."""
 
     def __init__(self) -> None:
         super().__init__("config", mode="max-autotune", post_grad_custom_pre_pass=None, post_grad_custom_post_pass=None)
         for section in SECTIONS:
             self._values[section] = OptionSection(section)
         self.ge_config.aicore_num = None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name == "mode":
+            if value not in TORCHAIR_MODES:  # TorchAir's OptionValue's words
+                raise ValueError(
+                    f"Value {value!r} (type: {type(value)}) not in optional list {TORCHAIR_MODES!r} (type: {type(TORCHAIR_MODES[0])})."
+                )
+        super().__setattr__(name, value)
+
+    def __getattr__(self, name: str) -> Any:
+        value = super().__getattr__(name)
+        return ModeValue(value) if name == "mode" else value
 
 
 class NpugraphExConfig(OptionSection):

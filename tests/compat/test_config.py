@@ -61,3 +61,17 @@ def test_npugraph_ex_scopes_trace_its_own_markers():
     markers = [(str(n.target), n.args) for n in gm.graph.nodes if "scope" in str(n.target)]
     assert markers[0] == ("npugraph_ex.scope_enter.default", (["_op_aicore_num", "_op_vectorcore_num"], ["4", "8"]))
     assert markers[2] == ("npugraph_ex.scope_enter.default", (["_op_deterministic_level"], ["1"]))
+
+
+def test_the_stand_in_config_takes_torchairs_modes_only_and_reads_back_as_torchairs_option():
+    import pytest
+
+    from fxlab.compat.config import CompilerConfig
+
+    config = CompilerConfig()
+    assert (config.mode.value, config.mode) == ("max-autotune", "max-autotune")  # TorchAir's OptionValue has .value
+    config.mode = "reduce-overhead"
+    assert config.mode.value == "reduce-overhead" and options_from_config(config).mode == "reduce-overhead"
+    with pytest.raises(ValueError, match=r"Value 'reduce_overhead' \(type: <class 'str'>\) not in optional list \['max-autotune', 'reduce-overhead', 'npugraph_ex'\]"):
+        config.mode = "reduce_overhead"  # a typo TorchAir refuses: never traced as another mode
+    assert config.mode == "reduce-overhead"
