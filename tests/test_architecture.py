@@ -25,7 +25,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "fxlab"
 
 # Lowest first. A room is a subpackage, or a top-level module of the base.
 LAYERS: list[set[str]] = [
-    {"errors", "escape", "scope", "npu_streams", "npu_kernels", "socs", "heap", "stack", "source_lines", "stage_names", "saved_layout", "version", "__init__"},
+    {"errors", "escape", "scope", "npu_streams", "npu_kernels", "socs", "heap", "stack", "source_lines", "python_files", "stage_names", "saved_layout", "version", "__init__"},
     {"ir"},
     {"npu_dumps"},
     {"passes"},

@@ -24,6 +24,7 @@ import torch
 from torch.utils._pytree import tree_leaves
 
 from fxlab.capture.input_sets import INPUTS_LIST_NAME, is_input_sets
+from fxlab.python_files import python_file_error
 from fxlab.errors import FxlabError, ModelLoadError
 
 DEFAULT_ENTRY = "get_model_and_inputs"
@@ -50,16 +51,18 @@ def load_python_file(path: str | Path, role: str = "model") -> types.ModuleType:
     """Import ``path`` as a module; its folder becomes importable. Import failures become
     a :class:`ModelLoadError` naming the file and line."""
     path = Path(path).expanduser()
-    if not path.is_file():
-        what = "is a directory" if path.is_dir() else "does not exist"
-        raise ModelLoadError(f"the {role} file {path} {what}. Pass the path of a Python file.")
+    refused = python_file_error(path, role)
+    if refused is not None:
+        raise refused
     folder = str(path.resolve().parent)
     if folder not in sys.path:
         sys.path.insert(0, folder)
     module_name = f"_fxlab_{role}_{path.stem}".replace("-", "_")
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
-        raise ModelLoadError(f"cannot import the {role} file {path}: it is not a Python source file.")
+        raise ModelLoadError(
+            f"cannot import the {role} file {path}: it is not a Python source file. Pass the .py file that defines the {role}."
+        )
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:

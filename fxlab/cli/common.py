@@ -9,11 +9,13 @@ every command module, imports it inside the functions that use it.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from fxlab.cli import console
+from fxlab.python_files import python_file_error
 from fxlab.stage_names import ALL_STAGES
 
 if TYPE_CHECKING:
@@ -39,9 +41,16 @@ ModeOpt = typer.Option(
 )
 
 
-def request_of(**fields: Any) -> TraceRequest:
+def request_of(*, model_is_file: bool = True, **fields: Any) -> TraceRequest:
     """The request of a command's options (``None``: the request's default), checked now,
-    before anything is captured or written."""
+    before anything is captured or written (``model_is_file``: the model is a model file,
+    not a program ``fxlab run`` names)."""
+    model = fields.get("model")
+    files = [(model, "model")] if model_is_file and isinstance(model, (str, Path)) else []
+    for path, role in [*files, *((plugin, "plugin") for plugin in fields.get("plugins") or ())]:
+        refused = python_file_error(path, role)  # at once: torch's import takes seconds
+        if refused is not None:
+            raise refused
     from fxlab.capture.request import TraceRequest  # lazy: the capture imports torch (module docstring)
 
     return TraceRequest(**{key: value for key, value in fields.items() if value is not None})

@@ -114,6 +114,7 @@ def run_command(
 ) -> None:
     program = parse_program(command or [])
     request = request_of(
+        model_is_file=False,
         model=Path(program.name),
         plugins=tuple(plugin or ()),
         stages=parse_stages(stages),
