@@ -40,16 +40,28 @@ PROGRESS_FROM_CHARS = 4 << 20  # a file this long shows how far its read is
 )
 def dumps_command(
     paths: list[Path] = typer.Argument(..., help="Dump files, or folders searched for them.", show_default=False, metavar="PATH..."),
-    trace: Path | None = typer.Option(None, "--trace", help="A saved fxlab trace of the same model (`fxlab trace MODEL.py --out DIR`)."),
+    trace: Path | None = typer.Option(
+        None, "--trace", metavar="DIR", help="A saved fxlab trace of the same model (`fxlab trace MODEL.py --out DIR`)."
+    ),
     as_json: bool = typer.Option(
-        False, "--json", help="Print the result as JSON (graphs -> ops with originals, passes, fusion_scope, inserted, fx_nodes, source)."
+        False,
+        "--json",
+        metavar="",
+        help="Print the result as JSON (graphs -> ops with originals, passes, fusion_scope, inserted, fx_nodes, source).",
     ),
     html: Path | None = typer.Option(
-        None, "--html", help="Also write a self-contained HTML page: GE's phases in the graph viewer, beside the trace's stages."
+        None,
+        "--html",
+        metavar="FILE",
+        help="Also write a self-contained HTML page: GE's phases in the graph viewer, beside the trace's stages.",
     ),
-    out: Path | None = typer.Option(None, "--out", help=f"Also write {JSON_FILE} and {HTML_FILE} into this folder."),
-    phase: str | None = typer.Option(None, "--phase", help="The phase whose ops the table lists (default: each graph's last)."),
-    every_op: bool = typer.Option(False, "--all-ops", help="List every op, not only those GE fused, renamed, inserted, cut or changed."),
+    out: Path | None = typer.Option(None, "--out", metavar="DIR", help=f"Also write {JSON_FILE} and {HTML_FILE} into this folder."),
+    phase: str | None = typer.Option(
+        None, "--phase", metavar="PHASE", help="The phase whose ops the table lists (default: each graph's last)."
+    ),
+    every_op: bool = typer.Option(
+        False, "--all-ops", metavar="", help="List every op, not only those GE fused, renamed, inserted, cut or changed."
+    ),
 ) -> None:
     _check_outputs(out, html)
     dumps, loaded, joined = read_and_join(paths, trace)
