@@ -21,6 +21,7 @@ from fxlab.passes.converters.layouts import input_layout, output_layout
 from fxlab.passes.converters.registry import Sample, register_converter
 from fxlab.passes.converters.promotion import index_input, scalar_input
 from fxlab.passes.converters.shape import squeeze, unsqueeze
+from fxlab.passes.torchair_refusals import NotBuiltIn
 
 aten = torch.ops.aten
 
@@ -50,7 +51,7 @@ def convert_convolution(
 ) -> ge.Tensor:
     """convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, SymInt[] padding, int[] dilation, bool transposed, SymInt[] output_padding, int groups) -> Tensor"""
     if transposed:
-        raise NotImplementedError("transposed convolution (Conv2DTranspose / Conv3DTranspose) is not converted by fxlab yet")
+        raise NotBuiltIn("transposed=True (Conv2DTranspose / Conv3DTranspose)")
     target = ge_dtype(meta_outputs.dtype)
     if bias is not None:
         bias = ge.cast_to(bias, target)

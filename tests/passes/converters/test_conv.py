@@ -125,3 +125,13 @@ def test_decoder_ops_of_this_family_all_convert() -> None:
     assert {"aten.bmm.default", "aten._softmax.default", "aten.slice.Tensor", "aten.cat.default", "aten.mm.default"} <= seen
     failed = [(n.target, n.message) for n in result.nodes if n.target in family and n.status is not Status.CONVERTED]
     assert failed == []
+
+
+def test_a_transposed_convolution_is_left_to_torchairs_converter_with_the_option_that_uses_it():
+    weight, bias = torch.randn(3, 4, 3, 3), torch.randn(4)
+    deconv = lambda x, w, b: F.conv_transpose2d(x, w, b, stride=2, padding=1, output_padding=1)  # noqa: E731
+    result = convert_to_ascend_ir(functional_graph(deconv, torch.randn(1, 3, 5, 5), weight, bias), "g")
+    (node,) = [n for n in result.nodes if n.target == "aten.convolution.default"]
+    assert node.status is Status.UNSUPPORTED
+    assert "transposed=True (Conv2DTranspose / Conv3DTranspose): not converted by the built-in conversion; TorchAir converts it" in node.message
+    assert node.message.endswith("use --converter torchair")
