@@ -52,9 +52,8 @@ def _last_frame(exc: BaseException) -> str:
 
 
 def _interrupted(args: list[str]) -> None:
-    saving = any(arg == "--out" or arg.startswith("--out=") for arg in args)
-    held = " The --out folder holds a whole trace: the new one, or the one it held before." if saving else ""
-    console.error(f"interrupted (Ctrl-C). Run the command again to finish.{held}")
+    """What --out holds after an interruption is said by the command that writes it."""
+    console.error("interrupted (Ctrl-C). Run the command again to finish.")
     sys.exit(130)
 
 

@@ -198,7 +198,11 @@ def capture_and_save(request: TraceRequest, out: Path | None) -> Trace:
     return trace
 
 
-_HELD = {"kept": "the trace already in {out}/ is left as it was", "new": "the new trace was saved to {out}/ before this"}
+_HELD = {
+    "kept": "the trace already in {out}/ is left as it was",
+    "new": "the new trace was saved to {out}/ before this",
+    "failed": "{out}/ holds no trace: its manifest.json records that the run failed, and why",
+}
 
 
 def failure_text(exc: BaseException) -> str:

@@ -89,17 +89,20 @@ def test_the_scopes_example_with_a_core_limit_pastes_into_a_shell() -> None:
     assert "--aicore-num '20|40'" in out and "--aicore-num 20|40" not in out
 
 
-def test_ctrl_c_names_out_only_when_it_was_given(monkeypatch) -> None:
-    from fxlab.cli import main as cli_main
+def test_ctrl_c_says_what_out_holds_as_it_is(monkeypatch, tmp_path) -> None:
+    from fxlab.cli import trace_command
 
-    def interrupt(**_: object) -> None:
+    def interrupt(*_: object, **__: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli_main, "app", interrupt)
-    code, _, error = run_main("trace", "model.py")
-    assert code == 130 and "interrupted (Ctrl-C)" in error and "--out" not in error
-    code, _, error = run_main("trace", "model.py", "--out", "dir")
-    assert code == 130 and "The --out folder holds a whole trace" in error
+    monkeypatch.setattr(trace_command, "capture_request", interrupt)
+    model = EXAMPLES / "my_inplace.py"
+    code, _, error = run_main("trace", str(model))
+    assert code == 130 and error.strip() == "error: interrupted (Ctrl-C). Run the command again to finish."
+    code, _, error = run_main("trace", str(model), "--out", str(tmp_path / "new"))
+    said = " ".join(error.split())
+    assert code == 130 and "holds no trace: its manifest.json records that the run failed, and why" in said
+    assert json.loads((tmp_path / "new" / "manifest.json").read_text())["status"] == "failed"
 
 
 def test_every_help_names_one_cache_folder() -> None:
