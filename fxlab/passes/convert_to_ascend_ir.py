@@ -44,6 +44,7 @@ from fxlab.passes.conversion_result import (
 )
 from fxlab.passes.converters.registry import AUTO_CONVERTER_LOOKUPS, CONVERTERS, NAMED_CONVERTER_LOOKUPS, ORIGIN_FXLAB, ConverterRegistry
 from fxlab.passes.inference_rule import attach_inference_rules
+from fxlab.passes.optimize_views import GE_OWNER_KEY
 from fxlab.passes.output_reuse import OUTPUT_DTYPES_ATTR
 from fxlab.passes.symbolic_lists import HOST_TENSOR_ATTR, pack_symbolic_lists
 from fxlab.passes.converters.auto import auto_converter_verdict, library_op_refusal
@@ -470,14 +471,48 @@ class AscendIrConverter:
         meta = node.meta.get("val")
         metas = list(meta) if isinstance(meta, (list, tuple)) else [meta]
         attrs = placeholder_attrs(target_text(node.target), message)
+        readers_inputs = self._without_its_rebuilt_views(node)
         first_new = len(self.builder.graph.ops)
         with self.builder.converting(node.name, node_source(node)):
-            inputs = [v for v in map(self._input_value, node.all_input_nodes) if isinstance(v, Tensor)]
+            inputs = [v for v in map(self._input_value, readers_inputs) if isinstance(v, Tensor)]
             outs = self.builder.add_op(UNSUPPORTED_OP_TYPE, {f"x{i}": t for i, t in enumerate(inputs)}, attrs, len(metas))
         for out, val in zip(outs, metas):
             out.op.set_output_desc(out.index, desc_from_meta(val, out.desc.name))
         self.values[node] = outs if isinstance(meta, (list, tuple)) else outs[0]
         self._record(node, status, [op.name for op in self.builder.graph.ops[first_new:]], message)
+
+    def _without_its_rebuilt_views(self, reader: fx.Node) -> list[fx.Node]:
+        """The inputs of a node that is not converted, its rebuilt views (the view
+        optimisation's nodes made for it alone) taken out: TorchAir rebuilds a view while
+        it converts the view's reader, so a reader that fails keeps none of those ops and
+        reads the view's base."""
+        rebuilt = {n for n in self._rebuilt_for(reader) if set(n.users) <= {reader} | self._rebuilt_for(reader)}
+        if not rebuilt:
+            return reader.all_input_nodes
+        names = {record.node for record in self.records if record.node in {n.name for n in rebuilt}}
+        dropped = {op for record in self.records if record.node in names for op in record.ge_ops}
+        self.builder.graph.ops[:] = [op for op in self.builder.graph.ops if op.name not in dropped]
+        for record in self.records:
+            if record.node in names:
+                record.ge_ops = []
+        inputs = []
+        for node in reader.all_input_nodes:
+            while node in rebuilt and isinstance(node.args[0], fx.Node):  # a rebuilt step's first argument is what it views
+                node = node.args[0]
+            inputs.append(node)
+        return inputs
+
+    @staticmethod
+    def _rebuilt_for(reader: fx.Node) -> set[fx.Node]:
+        """The view optimisation's nodes made for ``reader`` (``meta["fxlab.ge_owner"]``), its own inputs and theirs."""
+        found: set[fx.Node] = set()
+        stack = [n for n in reader.all_input_nodes if n.meta.get(GE_OWNER_KEY) == reader.name]
+        while stack:
+            node = stack.pop()
+            if node not in found:
+                found.add(node)
+                stack.extend(n for n in node.all_input_nodes if n.meta.get(GE_OWNER_KEY) == reader.name)
+        return found
 
     def _record(
         self, node: fx.Node, status: Status, ge_ops: list[str], message: str = "", *, source: Any = _UNKNOWN, target_name: str | None = None
@@ -585,7 +620,7 @@ def convert_to_ascend_ir(
 def _ops_to_their_owners(gm: fx.GraphModule, graph: IrGraph) -> None:
     """Ops of nodes a pass made on behalf of another (``meta["fxlab.ge_owner"]``: views
     rebuilt for their reader) belong to that node, as in TorchAir's conversion."""
-    owners = {n.name: n.meta["fxlab.ge_owner"] for n in gm.graph.nodes if "fxlab.ge_owner" in n.meta}
+    owners = {n.name: n.meta[GE_OWNER_KEY] for n in gm.graph.nodes if GE_OWNER_KEY in n.meta}
     if owners:
         for op in graph.ops:
             owner = owners.get(op.fx_node or "")

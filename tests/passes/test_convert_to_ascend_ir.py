@@ -281,3 +281,18 @@ def test_a_node_whose_outputs_are_all_empty_becomes_a_const_of_an_empty_tensor()
     assert [by_node[n].ge_ops for n in ("slice_1", "special_bessel_j0", "new_empty", "t")] == [[op.name] for op in empty_ops]
     assert not result.partial and UNSUPPORTED_OP_TYPE not in result.graph.types
     assert result.graph.types.count("Add") == 1
+
+
+def test_a_node_that_is_not_converted_reads_the_base_of_the_views_rebuilt_for_it():
+    """TorchAir rebuilds a view while converting its reader: a reader it refuses keeps no
+    Reshape of the view optimisation and reads the view's base."""
+    import torch.nn.functional as F
+
+    from fxlab.passes.pre_ge import pre_ge_graph
+
+    gm = functional_graph(lambda x, w, b: F.instance_norm(x, weight=w, bias=b), torch.randn(2, 4, 3, 3), torch.randn(4), torch.randn(4))
+    result = convert_to_ascend_ir(pre_ge_graph(gm).gm, "g")
+    (refused,) = result.graph.ops_of_type(UNSUPPORTED_OP_TYPE)
+    assert refused.inputs[0] == "arg0_1:0"
+    before = [op.type for op in result.graph.ops[: result.graph.ops.index(refused)]]
+    assert before == ["Data", "Data", "Data", "Const", "Tile", "Const", "Tile"]
