@@ -105,6 +105,17 @@ class ProgramTrace:
         }
 
 
+def _raised_by_dynamo(error: BaseException) -> bool:
+    """Whether Dynamo itself stopped the call (a graph break under ``fullgraph=True``, an op
+    it cannot trace): its errors live in ``torch._dynamo.exc``."""
+    return type(error).__module__ == "torch._dynamo.exc"
+
+
+def _first_line(error: BaseException) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else ""
+
+
 def partial_reasons(trace: Trace) -> list[str]:
     """Why a trace is ``partial``, in the words ``fxlab trace`` shows: a graph's error, an op
     the conversion left out, a check that disagrees (the first call's, then later calls')."""
@@ -141,8 +152,10 @@ class ProgramCapture:
         torchair: TorchAirCode | None = None,
         ranks: Callable[[], RankHooks | None] | None = None,
         quiet: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext,
+        note: Callable[[str], None] | None = None,
     ) -> None:
         self.request, self.classify, self.on_trace = request, classify, on_trace
+        self.note = note or (lambda message: None)  # what the run says at its end (a compile that failed before its backend)
         self.torchair = torchair
         self.quiet = quiet  # around fxlab's own work on captured graphs: what the program needs is off (the npu device's mode)
         self._ranks_of = ranks  # asked at the first compile: a program makes its process group when it likes
@@ -330,8 +343,8 @@ class WatchedFunction:
             watch = self.begin(args, kwargs, sys._getframe(1))
             try:
                 output = compiled(*args, **kwargs)
-            except BaseException:
-                self.end(watch, None, failed=True)
+            except BaseException as exc:
+                self.end(watch, None, failed=True, error=exc)
                 raise
             self.end(watch, output)
             return output
@@ -358,14 +371,20 @@ class WatchedFunction:
         self._calls.__dict__.setdefault("stack", []).append(watch)
         return watch
 
-    def end(self, watch: CallWatch | None, output: Any, failed: bool = False) -> None:
+    def end(self, watch: CallWatch | None, output: Any, failed: bool = False, error: BaseException | None = None) -> None:
         """A call returned (or raised): a compile during it is checked and traced."""
         if watch is None:
             return
         stack = self._calls.__dict__.get("stack", [])
         if stack and stack[-1] is watch:
             stack.pop()
-        event, watch.frame = watch.event, None
+        event, frame, watch.frame = watch.event, watch.frame, None
+        if event is None and error is not None and _raised_by_dynamo(error):
+            self.program.note(
+                f"the call of {self.name} at {calling_line(frame) if frame is not None else '?'} (torch.compile at {self.compiled_at}, backend "
+                f"{self.backend.label}) stopped in Dynamo before any graph reached the backend, so it has no trace: "
+                f"{type(error).__name__}: {_first_line(error)}"
+            )
         if event is None or event.done:
             return
         if failed:

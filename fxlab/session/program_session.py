@@ -73,7 +73,7 @@ class ProgramSession:
             npu = self.compat.npu_device
             quiet = npu.suspended if npu is not None else contextlib.nullcontext
             self.capture = ProgramCapture(
-                request, classifier(self.torchair_dumps), self.on_trace, torchair=converter, ranks=self.ranks, quiet=quiet
+                request, classifier(self.torchair_dumps), self.on_trace, torchair=converter, ranks=self.ranks, quiet=quiet, note=self.note
             )
             stack.enter_context(self.capture.watching())
             self._stack = stack.pop_all()

@@ -61,6 +61,34 @@ def test_npugraph_ex_takes_every_option_of_its_own_and_refuses_a_misspelt_one_at
     assert "ValueError: Invalid option 'frozen_paramter'. The 'CompilerConfig' object does not have attribute 'frozen_paramter'." in stderr
 
 
+FULLGRAPH_BREAK = """
+import torch
+import torch_npu
+
+
+@torch.compile(backend="npu", fullgraph=True)
+def f(x):
+    y = x.sin()
+    torch._dynamo.graph_break()
+    return y.cos()
+
+
+f(torch.ones(2))
+"""
+
+
+def test_a_compile_dynamo_stops_before_the_backend_is_said_not_taken_for_nothing_compiled(tmp_path):
+    program = tmp_path / "fullgraph.py"
+    program.write_text(FULLGRAPH_BREAK)
+    code, _, stderr = run_main("run", "--out", str(tmp_path / "run"), "--", "python", str(program))
+    said = " ".join(stderr.split())
+    assert code == 1 and "Unsupported" in stderr
+    assert (
+        f"note: the call of f at {program}:13 (torch.compile at {program}:6, backend 'npu') stopped in Dynamo before any graph "
+        "reached the backend, so it has no trace: Unsupported:" in said
+    )
+
+
 CONFIG_NOT_FOLLOWED = """
 import torch
 import torchair
