@@ -156,6 +156,7 @@ class ProgramCapture:
     ) -> None:
         self.request, self.classify, self.on_trace = request, classify, on_trace
         self.note = note or (lambda message: None)  # what the run says at its end (a compile that failed before its backend)
+        self.resets = 0  # torch._dynamo.reset() calls the program made
         self.torchair = torchair
         self.quiet = quiet  # around fxlab's own work on captured graphs: what the program needs is off (the npu device's mode)
         self._ranks_of = ranks  # asked at the first compile: a program makes its process group when it likes
@@ -170,17 +171,25 @@ class ProgramCapture:
     def watching(self) -> Iterator[ProgramCapture]:
         """``torch.compile`` recording for the block; compiles still open are finished at the end."""
         self._original = original = torch.compile
+        real_reset = torch._dynamo.reset
 
         @functools.wraps(original)
         def recorder(model: Any = None, **kwargs: Any) -> Any:
             return self.compile(model, **kwargs)
 
-        torch.compile = recorder
+        @functools.wraps(real_reset)
+        def reset() -> None:  # a compile after it starts afresh: no guard failed, nothing to recompile after
+            self.resets += 1
+            real_reset()
+
+        torch.compile, torch._dynamo.reset = recorder, reset
         try:
             yield self
         finally:
             if torch.compile is recorder:
                 torch.compile = original
+            if torch._dynamo.reset is reset:
+                torch._dynamo.reset = real_reset
             self.finish()
 
     def compile(self, model: Any = None, **kwargs: Any) -> Any:
@@ -211,7 +220,8 @@ class ProgramCapture:
         backend = function.backend
         options = replace(backend_options(backend.config, f"the config of {backend.label}", registered_patterns()), soc=self.request.soc)
         event = CompileEvent(len(self.events), function, watch, called_at, function.compiles, options)
-        function.compiles += 1
+        event.after_reset = function.compiles > 0 and self.resets > function.resets_seen
+        function.compiles, function.resets_seen = function.compiles + 1, self.resets
         self.events.append(event)
         return event
 
@@ -246,6 +256,7 @@ class CompileEvent:
     compile_ids: dict[int, str] = field(default_factory=dict)
     ran: list[int] = field(default_factory=list)  # its graphs that ran during the call, in order
     done: bool = False
+    after_reset: bool = False  # the program called torch._dynamo.reset() since the function's previous compile
 
     def __post_init__(self) -> None:
         function, request = self.function, self.function.program.request
@@ -301,6 +312,7 @@ class WatchedFunction:
         self.module = _module_of(original)
         self.eager: Callable[..., Any] = original  # what runs eagerly for the check
         self.compiles = 0
+        self.resets_seen = 0  # the program's torch._dynamo.reset() calls before its latest compile
         self.last_folder: str | None = None  # the trace of its latest compile
         self.graph_ids: dict[Any, str] = {}  # graphs of its earlier compiles ("0 of trace_0") -> Dynamo's compile id
         self._calls = threading.local()
@@ -433,6 +445,8 @@ class WatchedFunction:
 
     def _origin(self, event: CompileEvent, record: CallRecord) -> ProgramCompile:
         words = [word for recompile in record.recompiles for word in recompile.words]
+        if event.after_reset and not words:
+            words = [f"the program called torch._dynamo.reset() after {self.last_folder}, so Dynamo compiled the function afresh"]
         return ProgramCompile(
             self.name,
             self.compiled_at,

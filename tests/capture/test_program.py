@@ -263,3 +263,23 @@ def test_a_custom_op_without_a_fake_function_before_any_graph_makes_the_programs
     assert trace.status == "partial" and len(trace.problems) == 1
     assert trace.problems[0].startswith("custom op fxlabprognofake::scale_add ran outside the graph")
     assert torch.equal(scope["out"], torch.full((2, 4), 1.5))  # the program got its result
+
+
+RESET = """
+import torch
+import torchair
+
+step = torch.compile(lambda x: x.sin() + 1, backend=torchair.get_npu_backend())
+step(torch.ones(2))
+torch._dynamo.reset()
+step(torch.ones(2))
+"""
+
+
+def test_a_compile_after_torch_dynamo_reset_says_so_not_a_guard_that_failed(tmp_path):
+    path = tmp_path / "reset.py"
+    path.write_text(RESET)
+    traces, _ = run_program(path, stages=("dynamo", "functional"))
+    first, second = (built.capture.trace.program for built in traces)
+    assert (first.compile_index, second.compile_index, second.previous) == (0, 1, "trace_0")
+    assert second.reasons == ["the program called torch._dynamo.reset() after trace_0, so Dynamo compiled the function afresh"]
