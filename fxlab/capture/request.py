@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from fxlab.errors import UsageError
-from fxlab.passes.torchair_options import check_mode, stages_of_mode
+from fxlab.passes.torchair_options import ACLGRAPH_MODES, MAX_AUTOTUNE, REDUCE_OVERHEAD, check_mode, stages_of_mode
 from fxlab.socs import SocInfo, choose_soc, default_soc
 from fxlab.stage_names import ALL_STAGES
 
@@ -83,5 +83,7 @@ def validate_stages(stages: Sequence[str], mode: str | None = None) -> tuple[str
         return own
     foreign = [s for s in stages if s not in own]
     if foreign:
-        raise UsageError(f"stage {', '.join(map(repr, foreign))} is not part of {mode} mode: its stages are {', '.join(own)}.")
+        other = MAX_AUTOTUNE if mode in ACLGRAPH_MODES else REDUCE_OVERHEAD
+        hint = f" --mode {other} has {', '.join(foreign)}." if all(s in stages_of_mode(other) for s in foreign) else ""
+        raise UsageError(f"stage {', '.join(map(repr, foreign))} is not part of {mode} mode: its stages are {', '.join(own)}.{hint}")
     return tuple(s for s in own if s in stages)

@@ -1,4 +1,5 @@
 """fxlab.capture.request: one frozen request, checked before anything is loaded."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -19,8 +20,14 @@ from fxlab.stage_names import ALL_STAGES
         ({"nproc": 0}, "--nproc 0: give at least 1 rank."),
         ({"mode": "eager"}, "--mode 'eager': choose max-autotune, reduce-overhead, npugraph_ex"),
         ({"stages": ("aten", "optimized")}, "unknown stage 'optimized': the stages are dynamo, aten, functional"),
-        ({"stages": ("pre_ge", "ascend_ir"), "mode": "reduce-overhead"}, "stage 'pre_ge', 'ascend_ir' is not part of reduce-overhead mode"),
-        ({"stages": ("aclgraph",), "mode": "max-autotune"}, "stage 'aclgraph' is not part of max-autotune mode"),
+        (
+            {"stages": ("pre_ge", "ascend_ir"), "mode": "reduce-overhead"},
+            "stage 'pre_ge', 'ascend_ir' is not part of reduce-overhead mode: its stages are dynamo, aten, functional, aclgraph. --mode max-autotune has pre_ge, ascend_ir.",
+        ),
+        (
+            {"stages": ("aclgraph",), "mode": "max-autotune"},
+            "stage 'aclgraph' is not part of max-autotune mode: its stages are dynamo, aten, functional, pre_ge, ascend_ir. --mode reduce-overhead has aclgraph.",
+        ),
     ],
 )
 def test_a_bad_option_is_refused_when_the_request_is_made(fields, said):
