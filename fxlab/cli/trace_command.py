@@ -12,9 +12,9 @@ from fxlab.cli.soc_options import SocIniOpt, SocOpt
 from fxlab.cli.app import app
 from fxlab.cli.common import EntryOpt, ModeOpt, ModelArg, PluginOpt, capture_request, parse_stages, request_of
 from fxlab.cli.files import StagedTrace, check_output_file, prepare_out_dir, save_trace
-from fxlab.cli.graphviz import check_format
+from fxlab.cli.graphviz import PICTURE_FORMATS, check_format
 from fxlab.cli.stage_printing import print_views
-from fxlab.errors import FxlabError, OutputError
+from fxlab.errors import FxlabError, OutputError, UsageError
 from fxlab.ir.json_values import dumps_strict
 from fxlab.socs import choose_soc
 
@@ -145,6 +145,12 @@ def trace_command(
     )
     if graphviz is not None:
         check_format(graphviz)
+    elif expand or focus is not None:
+        given = [option for option, value in (("--expand", expand), ("--focus", focus)) if value]
+        raise UsageError(
+            f"{' and '.join(given)} {'shape' if len(given) > 1 else 'shapes'} the --graphviz pictures, which were not asked for: "
+            f"add --graphviz FORMAT ({', '.join(PICTURE_FORMATS)})."
+        )
     if html is not None:
         check_output_file(html, "--html")
     if nproc is not None or under_launcher():

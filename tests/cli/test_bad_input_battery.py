@@ -73,6 +73,7 @@ CASES: list[tuple[str, list[str], int, list[str]]] = [
     # -- trace: options
     ("unknown stage", ["trace", "{d}/simple.py", "--stages", "bogus"], 2, ["unknown stage 'bogus'", "the stages are"]),
     ("unknown picture format", ["trace", "{d}/simple.py", "--graphviz", "bmp"], 2, ["unknown picture format 'bmp'", "use one of"]),
+    ("focus without pictures", ["trace", "{d}/simple.py", "--focus", "add"], 2, ["--focus shapes the --graphviz pictures", "add --graphviz FORMAT"]),
     ("unknown converter", ["trace", "{d}/simple.py", "--converter", "bogus"], 2, ["--converter 'bogus'", "choose builtin or torchair"]),
     ("unknown converter, new --out", ["trace", "{d}/simple.py", "--converter", "bogus", "--out", "{d}/never_made"], 2, ["--converter 'bogus'", "choose builtin or torchair"]),
     ("bad TorchAir path", ["trace", "{d}/simple.py", "--converter", "torchair", "--torchair-path", "{d}/nowhere"], 2, ["is not a TorchAir source tree", "fxlab torchair fetch"]),
