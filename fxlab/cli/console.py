@@ -29,6 +29,12 @@ def out() -> Console:
     return Console(width=_width(), highlight=False, soft_wrap=False)
 
 
+def print_json(text: str) -> None:
+    """JSON on stdout, indented, every non-ASCII character escaped: a bidi control or line
+    separator in a name must not reorder or break the terminal's lines (the same JSON for a parser)."""
+    out().print_json(text, ensure_ascii=True)
+
+
 @lru_cache(maxsize=1)
 def err() -> Console:
     return Console(stderr=True, width=_width(), highlight=False)

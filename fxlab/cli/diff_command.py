@@ -238,7 +238,7 @@ def _labels(left: Path, right: Path) -> tuple[str, str]:
 # -- output -----------------------------------------------------------------------------------
 def _render(diff: Any, as_json: bool) -> None:
     if as_json:
-        console.out().print_json(dumps_strict(diff.to_json(), default=str))
+        console.print_json(dumps_strict(diff.to_json(), default=str))
         return
     from fxlab.viz.diff_views import trace_diff_view  # lazy: imports torch (seconds); `fxlab --help` must not
 

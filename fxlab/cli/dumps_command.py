@@ -74,7 +74,7 @@ def dumps_command(
     if html is not None:
         _write(html, _page(dumps, loaded, joined), "--html")
     if as_json:
-        console.out().print_json(dumps_strict(data))
+        console.print_json(dumps_strict(data))
         return
     from fxlab.viz.npu_dump_views import dumps_view, super_kernel_lines  # lazy: imports torch (seconds); `fxlab --help` must not
 
@@ -205,7 +205,7 @@ def npu_phase_diff(trace_dir: Path, dump_path: Path, graph: int | None, as_json:
             "or hold no phase of its graphs. Dump the same model's run (DUMP_GE_GRAPH) and trace it with `fxlab trace --out`."
         )
     if as_json:
-        console.out().print_json(dumps_strict({"graphs": [d.to_json() for d in diffs], "notes": dumps.notes}))
+        console.print_json(dumps_strict({"graphs": [d.to_json() for d in diffs], "notes": dumps.notes}))
     else:
         console.out().print(npu_diff_view(diffs))
     return 0 if all(d.identical for d in diffs) else 1

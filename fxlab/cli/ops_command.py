@@ -48,7 +48,7 @@ def list_command(plugin: list[Path] | None = PluginOpt, as_json: bool = JsonOpt)
         _load_plugins(plugin)
         facts = list_ops()
         if as_json:
-            console.out().print_json(dumps_strict([f.to_json() for f in facts]))
+            console.print_json(dumps_strict([f.to_json() for f in facts]))
             return
         console.out().print(_ops_table(facts))
 
@@ -107,7 +107,7 @@ def check_command(
         _load_plugins(plugin)
         report = check_op(op, prototype)
     if as_json:
-        console.out().print_json(dumps_strict(report.to_json()))
+        console.print_json(dumps_strict(report.to_json()))
     else:
         _print_report(report)
     raise typer.Exit(0 if report.ok else 1)
@@ -163,7 +163,7 @@ def coverage_command(
     model_ops = _model_ops(model, entry, plugin) if model is not None else None
     cov = coverage(verdicts, _fxlab_converter_ops(), origin, model_ops)
     if as_json:
-        console.out().print_json(dumps_strict(cov.to_json()))
+        console.print_json(dumps_strict(cov.to_json()))
     else:
         console.out().print(coverage_table(cov))
         console.out().print(coverage_summary(cov))

@@ -71,7 +71,7 @@ def scopes_command(
         return
     report = report_for_trace(captured, soc_info, _global_limit(aicore_num, captured.loaded))
     if as_json:
-        console.out().print_json(dumps_strict(report.to_json()))
+        console.print_json(dumps_strict(report.to_json()))
     else:
         console.out().print(render_scope_report(report))
     raise typer.Exit(1 if report.has_errors else 0)
@@ -98,7 +98,7 @@ def _aclgraph_report(captured: Any, as_json: bool) -> None:
         errors.append(f"[{broken.code}] {broken.message}")
     if as_json:
         graphs = [g.streams or {"index": g.index} for g in trace.graphs]
-        console.out().print_json(dumps_strict({"mode": trace.mode, "graphs": graphs, "errors": errors}))
+        console.print_json(dumps_strict({"mode": trace.mode, "graphs": graphs, "errors": errors}))
         raise typer.Exit(1 if errors else 0)
     from fxlab.viz.pass_views import aclgraph_scopes_view  # lazy: imports torch (seconds); `fxlab --help` must not
 

@@ -161,13 +161,13 @@ def trace_command(
         trace = capture_and_save(request, out)
     except FxlabError as exc:
         if as_json:  # a script reading stdout gets the failure as JSON too (the message stays on stderr)
-            console.out().print_json(dumps_strict({"status": "failed", "error": str(exc), "exit_code": exc.exit_code}))
+            console.print_json(dumps_strict({"status": "failed", "error": str(exc), "exit_code": exc.exit_code}))
         raise
     write_extras(trace, graphviz, html, out, picture_options(expand, focus, depth))  # after the trace is saved
     if as_json:
         from fxlab.viz.trace_views import json_summary  # lazy: imports torch (seconds); `fxlab --help` must not
 
-        console.out().print_json(dumps_strict(json_summary(trace, str(out) if out else None)))
+        console.print_json(dumps_strict(json_summary(trace, str(out) if out else None)))
     else:
         print_views(trace, summary_only)
         if out is not None:

@@ -272,7 +272,7 @@ def report_ranks(results: list[dict[str, Any]], request: TraceRequest, output: R
         _write_html(results, groups, html)
     status = overall_status(results)
     if as_json:
-        console.out().print_json(json.dumps(rank_views.ranks_json(results, groups, status, str(out) if out else None)))
+        console.print_json(json.dumps(rank_views.ranks_json(results, groups, status, str(out) if out else None)))
         return 0 if status == "ok" else 1
     stdout = console.out()
     for group in groups:

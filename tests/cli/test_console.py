@@ -2,6 +2,8 @@
 gone when its block ends."""
 from __future__ import annotations
 
+import json
+
 import io
 
 import pytest
@@ -54,3 +56,12 @@ def test_it_redraws_itself_once_a_second(terminal, monkeypatch):
     with console.progress("x"):
         pass
     assert rates == [1.0]
+
+
+def test_json_on_stdout_escapes_what_would_reorder_or_break_the_terminals_lines(capsys):
+    from fxlab.cli import console
+
+    console.print_json('{"scope": "a\\u202eb\\u2028c", "name": "caf\\u00e9"}')
+    printed = capsys.readouterr().out
+    assert "\u202e" not in printed and "\u2028" not in printed
+    assert json.loads(printed) == {"scope": "a\u202eb\u2028c", "name": "caf\u00e9"}
