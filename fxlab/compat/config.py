@@ -1,21 +1,24 @@
 """``torchair.CompilerConfig``, ``get_npu_backend`` and ``get_compiler`` for the stand-in.
 
-The config is an option tree that accepts what a TorchAir model file sets
-(``config.mode``, ``config.ge_config.aicore_num``, ``config.debug.graph_dump.type``, ...)
-and remembers it, so fxlab can read the options that matter to it (the global core
-limit, the mode). The backend runs what TorchAir's runs before the Graph Engine:
+The config is an option tree that takes what TorchAir's takes (``config.mode``,
+``config.ge_config.aicore_num``, ``config.debug.graph_dump.type``, ...: TorchAir 2.13's tree,
+read from its sources, :mod:`fxlab.compat.torchair_config_scan`) and refuses what TorchAir's
+refuses, in its words; it remembers what was set, so fxlab can read the options that matter
+to it (the global core limit, the mode). The backend runs what TorchAir's runs before the Graph Engine:
 ``aot_module_simplified`` with ``keep_inference_input_mutations=True``; the compiled graph
 then runs eagerly on CPU.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch.fx as fx
 
 from fxlab.capture.stages import functional_stage, torchair_decompositions
+from fxlab.compat.torchair_config_scan import ROOT, load_configs
 from fxlab.passes.pattern_fusion import RegisteredPattern, caller_location, register_pattern
 from fxlab.passes.torchair_options import NPUGRAPH_EX_DEFAULTS, observe_backend_config
 
@@ -35,10 +38,15 @@ SECTIONS = (
 
 
 class OptionSection:
-    """A group of options: any attribute can be set; unset nested groups appear on first use."""
+    """A group of options. With the section's place in TorchAir's config tree (``schema``, a
+    class of :data:`fxlab.compat.torchair_config_scan.CONFIGS_PATH`'s table) it takes what
+    TorchAir's does: its options, their listed values, its sub-configs; a name it does not
+    have is TorchAir's ``ValueError``. Without one, any attribute can be set, and unset
+    nested groups appear on first use."""
 
-    def __init__(self, path: str, **defaults: Any) -> None:
+    def __init__(self, path: str, schema: str | None = None, **defaults: Any) -> None:
         object.__setattr__(self, "_path", path)
+        object.__setattr__(self, "_schema", schema)
         object.__setattr__(self, "_values", dict(defaults))
 
     def __getattr__(self, name: str) -> Any:
@@ -46,10 +54,26 @@ class OptionSection:
             raise AttributeError(name)
         values = object.__getattribute__(self, "_values")
         if name not in values:
-            values[name] = OptionSection(f"{self._path}.{name}")
+            shape = _shape(object.__getattribute__(self, "_schema"))
+            if shape is not None and name in shape["sections"]:
+                values[name] = OptionSection(f"{self._path}.{name}", shape["sections"][name])
+            elif shape is not None and shape["strict"]:
+                raise AttributeError(f"'{_class_name(self._schema)}' object has no attribute '{name}'")
+            else:
+                values[name] = OptionSection(f"{self._path}.{name}")
         return values[name]
 
     def __setattr__(self, name: str, value: Any) -> None:
+        shape = _shape(self._schema)
+        if shape is not None and shape["strict"]:
+            if name not in shape["names"]:  # TorchAir's words (NpuBaseConfig.__setattr__)
+                raise ValueError(f"{_class_name(self._schema)} has no option {name}, all options {shape['names']}")
+            listed = shape["options"].get(name)
+            if listed is not None and value not in listed:  # TorchAir's OptionValue's words
+                raise ValueError(
+                    f"Value {value!r} (type: {type(value)}) not in optional list {listed!r} "
+                    f"(type: {None if not listed else type(listed[0])})."
+                )
         self._values[name] = value
 
     def as_dict(self) -> dict[str, Any]:
@@ -66,8 +90,19 @@ class OptionSection:
         return f"{type(self).__name__}({self.as_dict()})"
 
 
-# TorchAir 2.13's modes (configs/compiler_config.py: OptionValue("max-autotune", [...])).
-TORCHAIR_MODES = ["max-autotune", "reduce-overhead", "npugraph_ex"]
+def _shape(schema: str | None) -> dict[str, Any] | None:
+    """The config class ``schema`` names in the shipped table (None: none, or no table)."""
+    return torchair_configs().get(schema) if schema is not None else None
+
+
+def _class_name(schema: str | None) -> str:
+    return (schema or "").rpartition(".")[2]
+
+
+@functools.lru_cache(maxsize=1)
+def torchair_configs() -> dict[str, dict[str, Any]]:
+    """TorchAir's config classes, from the table fxlab ships (read once)."""
+    return load_configs()
 
 
 class ModeValue(str):
@@ -79,22 +114,14 @@ class ModeValue(str):
 
 
 class CompilerConfig(OptionSection):
-    """Stand-in for ``torchair.CompilerConfig``: ``mode`` defaults to ``"max-autotune"``, and
-    takes TorchAir's modes only, as TorchAir's option does."""
+    """Stand-in for ``torchair.CompilerConfig``: ``mode`` defaults to ``"max-autotune"``; what
+    it takes is what TorchAir's takes (:class:`OptionSection` with TorchAir's tree)."""
 
     def __init__(self) -> None:
-        super().__init__("config", mode="max-autotune", post_grad_custom_pre_pass=None, post_grad_custom_post_pass=None)
+        super().__init__("config", ROOT, mode="max-autotune", post_grad_custom_pre_pass=None, post_grad_custom_post_pass=None)
         for section in SECTIONS:
-            self._values[section] = OptionSection(section)
+            self._values[section] = OptionSection(section, (_shape(ROOT) or {}).get("sections", {}).get(section))
         self.ge_config.aicore_num = None
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name == "mode":
-            if value not in TORCHAIR_MODES:  # TorchAir's OptionValue's words
-                raise ValueError(
-                    f"Value {value!r} (type: {type(value)}) not in optional list {TORCHAIR_MODES!r} (type: {type(TORCHAIR_MODES[0])})."
-                )
-        super().__setattr__(name, value)
 
     def __getattr__(self, name: str) -> Any:
         value = super().__getattr__(name)
