@@ -61,6 +61,9 @@ def _describe_leaf(label: str, value: Any) -> str:
 
 def argument_names(fn: Callable[..., Any]) -> list[str]:
     """The names of the positional arguments of ``fn`` (of ``forward`` for a module)."""
+    owner = getattr(fn, "__self__", None)
+    if isinstance(owner, torch.nn.Module) and getattr(fn, "__name__", "") in ("_call_impl", "__call__"):  # nn.Module.compile()
+        fn = owner
     target = fn.forward if isinstance(fn, torch.nn.Module) else fn
     try:
         return [p.name for p in inspect.signature(target).parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]

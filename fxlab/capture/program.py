@@ -478,7 +478,10 @@ def function_name(fn: Any) -> str:
     if isinstance(owner, torch.nn.Module):  # a module's bound method (nn.Module.compile compiles _call_impl)
         method = getattr(fn, "__name__", "")
         return type(owner).__name__ if method in ("_call_impl", "__call__", "forward") else f"{type(owner).__name__}.{method}"
-    return str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__)
+    qualname = str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or type(fn).__name__)
+    if qualname.startswith("_VariableFunctionsClass."):  # torch.sin and the like, as the program names them
+        return f"torch.{qualname.partition('.')[2]}"
+    return qualname
 
 
 def _module_of(fn: Any) -> torch.nn.Module | None:

@@ -283,3 +283,16 @@ def test_a_compile_after_torch_dynamo_reset_says_so_not_a_guard_that_failed(tmp_
     first, second = (built.capture.trace.program for built in traces)
     assert (first.compile_index, second.compile_index, second.previous) == (0, 1, "trace_0")
     assert second.reasons == ["the program called torch._dynamo.reset() after trace_0, so Dynamo compiled the function afresh"]
+
+
+def test_what_a_program_compiles_is_named_as_the_program_names_it():
+    from fxlab.capture.input_sets import argument_names
+    from fxlab.capture.program import function_name
+
+    class Block(torch.nn.Module):
+        def forward(self, x, mask=None):
+            return x
+
+    block = Block()
+    assert [function_name(torch.sin), function_name(block), function_name(block._call_impl)] == ["torch.sin", "Block", "Block"]
+    assert argument_names(block._call_impl) == argument_names(block) == ["x", "mask"]  # nn.Module.compile() compiles _call_impl
