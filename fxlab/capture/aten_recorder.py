@@ -187,7 +187,9 @@ class AtenRecorder:
         self.gm = gm
         self.fake_mode = fake_mode
         self.graph_module: fx.GraphModule | None = None
-        self.reason: str | None = "the graph was never run" if fake_mode is not None else "no fake mode"
+        self.reason: str | None = (
+            "aot_autograd did not run the graph where the recorder listens" if fake_mode is not None else "no fake mode"
+        )
         self._mode: _PreFunctionalMode | None = None
         self._values: list[tuple[fx.Node, tuple[Any, ...]]] = []
 
