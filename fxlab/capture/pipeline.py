@@ -10,6 +10,7 @@ the checks ran on.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -32,8 +33,10 @@ from fxlab.capture.record_graph import LiveGraph, TorchAirCode, record_graph
 from fxlab.capture.request import TraceRequest, validate_stages
 from fxlab.capture.trace import CallRecord, CheckResult, Trace
 from fxlab.capture.warmup import CallLog, check_later_calls, run_later_calls
+from fxlab.passes.annotate_scopes import is_scope_enter
 from fxlab.passes.pattern_fusion import registered_patterns
 from fxlab.passes.torchair_options import TorchAirOptions, resolve_options
+from fxlab.reports.scope_report import GraphInput, build_scope_report
 from fxlab.stack import with_stack_room
 from fxlab.stage_names import ACLGRAPH, ASCEND_IR, ATEN, FUNCTIONAL
 from fxlab.version import __version__ as FXLAB_VERSION
@@ -172,6 +175,7 @@ def trace_driven_run(
     trace.notes.extend(driven.notes)
     captured = Capture(trace, options=options, loaded=loaded)
     _record_graphs(captured, driven.graphs, request, torchair, say)
+    trace.notes.extend(_scope_errors_note(captured))
     _check_custom_ops(captured, driven.recorder, driven.graph_breaks)
     judge = _judge(loaded, options, driven.dynamic, reference if ranks is None else None)
     captured.reference = judge.reference
@@ -181,6 +185,31 @@ def trace_driven_run(
     _check_user_passes(captured, driven.recorder, say)
     trace.status = trace_status(trace)
     return captured
+
+
+def _scope_errors_note(captured: Capture) -> list[str]:
+    """When the GE graph's scopes hold errors ``fxlab scopes`` reports (a SuperKernel option
+    or core count TorchAir or GE refuses or ignores, unpaired markers): a note saying how many
+    and where they are listed; the graphs themselves are as TorchAir builds them."""
+    inputs = [
+        GraphInput(graph.index, live.modules.get(FUNCTIONAL), graph.ir, graph.break_reason)
+        for graph, live in zip(captured.trace.graphs, captured.graphs)
+        if graph.ir is not None and _has_scope_markers(live.modules.get(FUNCTIONAL))
+    ]
+    if not inputs:
+        return []
+    errors = [f for f in build_scope_report(inputs, captured.options.soc).findings if f.severity == "error"]
+    if not errors:
+        return []
+    model = captured.trace.model if captured.loaded is not None and captured.loaded.path else "MODEL.py"
+    return [
+        f"the scopes hold {len(errors)} error(s) that TorchAir or GE fails on or ignores (the first: {errors[0].code}): "
+        f"`fxlab scopes {shlex.quote(model)}` lists them"
+    ]
+
+
+def _has_scope_markers(gm: Any) -> bool:
+    return gm is not None and any(node.op == "call_function" and is_scope_enter(node) for node in gm.graph.nodes)
 
 
 def no_graph_note(untraced: Sequence[str]) -> str:

@@ -184,3 +184,28 @@ def test_a_break_at_a_branch_on_a_tensor_is_said_in_words(write_model):
     trace = trace_of(write_model(BRANCH), stages=("dynamo", "functional"))
     assert trace.graphs[0].break_reason == f"{DATA_DEPENDENT_BRANCH} [Dynamo: generic_jump TensorVariable()]"
     assert trace.graphs[0].break_location.endswith("model.py:7")
+
+
+SCOPES = """
+import torch
+import torchair
+
+
+def model(x):
+    with torchair.scope.super_kernel("sk", "{options}"):
+        with torchair.scope.limit_core_num(8, {vector}):
+            return x * 2 + 1
+
+
+example_inputs = (torch.randn(2, 3),)
+"""
+
+
+def test_scope_errors_fxlab_scopes_reports_are_pointed_at_from_the_trace(write_model):
+    bad = write_model(SCOPES.format(options="stream-fusion=2:nosuch=1", vector=-1))
+    trace = trace_of(bad)
+    (note,) = [n for n in trace.notes if n.startswith("the scopes hold")]
+    assert note.startswith("the scopes hold ") and note.endswith(f"`fxlab scopes {bad}` lists them")
+    assert int(note.split()[3]) >= 2  # the unknown option and the negative core count, at least
+    good = write_model(SCOPES.format(options="stream-fusion=1", vector=16))
+    assert not [n for n in trace_of(good).notes if n.startswith("the scopes hold")]
