@@ -42,6 +42,7 @@ from fxlab.capture.checks.runs import RunRecorder
 from fxlab.capture.input_sets import argument_names, describe_inputs
 from fxlab.capture.pipeline import Capture, DrivenRun, checked_stage, random_ops, trace_driven_run
 from fxlab.capture.checks.program_calls import CallWatch, eager_check, function_globals
+from fxlab.capture.compile_error import first_line
 from fxlab.capture.readable import clear_readable_cache
 from fxlab.capture.ranks import RankHooks, collectives_not_executed, wrap_before_runs
 from fxlab.capture.record_graph import TorchAirCode
@@ -109,11 +110,6 @@ def _raised_by_dynamo(error: BaseException) -> bool:
     """Whether Dynamo itself stopped the call (a graph break under ``fullgraph=True``, an op
     it cannot trace): its errors live in ``torch._dynamo.exc``."""
     return type(error).__module__ == "torch._dynamo.exc"
-
-
-def _first_line(error: BaseException) -> str:
-    text = str(error).strip()
-    return text.splitlines()[0] if text else ""
 
 
 def partial_reasons(trace: Trace) -> list[str]:
@@ -395,7 +391,7 @@ class WatchedFunction:
             self.program.note(
                 f"the call of {self.name} at {calling_line(frame) if frame is not None else '?'} (torch.compile at {self.compiled_at}, backend "
                 f"{self.backend.label}) stopped in Dynamo before any graph reached the backend, so it has no trace: "
-                f"{type(error).__name__}: {_first_line(error)}"
+                f"{first_line(error)}"
             )
         if event is None or event.done:
             return

@@ -486,15 +486,17 @@ class AscendIrConverter:
         optimisation's nodes made for it alone) taken out: TorchAir rebuilds a view while
         it converts the view's reader, so a reader that fails keeps none of those ops and
         reads the view's base."""
-        rebuilt = {n for n in self._rebuilt_for(reader) if set(n.users) <= {reader} | self._rebuilt_for(reader)}
+        made_for_it = self._rebuilt_for(reader)
+        rebuilt = {n for n in made_for_it if set(n.users) <= {reader} | made_for_it}
         if not rebuilt:
             return reader.all_input_nodes
-        names = {record.node for record in self.records if record.node in {n.name for n in rebuilt}}
-        dropped = {op for record in self.records if record.node in names for op in record.ge_ops}
-        self.builder.graph.ops[:] = [op for op in self.builder.graph.ops if op.name not in dropped]
+        names = {n.name for n in rebuilt}
+        dropped: set[str] = set()
         for record in self.records:
             if record.node in names:
+                dropped.update(record.ge_ops)
                 record.ge_ops = []
+        self.builder.graph.ops[:] = [op for op in self.builder.graph.ops if op.name not in dropped]
         inputs = []
         for node in reader.all_input_nodes:
             while node in rebuilt and isinstance(node.args[0], fx.Node):  # a rebuilt step's first argument is what it views
