@@ -160,6 +160,9 @@ class ViewOptimizer:
         self.bases: dict[fx.Node, ViewOf] = {}  # a base whose views were skipped: its sizes map
         self.rebuilt: dict[fx.Node, fx.Node] = {}
         self.rebuilt_any = False  # whether a view was rebuilt yet (see _symbolic_dim)
+        # Static views computed, by what decides them: a model's repeated layers view
+        # tensors of the same layouts the same ways (torch's Python reference is slow).
+        self.static_views: dict[tuple[Any, ...], torch.Tensor] = {}
 
     def run(self) -> bool:
         for node in list(self.graph.nodes):
@@ -201,8 +204,21 @@ class ViewOptimizer:
             with self._mode():
                 meta = view(parent.meta, *args, **node.kwargs)
         else:
-            meta = as_fake_views(view, parent.meta, args)
+            meta = self._static_view(view, parent.meta, args)
         return ViewOf(parent.base, parent.base_shape, meta, parent.sizes)
+
+    def _static_view(self, view: Any, meta: torch.Tensor, args: Sequence[Any]) -> torch.Tensor:
+        """:func:`as_fake_views` of a static view, once per layout and arguments (the result is
+        a ``meta``-device tensor only read for its shape and strides, so views share it)."""
+        try:
+            key = (view, tuple(meta.shape), meta.stride(), meta.storage_offset(), meta.dtype, _frozen(args))
+            hash(key)
+        except TypeError:  # an argument that is no plain value
+            return as_fake_views(view, meta, args)
+        found = self.static_views.get(key)
+        if found is None:
+            found = self.static_views[key] = as_fake_views(view, meta, args)
+        return found
 
     def _keep_size_pack(self, node: fx.Node) -> None:
         """A skipped view's symbolic size list still becomes its ``Pack`` (see :func:`view_sizes`)."""
@@ -316,6 +332,11 @@ def as_fake_views(view: Any, meta: torch.Tensor, args: Sequence[Any]) -> torch.T
     elif view is not aten.view.default:
         return view(meta, *args)
     return _reshape_view_helper(meta, *args, allow_copy=False)
+
+
+def _frozen(value: Any) -> Any:
+    """``value`` with its lists as tuples (a key's part)."""
+    return tuple(_frozen(v) for v in value) if isinstance(value, (list, tuple)) else value
 
 
 def _values(args: Any) -> Any:

@@ -59,6 +59,25 @@ def test_a_view_is_rebuilt_once_before_its_first_reader_and_shared():
         torch.testing.assert_close(got, want)
 
 
+def _two_layers(x, w1, w2):
+    # Two layers viewing tensors of one layout the same way, as a model's repeated layers do.
+    h = (x @ w1.t()).view(4, 2, 3).transpose(1, 2).reshape(4, 6)
+    return (h @ w2.t()).view(4, 2, 3).transpose(1, 2).reshape(4, 6)
+
+
+def test_views_of_one_layout_and_arguments_are_computed_once(monkeypatch: pytest.MonkeyPatch):
+    from fxlab.passes import optimize_views as module
+
+    x, w1, w2 = torch.randn(4, 6), torch.randn(6, 6), torch.randn(6, 6)
+    gm = _prepared(_two_layers, x, w1, w2)
+    replayed = []
+    monkeypatch.setattr(module, "as_fake_views", lambda view, meta, args: replayed.append(str(view)) or as_fake_views(view, meta, args))
+    assert optimize_views(gm).changed is True
+    # The first layer's weight transpose and views: the second layer's are the same ones.
+    assert replayed == ["aten.t.default", "aten.reshape.default", "aten.transpose.int"]
+    torch.testing.assert_close(gm(x, w1, w2)[0], _two_layers(x, w1, w2))
+
+
 def test_rebuilt_ops_belong_to_their_reader_in_the_ascend_ir():
     gm = _prepared(_transpose_read_twice, torch.randn(2, 4), torch.randn(3, 4))
     optimize_views(gm)
