@@ -24,6 +24,7 @@ from __future__ import annotations
 import builtins
 import contextlib
 import functools
+import importlib.machinery
 import json
 import os
 import re
@@ -32,7 +33,7 @@ import types
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import torch
 from torch.fx.node import has_side_effect
@@ -48,6 +49,7 @@ from fxlab.passes.converters.npu import npu_converters
 from fxlab.passes.torchair_refusals import TORCH_NPU_OPERATORS
 
 NAMESPACE = "npu"
+META_MODULE = "torch_npu.op_plugin.meta._meta_registrations"  # the Meta file's name when torch_npu imports it
 SCHEMA_FILE = Path("csrc") / "aten" / "npu_native_functions_by_codegen.yaml"
 META_FILE = Path("op_plugin") / "meta" / "_meta_registrations.py"
 TORCHAIR_PATH_ENV_VAR = "FXLAB_TORCHAIR_PATH"
@@ -247,6 +249,8 @@ def _meta_globals(library: torch.library.Library, defined_names: set[str], resul
     def shim_import(name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0) -> Any:
         if name == "torch_npu" or name.startswith("torch_npu."):
             return shims[name] if fromlist else shims["torch_npu"]
+        if fromlist and name in narrowed:  # its ``from torch.library import Library, impl``
+            return narrowed[name]
         return real_import(name, globals, locals, fromlist, level)
 
     def shim_library(namespace: str, kind: str, dispatch_key: str = "") -> Any:
@@ -265,24 +269,21 @@ def _meta_globals(library: torch.library.Library, defined_names: set[str], resul
     def shim_has_side_effect(op: Any) -> None:
         has_side_effect(op)
 
-    namespace_builtins = dict(vars(builtins), __import__=shim_import)
-    return {
-        "__builtins__": namespace_builtins,
-        "__name__": "torch_npu.op_plugin.meta._meta_registrations",
-        "Library": shim_library,
-        "impl": shim_impl,
-        "has_side_effect": shim_has_side_effect,
+    narrowed = {
+        "torch.library": _module("torch.library", **{**vars(torch.library), "Library": shim_library, "impl": shim_impl}),
+        "torch.fx.node": _module("torch.fx.node", **{**vars(torch.fx.node), "has_side_effect": shim_has_side_effect}),
     }
+    namespace_builtins = dict(vars(builtins), __import__=shim_import)
+    return {"__builtins__": namespace_builtins, "__name__": META_MODULE}
 
 
 def _run_meta_file(meta_file: Path, library: torch.library.Library, defined_names: set[str], result: NpuDefinitions) -> None:
-    source = meta_file.read_text(encoding="utf-8")
-    # The file's own ``from torch.library import Library, impl`` would rebind the shims;
-    # keep them by importing under other names.
-    source = source.replace("from torch.library import Library, impl", "from torch.library import Library as _Library, impl as _impl")
-    source = source.replace("from torch.fx.node import has_side_effect", "from torch.fx.node import has_side_effect as _has_side_effect")
-    code = compile(source, str(meta_file), "exec")
+    # Compiled as Python compiles a module it imports, its bytecode cached beside it
+    # (``__pycache__``, where the folder is writable): compiling seven thousand lines
+    # again costs each trace about 0.05 s.
+    loader = importlib.machinery.SourceFileLoader(META_MODULE, str(meta_file))
     try:
+        code = cast(types.CodeType, loader.get_code(META_MODULE))  # a source file's loader always gives code
         exec(code, _meta_globals(library, defined_names, result))  # noqa: S102 - torch_npu's own Meta file
     except Exception as exc:  # noqa: BLE001 - the operators defined so far stay usable
         result.failures["<meta file>"] = f"{type(exc).__name__}: {exc}"

@@ -2,6 +2,7 @@
 files fxlab ships, or a copy beside a TorchAir the user points at or fetched."""
 from __future__ import annotations
 
+import importlib.machinery
 import json
 from pathlib import Path
 
@@ -175,6 +176,29 @@ def test_defines_schemas_and_meta_functions_then_removes_them(copy: TorchNpuCopy
         assert torch.ops.aten.matmul(torch.empty(2, 3, device="meta"), torch.empty(3, 4, device="meta")).shape == (2, 4)
     with pytest.raises((AttributeError, RuntimeError)):
         torch.ops.npu.npu_fusion_attention.default
+
+
+def test_the_meta_file_is_compiled_once_and_its_bytecode_cached_beside_it(copy: TorchNpuCopy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # A copy of the shipped files in a folder of the test's own, so the cache is the test's.
+    for source in (copy.schema_file, copy.meta_file):
+        (tmp_path / source.name).write_bytes(source.read_bytes())
+    own = TorchNpuCopy(tmp_path / copy.schema_file.name, tmp_path / copy.meta_file.name, "a copy in a test folder")
+    monkeypatch.setattr("sys.dont_write_bytecode", False)
+    compiled: list[str] = []
+    real_compile = importlib.machinery.SourceFileLoader.source_to_code
+
+    def counted(self, data, path, *args, **kwargs):  # type: ignore[no-untyped-def]
+        compiled.append(str(path))
+        return real_compile(self, data, path, *args, **kwargs)
+
+    monkeypatch.setattr(importlib.machinery.SourceFileLoader, "source_to_code", counted)
+    for _ in range(2):
+        with torch_npu_definitions(own) as defined:
+            assert "npu_rms_norm" in defined.with_meta and not defined.failures
+            y, _rstd = torch.ops.npu.npu_rms_norm(torch.empty(2, 8, device="meta"), torch.empty(8, device="meta"))
+            assert y.shape == (2, 8)
+    assert compiled == [str(own.meta_file)]  # the second block ran the cached bytecode
+    assert (tmp_path / "__pycache__").is_dir() and list((tmp_path / "__pycache__").iterdir())
 
 
 def test_cpu_kernels_run_eagerly(copy: TorchNpuCopy):
