@@ -7,7 +7,7 @@ graph output (:mod:`fxlab.passes.output_reuse`), then the order of side-effect o
 (:mod:`fxlab.passes.side_effect_order`).
 
 They run through a :class:`~fxlab.passes.infra.PassManager` that checks the graph is
-well formed after each (:func:`fxlab.ir.lint.lint_ir`) and records what each did.
+well formed after each that changed it (:func:`fxlab.ir.lint.lint_ir`) and records what each did.
 """
 
 from __future__ import annotations

@@ -110,7 +110,7 @@ def lint_fx(gm: fx.GraphModule) -> None:
 
 
 class PassManager(Generic[G]):
-    """Run passes in order, lint after each, and record what each did."""
+    """Run passes in order, lint after each that changed the graph, and record what each did."""
 
     def __init__(self, passes: Iterable[NamedPass[G]], lint: Callable[[G], None] | None = lint_fx) -> None:  # type: ignore[assignment]
         self.passes: list[NamedPass[G]] = list(passes)
@@ -133,14 +133,15 @@ class PassManager(Generic[G]):
             result = step.fn(graph)
             if not isinstance(result, PassResult):
                 raise TypeError(f"returned {type(result).__name__}, not a PassResult")
-            if self.lint is not None:
+            after = node_names(result.graph)
+            removed, added = _difference(before, after), _difference(after, before)
+            changed = bool(result.changed or removed or added)
+            # A graph the pass left as it was is the one linted after the last pass that changed it.
+            if (changed or result.graph is not graph) and self.lint is not None:
                 self.lint(result.graph)
         except Exception as exc:
             raise PassFailedError(step.name, step.origin, exc) from exc
         keep_sources(result.graph, sources)
-        after = node_names(result.graph)
-        removed, added = _difference(before, after), _difference(after, before)
-        changed = bool(result.changed or removed or added)
         return result.graph, PassRecord(step.name, changed, removed, added, list(result.changed_nodes), list(result.notes), step.origin)
 
 

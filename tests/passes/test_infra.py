@@ -1,4 +1,4 @@
-"""The pass manager: runs passes in order, records what each did, lints after each."""
+"""The pass manager: runs passes in order, records what each did, lints after each that changed the graph."""
 
 from __future__ import annotations
 
@@ -55,6 +55,18 @@ def test_records_each_pass_in_order_with_removed_and_added_nodes() -> None:
 def test_a_pass_that_changes_nothing_is_recorded_unchanged() -> None:
     _, records = PassManager([NamedPass("noop", lambda gm: PassResult(gm, False))]).run(_graph())
     assert records == [PassRecord("noop", False)]
+
+
+def test_the_graph_is_linted_after_each_pass_that_changed_it_only() -> None:
+    linted: list[int] = []
+    passes = [
+        NamedPass("noop", lambda gm: PassResult(gm, False)),
+        NamedPass("drop_sub_zero", _drop_sub_zero),
+        NamedPass("noop_again", lambda gm: PassResult(gm, False)),
+        NamedPass("mul_to_add", _mul_to_add),
+    ]
+    PassManager(passes, lint=lambda gm: linted.append(len(gm.graph.nodes))).run(_graph())
+    assert linted == [4, 4]  # after drop_sub_zero (x, add, mul, output) and after mul_to_add
 
 
 def test_a_pass_leaving_a_broken_graph_is_named() -> None:
