@@ -2,13 +2,47 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
+from typer.core import TyperCommand, TyperGroup
 
 from fxlab import heap
 from fxlab.cli import console
 from fxlab.version import __version__
 
-app = typer.Typer(
+
+class _FlagHelpOption:
+    """``--help`` listed as the flag it is: typer labels it with a type (``<bool>``) that no
+    other flag of fxlab's shows."""
+
+    def get_help_option(self, ctx: Any) -> Any:
+        option = super().get_help_option(ctx)  # type: ignore[misc]
+        if option is not None:
+            option.metavar = ""
+        return option
+
+
+class FxlabGroup(_FlagHelpOption, TyperGroup):
+    pass
+
+
+class FxlabCommand(_FlagHelpOption, TyperCommand):
+    pass
+
+
+class FxlabTyper(typer.Typer):
+    """fxlab's typer application and sub-applications: their groups and commands list
+    ``--help`` as a flag."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(cls=FxlabGroup, **options)
+
+    def command(self, *args: Any, **options: Any) -> Any:
+        return super().command(*args, cls=FxlabCommand, **options)
+
+
+app = FxlabTyper(
     name="fxlab",
     help=(
         "See how PyTorch graph mode on Ascend NPUs (TorchAir) turns your model into what the NPU "

@@ -10,13 +10,13 @@ from rich.table import Table
 from rich.text import Text
 
 from fxlab.cli import console
-from fxlab.cli.app import app
+from fxlab.cli.app import FxlabTyper, app
 from fxlab.cli.common import capture_request, request_of
 from fxlab.ir.json_values import dumps_strict
 from fxlab.stage_names import FUNCTIONAL, PRE_GE
 from fxlab.viz.safe_text import plain, visible
 
-ops_app = typer.Typer(
+ops_app = FxlabTyper(
     name="ops",
     help="Custom ops: list what is registered, and check one op end to end (schema, kernel, Meta, in-place rules, prototype, converter).",
     no_args_is_help=True,

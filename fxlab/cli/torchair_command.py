@@ -7,9 +7,9 @@ from pathlib import Path
 import typer
 
 from fxlab.cli import console
-from fxlab.cli.app import app
+from fxlab.cli.app import FxlabTyper, app
 
-torchair_app = typer.Typer(
+torchair_app = FxlabTyper(
     name="torchair",
     help="TorchAir's own sources: fetch the copy that --converter torchair and `fxlab diff ... ascend_ir:torchair` load.",
     no_args_is_help=True,
