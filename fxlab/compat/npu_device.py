@@ -60,7 +60,7 @@ from fxlab.compat.npu_mode_dynamo import plain_calls_skip
 from fxlab.errors import NpuNotEmulated
 
 NOTE = (
-    "no NPU here: the npu device runs on the CPU (npu tensors are CPU tensors and x.npu() / x.to('npu') copy nothing; "
+    "no NPU here: the npu device runs on the CPU (npu tensors are CPU tensors: x.device is cpu, x.is_npu False, and x.npu() / x.to('npu') copy nothing; "
     "torch.npu's streams and events have nothing to order and return at once; its memory statistics are 0, as the CPU "
     "has no device allocator; torch.npu.manual_seed seeds the CPU generator; NPU runtime settings are kept and change nothing)"
 )
@@ -116,6 +116,12 @@ def tensor_npu(
     return self if memory_format is torch.preserve_format else self.contiguous(memory_format=memory_format)
 
 
+def tensor_is_npu(self: torch.Tensor) -> bool:
+    """``Tensor.is_npu``, as torch_npu's device registration defines it: whether the
+    tensor's device is the npu (never, here: npu tensors are CPU tensors, as ``x.device`` says)."""
+    return self.device.type == DEVICE_TYPE
+
+
 def module_npu(self: torch.nn.Module, device: Any = None) -> torch.nn.Module:
     """``Module.npu()``: the module itself, its parameters staying where they are (the CPU)."""
     return self
@@ -150,6 +156,7 @@ class NpuOnCpu:
         self._kernels.enter_context(npu_kernels_serve_cpu())  # at once: a file registers its kernels as it is imported
         self._set(torch.Tensor, "npu", self._activating(tensor_npu))
         self._set(torch.nn.Module, "npu", self._activating(module_npu))
+        self._set(torch.Tensor, "is_npu", property(tensor_is_npu))
         self._set(torch, DEVICE_TYPE, _LazyModule(self) if lazy else self.module)
         self._saved.append((sys.modules, "torch.npu", sys.modules.get("torch.npu")))
         sys.modules["torch.npu"] = torch.npu  # type: ignore[attr-defined]

@@ -23,7 +23,8 @@ SCRIPTS = Path(__file__).resolve().parents[1] / "data" / "npu_scripts"
 
 def _left_behind() -> list[str]:
     """What an emulation could leave in the process, if it did."""
-    leaks = [name for name, there in (("torch.npu", hasattr(torch, "npu")), ("Tensor.npu", hasattr(torch.Tensor, "npu"))) if there]
+    tensor_attrs = (("torch.npu", hasattr(torch, "npu")), ("Tensor.npu", hasattr(torch.Tensor, "npu")), ("Tensor.is_npu", hasattr(torch.Tensor, "is_npu")))
+    leaks = [name for name, there in tensor_attrs if there]
     leaks += ["Module.npu"] if hasattr(torch.nn.Module, "npu") else []
     leaks += ["sys.modules['torch.npu']"] if "torch.npu" in sys.modules else []
     leaks += ["a torch function mode"] if torch._C._len_torch_function_stack() else []
@@ -62,6 +63,30 @@ def test_the_block_undoes_everything_and_restores_what_was_there() -> None:
         assert model.npu() is model and model.to("npu:0") is model
         x = torch.ones(2)
         assert x.npu() is x and x.to("npu", torch.float16).dtype == torch.float16 and x.pin_memory() is x
+    assert _left_behind() == []
+
+
+def _add_if_on_npu(x: torch.Tensor) -> torch.Tensor:
+    return x + 1 if x.is_npu else x - 1
+
+
+def test_is_npu_says_what_the_device_says_in_eager_and_in_a_compiled_call() -> None:
+    # torch_npu defines Tensor.is_npu as its device registration does (device.type == "npu"):
+    # a script that reads it runs, and it agrees with x.device (the CPU).
+    graphs = []
+
+    def backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> torch.fx.GraphModule:
+        graphs.append(gm)
+        return gm
+
+    torch._dynamo.reset()
+    with npu_on_cpu():
+        x = torch.ones(3, device="npu")
+        assert x.is_npu is False and x.npu().is_npu is False and x.device.type == "cpu"
+        compiled = torch.compile(_add_if_on_npu, backend=backend, fullgraph=True)(x)
+    torch._dynamo.reset()
+    assert compiled.tolist() == [0.0, 0.0, 0.0]
+    assert [n.target for n in graphs[0].graph.nodes if n.op == "call_function"] == [operator.sub]
     assert _left_behind() == []
 
 
