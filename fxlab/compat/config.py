@@ -11,7 +11,9 @@ then runs eagerly on CPU.
 
 from __future__ import annotations
 
+import collections.abc
 import functools
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -74,6 +76,9 @@ class OptionSection:
                     f"Value {value!r} (type: {type(value)}) not in optional list {listed!r} "
                     f"(type: {None if not listed else type(listed[0])})."
                 )
+            check = shape.get("checks", {}).get(name)
+            if check is not None:
+                _check_value(check["kind"], check["args"], value)
         self._values[name] = value
 
     def as_dict(self) -> dict[str, Any]:
@@ -88,6 +93,54 @@ class OptionSection:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.as_dict()})"
+
+
+def _int_range(value: Any, low: int, high: int) -> None:
+    if not isinstance(value, int):
+        raise ValueError(f"Please set integer type, but got {type(value)}")
+    if value < low or value > high:
+        raise ValueError(f"Please set value in [{low}, {high}], {value} is out of range.")
+
+
+def _int_list(value: Any) -> None:
+    if value is not None and not isinstance(value, (list, tuple)):
+        raise TypeError(f"the set value must be None or list, got {type(value)}")
+    items = list(value or [])
+    if not all(isinstance(item, int) for item in items):
+        raise TypeError(f"the set value must be int list, got list type: {[type(item) for item in items]}")
+
+
+def _regex(value: Any, pattern: str, example: str) -> None:
+    if not re.match(pattern, value):  # a value that is no string: re's TypeError, as in TorchAir
+        raise ValueError(f"Please set legal regex value format match {pattern}, {value} is Illegal format, correct example:{example}.")
+
+
+def _one_type(kind: Any, label: str) -> Callable[[Any], None]:
+    def check(value: Any) -> None:
+        if value is not None and not isinstance(value, kind):
+            raise TypeError(f"value must be {label} or None, got {type(value)}")
+
+    return check
+
+
+# TorchAir's typed option values (configs/_option_base.py), by class: the check its value
+# setter makes, in its words. The paths and files an option names (MustExistedPathValue,
+# FileValue, MustExistedFileAddr) are the NPU machine's, where its dumps and files are
+# written and read: they are not checked here.
+VALUE_CHECKS: dict[str, Callable[..., None]] = {
+    "IntRangeValue": _int_range,
+    "IntListValue": _int_list,
+    "RegexValue": _regex,
+    "StrOptionValue": _one_type(str, "str"),
+    "DictOptionValue": _one_type(dict, "dict"),
+    "CallableValue": _one_type(collections.abc.Callable, "Callable"),
+}
+
+
+def _check_value(kind: str, args: list[Any], value: Any) -> None:
+    check = VALUE_CHECKS.get(kind)
+    if check is not None:
+        check(value, *args)
 
 
 def _shape(schema: str | None) -> dict[str, Any] | None:
