@@ -225,3 +225,22 @@ def test_torchairs_own_warnings_in_the_reference_run_stay_off_stderr(torchair_pa
     assert done.returncode == 0, done.stderr
     assert "TorchAir's own backend" in done.stdout  # the reference did run
     assert "Warning:" not in done.stderr and "warnings.warn" not in done.stderr, done.stderr
+
+
+TRANSPOSED_CONV = """
+import torch
+
+model = torch.nn.ConvTranspose2d(4, 8, 3, stride=2, padding=1, output_padding=1).eval()
+example_inputs = (torch.randn(1, 4, 8, 8),)
+"""
+
+
+def test_an_ir_of_torchairs_the_reference_cannot_run_is_said_to_be_torchairs(torchair_path, write_model):
+    # TorchAir's transposed convolution subtracts a python int (an int64 Const) from a
+    # dim of an int32 Shape: the reference refuses the mixed types, in TorchAir's graph.
+    code, out, err = run(
+        "trace", str(write_model(TRANSPOSED_CONV)), "--stages", "ascend_ir", "--converter", "torchair", "--torchair-path", torchair_path
+    )
+    said = " ".join(out.split())
+    assert code == 0, err
+    assert "not run: graph 0: in TorchAir's own Ascend IR (--converter torchair): Sub op" in said and "status: unverified" in said

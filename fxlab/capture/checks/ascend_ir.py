@@ -35,6 +35,10 @@ from fxlab.passes.torchair_refusals import wrong_result
 from fxlab.stage_names import FUNCTIONAL
 
 
+# Whose Ascend IR the reference could not run, when it is not fxlab's conversion.
+TORCHAIRS_IR = "in TorchAir's own Ascend IR (--converter torchair)"
+
+
 def verify_ir(graphs: Sequence[tuple[GraphTrace, LiveGraph]], recorder: RunRecorder) -> CheckResult:
     """Execute each graph's Ascend IR on the inputs its functional graph got in the
     compiled run; compare outputs and the graph inputs it mutates. A graph whose IR
@@ -70,7 +74,7 @@ def _verify_graph(graph: GraphTrace, live: LiveGraph, recorder: RunRecorder, cmp
     policy = _policy(graph, live, run)
     as_ge, reason = _run_ir(graph, run, policy)
     if reason:
-        return reason
+        return f"{TORCHAIRS_IR}: {reason}" if live.converted_by_torchair else reason
     if as_ge.mismatches:
         exact = exact_kernels(_ir_of(graph).ops, _fx_nodes(live))
         as_exact, _ = _run_ir(graph, run, policy, exact) if exact else (None, None)
