@@ -159,7 +159,7 @@ def check_to_json(check: CheckResult | None) -> dict[str, Any] | None:
         "skipped": check.skipped,
         "not_run": list(check.not_run),
     }
-    for key in ("approximations", "notes"):  # written only where there is something to say
+    for key in ("approximations", "notes", "refused"):  # written only where there is something to say
         if getattr(check, key):
             data[key] = list(getattr(check, key))
     if check.compared_with:

@@ -150,8 +150,9 @@ class GraphTrace:
 class CheckResult:
     """A numerical check (eager vs compiled, or the Ascend IR on CPU vs compiled).
 
-    ``mismatches`` are numeric (or shape/dtype) disagreements only; ``skipped`` says why
-    nothing was compared at all, ``not_run`` why some part (a graph) was not."""
+    ``mismatches`` are numeric (or shape/dtype) disagreements only; ``refused`` the graphs
+    TorchAir does not take; ``skipped`` says why nothing was compared at all, ``not_run``
+    why some part (a graph) was not."""
 
     ok: bool
     compared: int = 0
@@ -170,6 +171,10 @@ class CheckResult:
     # What the check compared besides the numbers, and found the same (the aclgraph
     # check: the graph TorchAir's own backend makes, run end to end from its sources).
     compared_with: str | None = None
+    # Graphs TorchAir does not take, whatever their values (the aclgraph check: its
+    # backend fails to compile the graph, or its capture of the ACL graph stops at an op):
+    # not a numeric disagreement, and not ok either.
+    refused: list[str] = field(default_factory=list)
 
     @property
     def verdict(self) -> str:
@@ -180,7 +185,9 @@ class CheckResult:
             approx = f", except: {'; '.join(self.approximations)}" if self.approximations else ""
             same = f"; {self.compared_with}" if self.compared_with else ""
             return f"match ({self.compared} tensors, max |diff| {self.max_abs_diff:.3g}){approx}{same}{also}"
-        return "MISMATCH: " + "; ".join(self.mismatches) + also
+        said = ["MISMATCH: " + "; ".join(self.mismatches)] if self.mismatches else []
+        said += ["REFUSED: " + "; ".join(self.refused)] if self.refused else []
+        return "; ".join(said) + also
 
     @property
     def failed(self) -> bool:

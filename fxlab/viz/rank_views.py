@@ -86,8 +86,9 @@ def _verdict(verdict: str | None) -> Text:
     """A check's verdict in a word or two (each rank group's summary has it whole)."""
     if verdict is None:
         return Text("-")
-    if verdict.startswith("MISMATCH"):
-        return Text("MISMATCH", style="bold red")
+    for word in ("MISMATCH", "REFUSED"):
+        if verdict.startswith(word):
+            return Text(word, style="bold red")
     if verdict.startswith("match"):
         return Text("match, some not run", style="yellow") if "not run" in verdict else Text("match", style="green")
     return Text("not run", style="yellow")

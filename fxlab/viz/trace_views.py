@@ -410,6 +410,7 @@ def _check_json(check: Any) -> dict[str, Any] | None:
         "compared": check.compared,
         "max_abs_diff": check.max_abs_diff,
         "mismatches": check.mismatches,
+        "refused": check.refused,
         "skipped": check.skipped,
         "not_run": check.not_run,
         "approximations": check.approximations,

@@ -47,7 +47,8 @@ def test_every_example_gives_torchairs_end_to_end_graph(side: Any, name: str, mo
     assert comparison.problems() == [], f"{name} ({mode}):\n" + "\n".join(comparison.problems())
     check = comparison.trace.aclgraph_check
     if name in CAPTURE_STOPS:  # TorchAir's capture refuses an operator of the graph: partial, said as such
-        assert comparison.trace.status == "partial" and check.mismatches[0].startswith(CAPTURE_STOPS[name]), check.verdict
+        assert comparison.trace.status == "partial" and check.refused[0].startswith(CAPTURE_STOPS[name]), check.verdict
+        assert check.mismatches == [] and check.verdict.startswith("REFUSED: "), check.verdict
         assert "fault" not in check.verdict and "internal error" not in check.verdict, check.verdict
     else:
         assert comparison.trace.status == "ok", check.verdict

@@ -59,7 +59,9 @@ def test_a_graph_torchairs_own_backend_fails_on_is_said_to_be_so_with_the_node_a
     assert run.raised_in is not None and run.raised_in.startswith(f"{package}/npu_fx_compiler.py:") and run.failed_node == "ge"
     trace = captured.trace
     assert trace.status == "partial"
-    (said,) = trace.aclgraph_check.mismatches
+    check = trace.aclgraph_check
+    (said,) = check.refused
+    assert check.mismatches == [] and check.verdict.startswith("REFUSED: graph 0: TorchAir's backend fails on this graph")
     assert said.startswith("graph 0: TorchAir's backend fails on this graph, proven by its own run: ")
     assert f"fails to compile this graph at node ge ({path}:13): TypeError: '>=' not supported" in said
     assert "The node is a symbolic size comparison `u1 >= 0` (operator.ge)" in said and "Fix: keep size checks out" in said

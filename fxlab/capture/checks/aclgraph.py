@@ -5,12 +5,14 @@ stream core-limit calls; run with their CPU kernels (the events and limits do no
 one CPU stream, :mod:`fxlab.npu_streams`) on the inputs the compiled run got, its outputs
 and the inputs it writes must equal the compiled run's (:func:`~fxlab.capture.checks.runs.run_against`).
 Operators whose NPU kernel raises while the ACL graph is captured (``air::wait_tensor``)
-raise here too, and the check names them: TorchAir's capture would stop there. Whose graph
+raise here too, and the check names them as refused (``REFUSED``, not a ``MISMATCH``):
+TorchAir's capture would stop there. Whose graph
 a mismatch is, a judge says (:mod:`fxlab.capture.checks.aclgraph_blame`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,11 +32,13 @@ from fxlab.stage_names import ACLGRAPH, FUNCTIONAL
 class GraphVerdict:
     """What a judge (:mod:`fxlab.capture.checks.aclgraph_blame`) says of one graph's run:
     the mismatches to report (the numeric ones, and whose graph is wrong), what could not
-    be compared, and what was compared besides the numbers."""
+    be compared, what was compared besides the numbers, and whether TorchAir's backend
+    refuses the graph (fails to compile it)."""
 
     mismatches: list[str] = field(default_factory=list)
     not_run: list[str] = field(default_factory=list)
     compared_with: str | None = None
+    refused: list[str] = field(default_factory=list)  # TorchAir's backend fails to compile the graph
 
 
 # judge(graph, its live modules, mismatches of its own run, the compiled run it was checked against)
@@ -69,6 +73,7 @@ def verify_aclgraph(graphs: Sequence[tuple[GraphTrace, LiveGraph]], recorder: Ru
     graph a mismatch is, and compares the graph with TorchAir's own when it can."""
     cmp = Comparison()
     not_run: list[str] = []
+    refused: list[str] = []
     approximations: list[str] = []
     compared_with: list[str] = []
     for graph, live in graphs:
@@ -82,7 +87,7 @@ def verify_aclgraph(graphs: Sequence[tuple[GraphTrace, LiveGraph]], recorder: Ru
         try:
             graph_cmp, missing = computes(live, gm, run, emulated)
         except CaptureStops as stop:  # TorchAir's capture refuses the graph there: not a question of whose graph it is
-            cmp.mismatches.append(f"graph {graph.index}: {str(stop).split(chr(10) + chr(10))[0].strip()}")
+            refused.append(f"graph {graph.index}: {str(stop).split(chr(10) + chr(10))[0].strip()}")
             continue
         if emulated:
             approximations.append(_emulated_note(graph, emulated))
@@ -92,6 +97,7 @@ def verify_aclgraph(graphs: Sequence[tuple[GraphTrace, LiveGraph]], recorder: Ru
         verdict = judge(graph, live, graph_cmp.mismatches, run) if judge is not None else GraphVerdict(list(graph_cmp.mismatches))
         graph_cmp.mismatches = verdict.mismatches
         not_run += verdict.not_run
+        refused += verdict.refused
         compared_with += [f"graph {graph.index}: {verdict.compared_with}"] if verdict.compared_with else []
         if drawing_ops(gm):
             not_run.append(
@@ -99,6 +105,8 @@ def verify_aclgraph(graphs: Sequence[tuple[GraphTrace, LiveGraph]], recorder: Ru
             )
         cmp.merge(graph_cmp)
     result = cmp.result(not_run)
+    if refused:  # what TorchAir does not take is said, even where nothing else was compared
+        result = dataclasses.replace(result, ok=False, skipped=None, not_run=list(not_run), refused=refused)
     result.approximations = approximations
     result.compared_with = "; ".join(compared_with) or None
     return result

@@ -99,7 +99,7 @@ class AclGraphJudge:
         theirs = found.graphs[graph.index] if graph.index < len(found.graphs) else None
         if theirs is None:
             if found.raised_in is not None and graph.index == len(found.graphs):
-                return GraphVerdict(mismatches + [_fails_on(live, found)])
+                return GraphVerdict(mismatches, refused=[_fails_on(live, found)])
             why = found.error or f"it compiled {len(found.graphs)} graph(s) where the model made more"
             return GraphVerdict(mismatches, [f"graph {graph.index}: not compared with the graph {found.backend} makes: {why}"])
         differences = graph_differences(live.modules[ACLGRAPH], theirs.fx_graph, limit=1)
