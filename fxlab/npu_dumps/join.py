@@ -133,17 +133,27 @@ def _doubts(graph: DumpGraph, ranked: list[tuple[float, bool, int, TorchAirGraph
     chosen = ranked[0][-1]
     unnamed = PY_DUMP_UNNAMED if chosen.format == TORCHAIR_PY else ()
     named = [op for op in graph.ops if op.type not in unnamed and (op.originals or any(o.origin_name for o in op.outputs))]
-    found = sum(1 for op in named if any(n in chosen.ops for n in [*op.originals, *(o.origin_name for o in op.outputs if o.origin_name)]))
+    unfound = [
+        op for op in named if not any(n in chosen.ops for n in [*op.originals, *(o.origin_name for o in op.outputs if o.origin_name)])
+    ]
+    found = len(named) - len(unfound)
+    # TorchAir names an op by its type (``Relu_2``), so two models share their generic
+    # names (``arg0_1``, ``Add_1``); an op of a type TorchAir's graph has none of is of another.
+    types = {op.type for op in chosen.ops.values()}
+    foreign = sorted({t for op in unfound if not op.inserted for t in (op.original_types or [op.type]) if t not in types})
     notes = []
     if len(ranked) > 1 and ranked[1][:2] == ranked[0][:2]:
         notes.append(
             f"{label}: {ranked[1][-1].file} fits it as well as {chosen.file}, which was taken (the first given); "
             "its FX nodes and source lines may be the other graph's: give the trace graph folder it was compiled from"
         )
-    if named and found < FEW_NAMES_FOUND * len(named):
+    few = bool(named) and found < FEW_NAMES_FOUND * len(named)
+    if few or foreign:
+        said = [f"only {found} of its {len(named)} ops have an original op name in {chosen.file}"] if few else []
+        said += [f"it holds ops of types {chosen.file} has none of ({', '.join(foreign)})"] if foreign else []
         notes.append(
-            f"{label}: only {found} of its {len(named)} ops have an original op name in {chosen.file}: the trace or TorchAir dump "
-            "may be of another model or compile, and its FX nodes and source lines may be wrong"
+            f"{label}: {'; '.join(said)}: the trace or TorchAir dump may be of another model or compile, and its FX nodes and "
+            "source lines may be wrong"
         )
     return notes
 

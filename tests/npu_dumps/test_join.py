@@ -152,8 +152,9 @@ def test_a_join_that_finds_few_names_or_ties_is_said():
     dumps = DumpSet(graphs=[ge])
     assert join(dumps, [other_model]) == {0: other_model}
     assert dumps.notes == [
-        "graph_1 (Build): only 2 of its 5 ops have an original op name in t/graph_0: the trace or TorchAir dump may be of another "
-        "model or compile, and its FX nodes and source lines may be wrong"
+        "graph_1 (Build): only 2 of its 5 ops have an original op name in t/graph_0; it holds ops of types t/graph_0 has none of "
+        "(Cast, RmsNorm, SoftmaxV2): the trace or TorchAir dump may be of another model or compile, and its FX nodes and source "
+        "lines may be wrong"
     ]
     twin = _torchair("u/graph_0", "graph_0", {"Add": ("Add", "add", "u.py:3"), "Mul": ("Mul", "mul", "u.py:4")})
     dumps = DumpSet(graphs=[_ge_graph("graph_1", [("Add", "Add"), ("Mul", "Mul")])])
@@ -161,6 +162,25 @@ def test_a_join_that_finds_few_names_or_ties_is_said():
     assert dumps.notes == [
         "graph_1 (Build): u/graph_0 fits it as well as t/graph_0, which was taken (the first given); its FX nodes and source "
         "lines may be the other graph's: give the trace graph folder it was compiled from"
+    ]
+
+
+def test_a_graph_of_another_model_sharing_most_generic_names_is_doubted_by_its_types():
+    """TorchAir names ops by type and count: another model's graph shares ``arg0_1``,
+    ``MatMulV2``, ``Add_1`` ...; its ops of types the trace has none of give it away."""
+    from fxlab.npu_dumps.dump_model import DumpSet
+
+    generic = {name: (name, name.lower(), f"sk.py:{i}") for i, name in enumerate(["MatMulV2", "Mul_1", "Cast", "Add_1", "Mul"])}
+    trace = _torchair("t/graph_0", "graph_0", {"Data": ("Data", "arg0_1", "sk.py:1"), **{n: (n.split("_")[0], *v[1:]) for n, v in generic.items()}})
+    ge = _ge_graph(
+        "graph_1",
+        [("Data", "Data"), ("MatMulV2", "MatMulV2"), ("Mul_1", "Mul"), ("Cast", "Cast"), ("Add_1", "Add"), ("Mul", "Mul"), ("Relu", "Relu"), ("Abs", "Abs")],
+    )
+    dumps = DumpSet(graphs=[ge])
+    join(dumps, [trace])  # 6 of 8 names found: three quarters, not fewer
+    assert dumps.notes == [
+        "graph_1 (Build): it holds ops of types t/graph_0 has none of (Abs, Relu): the trace or TorchAir dump may be of another "
+        "model or compile, and its FX nodes and source lines may be wrong"
     ]
 
 
