@@ -24,7 +24,10 @@ from fxlab.npu_dumps.proto_text import DumpReadError, Progress, TextReader, read
 from fxlab.npu_dumps.schemas import ge_graph_def, ge_tensor_descriptor, message_class
 
 FX_TENSOR_NAME = "_fx_tensor_name"
-_FILE_LINE = re.compile(r'^# File "?(?P<file>[^",]+)"?, line (?P<line>\d+)')
+# TorchAir writes the last frame of a node's stack trace: ``# File "PATH", line N, in FUNC``;
+# the path is written as it is (commas and quotes included), so it runs to the first ``", line N``.
+_FILE_LINE = re.compile(r'^# File (?:"(?P<quoted>.+?)"|(?P<bare>[^",]+)), line (?P<line>\d+)')
+_FILE_COMMENT = "# File "
 _FX_CODE = re.compile(r"^## FX Code: (?P<node>[A-Za-z_][\w]*)")
 _GE_CALL = re.compile(r"^(?P<outs>[^=#]*?)\s*=\s*ge\.(?P<type>\w+)\((?P<args>.*)\)\s*(?:#.*)?$")
 _NODE_NAME = re.compile(r'node_name="(?P<name>(?:[^"\\]|\\.)*)"\s*$')
@@ -80,7 +83,9 @@ def read_torchair_py(path: str, text: str) -> TorchAirGraph:
     for line in text.splitlines():
         stripped = line.strip()
         if match := _FILE_LINE.match(stripped):
-            source = f"{match.group('file')}:{match.group('line')}"
+            source = f"{match.group('quoted') or match.group('bare')}:{match.group('line')}"
+        elif stripped.startswith(_FILE_COMMENT):  # a frame this reader cannot place: no line, rather than the one before
+            source = None
         elif match := _FX_CODE.match(stripped):
             node = match.group("node")
         elif match := _GE_CALL.match(stripped):
