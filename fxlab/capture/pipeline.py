@@ -149,6 +149,11 @@ class DrivenRun:
     untraced: list[str] = field(default_factory=list)  # what Dynamo could not trace in the run (it ran that code eagerly)
 
 
+# fxlab's own work on the captured graphs, not the program's: outside an inference mode the
+# program compiled under (serving code calls its model in one), whose tensors take no
+# in-place write outside it and keep no version counter, and with no autograd.
+@torch.inference_mode(False)
+@torch.no_grad()
 def trace_driven_run(
     trace: Trace,
     driven: DrivenRun,

@@ -61,6 +61,45 @@ def test_npugraph_ex_takes_every_option_of_its_own_and_refuses_a_misspelt_one_at
     assert "ValueError: Invalid option 'frozen_paramter'. The 'CompilerConfig' object does not have attribute 'frozen_paramter'." in stderr
 
 
+INFERENCE_MODE = """
+import torch
+import torch_npu
+
+
+class Decode(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+        self.steps = 0
+
+    def forward(self, x, cache):
+        self.steps += 1
+        cache.add_(x.sum())  # a cache made under inference_mode: an inference tensor, written in place
+        return self.proj(x) + cache
+
+
+model = torch.compile(Decode(), backend="npugraph_ex")
+with torch.inference_mode():
+    cache = torch.zeros(4, device="npu")
+    for n in (1, 1):
+        out = model(torch.ones(n, 4, device="npu"), cache)
+    print(model.steps, [round(v, 4) for v in cache.tolist()], tuple(out.shape))
+"""
+
+
+def test_a_model_compiled_and_called_under_inference_mode_runs_as_serving_code_runs_it(tmp_path):
+    program = tmp_path / "serve.py"
+    program.write_text(INFERENCE_MODE)
+    code, stdout, stderr = run_main("run", "--out", str(tmp_path / "run"), "--", "python", str(program))
+    assert code == 0, stderr
+    assert stdout.split("\n")[0] == "2 [8.0, 8.0, 8.0, 8.0] (1, 4)"  # each call once: the eager check puts the cache back
+    rows = json.loads((tmp_path / "run" / "manifest.json").read_text())["traces"]
+    assert [row["status"] for row in rows] == ["ok", "ok"]  # Dynamo compiles again for self.steps, as without fxlab
+    for row in rows:
+        trace = load_trace(tmp_path / "run" / row["folder"])
+        assert trace.check.ok and trace.check.compared > 0 and trace.aclgraph_check.ok  # checked on the inference tensors
+
+
 FULLGRAPH_BREAK = """
 import torch
 import torch_npu

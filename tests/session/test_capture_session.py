@@ -88,3 +88,26 @@ def test_what_a_model_file_sets_in_dynamos_config_holds_for_its_capture_only(wri
         second = fxlab.trace(scope["f"], scope["example_inputs"], stages=("dynamo",))
     assert [len(t.graphs) for t in (first, second)] == [1, 2]
     assert "item" in " ".join(first.graphs[0].stages["dynamo"].targets())
+
+
+class _WritesItsCache(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.proj = torch.nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor, cache: torch.Tensor) -> torch.Tensor:
+        cache.add_(x.sum())
+        return self.proj(x) + cache
+
+
+@pytest.mark.parametrize("mode", ["max-autotune", "reduce-overhead"])
+def test_a_model_traced_under_inference_mode_is_traced_as_outside_it(mode: str) -> None:
+    # Serving code runs its model under torch.inference_mode(): its tensors keep no version
+    # counter and take no in-place write outside it; fxlab's passes and checks run outside it.
+    with torch.inference_mode():
+        inside = fxlab.trace(_WritesItsCache(), (torch.ones(1, 4), torch.zeros(4)), mode=mode)
+        assert torch.is_inference_mode_enabled()
+    assert inside.status == "ok" and [g.error for g in inside.graphs] == [None], inside.notes
+    outside = fxlab.trace(_WritesItsCache(), (torch.ones(1, 4), torch.zeros(4)), mode=mode)
+    assert list(inside.graphs[0].stages) == list(outside.graphs[0].stages)
+    assert [n.target for n in inside.graphs[0].stages["functional"].nodes] == [n.target for n in outside.graphs[0].stages["functional"].nodes]

@@ -42,7 +42,7 @@ class StateTensor:
     tensor: torch.Tensor
     name: str
     before: torch.Tensor | None  # its value before the call (None: a parameter, or first seen mid-call)
-    version: int  # its version counter when the snapshot was taken (or it was first seen)
+    version: int | None  # its version counter when the snapshot was taken (or it was first seen); None: an inference tensor
 
 
 @dataclass
@@ -114,11 +114,25 @@ def _saved(tensor: torch.Tensor, name: str, keep: bool) -> StateTensor:
     """A state tensor; its value kept when ``keep`` (parameters are not copied: a call
     that writes one cannot be checked)."""
     before = tensor.detach().clone() if keep and not isinstance(tensor, torch.nn.Parameter) else None
-    return StateTensor(tensor, name, before, tensor._version)
+    return StateTensor(tensor, name, before, version_of(tensor))
 
 
-def _versions(leaves: Sequence[Any]) -> list[int]:
-    return [leaf._version if isinstance(leaf, torch.Tensor) else 0 for leaf in leaves]
+def version_of(tensor: torch.Tensor) -> int | None:
+    """The tensor's version counter (it counts in-place writes); None for an inference
+    tensor (made under ``torch.inference_mode()``, as serving code runs), which keeps none."""
+    return None if tensor.is_inference() else tensor._version
+
+
+def written_since(tensor: torch.Tensor, version: int | None) -> bool:
+    """Whether ``tensor`` may have been written since it had ``version``: an inference
+    tensor may always have been."""
+    return version is None or version_of(tensor) != version
+
+
+def _versions(leaves: Sequence[Any]) -> list[int | None]:
+    # An inference tensor argument counts as unchanged: a write into it before the call's
+    # first graph (after a graph break) cannot be seen.
+    return [version_of(leaf) or 0 if isinstance(leaf, torch.Tensor) else 0 for leaf in leaves]
 
 
 def plain_attributes(module: torch.nn.Module) -> list[tuple[object, str, Any]]:
@@ -163,7 +177,7 @@ def eager_check(
     snapshot = watch.snapshot
     if snapshot is None:
         return CheckResult(ok=True, skipped=watch.missing or "the call was not snapshotted")
-    written = [s for s in snapshot.state.values() if s.tensor._version != s.version]
+    written = [s for s in snapshot.state.values() if written_since(s.tensor, s.version)]
     lost = [s.name for s in written if s.before is None]
     if lost:
         return CheckResult(
@@ -177,9 +191,9 @@ def eager_check(
             _set_state(snapshot, {key: s.before for key, s in snapshot.state.items() if s.before is not None})
             _set_attributes(snapshot.attributes)
             torch.set_rng_state(watch.rng)
-            versions = {key: s.tensor._version for key, s in snapshot.state.items()}
+            versions = {key: version_of(s.tensor) for key, s in snapshot.state.items()}
             eager = _run_eagerly(original, snapshot)
-            touched = {id(s.tensor) for s in written} | {k for k, s in snapshot.state.items() if s.tensor._version != versions[k]}
+            touched = {id(s.tensor) for s in written} | {k for k, s in snapshot.state.items() if written_since(s.tensor, versions[k])}
             eager_state = {snapshot.state[key].name: snapshot.state[key].tensor.detach().clone() for key in touched}
     except _EagerFailed as failed:
         return CheckResult(ok=True, skipped=str(failed))
