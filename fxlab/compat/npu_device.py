@@ -45,6 +45,7 @@ from __future__ import annotations
 import contextlib
 import re
 import sys
+import threading
 import traceback
 import types
 from collections.abc import Callable, Iterator
@@ -138,22 +139,51 @@ class NpuOnCpu:
         self._saved: list[tuple[Any, str, Any]] = []
         self._dynamo = contextlib.ExitStack()  # Dynamo told which calls the mode can change (npu_mode_dynamo)
         self._kernels = contextlib.ExitStack()  # the program's npu kernels serving CPU tensors (fxlab.npu_kernels)
+        # torch's function modes are per thread: which threads have the mode pushed.
+        self._thread = threading.local()
+        self._threads = contextlib.ExitStack()
 
     def activate(self) -> None:
-        """Push the mode and give the note, once (never while Dynamo traces a call)."""
-        if self.active or torch.compiler.is_compiling():
+        """Push the mode (on this thread) and give the note, once (never while Dynamo traces a call)."""
+        if torch.compiler.is_compiling():
             return
-        self.mode.__enter__()
-        self.active = True
-        self._dynamo.enter_context(plain_calls_skip(self.mode))
-        self._set(torch, DEVICE_TYPE, self.module)
-        sys.modules["torch.npu"] = self.module
-        if self.announce is not None:
-            self.announce(NOTE)
+        if not self.active:
+            self.active = True
+            self._dynamo.enter_context(plain_calls_skip(self.mode))
+            self._set(torch, DEVICE_TYPE, self.module)
+            sys.modules["torch.npu"] = self.module
+            if self.announce is not None:
+                self.announce(NOTE)
+        self._push_here()
+
+    def _push_here(self) -> None:
+        if not getattr(self._thread, "pushed", False):
+            self.mode.__enter__()
+            self._thread.pushed = True
+
+    @contextlib.contextmanager
+    def _in_threads(self) -> Iterator[None]:
+        """Threads the program starts run with the mode, once the emulation is active (a
+        serving loop's workers name the npu device as its main thread does)."""
+        real = threading.Thread._bootstrap_inner  # type: ignore[attr-defined]
+        emulation = self
+
+        def bootstrap_inner(thread: threading.Thread) -> None:
+            if emulation.active:
+                emulation._push_here()
+            real(thread)
+
+        threading.Thread._bootstrap_inner = bootstrap_inner  # type: ignore[attr-defined]
+        try:
+            yield
+        finally:
+            if threading.Thread._bootstrap_inner is bootstrap_inner:  # type: ignore[attr-defined]
+                threading.Thread._bootstrap_inner = real  # type: ignore[attr-defined]
 
     def install(self, lazy: bool) -> None:
         npu_device_api.reset()
         self._kernels.enter_context(npu_kernels_serve_cpu())  # at once: a file registers its kernels as it is imported
+        self._threads.enter_context(self._in_threads())
         self._set(torch.Tensor, "npu", self._activating(tensor_npu))
         self._set(torch.nn.Module, "npu", self._activating(module_npu))
         self._set(torch.Tensor, "is_npu", property(tensor_is_npu))
@@ -167,7 +197,7 @@ class NpuOnCpu:
     def suspended(self) -> Iterator[None]:
         """The block without the mode: fxlab's own work on graphs already captured (their
         tensors are CPU tensors) pays nothing for it, as every torch call under a mode does."""
-        if not self.active or torch.compiler.is_compiling():
+        if not getattr(self._thread, "pushed", False) or torch.compiler.is_compiling():
             yield
             return
         _pop_mode(self.mode)
@@ -177,10 +207,13 @@ class NpuOnCpu:
             torch._C._push_on_torch_function_stack(self.mode)
 
     def uninstall(self) -> None:
+        self._threads.close()
         if self.active:
             self._dynamo.close()
-            _pop_mode(self.mode)
             self.active = False
+        if getattr(self._thread, "pushed", False):
+            _pop_mode(self.mode)
+            self._thread.pushed = False
         for owner, name, previous in reversed(self._saved):
             _restore(owner, name, previous)
         self._saved.clear()

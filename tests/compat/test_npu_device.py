@@ -90,6 +90,19 @@ def test_is_npu_says_what_the_device_says_in_eager_and_in_a_compiled_call() -> N
     assert _left_behind() == []
 
 
+def test_a_thread_the_program_starts_names_the_npu_device_as_its_main_thread_does() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    def make() -> torch.Tensor:
+        return torch.ones(2, device="npu") + torch.zeros(1, device=torch.device("npu:0")).to("npu")
+
+    with npu_on_cpu():
+        with ThreadPoolExecutor(1) as pool:  # a worker of a serving loop
+            made = pool.submit(make).result(timeout=60)
+        assert made.tolist() == [1.0, 1.0] and make().tolist() == [1.0, 1.0]
+    assert _left_behind() == []
+
+
 def test_streams_events_seeds_and_memory_keep_their_meaning_on_one_cpu() -> None:
     with npu_on_cpu():
         npu = torch.npu  # type: ignore[attr-defined]
