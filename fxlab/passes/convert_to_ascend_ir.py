@@ -96,6 +96,16 @@ def _result_desc(result: Tensor, meta: Any) -> TensorDesc:
     return desc
 
 
+def _output_values(node: fx.Node) -> Any:
+    """The node's value; for a higher-order operator, which records none (``control_deps``,
+    around a stream wait), its outputs as its ``getitem`` readers have them."""
+    meta = node.meta.get("val")
+    if meta is not None:
+        return meta
+    read = {user.args[1]: user.meta.get("val") for user in node.users if user.target is operator.getitem and isinstance(user.args[1], int)}
+    return [read.get(i) for i in range(max(read) + 1)] if read else None
+
+
 def _no_converter_reason(target: Any) -> str:
     """Why ``target`` has no converter here: for an op of torch's or torch_npu's own
     namespaces, TorchAir's verdict on it (no GE op is ever assumed for one); for a
@@ -468,7 +478,7 @@ class AscendIrConverter:
                     self.builder.fake_values[out.tensor] = val
 
     def _emit_placeholder(self, node: fx.Node, status: Status, message: str) -> None:
-        meta = node.meta.get("val")
+        meta = _output_values(node)
         metas = list(meta) if isinstance(meta, (list, tuple)) else [meta]
         attrs = placeholder_attrs(target_text(node.target), message)
         readers_inputs = self._without_its_rebuilt_views(node)

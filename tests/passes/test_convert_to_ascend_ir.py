@@ -296,3 +296,41 @@ def test_a_node_that_is_not_converted_reads_the_base_of_the_views_rebuilt_for_it
     assert refused.inputs[0] == "arg0_1:0"
     before = [op.type for op in result.graph.ops[: result.graph.ops.index(refused)]]
     assert before == ["Data", "Data", "Data", "Const", "Tile", "Const", "Tile"]
+
+
+STREAM_WAIT = """
+import torch
+import torch_npu
+
+
+class SideStream(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.eye(8))
+        self.side = torch.npu.Stream()
+
+    def forward(self, x):
+        main = x @ self.w
+        with torch.npu.stream(self.side):
+            side = torch.sigmoid(main)
+        torch.npu.current_stream().wait_stream(self.side)
+        return main + side
+
+
+model = SideStream()
+example_inputs = (torch.ones(4, 8),)
+"""
+
+
+def test_a_higher_order_op_with_no_value_of_its_own_is_left_out_with_its_outputs_read_by_index(write_model):
+    # Dynamo puts a stream wait in a control_deps higher-order op, whose outputs only its
+    # getitem readers describe: left out (TorchAir's converter raises on it), never a crash.
+    from fxlab.session import capture
+    from fxlab.capture.request import TraceRequest
+
+    trace = capture(TraceRequest(write_model(STREAM_WAIT), stages=("functional", "pre_ge", "ascend_ir"))).trace
+    (graph,) = trace.graphs
+    assert trace.status == "partial" and graph.conversion.not_converted[0]["op"] == "control_deps"
+    placeholder = [op for op in graph.ir.ops if op.fx_node == "control_deps"]
+    assert len(placeholder) == 1 and len(placeholder[0].output_desc) == 3  # (the wait, main, side), as its readers index them
+    assert trace.check.ok
