@@ -16,7 +16,7 @@ from fxlab.diff.npu_diff import KINDS, NpuPhaseDiff
 from fxlab.npu_dumps.dump_model import DumpGraph, DumpOp, DumpSet, FusionResult
 from fxlab.npu_dumps.phases import PhaseStep, phase_chains, phase_steps
 from fxlab.reports.ge_superkernels import SegmentVerdict
-from fxlab.viz.safe_text import plain
+from fxlab.viz.safe_text import plain_line
 from fxlab.viz.trace_views import relative_paths
 
 MAX_LISTED = 6
@@ -58,7 +58,7 @@ def _listed(names: Sequence[str]) -> str:
 
 def _step_line(step: PhaseStep, graph: DumpGraph) -> Text:
     line = Text("  ")
-    line.append_text(plain(step.after, "bold"))
+    line.append_text(plain_line(step.after, "bold"))
     line.append(f" ({len(graph.ops)} ops): {len(step.fused)} fused")
     if step.renamed:  # said only when there are any: most phases rename nothing
         line.append(f", {len(step.renamed)} renamed")
@@ -71,7 +71,7 @@ def _step_line(step: PhaseStep, graph: DumpGraph) -> Text:
     for label, names in listed:
         if names:
             line.append(f"\n      {label}: ")
-            line.append_text(plain(_listed(names), "dim"))
+            line.append_text(plain_line(_listed(names), "dim"))
     return line
 
 
@@ -79,7 +79,7 @@ def ops_table(graph: DumpGraph, every_op: bool = False) -> RenderableType:
     """The ops of one phase: every op GE fused, inserted, cut into a SuperKernel or
     changed (``every_op``: all of them); a sentence instead of an empty table when GE
     did none of that."""
-    title = Text.assemble(plain(graph.phase, "bold"), " · ", plain(graph.name))
+    title = Text.assemble(plain_line(graph.phase, "bold"), " · ", plain_line(graph.name))
     rows = [(op, did) for op in graph.ops if (did := what_ge_did(op)) or every_op]
     if not graph.ops:
         return Text.assemble(title, ": the dump holds no op (an empty graph, or a dump cut short).")
@@ -90,11 +90,11 @@ def ops_table(graph: DumpGraph, every_op: bool = False) -> RenderableType:
         table.add_column(header, overflow="fold")
     for op, did in rows:
         table.add_row(
-            plain(op.name),
-            plain(op.type),
-            plain(did),
-            plain(", ".join(op.fx_nodes)),
-            plain(relative_paths(", ".join(op.source)), "dim"),
+            plain_line(op.name),
+            plain_line(op.type),
+            plain_line(did),
+            plain_line(", ".join(op.fx_nodes)),
+            plain_line(relative_paths(", ".join(op.source)), "dim"),
         )
     return table
 
@@ -103,7 +103,7 @@ def dumps_view(dumps: DumpSet, phase: str | None = None, every_op: bool = False)
     parts: list[RenderableType] = []
     steps = {(s.graph, s.format, s.after): s for s in phase_steps(dumps.graphs)}
     for (key, fmt), chain in phase_chains(dumps.graphs).items():
-        parts.append(Text.assemble(plain(key, "bold"), f" ({fmt}): {len(chain)} phase(s) in order"))
+        parts.append(Text.assemble(plain_line(key, "bold"), f" ({fmt}): {len(chain)} phase(s) in order"))
         parts += [_step_line(steps[(key, fmt, graph.phase)], graph) for graph in chain]
         shown = next((g for g in chain if g.phase == phase), None) if phase else chain[-1]
         if shown is not None:
@@ -113,14 +113,14 @@ def dumps_view(dumps: DumpSet, phase: str | None = None, every_op: bool = False)
         parts.append(Text(f"SuperKernel sub-graphs: {len(subgraphs)} (members listed with their SuperKernel above)", style="dim"))
     parts += [_fusion_result_line(result) for result in dumps.fusion_results]
     if dumps.torchair:
-        parts.append(plain(relative_paths(f"TorchAir graph dumps: {', '.join(g.file for g in dumps.torchair)}"), "dim"))
-    parts += [Text.assemble(("note: ", "dim"), plain(note)) for note in dumps.notes]
+        parts.append(plain_line(relative_paths(f"TorchAir graph dumps: {', '.join(g.file for g in dumps.torchair)}"), "dim"))
+    parts += [Text.assemble(("note: ", "dim"), plain_line(note)) for note in dumps.notes]
     return Group(*parts)
 
 
 def _fusion_result_line(result: FusionResult) -> Text:
     line = Text("fusion_result.json session ")
-    line.append_text(plain(result.session))
+    line.append_text(plain_line(result.session))
     line.append(f" graph {result.graph_id}: ")
     if not result.passes:
         line.append("records no fusion pass")
@@ -129,7 +129,7 @@ def _fusion_result_line(result: FusionResult) -> Text:
     line.append(f"{len(result.passes)} pass(es) matched, {len(effective)} took effect")
     if effective:
         line.append(": ")
-        line.append_text(plain(_listed([f"{p.name} x{p.effect_times}" for p in effective])))
+        line.append_text(plain_line(_listed([f"{p.name} x{p.effect_times}" for p in effective])))
     return line
 
 
@@ -138,7 +138,7 @@ def super_kernel_lines(verdicts: Sequence[SegmentVerdict]) -> RenderableType:
     lines: list[RenderableType] = [Text("SuperKernel scopes: fxlab's prediction (fxlab scopes) vs GE's sk_* ops", style="bold")]
     for verdict in verdicts:
         line = Text(f"  graph {verdict.graph} scope ")
-        line.append_text(plain(verdict.scope, "bold"))
+        line.append_text(plain_line(verdict.scope, "bold"))
         line.append(f" segment {verdict.segment} ({len(verdict.predicted)} op(s)): ")
         if verdict.as_predicted:
             line.append("one SuperKernel, as predicted: ", style="green")
@@ -149,9 +149,9 @@ def super_kernel_lines(verdicts: Sequence[SegmentVerdict]) -> RenderableType:
                 + ": ",
                 style="yellow",
             )
-        line.append_text(plain(", ".join(verdict.super_kernels) or "-"))
+        line.append_text(plain_line(", ".join(verdict.super_kernels) or "-"))
         lines.append(line)
-        lines += [Text.assemble("      ", plain(cut, "dim")) for cut in verdict.cuts]
+        lines += [Text.assemble("      ", plain_line(cut, "dim")) for cut in verdict.cuts]
     return Group(*lines)
 
 
@@ -171,22 +171,24 @@ def npu_diff_view(diffs: Sequence[NpuPhaseDiff]) -> RenderableType:
     for diff in diffs:
         counts = ", ".join(f"{diff.count(k)} {k}" for k in KINDS)
         parts.append(
-            Text.assemble((f"graph {diff.graph} · ascend_ir → ", "bold"), plain(f"{diff.ge_graph} {diff.phase}", "bold"), f": {counts}")
+            Text.assemble(
+                (f"graph {diff.graph} · ascend_ir → ", "bold"), plain_line(f"{diff.ge_graph} {diff.phase}", "bold"), f": {counts}"
+            )
         )
         for line in diff.lines:
             if all(e.kind == "same" for e in line.entries):
                 continue
-            parts.append(Text.assemble("  ", plain(relative_paths(line.source) or "(no source line)", "bold")))
+            parts.append(Text.assemble("  ", plain_line(relative_paths(line.source) or "(no source line)", "bold")))
             for entry in line.entries:
                 if entry.kind == "same":
                     continue
                 mark, style = _KIND_MARKS[entry.kind]
                 row = Text(f"    {mark} {entry.kind:<8} ", style=style)
-                row.append_text(plain(", ".join(entry.torchair_ops) or "-"))
+                row.append_text(plain_line(", ".join(entry.torchair_ops) or "-"))
                 row.append(" → ")
-                row.append_text(plain(entry.ge_op or "-"))
+                row.append_text(plain_line(entry.ge_op or "-"))
                 if entry.detail:
                     row.append("  ")
-                    row.append_text(plain(entry.detail, "dim"))
+                    row.append_text(plain_line(entry.detail, "dim"))
                 parts.append(row)
     return Group(*parts)

@@ -47,3 +47,11 @@ def test_a_phase_ge_left_alone_is_said_in_words_not_an_empty_table():
     assert _render(ops_table(empty)).strip() == "Build · g0: the dump holds no op (an empty graph, or a dump cut short)."
     listed = _render(ops_table(graph, every_op=True))
     assert "GE op" in listed and "Add" in listed and "Mul" in listed
+
+
+def test_a_line_break_in_a_dumped_name_is_shown_and_starts_no_line_of_its_own():
+    hostile = "Relu\nFAKE LINE"
+    graph = DumpGraph("ge_proto_00001_Build.txt", "ge_proto", 0, "Build", "g\n0", ops=[DumpOp(hostile, "Relu", originals=["Relu"])])
+    shown = _render(ops_table(graph, every_op=True))
+    assert "Relu\\nFAKE" in shown
+    assert not any(line.lstrip("│ ").startswith("FAKE") for line in shown.splitlines()), shown
