@@ -305,6 +305,8 @@ class WatchedFunction:
         self.program, self.original, self.backend = program, original, backend
         self.compiled_at, self.dynamic = compiled_at, dynamic
         self.name = function_name(original)
+        # Dynamo names a backend by its __name__ (in its errors: backend='npugraph_ex' raised).
+        self.__name__ = backend.label.strip("'")
         self.module = _module_of(original)
         self.eager: Callable[..., Any] = original  # what runs eagerly for the check
         self.compiles = 0
@@ -363,7 +365,8 @@ class WatchedFunction:
         self.begin(args, kwargs, sys._getframe(1))
 
     def _after_forward(self, module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any], output: Any) -> None:
-        self.end(self.current(), output, failed=sys.exc_info()[0] is not None)
+        raised = sys.exc_info()[1]
+        self.end(self.current(), output, failed=raised is not None, error=raised)
 
     def current(self) -> CallWatch | None:
         stack = getattr(self._calls, "stack", None)
@@ -388,11 +391,13 @@ class WatchedFunction:
             stack.pop()
         event, frame, watch.frame = watch.event, watch.frame, None
         if event is None and error is not None and _raised_by_dynamo(error):
-            self.program.note(
-                f"the call of {self.name} at {calling_line(frame) if frame is not None else '?'} (torch.compile at {self.compiled_at}, backend "
-                f"{self.backend.label}) stopped in Dynamo before any graph reached the backend, so it has no trace: "
-                f"{first_line(error)}"
-            )
+            where = f"the call of {self.name} at {calling_line(frame) if frame is not None else '?'} (torch.compile at {self.compiled_at}, backend {self.backend.label})"
+            if isinstance(error, torch._dynamo.exc.BackendCompilerFailed):  # the backend itself refused the graph
+                inner = error.inner_exception
+                said = f"the backend raised as it compiled the call's first graph, so it has no trace: {first_line(inner)}"
+            else:
+                said = f"stopped in Dynamo before any graph reached the backend, so it has no trace: {first_line(error)}"
+            self.program.note(f"{where} {said}")
         if event is None or event.done:
             return
         if failed:

@@ -59,6 +59,12 @@ def test_npugraph_ex_takes_every_option_of_its_own_and_refuses_a_misspelt_one_at
     code, stdout, stderr = run_main("run", "--out", str(tmp_path / "run"), "--", "python", str(program))
     assert code == 1 and stdout.split() == ["compiled"]  # raised by the backend at the first compile, as npugraph_ex does
     assert "ValueError: Invalid option 'frozen_paramter'. The 'CompilerConfig' object does not have attribute 'frozen_paramter'." in stderr
+    said = " ".join(stderr.split())
+    assert "backend='npugraph_ex' raised" in said  # Dynamo's words name the backend as the program did
+    assert (
+        f"note: the call of <lambda> at {program}:7 (torch.compile at {program}:5, backend 'npugraph_ex') the backend raised as it "
+        "compiled the call's first graph, so it has no trace: ValueError: Invalid option 'frozen_paramter'." in said
+    )
 
 
 INFERENCE_MODE = """
