@@ -25,7 +25,7 @@ from fxlab.capture.trace import ConversionRecord, GraphTrace
 from fxlab.ir.dump_py import graph_to_py
 from fxlab.ir.host_outputs import host_output_notes
 from fxlab.ir.model import IrGraph
-from fxlab.passes.aclgraph.pipeline import aclgraph_graph
+from fxlab.passes.aclgraph.pipeline import aclgraph_graph, namespace_of
 from fxlab.passes.annotate_scopes import annotate_scopes
 from fxlab.passes.conversion_result import ConversionResult
 from fxlab.passes.convert_to_ascend_ir import convert_to_ascend_ir
@@ -139,8 +139,8 @@ def _aclgraph(graph: GraphTrace, live: LiveGraph, options: TorchAirOptions, torc
 
 def _streams(graph: GraphTrace, modules: dict[str, fx.GraphModule], options: TorchAirOptions) -> None:
     """Streams, events and stream core limits of the graph, and concurrent core demands."""
-    found = graph_streams(graph.index, modules[FUNCTIONAL], modules.get(ACLGRAPH), options.soc)
-    if len(found.streams) > 1 or found.calls or found.events:
+    found = graph_streams(graph.index, modules[FUNCTIONAL], modules.get(ACLGRAPH), options.soc, namespace_of(options))
+    if len(found.streams) > 1 or found.calls or found.events or found.notes:
         graph.streams = found.to_json()
 
 

@@ -42,6 +42,11 @@ def is_scope_exit(node: fx.Node) -> bool:
     return node.op == "call_function" and _marker_of(node.target) == "exit"
 
 
+def marker_namespace(node: fx.Node) -> str:
+    """Whose scope marker ``node`` is: ``air`` (TorchAir's ``torchair.scope``) or ``npugraph_ex``."""
+    return str(node.target).split(".", 1)[0]
+
+
 def _marker_of(target: Any) -> str | None:
     # str() of an op overload is slow and a graph calls the same few targets many times.
     try:
@@ -118,8 +123,9 @@ class ScopeAnnotation:
         }
 
 
-def annotate_scopes(graph: fx.GraphModule | fx.Graph) -> ScopeAnnotation:
-    """Walk the nodes in order, keep the scope stack, and store it on every node."""
+def annotate_scopes(graph: fx.GraphModule | fx.Graph, namespace: str | None = None) -> ScopeAnnotation:
+    """Walk the nodes in order, keep the scope stack, and store it on every node; with
+    ``namespace`` (``air`` / ``npugraph_ex``), only that backend's markers open scopes."""
     fx_graph = graph.graph if isinstance(graph, fx.GraphModule) else graph
     result = ScopeAnnotation()
     open_spans: list[ScopeSpan] = []
@@ -127,6 +133,8 @@ def annotate_scopes(graph: fx.GraphModule | fx.Graph) -> ScopeAnnotation:
     attrs = effective_scope_attrs([])
     for node in fx_graph.nodes:
         marker = _marker_of(node.target) if node.op == "call_function" else None
+        if marker is not None and namespace is not None and marker_namespace(node) != namespace:
+            marker = None
         if marker == "enter":
             span = ScopeSpan(len(result.spans), scope_enter_attrs(node), node.name, depth=len(open_spans))
             result.spans.append(span)

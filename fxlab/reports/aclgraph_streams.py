@@ -26,8 +26,9 @@ import torch.fx as fx
 from torch.fx.passes.reinplace import _is_view_op
 
 from fxlab import npu_streams
-from fxlab.passes.annotate_scopes import SCOPE_ATTRS_KEY, annotate_scopes
+from fxlab.passes.annotate_scopes import SCOPE_ATTRS_KEY, annotate_scopes, is_scope_enter, marker_namespace
 from fxlab.socs import SocInfo
+from fxlab.source_lines import node_source
 
 STREAM_LABEL = "_user_stream_label"
 DEFAULT_STREAM = "default"
@@ -93,11 +94,15 @@ class _Op:
     demand: tuple[int, int] | None  # (aicore, vectorcore) from a core limit; None: unlimited
 
 
-def graph_streams(index: int, scoped: fx.GraphModule, final: fx.GraphModule | None, soc: SocInfo | None) -> GraphStreams:
+def graph_streams(
+    index: int, scoped: fx.GraphModule, final: fx.GraphModule | None, soc: SocInfo | None, namespace: str = "air"
+) -> GraphStreams:
     """``scoped``: a graph with the scope markers (the functional graph); ``final``: the
-    aclgraph stage's graph (events and core-limit calls)."""
+    aclgraph stage's graph (events and core-limit calls); ``namespace``: whose markers the
+    backend acts on (``air``: TorchAir's; ``npugraph_ex``: the standalone backend's)."""
     report = GraphStreams(index)
-    annotate_scopes(scoped)
+    annotate_scopes(scoped, namespace)
+    report.notes.extend(_ignored_markers(scoped, namespace))
     ops = _timeline(scoped)
     for op in ops:
         report.streams[op.stream] = report.streams.get(op.stream, 0) + 1
@@ -109,6 +114,23 @@ def graph_streams(index: int, scoped: fx.GraphModule, final: fx.GraphModule | No
     if len(report.streams) > 1 and soc is not None:
         _check_concurrent_demands(report, ops, soc)
     return report
+
+
+def _ignored_markers(gm: fx.GraphModule, namespace: str) -> list[str]:
+    """The scopes of another backend's markers, which this one passes by."""
+    others = [n for n in gm.graph.nodes if is_scope_enter(n) and marker_namespace(n) != namespace]
+    if not others:
+        return []
+    theirs = marker_namespace(others[0])
+    lines = sorted({node_source(n) or n.name for n in others})
+    return [
+        f"the {theirs}::scope_enter marker(s) at {', '.join(lines)} do nothing on this path: its backend acts on its own "
+        f"{namespace}::scope_enter markers ({_SCOPE_API[namespace]}), so their streams and core limits are not applied"
+    ]
+
+
+# What writes each backend's scope markers in a model.
+_SCOPE_API = {"air": "torchair.scope", "npugraph_ex": "torch_npu.dynamo.npugraph_ex.scope"}
 
 
 def _stream_of(node: fx.Node) -> str:

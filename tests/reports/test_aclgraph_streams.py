@@ -46,3 +46,16 @@ def test_a_wait_orders_the_side_stream_after_the_tensors_it_names():
     # add waits for mul; sub (default, 16|32) and add (side, 16|32) may still run at once.
     assert len(found.warnings) == 1 and "add on the side stream" in found.warnings[0] and "sub on the default stream" in found.warnings[0]
     assert not any("mul" in n for n in found.notes)
+
+
+def test_npugraph_ex_passes_torchairs_scope_markers_by_and_says_so():
+    # npugraph_ex acts on its own npugraph_ex::scope_enter markers: torchair.scope's streams
+    # and core limits are not its (its passes leave them; the report must too).
+    graph = capture_of(EXAMPLES / "multi_stream.py", stages=("functional", "aclgraph"), mode="npugraph_ex", verify=False).graphs[0]
+    found = graph_streams(0, graph.modules["functional"], graph.modules["aclgraph"], soc_by_name("Ascend910B2"), "npugraph_ex")
+    assert list(found.streams) == ["default"] and found.limits == {"default": ["no limit"]}
+    assert found.calls == [] and found.warnings == []
+    (note,) = found.notes
+    assert note.startswith("the air::scope_enter marker(s) at ") and "multi_stream.py:" in note
+    assert note.endswith("do nothing on this path: its backend acts on its own npugraph_ex::scope_enter markers "
+                         "(torch_npu.dynamo.npugraph_ex.scope), so their streams and core limits are not applied")
