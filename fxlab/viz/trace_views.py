@@ -38,7 +38,7 @@ STAGE_TITLES = {
     ATEN: "ATen graph before functionalization",
     FUNCTIONAL: "ATen graph after functionalization (what TorchAir converts)",
     PRE_GE: "after TorchAir's passes before conversion (what its converters walk)",
-    ACLGRAPH: "after TorchAir's aclgraph passes (what reduce-overhead captures)",
+    ACLGRAPH: "after TorchAir's aclgraph passes (what is captured as an ACL graph: reduce-overhead, npugraph_ex)",
 }
 
 # Stages longer than this are shown without syntax colouring: highlighting costs about
