@@ -2,7 +2,8 @@
 for :mod:`fxlab.diff.fx_diff`.
 
 Values are compared by shared keys, not names (:class:`StageSide`): graph inputs by
-position, paired nodes by pair; a ``getitem`` of an ``auto_functionalized*`` node is the
+their pairing (:func:`fxlab.diff.fx_diff.input_pairs`: Dynamo's names, else in order by
+kind), paired nodes by pair; a ``getitem`` of an ``auto_functionalized*`` node is the
 op's result or the base it rewrote; the value a ``copy_`` epilogue writes back into a
 graph input is that input (where the other stage mutates the input in place, readers
 read the input). Alignment (:func:`align_nodes`):

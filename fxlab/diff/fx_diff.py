@@ -18,6 +18,7 @@ Nothing here prints.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -198,11 +199,10 @@ def _ref(side: StageSide, record: NodeRecord) -> NodeRef:
 
 
 def _pair_inputs(lside: StageSide, rside: StageSide) -> list[NodeChange]:
-    """Graph inputs pair by position (Dynamo and aot_autograd name them differently)."""
+    """Graph inputs paired (in the right stage's order; a left one no right one pairs
+    with after them): see :func:`input_pairs`."""
     out = []
-    for index in range(max(len(lside.inputs), len(rside.inputs))):
-        lhs = lside.inputs[index] if index < len(lside.inputs) else None
-        rhs = rside.inputs[index] if index < len(rside.inputs) else None
+    for index, (lhs, rhs) in enumerate(input_pairs(lside.inputs, rside.inputs)):
         if lhs is not None and rhs is not None:
             lside.keys[lhs.name] = rside.keys[rhs.name] = f"input{index}"
         entry = NodeChange(_ref(lside, lhs) if lhs is not None else None, _ref(rside, rhs) if rhs is not None else None)
@@ -210,6 +210,31 @@ def _pair_inputs(lside: StageSide, rside: StageSide) -> list[NodeChange]:
             entry.changes.append(Change(OUTPUTS_CHANGED, f"{_sig(entry.left)} -> {_sig(entry.right)}"))
         out.append(entry)
     return out
+
+
+# aot_autograd names graph inputs by position (``arg3_1``): such a name says nothing of the value.
+_POSITIONAL_INPUT = re.compile(r"^arg\d+_\d+$")
+
+
+def input_pairs(left: Sequence[NodeRecord], right: Sequence[NodeRecord]) -> list[tuple[NodeRecord | None, NodeRecord | None]]:
+    """Dynamo names a graph input by where it comes from (``l_x_``, ``l_self_modules_...``),
+    the same in two compiles: those pair by name. The rest pair in order, a size (a
+    symbolic one a recompile adds, ``s77``) with a size and a tensor with a tensor;
+    what is left over was added or removed."""
+    named = {n.name: n for n in left if not _POSITIONAL_INPUT.match(n.name)}
+    partner: dict[str, NodeRecord] = {r.name: named[r.name] for r in right if r.name in named}
+    taken = {n.name for n in partner.values()}
+    for kind in (True, False):
+        lefts = [n for n in left if n.name not in taken and _is_size(n) is kind]
+        rights = [n for n in right if n.name not in partner and _is_size(n) is kind]
+        partner.update({r.name: lhs for r, lhs in zip(rights, lefts)})
+    taken = {n.name for n in partner.values()}
+    return [(partner.get(r.name), r) for r in right] + [(n, None) for n in left if n.name not in taken]
+
+
+def _is_size(record: NodeRecord) -> bool:
+    """A graph input that is a number (a symbolic size), not a tensor."""
+    return len(record.outputs) == 1 and record.outputs[0].dtype in ("symint", "int") and not record.outputs[0].shape
 
 
 def _ordered_entries(

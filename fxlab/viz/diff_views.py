@@ -149,7 +149,8 @@ def _input_output_lines(diff: StageDiff) -> list[Text]:
     for index, entry in enumerate(diff.inputs):
         if entry.kind != "same":
             detail = "; ".join(c.detail for c in entry.changes) or entry.kind
-            name = (entry.left or entry.right).name  # type: ignore[union-attr]
+            names = [side.name for side in (entry.left, entry.right) if side is not None]
+            name = " → ".join(dict.fromkeys(names))  # both, where the two compiles name it apart
             lines.append(plain(f"  graph input {index} ({name}): {detail}", style=MARKS[entry.kind][1]))
     if not diff.outputs_same:
         lines.append(plain(f"  graph outputs: ({diff.outputs[0]}) → ({diff.outputs[1]})", style="yellow"))

@@ -175,6 +175,39 @@ def test_graph_inputs_and_outputs_are_compared() -> None:
     assert not diff.outputs_same and not diff.identical
 
 
+def _inputs(*names_and_shapes) -> list[NodeRecord]:
+    made = []
+    for name, shape in names_and_shapes:
+        record = node(name, name, op="placeholder", line=None, shape=shape or ())
+        if shape is None:  # a symbolic size
+            record.outputs = [TensorMeta(shape=[], dtype="symint")]
+        made.append(record)
+    return made
+
+
+@pytest.mark.parametrize(
+    "left_names, right_names",
+    [
+        (["l_w_", "l_b_", "l_x_"], ["l_w_", "l_b_", "s77", "l_x_"]),  # Dynamo's names: paired by name
+        (["arg0_1", "arg1_1", "arg2_1"], ["arg0_1", "arg1_1", "arg2_1", "arg3_1"]),  # aot's: by kind, in order
+    ],
+)
+def test_a_recompile_that_adds_a_symbolic_size_input_pairs_the_tensors_it_moved(left_names, right_names) -> None:
+    w, b, x = ((4, 4), (4,), (1, 4))
+    left = StageTrace("s", "", [*_inputs(*zip(left_names, (w, b, x))), node("output", "output", f"[{left_names[2]}]", op="output", line=None)])
+    right_inputs = _inputs(*zip(right_names, (w, b, None, ("s77", 4))))
+    right = StageTrace("s", "", [*right_inputs, node("output", "output", f"[{right_names[3]}]", op="output", line=None)])
+    diff = diff_stages(left, right)
+    assert [(e.left and e.left.name, e.right and e.right.name, e.kind) for e in diff.inputs] == [
+        (left_names[0], right_names[0], "same"),
+        (left_names[1], right_names[1], "same"),
+        (None, right_names[2], "added"),
+        (left_names[2], right_names[3], "changed"),
+    ]
+    assert diff.inputs[3].changes[0].detail == "float32[1, 4] -> float32[s77, 4]"
+    assert diff.outputs_same  # the output is the same input in both
+
+
 TWO_CACHES = """
 import torch
 
