@@ -40,7 +40,7 @@ import torch.fx as fx
 from fxlab.capture.backend import CapturingBackend
 from fxlab.capture.checks.runs import RunRecorder
 from fxlab.capture.input_sets import argument_names, describe_inputs
-from fxlab.capture.pipeline import Capture, DrivenRun, checked_stage, random_ops, trace_driven_run
+from fxlab.capture.pipeline import Capture, DrivenRun, assumed_ge_types, checked_stage, random_ops, trace_driven_run
 from fxlab.capture.checks.program_calls import CallWatch, eager_check, function_globals
 from fxlab.capture.compile_error import first_line
 from fxlab.capture.readable import clear_readable_cache
@@ -101,6 +101,7 @@ class ProgramTrace:
             "graphs": len(trace.graphs) if trace is not None else 0,
             "status": trace.status if trace is not None else "failed",
             "why_partial": partial_reasons(trace) if trace is not None and trace.status == "partial" else [],
+            "why_unverified": unverified_reasons(trace) if trace is not None and trace.status == "unverified" else [],
             "config_notes": list(self.capture.options.notes) if self.capture is not None else [],  # what of the config fxlab did not follow
             "error": self.error,
         }
@@ -124,6 +125,18 @@ def partial_reasons(trace: Trace) -> list[str]:
     for call in trace.calls[1:]:  # the first call's checks are the trace's own
         named = (("eager vs compiled", call.check), (graph_check, call.ir_check))
         reasons += [f"call {call.index}: {label}: {check.verdict}" for label, check in named if check is not None and check.failed]
+    return reasons
+
+
+def unverified_reasons(trace: Trace) -> list[str]:
+    """Why a trace is ``unverified``: what a check could not compare, and the GE op types
+    assumed for auto-converted custom ops (no Ascend C prototype found)."""
+    reasons = [f"{label}: {check.verdict}" for label, check in trace.checks() if check.unverified]
+    graph_check = "aclgraph graph on CPU vs compiled" if ACLGRAPH in trace.stages else "Ascend IR on CPU vs compiled"
+    for call in trace.calls[1:]:
+        named = (("eager vs compiled", call.check), (graph_check, call.ir_check))
+        reasons += [f"call {call.index}: {label}: {check.verdict}" for label, check in named if check is not None and check.unverified]
+    reasons += [f"{op}: no Ascend C prototype found, so the GE op is assumed" for op in assumed_ge_types(trace)]
     return reasons
 
 

@@ -37,14 +37,16 @@ def print_run(run: RunFolder, status: str, out: Path) -> None:
 
 
 def partial_lines(rows: list[dict[str, Any]]) -> list[Text]:
-    """Under the table: why each partial trace is partial, briefly (the first reason; the
-    trace's manifest row has them all, ``fxlab trace``'s words)."""
+    """Under the table: why each partial or unverified trace is so, briefly (the first
+    reason; the trace's manifest row has them all, ``fxlab trace``'s words)."""
     lines = []
     for row in rows:
-        reasons = [str(reason) for reason in row.get("why_partial") or []]
-        if row.get("status") == "partial" and reasons:
-            more = f" (and {len(reasons) - 1} more: the manifest's why_partial)" if len(reasons) > 1 else ""
-            lines.append(plain(f"{row['folder']}: partial: {reasons[0]}{more}", style="yellow"))
+        status = row.get("status")
+        key = f"why_{status}"
+        reasons = [str(reason) for reason in row.get(key) or []]
+        if status in ("partial", "unverified") and reasons:
+            more = f" (and {len(reasons) - 1} more: the manifest's {key})" if len(reasons) > 1 else ""
+            lines.append(plain(f"{row['folder']}: {status}: {reasons[0]}{more}", style="yellow" if status == "partial" else "cyan"))
     return lines
 
 

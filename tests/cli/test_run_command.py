@@ -106,6 +106,37 @@ def test_a_model_compiled_and_called_under_inference_mode_runs_as_serving_code_r
         assert trace.check.ok and trace.check.compared > 0 and trace.aclgraph_check.ok  # checked on the inference tensors
 
 
+UNVERIFIED = """
+import torch
+import torch_npu
+
+
+@torch.library.custom_op("run_test_ns::scaled_add", mutates_args=())
+def scaled_add(x: torch.Tensor, y: torch.Tensor, alpha: float) -> torch.Tensor:
+    return x + alpha * y
+
+
+@scaled_add.register_fake
+def _(x, y, alpha):
+    return torch.empty_like(x)
+
+
+step = torch.compile(lambda x, y: torch.ops.run_test_ns.scaled_add(x, y, 0.5) * 2, backend="npu")
+print(step(torch.ones(2), torch.ones(2)).tolist())
+"""
+
+
+def test_an_unverified_trace_says_why_under_the_table_and_in_its_row(tmp_path):
+    program = tmp_path / "custom.py"
+    program.write_text(UNVERIFIED)
+    code, stdout, stderr = run_main("run", "--out", str(tmp_path / "run"), "--", "python", str(program))
+    (row,) = json.loads((tmp_path / "run" / "manifest.json").read_text())["traces"]
+    reason = "graph 0: run_test_ns.scaled_add.default -> ScaledAdd: no Ascend C prototype found, so the GE op is assumed"
+    assert code == 0 and stdout.strip() == "[3.0, 3.0]"
+    assert (row["status"], row["why_unverified"], row["why_partial"]) == ("unverified", [reason], [])
+    assert f"trace_0: unverified: {reason}" in " ".join(stderr.split())
+
+
 FULLGRAPH_BREAK = """
 import torch
 import torch_npu
