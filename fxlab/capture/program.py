@@ -488,6 +488,8 @@ def function_name(fn: Any) -> str:
     """What a ``torch.compile`` call compiled, as the run's table names it."""
     if isinstance(fn, torch.nn.Module):
         return type(fn).__name__
+    if isinstance(fn, functools.partial):  # named by what it calls, not by the word "partial"
+        return f"partial({function_name(fn.func)})"
     owner = getattr(fn, "__self__", None)
     if isinstance(owner, torch.nn.Module):  # a module's bound method (nn.Module.compile compiles _call_impl)
         method = getattr(fn, "__name__", "")

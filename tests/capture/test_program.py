@@ -4,6 +4,7 @@ be without fxlab."""
 
 from __future__ import annotations
 
+import functools
 import runpy
 from pathlib import Path
 from typing import Any
@@ -296,3 +297,4 @@ def test_what_a_program_compiles_is_named_as_the_program_names_it():
     block = Block()
     assert [function_name(torch.sin), function_name(block), function_name(block._call_impl)] == ["torch.sin", "Block", "Block"]
     assert argument_names(block._call_impl) == argument_names(block) == ["x", "mask"]  # nn.Module.compile() compiles _call_impl
+    assert function_name(functools.partial(torch.add, alpha=2)) == "partial(torch.add)"  # not the word "partial", a status
