@@ -189,14 +189,21 @@ def calling_line(frame: Any) -> str | None:
     """``file:line`` of the innermost frame of the user's code on the stack from ``frame``
     (a live frame) outwards: not torch's, an installed library's or fxlab's; else the
     innermost frame outside fxlab and torch. Walks the frames, reads no source."""
-    fallback = None
+    fallback = inline = None
     while frame is not None:
         file = frame.f_code.co_filename
-        if not file.startswith("<") and not is_fxlab_file(file):
+        if file in INLINE_PROGRAMS:
+            inline = inline or location(file, frame.f_lineno)
+        elif not file.startswith("<") and not is_fxlab_file(file):
             where = kind(file)
             if where == USER:
                 return location(file, frame.f_lineno)
             if where != TORCH and fallback is None:
                 fallback = location(file, frame.f_lineno)
         frame = frame.f_back
-    return fallback
+    return inline or fallback
+
+
+# A program given on the command line (``python -c``, ``python -`` or a pipe): its code has
+# no file, and its lines are the user's (generated code has ``<...>`` names of its own).
+INLINE_PROGRAMS = ("<string>", "<stdin>")

@@ -8,8 +8,8 @@ interpreter's name, or its path) run in this process, as the interpreter runs th
 code of a ``SystemExit`` (its message on stderr), an uncaught exception's traceback
 printed by ``sys.excepthook`` from the program's first frame on (fxlab's frames left out)
 with exit code 1, and an uncaught Ctrl-C ending the process by SIGINT after fxlab has
-saved what it has. Any other command (``torchrun ...``, a shell script) runs as a child
-process with the environment given; Ctrl-C reaches it as it reaches any foreground
+saved what it has. Any other command (``torchrun ...``, a shell script, ``python -c ...``)
+runs as a child process with the environment given (``python`` there is this interpreter too); Ctrl-C reaches it as it reaches any foreground
 program, and fxlab's exit is the child's: its code, or the signal that ended it.
 """
 
@@ -209,8 +209,11 @@ def run_child(program: Program, env: dict[str, str], started: Callable[[int], No
     """Run the command as a child process; its exit code (-N when signal N ended it).
     ``started`` hears its process id. While it runs, Ctrl-C is left to the child (it reaches
     the whole foreground group) and SIGTERM / SIGHUP sent to fxlab are passed on to it."""
+    # ``python`` is this interpreter here as in ``python script.py`` (which runs in this
+    # process), not whichever one PATH finds first.
+    argv = [sys.executable, *program.command[1:]] if is_this_python(program.command[0]) else list(program.command)
     try:
-        child = subprocess.Popen(list(program.command), env=env)
+        child = subprocess.Popen(argv, env=env)
     except OSError as exc:  # gone since check_runnable, or not a format this system runs (no #! line)
         check_runnable(program, env.get("PATH"))
         raise CannotStart(

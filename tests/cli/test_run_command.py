@@ -137,6 +137,21 @@ def test_an_unverified_trace_says_why_under_the_table_and_in_its_row(tmp_path):
     assert f"trace_0: unverified: {reason}" in " ".join(stderr.split())
 
 
+def test_python_c_runs_with_fxlabs_interpreter_and_names_its_lines(tmp_path, monkeypatch, capfd):
+    # ``python script.py`` runs in fxlab's process, so ``python -c`` runs with fxlab's
+    # interpreter too, not another ``python`` PATH finds first.
+    other = tmp_path / "bin"
+    other.mkdir()
+    (other / "python").write_text("#!/bin/sh\nexit 99\n")
+    (other / "python").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{other}{os.pathsep}{os.environ['PATH']}")
+    code = "import torch, torch_npu\nf = torch.compile(lambda x: x * 2, backend='npu')\nprint(f(torch.ones(2)).tolist())\n"
+    status, _, _ = run_main("run", "--out", str(tmp_path / "run"), "--", "python", "-c", code)
+    assert status == 0 and capfd.readouterr().out.strip() == "[2.0, 2.0]"  # the child's own output
+    (row,) = json.loads((tmp_path / "run" / "process_0" / "manifest.json").read_text())["traces"]
+    assert (row["compiled_at"], row["called_at"], row["status"]) == ("<string>:2", "<string>:3", "ok")
+
+
 FULLGRAPH_BREAK = """
 import torch
 import torch_npu
