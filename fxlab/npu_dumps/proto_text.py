@@ -12,6 +12,7 @@ to a callback.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -44,11 +45,20 @@ def parse_error(path: str, exc: Exception, line_offset: int = 0) -> DumpReadErro
         where = f"{path}, line {line + line_offset}"
     else:
         where = path
+    if _UNKNOWN_NAME.search(detail):  # well formed, but of a schema newer than fxlab's copy
+        return DumpReadError(
+            f"{where}: {detail}: the dump names a field or value that fxlab's copy of GE's dump schema does not have, as a "
+            "dump of a newer CANN may. Please report it to fxlab with the file; meanwhile pass the other dumps only."
+        )
     return DumpReadError(
-        f"{where}: not readable as the protobuf text this file's name promises ({detail}). "
+        f"{where}: not readable as a graph dump's protobuf text ({detail}). "
         "The file may be cut short (copy it again from the NPU machine) or be another kind of file; "
         "rename or remove it, or pass only the dumps to read."
     )
+
+
+# protobuf's words for a name its schema lacks: a field, or a value of an enum.
+_UNKNOWN_NAME = re.compile(r"has no field named|has no value named|has no value with number")
 
 
 class TextReader:

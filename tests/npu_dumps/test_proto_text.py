@@ -45,8 +45,18 @@ def test_a_wrong_field_is_reported_at_its_line(dump_text):
     lines = dump_text.split("\n")
     lines[20] = "  no_such_field: 3"
     reader = TextReader("bad.txt", "\n".join(lines))
-    with pytest.raises(DumpReadError, match=r"^bad\.txt, line 21: .*no_such_field"):
+    with pytest.raises(DumpReadError, match=r"^bad\.txt, line 21: .*no_such_field") as err:
         read_text(reader, ge_model_def(), lambda r, m: r.read_model(m))
+    # a well-formed file of a newer schema is not said to be cut short
+    assert "fxlab's copy of GE's dump schema does not have" in str(err.value) and "cut short" not in str(err.value)
+
+
+def test_a_value_of_a_newer_schema_is_said_to_be_one_not_a_cut_short_file():
+    text = 'graph {\n  name: "g"\n  op {\n    name: "a"\n    type: "Add"\n    output_desc {\n      dtype: DT_FUTURE\n    }\n  }\n}\n'
+    with pytest.raises(DumpReadError) as err:
+        read_text(TextReader("g.txt", text), ge_model_def(), lambda r, m: r.read_model(m))
+    message = str(err.value)
+    assert message.startswith("g.txt, line 7: ") and "DT_FUTURE" in message and "newer CANN" in message and "cut short" not in message
 
 
 def test_ge_attr_groups_are_skipped_other_unknown_fields_are_not():
