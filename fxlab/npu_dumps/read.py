@@ -28,6 +28,13 @@ WHAT_IS_READ = (
     "fxlab reads GE's ge_proto_*.txt / ge_onnx_*.pbtxt phase dumps (DUMP_GE_GRAPH), "
     "OM models as JSON (atc --mode=1), TorchAir's graph dumps (dynamo_*.txt|pbtxt|py) and fusion_result.json"
 )
+# GE's third text format (DUMP_GRAPH_FORMAT=readable), in the style of an FX graph: named
+# when found, not read (fxlab reads GE's protobuf text).
+GE_READABLE = "ge_readable_"
+READABLE_NOT_READ = (
+    "GE's readable format (DUMP_GRAPH_FORMAT=readable) is not read; fxlab reads its protobuf text: dump with "
+    "DUMP_GRAPH_FORMAT=ge_proto (the default is ge_proto|onnx) and give the ge_proto_*.txt files"
+)
 HOW_TO_DUMP_GRAPHS = (
     "set DUMP_GE_GRAPH=2 and DUMP_GRAPH_PATH=DIR on the NPU machine, run the model again and copy DIR's ge_proto_*.txt files"
 )
@@ -36,9 +43,14 @@ HOW_TO_DUMP_GRAPHS = (
 def read_dumps(paths: Sequence[Path], progress: Progress | None = None) -> DumpSet:
     """Every dump under ``paths``, read; GE's graphs ordered by graph, format and index."""
     dumps = DumpSet()
-    skipped = 0
+    skipped = readable = 0
     fusion_files: list[str] = []
     for path, kind, name, explicit in _files(paths):
+        if path.name.startswith(GE_READABLE):
+            if explicit:
+                raise DumpReadError(f"{path} is a ge_readable_*.txt dump: {READABLE_NOT_READ}.")
+            readable += 1
+            continue
         if kind == OM_JSON_KIND and not explicit:  # read once: an OM model, or skipped
             model = _om_model_in(path)
             if model is not None:
@@ -53,7 +65,9 @@ def read_dumps(paths: Sequence[Path], progress: Progress | None = None) -> DumpS
         _read_one(dumps, path, kind, name, progress)
     if skipped:
         dumps.notes.append(f"{skipped} file(s) in the folders given are not dumps fxlab reads and were skipped")
-    _check_found(dumps, paths, fusion_files)
+    if readable:
+        dumps.notes.append(f"{readable} ge_readable_*.txt file(s) skipped: {READABLE_NOT_READ}")
+    _check_found(dumps, paths, fusion_files, readable)
     _check_one_run(dumps.graphs)
     dumps.graphs.sort(key=lambda g: (g.format, g.graph_id if g.graph_id is not None else -1, g.index if g.index is not None else -1))
     dumps.notes += link_super_kernels(dumps.graphs)
@@ -76,7 +90,7 @@ def _check_one_run(graphs: Sequence[DumpGraph]) -> None:
             )
 
 
-def _check_found(dumps: DumpSet, paths: Sequence[Path], fusion_files: Sequence[str]) -> None:
+def _check_found(dumps: DumpSet, paths: Sequence[Path], fusion_files: Sequence[str], readable: int = 0) -> None:
     """Says which fusion_result.json files record no pass, and raises when what was read
     has nothing to show, naming what was read (a fusion_result.json without passes is
     read, not missing) and how to dump GE's graphs."""
@@ -87,7 +101,8 @@ def _check_found(dumps: DumpSet, paths: Sequence[Path], fusion_files: Sequence[s
         return
     names = ", ".join(str(p) for p in paths)
     if not fusion_files:
-        raise DumpReadError(f"no dumps found in {names}: {WHAT_IS_READ}.")
+        also = f" It holds {readable} ge_readable_*.txt file(s): {READABLE_NOT_READ}." if readable else ""
+        raise DumpReadError(f"no dumps found in {names}: {WHAT_IS_READ}.{also}")
     if len(empty) == len(fusion_files):
         raise DumpReadError(
             f"{', '.join(empty)} {'was' if len(empty) == 1 else 'were'} read and record{'s' if len(empty) == 1 else ''} "

@@ -277,3 +277,23 @@ def test_the_dumps_of_two_runs_are_refused_naming_the_phase_dumped_twice(folder,
     with pytest.raises(DumpReadError, match=r"graph 1's phase PreRunBegin is dumped twice, in .* and in .*: the dumps are of two runs") as err:
         read_dumps([folder, other])
     assert err.value.exit_code == 2
+
+
+READABLE = 'graph("g"):\n  %input_0 : [#users=1] = Node[type=Data] (attrs = {index: 0})\n'
+
+
+def test_ge_readable_dumps_are_named_with_the_setting_that_dumps_what_is_read(folder, tmp_path):
+    alone = tmp_path / "readable"
+    alone.mkdir()
+    (alone / "ge_readable_00000003_graph_1_Build.txt").write_text(READABLE)
+    with pytest.raises(DumpReadError) as err:
+        read_dumps([alone])
+    assert "It holds 1 ge_readable_*.txt file(s): GE's readable format (DUMP_GRAPH_FORMAT=readable) is not read" in str(err.value)
+    with pytest.raises(DumpReadError, match=r"is a ge_readable_\*\.txt dump: .*DUMP_GRAPH_FORMAT=ge_proto"):
+        read_dumps([alone / "ge_readable_00000003_graph_1_Build.txt"])  # given by name: not sniffed as TorchAir's text
+    (folder / "ge_readable_00000003_graph_1_Build.txt").write_text(READABLE)
+    try:
+        dumps = read_dumps([folder])  # beside GE's protobuf text: read the rest, say what was skipped
+    finally:
+        (folder / "ge_readable_00000003_graph_1_Build.txt").unlink()
+    assert dumps.graphs and any(note.startswith("1 ge_readable_*.txt file(s) skipped: ") for note in dumps.notes)
