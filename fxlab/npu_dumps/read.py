@@ -78,6 +78,7 @@ def _check_one_run(graphs: Sequence[DumpGraph]) -> None:
     """One graph's phase dumped twice, from two files: the dumps are of two runs (or ranks),
     whose phases cannot be put in one order."""
     seen: dict[tuple[str, str, str], str] = {}
+    numbered: dict[tuple[str, int], str] = {}
     for graph in graphs:
         if graph.parent is not None or graph.format not in (GE_PROTO, GE_ONNX):
             continue
@@ -87,6 +88,14 @@ def _check_one_run(graphs: Sequence[DumpGraph]) -> None:
             raise DumpReadError(
                 f"{graph.key}'s phase {graph.phase} is dumped twice, in {first} and in {graph.file}: the dumps are of two runs, "
                 "compiles or ranks, and their phases cannot be put in one order. Give the dumps of one run (one rank's folder)."
+            )
+        # GE numbers each dump of a run once: a second file of one number is a copy
+        # ("... (1).txt") or another run's.
+        first = numbered.setdefault((graph.format, graph.index), graph.file) if graph.index is not None else graph.file
+        if first != graph.file:
+            raise DumpReadError(
+                f"{first} and {graph.file} are both GE's dump number {graph.index}, which GE writes once in a run: one is a copy "
+                "of the other, or the dumps are of two runs or ranks. Remove the copy, or give the dumps of one run (one rank's folder)."
             )
 
 

@@ -297,3 +297,13 @@ def test_ge_readable_dumps_are_named_with_the_setting_that_dumps_what_is_read(fo
     finally:
         (folder / "ge_readable_00000003_graph_1_Build.txt").unlink()
     assert dumps.graphs and any(note.startswith("1 ge_readable_*.txt file(s) skipped: ") for note in dumps.notes)
+
+
+def test_a_dump_number_twice_is_a_copy_or_another_run(folder, tmp_path):
+    copied = tmp_path / "copied"
+    copied.mkdir()
+    first = sorted(p for p in folder.iterdir() if p.name.startswith("ge_proto_"))[0]
+    (copied / first.name).write_bytes(first.read_bytes())
+    (copied / first.name.replace(".txt", " (1).txt")).write_bytes(first.read_bytes())  # as a file manager copies it
+    with pytest.raises(DumpReadError, match=r"are both GE's dump number \d+, which GE writes once in a run: one is a copy"):
+        read_dumps([copied])
