@@ -40,7 +40,7 @@ PROGRESS_FROM_CHARS = 4 << 20  # a file this long shows how far its read is
 )
 def dumps_command(
     paths: list[Path] = typer.Argument(..., help="Dump files, or folders searched for them.", show_default=False, metavar="PATH..."),
-    trace: Path | None = typer.Option(
+    traces: list[Path] | None = typer.Option(
         None, "--trace", metavar="DIR", help="A saved fxlab trace of the same model (`fxlab trace MODEL.py --out DIR`)."
     ),
     as_json: bool = typer.Option(
@@ -64,7 +64,7 @@ def dumps_command(
     ),
 ) -> None:
     _check_outputs(out, html)
-    dumps, loaded, joined = read_and_join(paths, trace)
+    dumps, loaded, joined = read_and_join(paths, _one_trace(traces))
     _check_phase(phase, dumps)
     verdicts = _super_kernel_verdicts(loaded, dumps, joined) if loaded is not None else []
     data = _json(dumps, verdicts)
@@ -81,6 +81,16 @@ def dumps_command(
     console.out().print(dumps_view(dumps, phase, every_op))
     if verdicts:
         console.out().print(super_kernel_lines(verdicts))
+
+
+def _one_trace(traces: list[Path] | None) -> Path | None:
+    """The one ``--trace`` given (a dump is joined with one trace of its model)."""
+    if traces and len(traces) > 1:
+        raise UsageError(
+            f"--trace is given {len(traces)} times ({', '.join(map(str, traces))}): the dumps are joined with one saved trace "
+            "of the model they are of. Give the one trace folder `fxlab trace MODEL.py --out DIR` wrote for it."
+        )
+    return traces[0] if traces else None
 
 
 def _check_outputs(out: Path | None, html: Path | None) -> None:

@@ -10,6 +10,7 @@ is an error naming it and its line (exit 2), never a half-read result."""
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -46,6 +47,9 @@ def read_dumps(paths: Sequence[Path], progress: Progress | None = None) -> DumpS
     skipped = readable = 0
     fusion_files: list[str] = []
     for path, kind, name, explicit in _files(paths):
+        if not path.exists():  # a link in a folder to a file that is not there
+            dumps.notes.append(f"{path} is a link to {os.readlink(path)}, which does not exist: not read")
+            continue
         if path.name.startswith(GE_READABLE):
             if explicit:
                 raise DumpReadError(f"{path} is a ge_readable_*.txt dump: {READABLE_NOT_READ}.")
@@ -147,9 +151,11 @@ def _files(paths: Sequence[Path]) -> list[tuple[Path, str | None, DumpName | Non
                 "beside the dump files or folders (fxlab dumps DUMPS --trace TRACE_DIR)."
             )
         if path.is_dir():
-            found += [(p, *_kind(p, explicit=False), False) for p in sorted(path.rglob("*")) if p.is_file()]
-        else:
+            found += [(p, *_kind(p, explicit=False), False) for p in sorted(path.rglob("*")) if p.is_file() or p.is_symlink()]
+        elif path.is_file():
             found.append((path, *_kind(path, explicit=True), True))
+        else:  # a pipe or a device: reading it could wait for ever
+            raise DumpReadError(f"{path} is not a regular file: give dump files or folders copied off the NPU machine.")
     return _each_once(found)
 
 
@@ -208,7 +214,7 @@ def _sniff_txt(path: Path) -> str:
 
 def _text(path: Path) -> str:
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")  # a byte-order mark an editor or copy put first is no part of the text
     except UnicodeDecodeError as exc:
         raise DumpReadError(
             f"{path}: not UTF-8 text (byte {exc.start}). A binary dump (.pb, .om) is not read: "

@@ -249,3 +249,8 @@ def test_diff_of_a_trace_and_dumps_says_what_is_wrong_with_the_pair(tmp_path):
     assert code == 0, err
     code, _, err = run_cli("diff", str(functional_only), str(dumps))
     assert code == 2 and "holds no Ascend IR (its stages: functional)" in " ".join(err.split())
+
+
+def test_a_second_trace_is_refused_not_one_of_them_taken_silently(folder, tmp_path):
+    code, _, err = run_cli("dumps", str(folder), "--trace", str(GOLDEN_TRACE), "--trace", str(tmp_path), width=400)
+    assert code == 2 and "--trace is given 2 times" in err and "Give the one trace folder" in err

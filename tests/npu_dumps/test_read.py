@@ -307,3 +307,20 @@ def test_a_dump_number_twice_is_a_copy_or_another_run(folder, tmp_path):
     (copied / first.name.replace(".txt", " (1).txt")).write_bytes(first.read_bytes())  # as a file manager copies it
     with pytest.raises(DumpReadError, match=r"are both GE's dump number \d+, which GE writes once in a run: one is a copy"):
         read_dumps([copied])
+
+
+def test_a_byte_order_mark_a_pipe_and_a_broken_link_are_each_handled(folder, tmp_path):
+    import os
+
+    marked = tmp_path / "marked"
+    marked.mkdir()
+    first = sorted(p for p in folder.iterdir() if p.name.startswith("ge_proto_"))[0]
+    (marked / first.name).write_bytes(b"\xef\xbb\xbf" + first.read_bytes())  # saved by an editor that marks UTF-8
+    (marked / "ge_proto_00000099_graph_9_Build.txt").symlink_to(tmp_path / "gone.txt")
+    dumps = read_dumps([marked])
+    assert len([g for g in dumps.graphs if g.parent is None]) == 1
+    assert f"{marked / 'ge_proto_00000099_graph_9_Build.txt'} is a link to {tmp_path / 'gone.txt'}, which does not exist: not read" in dumps.notes
+    pipe = tmp_path / "ge_proto_00000001_graph_1_Build.txt"
+    os.mkfifo(pipe)
+    with pytest.raises(DumpReadError, match="is not a regular file"):
+        read_dumps([pipe])  # never waits for a writer
