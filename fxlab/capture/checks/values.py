@@ -12,6 +12,7 @@ path (``output[1].layers[0].keys``) so a mismatch says which one differs.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -228,14 +229,45 @@ def _few(paths: list[str]) -> str:
 
 
 def clone_tree(value: Any) -> Any:
-    """A copy of a value with every tensor in it cloned (what a run may write into)."""
+    """A copy of a value with every tensor in it cloned (what a run may write into).
+    Tensors that share memory (views of one buffer, one tensor passed twice) share it in
+    the copy too, as they are views of one cloned buffer: a run writing into one sees it
+    in the others, as the run on the originals does, and Dynamo sees the same aliasing."""
+    leaves = [leaf for leaf in tree_leaves(value) if isinstance(leaf, torch.Tensor)]
+    keys = [_storage_key(leaf) for leaf in leaves]
+    counts = collections.Counter(key for key in keys if key is not None)
+    shared = {key for key, n in counts.items() if n > 1}
+    return _cloned(value, shared, {})
+
+
+def _cloned(value: Any, shared: set[Any], buffers: dict[Any, Any]) -> Any:
     if isinstance(value, torch.Tensor):
-        return _clone_tensor(value)
+        key = _storage_key(value) if shared else None
+        if key not in shared:
+            return _clone_tensor(value)
+        if key not in buffers:
+            buffers[key] = value.untyped_storage().clone()
+        view = torch.empty(0, dtype=value.dtype, device=value.device).set_(
+            buffers[key], value.storage_offset(), value.shape, value.stride()
+        )
+        return with_dynamo_marks(view, value)
     if isinstance(value, (list, tuple)):
-        return type(value)(clone_tree(v) for v in value)
+        return type(value)(_cloned(v, shared, buffers) for v in value)
     if isinstance(value, dict):
-        return {k: clone_tree(v) for k, v in value.items()}
+        return {k: _cloned(v, shared, buffers) for k, v in value.items()}
     return value
+
+
+def _storage_key(t: torch.Tensor) -> Any:
+    """Which memory a plain dense tensor views (None for anything else: fake, meta,
+    sparse, a subclass, an empty storage)."""
+    if type(t) not in (torch.Tensor, torch.nn.Parameter) or t.layout != torch.strided or t.device.type == "meta":
+        return None
+    try:
+        storage = t.untyped_storage()
+    except (RuntimeError, NotImplementedError):
+        return None
+    return (storage.data_ptr(), t.device) if storage.nbytes() else None
 
 
 def _clone_tensor(t: torch.Tensor) -> torch.Tensor:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 
+import pytest
 import torch
 
 from fxlab.capture.checks.values import Comparison, compare_outputs, output_leaves
@@ -150,3 +151,48 @@ def test_a_check_that_compared_nothing_says_what_did_not_run_and_keeps_its_notes
     result = cmp.result(not_run)
     assert result.ok and not result.skipped and result.compared == 1 and result.not_run == not_run
     assert result.verdict == f"match (1 tensors, max |diff| 0); not run: {not_run[0]}"
+
+
+def test_tensors_sharing_memory_share_it_in_their_copies_and_others_do_not():
+    from fxlab.capture.checks.values import clone_tree
+
+    base, other = torch.arange(12.0).reshape(3, 4), torch.ones(2)
+    args = (base, base[1:], base.t(), other, other)
+    copied = clone_tree(args)
+    for original, copy in zip(args, copied):
+        assert torch.equal(original, copy) and copy.stride() == original.stride() or copy.is_contiguous()
+    copied[0].mul_(10)  # a write into the copy of the buffer shows in the copies of its views
+    assert copied[1][0, 0].item() == 40.0 and copied[2][0, 1].item() == 40.0
+    assert base[1, 0].item() == 4.0  # and never in the originals
+    copied[3].add_(1)
+    assert copied[4].tolist() == [2.0, 2.0]  # one tensor passed twice is one tensor
+    alone = clone_tree((torch.ones(2), torch.ones(2)))
+    alone[0].add_(1)
+    assert alone[1].tolist() == [1.0, 1.0]
+
+
+ALIASED_INPUTS = """
+import torch
+
+class M(torch.nn.Module):
+    def forward(self, a, b):
+        a.mul_(2)
+        return b + 1
+
+base = torch.ones(4, 6)
+model = M()
+example_inputs = (base, base[1:])
+"""
+
+
+def test_a_model_on_inputs_that_overlap_is_traced_on_inputs_that_overlap(write_model):
+    # torch.compile sees the two inputs share memory (aot_autograd gives them one base
+    # input, written in place); copies that did not share it would trace another program.
+    from fxlab.capture.request import TraceRequest
+    from fxlab.session import capture
+
+    captured = capture(TraceRequest(write_model(ALIASED_INPUTS), stages=("functional",)))
+    trace = captured.trace
+    functional = trace.graphs[0].stages["functional"]
+    assert len([n for n in functional.nodes if n.op == "placeholder"]) == 1  # the two inputs' one base
+    assert trace.status == "ok" and trace.check.ok and trace.check.compared == 3
