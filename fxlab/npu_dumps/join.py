@@ -24,7 +24,7 @@ from collections.abc import Iterable, Sequence
 
 from fxlab.ir.model import IrGraph
 from fxlab.npu_dumps.dump_model import TORCHAIR_PY, DumpGraph, DumpOp, DumpSet, TorchAirGraph, TorchAirOp
-from fxlab.npu_dumps.names import fx_node_of_tensor_name
+from fxlab.npu_dumps.names import SUPER_KERNEL_TYPE, fx_node_of_tensor_name
 
 TRACE_FORMAT = "fxlab_trace"
 
@@ -132,7 +132,12 @@ def _doubts(graph: DumpGraph, ranked: list[tuple[float, bool, int, TorchAirGraph
     label = f"{graph.name or graph.file} ({graph.phase})" if graph.phase else graph.name or graph.file
     chosen = ranked[0][-1]
     unnamed = PY_DUMP_UNNAMED if chosen.format == TORCHAIR_PY else ()
-    named = [op for op in graph.ops if op.type not in unnamed and (op.originals or any(o.origin_name for o in op.outputs))]
+    # A SuperKernel op is GE's own: its members are named in its sub-graph's dump, when there is one.
+    named = [
+        op
+        for op in graph.ops
+        if op.type not in unnamed and op.type != SUPER_KERNEL_TYPE and (op.originals or any(o.origin_name for o in op.outputs))
+    ]
     unfound = [
         op for op in named if not any(n in chosen.ops for n in [*op.originals, *(o.origin_name for o in op.outputs if o.origin_name)])
     ]

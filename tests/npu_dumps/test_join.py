@@ -184,6 +184,19 @@ def test_a_graph_of_another_model_sharing_most_generic_names_is_doubted_by_its_t
     ]
 
 
+def test_a_super_kernel_op_without_its_sub_graph_dump_casts_no_doubt_on_the_trace():
+    """A SuperKernel op is GE's own: with no sub-graph dump naming its members it finds no
+    original name, and that says nothing of whether the trace is of this model."""
+    from fxlab.npu_dumps.dump_model import DumpOp, DumpSet
+
+    trace = _torchair("t/graph_0", "graph_0", {"Data": ("Data", "arg0_1", "m.py:1"), "Add": ("Add", "add", "m.py:2")})
+    ge = _ge_graph("graph_1", [("Data", "Data"), ("Add", "Add")])
+    ge.ops += [DumpOp(f"sk_s{i}_start_a_end_b", "SuperKernel", originals=[f"sk_s{i}_start_a_end_b"]) for i in range(3)]
+    dumps = DumpSet(graphs=[ge])
+    join(dumps, [trace])
+    assert dumps.notes == []
+
+
 def test_a_renamed_op_maps_through_its_one_original(tmp_path):
     folder = made_dumps(tmp_path / "ge")
     rename_op(folder / "ge_proto_00000007_graph_1_AfterSkGraph.txt", "Add_2", "Add_2_GE")
