@@ -27,7 +27,11 @@ _DESC_ATTR = re.compile(r"^output_desc_attr_(?P<attr>.+):(?P<i>\d+)$")
 _DESC_JSON = re.compile(r"^output_desc_(?P<i>\d+)$")
 
 
-def read_ge_onnx(path: str, text: str, name: DumpName | None, progress: Progress | None = None) -> list[DumpGraph]:
+def read_ge_onnx(
+    path: str, text: str, name: DumpName | None, progress: Progress | None = None, notes: list[str] | None = None
+) -> list[DumpGraph]:
+    """The graphs of one ONNX dump; ``notes`` hears, once, that the dump keeps no op's string
+    attrs (GE's original op names among them)."""
     reader = TextReader(path, text, progress)
     model = read_text(reader, message_class(PROTO, "ModelProto"), lambda r, m: r.parse_whole(m))
     if not model.HasField("graph"):
@@ -36,7 +40,25 @@ def read_ge_onnx(path: str, text: str, name: DumpName | None, progress: Progress
         )
     graphs: list[DumpGraph] = []
     _add_graph(graphs, model.graph, path, name, None)
+    if notes is not None and ONNX_WITHOUT_STRINGS not in notes and not _op_strings(model.graph):
+        notes.append(ONNX_WITHOUT_STRINGS)
     return graphs
+
+
+ONNX_WITHOUT_STRINGS = (
+    "the ge_onnx_*.pbtxt dumps keep no op's string attrs (GE writes them only at DUMP_GE_GRAPH=1): without GE's original op "
+    "names, an op GE fused or renamed shows as ops removed and one added; dump at DUMP_GE_GRAPH=1, or give the same run's "
+    "ge_proto_*.txt files, which keep them"
+)
+
+
+def _op_strings(graph: Any) -> bool:
+    """Whether any op of ``graph`` keeps a string attr of its own (the flattened descs are strings at every level)."""
+    return any(
+        attribute.type in (_STRING, _STRINGS) and not attribute.name.startswith(("output_desc_", "input_desc_"))
+        for node in graph.node
+        for attribute in node.attribute
+    )
 
 
 def _add_graph(graphs: list[DumpGraph], proto: Any, path: str, name: DumpName | None, parent: str | None) -> None:

@@ -237,7 +237,7 @@ def _read_kind(dumps: DumpSet, path: Path, kind: str, name: DumpName | None, pro
     if kind == GE_PROTO:
         dumps.graphs += read_ge_proto(label, text, name, progress)
     elif kind == GE_ONNX:
-        dumps.graphs += read_ge_onnx(label, text, name, progress)
+        dumps.graphs += read_ge_onnx(label, text, name, progress, dumps.notes)
     elif kind in (TORCHAIR_TXT, TORCHAIR_PBTXT, TORCHAIR_PY):
         graph = {
             TORCHAIR_TXT: lambda: read_torchair_txt(label, text, progress),

@@ -87,3 +87,31 @@ def test_a_desc_string_that_is_not_a_json_object_is_an_empty_desc(tmp_path):
     root = read_dumps([path]).graphs[0]
     cast = next(op for op in root.ops if op.name == "trans_Cast_4")
     assert cast.inserted and [(o.dtype, o.layout, o.origin_name) for o in cast.outputs] == [("", "", None)]
+
+
+LEVEL_2 = """ir_version: 4
+graph {
+  node {
+    name: "MatMulV2"
+    op_type: "ge:MatMulV2"
+    attribute { name: "fusion_scope" i: 3 type: INT }
+    attribute { name: "output_desc_dtype:0" s: "DT_FLOAT16" type: STRING }
+  }
+  name: "graph_1"
+}
+"""
+
+
+def test_a_dump_that_keeps_no_op_string_attrs_is_said_to_hide_what_ge_fused(tmp_path):
+    # At DUMP_GE_GRAPH=2 or 3 an ONNX dump keeps only the flattened descs as strings.
+    (tmp_path / "ge_onnx_00000002_graph_1_Build.pbtxt").write_text(LEVEL_2)
+    (tmp_path / "ge_onnx_00000003_graph_1_AfterBuild.pbtxt").write_text(LEVEL_2)
+    notes = read_dumps([tmp_path]).notes
+    assert [n for n in notes if "keep no op's string attrs" in n] == [
+        "the ge_onnx_*.pbtxt dumps keep no op's string attrs (GE writes them only at DUMP_GE_GRAPH=1): without GE's original "
+        "op names, an op GE fused or renamed shows as ops removed and one added; dump at DUMP_GE_GRAPH=1, or give the same "
+        "run's ge_proto_*.txt files, which keep them"
+    ]
+    full = tmp_path / "full"
+    full.mkdir()
+    assert not any("string attrs" in n for n in read_dumps([_write(full)]).notes)  # a DUMP_GE_GRAPH=1 dump keeps them
