@@ -9,6 +9,7 @@ import operator
 import runpy
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import torch
@@ -66,6 +67,17 @@ def test_the_block_undoes_everything_and_restores_what_was_there() -> None:
     assert _left_behind() == []
 
 
+def _recording_backend() -> tuple[list[torch.fx.GraphModule], Any]:
+    """A torch.compile backend that keeps each graph Dynamo hands it and runs it as it is."""
+    graphs: list[torch.fx.GraphModule] = []
+
+    def backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> torch.fx.GraphModule:
+        graphs.append(gm)
+        return gm
+
+    return graphs, backend
+
+
 def _add_if_on_npu(x: torch.Tensor) -> torch.Tensor:
     return x + 1 if x.is_npu else x - 1
 
@@ -73,12 +85,7 @@ def _add_if_on_npu(x: torch.Tensor) -> torch.Tensor:
 def test_is_npu_says_what_the_device_says_in_eager_and_in_a_compiled_call() -> None:
     # torch_npu defines Tensor.is_npu as its device registration does (device.type == "npu"):
     # a script that reads it runs, and it agrees with x.device (the CPU).
-    graphs = []
-
-    def backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> torch.fx.GraphModule:
-        graphs.append(gm)
-        return gm
-
+    graphs, backend = _recording_backend()
     torch._dynamo.reset()
     with npu_on_cpu():
         x = torch.ones(3, device="npu")
@@ -166,12 +173,7 @@ def _forward(x: torch.Tensor) -> torch.Tensor:
 
 
 def test_dynamo_compiles_a_forward_that_names_the_npu_device() -> None:
-    graphs = []
-
-    def backend(gm: torch.fx.GraphModule, example_inputs: list[torch.Tensor]) -> torch.fx.GraphModule:
-        graphs.append(gm)
-        return gm
-
+    graphs, backend = _recording_backend()
     torch._dynamo.reset()
     with npu_on_cpu():
         x = torch.randn(3, 4).npu()
