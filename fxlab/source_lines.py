@@ -70,8 +70,10 @@ def frames(stack_trace: str) -> tuple[Frame, ...]:
 
 @functools.lru_cache(maxsize=4096)
 def source_frames(stack_trace: str) -> tuple[Frame | None, Frame | None]:
-    """``(the frame to show, the innermost frame when it is another one)``."""
-    found = frames(stack_trace)
+    """``(the frame to show, the innermost frame when it is another one)``. fxlab's own
+    frames (its npu-device mode, which Dynamo steps through for a call naming a device) are
+    no one's source."""
+    found = tuple(frame for frame in frames(stack_trace) if not is_fxlab_file(frame.file))
     if not found:
         return None, None
     best = min(kind(frame.file) for frame in found)

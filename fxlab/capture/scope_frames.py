@@ -1,11 +1,14 @@
-"""Scope markers point at the user's ``with`` line, not inside the scope library.
+"""Scope markers point at the user's ``with`` line, not inside the scope library; a call
+Dynamo traced through fxlab's npu-device mode (one naming a device: ``torch.arange(...,
+device=...)``, ``x.to(...)``) points at the user's line, not inside the mode.
 
 ``air::scope_enter`` / ``air::scope_exit`` are called from ``Scope.__enter__`` /
 ``__exit__`` (fxlab's ``fxlab/scope.py``, or TorchAir's ``torchair/scope/``), so the last
 frame of a marker node's ``stack_trace`` is library code. Every later stage copies that
 trace, and graph code, the py dump, the HTML and the scope report all show its last frame.
-This pass drops the library frames from the end of each Dynamo node's trace, before the
-other stages are derived, so they name the line that opened or closed the scope.
+This pass drops the library frames (and fxlab's own) from the end of each Dynamo node's
+trace, before the other stages are derived, so they name the line that opened or closed
+the scope, or made the call.
 
 When Dynamo did not trace the function holding the ``with`` (a graph break inside the
 block, which it cannot resume inside a context manager, makes it run that function
@@ -26,7 +29,10 @@ import torch
 import torch.fx as fx
 
 import fxlab.scope
-from fxlab.source_lines import frame_headers
+from fxlab.source_lines import frame_headers, is_fxlab_file
+
+# fxlab's own folder, as a frame's file names it (a cheap test before the exact one).
+_FXLAB_DIR = os.path.dirname(os.path.abspath(fxlab.scope.__file__))
 
 
 def _is_scope_library(path: str) -> bool:
@@ -34,13 +40,17 @@ def _is_scope_library(path: str) -> bool:
     return os.path.abspath(path) == os.path.abspath(fxlab.scope.__file__) or "/torchair/scope/" in normalized
 
 
+def _is_not_the_users(path: str) -> bool:
+    return _is_scope_library(path) or is_fxlab_file(path)
+
+
 def trimmed_stack_trace(stack_trace: str) -> str:
-    """``stack_trace`` without its trailing frames in a scope library (unchanged when
-    every frame is, or none is)."""
+    """``stack_trace`` without its trailing frames in a scope library or fxlab (unchanged
+    when every frame is, or none is)."""
     text = stack_trace.rstrip("\n")
     headers = frame_headers(text)
     keep = len(headers)
-    while keep > 1 and _is_scope_library(headers[keep - 1].group(1)):
+    while keep > 1 and _is_not_the_users(headers[keep - 1].group(1)):
         keep -= 1
     if keep == len(headers):
         return stack_trace
@@ -55,7 +65,7 @@ def point_scope_markers_at_user_code(gm: fx.GraphModule) -> bool:
     caller: str | None = None
     for node in gm.graph.nodes:
         trace = node.meta.get("stack_trace")
-        if not trace or "scope" not in trace:
+        if not trace or ("scope" not in trace and _FXLAB_DIR not in trace):
             continue
         if _library_frames_only(trace):
             caller = caller if caller is not None else _caller_of_compiled_frame() or ""

@@ -1,4 +1,4 @@
-"""Scope markers point at the user's ``with`` line in every stage."""
+"""Scope markers point at the user's ``with`` line in every stage; a call through fxlab's npu-device mode, at the user's line."""
 from __future__ import annotations
 
 import fxlab.scope
@@ -75,3 +75,31 @@ def test_markers_compiled_alone_name_the_with_line(write_model):
         ("air.scope_exit", 8, "with scope.limit_core_num(8, 16):"),  # compiled once, for both exits
     ]
     assert all("fxlab/scope.py" not in g.stages["functional"].code for g in trace.graphs)
+
+
+NAMES_A_DEVICE = """
+import torch
+
+
+class Embed(torch.nn.Module):
+    def forward(self, x):
+        positions = torch.arange(x.shape[-1], device=x.device)
+        return x + positions.to(x.dtype)
+
+
+torch.npu.set_device(0)  # a script for an NPU: the npu device runs on the CPU from here
+model = Embed()
+example_inputs = (torch.ones(2, 4),)
+"""
+
+
+def test_a_call_naming_a_device_names_the_users_line_not_fxlabs_npu_device_mode(write_model):
+    # Dynamo steps through fxlab's npu-device mode for a call that names a device: its frame
+    # is the innermost, and no stage may show it as the source.
+    from fxlab.compat import npu_device
+
+    trace = trace_of(write_model(NAMES_A_DEVICE))
+    for stage in trace.graphs[0].stages.values():
+        arange = [n for n in stage.nodes if "arange" in n.target]
+        assert arange and all((n.provenance.line, n.provenance.file.endswith("model.py")) == (7, True) for n in arange), stage.name
+        assert npu_device.__file__ not in stage.code and "npu_device.py" not in stage.code, stage.name
