@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import torch
+import torch.fx as fx
 from torch._higher_order_ops.auto_functionalize import get_mutable_args, read_view_information_from_args
 
 from fxlab.passes.conversion_result import target_text
@@ -400,9 +402,36 @@ def _converter_file(target: Any) -> str:
     return verdict.where.split(":", 1)[0] if verdict is not None and verdict.where else "custom/"
 
 
-def wrong_result(target: Any) -> str | None:
-    """How TorchAir's graph of ``target`` departs from ATen's result, if it is known to."""
-    return WRONG_RESULTS.get(op_name(target))
+# The arguments with which each op of WRONG_RESULTS departs (by the schema's argument
+# names, those the node passes): a call without them gets ATen's result from TorchAir too.
+WRONG_ONLY_WITH: dict[str, Callable[[dict[str, Any]], bool]] = {
+    "aten._embedding_bag.default": lambda given: "mode" not in given,
+    "aten._embedding_bag_forward_only.default": lambda given: "mode" not in given,
+    "npu.npu_group_norm_silu.default": lambda given: "eps" not in given,
+    "npu.npu_quant_scatter_.default": lambda given: "axis" not in given or "quant_axis" not in given,
+    "npu.npu_fusion_attention.default": lambda given: given.get("pse") is not None,
+    "npu.npu_rotary_mul.default": lambda given: given.get("rotary_mode") == "interleave" and given.get("rotate") is None,
+    "npu.npu_rope_quant_kvcache.default": lambda given: given.get("cache_mode") == "page",
+    "npu.npu_dequant_rope_quant_kvcache.default": lambda given: given.get("cache_mode") == "page",
+}
+
+
+def wrong_result(node: fx.Node) -> str | None:
+    """How TorchAir's graph of ``node`` departs from ATen's result, when it is known to
+    with the arguments the node passes."""
+    name = op_name(node.target)
+    why = WRONG_RESULTS.get(name)
+    only_with = WRONG_ONLY_WITH.get(name)
+    if why is None or only_with is None:
+        return why
+    return why if only_with(given_arguments(node)) else None
+
+
+def given_arguments(node: fx.Node) -> dict[str, Any]:
+    """The arguments ``node`` passes its op, by the schema's names (those it leaves out are absent)."""
+    schema = getattr(node.target, "_schema", None)
+    names = [argument.name for argument in schema.arguments] if schema is not None else []
+    return {**dict(zip(names, node.args)), **node.kwargs}
 
 
 def refusal(target: Any) -> TorchAirVerdict | None:

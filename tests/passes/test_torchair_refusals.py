@@ -10,6 +10,7 @@ import torch
 
 import fxlab.ops  # noqa: F401 - the seed custom ops (npu::my_op ...) and their converters
 import fxlab.passes.converters  # noqa: F401 - registers fxlab's converters
+from tests.passes.converters.npu_fixtures import npu_ops  # noqa: F401 - the fixture
 from fxlab.passes.converters.auto import auto_converter
 from fxlab.passes.converters.npu import NPU_CONVERTERS
 from fxlab.passes.converters.registry import CONVERTERS, ORIGIN_FXLAB
@@ -122,3 +123,19 @@ def test_a_size_comparison_is_named_as_written_and_refused_as_torchairs_walk_fai
     )
     (check,) = [r for r in result.nodes if r.target == "aten._assert_scalar.default"]
     assert check.status is Status.REFUSED and "the runtime check of a size" in check.message
+
+
+def test_an_op_torchair_converts_wrongly_only_with_some_arguments_is_blamed_only_with_them(npu_ops):
+    # TorchAir's npu_fusion_attention drops the position bias: a call without one is right.
+    import torch.fx as fx
+
+    from fxlab.passes.torchair_refusals import wrong_result
+
+    graph = fx.Graph()
+    q, k, v, pse = (graph.placeholder(name) for name in ("q", "k", "v", "pse"))
+    attention = torch.ops.npu.npu_fusion_attention.default
+    without = graph.call_function(attention, (q, k, v, 4, "BNSD", None, None, None, 0.25))
+    positional = graph.call_function(attention, (q, k, v, 4, "BNSD", pse))
+    keyword = graph.call_function(attention, (q, k, v, 4, "BNSD"), {"pse": pse, "scale": 0.25})
+    assert wrong_result(without) is None
+    assert "does not pass the position bias on" in wrong_result(positional) and wrong_result(keyword) == wrong_result(positional)

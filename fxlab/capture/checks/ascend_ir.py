@@ -234,7 +234,7 @@ def _torchair_faults(graph: GraphTrace, live: LiveGraph) -> list[str]:
     a wrong result, each with what goes wrong."""
     faults: dict[str, list[str]] = {}
     for node in _fx_nodes(live).values():
-        why = wrong_result(node.target) if node.op == "call_function" else None
+        why = wrong_result(node) if node.op == "call_function" else None
         if why:
             faults.setdefault(why, []).append(node.name)
     return [f"graph {graph.index}: {', '.join(names)}: {why}" for why, names in faults.items()]

@@ -26,7 +26,10 @@ def test_group_norm_silu_defaults_eps_as_torchair_does_and_says_so(npu_ops):
     result = convert("npu_group_norm_silu", torch.randn(2, 8, 3), None, None, 4)
     op = next(op for op in result.graph.ops if op.type == "GroupNormSilu")
     assert abs(op.attr_value("eps") - 1e-4) < 1e-9 and op.inputs[1:] == ["", ""]
-    assert "defaults eps to 1e-4" in wrong_result(torch.ops.npu.npu_group_norm_silu.default)
+    leaves_eps_out = result.fx_graph.graph.find_nodes(op="call_function", target=torch.ops.npu.npu_group_norm_silu.default)[0]
+    assert "defaults eps to 1e-4" in wrong_result(leaves_eps_out)
+    passes_eps = convert("npu_group_norm_silu", torch.randn(2, 8, 3), None, None, 4, 1e-5).fx_graph
+    assert wrong_result(passes_eps.graph.find_nodes(op="call_function", target=torch.ops.npu.npu_group_norm_silu.default)[0]) is None
 
 
 def test_gather_stats_casts_the_counts_and_tags_nchw(npu_ops):
