@@ -180,6 +180,8 @@ class _Reinplacer:
 
     def _metadata_allows(self, node: fx.Node, arg: fx.Node) -> bool:
         mine, result = pytree.tree_leaves(arg.meta["fake_result"]), pytree.tree_leaves(node.meta["fake_result"])
+        if not all(isinstance(leaf, torch.Tensor) for leaf in (*mine, *result)):
+            return False  # an op that returns no tensor (npu_define._send) has nothing to write in place
         wrong = False
         if len(mine) == len(result):
             for a, b in zip(mine, result):

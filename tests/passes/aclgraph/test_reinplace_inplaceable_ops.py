@@ -118,3 +118,21 @@ def test_disjoint_slices_of_one_tensor_are_no_overlap():
 
     _, result = _run(f, torch.randn(1, 8))
     assert not [n for n in result.notes if n.startswith(OVERLAP_HAZARD)]
+
+
+_EMIT = torch.library.Library("fxlab_reinplace_test", "FRAGMENT")
+_EMIT.define("emit(Tensor x) -> ()")  # as npu_define::_send: a tensor in, nothing out
+_EMIT.impl("emit", lambda x: None, "CompositeExplicitAutograd")
+_EMIT.impl("emit", lambda x: None, "Meta")
+torch.fx.node.has_side_effect(torch.ops.fxlab_reinplace_test.emit.default)  # kept in the graph, as a send is
+
+
+def test_an_op_that_returns_no_tensor_is_left_as_it_is():
+    def f(x):
+        y = x * 2
+        torch.ops.fxlab_reinplace_test.emit(y)  # a send: it writes nothing, so there is nothing to re-inplace
+        return (y + 1,)
+
+    gm, result = _run(f, torch.randn(4))
+    assert _targets(gm)["emit"] == "fxlab_reinplace_test.emit.default" and not any("emit" in note for note in result.notes)
+    torch.testing.assert_close(gm(torch.ones(4))[0], torch.full((4,), 3.0))
