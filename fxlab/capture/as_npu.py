@@ -29,6 +29,7 @@ from typing import Any
 
 import torch
 import torch.fx as fx
+from torch.overrides import TorchFunctionMode
 
 SDPA_TARGETS = (torch._C._nn.scaled_dot_product_attention, torch.nn.functional.scaled_dot_product_attention)
 FUSED = "torch_npu.npu_fusion_attention (BNSD; GE FlashAttentionScore), as torch_npu's NPU kernel for SDPA runs a boolean or absent mask"
@@ -179,3 +180,24 @@ def decomposed_as_on_npu(gm: fx.GraphModule) -> Iterator[list[str]]:
         yield [LSTM_NOTE] if lstm else []
     finally:
         torch._C._set_mkldnn_enabled(enabled)
+
+
+class SdpaAsOnNpu(TorchFunctionMode):
+    """Eager SDPA calls made as the compiled graph makes them (and as eager makes them on an
+    NPU machine, where torch_npu's kernel is the fused one): ``fused`` counts the calls that
+    took ``npu_fusion_attention``."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fused = 0
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple[Any, ...] = (), kwargs: dict[str, Any] | None = None) -> Any:
+        kwargs = kwargs or {}
+        if func not in SDPA_TARGETS:
+            return func(*args, **kwargs)
+        mask = args[3] if len(args) > 3 else kwargs.get("attn_mask")
+        dropout = args[4] if len(args) > 4 else kwargs.get("dropout_p", 0.0)
+        if _why_math(args[0] if args else None, mask, dropout, _fused_op() is not None):
+            return func(*args, **kwargs)
+        self.fused += 1
+        return sdpa_as_fused(*args, **kwargs)

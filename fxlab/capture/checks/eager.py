@@ -15,6 +15,7 @@ from typing import Any
 import torch
 
 from fxlab.capture.checks.runs import kernel_fault, missing_cpu_kernel
+from fxlab.capture.as_npu import SdpaAsOnNpu
 from fxlab.capture.checks.values import Comparison, clone_tree, compare_inputs, compare_outputs
 from fxlab.capture.compile_error import first_line, root_cause, summarize_compile_error
 from fxlab.capture.loader import LoadedModel
@@ -120,7 +121,34 @@ def _compare_from_one_seed(
         if not compiled_first:
             compiled_out, compiled_state = model.run_compiled(args, kwargs)
     eager = CallRun(eager_out, eager_args, eager_kwargs, eager_state)
-    return compare_runs(eager, CallRun(compiled_out, args, kwargs, compiled_state), draws_random)
+    compiled = CallRun(compiled_out, args, kwargs, compiled_state)
+    result = compare_runs(eager, compiled, draws_random)
+    if result.mismatches:
+        result = _as_on_npu_if_it_explains(model, loaded, compiled, draws_random, result)
+    return result
+
+
+def _as_on_npu_if_it_explains(
+    model: _Model, loaded: LoadedModel, compiled: CallRun, draws_random: Callable[[], list[str]] | None, result: CheckResult
+) -> CheckResult:
+    """A mismatch that eager run with SDPA as on an NPU machine (torch_npu's fused kernel,
+    as the compiled graph runs it) does not have is the rounding of another attention
+    kernel, not a graph that computes other values: the check matches, saying by how much
+    CPU's own SDPA differs. Any other mismatch stands."""
+    args, kwargs = clone_tree(loaded.args), clone_tree(loaded.kwargs)
+    with torch.no_grad(), SdpaAsOnNpu() as sdpa:
+        ran = model.run_eager(args, kwargs)
+    if sdpa.fused == 0 or isinstance(ran, CheckResult):
+        return result
+    as_on_npu = compare_runs(CallRun(ran[0], args, kwargs, ran[1]), compiled, draws_random)
+    if as_on_npu.mismatches or not as_on_npu.ok:
+        return result
+    as_on_npu.approximations.append(
+        f"F.scaled_dot_product_attention ({sdpa.fused} call(s)) is torch_npu's fused kernel in the compiled graph, as on an NPU "
+        f"machine; against CPU's own SDPA the outputs differ by rounding ({'; '.join(result.mismatches[:2])}), and eager with "
+        "the fused kernel matches"
+    )
+    return as_on_npu
 
 
 @dataclass

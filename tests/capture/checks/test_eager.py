@@ -9,7 +9,7 @@ import torch
 from fxlab.capture.checks.eager import compare_eager_compiled, undefined_op_hint
 from fxlab.capture.loader import LoadedModel
 from fxlab.errors import CaptureError
-from tests.sessions import capture_of
+from tests.sessions import capture_of, trace_of
 
 
 BUFFER_SHAPE_CHANGES_IN_PLACE = """
@@ -88,3 +88,32 @@ def test_a_custom_op_nothing_defined_names_the_op_and_the_plugin_option(write_mo
 def test_an_attribute_error_of_the_models_own_gives_no_op_hint() -> None:
     assert undefined_op_hint(AttributeError("'Linear' object has no attribute 'weights'")) == ""
     assert undefined_op_hint(KeyError("'_OpNamespace' 'x' object has no attribute 'y'")) == ""
+
+
+HALF_PRECISION_ATTENTION = """
+import torch
+import torch_npu  # noqa: F401 - torch_npu's operators: SDPA takes the fused kernel, as on an NPU
+
+
+class Attention(torch.nn.Module):
+    def forward(self, q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True) * 3
+
+
+torch.manual_seed(0)
+model = Attention()
+example_inputs = tuple(torch.randn(1, 4, 64, 32).{dtype}() * 4 for _ in range(3))
+"""
+
+
+def test_half_precision_attention_is_checked_against_eager_with_the_npus_kernel_when_cpus_rounds_otherwise(write_model):
+    # The compiled graph runs SDPA as torch_npu's fused kernel (as on an NPU); CPU's own SDPA
+    # rounds float16 otherwise. Eager with the fused kernel matches, and the check says by how much CPU's differs.
+    trace = trace_of(write_model(HALF_PRECISION_ATTENTION.replace("{dtype}", "half")))
+    assert trace.status == "ok" and trace.check.ok and trace.check.max_abs_diff == 0
+    (said,) = trace.check.approximations
+    assert said.startswith("F.scaled_dot_product_attention (1 call(s)) is torch_npu's fused kernel in the compiled graph")
+    assert "against CPU's own SDPA the outputs differ by rounding (output: max |diff| " in said
+    # float32 is compared with CPU's own SDPA, as before: nothing to explain
+    full = trace_of(write_model(HALF_PRECISION_ATTENTION.replace("{dtype}", "float")))
+    assert full.check.ok and full.check.approximations == []
