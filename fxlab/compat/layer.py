@@ -36,16 +36,17 @@ STANDIN_DIR = Path(__file__).parent / "standins"
 
 ANNOUNCEMENTS = {
     "torchair": (
-        "torchair not found: using fxlab's TorchAir-compatible layer (register_fx_node_ge_converter, "
+        "torchair is not installed: `import torchair` gets fxlab's TorchAir-compatible layer (register_fx_node_ge_converter, "
         "ge.custom_op, ge.attr, scope, CompilerConfig, get_npu_backend; converters build fxlab's Ascend IR, "
-        "no Graph Engine runs)"
+        "no Graph Engine runs; a TorchAir copy `fxlab torchair fetch` fetched is run by --converter torchair and the checks, "
+        "never imported by the model)"
     ),
     "npugraph_ex": (
-        "npugraph_ex not found: using fxlab's stand-in (CompilerConfig, get_npu_backend, register_replacement, "
+        "npugraph_ex is not installed: using fxlab's stand-in (CompilerConfig, get_npu_backend, register_replacement, "
         "scope.limit_core_num / deterministic; the config drives the aclgraph stage)"
     ),
     "torch_npu": (
-        "torch_npu not found: using fxlab's minimal torch_npu stand-in (the npu custom ops run on CPU; "
+        "torch_npu is not installed: using fxlab's minimal torch_npu stand-in (the npu custom ops run on CPU; "
         "torch_npu.meta._meta_registrations.m registers Meta functions)"
     ),
 }

@@ -32,7 +32,7 @@ def test_ops_list_json_shows_seed_ops_and_the_active_plugin_converter(capsys, mo
     assert inplace["converter"]["replaces"].endswith(f"seeds.py:{inspect.getsourcelines(convert_my_inplace)[1]}")
     assert inplace["fake"].endswith("my_inplace_plugin.py:5") and "CPU" in inplace["kernels"]
     assert rows["npu::my_op"]["converter"]["origin"] == "fxlab" and rows["npu::my_op"]["prototype"]["op"] == "MyOp"
-    assert "torchair not found: using fxlab's TorchAir-compatible layer" in err
+    assert "torchair is not installed: `import torchair` gets fxlab's TorchAir-compatible layer" in err
 
 
 def test_ops_check_seed_op_passes(capsys, monkeypatch) -> None:
