@@ -11,6 +11,7 @@ from rich.text import Text
 
 from fxlab.cli import console
 from fxlab.cli.app import FxlabTyper, app
+from fxlab.errors import UsageError
 from fxlab.cli.common import capture_request, request_of
 from fxlab.ir.json_values import dumps_strict
 from fxlab.stage_names import FUNCTIONAL, PRE_GE
@@ -105,12 +106,33 @@ def check_command(
 
     with compat_layer(announce=console.note):
         _load_plugins(plugin)
+        _refuse_torch_npus_own(op)
         report = check_op(op, prototype)
     if as_json:
         console.print_json(dumps_strict(report.to_json()))
     else:
         _print_report(report)
     raise typer.Exit(0 if report.ok else 1)
+
+
+def _refuse_torch_npus_own(op: str) -> None:
+    """torch_npu's own operators are no custom op of the user's: said so, with what shows them."""
+    import torch  # lazy: as check_op's imports (seconds)
+
+    from fxlab.compat.torch_npu_ops import find_torch_npu_copy, read_schemas  # lazy: as above
+
+    parts = op.strip().removeprefix("torch.ops.").replace("::", ".").split(".")
+    namespace, bare = (parts[0], parts[1]) if len(parts) >= 2 else ("npu", parts[0])
+    copy = find_torch_npu_copy()
+    if namespace != "npu" or copy is None or not copy.complete or hasattr(torch.ops.npu, bare):  # defined: a plugin's, or torch_npu's own
+        return
+    if bare in {name.split(".", 1)[0] for name in read_schemas(copy.schema_file)}:
+        raise UsageError(
+            f"{op!r} is one of torch_npu's own operators (fxlab defines them from torch_npu's schemas and Meta functions while "
+            "it traces), not a custom op: `fxlab ops check` checks the delivery of a custom op a model or plugin defines. To see "
+            "how TorchAir converts it, trace a model that calls it (`fxlab trace MODEL.py`; `fxlab ops coverage MODEL.py` lists "
+            "TorchAir's verdict for each op)."
+        )
 
 
 def _print_report(report: Any) -> None:

@@ -59,6 +59,14 @@ def test_ops_check_unknown_op_exits_2_with_suggestion(capsys) -> None:
     assert "no custom op named 'npu::my_opp'" in err and "npu::my_op" in err
 
 
+def test_ops_check_of_a_torch_npu_operator_says_it_is_torch_npus_own(capsys) -> None:
+    for name in ("npu::npu_rms_norm", "torch.ops.npu.npu_rms_norm.default", "npu_rms_norm"):
+        code, _, err = _run(["ops", "check", name], capsys)
+        said = " ".join(err.split())
+        assert code == 2 and f"{name!r} is one of torch_npu's own operators" in said and "not a custom op" in said, name
+        assert "Did you mean" not in said
+
+
 REFUSED_MODEL = """
 import torch
 
