@@ -35,8 +35,9 @@ from fxlab.passes.torchair_options import MAX_AUTOTUNE, NPUGRAPH_EX, describe_ca
 from fxlab.passes.torchair_patterns import fuse_torchair_patterns
 
 TORCHAIR_OWN_PATTERNS = (
-    "TorchAir's own patterns fuse torch_npu operators: AddRmsNorm + Cast / DynamicQuant run here in max-autotune mode "
-    "(passes/torchair_patterns.py); its others (AddRmsNorm + Quant, BatchMatMul + Transpose) only with --converter torchair"
+    "TorchAir's own patterns fuse torch_npu operators: AddRmsNorm + Cast / DynamicQuant in max-autotune mode (run here in "
+    "that mode: passes/torchair_patterns.py); AddRmsNorm + Quant and BatchMatMul + Transpose on its reduce-overhead path, "
+    "which fxlab's passes do not run"
 )
 OWN_PATTERNS_FUSED = "TorchAir's own torch_npu patterns fused npu_add_rms_norm with its cast or dynamic quant"
 
