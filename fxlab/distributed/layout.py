@@ -5,9 +5,10 @@ Saved (``--out DIR``): ``DIR/rank_<r>/`` holds rank r's trace in the usual layou
 names the ranks, their folders and statuses, and which ranks' graphs are alike.
 
 Ranks are alike in structure when their graphs have the same nodes, operators, shapes and
-wiring, and the same Ascend IR ops and attrs, constants' values aside (a tensor-parallel
-rank's graphs differ from its peers' only in such constants: the offset of its slice of
-a vocabulary); :func:`rank_groups` groups the ranks by that.
+wiring, and the same Ascend IR ops and attrs, constants' values and collectives' process
+groups aside (a tensor-parallel rank's graphs differ from its peers' only in such
+constants, the offset of its slice of a vocabulary, and in the group its collectives run
+in); :func:`rank_groups` groups the ranks by that.
 """
 
 from __future__ import annotations
@@ -20,8 +21,10 @@ from typing import Any
 from fxlab.capture.trace import Trace
 
 RANK_FOLDER = "rank_{rank}"
-# Attrs holding a constant's value: not part of the structure.
-VALUE_ATTRS = frozenset({"value", "_readable_value"})
+# Attrs that differ between ranks alike in structure: a constant's value (a rank's slice of
+# a vocabulary), and the process group a collective runs in (one tensor-parallel group's
+# ranks 0,2, another's 1,3).
+VALUE_ATTRS = frozenset({"value", "_readable_value", "group"})
 
 
 def rank_folder(rank: int) -> str:

@@ -23,6 +23,20 @@ def test_ranks_differing_only_in_constants_are_alike_in_structure():
     assert rank_groups({0: structure_key(a), 1: structure_key(b), 2: structure_key(c), 3: structure_key(a)}) == [[0, 1, 3], [2]]
 
 
+def _all_reduce_in(group: str, rows: int = 4) -> Trace:
+    reduce = IrOp("HcomAllReduce", "HcomAllReduce", ["x:0"], {"group": attr_of(group), "reduction": attr_of("sum")}, (), (TensorDesc("y", DataType.DT_FLOAT, (rows,)),))
+    trace = Trace(model="m.py", entry="e", fxlab_version="0", torch_version="0")
+    trace.graphs.append(GraphTrace(index=0, ir=IrGraph("g", [reduce])))
+    return trace
+
+
+def test_ranks_in_different_process_groups_are_alike_in_structure():
+    # Tensor parallel inside data parallel: ranks 0,2 reduce in one group, 1,3 in another.
+    even, odd = _all_reduce_in("tag=ptd:3;rank_list=0,2"), _all_reduce_in("tag=ptd:4;rank_list=1,3")
+    assert structure_key(even) == structure_key(odd) != structure_key(_all_reduce_in("tag=ptd:3;rank_list=0,2", rows=5))
+    assert exact_key(even) != exact_key(odd)
+
+
 def test_ranks_text():
     assert [ranks_text(r) for r in ([0, 1, 2, 3], [0, 1], [2], [0, 2, 3])] == ["0-3", "0-1", "2", "0, 2, 3"]
 
