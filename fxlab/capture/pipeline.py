@@ -367,7 +367,10 @@ def _runnable(partial: bool, live: LiveGraph, recorder: RunRecorder) -> bool:
 
 
 def _not_on_every_rank(indexes: list[int], what: str = "the Ascend IR") -> str:
-    return f"graph(s) {indexes}: {what} cannot run on every rank (not every op converted, or no recorded run), so its collectives would not meet"
+    return (
+        f"graph(s) {indexes}: {what} cannot run on every rank (not every op converted, no recorded run, or another rank's graph "
+        "of that number calls other collectives: its graphs broke elsewhere), so its collectives would not meet"
+    )
 
 
 def _check_user_passes(captured: Capture, recorder: RunRecorder, say: Progress) -> None:

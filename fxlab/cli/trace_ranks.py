@@ -28,6 +28,7 @@ from typing import Any
 import torch
 from rich.console import Console
 
+from fxlab.capture.program import run_status
 from fxlab.capture.request import TraceRequest
 from fxlab.capture.serialize import json_text
 from fxlab.capture.trace import Trace
@@ -273,7 +274,7 @@ def report_ranks(results: list[dict[str, Any]], request: TraceRequest, output: R
     status = overall_status(results)
     if as_json:
         console.print_json(json.dumps(rank_views.ranks_json(results, groups, status, str(out) if out else None)))
-        return 0 if status == "ok" else 1
+        return status_exit_code(status)
     stdout = console.out()
     for group in groups:
         first = by_rank[group[0]]
@@ -285,11 +286,17 @@ def report_ranks(results: list[dict[str, Any]], request: TraceRequest, output: R
     if out is not None:
         folders = ", ".join(f"rank_{r}" for r in sorted(by_rank))
         console.note(f"trace saved to {out}/ (manifest.json, one folder per rank: {folders})")
-    return 0 if status == "ok" else 1
+    return status_exit_code(status)
+
+
+def status_exit_code(status: str) -> int:
+    """As a one-process trace's: 0 for ``ok`` and ``unverified``, 1 otherwise."""
+    return 0 if status in ("ok", "unverified") else 1
 
 
 def overall_status(results: list[dict[str, Any]]) -> str:
-    return "ok" if all(r["status"] == "ok" for r in results) else "partial"
+    """The worst of the ranks' statuses."""
+    return run_status([r["status"] for r in results])
 
 
 def _write_html(results: list[dict[str, Any]], groups: list[list[int]], path: Path) -> None:

@@ -12,9 +12,13 @@ their source lines, and a rank that never gets there is reported by the timeout.
 
 A rank also writes how many calls it has placed on each channel once a graph's calls are
 all placed. A peer waiting for a later position, whose own graph holds unrun calls at
-positions the rank has placed, learns that the rank cannot get there: the rank's next
-graph comes only after its current one runs, which waits for the peer's graph (the classic
-hang, one rank calling a collective more than the others).
+positions the rank has placed, learns that the rank cannot get there before its current
+graph runs (its next graph comes only after that, and the current one waits for the
+peer's): the peer leaves that position to the rank, which compares it when it places it
+(a rank whose graph broke where its peers' did not: a later graph of its own holds the
+call), and runs its graph. A rank whose compiled run ends with fewer calls on a channel
+than a peer placed there says so: the peer calls one collective more than it does (the
+classic hang on a device).
 
 The same store exchange decides which graphs' Ascend IR runs on CPU (those every rank
 can run: their collectives meet), and, under ``torchrun``, gathers each rank's result on
@@ -116,15 +120,8 @@ class RankAgreement:
             return STUCK if first < self._placed_by(call.channel_key, peer) <= position else None
 
         found = self._poll(probe)
-        if found == STUCK:
-            made = self._placed_by(call.channel_key, peer)
-            last = CollectiveCall.from_json(json.loads(self.store.get(f"{PREFIX}call/{call.channel_key}/{made - 1}/{peer}")))
-            raise RankMismatchError(
-                f"ranks {self.rank} and {peer} disagree on {what}: rank {self.rank} calls {call.describe()} at {call.where()}; "
-                f"rank {peer} has {made} collective(s) there, the last ({last.describe()} at {last.where()}) in a graph that "
-                f"waits for this graph of rank {self.rank}, so it cannot call #{position + 1} first. On the device this "
-                "collective would hang. Make every rank of the group call the same collectives in the same order."
-            )
+        if found == STUCK:  # the peer compares it when it places it; if it never does, its run's end says so
+            return
         if found is None:
             raise RankTimeoutError(
                 f"rank {peer} did not reach {what} within {self.timeout:g} s, where rank {self.rank} calls {call.describe()} "
@@ -162,18 +159,45 @@ class RankAgreement:
 
     def after_compiled_run(self) -> None:
         self.store.set(f"{PREFIX}done/{self.rank}", json.dumps(self.positions))
+        for call in self.calls:
+            for peer in call.members:
+                if peer != self.rank:
+                    self._check_none_left(call, peer)
+
+    def _check_none_left(self, call: CollectiveCall, peer: int) -> None:
+        """At the end of this rank's compiled run: ``peer`` placed no call on ``call``'s
+        channel that this rank never makes."""
+        made = self.positions.get(call.channel_key, 0)
+        if self._placed_by(call.channel_key, peer) <= made:
+            return
+        theirs = CollectiveCall.from_json(json.loads(self.store.get(f"{PREFIX}call/{call.channel_key}/{made}/{peer}")))
+        raise RankMismatchError(
+            f"ranks {self.rank} and {peer} disagree on collective #{made + 1} on {_channel_words(call)}: rank {peer} calls "
+            f"{theirs.describe()} at {theirs.where()}; rank {self.rank} ended its compiled run after {made} collective(s) there "
+            "and never calls it. On the device this collective would hang. Make every rank of the group call the same "
+            "collectives in the same order."
+        )
 
     # -- which graphs' IR runs ----------------------------------------------------------
     def runnable_everywhere(self, indexes: list[int], round_name: str = "") -> list[int]:
         """The graphs among ``indexes`` every rank can run (each rank gives its own);
         ``round_name`` keeps one exchange apart from the next (a program's compiles)."""
-        self.store.set(f"{PREFIX}ir/{round_name}{self.rank}", json.dumps(sorted(indexes)))
-        everywhere = set(indexes)
+        # A graph runs on CPU where every rank has it with the same collectives: a graph of
+        # one index may hold other calls on another rank (its graph broke elsewhere), and
+        # its run would wait there for ever.
+        mine = {str(index): self._channels_of(index) for index in indexes}
+        self.store.set(f"{PREFIX}ir/{round_name}{self.rank}", json.dumps(mine))
+        everywhere = set(mine)
         for peer in range(self.world_size):
             if peer != self.rank:
                 self.phase(f"waiting for rank {peer} to finish its capture")
-                everywhere &= set(json.loads(self.wait_for(f"{PREFIX}ir/{round_name}{peer}", f"rank {peer} to finish its capture")))
-        return sorted(everywhere)
+                theirs = json.loads(self.wait_for(f"{PREFIX}ir/{round_name}{peer}", f"rank {peer} to finish its capture"))
+                everywhere = {index for index in everywhere if index in theirs and theirs[index] == mine[index]}
+        return sorted(int(index) for index in everywhere)
+
+    def _channels_of(self, index: int) -> list[str]:
+        """The channels graph ``index`` calls collectives on, in order (one entry per call)."""
+        return [call.channel_key for call in self.calls if call.graph == index]
 
     def program_hooks(self) -> RankHooks:
         """The hooks for a program that compiles again and again (``fxlab run``): each

@@ -93,25 +93,55 @@ def _reduce_twice(x):
     return _reduce(_reduce(x) * 3)
 
 
+def _at_once(*checks) -> None:
+    """Each (agreement, graph index, graph) checked in a thread of its own, as ranks do; raises what one raised."""
+    raised: list[BaseException] = []
+
+    def check(agreement, index, graph) -> None:
+        try:
+            agreement.before_graph_runs(index, graph)
+        except Exception as exc:  # noqa: BLE001 - re-raised below
+            raised.append(exc)
+
+    threads = [threading.Thread(target=check, args=c) for c in checks]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(30)
+    if raised:
+        raise raised[0]
+
+
 def test_a_rank_calling_one_collective_more_is_a_mismatch_not_a_wait_for_the_timeout():
-    """Rank 0's graph has one all_reduce and then runs (blocked in it, on a device, until
-    rank 1's graph runs); rank 1's graph has two. Rank 0 cannot place a second before its
-    graph runs, so rank 1 stops at once instead of waiting for it."""
+    """Rank 0's graph has one all_reduce; rank 1's has two. Rank 0 cannot place a second
+    before its graph runs, so rank 1 leaves #2 to it and runs; rank 0's run ends without
+    it, and rank 0 says so at once instead of either rank waiting for the timeout."""
     store = dist.HashStore()
     start = time.monotonic()
     with process_group("fake", world_size=2):
         one, two = (make_fx(fn, tracing_mode="fake")(torch.randn(4, 8)) for fn in (_reduce, _reduce_twice))
         ranks = [RankAgreement(lambda: store, rank, 2, timeout=30) for rank in (0, 1)]
-        blocked = threading.Thread(target=ranks[0].before_graph_runs, args=(0, one))  # then "runs", never ends
-        blocked.start()
+        _at_once((ranks[0], 0, one), (ranks[1], 0, two))  # #1 agrees; #2 is rank 0's to compare, when it places one
         with pytest.raises(RankMismatchError) as info:
-            ranks[1].before_graph_runs(0, two)
-        blocked.join(30)
+            ranks[0].after_compiled_run()
     assert time.monotonic() - start < 10
     message = str(info.value)
-    assert message.startswith("ranks 1 and 0 disagree on collective #2 on group tag=ptd:0;rank_list=0,1: rank 1 calls all_reduce (sum)")
-    assert "rank 0 has 1 collective(s) there, the last (all_reduce (sum) of float32[4, 8] at an unknown line (graph 0, node all_reduce))" in message
-    assert "in a graph that waits for this graph of rank 1, so it cannot call #2 first" in message
+    assert message.startswith("ranks 0 and 1 disagree on collective #2 on group tag=ptd:0;rank_list=0,1: rank 1 calls all_reduce (sum)")
+    assert "rank 0 ended its compiled run after 1 collective(s) there and never calls it. On the device this collective would hang" in message
+
+
+def test_a_rank_whose_graph_broke_where_its_peers_did_not_agrees_on_its_next_graph():
+    """Rank 1's graph holds both all_reduces; rank 0's graph broke between them (a print
+    on one rank only): its second graph, compiled after its first runs, holds the second."""
+    store = dist.HashStore()
+    with process_group("fake", world_size=2):
+        one, two = (make_fx(fn, tracing_mode="fake")(torch.randn(4, 8)) for fn in (_reduce, _reduce_twice))
+        ranks = [RankAgreement(lambda: store, rank, 2, timeout=30) for rank in (0, 1)]
+        _at_once((ranks[0], 0, one), (ranks[1], 0, two))
+        ranks[0].before_graph_runs(1, one)  # after its first graph ran: the second all_reduce, compared now
+        for rank in ranks:
+            rank.after_compiled_run()
+    assert ranks[0].positions == ranks[1].positions == {ranks[0].calls[0].channel_key: 2}
 
 
 def test_a_peer_still_to_compile_its_next_graph_is_waited_for():
