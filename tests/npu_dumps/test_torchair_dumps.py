@@ -56,7 +56,7 @@ def test_txt_and_pbtxt_dumps_name_each_ops_fx_node(converted):
 PY_DUMP = """\
 arg0_1_0 = ge.Data(index=0, dtype=0, shape=[3, 16], node_name="arg0_1")
 
-# File "/work/a,b "q"/model.py", line 11, in forward    h = torch.relu(x)        ^^^^^^^^^^^^^
+# File "/models/a,b "q"/model.py", line 11, in forward    h = torch.relu(x)        ^^^^^^^^^^^^^
 ## FX Code: relu: torch.float32[3, 16]cpu = torch.ops.aten.relu.default(arg0_1: torch.float32[3, 16]cpu)
 Relu_0 = ge.Relu(arg0_1_0, node_name="Relu")
 
@@ -74,7 +74,7 @@ def test_a_py_dumps_source_path_is_read_to_its_line_number_commas_and_quotes_inc
     from fxlab.npu_dumps.torchair_dumps import read_torchair_py
 
     graph = read_torchair_py("dynamo_optimized_graph_0_rank_0_pid_1.py", PY_DUMP)
-    assert graph.ops["Relu"].source == ['/work/a,b "q"/model.py:11']
+    assert graph.ops["Relu"].source == ['/models/a,b "q"/model.py:11']
     assert graph.ops["Abs"].source == ["<frozen runpy>:88"]
     # a frame it cannot place leaves the op without a line, not with the line above it
     assert graph.ops["Neg"].source == [] and graph.ops["Neg"].fx_nodes == ["neg"]
