@@ -68,18 +68,27 @@ def join(dumps: DumpSet, torchair: Sequence[TorchAirGraph]) -> dict[int, TorchAi
     TorchAir graph each GE graph (by position in ``dumps.graphs``) was joined with, and
     notes the graphs joined with none."""
     chosen: dict[int, TorchAirGraph] = {}
+    outjoined = 0  # GE graphs TorchAir's own dump holds more of than any graph of the trace
     for position, graph in enumerate(dumps.graphs):
         ranked = _ranked(graph, torchair)
         if not ranked:
             _join_graph(graph, None)
             continue
         chosen[position] = best = ranked[0][-1]
+        by_trace = [score for score, *_, candidate in ranked if candidate.format == TRACE_FORMAT]
+        outjoined += best.format != TRACE_FORMAT and (not by_trace or by_trace[0] < ranked[0][0])
         _join_graph(graph, best)
         dumps.notes.extend(_doubts(graph, ranked))
     if torchair:
         unjoined = sorted({g.name for i, g in enumerate(dumps.graphs) if i not in chosen and g.ops})
         if unjoined:
             dumps.notes.append(f"no TorchAir graph holds the ops of: {', '.join(unjoined)} (their op names are not TorchAir's)")
+    traces = sorted({g.file.rsplit("/", 1)[0] for g in torchair if g.format == TRACE_FORMAT})
+    if traces and 2 * outjoined > len(chosen):  # most GE graphs hold more of TorchAir's own dump than of the trace
+        dumps.notes.append(
+            f"TorchAir's own graph dump among the files holds more of {outjoined} of the {len(chosen)} GE graphs' op names than "
+            f"{', '.join(traces)} does: the trace may be of another model or compile (the dump's FX nodes and lines are shown)"
+        )
     return chosen
 
 

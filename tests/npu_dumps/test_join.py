@@ -204,3 +204,25 @@ def test_a_renamed_op_maps_through_its_one_original(tmp_path):
     op = _phase(dumps, "AfterSkGraph").op("Add_2_GE")
     assert (op.originals, op.renamed, op.fused) == (["Add_2"], True, False)
     assert (op.torchair_ops, op.fx_nodes, op.source) == (["Add_2"], ["add"], [line(37)])
+
+
+def test_a_trace_that_torchairs_own_dump_outjoins_is_said_to_be_doubtful():
+    """Given with TorchAir's own dump of the model, a trace of another model joins none or
+    few of the GE graphs: the dump's lines are used, and the trace is named as doubtful."""
+    from fxlab.npu_dumps.dump_model import TORCHAIR_PY, DumpSet, TorchAirGraph, TorchAirOp
+    from fxlab.npu_dumps.join import TRACE_FORMAT
+
+    other = TorchAirGraph("t/graph_0", TRACE_FORMAT, "graph_0", {"Data": TorchAirOp("Data", "Data", ["arg0_1"], ["o.py:1"])})
+    own = TorchAirGraph("d/dynamo_optimized_graph_1.py", TORCHAIR_PY, "graph_1", {
+        "Data": TorchAirOp("Data", "Data", ["arg0_1"], ["m.py:1"]), "Relu": TorchAirOp("Relu", "Relu", ["relu"], ["m.py:2"]),
+    })
+    dumps = DumpSet(graphs=[_ge_graph("graph_1", [("Data", "Data"), ("Relu", "Relu")])])
+    join(dumps, [other, own])
+    assert dumps.notes == [
+        "TorchAir's own graph dump among the files holds more of 1 of the 1 GE graphs' op names than t does: the trace may be "
+        "of another model or compile (the dump's FX nodes and lines are shown)"
+    ]
+    same = TorchAirGraph("t/graph_0", TRACE_FORMAT, "graph_0", dict(own.ops))
+    dumps = DumpSet(graphs=[_ge_graph("graph_1", [("Data", "Data"), ("Relu", "Relu")])])
+    join(dumps, [same, own])  # the trace of this model holds as much: nothing to say, whichever is taken
+    assert dumps.notes == []
