@@ -159,7 +159,8 @@ class RankAgreement:
 
     def after_compiled_run(self) -> None:
         self.store.set(f"{PREFIX}done/{self.rank}", json.dumps(self.positions))
-        for call in self.calls:
+        last_on_channel = {call.channel_key: call for call in self.calls}  # one check per channel and peer
+        for call in last_on_channel.values():
             for peer in call.members:
                 if peer != self.rank:
                     self._check_none_left(call, peer)
