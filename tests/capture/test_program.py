@@ -298,3 +298,38 @@ def test_what_a_program_compiles_is_named_as_the_program_names_it():
     assert [function_name(torch.sin), function_name(block), function_name(block._call_impl)] == ["torch.sin", "Block", "Block"]
     assert argument_names(block._call_impl) == argument_names(block) == ["x", "mask"]  # nn.Module.compile() compiles _call_impl
     assert function_name(functools.partial(torch.add, alpha=2)) == "partial(torch.add)"  # not the word "partial", a status
+
+
+HALF_PRECISION_ATTENTION = """
+import torch
+import torch_npu
+import torchair
+
+
+class Attention(torch.nn.Module):
+    def forward(self, q, k, v):
+        return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True) * 3
+
+
+torch.manual_seed(0)
+q, k, v = (torch.randn(1, 4, 64, 32).{dtype}() * 4 for _ in range(3))
+model = torch.compile(Attention(), backend=torchair.get_npu_backend())
+with torch.no_grad():
+    out = model(q, k, v)
+"""
+
+
+def test_a_programs_half_precision_attention_is_checked_against_eager_with_the_npus_kernel(tmp_path):
+    # The compiled graph runs SDPA as torch_npu's fused kernel (as on an NPU); CPU's own SDPA
+    # rounds float16 otherwise: the program's eager check says so and matches, as fxlab trace's does.
+    path = tmp_path / "attention.py"
+    path.write_text(HALF_PRECISION_ATTENTION.replace("{dtype}", "half"))
+    (built,), _ = run_program(path, stages=("dynamo", "functional"))
+    check = built.capture.trace.check
+    assert check.ok and check.max_abs_diff == 0, check.mismatches
+    (said,) = check.approximations
+    assert said.startswith("F.scaled_dot_product_attention (1 call(s)) is torch_npu's fused kernel in the compiled graph")
+    assert "against CPU's own SDPA the outputs differ by rounding (output: max |diff| " in said
+    path.write_text(HALF_PRECISION_ATTENTION.replace("{dtype}", "float"))  # float32: CPU's own SDPA, nothing to explain
+    (built,), _ = run_program(path, stages=("dynamo", "functional"))
+    assert built.capture.trace.check.ok and built.capture.trace.check.approximations == []

@@ -131,20 +131,25 @@ def _compare_from_one_seed(
 def _as_on_npu_if_it_explains(
     model: _Model, loaded: LoadedModel, compiled: CallRun, draws_random: Callable[[], list[str]] | None, result: CheckResult
 ) -> CheckResult:
-    """A mismatch that eager run with SDPA as on an NPU machine (torch_npu's fused kernel,
-    as the compiled graph runs it) does not have is the rounding of another attention
-    kernel, not a graph that computes other values: the check matches, saying by how much
-    CPU's own SDPA differs. Any other mismatch stands."""
+    """``result``, or the check of eager run with SDPA as on an NPU machine where that
+    explains the mismatch (see :func:`explained_by_fused_sdpa`)."""
     args, kwargs = clone_tree(loaded.args), clone_tree(loaded.kwargs)
     with torch.no_grad(), SdpaAsOnNpu() as sdpa:
         ran = model.run_eager(args, kwargs)
-    if sdpa.fused == 0 or isinstance(ran, CheckResult):
+    if isinstance(ran, CheckResult):
         return result
-    as_on_npu = compare_runs(CallRun(ran[0], args, kwargs, ran[1]), compiled, draws_random)
-    if as_on_npu.mismatches or not as_on_npu.ok:
+    return explained_by_fused_sdpa(result, compare_runs(CallRun(ran[0], args, kwargs, ran[1]), compiled, draws_random), sdpa.fused)
+
+
+def explained_by_fused_sdpa(result: CheckResult, as_on_npu: CheckResult, fused: int) -> CheckResult:
+    """A mismatch that eager run with SDPA as on an NPU machine (torch_npu's fused kernel,
+    as the compiled graph runs it; ``fused`` calls took it) does not have is the rounding of
+    another attention kernel, not a graph that computes other values: the check matches,
+    saying by how much CPU's own SDPA differs. Any other mismatch stands."""
+    if fused == 0 or as_on_npu.mismatches or not as_on_npu.ok:
         return result
     as_on_npu.approximations.append(
-        f"F.scaled_dot_product_attention ({sdpa.fused} call(s)) is torch_npu's fused kernel in the compiled graph, as on an NPU "
+        f"F.scaled_dot_product_attention ({fused} call(s)) is torch_npu's fused kernel in the compiled graph, as on an NPU "
         f"machine; against CPU's own SDPA the outputs differ by rounding ({'; '.join(result.mismatches[:2])}), and eager with "
         "the fused kernel matches"
     )

@@ -26,7 +26,8 @@ import torch
 from torch.utils._pytree import tree_leaves
 
 from fxlab.capture.checks.custom_ops import GraphBreaks
-from fxlab.capture.checks.eager import CallRun, compare_runs
+from fxlab.capture.as_npu import SdpaAsOnNpu
+from fxlab.capture.checks.eager import CallRun, compare_runs, explained_by_fused_sdpa
 from fxlab.capture.checks.runs import missing_cpu_kernel
 from fxlab.capture.checks.values import clone_tree
 from fxlab.capture.trace import CheckResult
@@ -183,6 +184,27 @@ def eager_check(
         return CheckResult(
             ok=True, skipped=f"the call wrote into {', '.join(lost[:3])}, whose value before the call fxlab does not keep (a parameter)"
         )
+    result = _against_eager(watch, original, output, written, draws_random, contextlib.nullcontext())
+    if result.mismatches:  # perhaps only CPU's own attention kernel rounding otherwise
+        sdpa = SdpaAsOnNpu()
+        as_on_npu = _against_eager(watch, original, output, written, draws_random, sdpa)
+        result = explained_by_fused_sdpa(result, as_on_npu, sdpa.fused)
+    return result
+
+
+def _against_eager(
+    watch: CallWatch,
+    original: Callable[..., Any],
+    output: Any,
+    written: list[StateTensor],
+    draws_random: Callable[[], list[str]] | None,
+    around: contextlib.AbstractContextManager[Any],
+) -> CheckResult:
+    """One eager run of ``original`` (inside ``around``) from the call's snapshot, compared
+    with the compiled call; ``written``: the state the compiled call wrote. The program's
+    state is put back as the compiled call left it."""
+    snapshot = watch.snapshot
+    assert snapshot is not None
     after = {key: s.tensor.detach().clone() for key, s in snapshot.state.items() if s.before is not None}
     attributes_after = watch.plain_values()
     rng_after = torch.get_rng_state()
@@ -192,7 +214,8 @@ def eager_check(
             _set_attributes(snapshot.attributes)
             torch.set_rng_state(watch.rng)
             versions = {key: version_of(s.tensor) for key, s in snapshot.state.items()}
-            eager = _run_eagerly(original, snapshot)
+            with around:
+                eager = _run_eagerly(original, snapshot)
             touched = {id(s.tensor) for s in written} | {k for k, s in snapshot.state.items() if written_since(s.tensor, versions[k])}
             eager_state = {snapshot.state[key].name: snapshot.state[key].tensor.detach().clone() for key in touched}
     except _EagerFailed as failed:
