@@ -446,7 +446,9 @@ class AscendIrConverter:
             return
         builder.end_node(token)
         builder.unset_helper_dtypes(first_new)
-        if type(result) is Tensor:
+        if _inside_a_rebuilt_view(node):
+            self._set_helper_descs(result, meta)
+        elif type(result) is Tensor:
             if meta is not None:  # an op that returns nothing keeps the desc its converter made, as in TorchAir
                 result.op.set_output_desc(result.index, _result_desc(result, meta))
                 builder.fake_values[result.tensor] = meta
@@ -464,6 +466,17 @@ class AscendIrConverter:
         result = fn(*args, **kwargs, meta_outputs=meta)
         _check_output_count(result, meta, node, fn)
         return result
+
+    def _set_helper_descs(self, result: Any, meta: Any) -> None:
+        """Each result tensor's shape and FX value from the node's, its dtype left unset as
+        a helper's (GE infers it)."""
+        pairs = zip(result, meta) if isinstance(result, (list, tuple)) and isinstance(meta, (list, tuple)) else [(result, meta)]
+        for out, val in pairs:
+            if isinstance(out, Tensor) and isinstance(val, torch.Tensor):
+                desc = desc_from_meta(val, out.desc.name)
+                desc.dtype = out.desc.dtype
+                out.op.set_output_desc(out.index, desc)
+                self.builder.fake_values[out.tensor] = val
 
     def _set_output_descs(self, result: Any, meta: Any) -> None:
         """Each result tensor's desc and FX value from the node's, as TorchAir's
@@ -533,6 +546,14 @@ class AscendIrConverter:
             source = node_source(node)
         name = target_text(node.target) if target_name is None else target_name
         self.records.append(NodeConversion(node.name, name, status, ge_ops, message, source))
+
+
+def _inside_a_rebuilt_view(node: fx.Node) -> bool:
+    """A step of a view the view optimisation rebuilt that only later steps read (the
+    ``Reshape`` before a ``Transpose``): TorchAir's ``optimize_view`` makes it inside the
+    reader's converter and sets the FX value on the chain's last op alone, so its desc
+    stays a helper's (see ``GraphBuilder.unset_helper_dtypes``)."""
+    return GE_OWNER_KEY in node.meta and bool(node.users) and all(GE_OWNER_KEY in user.meta for user in node.users)
 
 
 # Ops TorchAir converts even when all their outputs are empty (collectives that must

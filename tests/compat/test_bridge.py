@@ -433,6 +433,30 @@ def test_a_refused_reader_of_a_rebuilt_view_keeps_no_view_ops_in_either_conversi
     assert refused.inputs[0] == "arg0_1:0"
 
 
+def _heads_of_a_projection(x, scale):
+    # A rotary-style read of a half-precision projection: [b, s, h*d] -> [b, h, s, d],
+    # a strided view TorchAir rebuilds at its reader as Reshape, Transpose.
+    return (x.view(2, 8, 4, 16).permute(0, 2, 1, 3) * scale,)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_a_rebuilt_strided_view_types_only_its_last_op_as_torchair_does(torchair, dtype):
+    """TorchAir's view optimisation gives the FX value to the chain's last op alone: the
+    Reshape before the Transpose keeps a helper's unset desc (DT_FLOAT), whatever the dtype."""
+    from fxlab.passes.ge_passes import ge_graph_passes
+    from fxlab.passes.pre_ge import pre_ge_graph
+
+    gm = functional_graph(_heads_of_a_projection, torch.randn(2, 8, 64, dtype=dtype), torch.randn(1, 1, 8, 16, dtype=dtype))
+    builtin = convert_to_ascend_ir(pre_ge_graph(gm).gm, "graph").graph
+    ge_graph_passes(builtin)
+    theirs = run_torchair_conversion(gm, "graph", torchair).graph
+    assert diff_ir(builtin, theirs).identical
+    for graph in (builtin, theirs):
+        (reshape,), (transpose,) = graph.ops_of_type("Reshape"), graph.ops_of_type("Transpose")
+        assert transpose.inputs[0] == f"{reshape.name}:0"
+        assert (reshape.output_desc[0].dtype.name, transpose.output_desc[0].dtype.name) == ("DT_FLOAT", "DT_BF16" if dtype is torch.bfloat16 else "DT_FLOAT16")
+
+
 def _dropout_and_noise(x):
     return (F.dropout(x, 0.3, training=True) + torch.rand(4, 8),)
 
