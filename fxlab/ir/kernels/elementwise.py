@@ -148,10 +148,12 @@ register_kernel("Round")(_unary(torch.round, FLOATS | {torch.int32, torch.int64}
 
 @register_kernel("Swish")
 def swish(op: IrOp, inputs: list[Any], attrs: dict[str, Any]) -> list[Any]:
-    """y = x * sigmoid(scale * x)"""
+    """y = x * sigmoid(scale * x), computed in float32 and rounded once: one kernel, not a
+    product of two rounded half-precision values."""
     x = inputs[0]
     require(op, x, FLOATS)
-    return [x * torch.sigmoid(attrs.get("scale", 1.0) * x)]
+    wide = x.to(torch.promote_types(x.dtype, torch.float32))
+    return [(wide * torch.sigmoid(attrs.get("scale", 1.0) * wide)).to(x.dtype)]
 
 
 # -- comparisons and logic -----------------------------------------------------------
