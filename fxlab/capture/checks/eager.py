@@ -7,6 +7,7 @@ program's call uses too). The model's state is left as it was found.
 from __future__ import annotations
 
 import re
+import traceback
 
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from fxlab.capture.compile_error import first_line, root_cause, summarize_compil
 from fxlab.capture.loader import LoadedModel
 from fxlab.capture.trace import CheckResult
 from fxlab.errors import CaptureError, EagerModelError, FxlabBug, FxlabError
-from fxlab.source_lines import raise_location
+from fxlab.source_lines import USER, kind, raise_location
 
 
 COMPARISON_SEED = 0
@@ -108,7 +109,7 @@ def _compare_from_one_seed(
     # Who is at fault when the capture fails is proven by compiling without fxlab, on the
     # first call of one process only: a rank's collectives would wait for the other ranks,
     # and a later size's failure is the caller's to handle (Dynamo's caches stay as they are).
-    model = _Model(loaded, compile_fn, derived, probe_blame=not (derived or compiled_first))
+    model = _Model(loaded, compile_fn, derived, probe_blame=not (derived or compiled_first), compiled_first=compiled_first)
     eager_args, eager_kwargs = clone_tree(loaded.args), clone_tree(loaded.kwargs)
     args, kwargs = clone_tree(loaded.args), clone_tree(loaded.kwargs)
     with torch.no_grad():
@@ -156,6 +157,16 @@ def explained_by_fused_sdpa(result: CheckResult, as_on_npu: CheckResult, fused: 
     return as_on_npu
 
 
+def _raised_by_the_models_own_code(exc: BaseException) -> str | None:
+    """Where the user's own code raised ``exc`` as it ran (its traceback's innermost frame is
+    the user's, and the exception is not one of torch's): Dynamo's own failures are torch's
+    exceptions raised in torch's frames, and a frame Dynamo cannot trace runs as plain Python."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames or type(exc).__module__.partition(".")[0] == "torch" or kind(frames[-1].filename) != USER:
+        return None
+    return raise_location(exc)
+
+
 @dataclass
 class CallRun:
     """One call of a model: what it returned, its arguments after the call (it may write
@@ -200,9 +211,15 @@ class _Model:
     run starts from them and puts them back."""
 
     def __init__(
-        self, loaded: LoadedModel, compile_fn: Callable[[Any], Callable[..., Any]], derived: bool = False, probe_blame: bool = False
+        self,
+        loaded: LoadedModel,
+        compile_fn: Callable[[Any], Callable[..., Any]],
+        derived: bool = False,
+        probe_blame: bool = False,
+        compiled_first: bool = False,
     ) -> None:
         self.loaded, self.compile_fn, self.derived, self.probe_blame = loaded, compile_fn, derived, probe_blame
+        self.compiled_first = compiled_first
         self.state = _state(loaded.fn)
         self.saved = _save(self.state)
 
@@ -245,6 +262,12 @@ class _Model:
                     f"fxlab's capture failed on {self.loaded.name} ({first_line(root_cause(exc))}) where "
                     "torch.compile(model, backend='aot_eager') compiles and runs it: this is a bug in fxlab, not in the model. "
                     "Please report it with the model file; FXLAB_DEBUG=1 shows the traceback."
+                ) from exc
+            where = _raised_by_the_models_own_code(exc) if self.compiled_first else None
+            if where is not None:  # no eager run came first (a rank): the model's own error all the same
+                raise EagerModelError(
+                    f"the model's own code raised {type(exc).__name__} at {where}: {exc}. Dynamo runs the code it does not "
+                    "trace as Python runs it, so the model raises this without torch.compile too; fix the model (or its inputs)."
                 ) from exc
             raise summarize_compile_error(exc, self.loaded) from exc
         finally:
