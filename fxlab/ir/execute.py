@@ -31,7 +31,11 @@ from fxlab.ir.model import Attr, AttrKind, IrGraph, IrOp
 
 
 class ExecutionError(RuntimeError):
-    pass
+    """An op of the graph could not run; ``fx_node``: the FX node it came from."""
+
+    def __init__(self, message: str, fx_node: str | None = None) -> None:
+        super().__init__(message)
+        self.fx_node = fx_node
 
 
 def plain_attrs(op: IrOp) -> dict[str, Any]:
@@ -79,11 +83,11 @@ def execute(
         kernel = kernels_by_op.get(op.name) if kernels_by_op else None
         kernel = kernel or _kernel_for(op)
         if kernel is None:
-            raise ExecutionError(f"no reference kernel for GE op type {op.type} (op {op.name}, from FX node {op.fx_node})")
+            raise ExecutionError(f"no reference kernel for GE op type {op.type} (op {op.name}, from FX node {op.fx_node})", op.fx_node)
         try:
             results = _own_buffers(op, args, kernel(with_concrete_descs(op, sizes), args, plain_attrs(op)))
         except Exception as exc:
-            raise ExecutionError(f"{op.type} op {op.name} (from FX node {op.fx_node}) failed: {exc}") from exc
+            raise ExecutionError(f"{op.type} op {op.name} (from FX node {op.fx_node}) failed: {exc}", op.fx_node) from exc
         for index, value in enumerate(results):
             values[f"{op.name}:{index}"] = value
     return outputs

@@ -265,6 +265,12 @@ WRONG_RESULTS = {
         "TorchAir's converter does not pass cache_mode on (DequantRopeQuantKvcache has no such attr), so with "
         "cache_mode='page' the graph it builds writes the caches as contiguous"
     ),
+    "aten.std.correction": (
+        "TorchAir's converter (but on Ascend 910_95/950, where it builds ReduceStdV2) gives the mean back its reduced dim "
+        "for every dim but dim=[-1] without keepdim: it Expands the mean of a [..., M, N] input to the input's shape along "
+        "the last axis, which fails unless the sizes line up and takes each row's deviation from other rows' means where "
+        "they do (write x.std(x.dim() - 1) or keepdim=True)"
+    ),
 }
 
 
@@ -413,7 +419,14 @@ WRONG_ONLY_WITH: dict[str, Callable[[dict[str, Any]], bool]] = {
     "npu.npu_rotary_mul.default": lambda given: given.get("rotary_mode") == "interleave" and given.get("rotate") is None,
     "npu.npu_rope_quant_kvcache.default": lambda given: given.get("cache_mode") == "page",
     "npu.npu_dequant_rope_quant_kvcache.default": lambda given: given.get("cache_mode") == "page",
+    "aten.std.correction": lambda given: list(given.get("dim") or []) == [-1] and not given.get("keepdim") and _rank(given["self"]) > 1,
 }
+
+
+def _rank(node: Any) -> int:
+    """The number of dims of an FX node's tensor value (0 when it has none)."""
+    value = node.meta.get("val") if isinstance(node, fx.Node) else None
+    return value.dim() if isinstance(value, torch.Tensor) else 0
 
 
 def wrong_result(node: fx.Node) -> str | None:

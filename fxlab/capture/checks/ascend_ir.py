@@ -12,6 +12,7 @@ difference there is noted, not counted.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -51,19 +52,25 @@ def verify_ir(graphs: Sequence[tuple[GraphTrace, LiveGraph]], recorder: RunRecor
     cmp = Comparison()
     not_run: list[str] = []
     approximations: list[str] = []
+    refused: list[str] = []
     for graph, live in graphs:
-        reason = _verify_graph(graph, live, recorder, cmp, approximations)
+        reason = _verify_graph(graph, live, recorder, cmp, approximations, refused)
         if reason:
             not_run.append(f"graph {graph.index}: {reason}")
     result = cmp.result(not_run)
     result.approximations = approximations
+    if refused:
+        result.refused, result.ok, result.skipped = refused, False, None
     return result
 
 
-def _verify_graph(graph: GraphTrace, live: LiveGraph, recorder: RunRecorder, cmp: Comparison, approximations: list[str]) -> str | None:
+def _verify_graph(
+    graph: GraphTrace, live: LiveGraph, recorder: RunRecorder, cmp: Comparison, approximations: list[str], refused: list[str]
+) -> str | None:
     """Run one graph's IR and add its comparisons to ``cmp`` (and a note to
-    ``approximations`` when only GE's known approximations differ); the reason it could
-    not run, or which values it could not compare (random draws)."""
+    ``approximations`` when only GE's known approximations differ, a line to ``refused``
+    when an op TorchAir is known to convert wrongly cannot run); the reason it could not
+    run, or which values it could not compare (random draws)."""
     unconverted = _unconverted_targets(live)
     if unconverted:
         return f"not every op converted ({', '.join(unconverted)})"
@@ -72,9 +79,14 @@ def _verify_graph(graph: GraphTrace, live: LiveGraph, recorder: RunRecorder, cmp
     if unrecorded is not None or run is None:
         return unrecorded
     policy = _policy(graph, live, run)
-    as_ge, reason = _run_ir(graph, run, policy)
-    if reason:
-        return f"{TORCHAIRS_IR}: {reason}" if live.converted_by_torchair else reason
+    as_ge, not_run = _run_ir(graph, run, policy)
+    if not_run:
+        reason = f"{TORCHAIRS_IR}: {not_run.reason}" if live.converted_by_torchair else not_run.reason
+        fault = _torchair_fault_at(live, not_run.fx_node)
+        if fault is None:
+            return reason
+        refused.append(f"graph {graph.index}: {not_run.fx_node}: {fault}; its Ascend IR cannot run ({reason})")
+        return None
     if as_ge.mismatches:
         exact = exact_kernels(_ir_of(graph).ops, _fx_nodes(live))
         as_exact, _ = _run_ir(graph, run, policy, exact) if exact else (None, None)
@@ -116,12 +128,13 @@ def _drawn_note(policy: OutputPolicy, run: GraphRun) -> str | None:
 
 def _run_ir(
     graph: GraphTrace, run: GraphRun, policy: OutputPolicy, kernels_by_op: Mapping[str, Any] | None = None, ir: IrGraph | None = None
-) -> tuple[Comparison, str | None]:
+) -> tuple[Comparison, IrNotRun | None]:
     """One reference run of the graph's IR (or of ``ir``, another conversion of it) on the
-    recorded inputs, compared with the compiled run; or the reason it could not run."""
+    recorded inputs, compared with the compiled run; or why it could not run."""
     ir = ir or _ir_of(graph)
     values: dict[str, Any] = {}
     expected = policy.expected(run)
+    failed_at: list[str | None] = [None]
 
     def execute(inputs: list[Any]) -> CpuRun:
         # A SymInt graph input (dynamic shapes) is a Data op too: it gets the size this run had.
@@ -131,6 +144,7 @@ def _run_ir(
         try:
             outputs = execute_fx_outputs(ir, ir_inputs, values, kernels_by_op)
         except ExecutionError as exc:
+            failed_at[0] = exc.fx_node
             return CpuRun(not_run=str(exc))
         except Exception as exc:  # noqa: BLE001 - reported as a check that could not run
             return CpuRun(not_run=f"the reference run failed: {type(exc).__name__}: {exc}")
@@ -140,9 +154,23 @@ def _run_ir(
 
     cmp, ran = run_against(run, execute, policy)
     if ran.outputs is None:
-        return cmp, ran.not_run
+        return cmp, IrNotRun(ran.not_run or "the reference run gave no outputs", failed_at[0])
     _compare_converted_values(graph.index, ir, policy, expected, values, cmp)
     return cmp, None
+
+
+@dataclass(frozen=True)
+class IrNotRun:
+    """Why a graph's IR could not run; ``fx_node``: the FX node of the op that failed, if one did."""
+
+    reason: str
+    fx_node: str | None = None
+
+
+def _torchair_fault_at(live: LiveGraph, fx_node: str | None) -> str | None:
+    """What TorchAir is known to get wrong in converting ``fx_node`` with its arguments."""
+    node = _fx_nodes(live).get(fx_node or "")
+    return wrong_result(node) if node is not None and node.op == "call_function" else None
 
 
 def _compare_converted_values(
@@ -249,8 +277,8 @@ def _view_optimisation(graph: GraphTrace, live: LiveGraph, run: GraphRun, policy
         without_ir = live.ir_without_view_optimisation()
     except Exception:  # noqa: BLE001 - a graph that does not convert without it proves nothing either way
         return []
-    without, reason = _run_ir(graph, run, policy, ir=without_ir)
-    if reason or not without.compared or without.mismatches:
+    without, not_run = _run_ir(graph, run, policy, ir=without_ir)
+    if not_run or not without.compared or without.mismatches:
         return []
     return [view_optimisation_fault(graph.index, live, run, without)]
 

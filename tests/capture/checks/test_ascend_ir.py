@@ -173,3 +173,35 @@ def test_a_buffer_a_graph_returns_unwritten_is_compared_by_shape_only(write_mode
     assert uninitialised_outputs(captured.graphs[1].modules["functional"]) == set()
     assert trace.status == "ok" and trace.ir_check.ok and not trace.ir_check.mismatches
     assert trace.ir_check.compared >= 2  # the second graph's values, the first's y
+
+
+STD_OF_ROWS = """
+import torch
+def f(x):
+    return x.std(DIM) * 2
+model = f
+example_inputs = (torch.randn(SHAPE, generator=torch.Generator().manual_seed(0)),)
+"""
+
+
+def _std_model(write_model, shape: str, dim: str = "-1") -> object:
+    return write_model(STD_OF_ROWS.replace("SHAPE", shape).replace("DIM", dim))
+
+
+def test_std_over_the_last_dim_is_named_as_torchairs_fault_whether_its_ir_cannot_run_or_differs(write_model, torchair_path):
+    # TorchAir's std converter leaves dim=[-1] without keepdim out of its unsqueeze: the
+    # mean [4] is Expanded to [4, 128] (it cannot run) or [8] to [8, 8] (each row's
+    # deviation from other rows' means). TorchAir's own converter, run as --converter torchair, does so too.
+    for converter in ("builtin", "torchair"):
+        refused = trace_of(_std_model(write_model, "4, 128"), converter=converter, torchair_path=torchair_path).ir_check
+        (line,) = refused.refused
+        assert line.startswith("graph 0: std: TorchAir's converter (but on Ascend 910_95/950, where it builds ReduceStdV2)")
+        assert "its Ascend IR cannot run (" + ("in TorchAir's own Ascend IR (--converter torchair): " if converter == "torchair" else "") in line
+        assert "Expand op Expand (from FX node std) failed" in line
+        assert refused.failed and refused.not_run == [] and refused.verdict.startswith("REFUSED: graph 0: std: ")
+        square = trace_of(_std_model(write_model, "8, 8"), converter=converter, torchair_path=torchair_path)
+        assert square.status == "partial" and square.ir_check.mismatches[0].startswith("graph 0: std: TorchAir's converter")
+        assert square.ir_check.mismatches[1].startswith("graph 0 output 0: max |diff| ")
+    # the fix the message gives, and a 1-d input (nothing to put back), are TorchAir's right graphs
+    assert trace_of(_std_model(write_model, "4, 128", "x.dim() - 1")).status == "ok"
+    assert trace_of(_std_model(write_model, "6")).status == "ok"
