@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 
+from fxlab.capture.checks.plain_state import PlainState
 from fxlab.capture.checks.runs import kernel_fault, missing_cpu_kernel
 from fxlab.capture.as_npu import SdpaAsOnNpu
 from fxlab.capture.checks.values import Comparison, clone_tree, compare_inputs, compare_outputs
@@ -222,6 +223,12 @@ class _Model:
         self.compiled_first = compiled_first
         self.state = _state(loaded.fn)
         self.saved = _save(self.state)
+        self.plain = PlainState(loaded.fn)
+
+    def put_back(self) -> None:
+        """The model's parameters, buffers and plain attributes as they were before the first run."""
+        _restore(self.state, self.saved)
+        self.plain.put_back()
 
     def run_eager(self, args: Any, kwargs: Any) -> tuple[Any, Any] | CheckResult:
         """Eager's outputs and the model state after the call (the state is then restored);
@@ -234,11 +241,11 @@ class _Model:
         except Exception as exc:
             fault = kernel_fault(exc) if self.derived else None
             if fault is not None:
-                _restore(self.state, self.saved)
+                self.put_back()
                 raise CaptureError(f"{fault.op} does not take these inputs ({fault.detail})") from exc
             missing = missing_cpu_kernel(exc)
             if missing is not None:
-                _restore(self.state, self.saved)
+                self.put_back()
                 return self._capture_without_running(missing)
             where = raise_location(exc)
             raise EagerModelError(
@@ -246,7 +253,7 @@ class _Model:
                 f"{exc}. {undefined_op_hint(exc)}fxlab compares compiled with eager, so the model must first run eagerly."
             ) from exc
         after = clone_tree(self.state)
-        _restore(self.state, self.saved)
+        self.put_back()
         return out, after
 
     def run_compiled(self, args: Any, kwargs: Any) -> tuple[Any, Any]:
@@ -271,12 +278,12 @@ class _Model:
                 ) from exc
             raise summarize_compile_error(exc, self.loaded) from exc
         finally:
-            _restore(self.state, self.saved)
+            self.put_back()
 
     def _compiles_with_aot_eager(self, args: Any, kwargs: Any) -> bool:
         """Whether the model compiles and runs with torch's own ``aot_eager`` backend (who
         is at fault when fxlab's capture fails: proven by running it)."""
-        _restore(self.state, self.saved)
+        self.put_back()
         torch._dynamo.reset()
         try:
             torch.compile(self.loaded.fn, backend="aot_eager")(*clone_tree(args), **clone_tree(kwargs))
@@ -296,5 +303,5 @@ class _Model:
             if missing_cpu_kernel(exc) is None:
                 raise summarize_compile_error(exc, self.loaded) from exc
         finally:
-            _restore(self.state, self.saved)
+            self.put_back()
         return CheckResult(ok=False, skipped=reason)

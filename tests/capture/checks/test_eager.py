@@ -117,3 +117,67 @@ def test_half_precision_attention_is_checked_against_eager_with_the_npus_kernel_
     # float32 is compared with CPU's own SDPA, as before: nothing to explain
     full = trace_of(write_model(HALF_PRECISION_ATTENTION.replace("{dtype}", "float")))
     assert full.check.ok and full.check.approximations == []
+
+
+CACHE_IN_A_PLAIN_ATTRIBUTE = """
+import torch
+
+
+class Cache:  # as transformers' StaticCache: its tensors made on first use, then written into
+    def __init__(self):
+        self.keys = None
+        self.seen = 0
+
+    def update(self, k):
+        if self.keys is None:
+            self.keys = torch.zeros(8, k.shape[-1])
+        self.keys[self.seen : self.seen + k.shape[0]] = k
+        self.seen += k.shape[0]
+        return self.keys
+
+
+class Step(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cache = Cache()
+        self.proj = torch.nn.Linear(4, 4)
+
+    def forward(self, x):
+        keys = self.cache.update(self.proj(x))
+        return keys.sum(0) * 2
+
+
+torch.manual_seed(0)
+model = Step()
+example_inputs = (torch.randn(3, 4),)
+"""
+
+
+def test_a_cache_object_held_as_a_plain_attribute_starts_each_run_as_it_was(write_model):
+    # Eager fills the cache's rows 0..2 and moves it on; the compiled run must start from
+    # the empty cache too (it wrote rows 3..5 and differed), and the model is left as it was found.
+    trace = trace_of(write_model(CACHE_IN_A_PLAIN_ATTRIBUTE))
+    assert trace.check.ok and trace.check.max_abs_diff < 1e-6, trace.check.mismatches
+    assert trace.status == "ok"
+
+
+def test_plain_state_is_put_back_in_place():
+    from fxlab.capture.checks.plain_state import PlainState
+
+    class Holder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = [{"k": torch.zeros(2)}, {"k": None}]
+            self.steps = 0
+            self.weight = torch.nn.Parameter(torch.ones(2))
+            self.alias = [self.weight]  # the model's own parameter, kept as itself
+
+    holder = Holder()
+    first, kept = holder.layers[0]["k"], holder.layers
+    state = PlainState(holder)
+    holder.layers[0]["k"].add_(5)
+    holder.layers[1]["k"] = torch.ones(3)
+    holder.steps = 7
+    state.put_back()
+    assert holder.layers is kept and holder.layers[0]["k"] is first and torch.equal(first, torch.zeros(2))
+    assert holder.layers[1]["k"] is None and holder.steps == 0 and holder.alias[0] is holder.weight
