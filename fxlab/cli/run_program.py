@@ -4,7 +4,8 @@ child process.
 ``python script.py ARGS`` and ``python -m module ARGS`` (with ``python`` this
 interpreter's name, or its path) run in this process, as the interpreter runs them:
 ``sys.argv`` set, the script's folder (or the working folder for ``-m``) first on
-``sys.path``, the code run as ``__main__`` (runpy), and the end as Python's own: the exit
+``sys.path``, the code run as ``__main__`` (runpy), and the end as Python's own: the
+threads it started (not daemons) run to their end first, under the same session; the exit
 code of a ``SystemExit`` (its message on stderr), an uncaught exception's traceback
 printed by ``sys.excepthook`` from the program's first frame on (fxlab's frames left out)
 with exit code 1, and an uncaught Ctrl-C ending the process by SIGINT after fxlab has
@@ -18,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import runpy
+import threading
 import shutil
 import signal
 import subprocess
@@ -104,25 +106,40 @@ def run_in_process(program: Program, explain: Callable[[BaseException], FxlabErr
     docstring). A failure that is fxlab's to explain (the program asked the CPU standing
     in for the NPU for what only an NPU does; ``explain`` finds more) is said in one
     paragraph naming the call and the program's line, with that error's exit code."""
+    before = set(threading.enumerate())
     with _as_main(program):
-        try:
-            if program.kind == SCRIPT:
-                runpy.run_path(os.path.abspath(program.target), run_name="__main__")
-            else:
-                runpy.run_module(program.target, run_name="__main__", alter_sys=True)
-        except SystemExit as exc:
-            return _exit_code(exc.code)
-        except KeyboardInterrupt as exc:
-            _print_uncaught(exc, program)
-            raise
-        except BaseException as exc:  # noqa: BLE001 - the program's own failure, reported as Python reports it
-            ours = fxlab_cause(exc) or (explain(exc) if explain is not None else None)
-            if ours is not None:
-                console.error(str(ours))
-                return ours.exit_code
-            _print_uncaught(exc, program)
-            return 1
+        code = _run_main_code(program, explain)
+        _wait_for_its_threads(before)
+    return code
+
+
+def _run_main_code(program: Program, explain: Callable[[BaseException], FxlabError | None] | None) -> int:
+    try:
+        if program.kind == SCRIPT:
+            runpy.run_path(os.path.abspath(program.target), run_name="__main__")
+        else:
+            runpy.run_module(program.target, run_name="__main__", alter_sys=True)
+    except SystemExit as exc:
+        return _exit_code(exc.code)
+    except KeyboardInterrupt as exc:
+        _print_uncaught(exc, program)
+        raise
+    except BaseException as exc:  # noqa: BLE001 - the program's own failure, reported as Python reports it
+        ours = fxlab_cause(exc) or (explain(exc) if explain is not None else None)
+        if ours is not None:
+            console.error(str(ours))
+            return ours.exit_code
+        _print_uncaught(exc, program)
+        return 1
     return 0
+
+
+def _wait_for_its_threads(before: set[threading.Thread]) -> None:
+    """As Python does before it exits: the non-daemon threads the program started (and
+    theirs) run to their end, while the session still watches what they compile."""
+    while waiting := [t for t in threading.enumerate() if t not in before and not t.daemon and t is not threading.current_thread()]:
+        for thread in waiting:
+            thread.join()
 
 
 def fxlab_cause(exc: BaseException | None) -> FxlabError | None:

@@ -567,3 +567,32 @@ def test_an_html_path_that_cannot_be_written_stops_before_the_program_runs(tmp_p
     code, _, stderr = run_main("run", "--out", str(tmp_path / "run"), "--html", str(tmp_path / "a_file" / "x.html"), "--", "python", str(script))
     assert code == 2 and "is a file, so no folder can be made under it" in stderr
     assert not (tmp_path / "ran").exists() and not (tmp_path / "run").exists()
+
+
+LATE_THREAD = """
+import threading
+import time
+
+import torch
+import torch_npu
+import torchair
+
+
+def serve():
+    time.sleep(0.3)  # the main script has ended by now; Python waits for this thread before it exits
+    step = torch.compile(lambda x: x.relu() + 1, backend=torchair.get_npu_backend())
+    print("served", step(torch.ones(2, 2)).sum().item())
+
+
+threading.Thread(target=serve).start()
+"""
+
+
+def test_a_thread_that_compiles_after_the_main_script_ended_is_traced(tmp_path):
+    program = tmp_path / "serve.py"
+    program.write_text(LATE_THREAD)
+    code, stdout, stderr = run_main("run", "--out", str(tmp_path / "run"), "--", "python", str(program))
+    assert code == 0, stderr
+    assert stdout.split("\n")[0] == "served 8.0"
+    (row,) = json.loads((tmp_path / "run" / "manifest.json").read_text())["traces"]
+    assert row["status"] == "ok" and load_trace(tmp_path / "run" / row["folder"]).check.ok
