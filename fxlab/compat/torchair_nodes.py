@@ -123,11 +123,13 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
             self._record(node, Status.MARKER, len(self.graph.op), "")
             return None
 
-        def stand_in(self, node: fx.Node, exc: BaseException, env: dict[fx.Node, Any], value_pack: type) -> Any:
-            """The value of a node TorchAir's walk failed on outside a converter: the node
-            recorded as failed, a placeholder op standing in for it, and the walk goes on."""
+        def stand_in(self, node: fx.Node, exc: BaseException, env: dict[fx.Node, Any], value_pack: type, made_from: int) -> Any:
+            """The value of a node TorchAir's walk failed on outside a converter: the ops
+            its step made from op ``made_from`` on dropped, the node recorded as failed, a
+            placeholder op standing in for it, and the walk goes on."""
             from torchair.ge._ge_graph import Tensor as GeTensor  # optional: TorchAir's, importable inside its session only
 
+            self._forget_ops(made_from)
             with self.converter_context(node=node):
                 before = len(self.graph.op)
                 packs = [env.get(n) for n in node.all_input_nodes]
@@ -137,8 +139,9 @@ def recording_graph_class(fx2ge: Any, scope_attr: Any) -> type:
                 result = self._placeholder(node.target, tensors, {}, None, count=len(meta) if isinstance(meta, (list, tuple)) else 1)
                 status, message = _failure(node, exc, in_converter=False)
                 self._record(node, status, before, message)
-            if isinstance(meta, (list, tuple)):
-                return [value_pack(m, t) for m, t in zip(meta, result)]
+            if isinstance(meta, (list, tuple)):  # one placeholder output is its tensor, not a list of one
+                outputs = result if isinstance(result, (list, tuple)) else [result]
+                return [value_pack(m, t) for m, t in zip(meta, outputs)]
             return value_pack(meta, result)
 
         def _forget_ops(self, before: int) -> None:
@@ -256,6 +259,7 @@ def guard_walk(walker: Any, graph: Any, value_pack: type) -> None:
     run_node = walker.run_node
 
     def run(node: fx.Node) -> Any:
+        before = len(graph.graph.op)
         try:
             return run_node(node)
         except FxlabError:
@@ -263,6 +267,6 @@ def guard_walk(walker: Any, graph: Any, value_pack: type) -> None:
         except Exception as exc:  # noqa: BLE001 - recorded on the node, as a converter's failure is
             if node.op != "call_function":
                 raise
-            return graph.stand_in(node, exc, walker.env, value_pack)
+            return graph.stand_in(node, exc, walker.env, value_pack, before)
 
     vars(walker)["run_node"] = run  # this walker's own, in place of its class's

@@ -147,3 +147,25 @@ def test_a_plugin_converter_that_raised_inside_torchair_is_named_not_torchairs_f
     message = _raised_message(_node(torch.ops.aten.index_copy.default), info.value)
     assert f" in convert_mine at {plugin}:5 (`return ge_custom.custom_op('Mine')`): RuntimeError: No AscendIR Mine" in message
     assert message.endswith("[in TorchAir's ge/ge_custom.py:2]")
+
+
+# -- torch.cond: TorchAir's walk fails on it; the node is recorded, the walk goes on -------------
+def _branching(x: torch.Tensor) -> torch.Tensor:
+    y = x.relu()
+    return torch.cond(y.sum() > 0, lambda t: t * 2, lambda t: t - 1, (y,)) + 1
+
+
+def test_torchairs_own_backend_fails_on_torch_cond(torchair):
+    error = torchair_compile_error(torchair, _branching, torch.randn(3, 4))
+    assert isinstance(error, RuntimeError) and str(error).startswith("Failed to auto-generated converter for cond to AscendIR")
+
+
+def test_a_torch_cond_is_recorded_as_the_node_torchair_fails_on_and_the_walk_goes_on(torchair):
+    # cond gives one tensor in a tuple of one: the placeholder standing in for it is that
+    # tensor (the walk failed as a whole: TypeError: 'Tensor' object is not iterable), and
+    # the op its failed step had made is dropped.
+    theirs = run_torchair_conversion(functional_graph(_branching, torch.randn(3, 4)), "g", torchair)
+    (cond,) = [r for r in theirs.nodes if r.node == "cond"]
+    assert cond.status is Status.RAISED and "TorchAir's walk over the graph for cond raised at node cond" in cond.message
+    assert [r.status for r in theirs.nodes if r.node in ("relu", "add")] == [Status.CONVERTED, Status.CONVERTED]
+    assert "cond" not in theirs.graph.types and theirs.partial
