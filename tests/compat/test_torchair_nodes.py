@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import pytest
 import torch
@@ -169,3 +170,26 @@ def test_a_torch_cond_is_recorded_as_the_node_torchair_fails_on_and_the_walk_goe
     assert cond.status is Status.RAISED and "TorchAir's walk over the graph for cond raised at node cond" in cond.message
     assert [r.status for r in theirs.nodes if r.node in ("relu", "add")] == [Status.CONVERTED, Status.CONVERTED]
     assert "cond" not in theirs.graph.types and theirs.partial
+
+
+# -- std over the last dim: the graph TorchAir's own backend builds ------------------------------
+def _ge_ops_torchairs_backend_builds(torchair, fn, *inputs) -> list[str]:
+    """The op types of the GE graph TorchAir's backend builds for ``fn``, entered through
+    torch.compile (its run of the graph then needs an NPU and is not awaited)."""
+    import gc
+
+    def graphs() -> list[Any]:
+        return [obj for obj in gc.get_objects() if type(obj).__name__ == "GeConcreteGraph"]
+
+    before = {id(graph) for graph in graphs()}
+    assert torchair_compile_error(torchair, fn, *inputs) is None
+    (built,) = [graph for graph in graphs() if id(graph) not in before]
+    return [op.type for op in built.graph._proto.op]
+
+
+def test_torchairs_backend_expands_the_mean_of_std_over_dim_minus_one_without_its_dim(torchair):
+    wrong = _ge_ops_torchairs_backend_builds(torchair, lambda x: x.std(-1) * 2, torch.randn(4, 128))
+    fixed = _ge_ops_torchairs_backend_builds(torchair, lambda x: x.std(x.dim() - 1) * 2, torch.randn(4, 128))
+    steps = ("ReduceMean", "Unsqueeze", "Expand", "ReduceStdWithMean")
+    assert [t for t in wrong if t in steps] == ["ReduceMean", "Expand", "ReduceStdWithMean"]
+    assert [t for t in fixed if t in steps] == ["ReduceMean", "Unsqueeze", "Expand", "ReduceStdWithMean"]
